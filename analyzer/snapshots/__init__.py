@@ -1,0 +1,1 @@
+"""Pinned upstream source trees: lock files, fetching, a git-backed store."""

@@ -1,0 +1,1 @@
+"""A readable LLM inference engine in PyTorch that runs on a CPU."""
