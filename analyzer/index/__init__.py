@@ -1,0 +1,1 @@
+"""Per-file facts (libcst), cached by content hash."""
