@@ -47,9 +47,12 @@ class Snapshot:
     kind: str  # "release" | "git"
     tree: Path
     layout_prefix: str
-    upstream_commit: str | None  # full SHA where known
+    # Full SHA where known. Releases record what the artifact records: vLLM's
+    # `__commit_id__` is a 9-digit abbreviation; SGLang wheels record none.
+    upstream_commit: str | None
     store_commit: str  # commit of this tree in the local git store
     packages: tuple[str, ...] = field(default=())  # top-level import packages, e.g. ("vllm",)
+    source: str = ""  # artifact file name (release) or repository URL (git pin)
 
     @property
     def name(self) -> str:
@@ -81,3 +84,33 @@ class Snapshot:
         for path in sorted(root.rglob("*.py")):
             if path.is_file() and not path.is_symlink():
                 yield path.relative_to(root).as_posix()
+
+
+@dataclass(frozen=True, slots=True)
+class LockEntry:
+    """One pinned release from a lock file in `snapshots/` (see snapshots/README.md)."""
+
+    ref: SnapshotRef
+    package: str  # distribution name on the package index, e.g. "vllm"
+    version: str
+    artifact: str  # exact file name: a wheel (`.whl`) or an sdist (`.tar.gz`)
+    sha256: str
+    layout_prefix: str  # "" for vLLM, "python/" for SGLang
+    upstream_commit: str | None = None  # as the artifact records it (may be abbreviated)
+    commit_source: str = ""  # where in the artifact the commit was read, for the reader
+    repository: str = ""  # upstream repository URL, informational
+    lock_file: Path | None = None
+
+    @property
+    def kind(self) -> str:
+        return "sdist" if self.artifact.endswith((".tar.gz", ".tgz")) else "wheel"
+
+
+@dataclass(frozen=True, slots=True)
+class GitPin:
+    """A git checkout pinned by `atlas snapshot add`; recorded in the user's store."""
+
+    ref: SnapshotRef
+    url: str
+    commit: str  # full SHA
+    layout_prefix: str = ""

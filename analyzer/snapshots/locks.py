@@ -1,0 +1,133 @@
+"""Lock files: the releases this project pins, read from `snapshots/*.toml`.
+
+One TOML file per project. Top-level keys are the project's defaults; each
+`[releases."VERSION"]` table pins one artifact and may override them:
+
+    project = "sglang"            # PROJECT in PROJECT@VERSION
+    package = "sglang"            # distribution name on the package index
+    layout_prefix = "python/"     # where the package sits in the git repository
+    repository = "https://github.com/sgl-project/sglang"
+    commit_source = "..."         # where the artifact records its commit, if anywhere
+
+    [releases."0.5.20"]
+    artifact = "sglang-0.5.20-cp311-cp311-manylinux_2_34_x86_64.whl"
+    sha256 = "<64 hex digits>"
+    upstream_commit = "<hex>"     # optional: only what the artifact records
+
+The folder is found next to the `analyzer` package (editable installs and
+source checkouts), or through `$ATLAS_LOCK_DIR`, or `--lock-dir`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import analyzer
+from analyzer.snapshots.models import LockEntry, SnapshotError, SnapshotRef
+
+LOCK_DIR_ENV = "ATLAS_LOCK_DIR"
+_PROJECT_RE = re.compile(r"[a-z0-9][a-z0-9._-]*")
+_VERSION_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+!-]*")
+_SHA256_RE = re.compile(r"[0-9a-f]{64}")
+_HEX_RE = re.compile(r"[0-9a-f]{7,40}")
+
+
+def check_ref(ref: SnapshotRef) -> SnapshotRef:
+    """Refs become git tag names and folder names: keep them to a safe alphabet."""
+    text = str(ref)
+    if (
+        not _PROJECT_RE.fullmatch(ref.project)
+        or not _VERSION_RE.fullmatch(ref.version)
+        or ".." in text
+        or text.endswith((".", ".lock"))
+    ):
+        raise SnapshotError(
+            f"invalid snapshot name {text!r}: use letters, digits and . _ + ! - (e.g. vllm@0.30.0)"
+        )
+    return ref
+
+
+def normalise_prefix(prefix: str) -> str:
+    prefix = prefix.strip().strip("/")
+    if not prefix:
+        return ""
+    if any(part in ("", ".", "..") for part in prefix.split("/")) or "\\" in prefix:
+        raise SnapshotError(f"invalid layout prefix {prefix!r}: expected a relative folder like python/")
+    return prefix + "/"
+
+
+def default_lock_dir() -> Path:
+    env = os.environ.get(LOCK_DIR_ENV)
+    if env:
+        return Path(env).expanduser()
+    return Path(analyzer.__file__).resolve().parent.parent / "snapshots"
+
+
+def load_locks(lock_dir: Path | None = None) -> dict[str, LockEntry]:
+    """Every pinned release, keyed `project@version`. A missing default folder
+    yields no locks; a missing folder named explicitly is an error."""
+    folder = lock_dir if lock_dir is not None else default_lock_dir()
+    if not folder.is_dir():
+        if lock_dir is not None:
+            raise SnapshotError(f"lock folder {folder} does not exist")
+        return {}
+    entries: dict[str, LockEntry] = {}
+    for path in sorted(folder.glob("*.toml")):
+        for entry in _read_lock_file(path):
+            key = str(entry.ref)
+            if key in entries:
+                raise SnapshotError(f"{key} is pinned twice: {entries[key].lock_file} and {path}")
+            entries[key] = entry
+    return entries
+
+
+def _read_lock_file(path: Path) -> list[LockEntry]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise SnapshotError(f"lock file {path} is not valid TOML: {exc}") from None
+    releases = data.get("releases", {})
+    if not isinstance(releases, dict):
+        raise SnapshotError(f"lock file {path}: [releases] must be a table of versions")
+    return [_entry(path, data, version, table) for version, table in releases.items()]
+
+
+def _entry(path: Path, defaults: dict[str, Any], version: str, table: Any) -> LockEntry:
+    where = f"lock file {path}, release {version!r}"
+    if not isinstance(table, dict):
+        raise SnapshotError(f"{where}: expected a table")
+    merged = {k: v for k, v in defaults.items() if k != "releases"} | table
+
+    def text(key: str, default: str | None = None) -> str:
+        value = merged.get(key, default)
+        if not isinstance(value, str):
+            raise SnapshotError(f"{where}: `{key}` must be a string")
+        return value
+
+    project = text("project")
+    ref = check_ref(SnapshotRef(project.lower(), version))
+    artifact = text("artifact")
+    if "/" in artifact or "\\" in artifact or not artifact.endswith((".whl", ".tar.gz", ".tgz")):
+        raise SnapshotError(f"{where}: `artifact` must be a wheel or .tar.gz file name, got {artifact!r}")
+    sha = text("sha256").lower()
+    if not _SHA256_RE.fullmatch(sha):
+        raise SnapshotError(f"{where}: `sha256` must be 64 hex digits")
+    commit = merged.get("upstream_commit")
+    if commit is not None and (not isinstance(commit, str) or not _HEX_RE.fullmatch(commit)):
+        raise SnapshotError(f"{where}: `upstream_commit` must be 7 to 40 hex digits")
+    return LockEntry(
+        ref=ref,
+        package=text("package", project),
+        version=version,
+        artifact=artifact,
+        sha256=sha,
+        layout_prefix=normalise_prefix(text("layout_prefix", "")),
+        upstream_commit=commit,
+        commit_source=text("commit_source", ""),
+        repository=text("repository", ""),
+        lock_file=path,
+    )
