@@ -1,0 +1,338 @@
+"""Resolve each call site of the facts to call edges, external targets, or an
+explicit `unresolved` record.
+
+Edge kinds: direct, method, constructor, inherited, super, via-attribute-type,
+via-annotation, dynamic. Confidence: `certain` when the receiver is `self`/`cls`,
+a module or a class named in the source; `inferred` when a type had to be
+inferred (annotations, assignments, overrides in subclasses); `guess` for a
+name-only match, which carries every candidate.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from analyzer.index.models import AttributeAccess, CallSite, ModuleFacts
+from analyzer.resolve.exprs import dotted_name
+from analyzer.resolve.infer import Ctx, Inferrer
+from analyzer.resolve.models import CallEdge, CallRecord, Value
+from analyzer.resolve.project import MODULE_SCOPE, Project, Symbol, scope_chain
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# A name-only match links at most this many same-named methods (as guesses);
+# beyond it the candidates are listed on the unresolved record instead.
+GUESS_LINK_LIMIT = 4
+# Overrides in subclasses linked for one virtual call (class-hierarchy analysis).
+OVERRIDE_LIMIT = 64
+# Method names of builtin containers / strings: an unknown receiver calling these
+# is almost always a builtin object, so no name-only guess is made.
+_BUILTIN_METHODS = _words(
+    "append extend insert pop popleft appendleft remove clear copy update add discard "
+    "get items keys values setdefault index count sort reverse split rsplit join strip "
+    "lstrip rstrip startswith endswith replace format lower upper encode decode find "
+    "rfind partition rpartition splitlines read write readline readlines close flush "
+    "put put_nowait get_nowait qsize empty full wait set is_set acquire release "
+    "result done cancel exception add_done_callback item tolist numpy cpu cuda to "
+    "size dim view reshape contiguous float half long int bool sum mean max min "
+    "group match fullmatch search sub"
+)
+# Decorators known to return the decorated callable's own behaviour.
+TRANSPARENT_DECORATORS = _words(
+    "wraps lru_cache cache cached_property property staticmethod classmethod abstractmethod "
+    "inference_mode no_grad enable_grad compile override final overload setter getter "
+    "deleter contextmanager asynccontextmanager dataclass total_ordering "
+    "singledispatch singledispatchmethod jit script ignore unused"
+)
+_VIA_KIND = {"annotation": "via-annotation", "attribute": "via-attribute-type"}
+
+
+class CallResolver:
+    def __init__(self, project: Project) -> None:
+        self.p = project
+        self.infer = Inferrer(project)
+        self._caller_memo: dict[tuple[str, str], str] = {}
+        self._transparent_memo: dict[str, bool] = {}
+        self._decorated_memo: dict[str, list[str]] | None = None
+
+    # -- public -------------------------------------------------------------
+
+    def caller_of(self, module: str, scope: str) -> str:
+        """The function a scope's code runs in: class bodies run in their enclosing
+        function, or the module."""
+        key = (module, scope)
+        found = self._caller_memo.get(key)
+        if found is None:
+            found = module
+            for sc in scope_chain(scope):
+                if sc != MODULE_SCOPE and f"{module}.{sc}" in self.p.functions:
+                    found = f"{module}.{sc}"
+                    break
+            self._caller_memo[key] = found
+        return found
+
+    def resolve_module(self, facts: ModuleFacts) -> list[CallRecord]:
+        if self.p.modules.get(facts.module) is not facts:
+            return []  # a duplicate module path the project ignored
+        records = [self.resolve(facts, site) for site in facts.calls]
+        records.extend(self.property_reads(facts))
+        return records
+
+    def resolve(self, facts: ModuleFacts, site: CallSite) -> CallRecord:
+        rec = CallRecord(self.caller_of(facts.module, site.scope), site.callee, facts.path, site.line)
+        node = self.p.parser.parse(site.callee)
+        if node is None:
+            rec.unresolved = "callee expression could not be read"
+            return rec
+        ctx = Ctx(facts.module, site.scope, site.line)
+        if isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Call) and dotted_name(node.value.func) == "super":
+                self._super_call(rec, node, ctx)
+            else:
+                base = self.infer.eval(node.value, ctx)
+                self._attribute_call(rec, base, node.attr, ctx)
+        else:
+            self._value_call(rec, self.infer.eval(node, ctx), "direct")
+            if isinstance(node, ast.Name) and self.p.functions.get(rec.caller) is not None:
+                self._wrapper_call(rec, node.id, ctx)
+        if not rec.edges and not rec.external and rec.unresolved is None:
+            rec.unresolved = "callee could not be resolved"
+        return rec
+
+    def property_reads(self, facts: ModuleFacts) -> list[CallRecord]:
+        """Reading a property runs its getter: `self.num_free_blocks` is a call."""
+        out: list[CallRecord] = []
+        names = self.p.property_names
+        for acc in facts.accesses:
+            if acc.kind != "read" or acc.attr not in names:
+                continue
+            rec = self._property_read(facts, acc)
+            if rec is not None:
+                out.append(rec)
+        return out
+
+    # -- cases --------------------------------------------------------------
+
+    def _property_read(self, facts: ModuleFacts, acc: AttributeAccess) -> CallRecord | None:
+        ctx = Ctx(facts.module, acc.scope, acc.line)
+        base = self.infer.eval_text(acc.base, ctx)
+        if base is None or base.kind != "instance":
+            return None
+        sym = self.p.member(Symbol("class", base.name), acc.attr)
+        if sym is None or sym.kind != "function" or not self.p.functions[sym.name].fact.is_property:
+            return None
+        rec = CallRecord(self.caller_of(facts.module, acc.scope), f"{acc.base}.{acc.attr}", facts.path, acc.line)
+        self._method_edges(rec, base, sym.name, bound_kind=self._receiver_kind(base, sym.name))
+        return rec
+
+    def _super_call(self, rec: CallRecord, node: ast.Attribute, ctx: Ctx) -> None:
+        cls = self.infer.super_class(node.value, ctx, 0)  # type: ignore[arg-type]
+        if cls is None:
+            rec.unresolved = "super() outside a known class"
+            return
+        target = self.infer.super_member(cls, node.attr)
+        if target is None:
+            rec.unresolved = f"no {node.attr!r} above {cls} in its MRO"
+        elif target.kind == "external":
+            rec.external.append(target.name)
+        else:
+            self._edge(rec, target.name, "super", "certain")
+
+    def _attribute_call(self, rec: CallRecord, base: Value | None, attr: str, ctx: Ctx) -> None:
+        p = self.p
+        if base is None:
+            self._guess(rec, attr)
+            return
+        if base.kind == "module":
+            self._value_call(rec, self.infer.symbol_value(p.lookup_in_module(base.name, attr)), "direct")
+            if not rec.edges and not rec.external:
+                rec.unresolved = f"{base.name} has no attribute {attr!r}"
+            return
+        if base.kind == "external":
+            rec.external.append(f"{base.name}.{attr}")
+            return
+        if base.kind in ("instance", "class"):
+            sym = p.member(Symbol("class", base.name), attr)
+            if sym is not None and sym.kind == "function":
+                if base.kind == "class" and base.via != "self":
+                    # `Pool.create(...)`: an explicit class attribute call.
+                    self._edge(rec, sym.name, "direct", self._confidence(base, sym.name))
+                else:
+                    self._method_edges(rec, base, sym.name, self._receiver_kind(base, sym.name))
+                return
+            if sym is not None and sym.kind == "class":
+                self._value_call(rec, Value("class", sym.name, base.via), "constructor")
+                return
+            held = (
+                self.infer.instance_attr(base.name, attr)
+                if base.kind == "instance"
+                else self.infer.class_attr(base.name, attr)
+            )
+            if held is not None:
+                # An attribute holding a function / class / callable object.
+                self._value_call(rec, held, _VIA_KIND.get(held.via, "via-attribute-type"))
+                return
+            external = next((c for c in p.hierarchy.mro(base.name) if c not in p.classes), None)
+            if external is not None:
+                rec.external.append(f"{external}.{attr}")
+                return
+            rec.unresolved = f"{base.name} has no attribute {attr!r}"
+            self._guess(rec, attr, link=False)
+            return
+        if base.kind == "super":
+            target = self.infer.super_member(base.name, attr)
+            if target is not None and target.kind == "function":
+                self._edge(rec, target.name, "super", "certain")
+            elif target is not None:
+                rec.external.append(target.name)
+            return
+        rec.unresolved = f"attribute {attr!r} of a {base.kind}"
+
+    def _value_call(self, rec: CallRecord, value: Value | None, kind: str) -> None:
+        p = self.p
+        if value is None:
+            return
+        if value.kind == "function":
+            if value.bound and kind == "direct":
+                kind = _VIA_KIND.get(value.via, "method")
+            if value.via == "partial":
+                kind = "dynamic"
+            self._edge(rec, value.name, kind, self._confidence(value, value.name))
+        elif value.kind == "class":
+            init = p.member(Symbol("class", value.name), "__init__")
+            target = init.name if init is not None and init.kind == "function" else value.name
+            conf = "certain" if value.via in ("symbol", "self") else "inferred"
+            self._edge(rec, target, "constructor", conf)
+        elif value.kind == "instance":
+            call = p.member(Symbol("class", value.name), "__call__")
+            if call is not None and call.kind == "function":
+                self._edge(rec, call.name, _VIA_KIND.get(value.via, "method"), "inferred")
+                return
+            forward = p.member(Symbol("class", value.name), "forward")
+            externals = [c for c in p.hierarchy.mro(value.name) if c not in p.classes]
+            if forward is not None and forward.kind == "function" and externals:
+                # nn.Module.__call__ runs `forward`: the edge a reader expects.
+                self._edge(rec, forward.name, _VIA_KIND.get(value.via, "method"), "inferred")
+            elif externals:
+                rec.external.append(f"{externals[0]}.__call__")
+            else:
+                rec.unresolved = f"instance of {value.name} is not callable"
+        elif value.kind == "external":
+            rec.external.append(value.name)
+        elif value.kind == "callables":
+            for item in value.items:
+                self._value_call(rec, item.with_via("local"), "dynamic")
+        elif value.kind == "lambda":
+            rec.unresolved = "calls a lambda (calls in its body belong to the enclosing function)"
+        else:
+            rec.unresolved = f"calls a {value.kind}"
+
+    def _method_edges(self, rec: CallRecord, base: Value, target: str, bound_kind: str) -> None:
+        self._edge(rec, target, bound_kind, self._confidence(base, target))
+        if base.kind != "instance":
+            return
+        # Virtual dispatch: overrides in subclasses may run instead.
+        attr = target.rpartition(".")[2]
+        for sub in self.p.hierarchy.descendants(base.name)[:OVERRIDE_LIMIT]:
+            qual = f"{sub}.{attr}"
+            if qual in self.p.functions and qual != target:
+                kind = "method" if bound_kind in ("method", "inherited") else bound_kind
+                self._edge(rec, qual, kind, "inferred")
+
+    def _receiver_kind(self, base: Value, target: str) -> str:
+        if base.via in _VIA_KIND:
+            return _VIA_KIND[base.via]
+        owner = target.rpartition(".")[0]
+        if base.via == "self" and owner != base.name:
+            return "inherited"
+        return "method"
+
+    def _confidence(self, base: Value, target: str) -> str:
+        if base.via not in ("self", "symbol", "super"):
+            return "inferred"
+        return "certain" if self._transparent(target) else "inferred"
+
+    def _transparent(self, func: str) -> bool:
+        """True when every decorator keeps the function callable as written."""
+        found = self._transparent_memo.get(func)
+        if found is None:
+            fd = self.p.functions.get(func)
+            found = True
+            for text in fd.fact.decorators if fd is not None else ():
+                node = self.p.parser.parse(text)
+                head = node.func if isinstance(node, ast.Call) else node
+                name = dotted_name(head) if head is not None else None
+                if name is None:
+                    found = False
+                    break
+                if name.rpartition(".")[2] in TRANSPARENT_DECORATORS:
+                    continue
+                sym = self.p.resolve_in_scope(fd.module, fd.fact.qualname.rpartition(".")[0] or MODULE_SCOPE, name)  # type: ignore[union-attr]
+                if sym is None or sym.kind != "function" or not self._uses_wraps(sym.name):
+                    found = False
+                    break
+            self._transparent_memo[func] = found
+        return found
+
+    def _uses_wraps(self, decorator: str) -> bool:
+        """A project decorator whose inner wrapper is `@functools.wraps(...)`."""
+        fd = self.p.functions[decorator]
+        for fn in self.p.modules[fd.module].functions:
+            if fn.qualname.startswith(fd.fact.qualname + ".") and any(
+                d.split("(")[0].rpartition(".")[2] == "wraps" for d in fn.decorators
+            ):
+                return True
+        return False
+
+    def _wrapper_call(self, rec: CallRecord, name: str, ctx: Ctx) -> None:
+        """Inside a decorator's wrapper, calling the decorated parameter (`func(*a)`)
+        runs whichever functions the decorator is applied to."""
+        caller = rec.caller
+        fd = self.p.functions[caller]
+        if rec.edges or rec.external:
+            return
+        outer = self.p.functions.get(caller.rpartition(".")[0])
+        if outer is None or not any(prm.name == name for prm in outer.fact.params):
+            return
+        if any(prm.name == name for prm in fd.fact.params):
+            return
+        for target in self._decorated_by(outer.name):
+            self._edge(rec, target, "dynamic", "inferred")
+
+    def _decorated_by(self, decorator: str) -> list[str]:
+        memo = self._decorated_memo
+        if memo is None:
+            memo = {}
+            for fd in self.p.functions.values():
+                for text in fd.fact.decorators:
+                    node = self.p.parser.parse(text)
+                    head = node.func if isinstance(node, ast.Call) else node
+                    name = dotted_name(head) if head is not None else None
+                    if name is None:
+                        continue
+                    scope = fd.fact.qualname.rpartition(".")[0] or MODULE_SCOPE
+                    sym = self.p.resolve_in_scope(fd.module, scope, name)
+                    if sym is not None and sym.kind == "function":
+                        memo.setdefault(sym.name, []).append(fd.name)
+            self._decorated_memo = memo
+        return memo.get(decorator, [])
+
+    def _guess(self, rec: CallRecord, attr: str, *, link: bool = True) -> None:
+        if attr in _BUILTIN_METHODS:
+            rec.unresolved = rec.unresolved or "receiver type unknown"
+            return
+        cands = tuple(sorted(self.p.methods_by_name.get(attr, ())))
+        if link and 0 < len(cands) <= GUESS_LINK_LIMIT:
+            for cand in cands:
+                self._edge(rec, cand, "dynamic", "guess", cands)
+            return
+        rec.unresolved = rec.unresolved or "receiver type unknown"
+        rec.candidates = cands
+
+    def _edge(
+        self, rec: CallRecord, target: str, kind: str, confidence: str, cands: tuple[str, ...] = ()
+    ) -> None:
+        rec.edges.append(CallEdge(rec.caller, target, kind, confidence, rec.path, rec.line, cands))

@@ -1,0 +1,62 @@
+"""Turn the expression texts stored in the facts into small `ast` trees.
+
+Most callee texts are plain dotted names (`self.pool.free`), so those are built
+directly; only the rest goes through `ast.parse`, memoised per parser instance
+because the same texts recur thousands of times in a tree.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*")
+
+
+def dotted_to_ast(text: str) -> ast.expr:
+    parts = [p.strip() for p in text.split(".")]
+    node: ast.expr = ast.Name(id=parts[0], ctx=ast.Load())
+    for part in parts[1:]:
+        node = ast.Attribute(value=node, attr=part, ctx=ast.Load())
+    return node
+
+
+def dotted_name(node: ast.expr) -> str | None:
+    """`a.b.c` for a Name/Attribute chain, else None."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+class ExprParser:
+    """Parses fact texts into expressions; unparsable text yields None."""
+
+    def __init__(self) -> None:
+        self._memo: dict[str, ast.expr | None] = {}
+
+    def parse(self, text: str | None) -> ast.expr | None:
+        if not text:
+            return None
+        try:
+            return self._memo[text]
+        except KeyError:
+            pass
+        node: ast.expr | None
+        if _DOTTED.fullmatch(text):
+            node = dotted_to_ast(text)
+        else:
+            try:
+                node = ast.parse(text.strip(), mode="eval").body
+            except (SyntaxError, ValueError, RecursionError):
+                # Multi-line texts from parenthesised sources parse once wrapped.
+                try:
+                    node = ast.parse("(" + text.strip() + ")", mode="eval").body
+                except (SyntaxError, ValueError, RecursionError):
+                    node = None
+        self._memo[text] = node
+        return node

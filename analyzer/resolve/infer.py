@@ -1,0 +1,374 @@
+"""Static "what is this expression" for call resolution.
+
+Evaluates the expression texts of the facts to a `Value` (an instance of a
+project class, a class, a function, a module, an external name, ...) using
+parameter / field / return annotations, constructor assignments
+(`self.kv_cache_manager = KVCacheManager(...)`), module-level instances,
+`functools.partial`, `typing.cast` and `super()`. Unknown stays None: guessing
+is the call resolver's job, and it says so.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from analyzer.index.models import Assignment, Class
+from analyzer.resolve.annotations import annotation_types
+from analyzer.resolve.exprs import dotted_name
+from analyzer.resolve.models import Value
+from analyzer.resolve.project import (
+    BUILTIN_NAMES,
+    MODULE_SCOPE,
+    FuncDef,
+    Project,
+    Symbol,
+    scope_chain,
+)
+
+_MAX_DEPTH = 12
+_PARTIAL = {"functools.partial", "functools.partialmethod"}
+_CAST = {"typing.cast", "typing_extensions.cast"}
+_SELF_TYPES = {"Self", "typing.Self", "typing_extensions.Self"}
+# Via kinds whose target is known for sure (the receiver is `self`/`cls` or a named symbol).
+_FROM_ASSIGNMENT = {"local", "return", "symbol", "partial", "self"}
+
+
+@dataclass(frozen=True, slots=True)
+class Ctx:
+    module: str
+    scope: str  # module-relative qualname of the innermost function/class body, or <module>
+    line: int = 0
+
+
+class Inferrer:
+    def __init__(self, project: Project) -> None:
+        self.p = project
+        self._attr_memo: dict[tuple[str, str], Value | None] = {}
+        self._var_memo: dict[str, Value | None] = {}
+        self._return_memo: dict[str, Value | None] = {}
+
+    # -- entry points -------------------------------------------------------
+
+    def eval_text(self, text: str | None, ctx: Ctx) -> Value | None:
+        node = self.p.parser.parse(text)
+        return None if node is None else self.eval(node, ctx)
+
+    def eval(self, node: ast.expr, ctx: Ctx, depth: int = 0) -> Value | None:
+        if depth > _MAX_DEPTH:
+            return None
+        d = depth + 1
+        if isinstance(node, ast.Name):
+            return self.name(node.id, ctx, d)
+        if isinstance(node, ast.Attribute):
+            if _is_super_call(node.value):
+                cls = self.super_class(node.value, ctx, d)  # type: ignore[arg-type]
+                return None if cls is None else self.super_member(cls, node.attr)
+            return self.attribute(self.eval(node.value, ctx, d), node.attr, d)
+        if isinstance(node, ast.Call):
+            return self.call_result(node, ctx, d)
+        if isinstance(node, ast.Subscript):
+            base = self.eval(node.value, ctx, d)
+            return base if base is not None and base.kind == "callables" else None
+        if isinstance(node, ast.Lambda):
+            return Value("lambda", "<lambda>", "local")
+        if isinstance(node, ast.Dict | ast.List | ast.Tuple | ast.Set):
+            elts = node.values if isinstance(node, ast.Dict) else node.elts
+            items = tuple(
+                v for e in elts if e is not None
+                for v in [self.eval(e, ctx, d)]
+                if v is not None and v.kind in ("function", "class")
+            )
+            return Value("callables", "<container>", "local", items) if items else None
+        if isinstance(node, ast.IfExp):
+            return self.eval(node.body, ctx, d) or self.eval(node.orelse, ctx, d)
+        if isinstance(node, ast.BoolOp):
+            for value in node.values:
+                found = self.eval(value, ctx, d)
+                if found is not None:
+                    return found
+            return None
+        if isinstance(node, ast.Await | ast.NamedExpr):
+            return self.eval(node.value, ctx, d)
+        return None
+
+    # -- names --------------------------------------------------------------
+
+    def name(self, name: str, ctx: Ctx, depth: int) -> Value | None:
+        p = self.p
+        for index, sc in enumerate(scope_chain(ctx.scope)):
+            if sc == MODULE_SCOPE:
+                break
+            qual = f"{ctx.module}.{sc}"
+            fd = p.functions.get(qual)
+            if fd is None:
+                # A class body sees its own names, but methods do not see the class's.
+                if index == 0 and qual in p.classes:
+                    found = self._class_body_name(qual, name, depth)
+                    if found is not None:
+                        return found
+                continue
+            for i, prm in enumerate(fd.fact.params):
+                if prm.name == name:
+                    return self._param(fd, i, prm.annotation, depth)
+            scope = p.scope(ctx.module, sc)
+            asgs = scope.assignments.get(name)
+            if asgs:
+                line = ctx.line if index == 0 else 0
+                return self._from_assignments(asgs, ctx.module, sc, line, depth)
+            target = scope.imports.get(name)
+            if target is not None:
+                return self.symbol_value(p.lookup_global(target), depth)
+            nested = f"{qual}.{name}"
+            if nested in p.functions:
+                return Value("function", nested)
+            if nested in p.classes:
+                return Value("class", nested)
+        sym = p.lookup_in_module(ctx.module, name)
+        if sym is not None:
+            return self.symbol_value(sym, depth)
+        if name in BUILTIN_NAMES:
+            return Value("external", f"builtins.{name}")
+        return None
+
+    def _class_body_name(self, cls: str, name: str, depth: int) -> Value | None:
+        qual = f"{cls}.{name}"
+        if qual in self.p.functions:
+            return Value("function", qual)
+        if qual in self.p.classes:
+            return Value("class", qual)
+        cd = self.p.classes[cls]
+        for asg in cd.fact.class_attributes:
+            if asg.target == name:
+                return self._assignment(asg, cd.module, cd.fact.qualname, depth)
+        return None
+
+    def _param(self, fd: FuncDef, index: int, annotation: str | None, depth: int) -> Value | None:
+        fn = fd.fact
+        if index == 0 and fn.is_method and not fn.is_staticmethod:
+            cls = fd.name.rpartition(".")[0]
+            if cls in self.p.classes:
+                is_cls = fn.is_classmethod or fn.name in ("__new__", "__init_subclass__")
+                return Value("class" if is_cls else "instance", cls, "self")
+        if annotation:
+            return self.annotation(annotation, fd.module, _parent(fn.qualname), "annotation")
+        return None
+
+    def _from_assignments(
+        self, asgs: list[Assignment], module: str, scope: str, line: int, depth: int
+    ) -> Value | None:
+        # Prefer the latest binding before the use; then any other binding.
+        before = [a for a in asgs if not line or a.line <= line]
+        ordered = list(reversed(before)) + [a for a in reversed(asgs) if a not in before]
+        for asg in ordered:
+            found = self._assignment(asg, module, scope, depth)
+            if found is not None:
+                return found
+        return None
+
+    def _assignment(self, asg: Assignment, module: str, scope: str, depth: int) -> Value | None:
+        if asg.annotation:
+            found = self.annotation(asg.annotation, module, scope, "annotation")
+            if found is not None:
+                return found
+        if asg.value:
+            node = self.p.parser.parse(asg.value)
+            if node is not None:
+                return self.eval(node, Ctx(module, scope, asg.line), depth + 1)
+        return None
+
+    # -- symbols, annotations, returns ----------------------------------------
+
+    def symbol_value(self, sym: Symbol | None, depth: int = 0) -> Value | None:
+        if sym is None:
+            return None
+        if sym.kind in ("function", "class", "module", "external"):
+            return Value(sym.kind, sym.name)
+        if sym.kind == "variable":
+            if sym.name not in self._var_memo:
+                self._var_memo[sym.name] = None  # cycle guard
+                module, _, var = sym.name.rpartition(".")
+                asgs = self.p.module_attrs(module).get(var, [])
+                self._var_memo[sym.name] = self._from_assignments(asgs, module, MODULE_SCOPE, 0, depth)
+            return self._var_memo[sym.name]
+        return None
+
+    def annotation(self, text: str, module: str, scope: str, via: str) -> Value | None:
+        external: Value | None = None
+        for ref in annotation_types(text, self.p.parser):
+            if ref.name in _SELF_TYPES:
+                cls = self._class_of_scope(module, scope)
+                if cls is not None:
+                    return Value("instance", cls, via)
+                continue
+            sym = self.p.resolve_in_scope(module, scope, ref.name)
+            if sym is None:
+                continue
+            if sym.kind == "class":
+                return Value("class" if ref.is_class else "instance", sym.name, via)
+            if sym.kind == "external" and external is None and not sym.name.startswith("builtins."):
+                external = Value("external", sym.name, via)
+        return external
+
+    def returns(self, func: str) -> Value | None:
+        if func not in self._return_memo:
+            fd = self.p.functions[func]
+            self._return_memo[func] = None
+            if fd.fact.returns:
+                self._return_memo[func] = self.annotation(
+                    fd.fact.returns, fd.module, _parent(fd.fact.qualname), "return"
+                )
+        return self._return_memo[func]
+
+    # -- attributes ---------------------------------------------------------
+
+    def attribute(self, base: Value | None, attr: str, depth: int = 0) -> Value | None:
+        if base is None:
+            return None
+        p = self.p
+        if base.kind == "module":
+            return self.symbol_value(p.lookup_in_module(base.name, attr), depth)
+        if base.kind == "external":
+            return Value("external", f"{base.name}.{attr}", base.via)
+        if base.kind == "class":
+            sym = p.member(Symbol("class", base.name), attr)
+            if sym is not None:
+                return Value(sym.kind, sym.name, base.via)
+            return self.class_attr(base.name, attr, depth)
+        if base.kind == "instance":
+            sym = p.member(Symbol("class", base.name), attr)
+            if sym is not None and sym.kind == "function":
+                if p.functions[sym.name].fact.is_property:
+                    return self.returns(sym.name)
+                return Value("function", sym.name, base.via, bound=True)
+            if sym is not None:
+                return Value(sym.kind, sym.name, base.via)
+            return self.instance_attr(base.name, attr, depth)
+        return None
+
+    def instance_attr(self, cls: str, attr: str, depth: int = 0) -> Value | None:
+        """Type of `obj.attr` for an instance of project class `cls`."""
+        key = (cls, attr)
+        if key in self._attr_memo:
+            return self._attr_memo[key]
+        self._attr_memo[key] = None  # cycle guard
+        result: Value | None = None
+        for owner in self.p.hierarchy.mro(cls):
+            cd = self.p.classes.get(owner)
+            if cd is None:
+                continue
+            result = self._own_attr(cd.module, cd.fact, attr, depth)
+            if result is not None:
+                break
+        self._attr_memo[key] = result
+        return result
+
+    def _own_attr(self, module: str, fact: Class, attr: str, depth: int) -> Value | None:
+        scope = fact.qualname
+        for asg in fact.fields:
+            if asg.target == attr:
+                found = self._assignment(asg, module, scope, depth)
+                if found is not None:
+                    return _as_attribute(found)
+        annotated = [a for a in fact.instance_attributes if _attr_name(a.target) == attr]
+        # Annotated bindings state the intended type; try them before inferred ones,
+        # and constructor-time bindings (`__init__`) before later rebinding.
+        annotated.sort(key=lambda a: (a.annotation is None, not a.scope.endswith("__init__"), a.line))
+        for asg in annotated:
+            found = self._assignment(asg, module, asg.scope, depth)
+            if found is not None:
+                return _as_attribute(found)
+        for asg in fact.class_attributes:
+            if asg.target == attr:
+                found = self._assignment(asg, module, scope, depth)
+                if found is not None:
+                    return _as_attribute(found)
+        return None
+
+    def class_attr(self, cls: str, attr: str, depth: int = 0) -> Value | None:
+        for owner in self.p.hierarchy.mro(cls):
+            cd = self.p.classes.get(owner)
+            if cd is None:
+                continue
+            for asg in [*cd.fact.class_attributes, *cd.fact.fields]:
+                if asg.target == attr:
+                    found = self._assignment(asg, cd.module, cd.fact.qualname, depth)
+                    if found is not None:
+                        return found
+        return None
+
+    # -- calls and super ----------------------------------------------------
+
+    def call_result(self, node: ast.Call, ctx: Ctx, depth: int) -> Value | None:
+        if isinstance(node.func, ast.Name) and node.func.id == "super":
+            cls = self.super_class(node, ctx, depth)
+            return None if cls is None else Value("super", cls, "self")
+        func = self.eval(node.func, ctx, depth)
+        if func is None:
+            return None
+        if func.kind == "class":
+            return Value("instance", func.name, "local")
+        if func.kind == "function":
+            return self.returns(func.name)
+        if func.kind == "external":
+            if func.name in _PARTIAL and node.args:
+                inner = self.eval(node.args[0], ctx, depth)
+                if inner is not None and inner.kind == "function":
+                    return Value("function", inner.name, "partial", bound=inner.bound)
+                return None
+            if func.name in _CAST and node.args:
+                text = ast.unparse(node.args[0])
+                return self.annotation(text, ctx.module, ctx.scope, "annotation")
+            if func.name == "builtins.type" and len(node.args) == 1:
+                inner = self.eval(node.args[0], ctx, depth)
+                if inner is not None and inner.kind == "instance":
+                    return Value("class", inner.name, inner.via)
+            return None
+        if func.kind == "instance":
+            call = self.p.member(Symbol("class", func.name), "__call__")
+            if call is not None and call.kind == "function":
+                return self.returns(call.name)
+        return None
+
+    def super_class(self, node: ast.Call, ctx: Ctx, depth: int) -> str | None:
+        """The class whose MRO `super()` continues from."""
+        if node.args:
+            first = self.eval(node.args[0], ctx, depth)
+            return first.name if first is not None and first.kind == "class" else None
+        return self._class_of_scope(ctx.module, ctx.scope)
+
+    def super_member(self, cls: str, attr: str) -> Value | None:
+        for owner in self.p.hierarchy.mro(cls)[1:]:
+            if owner not in self.p.classes:
+                return Value("external", f"{owner}.{attr}", "super")
+            qual = f"{owner}.{attr}"
+            if qual in self.p.functions:
+                return Value("function", qual, "super", bound=True)
+        return None
+
+    def _class_of_scope(self, module: str, scope: str) -> str | None:
+        for sc in scope_chain(scope):
+            qual = f"{module}.{sc}"
+            cls = self.p.enclosing_class(qual)
+            if cls is not None:
+                return cls
+            if qual in self.p.classes:
+                return qual
+        return None
+
+
+def _is_super_call(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and dotted_name(node.func) == "super"
+
+
+def _parent(qualname: str) -> str:
+    return qualname.rpartition(".")[0] or MODULE_SCOPE
+
+
+def _attr_name(target: str) -> str:
+    return target.rpartition(".")[2]
+
+
+def _as_attribute(value: Value) -> Value:
+    """A type learned from an assignment to the attribute (not its annotation)."""
+    return value.with_via("attribute") if value.via in _FROM_ASSIGNMENT else value

@@ -1,0 +1,65 @@
+"""Plain data produced by resolution."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Edge kinds and confidences, as the graphs stage exposes them.
+KINDS = (
+    "direct",
+    "method",
+    "constructor",
+    "inherited",
+    "super",
+    "via-attribute-type",
+    "via-annotation",
+    "dynamic",
+)
+CONFIDENCES = ("certain", "inferred", "guess")
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    """What an expression evaluates to, statically.
+
+    kind: "instance" (of project class `name`), "class", "function", "module",
+    "external" (a dotted name outside the project, e.g. `torch.cat`),
+    "callables" (a dict/list literal holding `items`), "lambda", "super".
+    via: how the value was obtained, which decides the edge kind: "self",
+    "symbol", "annotation", "attribute", "local", "return", "partial".
+    """
+
+    kind: str
+    name: str
+    via: str = "symbol"
+    items: tuple[Value, ...] = ()
+    bound: bool = False  # a method reached through an instance
+
+    def with_via(self, via: str) -> Value:
+        return Value(self.kind, self.name, via, self.items, self.bound)
+
+
+@dataclass(frozen=True, slots=True)
+class CallEdge:
+    caller: str  # global qualified name: `vllm.v1.core.sched.scheduler.Scheduler.schedule`
+    callee: str
+    kind: str
+    confidence: str
+    path: str
+    line: int
+    candidates: tuple[str, ...] = ()  # for name-only guesses: every same-named method
+
+
+@dataclass(slots=True)
+class CallRecord:
+    """Everything one call site resolved to. A site with no edges and no external
+    target carries `unresolved` (the reason) so it is never silently dropped."""
+
+    caller: str
+    expr: str
+    path: str
+    line: int
+    edges: list[CallEdge] = field(default_factory=list)
+    external: list[str] = field(default_factory=list)  # `torch.cat`, `builtins.print`
+    unresolved: str | None = None
+    candidates: tuple[str, ...] = ()  # name-only candidates not linked (too many)

@@ -1,0 +1,296 @@
+"""The whole snapshot's symbol table: modules, definitions, imports, re-exports.
+
+Global names are `module + "." + qualname` (`vllm.v1.core.sched.scheduler.Scheduler.schedule`).
+Lookups are memoised on the instance; a Project is built once per graph build.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from analyzer.index.models import Assignment, Class, Function, Import, ModuleFacts
+from analyzer.resolve.exprs import ExprParser
+from analyzer.resolve.hierarchy import Hierarchy
+
+MODULE_SCOPE = "<module>"
+BUILTIN_NAMES = frozenset(dir(builtins))
+_MAX_DEPTH = 24
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    """A resolved global name. kind: "function" | "class" | "module" | "variable" | "external"."""
+
+    kind: str
+    name: str
+    module: str = ""
+
+
+@dataclass(slots=True)
+class Scope:
+    """Names bound directly in one function body (or the module body)."""
+
+    imports: dict[str, str] = field(default_factory=dict)  # local name -> dotted target
+    star: list[str] = field(default_factory=list)  # modules star-imported here
+    assignments: dict[str, list[Assignment]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class FuncDef:
+    module: str
+    fact: Function
+    path: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.module}.{self.fact.qualname}"
+
+
+@dataclass(slots=True)
+class ClassDef:
+    module: str
+    fact: Class
+    path: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.module}.{self.fact.qualname}"
+
+
+def scope_chain(scope: str) -> list[str]:
+    """`A.f.g` -> [`A.f.g`, `A.f`, `A`, `<module>`]."""
+    if scope == MODULE_SCOPE or not scope:
+        return [MODULE_SCOPE]
+    parts = scope.split(".")
+    return [".".join(parts[:i]) for i in range(len(parts), 0, -1)] + [MODULE_SCOPE]
+
+
+def _package_of(facts: ModuleFacts) -> str:
+    if facts.path.endswith("__init__.py"):
+        return facts.module
+    return facts.module.rpartition(".")[0]
+
+
+def import_target(imp: Import, facts: ModuleFacts) -> tuple[str, str] | None:
+    """(bound local name, dotted target) for one import; None for `*`."""
+    if imp.level:
+        base = _package_of(facts)
+        for _ in range(imp.level - 1):
+            base = base.rpartition(".")[0]
+        module = f"{base}.{imp.module}".strip(".") if imp.module else base
+    else:
+        module = imp.module
+    if imp.name is None:
+        if imp.asname:
+            return imp.asname, module
+        head = module.split(".")[0]
+        return head, head
+    if imp.name == "*":
+        return None
+    return imp.asname or imp.name, f"{module}.{imp.name}" if module else imp.name
+
+
+class Project:
+    def __init__(self, modules: Mapping[str, ModuleFacts] | Iterable[ModuleFacts]) -> None:
+        facts_list = list(modules.values()) if isinstance(modules, Mapping) else list(modules)
+        self.parser = ExprParser()
+        self.modules: dict[str, ModuleFacts] = {}
+        self.functions: dict[str, FuncDef] = {}
+        self.classes: dict[str, ClassDef] = {}
+        self.methods_by_name: dict[str, list[str]] = {}
+        self.property_names: set[str] = set()
+        for facts in sorted(facts_list, key=lambda f: f.path):
+            # Two files claiming one module (e.g. a stray copy): the first path wins.
+            if facts.module in self.modules:
+                continue
+            self.modules[facts.module] = facts
+            for cls in facts.classes:
+                self.classes[f"{facts.module}.{cls.qualname}"] = ClassDef(facts.module, cls, facts.path)
+            for fn in facts.functions:
+                fd = FuncDef(facts.module, fn, facts.path)
+                self.functions[fd.name] = fd
+                if fn.is_property:
+                    self.property_names.add(fn.name)
+        for fd in self.functions.values():
+            parent = fd.name.rpartition(".")[0]
+            if parent in self.classes:
+                self.methods_by_name.setdefault(fd.fact.name, []).append(fd.name)
+        self.roots = {m.split(".")[0] for m in self.modules}
+        self.hierarchy = Hierarchy(self)
+        self._scopes: dict[tuple[str, str], Scope] = {}
+        self._module_attrs: dict[str, dict[str, list[Assignment]]] = {}
+        self._global_memo: dict[str, Symbol | None] = {}
+        self._member_memo: dict[tuple[str, str], Symbol | None] = {}
+
+    # -- scopes -------------------------------------------------------------
+
+    def scope(self, module: str, scope: str) -> Scope:
+        key = (module, scope)
+        found = self._scopes.get(key)
+        if found is not None:
+            return found
+        self._build_scopes(module)
+        return self._scopes.setdefault(key, Scope())
+
+    def _build_scopes(self, module: str) -> None:
+        facts = self.modules[module]
+        self._scopes.setdefault((module, MODULE_SCOPE), Scope())
+        for imp in facts.imports:
+            sc = self._scopes.setdefault((module, imp.scope), Scope())
+            bound = import_target(imp, facts)
+            if bound is None:
+                base = import_target(
+                    Import(imp.module, "_", None, imp.level, imp.line, imp.scope), facts
+                )
+                if base is not None:
+                    sc.star.append(base[1].rpartition(".")[0])
+                continue
+            # A later import of the same name wins, except a TYPE_CHECKING one
+            # never hides a runtime import.
+            if imp.type_checking and bound[0] in sc.imports:
+                continue
+            sc.imports[bound[0]] = bound[1]
+        for asg in facts.assignments:
+            sc = self._scopes.setdefault((module, asg.scope), Scope())
+            sc.assignments.setdefault(asg.target, []).append(asg)
+        attrs: dict[str, list[Assignment]] = {}
+        for asg in facts.module_attributes:
+            attrs.setdefault(asg.target, []).append(asg)
+        self._module_attrs[module] = attrs
+
+    def module_attrs(self, module: str) -> dict[str, list[Assignment]]:
+        if module not in self._module_attrs:
+            self._build_scopes(module)
+        return self._module_attrs[module]
+
+    # -- global names -------------------------------------------------------
+
+    def lookup_global(self, dotted: str, depth: int = 0) -> Symbol | None:
+        """Resolve a fully dotted name (`pkg.mod.Class.method`) through imports and re-exports."""
+        if dotted in self._global_memo:
+            return self._global_memo[dotted]
+        if depth > _MAX_DEPTH:
+            return None
+        self._global_memo[dotted] = None  # cycle guard
+        result = self._lookup_global(dotted, depth)
+        self._global_memo[dotted] = result
+        return result
+
+    def _lookup_global(self, dotted: str, depth: int) -> Symbol | None:
+        if dotted in self.functions:
+            return Symbol("function", dotted, self.functions[dotted].module)
+        if dotted in self.classes:
+            return Symbol("class", dotted, self.classes[dotted].module)
+        if dotted in self.modules:
+            return Symbol("module", dotted, dotted)
+        parts = dotted.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            mod = ".".join(parts[:i])
+            if mod not in self.modules:
+                continue
+            sym = self.lookup_in_module(mod, parts[i], depth + 1)
+            for attr in parts[i + 1 :]:
+                if sym is None:
+                    return None
+                sym = self.member(sym, attr, depth + 1)
+            return sym
+        if parts[0] in self.roots:
+            return None  # inside the project but not defined: a real miss, not an external
+        return Symbol("external", dotted)
+
+    def lookup_in_module(self, module: str, name: str, depth: int = 0) -> Symbol | None:
+        """A name as seen at the top level of `module`."""
+        qual = f"{module}.{name}"
+        if qual in self.functions:
+            return Symbol("function", qual, module)
+        if qual in self.classes:
+            return Symbol("class", qual, module)
+        sc = self.scope(module, MODULE_SCOPE)
+        target = sc.imports.get(name)
+        if target is not None and target != qual:
+            sym = self.lookup_global(target, depth + 1)
+            if sym is not None:
+                return sym
+        if name in self.module_attrs(module):
+            return Symbol("variable", qual, module)
+        if qual in self.modules:
+            return Symbol("module", qual, qual)
+        for star in sc.star:
+            facts = self.modules.get(star)
+            if facts is None:
+                continue
+            if facts.all_names is not None and name not in facts.all_names:
+                continue
+            if facts.all_names is None and name.startswith("_"):
+                continue
+            sym = self.lookup_in_module(star, name, depth + 1) if depth < _MAX_DEPTH else None
+            if sym is not None:
+                return sym
+        return None
+
+    def member(self, sym: Symbol, attr: str, depth: int = 0) -> Symbol | None:
+        """`attr` of a module or class symbol (through the MRO for classes)."""
+        if sym.kind == "module":
+            return self.lookup_in_module(sym.name, attr, depth)
+        if sym.kind == "external":
+            return Symbol("external", f"{sym.name}.{attr}")
+        if sym.kind == "class":
+            key = (sym.name, attr)
+            if key not in self._member_memo:
+                self._member_memo[key] = self._class_member(sym.name, attr)
+            return self._member_memo[key]
+        return None
+
+    def _class_member(self, cls: str, attr: str) -> Symbol | None:
+        for owner in self.hierarchy.mro(cls):
+            if owner not in self.classes:
+                continue
+            qual = f"{owner}.{attr}"
+            if qual in self.functions:
+                return Symbol("function", qual, self.functions[qual].module)
+            if qual in self.classes:
+                return Symbol("class", qual, self.classes[qual].module)
+        return None
+
+    def resolve_in_scope(self, module: str, scope: str, dotted: str) -> Symbol | None:
+        """A dotted name as written inside `scope` of `module`: local imports and
+        nested definitions of enclosing functions first, then the module, then builtins."""
+        head, _, rest = dotted.partition(".")
+        sym = self._name_in_scope(module, scope, head)
+        for attr in rest.split(".") if rest else ():
+            if sym is None:
+                return None
+            sym = self.member(sym, attr)
+        return sym
+
+    def _name_in_scope(self, module: str, scope: str, name: str) -> Symbol | None:
+        for sc in scope_chain(scope):
+            if sc == MODULE_SCOPE:
+                break
+            qual = f"{module}.{sc}.{name}"
+            if qual in self.functions:
+                return Symbol("function", qual, module)
+            if qual in self.classes:
+                return Symbol("class", qual, module)
+            target = self.scope(module, sc).imports.get(name)
+            if target is not None:
+                return self.lookup_global(target)
+        sym = self.lookup_in_module(module, name)
+        if sym is None and name in BUILTIN_NAMES:
+            return Symbol("external", f"builtins.{name}")
+        return sym
+
+    # -- helpers ------------------------------------------------------------
+
+    def enclosing_class(self, func: str) -> str | None:
+        """The class a method belongs to (`pkg.m.A.f` -> `pkg.m.A`)."""
+        fd = self.functions.get(func)
+        if fd is None or not fd.fact.is_method:
+            return None
+        parent = func.rpartition(".")[0]
+        return parent if parent in self.classes else None
+
+    def is_builtin(self, name: str) -> bool:
+        return name in BUILTIN_NAMES
