@@ -1,0 +1,219 @@
+"""KVCacheManager: per-request block tables on top of the BlockPool and the prefix cache.
+
+It owns every block reference a request holds: the device block table, the
+host block table while swapped out, the prefix-cache pin, and the source
+blocks of pending copy-on-write copies. The scheduler asks it questions in
+token counts; the model runner later executes the block copies it hands out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from reference_engine.block_pool import BlockPool
+from reference_engine.prefix_cache import MatchResult, PrefixCache, make_prefix_cache
+
+BlockMapping = list[tuple[int, int]]  # (source block, destination block)
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+class KVCacheManager:
+    def __init__(
+        self,
+        num_blocks: int,
+        block_size: int,
+        prefix_caching: str = "none",
+        num_cpu_blocks: int = 0,
+    ) -> None:
+        self.block_size = block_size
+        self.pool = BlockPool(num_blocks)
+        self.host_pool = BlockPool(num_cpu_blocks) if num_cpu_blocks > 0 else None
+        self.cache: PrefixCache = make_prefix_cache(prefix_caching, self.pool, block_size)
+        self.block_tables: dict[str, list[int]] = {}
+        self.host_block_tables: dict[str, list[int]] = {}
+        self._cache_handles: dict[str, object | None] = {}
+        # Copy-on-write work for the coming forward pass. The source blocks keep
+        # an extra reference until the copy has run, so eviction cannot recycle them.
+        self._pending_copies: list[tuple[str, int, int]] = []  # (seq_id, src, dst)
+        self._copy_sources_in_flight: list[int] = []
+
+    # --- capacity ---------------------------------------------------------
+    @property
+    def num_blocks(self) -> int:
+        return self.pool.num_blocks
+
+    def num_free_blocks(self) -> int:
+        """Blocks obtainable now: free ones plus cached ones only the cache holds."""
+        return self.pool.num_free + self.cache.num_evictable_blocks()
+
+    def usage(self) -> float:
+        return 1.0 - self.pool.num_free / self.pool.num_blocks
+
+    def num_blocks_held(self, seq_id: str) -> int:
+        return len(self.block_tables.get(seq_id, ()))
+
+    def _take(self, n: int) -> list[int] | None:
+        if n > self.pool.num_free:
+            self.cache.evict(n - self.pool.num_free)
+        if n > self.pool.num_free:
+            return None
+        return self.pool.allocate(n)
+
+    # --- admission and growth ---------------------------------------------
+    def match_prefix(self, token_ids: Sequence[int]) -> MatchResult:
+        """Cached prefix for a new request, always leaving at least one token to compute:
+        the last prompt token must run through the model to produce logits."""
+        return self.cache.match_prefix(token_ids[: len(token_ids) - 1])
+
+    def allocate_slots(
+        self, seq_id: str, num_total_tokens: int, match: MatchResult | None = None
+    ) -> bool:
+        """Make the block table hold `num_total_tokens` token slots. All or nothing.
+
+        With `match` (a fresh request's cache hit) the full matched blocks are
+        shared and a partially valid last block is copied into a new one.
+        """
+        table = self.block_tables.get(seq_id, [])
+        shared: list[int] = []
+        cow_src: int | None = None
+        if match is not None and match.num_cached_tokens > 0:
+            assert not table, "prefix matches apply only to requests holding no blocks"
+            num_full = match.num_cached_tokens // self.block_size
+            shared = match.blocks[:num_full]
+            if match.num_cached_tokens % self.block_size:
+                cow_src = match.blocks[num_full]
+            # References first: the blocks may be evictable, and _take below could evict them.
+            for b in shared:
+                self.pool.incref(b)
+            if cow_src is not None:
+                self.pool.incref(cow_src)
+            self.cache.lock(match.handle)
+        need = cdiv(num_total_tokens, self.block_size) - len(table) - len(shared)
+        new = self._take(need) if need > 0 else []
+        if new is None:
+            if match is not None and match.num_cached_tokens > 0:
+                self.cache.unlock(match.handle)
+                self.pool.free(shared + ([cow_src] if cow_src is not None else []))
+            return False
+        if match is not None:
+            self._cache_handles[seq_id] = match.handle
+        if cow_src is not None:
+            self._pending_copies.append((seq_id, cow_src, new[0]))
+            self._copy_sources_in_flight.append(cow_src)
+        self.block_tables[seq_id] = table + shared + new
+        return True
+
+    def fork(self, parent_id: str, child_id: str, num_tokens: int) -> int:
+        """Share the parent's blocks that hold only the first `num_tokens` tokens.
+
+        Only whole blocks are shared: the child writes its own tokens from
+        there on. Returns how many tokens the child starts with computed.
+        """
+        assert child_id not in self.block_tables
+        num_shared = num_tokens // self.block_size
+        shared = self.block_tables[parent_id][:num_shared]
+        for b in shared:
+            self.pool.incref(b)
+        self.block_tables[child_id] = list(shared)
+        return num_shared * self.block_size
+
+    def take_pending_copies(self) -> BlockMapping:
+        copies = [(src, dst) for _, src, dst in self._pending_copies]
+        self._pending_copies.clear()
+        return copies
+
+    def release_copy_sources(self) -> None:
+        """Call once the copies handed out by `take_pending_copies` have run."""
+        self.pool.free(self._copy_sources_in_flight)
+        self._copy_sources_in_flight.clear()
+
+    # --- prefix caching -----------------------------------------------------
+    def cache_computed(self, seq_id: str, token_ids: Sequence[int], num_computed_tokens: int) -> None:
+        """Offer the request's computed tokens to the prefix cache (after their KV is written)."""
+        table = self.block_tables.get(seq_id)
+        if table is None or num_computed_tokens == 0:
+            return
+        handle = self._cache_handles.get(seq_id)
+        self._cache_handles[seq_id] = self.cache.cache_blocks(
+            token_ids, table, num_computed_tokens, handle
+        )
+
+    # --- release ----------------------------------------------------------------
+    def free(self, seq_id: str) -> None:
+        """Drop everything the request holds, on device and host. Safe to call twice."""
+        table = self.block_tables.pop(seq_id, None)
+        if table is not None:
+            self._drop_pending_copies(seq_id)
+            self.pool.free(table)
+        if seq_id in self._cache_handles:
+            self.cache.unlock(self._cache_handles.pop(seq_id))
+        host = self.host_block_tables.pop(seq_id, None)
+        if host is not None:
+            assert self.host_pool is not None
+            self.host_pool.free(host)
+
+    def _drop_pending_copies(self, seq_id: str) -> None:
+        # A copy into a block the request no longer owns would clobber its next owner.
+        kept = []
+        for entry in self._pending_copies:
+            if entry[0] == seq_id:
+                self._copy_sources_in_flight.remove(entry[1])
+                self.pool.decref(entry[1])
+            else:
+                kept.append(entry)
+        self._pending_copies = kept
+
+    # --- swap preemption ---------------------------------------------------------
+    def can_swap_out(self, seq_id: str) -> bool:
+        return self.host_pool is not None and self.host_pool.num_free >= self.num_blocks_held(seq_id)
+
+    def swap_out(self, seq_id: str) -> BlockMapping:
+        """Move the request's KV to host blocks; returns (device, host) copies to run."""
+        assert self.host_pool is not None and self.can_swap_out(seq_id)
+        table = self.block_tables[seq_id]
+        host = self.host_pool.allocate(len(table))
+        mapping = list(zip(table, host, strict=True))
+        self.free(seq_id)  # shared blocks stay on device for their other holders
+        self.host_block_tables[seq_id] = host
+        return mapping
+
+    def num_blocks_to_swap_in(self, seq_id: str) -> int:
+        return len(self.host_block_tables[seq_id])
+
+    def swap_in(self, seq_id: str, num_total_tokens: int) -> BlockMapping | None:
+        """Bring a swapped request back into fresh private device blocks with room for
+        `num_total_tokens`; returns (host, device) copies, or None when blocks are short."""
+        assert self.host_pool is not None
+        host = self.host_block_tables[seq_id]
+        need = max(len(host), cdiv(num_total_tokens, self.block_size))
+        new = self._take(need)
+        if new is None:
+            return None
+        del self.host_block_tables[seq_id]
+        self.host_pool.free(host)
+        self.block_tables[seq_id] = new
+        return list(zip(host, new[: len(host)], strict=True))
+
+    # --- checks -------------------------------------------------------------------
+    def check_integrity(self) -> None:
+        """Every block reference is accounted for by exactly one holder."""
+        expected: dict[int, int] = dict(self.cache.block_refs())
+        for table in self.block_tables.values():
+            for b in table:
+                expected[b] = expected.get(b, 0) + 1
+        for b in self._copy_sources_in_flight:
+            expected[b] = expected.get(b, 0) + 1
+        self.pool.check_integrity(expected)
+        if self.host_pool is not None:
+            host_expected: dict[int, int] = {}
+            for table in self.host_block_tables.values():
+                for b in table:
+                    host_expected[b] = host_expected.get(b, 0) + 1
+            self.host_pool.check_integrity(host_expected)
+
+    def is_idle_clean(self) -> bool:
+        """True when no request holds anything: only cache entries keep blocks."""
+        return not self.block_tables and not self.host_block_tables and not self._copy_sources_in_flight
