@@ -1,0 +1,156 @@
+"""Decide what a piece of code text cites: a path, a symbol, a flag, an env var, or nothing.
+
+Only the text itself is looked at here; the surrounding prose is `framework.py`'s job.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from analyzer.refs.models import ENV, FLAG, PATH, SYMBOL
+
+# Import roots of the two projects, and the repository layout prefix of each.
+PACKAGE_ROOTS = {"vllm": "vllm", "sglang": "sglang"}
+REPO_PREFIXES = {"vllm": "", "sglang": "python/"}
+ENV_PREFIXES = {"VLLM_": "vllm", "SGLANG_": "sglang", "SGL_": "sglang"}
+# Top-level folders of the upstream repositories that no wheel contains.
+REPO_ONLY_DIRS = {
+    "vllm": ("csrc", "docs", "tests", "benchmarks", "examples", "cmake", "docker", ".github", "tools", "requirements"),
+    "sglang": ("sgl-kernel", "sgl-router", "sgl-model-gateway", "docs", "test", "benchmark", "examples", "docker", "3rdparty", "scripts", ".github"),
+}
+FILE_EXTENSIONS = (".py", ".pyi", ".cu", ".cuh", ".cpp", ".cc", ".h", ".hpp", ".rs", ".md", ".toml", ".yaml", ".yml", ".json", ".txt", ".sh", ".jinja", ".proto")
+
+_IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+_DOTTED_RE = re.compile(rf"^{_IDENT}(?:\.{_IDENT})*$")
+_CALL_RE = re.compile(rf"^(?P<name>{_IDENT}(?:\.{_IDENT})*)\((?P<args>[^()]*)\)$")
+_FLAG_RE = re.compile(r"^(?P<flag>--[A-Za-z0-9][A-Za-z0-9_.-]*)(?:[= ].*)?$")
+_ENV_RE = re.compile(r"^\$?\{?(?P<name>[A-Z][A-Z0-9_]*[A-Z0-9])\}?(?:=.*)?$")
+_PATH_RE = re.compile(r"^(?P<path>[A-Za-z0-9_.][A-Za-z0-9_.\-/]*)(?::(?P<suffix>\d+(?:-\d+)?|" + _IDENT + r"(?:\." + _IDENT + r")*))?$")
+_CAMEL_RE = re.compile(r"^_*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*$")
+
+# Names that look like classes but are never the projects' own (standard library,
+# PyTorch, common prose words written in code font).
+FOREIGN_NAMES = frozenset(
+    {
+        "PyTorch", "Tensor", "Module", "Parameter", "ThreadPoolExecutor", "Thread", "Queue",
+        "Event", "Process", "Path", "Enum", "IntEnum", "ABC", "Protocol", "TypedDict",
+        "NamedTuple", "Optional", "Union", "Any", "List", "Dict", "Tuple", "Callable",
+        "Iterable", "Iterator", "True", "False", "None", "Exception", "ValueError",
+        "RuntimeError", "KeyError", "TypeError", "NotImplementedError", "AssertionError",
+        "StopIteration", "FastAPI", "BaseModel", "Field", "Request", "Response",
+        "StreamingResponse", "JSONResponse", "OpenAI", "AsyncOpenAI", "AutoTokenizer",
+        "AutoModelForCausalLM", "AutoConfig", "PreTrainedTokenizer", "Qwen", "FlashAttention",
+        "FlashInfer", "DeepEP", "DeepGEMM", "Mooncake", "Triton", "CuPy", "NumPy", "Python",
+    }
+)
+# `torch.cat`, `np.zeros`: lower-case dotted names rooted here are ordinary code.
+FOREIGN_ROOTS = frozenset({"torch", "np", "numpy", "os", "sys", "math", "time", "asyncio", "json", "re", "self", "cls", "nn", "F", "triton", "tl", "transformers", "collections", "itertools", "functools", "random", "heapq", "typing", "dataclasses"})
+
+
+@dataclass(frozen=True, slots=True)
+class Classified:
+    kind: str
+    target: str  # normalised text to resolve
+    framework: str | None  # decided by the text alone, else None
+    reason: str
+    line_range: tuple[int, int] | None = None
+    repo_layout: bool = False
+
+
+def env_framework(name: str) -> str | None:
+    for prefix, framework in ENV_PREFIXES.items():
+        if name.startswith(prefix):
+            return framework
+    return None
+
+
+def path_framework(path: str) -> tuple[str | None, bool]:
+    """(framework, written in repository layout) judged from a path's first segments."""
+    for framework, root in PACKAGE_ROOTS.items():
+        prefix = REPO_PREFIXES[framework]
+        if prefix and path.startswith(prefix + root + "/"):
+            return framework, True
+        if path == root or path.startswith(root + "/"):
+            return framework, False
+    return None, False
+
+
+def classify_flag(text: str) -> Classified | None:
+    m = _FLAG_RE.match(text)
+    if m is None:
+        return None
+    return Classified(FLAG, m.group("flag"), None, "")
+
+
+def classify_env(text: str) -> Classified | None:
+    m = _ENV_RE.match(text)
+    if m is None:
+        return None
+    framework = env_framework(m.group("name"))
+    if framework is None:  # `CUDA_VISIBLE_DEVICES`, `HF_TOKEN`: not the projects' own settings
+        return None
+    return Classified(ENV, m.group("name"), framework, "env var prefix")
+
+
+def classify_path(text: str) -> Classified | None:
+    m = _PATH_RE.match(text)
+    if m is None or "/" not in m.group("path") or "//" in text:
+        return None
+    path = m.group("path")
+    if path.startswith("./"):
+        path = path[2:]
+    path = path.rstrip("/") or path
+    last = path.rsplit("/", 1)[-1]
+    looks_like_file = last.endswith(FILE_EXTENSIONS)
+    framework, repo_layout = path_framework(path)
+    first = path.split("/", 1)[0]
+    repo_dir = any(first in dirs for dirs in REPO_ONLY_DIRS.values())
+    if framework is None and not (looks_like_file or text.endswith("/") or repo_dir):
+        return None  # `a/b` in prose: a ratio or an alternative, not a path
+    line_range = None
+    suffix = m.group("suffix")
+    if suffix and suffix[0].isdigit():
+        start, _, end = suffix.partition("-")
+        line_range = (int(start), int(end or start))
+    elif suffix:
+        # `path.py:Class.method` names a symbol inside the file; check the file part.
+        pass
+    reason = "path prefix" if framework else ""
+    return Classified(PATH, path, framework, reason, line_range, repo_layout)
+
+
+def classify_symbol(text: str) -> Classified | None:
+    name = text
+    call = _CALL_RE.match(text)
+    is_call = call is not None
+    if call is not None:
+        name = call.group("name")
+    if not _DOTTED_RE.match(name):
+        return None
+    parts = name.split(".")
+    root = parts[0]
+    if root in PACKAGE_ROOTS:
+        return Classified(SYMBOL, name, PACKAGE_ROOTS[root], "module path")
+    if len(parts) >= 2 and env_framework(parts[-1]) and parts[-2] in {"envs", "environ"}:
+        return Classified(ENV, parts[-1], env_framework(parts[-1]), "env var prefix")
+    if root in FOREIGN_ROOTS or root in FOREIGN_NAMES:
+        return None
+    if _CAMEL_RE.match(root):
+        return Classified(SYMBOL, name, None, "")
+    if len(parts) == 1 and is_call and not root.isupper():
+        return Classified(SYMBOL, name, None, "")
+    return None
+
+
+def classify(text: str) -> Classified | None:
+    """Classify one code span's text; None when it is not a reference."""
+    text = text.strip()
+    if not text or "\n" in text:
+        return None
+    return (
+        classify_flag(text)
+        or classify_env(text)
+        or classify_path(text)
+        or classify_symbol(text)
+    )

@@ -1,0 +1,93 @@
+"""Which project a reference belongs to, judged from the prose around it.
+
+Order of evidence: the reference's own text (decided in `classify.py`), then the
+sentence it sits in (nearest mention before it, then after it), the other
+references of the same block, the whole block, the enclosing headings. When
+the evidence names both projects or neither, the answer is "ambiguous" and the
+checker tries every pin.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from analyzer.refs.models import AMBIGUOUS
+
+# `nano-vllm` / `mini-sglang` are other projects: the look-behind keeps them out.
+_MENTION_RE = re.compile(r"(?<![\w-])(vllm|sglang)(?![\w-])", re.IGNORECASE)
+# Words that only one project uses for its own parts.
+VOCABULARY = {
+    "vllm": ("PagedAttention", "EngineCore", "KVCacheManager", "BlockPool", "AsyncLLM", "vllm serve", "GPUModelRunner"),
+    "sglang": ("RadixCache", "RadixAttention", "ScheduleBatch", "TokenizerManager", "launch_server", "srt/", "ModelWorkerBatch", "ForwardBatch"),
+}
+_SENTENCE_END_RE = re.compile(r"[.;!?](?:\s|$)|\n\s*\n")
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    framework: str
+    reason: str
+
+
+def mentions(text: str) -> list[tuple[int, str]]:
+    """(offset, framework) of every explicit project name in prose."""
+    found = [(m.start(), m.group(1).lower()) for m in _MENTION_RE.finditer(text)]
+    for framework, words in VOCABULARY.items():
+        for word in words:
+            start = text.find(word)
+            while start >= 0:
+                found.append((start, framework))
+                start = text.find(word, start + 1)
+    return sorted(found)
+
+
+def _single(frameworks: set[str]) -> str | None:
+    return next(iter(frameworks)) if len(frameworks) == 1 else None
+
+
+def decide(
+    own: str | None,
+    own_reason: str,
+    block: str,
+    offset: int,
+    siblings: Sequence[str | None],
+    headings: Sequence[str],
+) -> Decision:
+    """Decide a reference's framework.
+
+    own: the framework its text implies (path prefix, env prefix, ...), if any;
+    block/offset: the paragraph (or list item, table cell) and where the reference sits in it;
+    siblings: text-implied frameworks of the other references in the same block;
+    headings: enclosing heading texts, outermost first.
+    """
+    if own is not None:
+        return Decision(own, own_reason or "text")
+    found = mentions(block)
+    if found:
+        # The sentence holding the reference.
+        start = 0
+        for m in _SENTENCE_END_RE.finditer(block, 0, offset):
+            start = m.end()
+        end_m = _SENTENCE_END_RE.search(block, offset)
+        end = end_m.start() if end_m else len(block)
+        before = [fw for pos, fw in found if start <= pos < offset]
+        if before:
+            return Decision(before[-1], "named earlier in the sentence")
+        after = {fw for pos, fw in found if offset <= pos < end}
+        if (one := _single(after)) is not None:
+            return Decision(one, "named in the sentence")
+    if (one := _single({s for s in siblings if s})) is not None:
+        return Decision(one, "other references in the same block")
+    if found and (one := _single({fw for _, fw in found})) is not None:
+        return Decision(one, "named in the paragraph")
+    for heading in reversed(headings):
+        in_heading = {fw for _, fw in mentions(heading)}
+        if (one := _single(in_heading)) is not None:
+            return Decision(one, f"section {heading!r}")
+        if in_heading:
+            break  # a heading naming both projects settles nothing further up
+    named = sorted({fw for _, fw in found})
+    why = f"block names {' and '.join(named)}" if named else "no project named nearby"
+    return Decision(AMBIGUOUS, why)

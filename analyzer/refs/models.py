@@ -1,0 +1,103 @@
+"""Plain data passed between extraction, resolution, suggestion and reporting."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# Reference kinds.
+PATH = "path"
+SYMBOL = "symbol"
+FLAG = "flag"
+ENV = "env"
+
+# Resolution statuses.
+OK = "ok"
+BROKEN = "broken"
+NOT_CHECKABLE = "not-checkable"
+
+AMBIGUOUS = "ambiguous"
+FRAMEWORKS = ("vllm", "sglang")
+
+# Suggestions at or above this confidence are applied by `--fix`.
+HIGH_CONFIDENCE = 0.8
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """One citation found in the manuscript.
+
+    `text` is exactly as written (what `--fix` replaces, at `line`/`col`);
+    `target` is the normalised thing to resolve (`Scheduler.schedule()` ->
+    `Scheduler.schedule`, `vllm/x.py:12` -> `vllm/x.py`).
+    """
+
+    file: str
+    line: int  # 1-based
+    col: int  # 0-based offset of `text` in the source line; -1 when unknown
+    text: str
+    kind: str
+    target: str
+    framework: str  # "vllm" | "sglang" | "ambiguous"
+    framework_reason: str
+    origin: str  # "inline" | "fence" | "link"
+    command: str | None = None  # e.g. "vllm serve" for a flag inside a shell command
+    line_range: tuple[int, int] | None = None  # `#L10-L20` anchor, or `path:12`
+    commit: str | None = None  # commit/tag a GitHub link names
+    link_symbol: str | None = None  # symbol named by a link's text, checked against its anchor
+    repo_layout: bool = False  # written as a repository path (`python/sglang/...`)
+
+
+@dataclass(frozen=True, slots=True)
+class Suggestion:
+    replacement: str  # text that would replace `Reference.text`
+    confidence: float  # 0..1
+    reason: str
+    location: str | None = None  # path:line of what the replacement points at
+
+
+@dataclass(slots=True)
+class Finding:
+    """A reference resolved against one pin (or against none, when none applies)."""
+
+    ref: Reference
+    pin: str | None
+    status: str
+    resolved_at: str | None = None
+    note: str = ""
+    suggestions: list[Suggestion] = field(default_factory=list)
+    framework: str | None = None  # decided framework when the text left it ambiguous
+    previous_status: str | None = None  # in `--from/--to` mode: status at the old pin
+
+    @property
+    def best(self) -> Suggestion | None:
+        return max(self.suggestions, key=lambda s: s.confidence, default=None)
+
+    def to_dict(self) -> dict[str, Any]:
+        best = self.best
+        return {
+            "file": self.ref.file,
+            "line": self.ref.line,
+            "col": self.ref.col,
+            "text": self.ref.text,
+            "kind": self.ref.kind,
+            "framework": self.framework or self.ref.framework,
+            "framework_reason": self.ref.framework_reason,
+            "ambiguous": self.ref.framework == AMBIGUOUS,
+            "pin": self.pin,
+            "status": self.status,
+            "resolved_at": self.resolved_at,
+            "suggestion": best.replacement if best else None,
+            "confidence": round(best.confidence, 2) if best else None,
+            "note": self.note,
+            "previous_status": self.previous_status,
+            "suggestions": [
+                {
+                    "replacement": s.replacement,
+                    "confidence": round(s.confidence, 2),
+                    "reason": s.reason,
+                    "location": s.location,
+                }
+                for s in sorted(self.suggestions, key=lambda s: -s.confidence)
+            ],
+        }

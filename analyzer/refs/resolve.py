@@ -1,0 +1,196 @@
+"""Resolve one reference against one pin: ok, broken or not-checkable, and where."""
+
+from __future__ import annotations
+
+from analyzer.refs.classify import REPO_ONLY_DIRS
+from analyzer.refs.models import (
+    BROKEN,
+    ENV,
+    FLAG,
+    NOT_CHECKABLE,
+    OK,
+    PATH,
+    SYMBOL,
+    Finding,
+    Reference,
+)
+from analyzer.refs.pinview import PinView, SymbolEntry
+from analyzer.refs.shell import SERVER_COMMANDS
+
+_MAX_BASE_DEPTH = 4
+
+
+def package_path(ref_path: str, pin: PinView) -> str | None:
+    """The package-relative path a written path means in this pin, or None when it lies
+    outside the package (a repository-only folder such as `csrc/`)."""
+    path = ref_path.strip("/")
+    if pin.layout_prefix and path.startswith(pin.layout_prefix):
+        path = path[len(pin.layout_prefix):]
+    first = path.split("/", 1)[0]
+    if first in pin.packages:
+        return path
+    if pin.has_path(path):
+        return path
+    # `srt/managers/scheduler.py`: a path written relative to the package.
+    for package in pin.packages:
+        candidate = f"{package}/{path}"
+        if pin.has_path(candidate):
+            return candidate
+    return None
+
+
+def resolve(ref: Reference, pin: PinView) -> Finding:
+    if ref.kind == PATH:
+        return _resolve_path(ref, pin)
+    if ref.kind == SYMBOL:
+        return _resolve_symbol(ref, pin)
+    if ref.kind == FLAG:
+        return _resolve_flag(ref, pin)
+    if ref.kind == ENV:
+        return _resolve_env(ref, pin)
+    return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"unknown kind {ref.kind}")
+
+
+# ----- paths ---------------------------------------------------------------
+def _resolve_path(ref: Reference, pin: PinView) -> Finding:
+    path = package_path(ref.target, pin)
+    if path is None:
+        first = ref.target.lstrip("/").removeprefix(pin.layout_prefix).split("/", 1)[0]
+        in_repo_only = first in REPO_ONLY_DIRS.get(pin.project, ()) or ref.target.split("/", 1)[0] in REPO_ONLY_DIRS.get(pin.project, ())
+        if in_repo_only or pin.kind == "release":
+            # A wheel holds only the package: the repository's other folders can't be checked.
+            where = "a repository folder" if in_repo_only else "outside the package"
+            return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"{where}; {pin.pin} is a wheel snapshot")
+        return Finding(ref, pin.pin, NOT_CHECKABLE, note="outside the package tree the snapshot indexes")
+    if not pin.has_path(path):
+        return Finding(ref, pin.pin, BROKEN, note=f"no such file or folder in {pin.pin}")
+    finding = Finding(ref, pin.pin, OK, resolved_at=path)
+    if ref.line_range is not None and path in pin.files:
+        _check_lines(finding, path, pin)
+    return finding
+
+
+def enclosing(defs: list[SymbolEntry], line: int) -> SymbolEntry | None:
+    """Innermost class or function whose span holds `line`."""
+    best = None
+    for entry in defs:
+        if entry.line <= line <= entry.end_line and (best is None or entry.line >= best.line):
+            best = entry
+    return best
+
+
+def short_name(entry: SymbolEntry, pin: PinView) -> str:
+    """`vllm.v1.core.kv_cache_manager.KVCacheManager.allocate_slots` -> `KVCacheManager.allocate_slots`."""
+    module = entry.path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    return entry.full.removeprefix(module + ".")
+
+
+def _check_lines(finding: Finding, path: str, pin: PinView) -> None:
+    ref = finding.ref
+    assert ref.line_range is not None
+    start, end = ref.line_range
+    defs = pin.definitions_in(path)
+    lines = pin.read_lines(path)
+    if lines is not None and end > len(lines):
+        finding.status = BROKEN
+        finding.note = f"L{start}-L{end} runs past the end of the file ({len(lines)} lines)"
+        return
+    if ref.link_symbol:
+        suffix = "." + ref.link_symbol
+        named = [d for d in defs if d.full.endswith(suffix) or short_name(d, pin) == ref.link_symbol]
+        if not named:
+            finding.status = BROKEN
+            finding.note = f"`{ref.link_symbol}` is not defined in {path}"
+            return
+        hit = [d for d in named if d.line <= end and start <= d.end_line]
+        if hit:
+            finding.resolved_at = f"{path}:{hit[0].line}"
+            return
+        at = enclosing(defs, start)
+        held = f"`{short_name(at, pin)}`" if at else "no definition"
+        finding.status = BROKEN
+        finding.resolved_at = f"{path}:{named[0].line}"
+        finding.note = f"L{start}-L{end} holds {held}; `{ref.link_symbol}` is at L{named[0].line}-L{named[0].end_line}"
+        return
+    at = enclosing(defs, start)
+    finding.resolved_at = f"{path}:{start}"
+    if at is not None:
+        finding.note = f"L{start} is in `{short_name(at, pin)}`"
+
+
+# ----- symbols ---------------------------------------------------------------
+def find_symbol(target: str, pin: PinView) -> tuple[list[SymbolEntry], str]:
+    """Entries for a symbol, following base classes for inherited members."""
+    found = pin.find_symbol(target)
+    if found:
+        return found, ""
+    parts = target.split(".")
+    if len(parts) < 2:
+        return [], ""
+    owner, member = ".".join(parts[:-1]), parts[-1]
+    seen: set[str] = set()
+    frontier = [e for e in pin.find_symbol(owner) if e.kind == "class"]
+    for _ in range(_MAX_BASE_DEPTH):
+        next_frontier: list[SymbolEntry] = []
+        for cls in frontier:
+            for base in cls.bases:
+                base_name = base.split("[", 1)[0].rsplit(".", 1)[-1]
+                if base_name in seen:
+                    continue
+                seen.add(base_name)
+                hits = pin.find_symbol(f"{base_name}.{member}")
+                if hits:
+                    return hits, f"inherited from `{base_name}`"
+                next_frontier.extend(e for e in pin.find_symbol(base_name) if e.kind == "class")
+        frontier = next_frontier
+    return [], ""
+
+
+def _resolve_symbol(ref: Reference, pin: PinView) -> Finding:
+    if not pin.symbols:
+        return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"no symbol index for {pin.pin}")
+    found, how = find_symbol(ref.target, pin)
+    if not found:
+        return Finding(ref, pin.pin, BROKEN, note=f"`{ref.target}` is not defined in {pin.pin}")
+    notes = [how] if how else []
+    if len(found) > 1:
+        notes.append(f"{len(found)} definitions")
+    return Finding(ref, pin.pin, OK, resolved_at=found[0].location, note="; ".join(notes))
+
+
+# ----- flags and env vars -----------------------------------------------------
+def _resolve_flag(ref: Reference, pin: PinView) -> Finding:
+    flag = ref.target
+    entry = pin.flag_map.get(flag)
+    note = ""
+    if entry is None and flag.startswith("--no-"):
+        # argparse BooleanOptionalAction: `--no-x` exists wherever `--x` does.
+        entry = pin.flag_map.get("--" + flag[5:])
+        note = "negative form of a boolean flag"
+    if entry is None and "_" in flag and pin.project == "vllm":
+        # vLLM's parser accepts underscores for dashes.
+        entry = pin.flag_map.get(flag.replace("_", "-"))
+        note = "underscore spelling accepted by vLLM's parser"
+    if entry is not None:
+        return Finding(ref, pin.pin, OK, resolved_at=entry.defined_at, note=note)
+    if ref.command and ref.command not in SERVER_COMMANDS:
+        return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"flags of `{ref.command}` are not indexed")
+    if not pin.flags:
+        return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"no flags extracted for {pin.pin}")
+    return Finding(ref, pin.pin, BROKEN, note=f"no flag {flag} in {pin.pin}")
+
+
+def _resolve_env(ref: Reference, pin: PinView) -> Finding:
+    name = ref.target
+    entry = pin.env_map.get(name)
+    if entry is not None:
+        return Finding(ref, pin.pin, OK, resolved_at=entry.defined_at)
+    renamed = pin.deprecated_env.get(name)
+    if renamed is not None:
+        return Finding(
+            ref, pin.pin, OK, resolved_at=renamed.defined_at,
+            note=f"deprecated name of {renamed.name}",
+        )
+    if not pin.envs:
+        return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"no env vars extracted for {pin.pin}")
+    return Finding(ref, pin.pin, BROKEN, note=f"no env var {name} in {pin.pin}")

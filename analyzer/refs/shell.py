@@ -1,0 +1,181 @@
+"""References inside shell commands: flags of `vllm serve` / `python -m sglang.launch_server`,
+env vars set for them, modules run with `python -m`, scripts run by path."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from analyzer.refs.classify import classify_env, classify_path, env_framework
+from analyzer.refs.models import ENV, FLAG, PATH, SYMBOL
+
+# Commands whose flags are the server's own (EngineArgs / ServerArgs).
+SERVER_COMMANDS = {
+    "vllm serve": "vllm",
+    "vllm.entrypoints.openai.api_server": "vllm",
+    "vllm.entrypoints.api_server": "vllm",
+    "sglang serve": "sglang",
+    "sglang.launch_server": "sglang",
+}
+_WRAPPERS = {"sudo", "env", "time", "nohup", "exec", "command", "$", ">"}
+_SEPARATORS = {"&&", "||", "|", ";", "&"}
+_ASSIGN_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=")
+
+
+@dataclass(frozen=True, slots=True)
+class ShellRef:
+    line: int  # 0-based line inside the snippet
+    col: int
+    text: str
+    kind: str
+    target: str
+    framework: str | None
+    command: str | None
+    server_flag: bool = False  # a flag of a server-launching command (checkable against flags)
+
+
+@dataclass(slots=True)
+class _Token:
+    text: str  # after shell unquoting
+    line: int
+    col: int  # -1 when the raw text could not be located
+
+
+def _logical_lines(snippet: str) -> Iterator[list[tuple[int, str]]]:
+    """Group physical lines joined by trailing backslashes; drop prompts and comments."""
+    group: list[tuple[int, str]] = []
+    for idx, raw in enumerate(snippet.splitlines()):
+        line = raw
+        stripped = line.lstrip()
+        if not group and stripped.startswith("#"):
+            continue
+        group.append((idx, line))
+        if line.rstrip().endswith("\\"):
+            continue
+        yield group
+        group = []
+    if group:
+        yield group
+
+
+def _tokens(group: list[tuple[int, str]]) -> list[_Token]:
+    text = "\n".join(line.rstrip().removesuffix("\\") for _, line in group)
+    try:
+        lexer = shlex.shlex(text, posix=True, punctuation_chars="|&;")
+        lexer.whitespace_split = True
+        lexer.commenters = "#"
+        words = list(lexer)
+    except ValueError:  # unbalanced quotes in a pseudo-command: fall back to whitespace
+        words = text.split()
+    tokens: list[_Token] = []
+    gi, pos = 0, 0
+    for word in words:
+        found = -1
+        for probe in range(gi, len(group)):
+            start = pos if probe == gi else 0
+            found = group[probe][1].find(word, start)
+            if found >= 0:
+                gi, pos = probe, found + len(word)
+                break
+        line_no = group[gi][0]
+        tokens.append(_Token(word, line_no, found))
+    return tokens
+
+
+def _split_commands(tokens: list[_Token]) -> Iterator[list[_Token]]:
+    current: list[_Token] = []
+    for tok in tokens:
+        if tok.text in _SEPARATORS:
+            if current:
+                yield current
+            current = []
+        else:
+            current.append(tok)
+    if current:
+        yield current
+
+
+def _command_refs(tokens: list[_Token]) -> Iterator[ShellRef]:
+    i = 0
+    # Leading `VAR=value` assignments and wrappers.
+    while i < len(tokens):
+        tok = tokens[i]
+        m = _ASSIGN_RE.match(tok.text)
+        if m:
+            env = classify_env(m.group(1))
+            if env is not None:
+                yield ShellRef(tok.line, tok.col, m.group(1), ENV, env.target, env.framework, None)
+            i += 1
+        elif tok.text in _WRAPPERS:
+            i += 1
+        else:
+            break
+    if i >= len(tokens):
+        return
+    program = tokens[i].text.rsplit("/", 1)[-1]
+    rest = tokens[i + 1 :]
+    command: str | None = None
+    framework: str | None = None
+    if program == "export":
+        for tok in rest:
+            m = _ASSIGN_RE.match(tok.text)
+            name = m.group(1) if m else tok.text
+            env = classify_env(name)
+            if env is not None:
+                yield ShellRef(tok.line, tok.col, name, ENV, env.target, env.framework, None)
+        return
+    if program in {"vllm", "sglang"} and rest and not rest[0].text.startswith("-"):
+        command = f"{program} {rest[0].text}"
+        framework = program
+        rest = rest[1:]
+    elif re.fullmatch(r"python[0-9.]*", program) or program == "uv" or program == "torchrun":
+        while rest and rest[0].text in {"run", "python", "python3"}:
+            rest = rest[1:]
+        if len(rest) >= 2 and rest[0].text == "-m":
+            module_tok = rest[1]
+            module = module_tok.text
+            root = module.split(".", 1)[0]
+            if root in {"vllm", "sglang"}:
+                framework = root
+                command = module
+                yield ShellRef(module_tok.line, module_tok.col, module, SYMBOL, module, root, None)
+            rest = rest[2:]
+        elif rest and not rest[0].text.startswith("-"):
+            script_tok = rest[0]
+            path = classify_path(script_tok.text)
+            if path is not None:
+                framework = path.framework
+                command = script_tok.text
+                yield ShellRef(script_tok.line, script_tok.col, script_tok.text, PATH, path.target, path.framework, None)
+            rest = rest[1:]
+    if command is None:
+        return  # not a vLLM/SGLang command: its flags (`pip install --upgrade`) are not references
+    server = command in SERVER_COMMANDS
+    for tok in rest:
+        if tok.text.startswith("--") and len(tok.text) > 2:
+            flag = tok.text.split("=", 1)[0]
+            yield ShellRef(tok.line, tok.col, flag, FLAG, flag, framework, command, server)
+        else:
+            env = classify_env(tok.text) if env_framework(tok.text.lstrip("$")) else None
+            if env is not None:
+                yield ShellRef(tok.line, tok.col, tok.text, ENV, env.target, env.framework, command)
+
+
+def shell_refs(snippet: str) -> list[ShellRef]:
+    """Every reference inside a shell snippet (one or many commands)."""
+    refs: list[ShellRef] = []
+    for group in _logical_lines(snippet):
+        for command in _split_commands(_tokens(group)):
+            refs.extend(_command_refs(command))
+    return refs
+
+
+def looks_like_command(text: str) -> bool:
+    """Whether an inline code span holds a command line rather than a name."""
+    first = text.strip().split(maxsplit=1)[0] if text.strip() else ""
+    return (
+        bool(re.fullmatch(r"python[0-9.]*|vllm|sglang|uv|torchrun|export|env", first))
+        or bool(_ASSIGN_RE.match(first))
+    ) and " " in text.strip()
