@@ -31,7 +31,7 @@ _PARTIAL = {"functools.partial", "functools.partialmethod"}
 _CAST = {"typing.cast", "typing_extensions.cast"}
 _SELF_TYPES = {"Self", "typing.Self", "typing_extensions.Self"}
 # Via kinds whose target is known for sure (the receiver is `self`/`cls` or a named symbol).
-_FROM_ASSIGNMENT = {"local", "return", "symbol", "partial", "self"}
+_FROM_ASSIGNMENT = {"local", "return", "symbol", "self"}
 
 
 @dataclass(frozen=True, slots=True)
