@@ -74,6 +74,15 @@ class Snapshot:
             return repo_path[len(self.layout_prefix):]
         return None
 
+    def resolve_repo_path(self, repo_path: str) -> Path | None:
+        """The file a repository path (`python/sglang/srt/x.py`) names in this tree,
+        or None when it lies outside the package or the snapshot lacks it."""
+        package_path = self.repo_to_package_path(repo_path)
+        if package_path is None:
+            return None
+        path = self.package_root / package_path
+        return path if path.exists() else None
+
     def package_to_repo_path(self, package_path: str) -> str:
         return self.layout_prefix + package_path.lstrip("/")
 
