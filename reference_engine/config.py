@@ -1,0 +1,264 @@
+"""Model and engine configuration.
+
+`ModelConfig` is read from a Hugging Face `config.json`; `EngineConfig` holds the knobs a
+serving engine exposes (vLLM's `EngineArgs` / SGLang's `ServerArgs` vocabulary).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+# Architectures this engine implements, by the name HF writes into `config.json`.
+SUPPORTED_ARCHITECTURES = ("Qwen3ForCausalLM", "LlamaForCausalLM", "Qwen2ForCausalLM")
+
+_DTYPE_NAMES = {"float32", "float64", "float16", "bfloat16"}
+
+
+class ConfigError(ValueError):
+    """A checkpoint or engine setting the engine cannot use; the message says why."""
+
+
+@dataclass(slots=True)
+class ModelConfig:
+    architecture: str
+    vocab_size: int
+    hidden_size: int
+    intermediate_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    num_key_value_heads: int
+    head_dim: int
+    rms_norm_eps: float = 1e-6
+    rope_theta: float = 10000.0
+    # Only "default" and "llama3" RoPE are implemented; the dict holds their parameters.
+    rope_scaling: dict[str, Any] | None = None
+    max_position_embeddings: int = 4096
+    tie_word_embeddings: bool = False
+    qk_norm: bool = False  # Qwen3: RMSNorm on each head of q and k before RoPE
+    qkv_bias: bool = False  # Qwen2 always; Llama / Qwen3 when `attention_bias`
+    o_bias: bool = False  # Llama / Qwen3 `attention_bias` also covers o_proj; Qwen2 does not
+    mlp_bias: bool = False
+    eos_token_ids: list[int] = field(default_factory=list)
+    bos_token_id: int | None = None
+    torch_dtype: str = "float32"  # the checkpoint's own dtype
+    model_dir: Path | None = None  # where weights are loaded from; None means random init
+    random_weights: bool = False  # set by the tiny built-in model so every output can say so
+
+    @property
+    def eos_token_id(self) -> int | None:
+        return self.eos_token_ids[0] if self.eos_token_ids else None
+
+    @property
+    def q_size(self) -> int:
+        return self.num_attention_heads * self.head_dim
+
+    @property
+    def kv_size(self) -> int:
+        return self.num_key_value_heads * self.head_dim
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any], model_dir: Path | None = None) -> ModelConfig:
+        archs = raw.get("architectures") or []
+        arch = next((a for a in archs if a in SUPPORTED_ARCHITECTURES), None)
+        if arch is None:
+            raise ConfigError(
+                f"unsupported architecture {archs or '(none given)'}; "
+                f"this engine implements {', '.join(SUPPORTED_ARCHITECTURES)}"
+            )
+        try:
+            hidden = int(raw["hidden_size"])
+            heads = int(raw["num_attention_heads"])
+            cfg = cls(
+                architecture=arch,
+                vocab_size=int(raw["vocab_size"]),
+                hidden_size=hidden,
+                intermediate_size=int(raw["intermediate_size"]),
+                num_hidden_layers=int(raw["num_hidden_layers"]),
+                num_attention_heads=heads,
+                num_key_value_heads=int(raw.get("num_key_value_heads") or heads),
+                head_dim=int(raw.get("head_dim") or hidden // heads),
+                rms_norm_eps=float(raw.get("rms_norm_eps", 1e-6)),
+                max_position_embeddings=int(raw.get("max_position_embeddings", 4096)),
+                tie_word_embeddings=bool(raw.get("tie_word_embeddings", False)),
+                torch_dtype=str(raw.get("torch_dtype") or raw.get("dtype") or "float32"),
+                bos_token_id=raw.get("bos_token_id"),
+                eos_token_ids=_as_id_list(raw.get("eos_token_id")),
+                model_dir=model_dir,
+                random_weights=bool(raw.get("atlas_random_weights", False)),
+            )
+        except KeyError as exc:
+            raise ConfigError(f"config.json lacks the field {exc.args[0]!r}") from None
+        cfg.rope_theta, cfg.rope_scaling = _rope_settings(raw)
+        bias = bool(raw.get("attention_bias", False))
+        cfg.qk_norm = arch == "Qwen3ForCausalLM"
+        cfg.qkv_bias = True if arch == "Qwen2ForCausalLM" else bias
+        cfg.o_bias = False if arch == "Qwen2ForCausalLM" else bias
+        cfg.mlp_bias = bool(raw.get("mlp_bias", False))
+        if raw.get("use_sliding_window"):
+            raise ConfigError("sliding-window attention is not implemented (use_sliding_window)")
+        if raw.get("hidden_act", "silu") != "silu":
+            raise ConfigError(f"only the silu activation is implemented, got {raw['hidden_act']}")
+        if cfg.num_attention_heads % cfg.num_key_value_heads:
+            raise ConfigError("num_attention_heads must be a multiple of num_key_value_heads")
+        return cfg
+
+    @classmethod
+    def from_pretrained(cls, model_dir: str | Path) -> ModelConfig:
+        """Read `config.json` (and `generation_config.json` for the full eos list)."""
+        path = Path(model_dir)
+        cfg_file = path / "config.json"
+        if not cfg_file.is_file():
+            raise ConfigError(f"{path} is not a model folder: no config.json in it")
+        try:
+            raw = json.loads(cfg_file.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{cfg_file} is not valid JSON: {exc}") from None
+        cfg = cls.from_dict(raw, model_dir=path)
+        gen_file = path / "generation_config.json"
+        if gen_file.is_file():
+            try:
+                gen = json.loads(gen_file.read_text(encoding="utf-8"))
+            except json.JSONDecodeError:
+                gen = {}  # optional file: a broken one only costs the extra eos ids
+            # Chat models list their end-of-turn token only here (Qwen3: <|im_end|>).
+            for tok in _as_id_list(gen.get("eos_token_id")):
+                if tok not in cfg.eos_token_ids:
+                    cfg.eos_token_ids.append(tok)
+        return cfg
+
+
+def _as_id_list(value: Any) -> list[int]:
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return [int(v) for v in value]
+    return [int(value)]
+
+
+def _rope_settings(raw: dict[str, Any]) -> tuple[float, dict[str, Any] | None]:
+    # transformers 5 writes `rope_parameters`; older checkpoints `rope_theta` + `rope_scaling`.
+    params = raw.get("rope_parameters") or {}
+    scaling = raw.get("rope_scaling") or params
+    theta = float(params.get("rope_theta", raw.get("rope_theta", 10000.0)))
+    rope_type = (scaling or {}).get("rope_type", (scaling or {}).get("type", "default"))
+    if rope_type in (None, "default"):
+        return theta, None
+    if rope_type != "llama3":
+        raise ConfigError(f"RoPE scaling {rope_type!r} is not implemented (default and llama3 are)")
+    return theta, dict(scaling)
+
+
+PrefixCaching = Literal["none", "hash", "radix"]
+PreemptionMode = Literal["recompute", "swap"]
+SchedulingPolicy = Literal["fcfs", "priority"]
+
+
+@dataclass(slots=True)
+class EngineConfig:
+    model: str | None = None  # a local HF checkpoint folder; None means the tiny built-in model
+    dtype: str = "float32"  # "auto" takes the checkpoint's dtype on CUDA, float32 on CPU
+    device: str = "cpu"  # "cpu", "cuda" or "auto"
+    cache_dir: Path | None = None  # where the tiny model is generated; None: atlas's default
+    block_size: int = 16
+    # KV capacity: an explicit block count wins; else a byte budget; else enough blocks for
+    # `max_num_seqs` full-length sequences, capped at DEFAULT_KV_BYTES.
+    num_gpu_blocks: int | None = None
+    kv_cache_memory: int | None = None
+    max_num_seqs: int = 32
+    max_num_batched_tokens: int = 512  # per-step token budget shared by prefill and decode
+    max_model_len: int | None = None  # None: the model's max_position_embeddings, capped
+    enable_chunked_prefill: bool = True
+    prefix_caching: PrefixCaching = "hash"
+    preemption_mode: PreemptionMode = "recompute"
+    num_cpu_blocks: int = 0  # host KV pool for swap preemption
+    scheduling_policy: SchedulingPolicy = "fcfs"
+    cuda_graph_batch_sizes: tuple[int, ...] = (1, 2, 4, 8, 16, 24, 32)
+    enforce_eager: bool = False  # True: never capture CUDA graphs
+    seed: int = 0
+
+    DEFAULT_KV_BYTES = 1 << 30
+    DEFAULT_MAX_MODEL_LEN = 4096
+
+    def __post_init__(self) -> None:
+        self.verify()
+
+    def verify(self) -> None:
+        if self.dtype not in _DTYPE_NAMES | {"auto"}:
+            raise ConfigError(
+                f"dtype must be one of {sorted(_DTYPE_NAMES)} or auto, got {self.dtype}"
+            )
+        if self.device not in ("cpu", "cuda", "auto"):
+            raise ConfigError(f"device must be cpu, cuda or auto, got {self.device}")
+        if self.block_size < 1:
+            raise ConfigError(f"block_size must be positive, got {self.block_size}")
+        if self.num_gpu_blocks is not None and self.num_gpu_blocks < 1:
+            raise ConfigError(f"num_gpu_blocks must be positive, got {self.num_gpu_blocks}")
+        if self.max_num_seqs < 1 or self.max_num_batched_tokens < 1:
+            raise ConfigError("max_num_seqs and max_num_batched_tokens must be positive")
+        if self.prefix_caching not in ("none", "hash", "radix"):
+            raise ConfigError(
+                f"prefix_caching must be none, hash or radix, got {self.prefix_caching}"
+            )
+        if self.preemption_mode not in ("recompute", "swap"):
+            raise ConfigError(
+                f"preemption_mode must be recompute or swap, got {self.preemption_mode}"
+            )
+        if self.preemption_mode == "swap" and self.num_cpu_blocks < 1:
+            raise ConfigError("preemption_mode='swap' needs num_cpu_blocks > 0 (the host KV pool)")
+        if self.scheduling_policy not in ("fcfs", "priority"):
+            raise ConfigError(
+                f"scheduling_policy must be fcfs or priority, got {self.scheduling_policy}"
+            )
+        if any(b < 1 for b in self.cuda_graph_batch_sizes):
+            raise ConfigError("cuda_graph_batch_sizes must be positive")
+
+    def resolved_device(self) -> str:
+        if self.device != "auto":
+            return self.device
+        import torch  # deferred: the analyzer side of atlas installs without torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+
+    def resolved_dtype(self, model: ModelConfig) -> str:
+        if self.dtype != "auto":
+            return self.dtype
+        # bf16 matmuls on CPU are slow and lossy; the checkpoint dtype only pays off on a GPU.
+        return model.torch_dtype if self.resolved_device() == "cuda" else "float32"
+
+    def resolved_max_model_len(self, model: ModelConfig) -> int:
+        if self.max_model_len is None:
+            return min(model.max_position_embeddings, self.DEFAULT_MAX_MODEL_LEN)
+        if self.max_model_len > model.max_position_embeddings:
+            raise ConfigError(
+                f"max_model_len {self.max_model_len} exceeds the model's "
+                f"max_position_embeddings {model.max_position_embeddings}"
+            )
+        return self.max_model_len
+
+    def kv_bytes_per_block(self, model: ModelConfig) -> int:
+        elem = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2}[self.resolved_dtype(model)]
+        # K and V, every layer, one block of tokens.
+        return 2 * model.num_hidden_layers * self.block_size * model.kv_size * elem
+
+    def resolved_num_blocks(self, model: ModelConfig) -> int:
+        """How many KV blocks the device cache holds (the block pool's size)."""
+        if self.num_gpu_blocks is not None:
+            return self.num_gpu_blocks
+        per_block = self.kv_bytes_per_block(model)
+        if self.kv_cache_memory is not None:
+            blocks = self.kv_cache_memory // per_block
+            if blocks < 1:
+                raise ConfigError(
+                    f"kv_cache_memory {self.kv_cache_memory} bytes holds no block "
+                    f"({per_block} bytes each)"
+                )
+            return blocks
+        max_len = self.resolved_max_model_len(model)
+        wanted = self.max_num_seqs * -(-max_len // self.block_size)
+        return max(1, min(wanted, self.DEFAULT_KV_BYTES // per_block))
+
+    def max_blocks_per_seq(self, model: ModelConfig) -> int:
+        return -(-self.resolved_max_model_len(model) // self.block_size)

@@ -1,0 +1,1 @@
+"""Building blocks shared by every model family: norms, RoPE, activations, paged attention."""

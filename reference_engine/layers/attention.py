@@ -1,0 +1,139 @@
+"""Paged attention in plain PyTorch.
+
+The KV cache of one layer is two tensors laid out [num_blocks, block_size, num_kv_heads,
+head_dim]. A step first writes its new K/V rows at `slot_mapping`, then every sequence reads
+its whole context back *through its block table*: no sequence owns a dense KV copy between
+steps, which is what lets blocks be shared (prefix caching, n > 1) and recycled.
+
+Two read paths:
+- prefill rows (a sequence with several new tokens) loop over sequences; query token i of a
+  chunk that starts at position p sees every key at position <= p + i;
+- single-token rows (decodes) are batched: block tables are gathered at once, padding masked
+  by `context_lens`, so a decode step is one batched attention rather than a Python loop.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from reference_engine.forward_batch import ForwardBatch
+
+
+def write_kv(
+    k_cache: torch.Tensor,
+    v_cache: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    slot_mapping: torch.Tensor,
+) -> None:
+    """Store each new token's K/V at its flat slot (block_id * block_size + offset)."""
+    num_kv_heads, head_dim = k_cache.shape[-2:]
+    k_cache.view(-1, num_kv_heads, head_dim).index_copy_(0, slot_mapping, k)
+    v_cache.view(-1, num_kv_heads, head_dim).index_copy_(0, slot_mapping, v)
+
+
+def gather_kv(cache: torch.Tensor, block_tables: torch.Tensor) -> torch.Tensor:
+    """[..., W] block ids -> [..., W * block_size, Hkv, D]: the sequence's context in order."""
+    blocks = cache[block_tables]  # [..., W, block_size, Hkv, D]
+    return blocks.flatten(-4, -3)
+
+
+class PagedAttention(nn.Module):
+    def __init__(self, num_heads: int, num_kv_heads: int, head_dim: int, scale: float) -> None:
+        super().__init__()
+        self.num_heads = num_heads
+        self.num_kv_heads = num_kv_heads
+        self.head_dim = head_dim
+        self.scale = scale
+
+    def forward(
+        self,
+        q: torch.Tensor,  # [T, Hq, D]
+        k: torch.Tensor,  # [T, Hkv, D]
+        v: torch.Tensor,  # [T, Hkv, D]
+        kv_cache: tuple[torch.Tensor, torch.Tensor],
+        batch: ForwardBatch,
+    ) -> torch.Tensor:  # [T, Hq, D]
+        k_cache, v_cache = kv_cache
+        write_kv(k_cache, v_cache, k, v, batch.slot_mapping)
+        if batch.decode_only:
+            return self._decode(q, k_cache, v_cache, batch.block_tables, batch.context_lens)
+        out = torch.empty_like(q)
+        if batch.num_decodes:
+            idx = batch.decode_seq_idx
+            rows = batch.query_start_loc[idx]  # a decode sequence's only row
+            out[rows] = self._decode(
+                q[rows], k_cache, v_cache, batch.block_tables[idx], batch.context_lens[idx]
+            )
+        starts = _starts(batch.query_lens_cpu)
+        for i in batch.prefill_seq_idx:
+            lo, n = starts[i], batch.query_lens_cpu[i]
+            out[lo : lo + n] = self._prefill_one(
+                q[lo : lo + n],
+                k_cache,
+                v_cache,
+                batch.block_tables[i],
+                batch.context_lens_cpu[i],
+                batch.block_size,
+            )
+        return out
+
+    def _prefill_one(
+        self,
+        q: torch.Tensor,
+        k_cache: torch.Tensor,
+        v_cache: torch.Tensor,
+        block_table: torch.Tensor,
+        context_len: int,
+        block_size: int,
+    ) -> torch.Tensor:
+        n = q.shape[0]
+        used = block_table[: -(-context_len // block_size)]
+        keys = gather_kv(k_cache, used)[:context_len]  # [C, Hkv, D]
+        values = gather_kv(v_cache, used)[:context_len]
+        # Row i of the chunk sits at position context_len - n + i and sees keys up to there.
+        q_pos = torch.arange(context_len - n, context_len, device=q.device)
+        k_pos = torch.arange(context_len, device=q.device)
+        mask = k_pos[None, :] <= q_pos[:, None]  # [n, C]
+        out = F.scaled_dot_product_attention(
+            q.transpose(0, 1),
+            keys.transpose(0, 1),
+            values.transpose(0, 1),
+            attn_mask=mask,
+            scale=self.scale,
+            enable_gqa=self.num_heads != self.num_kv_heads,
+        )  # [Hq, n, D]
+        return out.transpose(0, 1)
+
+    def _decode(
+        self,
+        q: torch.Tensor,
+        k_cache: torch.Tensor,
+        v_cache: torch.Tensor,
+        block_tables: torch.Tensor,
+        context_lens: torch.Tensor,
+    ) -> torch.Tensor:
+        """q [B, Hq, D], one query per sequence at its last position -> [B, Hq, D]."""
+        keys = gather_kv(k_cache, block_tables)  # [B, L, Hkv, D], L = W * block_size
+        values = gather_kv(v_cache, block_tables)
+        k_pos = torch.arange(keys.shape[1], device=q.device)
+        mask = (k_pos[None, :] < context_lens[:, None])[:, None, None, :]  # [B, 1, 1, L]
+        out = F.scaled_dot_product_attention(
+            q.unsqueeze(2),
+            keys.transpose(1, 2),
+            values.transpose(1, 2),
+            attn_mask=mask,
+            scale=self.scale,
+            enable_gqa=self.num_heads != self.num_kv_heads,
+        )  # [B, Hq, 1, D]
+        return out.squeeze(2)
+
+
+def _starts(query_lens: list[int]) -> list[int]:
+    starts, total = [], 0
+    for n in query_lens:
+        starts.append(total)
+        total += n
+    return starts

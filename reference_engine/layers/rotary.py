@@ -1,0 +1,79 @@
+"""Rotary position embedding (RoPE), "neox" layout: the two halves of each head rotate together.
+
+cos/sin for every position are precomputed once into `cos_sin_cache` [max_pos, head_dim]
+and gathered by position, so a packed batch with arbitrary positions costs one index.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from torch import nn
+
+
+def rope_inv_freq(head_dim: int, theta: float, scaling: dict[str, Any] | None) -> torch.Tensor:
+    # float32 like the reference implementations, so angles agree with theirs bit for bit.
+    inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))
+    if scaling is None:
+        return inv_freq
+    return _llama3_inv_freq(inv_freq, scaling)
+
+
+def _llama3_inv_freq(inv_freq: torch.Tensor, s: dict[str, Any]) -> torch.Tensor:
+    # Llama 3.1 context extension: slow (long-wavelength) frequencies are divided by `factor`,
+    # fast ones kept, and the band in between interpolated smoothly.
+    factor = float(s["factor"])
+    low, high = float(s.get("low_freq_factor", 1.0)), float(s.get("high_freq_factor", 4.0))
+    old_len = float(s.get("original_max_position_embeddings", 8192))
+    wavelen = 2 * math.pi / inv_freq
+    scaled = torch.where(wavelen > old_len / low, inv_freq / factor, inv_freq)
+    smooth = (old_len / wavelen - low) / (high - low)
+    blended = (1 - smooth) * scaled / factor + smooth * scaled
+    medium = (wavelen >= old_len / high) & (wavelen <= old_len / low)
+    return torch.where(medium, blended, scaled)
+
+
+class RotaryEmbedding(nn.Module):
+    def __init__(
+        self,
+        head_dim: int,
+        max_position: int,
+        theta: float,
+        scaling: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__()
+        self.head_dim = head_dim
+        self.max_position = max_position
+        self.theta = theta
+        self.scaling = scaling
+        self.register_buffer("cos_sin_cache", torch.empty(0), persistent=False)
+        self.reset_cache()
+
+    def reset_cache(self) -> None:
+        """(Re)compute the table, in the buffer's current dtype and device (called again
+        after a model built on the meta device is materialized)."""
+        dtype = self.cos_sin_cache.dtype if self.cos_sin_cache.is_floating_point() else None
+        device = self.cos_sin_cache.device
+        if device.type == "meta":  # shape only; real values once the model is materialized
+            self.cos_sin_cache = torch.empty(self.max_position, self.head_dim, device=device)
+            return
+        inv_freq = rope_inv_freq(self.head_dim, self.theta, self.scaling).to(device)
+        pos = torch.arange(self.max_position, dtype=torch.float32, device=device)
+        freqs = torch.outer(pos, inv_freq)  # [max_pos, head_dim / 2]
+        cache = torch.cat([freqs.cos(), freqs.sin()], dim=-1)
+        self.cos_sin_cache = cache.to(dtype or torch.get_default_dtype())
+
+    def forward(
+        self, positions: torch.Tensor, q: torch.Tensor, k: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """q [T, Hq, D], k [T, Hkv, D] -> rotated copies."""
+        cos, sin = self.cos_sin_cache[positions].unsqueeze(1).chunk(2, dim=-1)  # [T, 1, D/2]
+        return _rotate(q, cos, sin), _rotate(k, cos, sin)
+
+
+def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    x1, x2 = x.chunk(2, dim=-1)
+    cos, sin = cos.to(x.dtype), sin.to(x.dtype)
+    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)

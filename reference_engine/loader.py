@@ -1,0 +1,291 @@
+"""Load a local Hugging Face checkpoint folder: config, safetensors weights, tokenizer, chat template.
+
+Weights may sit in one `model.safetensors` or be sharded with `model.safetensors.index.json`.
+Checkpoint names map onto ours one to one, except q/k/v and gate/up, which fill slices of the
+fused projections (the model's `PACKED_MODULES` table).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors import SafetensorError, safe_open
+
+from reference_engine.config import ConfigError, EngineConfig, ModelConfig
+from reference_engine.layers.linear import FusedLinear
+from reference_engine.layers.rotary import RotaryEmbedding
+from reference_engine.models import model_class
+from reference_engine.models.llama import LlamaForCausalLM
+
+DTYPES = {
+    "float32": torch.float32,
+    "float64": torch.float64,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+}
+
+# Checkpoint tensors the model recomputes or never uses.
+_IGNORED_SUFFIXES = ("rotary_emb.inv_freq",)
+
+
+def build_model(
+    cfg: ModelConfig, dtype: torch.dtype, device: torch.device | str
+) -> LlamaForCausalLM:
+    """The model with weights from `cfg.model_dir`, or randomly initialised when it is None."""
+    cls = model_class(cfg)
+    if cfg.model_dir is None:
+        with torch.device(device):
+            model = cls(cfg).to(dtype)
+        _reset_rotary(model)
+        return model.eval()
+    # Build on the meta device: random-initialising 0.6B parameters only to overwrite them
+    # would cost more than loading them.
+    with torch.device("meta"):
+        model = cls(cfg).to(dtype)
+    model.to_empty(device=device)
+    _reset_rotary(model)
+    load_weights(model, cfg.model_dir)
+    return model.eval()
+
+
+def _reset_rotary(model: torch.nn.Module) -> None:
+    for module in model.modules():
+        if isinstance(module, RotaryEmbedding):
+            module.reset_cache()
+
+
+def checkpoint_files(model_dir: Path) -> list[Path]:
+    index = model_dir / "model.safetensors.index.json"
+    if index.is_file():
+        try:
+            weight_map: dict[str, str] = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
+        except (json.JSONDecodeError, KeyError) as exc:
+            raise ConfigError(f"{index} is not a safetensors index: {exc}") from None
+        files = [model_dir / name for name in sorted(set(weight_map.values()))]
+    elif (model_dir / "model.safetensors").is_file():
+        files = [model_dir / "model.safetensors"]
+    else:
+        files = sorted(model_dir.glob("*.safetensors"))
+    if not files:
+        raise ConfigError(
+            f"no *.safetensors weights in {model_dir} (.bin checkpoints are not read)"
+        )
+    missing = [f.name for f in files if not f.is_file()]
+    if missing:
+        raise ConfigError(f"{model_dir} lacks weight shards listed in its index: {missing}")
+    return files
+
+
+def iter_checkpoint(model_dir: Path) -> Iterator[tuple[str, torch.Tensor]]:
+    for path in checkpoint_files(model_dir):
+        try:
+            with safe_open(str(path), framework="pt") as f:
+                for name in f.keys():  # noqa: SIM118 - safe_open is not a dict
+                    yield name, f.get_tensor(name)
+        except SafetensorError as exc:
+            raise ConfigError(f"cannot read {path}: {exc}") from None
+
+
+def load_weights(model: LlamaForCausalLM, model_dir: Path) -> None:
+    params = dict(model.named_parameters())
+    # Every (parameter, shard) the model needs; whatever is left at the end was never loaded.
+    pending: set[tuple[str, str | None]] = set()
+    for name in params:
+        module = model.get_submodule(name.rsplit(".", 1)[0])
+        if isinstance(module, FusedLinear):
+            pending.update((name, shard) for shard in module.shard_sizes)
+        else:
+            pending.add((name, None))
+    tied = model.lm_head is None
+    for hf_name, tensor in iter_checkpoint(model_dir):
+        if hf_name.endswith(_IGNORED_SUFFIXES) or (tied and hf_name == "lm_head.weight"):
+            continue
+        name, shard = _map_name(hf_name, model.PACKED_MODULES)
+        if name not in params:
+            raise ConfigError(
+                f"checkpoint tensor {hf_name!r} has no place in {type(model).__name__}"
+            )
+        target = params[name].data
+        if shard is not None:
+            fused = model.get_submodule(name.rsplit(".", 1)[0])
+            assert isinstance(fused, FusedLinear)
+            target = target[fused.output_slice(shard)]
+        if tuple(target.shape) != tuple(tensor.shape):
+            raise ConfigError(
+                f"checkpoint tensor {hf_name!r} has shape {tuple(tensor.shape)}, "
+                f"the model expects {tuple(target.shape)}: config.json does not match the weights"
+            )
+        target.copy_(tensor)
+        pending.discard((name, shard))
+    if pending:
+        names = sorted(f"{n}[{s}]" if s else n for n, s in pending)
+        raise ConfigError(f"checkpoint in {model_dir} lacks {len(names)} tensors, e.g. {names[:4]}")
+
+
+def _map_name(hf_name: str, packed: dict[str, tuple[str, str]]) -> tuple[str, str | None]:
+    parts = hf_name.split(".")
+    for i, part in enumerate(parts):
+        if part in packed:
+            fused, shard = packed[part]
+            return ".".join([*parts[:i], fused, *parts[i + 1 :]]), shard
+    return hf_name, None
+
+
+# ---------------------------------------------------------------- tokenizer and chat template
+
+
+@dataclass(slots=True)
+class LoadedTokenizer:
+    """A `tokenizers.Tokenizer` plus what `tokenizer_config.json` adds to it."""
+
+    tokenizer: Any  # tokenizers.Tokenizer
+    chat_template: str | None = None
+    bos_token: str | None = None
+    eos_token: str | None = None
+    eos_token_ids: list[int] = field(default_factory=list)
+    special_token_ids: frozenset[int] = frozenset()
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self.tokenizer.get_vocab_size(with_added_tokens=True))
+
+    def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
+        return list(self.tokenizer.encode(text, add_special_tokens=add_special_tokens).ids)
+
+    def decode(self, ids: list[int], skip_special_tokens: bool = True) -> str:
+        return str(self.tokenizer.decode(ids, skip_special_tokens=skip_special_tokens))
+
+    def apply_chat_template(
+        self, messages: list[dict[str, Any]], add_generation_prompt: bool = True, **extra: Any
+    ) -> str:
+        """Render a conversation to the prompt text; encode it with add_special_tokens=False
+        (templates write their own bos)."""
+        if not self.chat_template:
+            raise ConfigError("this model has no chat template (tokenizer_config.json)")
+        return _render_chat(self, messages, add_generation_prompt, extra)
+
+
+def load_tokenizer(model_dir: str | Path) -> LoadedTokenizer:
+    from tokenizers import Tokenizer  # deferred: only needed once a model is really loaded
+
+    path = Path(model_dir)
+    tok_file = path / "tokenizer.json"
+    if not tok_file.is_file():
+        raise ConfigError(f"{path} has no tokenizer.json (the fast-tokenizer file is required)")
+    try:
+        tokenizer = Tokenizer.from_file(str(tok_file))
+    except Exception as exc:  # tokenizers raises a bare Exception on malformed files
+        raise ConfigError(f"cannot read {tok_file}: {exc}") from None
+    cfg: dict[str, Any] = {}
+    cfg_file = path / "tokenizer_config.json"
+    if cfg_file.is_file():
+        try:
+            cfg = json.loads(cfg_file.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{cfg_file} is not valid JSON: {exc}") from None
+    template = _chat_template(cfg.get("chat_template"))
+    jinja_file = path / "chat_template.jinja"  # transformers >= 4.43 may store it apart
+    if template is None and jinja_file.is_file():
+        template = jinja_file.read_text(encoding="utf-8")
+    eos, bos = _token_text(cfg.get("eos_token")), _token_text(cfg.get("bos_token"))
+    eos_ids = [i for i in [tokenizer.token_to_id(eos)] if eos is not None and i is not None]
+    specials = {
+        int(k) for k, v in (cfg.get("added_tokens_decoder") or {}).items() if v.get("special")
+    }
+    specials.update(t.id for t in _added_tokens(tokenizer) if t.special)
+    return LoadedTokenizer(tokenizer, template, bos, eos, eos_ids, frozenset(specials))
+
+
+@dataclass(slots=True)
+class _AddedToken:
+    id: int
+    special: bool
+
+
+def _added_tokens(tokenizer: Any) -> list[_AddedToken]:
+    decoder = tokenizer.get_added_tokens_decoder()  # {id: AddedToken}
+    return [_AddedToken(int(i), bool(t.special)) for i, t in decoder.items()]
+
+
+def _chat_template(value: Any) -> str | None:
+    if isinstance(value, list):  # [{"name": "default", "template": ...}, ...]
+        named = {t.get("name"): t.get("template") for t in value if isinstance(t, dict)}
+        return named.get("default") or next(iter(named.values()), None)
+    return value if isinstance(value, str) else None
+
+
+def _token_text(value: Any) -> str | None:
+    if isinstance(value, dict):
+        return value.get("content")
+    return value if isinstance(value, str) else None
+
+
+def _render_chat(
+    tok: LoadedTokenizer,
+    messages: list[dict[str, Any]],
+    add_generation_prompt: bool,
+    extra: dict[str, Any],
+) -> str:
+    from jinja2 import TemplateError
+    from jinja2.ext import loopcontrols
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    def raise_exception(message: str) -> None:
+        raise ConfigError(f"chat template refused the conversation: {message}")
+
+    def tojson(value: Any, indent: int | None = None) -> str:
+        return json.dumps(value, ensure_ascii=False, indent=indent)
+
+    # The same environment settings HF uses, so published templates render identically.
+    env = ImmutableSandboxedEnvironment(
+        trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols]
+    )
+    env.filters["tojson"] = tojson
+    env.globals["raise_exception"] = raise_exception
+    env.globals["strftime_now"] = lambda fmt: datetime.now().strftime(fmt)
+    try:
+        return env.from_string(tok.chat_template or "").render(
+            messages=messages,
+            add_generation_prompt=add_generation_prompt,
+            bos_token=tok.bos_token or "",
+            eos_token=tok.eos_token or "",
+            **extra,
+        )
+    except TemplateError as exc:
+        raise ConfigError(f"chat template failed to render: {exc}") from None
+
+
+# ---------------------------------------------------------------- which folder to load
+
+
+def resolve_model_dir(model: str | Path | None, cache_dir: Path | None = None) -> Path:
+    """A local checkpoint folder, or (model None) the tiny random-weights model, generated
+    into the cache on first use."""
+    if model is None:
+        from reference_engine.tiny_model import ensure_tiny_model
+
+        if cache_dir is None:
+            from analyzer.settings import default_cache_dir
+
+            cache_dir = default_cache_dir()
+        return ensure_tiny_model(cache_dir)
+    path = Path(model).expanduser()
+    if not path.is_dir():
+        raise ConfigError(
+            f"model {str(model)!r} is not a local folder: this engine loads local Hugging Face "
+            "checkpoints only (download one first, e.g. Qwen/Qwen3-0.6B into a folder)"
+        )
+    return path
+
+
+def load_model_config(engine_config: EngineConfig) -> ModelConfig:
+    """The ModelConfig for `engine_config.model`, with `model_dir` set for the runner."""
+    return ModelConfig.from_pretrained(
+        resolve_model_dir(engine_config.model, engine_config.cache_dir)
+    )

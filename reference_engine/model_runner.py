@@ -1,0 +1,104 @@
+"""ModelRunner: owns the model weights and the paged KV cache, runs one packed batch per step.
+
+The scheduler decides *what* runs and which blocks each sequence owns; the runner only turns a
+`ForwardBatch` into logits. It also moves KV blocks on request: between device and a host pool
+(swap preemption) and within the device (copy-on-write when shared blocks diverge).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from reference_engine.config import EngineConfig, ModelConfig
+from reference_engine.forward_batch import ForwardBatch
+from reference_engine.loader import DTYPES, build_model
+
+BlockMapping = Sequence[tuple[int, int]]  # (source block id, destination block id)
+
+
+class ModelRunner:
+    def __init__(self, model_config: ModelConfig, engine_config: EngineConfig) -> None:
+        self.model_config = model_config
+        self.engine_config = engine_config
+        self.device = torch.device(engine_config.resolved_device())
+        self.dtype = DTYPES[engine_config.resolved_dtype(model_config)]
+        self.block_size = engine_config.block_size
+        self.num_blocks = engine_config.resolved_num_blocks(model_config)
+        self.max_model_len = engine_config.resolved_max_model_len(model_config)
+        self.max_blocks_per_seq = engine_config.max_blocks_per_seq(model_config)
+        torch.manual_seed(engine_config.seed)  # only random-init models depend on it
+        self.model = build_model(model_config, self.dtype, self.device)
+        # One extra block at the end is scratch space: padded rows (CUDA-graph buckets)
+        # write their K/V there, so no real block is ever touched by padding.
+        self.pad_block_id = self.num_blocks
+        self.kv_caches = self._allocate(self.num_blocks + 1, self.device)
+        self.num_cpu_blocks = engine_config.num_cpu_blocks
+        self.cpu_kv_caches = (
+            self._allocate(self.num_cpu_blocks, torch.device("cpu"), pin=self.device.type == "cuda")
+            if self.num_cpu_blocks
+            else []
+        )
+
+    @property
+    def pad_slot(self) -> int:
+        return self.pad_block_id * self.block_size
+
+    def _allocate(
+        self, num_blocks: int, device: torch.device, pin: bool = False
+    ) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        cfg = self.model_config
+        shape = (num_blocks, self.block_size, cfg.num_key_value_heads, cfg.head_dim)
+
+        def new() -> torch.Tensor:
+            # Zeros, not empty: padded gather rows read unwritten slots (masked, but NaN
+            # garbage times a zero weight would still poison the sum).
+            t = torch.zeros(shape, dtype=self.dtype, device=device)
+            return t.pin_memory() if pin else t
+
+        return [(new(), new()) for _ in range(cfg.num_hidden_layers)]
+
+    @torch.inference_mode()
+    def execute_model(self, batch: ForwardBatch) -> torch.Tensor:
+        """One forward pass -> logits [len(batch.logits_indices), vocab], float32 (float64
+        when the model runs in float64, so tests keep their precision)."""
+        batch = batch if batch.input_ids.device == self.device else batch.to(self.device)
+        hidden = self.model(batch.input_ids, batch.positions, self.kv_caches, batch)
+        logits = self.model.compute_logits(hidden[batch.logits_indices])
+        return logits.to(torch.promote_types(self.dtype, torch.float32))
+
+    # ------------------------------------------------------------------ block movement
+
+    @torch.inference_mode()
+    def swap_out(self, mapping: BlockMapping) -> None:
+        """Device blocks -> host blocks, (device_id, host_id) pairs."""
+        self._copy_between(self.kv_caches, self.cpu_kv_caches, mapping)
+
+    @torch.inference_mode()
+    def swap_in(self, mapping: BlockMapping) -> None:
+        """Host blocks -> device blocks, (host_id, device_id) pairs."""
+        self._copy_between(self.cpu_kv_caches, self.kv_caches, mapping)
+
+    @torch.inference_mode()
+    def copy_blocks(self, mapping: BlockMapping) -> None:
+        """Device block -> device block (copy-on-write of a shared last block)."""
+        self._copy_between(self.kv_caches, self.kv_caches, mapping)
+
+    def _copy_between(
+        self,
+        src_caches: list[tuple[torch.Tensor, torch.Tensor]],
+        dst_caches: list[tuple[torch.Tensor, torch.Tensor]],
+        mapping: BlockMapping,
+    ) -> None:
+        if not mapping:
+            return
+        if not src_caches or not dst_caches:
+            raise RuntimeError("swap needs a host KV pool: set EngineConfig.num_cpu_blocks")
+        src_ids = torch.tensor([s for s, _ in mapping], dtype=torch.int64)
+        dst_ids = torch.tensor([d for _, d in mapping], dtype=torch.int64)
+        for (src_k, src_v), (dst_k, dst_v) in zip(src_caches, dst_caches, strict=True):
+            for src, dst in ((src_k, dst_k), (src_v, dst_v)):
+                # Gather first: a mapping may read a block another pair overwrites.
+                rows = src[src_ids.to(src.device)].to(dst.device, non_blocking=True)
+                dst.index_copy_(0, dst_ids.to(dst.device), rows)

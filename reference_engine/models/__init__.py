@@ -1,0 +1,28 @@
+"""Model families, looked up by the `architectures` name in a checkpoint's config.json."""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from reference_engine.config import ConfigError, ModelConfig
+from reference_engine.models.llama import LlamaForCausalLM
+from reference_engine.models.qwen3 import Qwen3ForCausalLM
+
+# Qwen2 is the Llama graph with q/k/v biases; ModelConfig sets those flags.
+MODEL_REGISTRY = MappingProxyType(
+    {
+        "Qwen3ForCausalLM": Qwen3ForCausalLM,
+        "LlamaForCausalLM": LlamaForCausalLM,
+        "Qwen2ForCausalLM": LlamaForCausalLM,
+    }
+)
+
+
+def model_class(cfg: ModelConfig) -> type[LlamaForCausalLM]:
+    try:
+        return MODEL_REGISTRY[cfg.architecture]
+    except KeyError:
+        raise ConfigError(f"no model class for architecture {cfg.architecture}") from None
+
+
+__all__ = ["MODEL_REGISTRY", "LlamaForCausalLM", "Qwen3ForCausalLM", "model_class"]

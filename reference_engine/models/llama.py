@@ -1,0 +1,140 @@
+"""The Llama / Qwen2 decoder (Qwen3 adds q/k norms on top, see qwen3.py).
+
+Pre-norm residual blocks: RMSNorm -> attention (GQA, RoPE, paged KV) -> RMSNorm -> SwiGLU MLP.
+Modules keep Hugging Face's names (`model.layers.N.self_attn...`) so checkpoint names map
+straight across, except the fused `qkv_proj` / `gate_up_proj` (see `PACKED_MODULES`).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from reference_engine.config import ModelConfig
+from reference_engine.forward_batch import ForwardBatch
+from reference_engine.layers.activation import SiluAndMul
+from reference_engine.layers.attention import PagedAttention
+from reference_engine.layers.linear import GateUpLinear, QKVLinear
+from reference_engine.layers.norm import RMSNorm
+from reference_engine.layers.rotary import RotaryEmbedding
+
+KVCache = tuple[torch.Tensor, torch.Tensor]
+
+
+class LlamaAttention(nn.Module):
+    def __init__(self, cfg: ModelConfig, rotary: RotaryEmbedding) -> None:
+        super().__init__()
+        self.num_heads, self.num_kv_heads = cfg.num_attention_heads, cfg.num_key_value_heads
+        self.head_dim = cfg.head_dim
+        self.qkv_proj = QKVLinear(cfg.hidden_size, cfg.q_size, cfg.kv_size, bias=cfg.qkv_bias)
+        self.o_proj = nn.Linear(cfg.q_size, cfg.hidden_size, bias=cfg.o_bias)
+        self.rotary = rotary  # shared by all layers; not a parameter
+        self.attn = PagedAttention(
+            self.num_heads, self.num_kv_heads, self.head_dim, scale=self.head_dim**-0.5
+        )
+
+    def normalize_qk(self, q: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return q, k  # Llama / Qwen2: nothing between projection and RoPE
+
+    def forward(
+        self, positions: torch.Tensor, x: torch.Tensor, kv_cache: KVCache, batch: ForwardBatch
+    ) -> torch.Tensor:
+        q, k, v = self.qkv_proj(x).split(self.qkv_proj.split_sizes(), dim=-1)
+        q = q.view(-1, self.num_heads, self.head_dim)
+        k = k.view(-1, self.num_kv_heads, self.head_dim)
+        v = v.view(-1, self.num_kv_heads, self.head_dim)
+        q, k = self.normalize_qk(q, k)
+        q, k = self.rotary(positions, q, k)
+        out = self.attn(q, k, v, kv_cache, batch)
+        return self.o_proj(out.flatten(1))
+
+
+class LlamaMLP(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.gate_up_proj = GateUpLinear(cfg.hidden_size, cfg.intermediate_size, cfg.mlp_bias)
+        self.down_proj = nn.Linear(cfg.intermediate_size, cfg.hidden_size, bias=cfg.mlp_bias)
+        self.act = SiluAndMul()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.down_proj(self.act(self.gate_up_proj(x)))
+
+
+class LlamaDecoderLayer(nn.Module):
+    def __init__(
+        self, cfg: ModelConfig, rotary: RotaryEmbedding, attention_cls: type[LlamaAttention]
+    ) -> None:
+        super().__init__()
+        self.self_attn = attention_cls(cfg, rotary)
+        self.mlp = LlamaMLP(cfg)
+        self.input_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+
+    def forward(
+        self, positions: torch.Tensor, x: torch.Tensor, kv_cache: KVCache, batch: ForwardBatch
+    ) -> torch.Tensor:
+        x = x + self.self_attn(positions, self.input_layernorm(x), kv_cache, batch)
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class LlamaModel(nn.Module):
+    def __init__(self, cfg: ModelConfig, attention_cls: type[LlamaAttention]) -> None:
+        super().__init__()
+        self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
+        rotary = RotaryEmbedding(
+            cfg.head_dim, cfg.max_position_embeddings, cfg.rope_theta, cfg.rope_scaling
+        )
+        self.rotary_emb = rotary
+        self.layers = nn.ModuleList(
+            LlamaDecoderLayer(cfg, rotary, attention_cls) for _ in range(cfg.num_hidden_layers)
+        )
+        self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        positions: torch.Tensor,
+        kv_caches: list[KVCache],
+        batch: ForwardBatch,
+    ) -> torch.Tensor:
+        x = self.embed_tokens(input_ids)
+        for layer, kv_cache in zip(self.layers, kv_caches, strict=True):
+            x = layer(positions, x, kv_cache, batch)
+        return self.norm(x)
+
+
+class LlamaForCausalLM(nn.Module):
+    attention_cls: type[LlamaAttention] = LlamaAttention
+    # checkpoint sub-name -> (our fused module, shard) ; see loader.py
+    PACKED_MODULES: dict[str, tuple[str, str]] = {  # noqa: RUF012 - read-only table
+        "q_proj": ("qkv_proj", "q"),
+        "k_proj": ("qkv_proj", "k"),
+        "v_proj": ("qkv_proj", "v"),
+        "gate_proj": ("gate_up_proj", "gate"),
+        "up_proj": ("gate_up_proj", "up"),
+    }
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.config = cfg
+        self.model = LlamaModel(cfg, self.attention_cls)
+        # Tied models reuse the embedding matrix as the output projection (no lm_head weight).
+        self.lm_head = (
+            None
+            if cfg.tie_word_embeddings
+            else nn.Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
+        )
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        positions: torch.Tensor,
+        kv_caches: list[KVCache],
+        batch: ForwardBatch,
+    ) -> torch.Tensor:
+        return self.model(input_ids, positions, kv_caches, batch)
+
+    def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        weight = self.model.embed_tokens.weight if self.lm_head is None else self.lm_head.weight
+        return F.linear(hidden, weight)
