@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "analyzer.snapshots.commands",
     "analyzer.index.commands",
     "analyzer.flags.commands",
+    "analyzer.refs.commands",
     "analyzer.demo",
     "reference_engine.commands",
 )

@@ -1,0 +1,108 @@
+"""Build a `PinView` from the index's per-file facts and the flag/env extraction."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from analyzer.index.models import ModuleFacts
+from analyzer.refs.pinview import EnvEntry, FlagEntry, PinView, SymbolEntry
+
+
+def symbols_from_facts(modules: Iterable[ModuleFacts]) -> list[SymbolEntry]:
+    """Modules, classes, functions, class/instance attributes and module-level re-exports."""
+    out: list[SymbolEntry] = []
+    for facts in modules:
+        mod = facts.module
+        path = facts.path
+        seen: set[str] = set()
+
+        def add(
+            full: str, line: int, end: int, kind: str, bases: tuple[str, ...] = (),
+            _seen: set[str] = seen, _path: str = path,
+        ) -> None:
+            if full not in _seen:
+                _seen.add(full)
+                out.append(SymbolEntry(full, _path, line, end, kind, bases))
+
+        add(mod, 1, max(1, facts.lines), "module")
+        for cls in facts.classes:
+            add(f"{mod}.{cls.qualname}", cls.line, cls.end_line, "class", tuple(cls.bases))
+        for fn in facts.functions:
+            add(f"{mod}.{fn.qualname}", fn.line, fn.end_line, "function")
+        for cls in facts.classes:
+            for attr in (*cls.fields, *cls.class_attributes, *cls.instance_attributes):
+                name = attr.target.removeprefix("self.")
+                if name.isidentifier():
+                    add(f"{mod}.{cls.qualname}.{name}", attr.line, attr.line, "attribute")
+        for attr in facts.module_attributes:
+            if attr.target.isidentifier():
+                add(f"{mod}.{attr.target}", attr.line, attr.line, "attribute")
+        for imp in facts.imports:
+            # Module-level names a file re-exports (`from vllm import LLM` works through them).
+            if imp.scope != "<module>" or imp.name in (None, "*"):
+                continue
+            name = imp.asname or imp.name
+            if name:
+                add(f"{mod}.{name}", imp.line, imp.line, "import")
+        for name in facts.all_names or ():
+            add(f"{mod}.{name}", 1, 1, "import")
+    return out
+
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    return obj.get(name, default) if isinstance(obj, dict) else getattr(obj, name, default)
+
+
+def flags_from(items: Iterable[Any]) -> list[FlagEntry]:
+    out = []
+    for f in items:
+        aliases = tuple(a for a in (_get(f, "aliases") or ()) if a != _get(f, "flag"))
+        aliases += tuple(a for a in (_get(f, "negative_aliases") or ()) if a not in aliases)
+        out.append(FlagEntry(_get(f, "flag"), aliases, _get(f, "dest"), _get(f, "defined_at")))
+    return out
+
+
+def envs_from(items: Iterable[Any]) -> list[EnvEntry]:
+    return [EnvEntry(_get(e, "name"), _get(e, "defined_at"), tuple(_get(e, "deprecated_names") or ())) for e in items]
+
+
+def list_files(package_root: Path) -> frozenset[str]:
+    """Package-relative paths of every file under the package root (not only Python)."""
+    files: set[str] = set()
+    for path in package_root.rglob("*"):
+        if path.is_file() and "__pycache__" not in path.parts:
+            files.add(path.relative_to(package_root).as_posix())
+    return frozenset(files)
+
+
+def view_from_facts(
+    *,
+    pin: str,
+    project: str,
+    kind: str,
+    layout_prefix: str,
+    packages: tuple[str, ...],
+    files: frozenset[str],
+    modules: Iterable[ModuleFacts],
+    flags: Iterable[Any] = (),
+    envs: Iterable[Any] = (),
+    upstream_commit: str | None = None,
+    store_commit: str | None = None,
+    tree: Path | None = None,
+) -> PinView:
+    return PinView(
+        pin=pin,
+        project=project,
+        kind=kind,
+        layout_prefix=layout_prefix,
+        packages=packages,
+        files=files,
+        symbols=symbols_from_facts(modules),
+        flags=flags_from(flags),
+        envs=envs_from(envs),
+        upstream_commit=upstream_commit,
+        store_commit=store_commit,
+        tree=str(tree) if tree else None,
+    )

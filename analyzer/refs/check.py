@@ -1,0 +1,96 @@
+"""Run the checker over documents: extract, pick pins by framework, resolve, suggest."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+from analyzer.refs.extract import extract_references, markdown_parser
+from analyzer.refs.models import AMBIGUOUS, BROKEN, NOT_CHECKABLE, OK, Finding, Reference
+from analyzer.refs.pinview import PinView
+from analyzer.refs.resolve import resolve
+from analyzer.refs.suggest import History, suggest
+
+IgnoreFn = Callable[[Reference], bool]
+
+
+def extract_all(documents: Iterable[tuple[str, str]], ignore: IgnoreFn | None = None) -> list[Reference]:
+    """References of every (display name, Markdown text) document, ignore list applied."""
+    parser = markdown_parser()
+    refs: list[Reference] = []
+    for name, text in documents:
+        refs.extend(r for r in extract_references(name, text, parser) if ignore is None or not ignore(r))
+    return refs
+
+
+def _with_suggestions(finding: Finding, pin: PinView, history: History | None) -> Finding:
+    if finding.status == BROKEN:
+        finding.suggestions = suggest(finding.ref, pin, history)
+    return finding
+
+
+def check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str, History] | None = None) -> list[Finding]:
+    histories = histories or {}
+    if ref.framework == AMBIGUOUS:
+        candidates = list(pins)
+    else:
+        candidates = [p for p in pins if p.project == ref.framework]
+    if not candidates:
+        return [Finding(ref, None, NOT_CHECKABLE, note=f"no pin for {ref.framework}", framework=ref.framework)]
+    findings = [resolve(ref, pin) for pin in candidates]
+    if ref.framework == AMBIGUOUS:
+        # The text named no single project: the pins that know the reference decide.
+        oks = [f for f in findings if f.status == OK]
+        if oks:
+            projects = {p.project for p in candidates if p.pin in {f.pin for f in oks}}
+            for f in oks:
+                f.framework = next(p.project for p in candidates if p.pin == f.pin)
+                where = " and ".join(sorted(projects))
+                f.note = "; ".join(x for x in (f.note, f"framework ambiguous in the text ({ref.framework_reason}); resolves in {where}") if x)
+            return oks
+        for f in findings:
+            f.framework = next(p.project for p in candidates if p.pin == f.pin)
+            f.note = "; ".join(x for x in (f.note, f"framework ambiguous in the text ({ref.framework_reason})") if x)
+    by_pin = {p.pin: p for p in candidates}
+    return [_with_suggestions(f, by_pin[f.pin], histories.get(f.pin or "")) for f in findings]
+
+
+def check_references(refs: Iterable[Reference], pins: Sequence[PinView], histories: dict[str, History] | None = None) -> list[Finding]:
+    findings: list[Finding] = []
+    for ref in refs:
+        findings.extend(check_reference(ref, pins, histories))
+    return findings
+
+
+def check_upgrade(refs: Iterable[Reference], old: PinView, new: PinView, history: History) -> list[Finding]:
+    """Every reference to `old`'s project, resolved against both pins; findings are against
+    `new`, with `previous_status` saying how it stood at `old`."""
+    findings: list[Finding] = []
+    for ref in refs:
+        if ref.framework not in {old.project, AMBIGUOUS}:
+            continue
+        before = resolve(ref, old)
+        if ref.framework == AMBIGUOUS and before.status != OK:
+            continue  # not this project's name as far as the old pin can tell
+        after = resolve(ref, new)
+        after.previous_status = before.status
+        after.framework = new.project
+        if after.status == BROKEN:
+            after.suggestions = suggest(ref, new, history)
+            if before.status == OK:
+                after.note = "; ".join(x for x in (f"ok at {old.pin} ({before.resolved_at})", after.note) if x)
+        findings.append(after)
+    return findings
+
+
+def pick_fixes(findings: Iterable[Finding], threshold: float) -> list[Finding]:
+    """One broken finding per source position whose best suggestion clears `threshold`."""
+    best: dict[tuple[str, int, int], Finding] = {}
+    for f in findings:
+        s = f.best
+        if f.status != BROKEN or s is None or s.confidence < threshold or f.ref.col < 0:
+            continue
+        key = (f.ref.file, f.ref.line, f.ref.col)
+        current = best.get(key)
+        if current is None or (current.best and current.best.confidence < s.confidence):
+            best[key] = f
+    return list(best.values())

@@ -1,0 +1,130 @@
+"""`atlas check`: resolve a manuscript's references against its pins."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from analyzer.refs.check import check_references, check_upgrade, extract_all, pick_fixes
+from analyzer.refs.config import BookConfig, RefsError, load_book
+from analyzer.refs.fix import plan_fixes, write_atomic
+from analyzer.refs.models import BROKEN, HIGH_CONFIDENCE, Finding
+from analyzer.refs.pinview import PinView
+from analyzer.refs.report import render_table, to_json, to_sarif
+from analyzer.refs.suggest import History
+from analyzer.settings import Settings
+
+PinLoader = Callable[[Settings, str], PinView]
+
+
+def _documents(book: BookConfig) -> list[tuple[str, str]]:
+    docs = []
+    for path in book.files:
+        try:
+            docs.append((book.display(path), path.read_bytes().decode("utf-8")))
+        except UnicodeDecodeError as exc:
+            raise RefsError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    return docs
+
+
+def run_check(
+    settings: Settings,
+    paths: list[Path],
+    pins: list[str],
+    from_pin: str | None,
+    to_pin: str | None,
+    loader: PinLoader,
+) -> tuple[BookConfig, list[Finding], str]:
+    """Findings for a book, and a title for the report."""
+    if (from_pin is None) != (to_pin is None):
+        raise RefsError("--from and --to go together")
+    book = load_book(paths, pins)
+    refs = extract_all(_documents(book), book.ignores)
+    if from_pin is not None and to_pin is not None:
+        old, new = loader(settings, from_pin), loader(settings, to_pin)
+        if old.project != new.project:
+            raise RefsError(f"--from and --to must name the same project ({old.project} vs {new.project})")
+        from analyzer.refs.loader import store_renames
+
+        history = History(old, store_renames(settings, old, new))
+        return book, check_upgrade(refs, old, new, history), f"{old.pin} → {new.pin}"
+    if not book.pins:
+        raise RefsError("no pins: add `pins = [\"vllm@0.30.0\", ...]` to atlas.toml or pass --pin")
+    views = [loader(settings, p) for p in book.pins]
+    return book, check_references(refs, views), ", ".join(book.pins)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("check")
+    def check(
+        ctx: typer.Context,
+        paths: list[Path] = typer.Argument(..., help="Markdown files or folders (a book)."),
+        pin: list[str] = typer.Option([], "--pin", help="PROJECT@VERSION; replaces atlas.toml's pin for that project."),
+        from_pin: str = typer.Option(None, "--from", help="Old pin: list what breaks when moving to --to."),
+        to_pin: str = typer.Option(None, "--to", help="New pin of the same project."),
+        json_output: bool = typer.Option(False, "--json", help="Print findings as JSON."),
+        sarif: Path = typer.Option(None, "--sarif", help="Write SARIF 2.1.0 to FILE ('-' for stdout)."),
+        fix: bool = typer.Option(False, "--fix", help="Show a diff applying high-confidence replacements."),
+        write: bool = typer.Option(False, "--write", help="With --fix: rewrite the files (atomically)."),
+        show_all: bool = typer.Option(False, "--all", help="List ok references in the table too."),
+    ) -> None:
+        """Check every path, symbol, flag and env var a book cites against its pins.
+
+        Exit status 1 when any reference is broken, 0 otherwise.
+        """
+        settings: Settings = ctx.obj
+        console = Console()
+        err = Console(stderr=True)
+        if write and not fix:
+            err.print("[red]error:[/] --write only applies with --fix")
+            raise typer.Exit(2)
+        if json_output and sarif == Path("-"):
+            err.print("[red]error:[/] --json and --sarif - would both write to stdout")
+            raise typer.Exit(2)
+        from analyzer.refs.loader import load_pin
+
+        try:
+            book, findings, title = run_check(settings, paths, pin, from_pin, to_pin, load_pin)
+        except RefsError as exc:
+            err.print(f"[red]error:[/] {exc}")
+            raise typer.Exit(2) from None
+        broken = [f for f in findings if f.status == BROKEN]
+        fixed: set[int] = set()
+        if fix:
+            chosen = pick_fixes(findings, HIGH_CONFIDENCE)
+            files = {book.display(p): p for p in book.files}
+            plans = plan_fixes(chosen, files)
+            out = err if json_output or sarif == Path("-") else console
+            diff = "".join(p.diff() for p in plans)
+            if diff:
+                sys.stdout.flush()
+                (sys.stderr if out is err else sys.stdout).write(diff)
+            else:
+                out.print("no high-confidence replacements to apply")
+            for plan in plans:
+                for reason in plan.skipped:
+                    out.print(f"[yellow]skipped[/] {reason}")
+            if write:
+                for plan in plans:
+                    if plan.applied:
+                        write_atomic(plan.path, plan.new)
+                applied = {(f.ref.file, f.ref.line, f.ref.col) for f in chosen}
+                fixed = {id(f) for f in broken if (f.ref.file, f.ref.line, f.ref.col) in applied}
+                out.print(f"rewrote {sum(1 for p in plans if p.applied)} file(s)")
+        if json_output:
+            sys.stdout.write(json.dumps(to_json(findings), indent=2) + "\n")
+        elif sarif != Path("-"):
+            render_table(console, findings, show_ok=show_all, title=title)
+        if sarif is not None:
+            text = json.dumps(to_sarif(findings), indent=2)
+            if sarif == Path("-"):
+                sys.stdout.write(text + "\n")
+            else:
+                sarif.write_text(text + "\n", encoding="utf-8")
+        remaining = [f for f in broken if id(f) not in fixed]
+        raise typer.Exit(1 if remaining else 0)

@@ -1,0 +1,111 @@
+"""Pin views for real snapshots: built once from the index and flag extraction, then cached.
+
+The cache file is keyed by pin name and remembers the store commit it was
+built from; a release pin never changes, a git pin re-fetched to a new commit
+is rebuilt.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from analyzer.refs.build import envs_from, flags_from, list_files, symbols_from_facts
+from analyzer.refs.config import RefsError
+from analyzer.refs.pinview import PinView
+from analyzer.settings import Settings
+
+
+def view_cache_path(settings: Settings, pin: str) -> Path:
+    return settings.cache_dir / "refs" / "views" / f"{pin}.json"
+
+
+def _cached(path: Path) -> PinView | None:
+    try:
+        return PinView.load(path)
+    except (OSError, ValueError, KeyError, IndexError, TypeError, json.JSONDecodeError):
+        return None  # missing, from another format version, or damaged: rebuild
+
+
+def load_pin(settings: Settings, pin: str) -> PinView:
+    """The pin's view: from the cache when it matches the stored snapshot, else built
+    (fetching the snapshot and indexing it first when needed)."""
+    from analyzer.snapshots import SnapshotError, ensure_snapshot, is_fetched, open_snapshot
+
+    cache = view_cache_path(settings, pin)
+    view = _cached(cache)
+    try:
+        fetched = is_fetched(settings, pin)
+        if view is not None:
+            if not fetched:
+                return view  # the snapshot was removed from the store; its release can't change
+            snapshot = open_snapshot(settings, pin)
+            if view.store_commit == snapshot.store_commit:
+                return view
+        snapshot = ensure_snapshot(settings, pin)
+    except SnapshotError as exc:
+        raise RefsError(str(exc)) from None
+    view = build_view(settings, snapshot)
+    view.save(cache)
+    return view
+
+
+def build_view(settings: Settings, snapshot: object) -> PinView:
+    """Index the snapshot (the index stage caches per file) and extract its flags and env vars."""
+    try:
+        from analyzer.index import index_snapshot
+    except ImportError as exc:
+        raise RefsError(f"the index stage is not available: {exc}") from None
+    from analyzer.snapshots.models import Snapshot
+
+    assert isinstance(snapshot, Snapshot)
+    index = index_snapshot(settings, snapshot)
+    flags: list[object] = []
+    envs: list[object] = []
+    try:
+        from analyzer.flags import extract_envs, extract_flags
+
+        flag_result = extract_flags(snapshot.package_root, snapshot.ref.project)
+        env_result = extract_envs(snapshot.package_root, snapshot.ref.project)
+        flags = list(getattr(flag_result, "flags", flag_result))
+        envs = list(getattr(env_result, "envs", env_result))
+    except ImportError:
+        pass  # flags and env vars then come out not-checkable, never broken
+    root = snapshot.package_root
+    return PinView(
+        pin=snapshot.name,
+        project=snapshot.ref.project,
+        kind=snapshot.kind,
+        layout_prefix=snapshot.layout_prefix,
+        packages=snapshot.packages or (snapshot.ref.project,),
+        files=list_files(root),
+        symbols=symbols_from_facts(index.modules.values()),
+        flags=flags_from(flags),
+        envs=envs_from(envs),
+        upstream_commit=snapshot.upstream_commit,
+        store_commit=snapshot.store_commit,
+        tree=str(root),
+    )
+
+
+def store_renames(settings: Settings, old: PinView, new: PinView) -> dict[str, tuple[str, float]]:
+    """Renames git detects between two stored snapshots, package-relative; {} when unavailable."""
+    try:
+        from analyzer.snapshots import SnapshotError, diff_changes
+    except ImportError:
+        return {}
+    try:
+        changes = diff_changes(settings, old.pin, new.pin)
+    except SnapshotError:
+        return {}
+    out: dict[str, tuple[str, float]] = {}
+    for change in changes:
+        if change.status == "R" and change.old_path and change.new_path:
+            out[_package_rel(change.old_path, old)] = (_package_rel(change.new_path, new), (change.similarity or 50) / 100)
+    return out
+
+
+def _package_rel(path: str, view: PinView) -> str:
+    if view.kind == "git" and view.layout_prefix:
+        return path.removeprefix(view.layout_prefix)
+    return path
