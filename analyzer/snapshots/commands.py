@@ -1,0 +1,229 @@
+"""`atlas snapshot ...`: fetch, add, list, path, diff, remove."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from analyzer.settings import Settings
+from analyzer.snapshots.locks import load_locks
+from analyzer.snapshots.models import Snapshot, SnapshotError
+from analyzer.snapshots.store import (
+    add_git_pin,
+    diff_changes,
+    diff_snapshots,
+    fetch_snapshot,
+    is_fetched,
+    list_snapshots,
+    open_snapshot,
+    remove_snapshot,
+)
+
+T = TypeVar("T")
+
+snapshot_app = typer.Typer(
+    help="Pinned vLLM / SGLang source trees: fetch releases, pin git commits, diff them.",
+    no_args_is_help=True,
+)
+
+LOCK_DIR = typer.Option(
+    None, "--lock-dir", help="Folder of lock files (default: the repository's snapshots/)."
+)
+JSON = typer.Option(False, "--json", help="Print machine-readable JSON.")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(snapshot_app, name="snapshot")
+
+
+def _run(action: Callable[[], T]) -> T:
+    """Turn SnapshotError into a one-line message and exit status 1 (no traceback)."""
+    try:
+        return action()
+    except SnapshotError as exc:
+        # markup=False for the message: paths and refs may contain [brackets].
+        console = Console(stderr=True, soft_wrap=True)
+        console.print("[bold red]error:[/]", end=" ")
+        console.print(str(exc), markup=False, highlight=False)
+        raise typer.Exit(1) from None
+
+
+def _settings(ctx: typer.Context) -> Settings:
+    settings = ctx.obj
+    if not isinstance(settings, Settings):  # invoked without the root callback (tests)
+        raise typer.BadParameter("run through `atlas`")
+    return settings
+
+
+def _snapshot_json(snap: Snapshot) -> dict[str, Any]:
+    return {
+        "ref": snap.name,
+        "kind": snap.kind,
+        "tree": str(snap.tree),
+        "package_root": str(snap.package_root),
+        "layout_prefix": snap.layout_prefix,
+        "upstream_commit": snap.upstream_commit,
+        "store_commit": snap.store_commit,
+        "packages": list(snap.packages),
+        "source": snap.source,
+    }
+
+
+def _echo_json(data: Any) -> None:
+    typer.echo(json.dumps(data, indent=2, default=str))
+
+
+@snapshot_app.command("fetch")
+def fetch_cmd(
+    ctx: typer.Context,
+    refs: list[str] = typer.Argument(None, help="Snapshots to fetch, e.g. vllm@0.30.0."),
+    all_: bool = typer.Option(False, "--all", help="Fetch every locked release."),
+    wheel: Path = typer.Option(None, "--wheel", help="Use this local artifact instead of pip."),
+    find_links: Path = typer.Option(
+        None, "--find-links", help="Wheelhouse folder searched first (works offline)."
+    ),
+    lock_dir: Path = LOCK_DIR,
+    as_json: bool = JSON,
+) -> None:
+    """Download, verify (sha256) and store locked releases; re-fetching is a no-op."""
+    settings = _settings(ctx)
+    names = list(refs or [])
+    if all_:
+        names += sorted(_run(lambda: load_locks(lock_dir)))
+    if not names:
+        raise typer.BadParameter("name at least one snapshot, or pass --all")
+    if wheel is not None and len(names) != 1:
+        raise typer.BadParameter("--wheel applies to exactly one snapshot")
+    console = Console(stderr=True)
+    results = []
+    for name in names:
+        already = _run(lambda n=name: is_fetched(settings, n))
+        if already:
+            snap = _run(lambda n=name: open_snapshot(settings, n))
+            if not as_json:
+                console.print(
+                    f"{snap.name}: already fetched (nothing to do) at {snap.tree}", soft_wrap=True
+                )
+        else:
+            with console.status(f"fetching {name} ..."):
+                snap = _run(
+                    lambda n=name: fetch_snapshot(
+                        settings, n, wheel=wheel, find_links=find_links, lock_dir=lock_dir
+                    )
+                )
+            if not as_json:
+                console.print(f"[green]{snap.name}[/]: fetched into {snap.tree}", soft_wrap=True)
+        results.append(_snapshot_json(snap) | {"already_fetched": already})
+    if as_json:
+        _echo_json(results)
+
+
+@snapshot_app.command("add")
+def add_cmd(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="NAME (ref NAME@<sha12>) or PROJECT@LABEL (used as is)."),
+    url: str = typer.Option(..., "--git", help="Repository URL or local path."),
+    commit: str = typer.Option(..., "--commit", help="Commit SHA (short SHAs are resolved)."),
+    layout_prefix: str = typer.Option(
+        None,
+        "--layout-prefix",
+        help="Where the package sits in the repository, e.g. python/ "
+        "(default: the locked project's, else the root).",
+    ),
+    lock_dir: Path = LOCK_DIR,
+    as_json: bool = JSON,
+) -> None:
+    """Pin a git commit as a snapshot (recorded in the user's store, not the repository)."""
+    settings = _settings(ctx)
+    with Console(stderr=True).status(f"pinning {commit} of {url} ..."):
+        snap, added = _run(
+            lambda: add_git_pin(
+                settings, name, url, commit, layout_prefix=layout_prefix, lock_dir=lock_dir
+            )
+        )
+    if as_json:
+        _echo_json(_snapshot_json(snap) | {"added": added})
+        return
+    verb = "pinned" if added else "already pinned (nothing to do)"
+    Console().print(
+        f"[green]{snap.name}[/]: {verb} {snap.upstream_commit} at {snap.tree}", soft_wrap=True
+    )
+
+
+@snapshot_app.command("list")
+def list_cmd(ctx: typer.Context, lock_dir: Path = LOCK_DIR, as_json: bool = JSON) -> None:
+    """What is pinned (lock files and git pins) and what is fetched."""
+    settings = _settings(ctx)
+    rows = _run(lambda: list_snapshots(settings, lock_dir=lock_dir))
+    if as_json:
+        _echo_json([asdict(r) for r in rows])
+        return
+    table = Table(title=f"snapshots ({settings.snapshot_store})")
+    table.add_column("ref", no_wrap=True)
+    table.add_column("kind")
+    table.add_column("fetched")
+    table.add_column("upstream commit", no_wrap=True)
+    table.add_column("source", overflow="fold")
+    table.add_column("pinned in", overflow="fold")
+    for r in rows:
+        table.add_row(
+            r.name,
+            r.kind,
+            "[green]yes[/]" if r.fetched else "[dim]no[/]",
+            r.upstream_commit[:12] if r.upstream_commit else "[dim]not recorded[/]",
+            r.source,
+            Path(r.pinned_in).name if r.pinned_in else "[dim]store only[/]",
+        )
+    Console().print(table)
+
+
+@snapshot_app.command("path")
+def path_cmd(
+    ctx: typer.Context,
+    ref: str = typer.Argument(..., help="A fetched snapshot, e.g. vllm@0.30.0."),
+    package: bool = typer.Option(
+        False, "--package", help="Print the package root (under the layout prefix) instead."
+    ),
+    as_json: bool = JSON,
+) -> None:
+    """Print the snapshot's tree path (for scripts)."""
+    snap = _run(lambda: open_snapshot(_settings(ctx), ref))
+    if as_json:
+        _echo_json(_snapshot_json(snap))
+        return
+    typer.echo(str(snap.package_root if package else snap.tree))
+
+
+@snapshot_app.command("diff")
+def diff_cmd(
+    ctx: typer.Context,
+    a: str = typer.Argument(..., help="Old snapshot."),
+    b: str = typer.Argument(..., help="New snapshot."),
+    stat: bool = typer.Option(False, "--stat", help="Summary per file instead of the patch."),
+    as_json: bool = JSON,
+) -> None:
+    """git diff between two stored snapshots, with rename detection."""
+    settings = _settings(ctx)
+    if as_json:
+        changes = _run(lambda: diff_changes(settings, a, b))
+        _echo_json([asdict(c) for c in changes])
+        return
+    typer.echo(_run(lambda: diff_snapshots(settings, a, b, stat=stat)), nl=False)
+
+
+@snapshot_app.command("remove")
+def remove_cmd(ctx: typer.Context, ref: str = typer.Argument(...), as_json: bool = JSON) -> None:
+    """Delete a snapshot from the store (and its git pin, if it is one)."""
+    removed = _run(lambda: remove_snapshot(_settings(ctx), ref))
+    if as_json:
+        _echo_json({"removed": removed})
+        return
+    for item in removed:
+        Console().print(f"removed {item}")
