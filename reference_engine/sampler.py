@@ -224,7 +224,7 @@ class Sampler:
         sampled[metadata.sample_rows] = tokens.cpu()
 
         if any(r.params.logprobs is not None for r in sample_rows):
-            source = torch.log_softmax(raw if self.logprobs_mode == "raw" else processed, dim=-1)
+            source = _log_softmax(raw if self.logprobs_mode == "raw" else processed)
             nums = [r.params.logprobs for r in sample_rows]
             for i, entry in zip(
                 metadata.sample_rows, _token_logprobs(source, tokens, nums), strict=True
@@ -240,6 +240,8 @@ class Sampler:
         x = apply_min_tokens(raw.clone(), rows)
         if md.any_penalty:
             x = apply_penalties(x, rows, md)
+        # Truncation below always keeps a row's best token, so only these two steps can empty a row.
+        x = penalized = _revive_empty_rows(x, raw)
         greedy_tokens = x.argmax(dim=-1)
         if md.all_greedy:
             return greedy_tokens, x
@@ -248,7 +250,6 @@ class Sampler:
             x = apply_min_p(x, md.min_p.to(device))
             x = apply_top_k(x, md.top_k.to(device))
             x = apply_top_p(x, md.top_p.to(device))
-        x = _revive_empty_rows(x, raw)
         probs = torch.softmax(x, dim=-1)
         noise = torch.stack(
             [
@@ -257,7 +258,10 @@ class Sampler:
             ]
         ).to(device)
         random_tokens = (probs / noise).argmax(dim=-1)
-        return torch.where(md.greedy.to(device), greedy_tokens, random_tokens), x
+        greedy = md.greedy.to(device)
+        # Greedy rows report the logits their argmax saw, whatever else is in the batch.
+        processed = torch.where(greedy.unsqueeze(1), penalized, x)
+        return torch.where(greedy, greedy_tokens, random_tokens), processed
 
     def _noise(
         self, row: SamplingRow, greedy: bool, vocab: int, dtype: torch.dtype
@@ -356,6 +360,12 @@ def _revive_empty_rows(x: torch.Tensor, raw: torch.Tensor) -> torch.Tensor:
     return torch.where(empty.unsqueeze(1), fallback, x)
 
 
+def _log_softmax(x: torch.Tensor) -> torch.Tensor:
+    """log_softmax that reads a row with no finite logit as uniform instead of NaN."""
+    empty = ~torch.isfinite(x).any(dim=-1, keepdim=True)
+    return torch.log_softmax(x.masked_fill(empty, 0.0), dim=-1)
+
+
 # --- logprobs --------------------------------------------------------------------------------
 
 
@@ -399,5 +409,5 @@ def _prompt_logprobs(logits: torch.Tensor, row: SamplingRow) -> list[TokenLogpro
         )
     target = torch.tensor(targets, dtype=torch.int64, device=logits.device)
     num = row.params.prompt_logprobs
-    entries = _token_logprobs(torch.log_softmax(logits, dim=-1), target, [num] * len(targets))
+    entries = _token_logprobs(_log_softmax(logits), target, [num] * len(targets))
     return [e for e in entries if e is not None]
