@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "analyzer.index.commands",
     "analyzer.flags.commands",
     "analyzer.refs.commands",
+    "analyzer.graphs.commands",
     "analyzer.demo",
     "reference_engine.commands",
 )

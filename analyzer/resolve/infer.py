@@ -197,7 +197,7 @@ class Inferrer:
         external: Value | None = None
         for ref in annotation_types(text, self.p.parser):
             if ref.name in _SELF_TYPES:
-                cls = self._class_of_scope(module, scope)
+                cls = self.class_of_scope(module, scope)
                 if cls is not None:
                     return Value("instance", cls, via)
                 continue
@@ -335,7 +335,7 @@ class Inferrer:
         if node.args:
             first = self.eval(node.args[0], ctx, depth)
             return first.name if first is not None and first.kind == "class" else None
-        return self._class_of_scope(ctx.module, ctx.scope)
+        return self.class_of_scope(ctx.module, ctx.scope)
 
     def super_member(self, cls: str, attr: str) -> Value | None:
         for owner in self.p.hierarchy.mro(cls)[1:]:
@@ -346,7 +346,7 @@ class Inferrer:
                 return Value("function", qual, "super", bound=True)
         return None
 
-    def _class_of_scope(self, module: str, scope: str) -> str | None:
+    def class_of_scope(self, module: str, scope: str) -> str | None:
         for sc in scope_chain(scope):
             qual = f"{module}.{sc}"
             cls = self.p.enclosing_class(qual)

@@ -292,5 +292,9 @@ class Project:
         parent = func.rpartition(".")[0]
         return parent if parent in self.classes else None
 
+    def member_function(self, cls: str, attr: str) -> bool:
+        sym = self.member(Symbol("class", cls), attr)
+        return sym is not None and sym.kind == "function"
+
     def is_builtin(self, name: str) -> bool:
         return name in BUILTIN_NAMES

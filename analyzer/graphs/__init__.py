@@ -1,0 +1,1 @@
+"""Call graph and state-ownership graph per snapshot, built from resolved facts."""

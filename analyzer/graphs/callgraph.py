@@ -1,0 +1,83 @@
+"""The call graph: one networkx DiGraph per snapshot.
+
+Nodes are project modules, classes and functions (global dotted names). An edge
+u -> v says u's code calls v; it carries `kind`, `confidence` (the strongest
+over its sites), `site` (`path:line` of that strongest site), `sites` (all of
+them) and, for name-only guesses, `candidates`. Sites that resolve to nothing
+in the project are kept apart as `Unresolved` records, never dropped.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from analyzer.resolve import CallRecord, CallResolver, Project
+
+RANK = {"certain": 0, "inferred": 1, "guess": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class Unresolved:
+    caller: str
+    site: str  # path:line
+    expr: str
+    reason: str
+    candidates: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class CallGraphResult:
+    graph: nx.DiGraph
+    unresolved: list[Unresolved] = field(default_factory=list)
+    external: Counter[str] = field(default_factory=Counter)  # external callee -> number of sites
+
+
+def add_nodes(graph: nx.DiGraph, project: Project) -> None:
+    for name, facts in project.modules.items():
+        graph.add_node(name, kind="module", path=facts.path, line=1)
+    for name, cd in project.classes.items():
+        graph.add_node(name, kind="class", path=cd.path, line=cd.fact.line)
+    for name, fd in project.functions.items():
+        kind = "method" if fd.fact.is_method else "function"
+        graph.add_node(name, kind=kind, path=fd.path, line=fd.fact.line)
+
+
+def add_record(graph: nx.DiGraph, rec: CallRecord) -> None:
+    for edge in rec.edges:
+        site = f"{edge.path}:{edge.line}"
+        data = graph.get_edge_data(edge.caller, edge.callee)
+        if data is None:
+            graph.add_edge(
+                edge.caller,
+                edge.callee,
+                kind=edge.kind,
+                confidence=edge.confidence,
+                site=site,
+                sites=[site],
+                candidates=list(edge.candidates),
+            )
+            continue
+        if site not in data["sites"]:
+            data["sites"].append(site)
+        if RANK[edge.confidence] < RANK[data["confidence"]]:
+            data.update(kind=edge.kind, confidence=edge.confidence, site=site, candidates=list(edge.candidates))
+
+
+def build_call_graph(project: Project, resolver: CallResolver | None = None) -> CallGraphResult:
+    resolver = resolver or CallResolver(project)
+    graph = nx.DiGraph()
+    add_nodes(graph, project)
+    result = CallGraphResult(graph)
+    for facts in project.modules.values():
+        for rec in resolver.resolve_module(facts):
+            add_record(graph, rec)
+            for name in rec.external:
+                result.external[name] += 1
+            if rec.unresolved and not rec.edges and not rec.external:
+                result.unresolved.append(
+                    Unresolved(rec.caller, f"{rec.path}:{rec.line}", rec.expr, rec.unresolved, rec.candidates)
+                )
+    return result

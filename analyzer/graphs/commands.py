@@ -1,0 +1,175 @@
+"""CLI: `atlas calls`, `atlas path`, `atlas state`, `atlas graph`, `atlas callgraph`.
+
+Every command takes the target first: a snapshot (`vllm@0.30.0`) or a directory
+(`reference_engine`). Graphs are built once per target and cached.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from analyzer.graphs import queries, render
+from analyzer.graphs.export import EXPORTERS
+from analyzer.graphs.pycg import pycg_callgraph
+from analyzer.graphs.queries import QueryError
+from analyzer.graphs.store import (
+    GraphError,
+    Graphs,
+    directory_target,
+    load_facts,
+    load_graphs,
+    open_target,
+)
+from analyzer.settings import Settings
+
+CONFIDENCE_HELP = "Weakest edge confidence to follow: certain, inferred or guess."
+_CONFIDENCES = ("certain", "inferred", "guess")
+
+
+def _fail(message: str) -> typer.Exit:
+    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False)
+    return typer.Exit(2)
+
+
+def _graphs(ctx: typer.Context, target: str, rebuild: bool = False) -> Graphs:
+    settings: Settings = ctx.obj
+    try:
+        return load_graphs(settings, open_target(settings, target), rebuild=rebuild)
+    except GraphError as exc:
+        raise _fail(str(exc)) from None
+
+
+def _check_confidence(value: str) -> str:
+    if value not in _CONFIDENCES:
+        raise _fail(f"--min-confidence must be one of {', '.join(_CONFIDENCES)}, not {value!r}")
+    return value
+
+
+def _emit(data: object) -> None:
+    typer.echo(json.dumps(data, indent=1))
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("calls")
+    def calls_cmd(
+        ctx: typer.Context,
+        target: str = typer.Argument(..., help="Snapshot (vllm@0.30.0) or directory."),
+        symbol: str = typer.Argument(..., help="Function or method, e.g. Scheduler.schedule."),
+        depth: int = typer.Option(1, "--depth", min=1, max=20, help="How many call levels to follow."),
+        reverse: bool = typer.Option(False, "--reverse", help="Show callers instead of callees."),
+        min_confidence: str = typer.Option("guess", "--min-confidence", help=CONFIDENCE_HELP),
+        as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """What SYMBOL calls (or, with --reverse, what calls it), to --depth levels."""
+        _check_confidence(min_confidence)
+        graphs = _graphs(ctx, target)
+        try:
+            root = queries.find_one(graphs.calls, symbol, ("function", "method", "module", "class"))
+        except QueryError as exc:
+            raise _fail(str(exc)) from None
+        steps = queries.calls_query(graphs.calls, root, depth=depth, reverse=reverse, min_confidence=min_confidence)
+        if as_json:
+            _emit({"target": target, "symbol": root, "reverse": reverse, "depth": depth,
+                   "edges": [asdict(s) for s in steps]})
+        else:
+            render.render_calls(Console(), root, steps, reverse)
+
+    @app.command("path")
+    def path_cmd(
+        ctx: typer.Context,
+        target: str = typer.Argument(..., help="Snapshot (vllm@0.30.0) or directory."),
+        source: str = typer.Argument(..., help="Calling function, e.g. Scheduler.schedule."),
+        dest: str = typer.Argument(..., help="Called function, e.g. KVCacheManager.allocate_slots."),
+        max_paths: int = typer.Option(5, "--max-paths", min=1, max=50, help="Simple paths to list."),
+        max_length: int = typer.Option(12, "--max-length", min=1, max=50, help="Longest path, in calls."),
+        min_confidence: str = typer.Option("guess", "--min-confidence", help=CONFIDENCE_HELP),
+        as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """Shortest call path FROM -> TO, then further simple paths by length."""
+        _check_confidence(min_confidence)
+        graphs = _graphs(ctx, target)
+        try:
+            src = queries.find_one(graphs.calls, source, ("function", "method", "module"))
+            dst = queries.find_one(graphs.calls, dest, ("function", "method", "module", "class"))
+        except QueryError as exc:
+            raise _fail(str(exc)) from None
+        paths = queries.path_query(graphs.calls, src, dst, max_paths=max_paths,
+                                   min_confidence=min_confidence, max_length=max_length)
+        if as_json:
+            _emit({"target": target, "from": src, "to": dst,
+                   "paths": [[asdict(s) for s in p] for p in paths]})
+        else:
+            render.render_paths(Console(), src, dst, paths)
+
+    @app.command("state")
+    def state_cmd(
+        ctx: typer.Context,
+        target: str = typer.Argument(..., help="Snapshot (vllm@0.30.0) or directory."),
+        cls: str = typer.Argument(..., help="Class, e.g. Scheduler or vllm.v1.core.sched.scheduler.Scheduler."),
+        as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    ) -> None:
+        """The state CLASS owns and which methods read and write it (outside writers flagged)."""
+        graphs = _graphs(ctx, target)
+        try:
+            state = queries.state_query(graphs.state, cls)
+        except QueryError as exc:
+            raise _fail(str(exc)) from None
+        if as_json:
+            _emit(queries.state_to_dict(state))
+        else:
+            render.render_state(Console(), state)
+
+    @app.command("graph")
+    def graph_cmd(
+        ctx: typer.Context,
+        target: str = typer.Argument(..., help="Snapshot (vllm@0.30.0) or directory."),
+        fmt: str = typer.Option("json", "--format", help="json, dot or graphml."),
+        output: Path = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
+        stats: bool = typer.Option(False, "--stats", help="Print counts only."),
+        rebuild: bool = typer.Option(False, "--rebuild", help="Ignore the cached graphs."),
+        as_json: bool = typer.Option(False, "--json", help="With --stats: print JSON."),
+    ) -> None:
+        """Export the whole call graph of a target."""
+        if fmt not in EXPORTERS:
+            raise _fail(f"--format must be one of {', '.join(EXPORTERS)}, not {fmt!r}")
+        graphs = _graphs(ctx, target, rebuild)
+        if stats:
+            if as_json:
+                _emit(graphs.meta)
+            else:
+                for key, value in graphs.meta.items():
+                    typer.echo(f"{key}: {value}")
+            return
+        text = EXPORTERS[fmt](graphs.calls)
+        if output is None:
+            typer.echo(text, nl=False)
+        else:
+            output.write_text(text)
+
+    @app.command("callgraph")
+    def callgraph_cmd(
+        ctx: typer.Context,
+        path: Path = typer.Argument(..., help="Directory of Python code."),
+        fmt: str = typer.Option("pycg", "--format", help="Only pycg for now."),
+        min_confidence: str = typer.Option("guess", "--min-confidence", help=CONFIDENCE_HELP),
+        output: Path = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
+    ) -> None:
+        """PyCG-format call graph JSON of a directory (names relative to it)."""
+        if fmt != "pycg":
+            raise _fail(f"--format must be pycg, not {fmt!r}")
+        _check_confidence(min_confidence)
+        settings: Settings = ctx.obj
+        try:
+            facts = load_facts(settings, directory_target(path, as_package=False))
+        except GraphError as exc:
+            raise _fail(str(exc)) from None
+        text = json.dumps(pycg_callgraph(facts, min_confidence=min_confidence), indent=1)
+        if output is None:
+            typer.echo(text)
+        else:
+            output.write_text(text + "\n")

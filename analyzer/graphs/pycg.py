@@ -1,0 +1,37 @@
+"""The PyCG call-graph JSON format: `{"main.A.func": ["main.g", "<builtin>.print"], ...}`.
+
+Every module (its top-level code) and every function / method is a key even when
+it calls nothing. Constructor calls point at `__init__` when the project defines
+one (a class without one contributes no edge, as there is no code to run);
+builtins read `<builtin>.name`; other external callees keep their dotted name.
+"""
+
+from __future__ import annotations
+
+from analyzer.graphs.callgraph import RANK
+from analyzer.index.models import ModuleFacts
+from analyzer.resolve import CallResolver, Project
+
+
+def pycg_callgraph(facts: list[ModuleFacts], *, min_confidence: str = "guess") -> dict[str, list[str]]:
+    project = Project(facts)
+    resolver = CallResolver(project)
+    out: dict[str, set[str]] = {name: set() for name in project.modules}
+    out.update({name: set() for name in project.functions})
+    for mod in project.modules.values():
+        for rec in resolver.resolve_module(mod):
+            targets = out.setdefault(rec.caller, set())
+            for edge in rec.edges:
+                if RANK[edge.confidence] > RANK[min_confidence] or edge.callee in project.classes:
+                    continue
+                targets.add(edge.callee)
+            for name in rec.external:
+                targets.add("<builtin>." + name[len("builtins."):] if name.startswith("builtins.") else name)
+    return {k: sorted(v) for k, v in sorted(out.items())}
+
+
+def score(expected: dict[str, list[str]], actual: dict[str, list[str]]) -> tuple[int, int, int]:
+    """(true positives, false positives, false negatives) over call edges."""
+    exp = {(k, v) for k, vs in expected.items() for v in vs}
+    act = {(k, v) for k, vs in actual.items() for v in vs}
+    return len(exp & act), len(act - exp), len(exp - act)

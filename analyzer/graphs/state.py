@@ -1,0 +1,106 @@
+"""State ownership: for each class, the state it owns and who reads / writes it.
+
+Owned state is a class's dataclass-style fields, class attributes and `self.x`
+instance attributes. Every attribute access of the facts whose object resolves
+to an instance (or the class) of a project class is attributed to the class in
+the MRO that declares the attribute; a write from a function that is not a
+method of that class (or a subclass) is flagged `outside`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from analyzer.resolve import CallResolver, Project
+from analyzer.resolve.infer import Ctx
+
+WRITE_KINDS = ("assign", "augassign", "del", "item_assign", "item_del", "mutating_call")
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    function: str  # global name of the reading / writing function (or module)
+    kind: str  # read | assign | augassign | del | item_assign | item_del | mutating_call
+    site: str  # path:line
+    method: str | None = None  # the mutating method: append, heappush, ...
+    outside: bool = False  # from a function that is not a method of the owner (or subclass)
+
+
+@dataclass(slots=True)
+class StateAttr:
+    name: str
+    origin: str  # field | class | instance | undeclared (only ever set from elsewhere)
+    line: int
+    annotation: str | None = None
+    reads: list[Access] = field(default_factory=list)
+    writes: list[Access] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ClassState:
+    cls: str
+    path: str
+    line: int
+    attrs: dict[str, StateAttr] = field(default_factory=dict)
+
+    @property
+    def outside_writes(self) -> list[tuple[str, Access]]:
+        return [(a.name, w) for a in self.attrs.values() for w in a.writes if w.outside]
+
+
+def _declared(project: Project, cls: str) -> dict[str, StateAttr]:
+    fact = project.classes[cls].fact
+    out: dict[str, StateAttr] = {}
+    for asg in fact.fields:
+        out.setdefault(asg.target, StateAttr(asg.target, "field", asg.line, asg.annotation))
+    for asg in fact.class_attributes:
+        out.setdefault(asg.target, StateAttr(asg.target, "class", asg.line, asg.annotation))
+    for asg in fact.instance_attributes:
+        base, _, name = asg.target.rpartition(".")
+        if "." in base or not name:
+            continue  # `self.a.b = ...` writes a's state, not this class's
+        attr = out.setdefault(name, StateAttr(name, "instance", asg.line, asg.annotation))
+        if attr.annotation is None and asg.annotation:
+            attr.annotation = asg.annotation
+    return out
+
+
+def build_state(project: Project, resolver: CallResolver | None = None) -> dict[str, ClassState]:
+    resolver = resolver or CallResolver(project)
+    infer = resolver.infer
+    states = {
+        name: ClassState(name, cd.path, cd.fact.line, _declared(project, name))
+        for name, cd in project.classes.items()
+    }
+    owner_memo: dict[tuple[str, str], str | None] = {}
+
+    def owner_of(cls: str, attr: str) -> str | None:
+        key = (cls, attr)
+        if key not in owner_memo:
+            owner_memo[key] = next(
+                (c for c in project.hierarchy.mro(cls) if c in states and attr in states[c].attrs), None
+            )
+        return owner_memo[key]
+
+    for facts in project.modules.values():
+        if project.modules.get(facts.module) is not facts:
+            continue
+        for acc in facts.accesses:
+            ctx = Ctx(facts.module, acc.scope, acc.line)
+            base = infer.eval_text(acc.base, ctx)
+            if base is None or base.kind not in ("instance", "class") or base.name not in states:
+                continue
+            owner = owner_of(base.name, acc.attr)
+            if owner is None:
+                if acc.kind == "read" or project.member_function(base.name, acc.attr):
+                    continue  # a method / property, or a read of something never set
+                owner = base.name
+                states[owner].attrs[acc.attr] = StateAttr(acc.attr, "undeclared", acc.line)
+                owner_memo[(base.name, acc.attr)] = owner
+            func = resolver.caller_of(facts.module, acc.scope)
+            writer_cls = infer.class_of_scope(facts.module, acc.scope)
+            inside = writer_cls is not None and project.hierarchy.is_subclass(writer_cls, owner)
+            record = Access(func, acc.kind, f"{facts.path}:{acc.line}", acc.method, not inside)
+            attr = states[owner].attrs[acc.attr]
+            (attr.reads if acc.kind == "read" else attr.writes).append(record)
+    return states

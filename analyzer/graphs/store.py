@@ -1,0 +1,164 @@
+"""Where graphs come from: a target (snapshot or directory) -> facts -> graphs,
+cached under `settings.cache_dir/graphs/<key>/` so queries never rebuild.
+
+The key is the snapshot's identity (name + store commit: its tree is immutable)
+or, for a plain directory, a fingerprint of its files' paths, sizes and mtimes;
+both include GRAPHS_VERSION so a change of the algorithm invalidates old caches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import networkx as nx
+
+from analyzer.graphs.callgraph import Unresolved, build_call_graph
+from analyzer.graphs.state import ClassState, build_state
+from analyzer.index.models import ModuleFacts
+from analyzer.resolve import CallResolver, Project
+from analyzer.settings import Settings
+
+GRAPHS_VERSION = "3"
+
+
+class GraphError(Exception):
+    """A target that cannot be opened / indexed; the message is shown to the user."""
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    label: str  # `vllm@0.30.0` or the directory as given
+    root: Path  # directory handed to the indexer
+    paths: tuple[str, ...] | None  # files under root to index (None: all)
+    key: str
+    snapshot: object | None = None  # analyzer.snapshots.Snapshot when a snapshot
+
+
+@dataclass(slots=True)
+class Graphs:
+    calls: nx.DiGraph
+    state: dict[str, ClassState]
+    meta: dict[str, object] = field(default_factory=dict)
+
+
+def _digest(parts: Iterable[str]) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:24]
+
+
+def directory_target(path: Path, *, as_package: bool = True) -> Target:
+    """A plain directory. A package directory (with `__init__.py`) is indexed from
+    its parent so names read `reference_engine.scheduler...`; otherwise (or with
+    as_package=False) names are relative to the directory itself."""
+    path = path.expanduser().resolve()
+    if not path.is_dir():
+        raise GraphError(f"{path} is not a directory")
+    files = sorted(p for p in path.rglob("*.py") if p.is_file() and ".venv" not in p.parts)
+    if not files:
+        raise GraphError(f"{path} holds no Python files")
+    root = path.parent if as_package and (path / "__init__.py").is_file() else path
+    rel = tuple(p.relative_to(root).as_posix() for p in files)
+    stats = (f"{r}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for r, p in zip(rel, files, strict=True))
+    key = _digest([GRAPHS_VERSION, "dir", str(root), *stats])
+    return Target(str(path), root, rel, key)
+
+
+def open_target(settings: Settings, text: str) -> Target:
+    """`vllm@0.30.0` (fetched if pinned but missing) or a directory path."""
+    if Path(text).expanduser().is_dir():
+        return directory_target(Path(text))
+    if "@" not in text:
+        raise GraphError(f"{text!r} is neither a directory nor a snapshot like vllm@0.30.0")
+    from analyzer.snapshots import SnapshotError, ensure_snapshot
+
+    try:
+        snap = ensure_snapshot(settings, text)
+    except SnapshotError as exc:
+        raise GraphError(str(exc)) from None
+    key = _digest([GRAPHS_VERSION, "snapshot", snap.name, snap.store_commit])
+    return Target(snap.name, snap.package_root, None, key, snap)
+
+
+def load_facts(settings: Settings, target: Target) -> list[ModuleFacts]:
+    try:
+        from analyzer import index as index_pkg
+    except ImportError as exc:  # pragma: no cover - the index stage is a hard dependency
+        raise GraphError(f"the index stage is unavailable: {exc}") from None
+    if target.snapshot is not None and hasattr(index_pkg, "index_snapshot"):
+        result = index_pkg.index_snapshot(settings, target.snapshot)
+    elif hasattr(index_pkg, "index_tree"):
+        result = index_pkg.index_tree(target.root, list(target.paths) if target.paths else None, db=settings.index_db)
+    else:
+        raise GraphError("the index stage does not provide index_tree yet")
+    return list(result.modules.values())
+
+
+def build_graphs(facts: list[ModuleFacts], label: str = "") -> tuple[Graphs, list[Unresolved]]:
+    project = Project(facts)
+    resolver = CallResolver(project)
+    calls = build_call_graph(project, resolver)
+    state = build_state(project, resolver)
+    edges = calls.graph.number_of_edges()
+    by_conf: dict[str, int] = {}
+    for _, _, conf in calls.graph.edges.data("confidence"):
+        by_conf[conf] = by_conf.get(conf, 0) + 1
+    meta: dict[str, object] = {
+        "target": label,
+        "modules": len(project.modules),
+        "functions": len(project.functions),
+        "classes": len(project.classes),
+        "edges": edges,
+        "edges_by_confidence": by_conf,
+        "unresolved_sites": len(calls.unresolved),
+        "external_sites": sum(calls.external.values()),
+    }
+    return Graphs(calls.graph, state, meta), calls.unresolved
+
+
+def _cache_dir(settings: Settings, target: Target) -> Path:
+    return settings.cache_dir / "graphs" / target.key
+
+
+def _dump(path: Path, obj: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump(obj, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)  # readers see the old file or the new one, never half of one
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load_graphs(settings: Settings, target: Target, *, rebuild: bool = False) -> Graphs:
+    cached = _cache_dir(settings, target) / "graphs.pickle"
+    if cached.is_file() and not rebuild:
+        try:
+            with cached.open("rb") as fh:
+                graphs = pickle.load(fh)
+            if isinstance(graphs, Graphs):
+                return graphs
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+            pass  # a damaged or stale cache is rebuilt, not fatal
+    graphs, unresolved = build_graphs(load_facts(settings, target), target.label)
+    _dump(cached, graphs)
+    _dump(cached.with_name("unresolved.pickle"), unresolved)
+    return graphs
+
+
+def load_unresolved(settings: Settings, target: Target) -> list[Unresolved]:
+    path = _cache_dir(settings, target) / "unresolved.pickle"
+    if not path.is_file():
+        load_graphs(settings, target, rebuild=True)
+    with path.open("rb") as fh:
+        return pickle.load(fh)
