@@ -1,0 +1,20 @@
+"""Fixtures shared across test areas. Keep this file tiny."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from analyzer.settings import Settings
+
+
+@pytest.fixture(scope="session")
+def integration_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """One cache for the whole integration tier, so the real releases are fetched
+    once: `$ATLAS_INTEGRATION_CACHE` when set (kept between runs), else a temp dir."""
+    env = os.environ.get("ATLAS_INTEGRATION_CACHE")
+    cache = Path(env).expanduser() if env else tmp_path_factory.mktemp("atlas-integration-cache")
+    cache.mkdir(parents=True, exist_ok=True)
+    return Settings(cache_dir=cache.resolve())
