@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import itertools
 import json
 import xml.etree.ElementTree as ET
 
@@ -76,7 +77,7 @@ def test_path_query_shortest_first(graphs: Graphs) -> None:
     paths = path_query(g, find_one(g, "main.run"), find_one(g, "BlockPool.get_blocks"))
     assert paths
     assert [s.callee for s in paths[0]][-1] == f"{KV}.BlockPool.get_blocks"
-    assert all(len(a) <= len(b) for a, b in zip(paths, paths[1:], strict=False))
+    assert all(len(a) <= len(b) for a, b in itertools.pairwise(paths))
     assert path_query(g, find_one(g, "BlockPool.get_blocks"), find_one(g, "main.run")) == []
 
 
