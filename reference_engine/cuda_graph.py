@@ -1,0 +1,181 @@
+"""Decode with graph capture: pad each decode batch up to a captured size ("bucket").
+
+A CUDA graph replays a fixed sequence of kernels on fixed buffers, so it can only serve the
+exact shapes it was captured with. Decode steps are the ones worth capturing (many tiny
+kernels, launch-bound), so we capture a handful of batch sizes and pad every decode batch up
+to the next one. Padding rows compute garbage that nobody reads: their K/V goes to the runner's
+scratch block, their block tables point only at it, and their logits are sliced off.
+
+On a CPU there is nothing to capture, but the same bucketing and padding run eagerly, so the
+logic the GPU path depends on is exercised (and tested) everywhere.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+import torch
+
+from reference_engine.forward_batch import ForwardBatch
+from reference_engine.model_runner import ModelRunner
+
+
+def pick_bucket(num_seqs: int, sizes: list[int]) -> int | None:
+    """The smallest captured size that holds `num_seqs`, or None when none does."""
+    i = bisect.bisect_left(sizes, num_seqs)
+    return sizes[i] if i < len(sizes) else None
+
+
+def pad_decode_batch(
+    batch: ForwardBatch,
+    bucket: int,
+    pad_slot: int,
+    pad_block_id: int,
+    width: int | None = None,
+) -> ForwardBatch:
+    """A decode-only batch padded to `bucket` sequences and (optionally) a fixed block-table
+    width. Real rows keep their places, so the first `batch.num_seqs` logits are theirs."""
+    if not batch.decode_only:
+        raise ValueError("only decode-only batches (one new token per sequence) are padded")
+    n = batch.num_seqs
+    if bucket < n:
+        raise ValueError(f"bucket {bucket} is smaller than the batch ({n} sequences)")
+    width = batch.block_tables.shape[1] if width is None else width
+    if width < batch.block_tables.shape[1]:
+        raise ValueError(f"block table width {width} is narrower than the batch's")
+    dev = batch.input_ids.device
+    pad = bucket - n
+
+    def extend(t: torch.Tensor, value: int) -> torch.Tensor:
+        return torch.cat([t, torch.full((pad,), value, dtype=t.dtype, device=dev)])
+
+    # Padding rows read and write only the scratch block; extra columns of real rows are
+    # masked by their context_lens like any other padding column.
+    tables = torch.full((bucket, width), pad_block_id, dtype=torch.int64, device=dev)
+    tables[:n, : batch.block_tables.shape[1]] = batch.block_tables
+    rows = torch.arange(bucket + 1, dtype=torch.int64, device=dev)
+    return ForwardBatch(
+        input_ids=extend(batch.input_ids, 0),
+        positions=extend(batch.positions, 0),
+        slot_mapping=extend(batch.slot_mapping, pad_slot),
+        block_tables=tables,
+        # A padding row attends to the one slot it just wrote, so its softmax is well defined.
+        context_lens=extend(batch.context_lens, 1),
+        query_start_loc=rows,
+        logits_indices=rows[:-1],
+        query_lens_cpu=[1] * bucket,
+        context_lens_cpu=[*batch.context_lens_cpu, *[1] * pad],
+        logits_start_loc=list(range(bucket + 1)),
+        block_size=batch.block_size,
+        num_prefills=0,
+        num_decodes=bucket,
+        decode_seq_idx=rows[:-1],
+        prefill_seq_idx=[],
+    )
+
+
+@dataclass(slots=True)
+class _Captured:
+    graph: torch.cuda.CUDAGraph
+    inputs: ForwardBatch  # static buffers the graph reads; refilled before each replay
+    logits: torch.Tensor  # static output buffer the graph writes
+
+
+@dataclass(slots=True)
+class DecodeStats:
+    graph_replays: int = 0
+    eager_padded: int = 0
+    fallbacks: int = 0  # prefill batches or batches larger than every bucket
+    padded_rows: int = 0
+
+
+@dataclass(slots=True)
+class _State:
+    graphs: dict[int, _Captured] = field(default_factory=dict)
+    stats: DecodeStats = field(default_factory=DecodeStats)
+
+
+class DecodeGraphRunner:
+    """Wraps a ModelRunner: `execute(batch)` has `ModelRunner.execute_model`'s contract."""
+
+    def __init__(self, runner: ModelRunner, batch_sizes: tuple[int, ...] | None = None) -> None:
+        self.runner = runner
+        cfg = runner.engine_config
+        self.sizes = sorted(set(batch_sizes or cfg.cuda_graph_batch_sizes))
+        self.use_graphs = runner.device.type == "cuda" and not cfg.enforce_eager
+        self._state = _State()
+
+    @property
+    def stats(self) -> DecodeStats:
+        return self._state.stats
+
+    @property
+    def captured_sizes(self) -> list[int]:
+        return sorted(self._state.graphs)
+
+    def execute(self, batch: ForwardBatch) -> torch.Tensor:
+        bucket = pick_bucket(batch.num_seqs, self.sizes) if batch.decode_only else None
+        if bucket is None:
+            self._state.stats.fallbacks += 1
+            return self.runner.execute_model(batch)
+        self._state.stats.padded_rows += bucket - batch.num_seqs
+        captured = self._state.graphs.get(bucket)
+        if captured is None:
+            if self.use_graphs:
+                captured = self._capture(bucket)
+            else:
+                self._state.stats.eager_padded += 1
+                padded = self._pad(batch, bucket, fixed_width=False)
+                return self.runner.execute_model(padded)[: batch.num_seqs]
+        padded = self._pad(batch.to(self.runner.device), bucket, fixed_width=True)
+        for name in ("input_ids", "positions", "slot_mapping", "block_tables", "context_lens"):
+            getattr(captured.inputs, name).copy_(getattr(padded, name))
+        captured.graph.replay()
+        self._state.stats.graph_replays += 1
+        return captured.logits[: batch.num_seqs].clone()
+
+    def capture_all(self) -> None:
+        """Capture every bucket up front (largest first, so smaller graphs reuse its pool)."""
+        if self.use_graphs:
+            for size in reversed(self.sizes):
+                self._capture(size)
+
+    def _pad(self, batch: ForwardBatch, bucket: int, fixed_width: bool) -> ForwardBatch:
+        r = self.runner
+        # A graph needs one block-table width for every replay; eager runs only pay for
+        # the widest table actually present.
+        width = r.max_blocks_per_seq if fixed_width else None
+        return pad_decode_batch(batch, bucket, r.pad_slot, r.pad_block_id, width)
+
+    def _capture(self, bucket: int) -> _Captured:
+        r = self.runner
+        # A dummy decode batch whose buffers become the graph's static inputs.
+        dummy = ForwardBatch(
+            input_ids=torch.zeros(bucket, dtype=torch.int64, device=r.device),
+            positions=torch.zeros(bucket, dtype=torch.int64, device=r.device),
+            slot_mapping=torch.full((bucket,), r.pad_slot, dtype=torch.int64, device=r.device),
+            block_tables=torch.full(
+                (bucket, r.max_blocks_per_seq), r.pad_block_id, dtype=torch.int64, device=r.device
+            ),
+            context_lens=torch.ones(bucket, dtype=torch.int64, device=r.device),
+            query_start_loc=torch.arange(bucket + 1, dtype=torch.int64, device=r.device),
+            logits_indices=torch.arange(bucket, dtype=torch.int64, device=r.device),
+            query_lens_cpu=[1] * bucket,
+            context_lens_cpu=[1] * bucket,
+            logits_start_loc=list(range(bucket + 1)),
+            block_size=r.block_size,
+            num_prefills=0,
+            num_decodes=bucket,
+            decode_seq_idx=torch.arange(bucket, dtype=torch.int64, device=r.device),
+            prefill_seq_idx=[],
+        )
+        pool = next(iter(self._state.graphs.values())).graph.pool() if self._state.graphs else None
+        r.execute_model(dummy)  # warm-up outside capture: lazy inits must not be recorded
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, pool=pool):
+            logits = r.execute_model(dummy)
+        captured = _Captured(graph, dummy, logits)
+        self._state.graphs[bucket] = captured
+        return captured
