@@ -77,6 +77,8 @@ def _deprecations(module: Module, envs: dict[str, EnvVar], warnings: list[str]) 
             if isinstance(item, ast.Call) and replacement is None and item.args:
                 replacement = item.args[0]
             new = replacement.value if isinstance(replacement, ast.Constant) else None
+            if key.value in envs:
+                continue  # still a live registry field (kept for legacy call sites)
             if isinstance(new, str) and new in envs:
                 if key.value not in envs[new].deprecated_names:
                     envs[new].deprecated_names.append(key.value)

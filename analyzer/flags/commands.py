@@ -1,0 +1,136 @@
+"""`atlas flags TARGET` and `atlas envs TARGET`: a release's server flags / env vars."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from analyzer.flags import env_report, flag_report
+from analyzer.flags.models import EnvReport, FlagReport, FlagsError
+from analyzer.settings import Settings
+
+TARGET_HELP = "A release ref (vllm@0.30.0, opened from the snapshot store) or a directory holding vllm/ or sglang/."
+JSON_OPT = typer.Option(False, "--json", help="Print machine-readable JSON.")
+PROJECT_OPT = typer.Option(None, "--project", help="vllm or sglang (default: from the ref or the tree).")
+GREP_OPT = typer.Option(None, "--grep", help="Only entries whose name contains this text.")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("flags")(flags_command)
+    app.command("envs")(envs_command)
+
+
+def _fail(message: str) -> typer.Exit:
+    console = Console(stderr=True, soft_wrap=True)
+    console.print("[bold red]error:[/]", end=" ")
+    console.print(message, markup=False, highlight=False)
+    return typer.Exit(1)
+
+
+def _package_root(ctx: typer.Context, target: str, project: str | None) -> tuple[Path, str | None]:
+    """A directory is used as is; anything else is a snapshot ref, opened from the store."""
+    path = Path(target).expanduser()
+    if path.is_dir():
+        return path, project
+    if "@" not in target:
+        raise _fail(f"{target}: neither a directory nor a PROJECT@VERSION ref")
+    from analyzer.snapshots import (  # imported lazily: only refs need it
+        SnapshotError,
+        open_snapshot,
+    )
+
+    settings = ctx.obj if isinstance(ctx.obj, Settings) else None
+    if settings is None:
+        from analyzer.settings import default_cache_dir
+
+        settings = Settings(cache_dir=default_cache_dir())
+    try:
+        snapshot = open_snapshot(settings, target)
+    except SnapshotError as exc:
+        raise _fail(str(exc)) from None
+    return snapshot.package_root, project or snapshot.ref.project
+
+
+def flags_command(
+    ctx: typer.Context,
+    target: str = typer.Argument(..., help=TARGET_HELP),
+    project: str = PROJECT_OPT,
+    grep: str = GREP_OPT,
+    as_json: bool = JSON_OPT,
+) -> None:
+    """Options the server's parser accepts (`vllm serve`, `sglang.launch_server`), with where each is defined."""
+    root, name = _package_root(ctx, target, project)
+    try:
+        report = flag_report(root, name)
+    except FlagsError as exc:
+        raise _fail(str(exc)) from None
+    if grep:
+        report.flags = [f for f in report.flags if any(grep in a for a in f.aliases)]
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2))
+        return
+    _print_flags(report)
+
+
+def envs_command(
+    ctx: typer.Context,
+    target: str = typer.Argument(..., help=TARGET_HELP),
+    project: str = PROJECT_OPT,
+    grep: str = GREP_OPT,
+    as_json: bool = JSON_OPT,
+) -> None:
+    """Environment variables the release reads, with their defaults and where each is defined."""
+    root, name = _package_root(ctx, target, project)
+    try:
+        report = env_report(root, name)
+    except FlagsError as exc:
+        raise _fail(str(exc)) from None
+    if grep:
+        report.envs = [e for e in report.envs if grep in e.name or any(grep in d for d in e.deprecated_names)]
+        report.retired = [e for e in report.retired if grep in e.name]
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2))
+        return
+    _print_envs(report)
+
+
+def _print_flags(report: FlagReport) -> None:
+    console = Console()
+    table = Table(title=f"{report.project}: {len(report.flags)} options", show_lines=False)
+    table.add_column("flag", no_wrap=True)  # the one column a reader scans and copies
+    for column in ("other forms", "dest", "default", "group", "defined at"):
+        table.add_column(column, overflow="fold")
+    for f in report.flags:
+        others = ", ".join(a for a in f.aliases if a != f.flag)
+        table.add_row(f.flag, others, f.dest, f.default or "", f.group or "", f.defined_at)
+    console.print(table)
+    for p in report.positionals:
+        console.print(f"positional: {p.name} (nargs={p.nargs}) at {p.defined_at}", markup=False)
+    _print_warnings(report.warnings)
+
+
+def _print_envs(report: EnvReport) -> None:
+    console = Console()
+    table = Table(title=f"{report.project}: {len(report.envs)} environment variables")
+    table.add_column("name", no_wrap=True)
+    for column in ("default", "deprecated names", "defined at"):
+        table.add_column(column, overflow="fold")
+    for e in report.envs:
+        table.add_row(e.name, e.default or "", ", ".join(e.deprecated_names), e.defined_at)
+    console.print(table)
+    if report.retired:
+        console.print(f"retired (read only to warn): {', '.join(e.name for e in report.retired)}", markup=False)
+    _print_warnings(report.warnings)
+
+
+def _print_warnings(warnings: list[str]) -> None:
+    if not warnings:
+        return
+    console = Console(stderr=True, soft_wrap=True)
+    console.print(f"[yellow]{len(warnings)} warning(s): not statically resolvable[/]")
+    for w in warnings:
+        console.print(f"  {w}", markup=False, highlight=False)

@@ -1,0 +1,55 @@
+"""`atlas flags` / `atlas envs` on fixture trees: JSON shape, errors without tracebacks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from flags_fixtures import SGLANG_FILES, VLLM_FILES, write_tree
+from typer.testing import CliRunner
+
+from analyzer.cli import app
+
+runner = CliRunner()
+
+
+def test_flags_json(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, VLLM_FILES)
+    result = runner.invoke(app, ["--cache-dir", str(tmp_path / "c"), "flags", str(root), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["project"] == "vllm"
+    port = next(f for f in data["flags"] if f["flag"] == "--port")
+    for key in ("flag", "aliases", "dest", "default", "defined_at", "help", "type", "action", "choices", "group"):
+        assert key in port
+    assert data["positionals"][0]["name"] == "model_tag"
+    assert len(data["warnings"]) == 1
+
+
+def test_envs_json_and_grep(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, SGLANG_FILES)
+    result = runner.invoke(app, ["envs", str(root), "--json", "--grep", "BAR"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [e["name"] for e in data["envs"]] == ["SGLANG_BAR"]
+    assert data["envs"][0]["deprecated_names"] == ["SGLANG_OLD_BAR"]
+
+
+def test_table_output(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, SGLANG_FILES)
+    result = runner.invoke(app, ["flags", str(root)], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "--chunked-prefill-size" in result.stdout
+
+
+def test_bad_inputs_are_clear(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["flags", str(tmp_path / "nope")])
+    assert result.exit_code == 1
+    assert "neither a directory nor a PROJECT@VERSION ref" in result.output
+    assert "Traceback" not in result.output
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = runner.invoke(app, ["envs", str(empty)])
+    assert result.exit_code == 1 and "neither vllm/ nor sglang/" in result.output
+    result = runner.invoke(app, ["--cache-dir", str(tmp_path / "c"), "flags", "vllm@9.9.9"])
+    assert result.exit_code == 1 and "Traceback" not in result.output
