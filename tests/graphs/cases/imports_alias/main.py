@@ -1,0 +1,12 @@
+import util
+import util as u
+from util import helper as h
+
+
+def run():
+    util.helper()
+    u.other()
+    h()
+
+
+run()

@@ -1,0 +1,9 @@
+class Module:
+    def __init__(self):
+        self.training = True
+
+    def __call__(self, x):
+        return self.forward(x)
+
+    def forward(self, x):
+        return x

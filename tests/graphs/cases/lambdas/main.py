@@ -1,0 +1,8 @@
+def double(x):
+    return x * 2
+
+
+def run(items):
+    key = lambda x: double(x)
+    key(1)
+    return sorted(items, key=lambda v: -v)

@@ -1,0 +1,7 @@
+import registry
+from registry import REGISTRY
+
+
+def setup():
+    REGISTRY.register("a")
+    registry.REGISTRY.lookup("a")

@@ -1,0 +1,9 @@
+class Registry:
+    def register(self, name):
+        return name
+
+    def lookup(self, name):
+        return name
+
+
+REGISTRY = Registry()

@@ -1,0 +1,11 @@
+class A:
+    def who(self):
+        return "A"
+
+    def hello(self):
+        return self.who()
+
+
+class B(A):
+    def who(self):
+        return "B"

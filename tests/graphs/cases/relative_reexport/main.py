@@ -1,0 +1,5 @@
+import pkg
+from pkg import start
+
+engine = start()
+pkg.Engine().step()

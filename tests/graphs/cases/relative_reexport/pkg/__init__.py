@@ -1,0 +1,3 @@
+from .sub.impl import Engine, start
+
+__all__ = ["Engine", "start"]

@@ -1,0 +1,11 @@
+from ..tools import log
+
+
+class Engine:
+    def step(self):
+        log("step")
+
+
+def start():
+    log("start")
+    return Engine()

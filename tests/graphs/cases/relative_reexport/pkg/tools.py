@@ -1,0 +1,2 @@
+def log(msg):
+    print(msg)

@@ -1,0 +1,13 @@
+__all__ = ["public"]
+
+
+def public():
+    return _private()
+
+
+def _private():
+    return 0
+
+
+def hidden():
+    return 1
