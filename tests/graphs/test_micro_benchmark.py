@@ -51,7 +51,7 @@ def test_micro_benchmark_summary() -> None:
         lines.append(f"  {name:24} precision {p:6.1%}  recall {r:6.1%}")
     precision = tp / (tp + fp)
     recall = tp / (tp + fn)
-    print("\ncall-graph micro-benchmark (%d cases)" % len(CASE_NAMES))
+    print(f"\ncall-graph micro-benchmark ({len(CASE_NAMES)} cases)")
     print("\n".join(lines))
     print(f"  {'TOTAL':24} precision {precision:6.1%}  recall {recall:6.1%}  ({tp} edges right, {fp} extra, {fn} missed)")
     assert len(CASE_NAMES) >= 20

@@ -1,3 +1,4 @@
+# ruff: noqa  (deliberately unidiomatic: the patterns under test)
 class Config:
     def __init__(self, n):
         self.n = n

@@ -1,3 +1,4 @@
+# ruff: noqa  (deliberately unidiomatic: the patterns under test)
 import util
 import util as u
 from util import helper as h

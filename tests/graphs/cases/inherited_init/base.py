@@ -1,3 +1,4 @@
+# ruff: noqa  (deliberately unidiomatic: the patterns under test)
 class Module:
     def __init__(self):
         self.training = True

@@ -1,3 +1,4 @@
+# ruff: noqa  (deliberately unidiomatic: the patterns under test)
 from base import A, B
 
 

@@ -1,3 +1,4 @@
+# ruff: noqa  (deliberately unidiomatic: the patterns under test)
 def outer():
     def inner():
         return leaf()

@@ -1,3 +1,4 @@
+# ruff: noqa  (deliberately unidiomatic: the patterns under test)
 import functools
 from functools import partial
 

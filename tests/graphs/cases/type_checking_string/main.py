@@ -1,3 +1,4 @@
+# ruff: noqa  (deliberately unidiomatic: the patterns under test)
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

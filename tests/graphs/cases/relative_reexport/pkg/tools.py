@@ -1,2 +1,3 @@
+# ruff: noqa  (deliberately unidiomatic: the patterns under test)
 def log(msg):
     print(msg)

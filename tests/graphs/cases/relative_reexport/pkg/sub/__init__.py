@@ -1,0 +1,1 @@
+# ruff: noqa  (deliberately unidiomatic: the patterns under test)
