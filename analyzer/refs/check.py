@@ -37,6 +37,8 @@ def check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str
     if not candidates:
         return [Finding(ref, None, NOT_CHECKABLE, note=f"no pin for {ref.framework}", framework=ref.framework)]
     findings = [resolve(ref, pin) for pin in candidates]
+    if ref.tentative and not any(f.status == OK for f in findings):
+        return []  # a plain variable name in code font, not a citation
     if ref.framework == AMBIGUOUS:
         # The text named no single project: the pins that know the reference decide.
         oks = [f for f in findings if f.status == OK]
@@ -69,7 +71,7 @@ def check_upgrade(refs: Iterable[Reference], old: PinView, new: PinView, history
         if ref.framework not in {old.project, AMBIGUOUS}:
             continue
         before = resolve(ref, old)
-        if ref.framework == AMBIGUOUS and before.status != OK:
+        if (ref.framework == AMBIGUOUS or ref.tentative) and before.status != OK:
             continue  # not this project's name as far as the old pin can tell
         after = resolve(ref, new)
         after.previous_status = before.status

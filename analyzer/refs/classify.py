@@ -56,6 +56,7 @@ class Classified:
     reason: str
     line_range: tuple[int, int] | None = None
     repo_layout: bool = False
+    tentative: bool = False
 
 
 def env_framework(name: str) -> str | None:
@@ -140,6 +141,8 @@ def classify_symbol(text: str) -> Classified | None:
         return Classified(SYMBOL, name, None, "")
     if len(parts) == 1 and is_call and not root.isupper():
         return Classified(SYMBOL, name, None, "")
+    if len(parts) == 1 and "_" in root.strip("_") and root.islower():
+        return Classified(SYMBOL, name, None, "", tentative=True)
     return None
 
 

@@ -64,7 +64,8 @@ class _Walker:
         siblings = [p.found.framework for p in pending]
         heading_texts = [text for _, text in self.headings]
         for p in pending:
-            decision = decide(p.found.framework, p.found.reason, block, p.offset, siblings, heading_texts)
+            length = len(p.text) if p.origin == "inline" else 0
+            decision = decide(p.found.framework, p.found.reason, block, p.offset, siblings, heading_texts, length)
             self.refs.append(
                 Reference(
                     file=self.file,
@@ -81,6 +82,7 @@ class _Walker:
                     commit=p.commit,
                     link_symbol=p.link_symbol,
                     repo_layout=p.found.repo_layout,
+                    tentative=p.found.tentative,
                 )
             )
 

@@ -22,6 +22,7 @@ VOCABULARY = {
     "vllm": ("PagedAttention", "EngineCore", "KVCacheManager", "BlockPool", "AsyncLLM", "vllm serve", "GPUModelRunner"),
     "sglang": ("RadixCache", "RadixAttention", "ScheduleBatch", "TokenizerManager", "launch_server", "srt/", "ModelWorkerBatch", "ForwardBatch"),
 }
+_BOTH_RE = re.compile(r"\b(both|either)\s+(engines|projects|frameworks|systems|servers)\b", re.IGNORECASE)
 _SENTENCE_END_RE = re.compile(r"[.;!?](?:\s|$)|\n\s*\n")
 
 
@@ -54,11 +55,12 @@ def decide(
     offset: int,
     siblings: Sequence[str | None],
     headings: Sequence[str],
+    length: int = 0,
 ) -> Decision:
     """Decide a reference's framework.
 
     own: the framework its text implies (path prefix, env prefix, ...), if any;
-    block/offset: the paragraph (or list item, table cell) and where the reference sits in it;
+    block/offset/length: the paragraph (or list item, table cell) and where the reference sits in it;
     siblings: text-implied frameworks of the other references in the same block;
     headings: enclosing heading texts, outermost first.
     """
@@ -72,12 +74,17 @@ def decide(
             start = m.end()
         end_m = _SENTENCE_END_RE.search(block, offset)
         end = end_m.start() if end_m else len(block)
+        if _BOTH_RE.search(block, start, end):
+            return Decision(AMBIGUOUS, "the sentence speaks of both projects")
         before = [fw for pos, fw in found if start <= pos < offset]
         if before:
             return Decision(before[-1], "named earlier in the sentence")
-        after = {fw for pos, fw in found if offset <= pos < end}
+        after = {fw for pos, fw in found if offset + length <= pos < end}
         if (one := _single(after)) is not None:
             return Decision(one, "named in the sentence")
+        own_words = {fw for pos, fw in found if offset <= pos < offset + length}
+        if (one := _single(own_words)) is not None:
+            return Decision(one, "project vocabulary")
     if (one := _single({s for s in siblings if s})) is not None:
         return Decision(one, "other references in the same block")
     if found and (one := _single({fw for _, fw in found})) is not None:

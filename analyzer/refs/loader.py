@@ -30,11 +30,12 @@ def _cached(path: Path) -> PinView | None:
 def load_pin(settings: Settings, pin: str) -> PinView:
     """The pin's view: from the cache when it matches the stored snapshot, else built
     (fetching the snapshot and indexing it first when needed)."""
-    from analyzer.snapshots import SnapshotError, ensure_snapshot, is_fetched, open_snapshot
+    from analyzer.snapshots import SnapshotError, ensure_snapshot, is_fetched, open_snapshot, resolve_ref
 
-    cache = view_cache_path(settings, pin)
-    view = _cached(cache)
     try:
+        pin = str(resolve_ref(settings, pin))  # validates the name before it becomes a file name
+        cache = view_cache_path(settings, pin)
+        view = _cached(cache)
         fetched = is_fetched(settings, pin)
         if view is not None:
             if not fetched:

@@ -46,6 +46,9 @@ class Reference:
     commit: str | None = None  # commit/tag a GitHub link names
     link_symbol: str | None = None  # symbol named by a link's text, checked against its anchor
     repo_layout: bool = False  # written as a repository path (`python/sglang/...`)
+    # `hash_block_tokens` in code font may be a function or just a variable name:
+    # reported only when a pin defines it (or, across an upgrade, when the old pin did).
+    tentative: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+import pytest
+
+from analyzer.refs.classify import classify
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "target", "framework"),
+    [
+        ("--enable-prefix-caching", "flag", "--enable-prefix-caching", None),
+        ("--chunked-prefill-size=4096", "flag", "--chunked-prefill-size", None),
+        ("VLLM_USE_V1", "env", "VLLM_USE_V1", "vllm"),
+        ("VLLM_USE_V1=0", "env", "VLLM_USE_V1", "vllm"),
+        ("$SGLANG_LOG_LEVEL", "env", "SGLANG_LOG_LEVEL", "sglang"),
+        ("SGL_ENABLE_JIT_DEEPGEMM", "env", "SGL_ENABLE_JIT_DEEPGEMM", "sglang"),
+        ("envs.VLLM_LOGGING_LEVEL", "env", "VLLM_LOGGING_LEVEL", "vllm"),
+        ("vllm/v1/core/sched/scheduler.py", "path", "vllm/v1/core/sched/scheduler.py", "vllm"),
+        ("python/sglang/srt/managers/scheduler.py", "path", "python/sglang/srt/managers/scheduler.py", "sglang"),
+        ("sglang/srt/managers/", "path", "sglang/srt/managers", "sglang"),
+        ("csrc/attention/", "path", "csrc/attention", None),
+        ("srt/managers/scheduler.py", "path", "srt/managers/scheduler.py", None),
+        ("vllm.v1.core.sched.scheduler.Scheduler", "symbol", "vllm.v1.core.sched.scheduler.Scheduler", "vllm"),
+        ("Scheduler", "symbol", "Scheduler", None),
+        ("Scheduler.schedule()", "symbol", "Scheduler.schedule", None),
+        ("allocate_slots(request, num_new_tokens)", "symbol", "allocate_slots", None),
+        ("RadixCache.match_prefix", "symbol", "RadixCache.match_prefix", None),
+    ],
+)
+def test_references(text: str, kind: str, target: str, framework: str | None) -> None:
+    found = classify(text)
+    assert found is not None
+    assert (found.kind, found.target, found.framework) == (kind, target, framework)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "torch.cat",
+        "torch.cat([a, b])",
+        "self.block_pool",
+        "x = y + 1",
+        "CUDA_VISIBLE_DEVICES",
+        "HF_TOKEN=abc",
+        "GPU",
+        "lpm",
+        "a/b",
+        "Tensor",
+        "https://example.com/x",
+        "np.zeros(3)",
+        "",
+    ],
+)
+def test_ordinary_code_is_not_a_reference(text: str) -> None:
+    assert classify(text) is None
+
+
+def test_path_line_suffix_becomes_a_range() -> None:
+    found = classify("vllm/v1/core/block_pool.py:120")
+    assert found is not None and found.line_range == (120, 120)
+    found = classify("vllm/v1/core/block_pool.py:120-140")
+    assert found is not None and found.line_range == (120, 140) and found.target == "vllm/v1/core/block_pool.py"
+
+
+def test_bare_snake_case_name_is_tentative() -> None:
+    found = classify("hash_block_tokens")
+    assert found is not None and found.kind == "symbol" and found.tentative
+    called = classify("hash_block_tokens()")
+    assert called is not None and not called.tentative

@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+from analyzer.refs.shell import looks_like_command, shell_refs
+
+
+def test_vllm_serve_flags_across_continuation_lines() -> None:
+    snippet = (
+        "VLLM_LOGGING_LEVEL=DEBUG vllm serve Qwen/Qwen3-0.6B --enable-prefix-caching \\\n"
+        "    --max-num-seqs=64\n"
+    )
+    refs = shell_refs(snippet)
+    got = [(r.kind, r.text, r.line, r.col, r.framework, r.command, r.server_flag) for r in refs]
+    assert got == [
+        ("env", "VLLM_LOGGING_LEVEL", 0, 0, "vllm", None, False),
+        ("flag", "--enable-prefix-caching", 0, snippet.index("--enable"), "vllm", "vllm serve", True),
+        ("flag", "--max-num-seqs", 1, 4, "vllm", "vllm serve", True),
+    ]
+
+
+def test_python_module_commands() -> None:
+    refs = shell_refs("$ python3 -m sglang.launch_server --model-path Qwen/Qwen3-0.6B --chunked-prefill-size 4096")
+    assert [(r.kind, r.target, r.framework) for r in refs] == [
+        ("symbol", "sglang.launch_server", "sglang"),
+        ("flag", "--model-path", "sglang"),
+        ("flag", "--chunked-prefill-size", "sglang"),
+    ]
+    assert all(r.server_flag for r in refs if r.kind == "flag")
+
+
+def test_other_programs_flags_are_not_references() -> None:
+    snippet = "pip install --upgrade vllm\nuv pip install torchvision --index-url https://download.pytorch.org/whl/cpu\n# vllm serve --commented-out\n"
+    assert shell_refs(snippet) == []
+
+
+def test_benchmark_command_flags_are_not_server_flags() -> None:
+    refs = shell_refs("vllm bench serve --dataset-name random && export SGLANG_LOG_LEVEL=debug")
+    flag = next(r for r in refs if r.kind == "flag")
+    assert flag.command == "vllm bench" and not flag.server_flag
+    env = next(r for r in refs if r.kind == "env")
+    assert env.target == "SGLANG_LOG_LEVEL" and env.framework == "sglang"
+
+
+def test_repository_script_path() -> None:
+    refs = shell_refs("python benchmarks/benchmark_serving.py --backend vllm")
+    assert refs[0].kind == "path" and refs[0].target == "benchmarks/benchmark_serving.py"
+
+
+def test_unbalanced_quotes_do_not_crash() -> None:
+    refs = shell_refs("vllm serve 'model --max-num-seqs 4")
+    assert isinstance(refs, list)
+
+
+def test_looks_like_command() -> None:
+    assert looks_like_command("vllm serve Qwen/Qwen3-0.6B --enable-prefix-caching")
+    assert looks_like_command("VLLM_USE_V1=1 python -m vllm.entrypoints.openai.api_server")
+    assert not looks_like_command("vllm")
+    assert not looks_like_command("Scheduler.schedule()")
