@@ -1,0 +1,102 @@
+"""The persistent fact cache: sqlite in WAL mode, keyed by content hash + extractor version.
+
+Every batch of worker results is its own transaction, so a run killed midway
+leaves a consistent database holding everything finished before the kill.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS facts (
+    sha256 TEXT NOT NULL,
+    version TEXT NOT NULL,
+    blob BLOB,            -- codec.encode_facts, NULL when the file failed
+    summary BLOB,         -- codec.Summary.encode
+    error TEXT,           -- the reason a file could not be indexed
+    PRIMARY KEY (sha256, version)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS manifests (
+    key TEXT PRIMARY KEY,  -- snapshot name + store commit: the tree can never change
+    paths BLOB NOT NULL    -- zlib(JSON {path: sha256})
+);
+"""
+
+
+class StoreError(Exception):
+    """The cache database cannot be opened or read; the message is shown to the user."""
+
+
+@dataclass(slots=True)
+class CachedFile:
+    sha256: str
+    blob: bytes | None
+    summary: bytes | None
+    error: str | None
+
+
+class FactStore:
+    def __init__(self, path: Path) -> None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(path, timeout=60)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"cannot open index database {path}: {exc}") from None
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> FactStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def lookup(self, shas: Iterable[str], version: str) -> dict[str, CachedFile]:
+        found: dict[str, CachedFile] = {}
+        unique = list(dict.fromkeys(shas))
+        for chunk in _chunks(unique, 500):  # sqlite caps bound parameters per statement
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(
+                f"SELECT sha256, blob, summary, error FROM facts WHERE version = ? AND sha256 IN ({marks})",
+                [version, *chunk],
+            )
+            for sha, blob, summary, error in rows:
+                found[sha] = CachedFile(sha, blob, summary, error)
+        return found
+
+    def save(self, version: str, files: Iterable[CachedFile]) -> None:
+        with self._db:  # one transaction per batch
+            self._db.executemany(
+                "INSERT OR REPLACE INTO facts (sha256, version, blob, summary, error) VALUES (?, ?, ?, ?, ?)",
+                [(f.sha256, version, f.blob, f.summary, f.error) for f in files],
+            )
+
+    def manifest(self, key: str) -> dict[str, str] | None:
+        row = self._db.execute("SELECT paths FROM manifests WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        try:
+            data = json.loads(zlib.decompress(row[0]))
+        except (zlib.error, ValueError):
+            return None  # a damaged manifest only costs a re-hash
+        return data if isinstance(data, dict) else None
+
+    def save_manifest(self, key: str, paths: dict[str, str]) -> None:
+        blob = zlib.compress(json.dumps(paths, separators=(",", ":")).encode(), 1)
+        with self._db:
+            self._db.execute("INSERT OR REPLACE INTO manifests (key, paths) VALUES (?, ?)", (key, blob))
+
+
+def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
