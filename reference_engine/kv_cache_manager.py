@@ -1,9 +1,11 @@
 """KVCacheManager: per-request block tables on top of the BlockPool and the prefix cache.
 
 It owns every block reference a request holds: the device block table, the
-host block table while swapped out, the prefix-cache pin, and the source
-blocks of pending copy-on-write copies. The scheduler asks it questions in
-token counts; the model runner later executes the block copies it hands out.
+host block table while swapped out, and the prefix-cache pin. The scheduler
+asks it questions in token counts; the model runner later executes the swap
+copies it hands out. Shared blocks are always full blocks (prefix-cache hits
+and forks are block-aligned), so nobody ever writes into a shared block and no
+copy-on-write is needed.
 """
 
 from __future__ import annotations
@@ -35,10 +37,6 @@ class KVCacheManager:
         self.block_tables: dict[str, list[int]] = {}
         self.host_block_tables: dict[str, list[int]] = {}
         self._cache_handles: dict[str, object | None] = {}
-        # Copy-on-write work for the coming forward pass. The source blocks keep
-        # an extra reference until the copy has run, so eviction cannot recycle them.
-        self._pending_copies: list[tuple[str, int, int]] = []  # (seq_id, src, dst)
-        self._copy_sources_in_flight: list[int] = []
 
     # --- capacity ---------------------------------------------------------
     @property
@@ -73,36 +71,25 @@ class KVCacheManager:
     ) -> bool:
         """Make the block table hold `num_total_tokens` token slots. All or nothing.
 
-        With `match` (a fresh request's cache hit) the full matched blocks are
-        shared and a partially valid last block is copied into a new one.
+        With `match` (a fresh request's cache hit) the matched full blocks are shared.
         """
         table = self.block_tables.get(seq_id, [])
-        shared: list[int] = []
-        cow_src: int | None = None
-        if match is not None and match.num_cached_tokens > 0:
+        shared: list[int] = match.blocks if match is not None else []
+        if shared:
             assert not table, "prefix matches apply only to requests holding no blocks"
-            num_full = match.num_cached_tokens // self.block_size
-            shared = match.blocks[:num_full]
-            if match.num_cached_tokens % self.block_size:
-                cow_src = match.blocks[num_full]
             # References first: the blocks may be evictable, and _take below could evict them.
             for b in shared:
                 self.pool.incref(b)
-            if cow_src is not None:
-                self.pool.incref(cow_src)
-            self.cache.lock(match.handle)
+            self.cache.lock(match.handle)  # type: ignore[union-attr]
         need = cdiv(num_total_tokens, self.block_size) - len(table) - len(shared)
         new = self._take(need) if need > 0 else []
         if new is None:
-            if match is not None and match.num_cached_tokens > 0:
-                self.cache.unlock(match.handle)
-                self.pool.free(shared + ([cow_src] if cow_src is not None else []))
+            if shared:
+                self.cache.unlock(match.handle)  # type: ignore[union-attr]
+                self.pool.free(shared)
             return False
         if match is not None:
             self._cache_handles[seq_id] = match.handle
-        if cow_src is not None:
-            self._pending_copies.append((seq_id, cow_src, new[0]))
-            self._copy_sources_in_flight.append(cow_src)
         self.block_tables[seq_id] = table + shared + new
         return True
 
@@ -120,16 +107,6 @@ class KVCacheManager:
         self.block_tables[child_id] = list(shared)
         return num_shared * self.block_size
 
-    def take_pending_copies(self) -> BlockMapping:
-        copies = [(src, dst) for _, src, dst in self._pending_copies]
-        self._pending_copies.clear()
-        return copies
-
-    def release_copy_sources(self) -> None:
-        """Call once the copies handed out by `take_pending_copies` have run."""
-        self.pool.free(self._copy_sources_in_flight)
-        self._copy_sources_in_flight.clear()
-
     # --- prefix caching -----------------------------------------------------
     def cache_computed(self, seq_id: str, token_ids: Sequence[int], num_computed_tokens: int) -> None:
         """Offer the request's computed tokens to the prefix cache (after their KV is written)."""
@@ -146,7 +123,6 @@ class KVCacheManager:
         """Drop everything the request holds, on device and host. Safe to call twice."""
         table = self.block_tables.pop(seq_id, None)
         if table is not None:
-            self._drop_pending_copies(seq_id)
             self.pool.free(table)
         if seq_id in self._cache_handles:
             self.cache.unlock(self._cache_handles.pop(seq_id))
@@ -154,17 +130,6 @@ class KVCacheManager:
         if host is not None:
             assert self.host_pool is not None
             self.host_pool.free(host)
-
-    def _drop_pending_copies(self, seq_id: str) -> None:
-        # A copy into a block the request no longer owns would clobber its next owner.
-        kept = []
-        for entry in self._pending_copies:
-            if entry[0] == seq_id:
-                self._copy_sources_in_flight.remove(entry[1])
-                self.pool.decref(entry[1])
-            else:
-                kept.append(entry)
-        self._pending_copies = kept
 
     # --- swap preemption ---------------------------------------------------------
     def can_swap_out(self, seq_id: str) -> bool:
@@ -204,8 +169,6 @@ class KVCacheManager:
         for table in self.block_tables.values():
             for b in table:
                 expected[b] = expected.get(b, 0) + 1
-        for b in self._copy_sources_in_flight:
-            expected[b] = expected.get(b, 0) + 1
         self.pool.check_integrity(expected)
         if self.host_pool is not None:
             host_expected: dict[int, int] = {}
@@ -216,4 +179,4 @@ class KVCacheManager:
 
     def is_idle_clean(self) -> bool:
         """True when no request holds anything: only cache entries keep blocks."""
-        return not self.block_tables and not self.host_block_tables and not self._copy_sources_in_flight
+        return not self.block_tables and not self.host_block_tables

@@ -11,7 +11,7 @@ entries empties the pool; `check_integrity` tests rely on that.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import MutableSequence, Sequence
 from dataclasses import dataclass
 
 from reference_engine.block_pool import BlockPool
@@ -21,9 +21,8 @@ from reference_engine.block_pool import BlockPool
 class MatchResult:
     """The longest cached prefix of a token sequence.
 
-    `blocks` covers `num_cached_tokens` tokens; when that number is not a
-    multiple of the block size (radix cache only) the last block is partially
-    valid and must be copied before the request writes into it.
+    `blocks` are full blocks covering exactly `num_cached_tokens` tokens (always a
+    multiple of the block size: a partial block may still be written by its owner).
     `handle` is the cache's own position marker (a radix node) passed back to
     `lock` / `unlock`; None for caches that need no locking.
     """
@@ -65,9 +64,15 @@ class PrefixCache(ABC):
 
     @abstractmethod
     def cache_blocks(
-        self, token_ids: Sequence[int], blocks: Sequence[int], num_tokens: int, handle: object | None
+        self,
+        token_ids: Sequence[int],
+        blocks: MutableSequence[int],
+        num_tokens: int,
+        handle: object | None,
     ) -> object | None:
-        """Index the first `num_tokens` tokens of a request whose KV lives in `blocks`.
+        """Index the full blocks among the first `num_tokens` tokens of a request whose KV
+        lives in `blocks` (its block table, which an implementation may edit to share
+        cached duplicates of its blocks, moving the references accordingly).
 
         Called after every step with the request's computed-token count, so it
         must be cheap when little changed. `handle` is what the previous call

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import MutableSequence, Sequence
 from dataclasses import dataclass
 
 from reference_engine.block_pool import BlockPool
@@ -65,7 +65,11 @@ class HashedPrefixCache(PrefixCache):
             self._table.move_to_end(key)
 
     def cache_blocks(
-        self, token_ids: Sequence[int], blocks: Sequence[int], num_tokens: int, handle: object | None
+        self,
+        token_ids: Sequence[int],
+        blocks: MutableSequence[int],
+        num_tokens: int,
+        handle: object | None,
     ) -> object | None:
         cursor = handle if isinstance(handle, _HashCursor) else _HashCursor()
         bs = self.block_size

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import MutableSequence, Sequence
 
 from reference_engine.prefix_cache.base import MatchResult, PrefixCache
 
@@ -12,7 +12,11 @@ class NoPrefixCache(PrefixCache):
         return MatchResult(0, [])
 
     def cache_blocks(
-        self, token_ids: Sequence[int], blocks: Sequence[int], num_tokens: int, handle: object | None
+        self,
+        token_ids: Sequence[int],
+        blocks: MutableSequence[int],
+        num_tokens: int,
+        handle: object | None,
     ) -> object | None:
         return None
 

@@ -1,24 +1,24 @@
 """SGLang-style prefix caching: a radix tree over token ids.
 
-Edges are token runs, split wherever two cached sequences diverge, so a hit
-can end mid-block: the request then shares the full blocks and copies the
-partially valid last one (copy-on-write) before writing its own tokens there.
+Edges are token runs compared token by token; a node is split wherever two
+cached sequences diverge. Like SGLang with `page_size > 1`, the tree keeps
+whole KV blocks: matches and splits are rounded down to a block boundary, so
+every node owns a disjoint run of full blocks (`len(key) // block_size` of
+them) and no block is ever half one request's and half another's. With
+`block_size=1` the match is exact to the token, as in SGLang's default.
 
-A node covering absolute token positions [start, end) holds one pool
-reference on each block those positions fall in; when a split lands inside
-a block, that block is held by both halves. Where two nodes on one path both
-name a block index, the deeper node's block is the one whose slots are all
-valid for that path (it belongs to the request that inserted the deeper run).
-
-Requests pin their path with `lock` (SGLang's `lock_ref`); only unpinned
-leaves are evicted, least recently used first.
+Requests pin their path with `lock` (SGLang's `lock_ref`): a pinned node is
+never evicted. Eviction takes unpinned leaves, least recently used first.
+When a request computed tokens the tree already holds (two identical prompts
+in one step, or a recompute), inserting it swaps its duplicate blocks for the
+cached ones, so its pin covers only blocks it really uses.
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Sequence
+from collections.abc import MutableSequence, Sequence
 from dataclasses import dataclass, field
 
 from reference_engine.block_pool import BlockPool
@@ -27,11 +27,13 @@ from reference_engine.prefix_cache.base import MatchResult, PrefixCache
 
 @dataclass(slots=True, eq=False)
 class RadixNode:
-    key: list[int]
-    start: int  # absolute position of key[0] in the sequence
-    blocks: list[int]  # blocks for block indices start // bs .. (end - 1) // bs
+    key: list[int]  # a multiple of block_size tokens (empty for the root)
+    start: int  # absolute position of key[0]; a multiple of block_size
+    blocks: list[int]  # one per block_size tokens of key
     parent: RadixNode | None = None
-    children: dict[int, RadixNode] = field(default_factory=dict)
+    # Keyed by the child's first block of tokens: siblings may share a first token
+    # but never a whole first block (they would be one edge then).
+    children: dict[tuple[int, ...], RadixNode] = field(default_factory=dict)
     lock_ref: int = 0
     last_access: int = 0
 
@@ -56,122 +58,121 @@ class RadixPrefixCache(PrefixCache):
         self._clock = itertools.count(1)  # logical time for LRU; per cache, no globals
 
     # --- lookup -----------------------------------------------------------
-    def _walk(self, token_ids: Sequence[int], node: RadixNode | None = None) -> tuple[RadixNode, int]:
-        """Descend as far as `token_ids` matches, splitting the last edge at the divergence.
+    def _walk(self, token_ids: Sequence[int], node: RadixNode | None = None) -> RadixNode:
+        """Descend as far as whole blocks of `token_ids` match, splitting an edge where they stop.
 
         Starting from `node` (whose path must equal `token_ids[:node.end]`) skips
         re-comparing a prefix already known to be cached.
         """
+        bs = self.block_size
         node = node or self.root
-        pos = node.end
         now = next(self._clock)
         node.last_access = now
-        while pos < len(token_ids):
-            child = node.children.get(token_ids[pos])
+        pos = node.end
+        while len(token_ids) - pos >= bs:
+            child = node.children.get(tuple(token_ids[pos : pos + bs]))
             if child is None:
                 break
             common = _common_prefix_len(child.key, token_ids[pos : pos + len(child.key)])
+            common -= common % bs
+            if common == 0:
+                break
             child.last_access = now
             if common < len(child.key):
-                node = self._split(child, common)
-                pos += common
-                break
+                return self._split(child, common)
             node, pos = child, pos + common
-        return node, pos
+        return node
 
-    def _path_blocks(self, node: RadixNode, num_tokens: int) -> list[int]:
-        if num_tokens == 0:
-            return []
-        blocks: list[int | None] = [None] * ((num_tokens - 1) // self.block_size + 1)
-        path: list[RadixNode] = []
-        while node is not self.root:
-            assert node is not None
-            path.append(node)
-            node = node.parent  # type: ignore[assignment]
-        for n in reversed(path):  # root to leaf: deeper nodes overwrite shared boundary blocks
-            first = n.start // self.block_size
-            for j, b in enumerate(n.blocks):
-                blocks[first + j] = b
-        assert all(b is not None for b in blocks)
-        return blocks  # type: ignore[return-value]
+    def _edge(self, key: Sequence[int]) -> tuple[int, ...]:
+        return tuple(key[: self.block_size])
+
+    def _path_blocks(self, node: RadixNode) -> list[int]:
+        parts: list[list[int]] = []
+        while node.parent is not None:
+            parts.append(node.blocks)
+            node = node.parent
+        return [b for part in reversed(parts) for b in part]
 
     def match_prefix(self, token_ids: Sequence[int]) -> MatchResult:
-        node, pos = self._walk(token_ids)
-        return MatchResult(pos, self._path_blocks(node, pos), node)
+        node = self._walk(token_ids)
+        return MatchResult(node.end, self._path_blocks(node), node)
 
     # --- structure ----------------------------------------------------------
-    def _blocks_for(self, blocks: Sequence[int], start: int, end: int) -> list[int]:
-        bs = self.block_size
-        return list(blocks[start // bs : (end - 1) // bs + 1])
-
     def _split(self, child: RadixNode, at: int) -> RadixNode:
-        """Cut `child`'s edge after `at` tokens; returns the new upper node.
+        """Cut `child`'s edge after `at` tokens (a block multiple); returns the new upper node.
 
         `child` stays the lower node so handles pointing at it remain valid.
         """
         parent = child.parent
-        assert parent is not None and 0 < at < len(child.key)
-        bs = self.block_size
-        mid_end = child.start + at
-        upper_blocks = child.blocks[: (mid_end - 1) // bs - child.start // bs + 1]
-        lower_first = mid_end // bs - child.start // bs
+        assert parent is not None and 0 < at < len(child.key) and at % self.block_size == 0
+        k = at // self.block_size
         upper = RadixNode(
             key=child.key[:at],
             start=child.start,
-            blocks=upper_blocks,
+            blocks=child.blocks[:k],
             parent=parent,
             lock_ref=child.lock_ref,  # every pin on child also pins its ancestors
             last_access=child.last_access,
         )
-        if mid_end % bs:
-            self.pool.incref(child.blocks[lower_first])  # boundary block now held by both halves
         child.key = child.key[at:]
-        child.start = mid_end
-        child.blocks = child.blocks[lower_first:]
+        child.start += at
+        child.blocks = child.blocks[k:]
         child.parent = upper
-        upper.children[child.key[0]] = child
-        parent.children[upper.key[0]] = upper
+        upper.children[self._edge(child.key)] = child
+        parent.children[self._edge(upper.key)] = upper
         return upper
 
     def cache_blocks(
-        self, token_ids: Sequence[int], blocks: Sequence[int], num_tokens: int, handle: object | None
+        self,
+        token_ids: Sequence[int],
+        blocks: MutableSequence[int],
+        num_tokens: int,
+        handle: object | None,
     ) -> object | None:
-        # The request's pinned node is on its own path, so the walk can resume there.
+        bs = self.block_size
+        num_tokens -= num_tokens % bs  # a partial block is still being written
         pinned = handle if isinstance(handle, RadixNode) else None
-        node, pos = self._walk(token_ids[:num_tokens], pinned)
+        if num_tokens == 0 or (pinned is not None and pinned.end >= num_tokens):
+            return handle
+        # The request's pinned node is on its own path, so the walk can resume there.
+        node = self._walk(token_ids[:num_tokens], pinned)
+        self._adopt_cached_blocks(node, pinned, blocks)
+        pos = node.end
         if pos < num_tokens:
-            bs = self.block_size
-            if (
-                node is pinned
-                and node is not self.root
-                and not node.children
-                and node.lock_ref == 1
-                and node.blocks[-1] == blocks[(node.end - 1) // bs]
-            ):
-                # Our own private leaf and its tail block is ours: grow it in place
-                # instead of hanging one tiny node per decoded token under it.
-                last_index = (node.end - 1) // bs
+            fresh = list(blocks[pos // bs : num_tokens // bs])
+            for b in fresh:
+                self.pool.incref(b)
+            if node is pinned and node.parent is not None and not node.children and node.lock_ref == 1:
+                # Our own private leaf: grow it in place rather than hang a node per block under it.
                 node.key.extend(token_ids[pos:num_tokens])
-                fresh = list(blocks[last_index + 1 : (num_tokens - 1) // bs + 1])
-                for b in fresh:
-                    self.pool.incref(b)
                 node.blocks.extend(fresh)
                 return node
             leaf = RadixNode(
                 key=list(token_ids[pos:num_tokens]),
                 start=pos,
-                blocks=self._blocks_for(blocks, pos, num_tokens),
+                blocks=fresh,
                 parent=node,
                 last_access=next(self._clock),
             )
-            for b in leaf.blocks:
-                self.pool.incref(b)
-            node.children[leaf.key[0]] = leaf
+            node.children[self._edge(leaf.key)] = leaf
             node = leaf
         # Move this request's pin to the deepest node it now covers.
         self.lock(node)
         self.unlock(handle)
         return node
+
+    def _adopt_cached_blocks(
+        self, node: RadixNode, pinned: RadixNode | None, blocks: MutableSequence[int]
+    ) -> None:
+        """Swap the request's duplicates of blocks found on the path (pinned, node] for the
+        cached ones and free its own copies: same tokens at the same positions, same KV."""
+        first = (pinned.end if pinned is not None else 0) // self.block_size
+        path = self._path_blocks(node)
+        for i in range(first, len(path)):
+            if blocks[i] != path[i]:
+                self.pool.incref(path[i])
+                self.pool.decref(blocks[i])
+                blocks[i] = path[i]
 
     # --- pinning and eviction -------------------------------------------------
     def lock(self, handle: object | None) -> None:
@@ -196,7 +197,9 @@ class RadixPrefixCache(PrefixCache):
         return out[1:]
 
     def evict(self, num_blocks: int) -> int:
-        leaves = [(n.last_access, id(n), n) for n in self._nodes() if not n.children and n.lock_ref == 0]
+        leaves = [
+            (n.last_access, id(n), n) for n in self._nodes() if not n.children and n.lock_ref == 0
+        ]
         heapq.heapify(leaves)
         freed = 0
         while leaves and freed < num_blocks:
@@ -205,19 +208,21 @@ class RadixPrefixCache(PrefixCache):
                 freed += self.pool.decref(b)
             parent = leaf.parent
             assert parent is not None
-            del parent.children[leaf.key[0]]
+            del parent.children[self._edge(leaf.key)]
+            leaf.parent = None
             if parent is not self.root and not parent.children and parent.lock_ref == 0:
                 heapq.heappush(leaves, (parent.last_access, id(parent), parent))
         return freed
 
     def num_evictable_blocks(self) -> int:
-        # A block comes free once every unpinned node naming it is gone and nothing else holds it.
-        unpinned: dict[int, int] = {}
-        for n in self._nodes():
-            if n.lock_ref == 0:
-                for b in n.blocks:
-                    unpinned[b] = unpinned.get(b, 0) + 1
-        return sum(1 for b, c in unpinned.items() if c == self.pool.ref_count(b))
+        # Unpinned nodes form whole subtrees, all reachable by leaf-first eviction.
+        return sum(
+            1
+            for n in self._nodes()
+            if n.lock_ref == 0
+            for b in n.blocks
+            if self.pool.ref_count(b) == 1
+        )
 
     def block_refs(self) -> dict[int, int]:
         refs: dict[int, int] = {}

@@ -1,0 +1,250 @@
+"""Continuous batching: every step, decide which sequences run and how many tokens each.
+
+One token budget per step (`max_num_batched_tokens`) is shared by decodes and
+prefill chunks, so a long prompt is split across steps while running requests
+keep decoding (chunked prefill). The order is vLLM V1's:
+
+1. running sequences, oldest first, each gets min(tokens it still needs, budget left);
+   when the KV pool runs dry, preempt the newest (or lowest-priority) running
+   sequence and retry: recompute drops its KV, swap parks it in host memory;
+2. if nothing was preempted: swapped sequences come back first, then
+   waiting ones are admitted (prefix-cache hit or fork of a sibling's prompt
+   blocks first), while sequences, budget and blocks allow.
+
+The scheduler never touches tensors: it hands the engine token counts and
+block copies to perform (swap out, then swap in).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from reference_engine.kv_cache_manager import BlockMapping, KVCacheManager
+from reference_engine.sequence import Sequence, SequenceStatus
+
+
+@dataclass(slots=True)
+class SchedulerConfig:
+    max_num_seqs: int = 32
+    max_num_batched_tokens: int = 512
+    enable_chunked_prefill: bool = True
+    preemption_mode: str = "recompute"  # "recompute" | "swap"
+    policy: str = "fcfs"  # "fcfs" | "priority"
+    prefix_caching: bool = True  # offer computed blocks to the cache after each step
+
+
+@dataclass(slots=True)
+class ScheduledSeq:
+    seq: Sequence
+    start: int  # tokens already in the KV cache before this step
+    num_new_tokens: int
+
+    @property
+    def end(self) -> int:
+        return self.start + self.num_new_tokens
+
+    @property
+    def samples(self) -> bool:
+        """Whether this step reaches the end of the sequence, so a token is sampled."""
+        return self.end == self.seq.num_tokens
+
+
+@dataclass(slots=True)
+class SchedulerOutput:
+    scheduled: list[ScheduledSeq] = field(default_factory=list)
+    preempted: list[Sequence] = field(default_factory=list)
+    # Executed before the forward pass, swap-outs first (see _schedule_swapped).
+    blocks_to_swap_out: BlockMapping = field(default_factory=list)
+    blocks_to_swap_in: BlockMapping = field(default_factory=list)
+
+    @property
+    def num_batched_tokens(self) -> int:
+        return sum(s.num_new_tokens for s in self.scheduled)
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.scheduled
+
+
+class Scheduler:
+    def __init__(self, config: SchedulerConfig, kv: KVCacheManager) -> None:
+        self.config = config
+        self.kv = kv
+        self.waiting: list[Sequence] = []  # includes PREEMPTED (recompute) sequences
+        self.running: list[Sequence] = []  # in admission order
+        self.swapped: list[Sequence] = []
+        self.num_preemptions = 0
+
+    # --- queues -------------------------------------------------------------
+    def add(self, seq: Sequence) -> None:
+        seq.status = SequenceStatus.WAITING
+        self.waiting.append(seq)
+
+    def has_unfinished(self) -> bool:
+        return bool(self.waiting or self.running or self.swapped)
+
+    def finish(self, seq: Sequence, status: SequenceStatus) -> None:
+        """Take `seq` out of whichever queue holds it and release all its blocks."""
+        assert status.is_finished
+        for queue in (self.running, self.waiting, self.swapped):
+            if seq in queue:
+                queue.remove(seq)
+                break
+        self.kv.free(seq.seq_id)
+        seq.status = status
+
+    def _ordered(self, queue: list[Sequence]) -> list[Sequence]:
+        return sorted(queue, key=lambda s: s.sort_key(self.config.policy))
+
+    # --- the step ------------------------------------------------------------
+    def schedule(self) -> SchedulerOutput:
+        out = SchedulerOutput()
+        budget = self._schedule_running(out, self.config.max_num_batched_tokens)
+        # New work only when nothing had to give way: admitting while preempting would thrash.
+        if not out.preempted:
+            budget = self._schedule_swapped(out, budget)
+            if not self.swapped:
+                self._schedule_waiting(out, budget)
+        return out
+
+    def _schedule_running(self, out: SchedulerOutput, budget: int) -> int:
+        i = 0
+        while i < len(self.running) and budget > 0:
+            seq = self.running[i]
+            n = min(seq.num_uncomputed_tokens, budget)
+            scheduled = True
+            while not self.kv.allocate_slots(seq.seq_id, seq.num_computed_tokens + n):
+                victim = self._pick_victim()
+                budget += self._unschedule(out, victim)
+                victim_index = self.running.index(victim)
+                self._preempt(victim, out)
+                if victim is seq:
+                    scheduled = False
+                    break
+                if victim_index < i:
+                    i -= 1
+            if scheduled:
+                out.scheduled.append(ScheduledSeq(seq, seq.num_computed_tokens, n))
+                budget -= n
+                i += 1
+        return budget
+
+    def _pick_victim(self) -> Sequence:
+        if self.config.policy == "priority":
+            return max(self.running, key=lambda s: s.sort_key("priority"))
+        return self.running[-1]
+
+    @staticmethod
+    def _unschedule(out: SchedulerOutput, victim: Sequence) -> int:
+        """Drop a victim scheduled earlier in this step; returns the tokens given back."""
+        for k, item in enumerate(out.scheduled):
+            if item.seq is victim:
+                del out.scheduled[k]
+                return item.num_new_tokens
+        return 0
+
+    def _preempt(self, seq: Sequence, out: SchedulerOutput) -> None:
+        self.running.remove(seq)
+        seq.num_preemptions += 1
+        self.num_preemptions += 1
+        out.preempted.append(seq)
+        if self.config.preemption_mode == "swap" and self.kv.can_swap_out(seq.seq_id):
+            out.blocks_to_swap_out.extend(self.kv.swap_out(seq.seq_id))
+            seq.status = SequenceStatus.SWAPPED
+            self.swapped.append(seq)
+            return
+        # Recompute (also the fallback when the host pool is full): forget the KV,
+        # keep the tokens; readmission prefills prompt + output again.
+        self.kv.free(seq.seq_id)
+        seq.num_computed_tokens = 0
+        seq.status = SequenceStatus.PREEMPTED
+        self.waiting.append(seq)
+
+    def _schedule_swapped(self, out: SchedulerOutput, budget: int) -> int:
+        # Runs only in steps without preemption, so no host block freed here can be
+        # the target of a swap-out in the same step (swap-outs run first).
+        for seq in self._ordered(self.swapped):
+            if budget <= 0 or len(self.running) >= self.config.max_num_seqs:
+                break
+            n = min(seq.num_uncomputed_tokens, budget)
+            mapping = self.kv.swap_in(seq.seq_id, seq.num_computed_tokens + n)
+            if mapping is None:
+                break
+            out.blocks_to_swap_in.extend(mapping)
+            self.swapped.remove(seq)
+            seq.status = SequenceStatus.RUNNING
+            self.running.append(seq)
+            out.scheduled.append(ScheduledSeq(seq, seq.num_computed_tokens, n))
+            budget -= n
+        return budget
+
+    def _schedule_waiting(self, out: SchedulerOutput, budget: int) -> None:
+        for seq in self._ordered(self.waiting):
+            if budget <= 0 or len(self.running) >= self.config.max_num_seqs:
+                break
+            if seq.waiting_for_fork():
+                continue  # its prompt blocks are still being computed by sibling 0
+            if not self._admit(seq, out, budget):
+                break  # head-of-line: later arrivals do not overtake (FCFS / priority order)
+            budget -= out.scheduled[-1].num_new_tokens
+
+    def _admit(self, seq: Sequence, out: SchedulerOutput, budget: int) -> bool:
+        parent = seq.fork_parent
+        match = None
+        if (
+            parent is not None
+            and parent.seq_id in self.kv.block_tables
+            and parent.num_computed_tokens >= seq.num_prompt_tokens
+            and not seq.output_token_ids
+        ):
+            # n > 1: share sibling 0's prompt blocks, recompute only the last partial one.
+            computed = self.kv.fork(parent.seq_id, seq.seq_id, seq.num_prompt_tokens - 1)
+        elif self.config.prefix_caching and not seq.wants_prompt_logprobs:
+            # Prompt logprobs need every prompt position's logits, so no cache hits for them.
+            match = self.kv.match_prefix(seq.all_token_ids)
+            computed = match.num_cached_tokens
+        else:
+            computed = 0
+        n = seq.num_tokens - computed
+        # Without chunked prefill a prompt waits for a step with room for all of it, unless it
+        # can never fit (a preempted request's prompt + output): then it is chunked anyway.
+        if (
+            not self.config.enable_chunked_prefill
+            and budget < n <= self.config.max_num_batched_tokens
+        ):
+            self.kv.free(seq.seq_id)  # undo a fork
+            return False
+        n = min(n, budget)
+        if not self.kv.allocate_slots(seq.seq_id, computed + n, match):
+            self.kv.free(seq.seq_id)
+            if not computed:
+                return False
+            # A fork shares blocks of a sibling that may itself be preempted soon; with a
+            # nearly full pool, computing from scratch (evicting the cache) may be the
+            # only way in. Liveness first: retry without the shared blocks.
+            match, computed = None, 0
+            n = min(seq.num_tokens, budget)
+            if not self.kv.allocate_slots(seq.seq_id, n):
+                return False
+        if match is not None:
+            self.kv.cache.stats.record(seq.num_tokens, computed)
+        seq.num_computed_tokens = computed
+        seq.num_cached_tokens = computed
+        self.waiting.remove(seq)
+        seq.status = SequenceStatus.RUNNING
+        self.running.append(seq)
+        out.scheduled.append(ScheduledSeq(seq, computed, n))
+        return True
+
+    # --- after the forward pass ------------------------------------------------------
+    def on_step_done(self, out: SchedulerOutput) -> None:
+        """The scheduled tokens' K/V are now written: advance counters, offer them to the cache."""
+        for item in out.scheduled:
+            seq = item.seq
+            seq.num_computed_tokens = item.end
+            if self.config.prefix_caching:
+                self.kv.cache_computed(seq.seq_id, seq.all_token_ids, seq.num_computed_tokens)
+
+    def abort(self, seq: Sequence) -> None:
+        if not seq.is_finished:
+            self.finish(seq, SequenceStatus.FINISHED_ABORTED)

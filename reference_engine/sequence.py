@@ -1,0 +1,121 @@
+"""Per-request state: what was asked, what has been generated, how far the KV cache got.
+
+A request with n > 1 is a SequenceGroup of n Sequences. Sequence 0 prefills
+the prompt; its siblings wait until that is done and then fork its prompt
+blocks (see Scheduler), so the prompt is computed once. Blocks themselves are
+owned by the KVCacheManager, keyed by `seq_id`, not by the Sequence.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from reference_engine.outputs import RequestMetrics
+from reference_engine.sampling_params import SamplingParams
+
+if TYPE_CHECKING:
+    import torch
+
+
+class SequenceStatus(enum.Enum):
+    WAITING = "waiting"  # never scheduled, or a sibling waiting to fork
+    RUNNING = "running"
+    SWAPPED = "swapped"  # preempted, KV parked in host memory
+    PREEMPTED = "preempted"  # preempted, KV dropped: recomputed on readmission
+    FINISHED_STOPPED = "finished_stopped"
+    FINISHED_LENGTH = "finished_length"
+    FINISHED_ABORTED = "finished_aborted"
+
+    @property
+    def is_finished(self) -> bool:
+        return self in _FINISHED
+
+
+_FINISHED = {
+    SequenceStatus.FINISHED_STOPPED,
+    SequenceStatus.FINISHED_LENGTH,
+    SequenceStatus.FINISHED_ABORTED,
+}
+
+
+@dataclass(slots=True, eq=False)
+class Sequence:
+    seq_id: str
+    request_id: str
+    index: int  # position among the request's n samples
+    prompt_token_ids: list[int]
+    params: SamplingParams
+    arrival_time: float
+    priority: int = 0  # lower runs first under the priority policy (vLLM's convention)
+    order: int = 0  # admission counter: breaks arrival-time ties deterministically
+    output_token_ids: list[int] = field(default_factory=list)
+    num_computed_tokens: int = 0  # tokens whose K/V are in the cache
+    num_cached_tokens: int = 0  # of those, how many came from the prefix cache at admission
+    status: SequenceStatus = SequenceStatus.WAITING
+    generator: torch.Generator | None = None  # seeded sampling; independent of batch mates
+    fork_parent: Sequence | None = None  # n > 1 sibling: waits for this one's prefill
+    # Filled in by the engine's update phase.
+    detokenizer: Any = None  # IncrementalDetokenizer (typed loosely: it imports tokenizers)
+    text: str = ""
+    finish_reason: str | None = None
+    stop_reason: int | str | None = None
+    logprobs: list[Any] | None = None
+    prompt_logprobs: list[Any] | None = None
+    num_preemptions: int = 0
+
+    @property
+    def num_prompt_tokens(self) -> int:
+        return len(self.prompt_token_ids)
+
+    @property
+    def num_tokens(self) -> int:
+        return len(self.prompt_token_ids) + len(self.output_token_ids)
+
+    @property
+    def all_token_ids(self) -> list[int]:
+        return self.prompt_token_ids + self.output_token_ids
+
+    @property
+    def num_uncomputed_tokens(self) -> int:
+        """Tokens that still have to go through the model (the prompt tail, or the last sample)."""
+        return self.num_tokens - self.num_computed_tokens
+
+    @property
+    def in_prefill(self) -> bool:
+        return self.num_computed_tokens < self.num_prompt_tokens
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status.is_finished
+
+    @property
+    def wants_prompt_logprobs(self) -> bool:
+        return self.params.prompt_logprobs is not None
+
+    def waiting_for_fork(self) -> bool:
+        parent = self.fork_parent
+        return parent is not None and not parent.is_finished and parent.in_prefill
+
+    def sort_key(self, policy: str) -> tuple[float, ...]:
+        """Scheduling order; a preempted request keeps its arrival time, so it goes first again."""
+        if policy == "priority":
+            return (self.priority, self.arrival_time, self.order)
+        return (self.arrival_time, self.order)
+
+
+@dataclass(slots=True, eq=False)
+class SequenceGroup:
+    """One user request: the prompt and its n samples."""
+
+    request_id: str
+    prompt: str | None
+    prompt_token_ids: list[int]
+    params: SamplingParams
+    seqs: list[Sequence]
+    metrics: RequestMetrics
+
+    @property
+    def is_finished(self) -> bool:
+        return all(s.is_finished for s in self.seqs)
