@@ -9,6 +9,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from analyzer.refs.check import check_references, check_upgrade, extract_all, pick_fixes
 from analyzer.refs.config import BookConfig, RefsError, load_book
@@ -79,7 +80,7 @@ def register(app: typer.Typer) -> None:
         """
         settings: Settings = ctx.obj
         console = Console()
-        err = Console(stderr=True)
+        err = Console(stderr=True, soft_wrap=True)
         if write and not fix:
             err.print("[red]error:[/] --write only applies with --fix")
             raise typer.Exit(2)
@@ -91,7 +92,7 @@ def register(app: typer.Typer) -> None:
         try:
             book, findings, title = run_check(settings, paths, pin, from_pin, to_pin, load_pin)
         except RefsError as exc:
-            err.print(f"[red]error:[/] {exc}")
+            err.print(f"[red]error:[/] {escape(str(exc))}")
             raise typer.Exit(2) from None
         broken = [f for f in findings if f.status == BROKEN]
         fixed: set[int] = set()
@@ -108,7 +109,7 @@ def register(app: typer.Typer) -> None:
                 out.print("no high-confidence replacements to apply")
             for plan in plans:
                 for reason in plan.skipped:
-                    out.print(f"[yellow]skipped[/] {reason}")
+                    out.print(f"[yellow]skipped[/] {escape(reason)}")
             if write:
                 for plan in plans:
                     if plan.applied:

@@ -30,7 +30,13 @@ def _cached(path: Path) -> PinView | None:
 def load_pin(settings: Settings, pin: str) -> PinView:
     """The pin's view: from the cache when it matches the stored snapshot, else built
     (fetching the snapshot and indexing it first when needed)."""
-    from analyzer.snapshots import SnapshotError, ensure_snapshot, is_fetched, open_snapshot, resolve_ref
+    from analyzer.snapshots import (
+        SnapshotError,
+        ensure_snapshot,
+        is_fetched,
+        open_snapshot,
+        resolve_ref,
+    )
 
     try:
         pin = str(resolve_ref(settings, pin))  # validates the name before it becomes a file name

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from analyzer.refs.pinview import PinView
+
 from .fakes import sglang_view, vllm_view
 
 

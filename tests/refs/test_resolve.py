@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+from dataclasses import replace
+
+from analyzer.refs.models import Reference
+from analyzer.refs.pinview import PinView
+from analyzer.refs.resolve import resolve
+
+
+def ref(text: str, kind: str, target: str | None = None, framework: str = "vllm", **extra: object) -> Reference:
+    return Reference(
+        file="ch.md", line=1, col=0, text=text, kind=kind, target=target or text,
+        framework=framework, framework_reason="test", origin=str(extra.pop("origin", "inline")), **extra,  # type: ignore[arg-type]
+    )
+
+
+def test_paths(vllm30: PinView, sglang20: PinView) -> None:
+    assert resolve(ref("vllm/v1/core/sched/scheduler.py", "path"), vllm30).status == "ok"
+    assert resolve(ref("vllm/v1/core/sched", "path"), vllm30).resolved_at == "vllm/v1/core/sched"
+    missing = resolve(ref("vllm/core/scheduler.py", "path"), vllm30)
+    assert missing.status == "broken"
+    repo = resolve(ref("python/sglang/srt/mem_cache/radix_cache.py", "path", framework="sglang"), sglang20)
+    assert (repo.status, repo.resolved_at) == ("ok", "sglang/srt/mem_cache/radix_cache.py")
+    relative = resolve(ref("srt/managers/scheduler.py", "path", framework="sglang"), sglang20)
+    assert (relative.status, relative.resolved_at) == ("ok", "sglang/srt/managers/scheduler.py")
+
+
+def test_repository_only_paths_are_not_checkable_never_broken(vllm30: PinView, sglang20: PinView) -> None:
+    for path in ("csrc/attention/attention_kernels.cu", "docs/index.md", "tests/v1/core/test_scheduler.py", "benchmarks/benchmark_serving.py"):
+        assert resolve(ref(path, "path"), vllm30).status == "not-checkable", path
+    assert resolve(ref("sgl-kernel/csrc/x.cu", "path", framework="sglang"), sglang20).status == "not-checkable"
+    assert resolve(ref("test/srt/test_radix.py", "path", framework="sglang"), sglang20).status == "not-checkable"
+
+
+def test_line_suffix_past_end_of_file_is_broken(vllm30: PinView) -> None:
+    ok = resolve(ref("vllm/v1/core/kv_cache_manager.py:40", "path", "vllm/v1/core/kv_cache_manager.py", line_range=(40, 40)), vllm30)
+    assert (ok.status, ok.resolved_at) == ("ok", "vllm/v1/core/kv_cache_manager.py:40")
+    assert "allocate_slots" in ok.note
+    past = resolve(ref("x", "path", "vllm/v1/core/kv_cache_manager.py", line_range=(118, 130)), vllm30)
+    assert past.status == "broken" and "past the end" in past.note
+
+
+def test_link_anchor_checked_against_the_named_symbol(vllm30: PinView, vllm33: PinView) -> None:
+    link = ref(
+        "https://github.com/vllm-project/vllm/blob/v0.30.0/vllm/v1/core/kv_cache_manager.py#L30-L60",
+        "path", "vllm/v1/core/kv_cache_manager.py", origin="link", line_range=(30, 60),
+        link_symbol="KVCacheManager.allocate_slots", repo_layout=True,
+    )
+    at_30 = resolve(link, vllm30)
+    assert (at_30.status, at_30.resolved_at) == ("ok", "vllm/v1/core/kv_cache_manager.py:30")
+    # In 0.33 the method starts at line 40: the old anchor overlaps it, still ok.
+    assert resolve(link, vllm33).status == "ok"
+    moved = replace(link, line_range=(80, 100))
+    broken = resolve(moved, vllm30)
+    assert broken.status == "broken"
+    assert "KVCacheManager.get_computed_blocks" in broken.note and "L30-L60" in broken.note
+    gone = replace(link, link_symbol="KVCacheManager.free_all")
+    assert resolve(gone, vllm30).status == "broken"
+
+
+def test_symbols(vllm30: PinView) -> None:
+    found = resolve(ref("Scheduler.schedule", "symbol"), vllm30)
+    assert (found.status, found.resolved_at) == ("ok", "vllm/v1/core/sched/scheduler.py:50")
+    assert resolve(ref("vllm.v1.core.sched.scheduler.Scheduler", "symbol"), vllm30).status == "ok"
+    assert resolve(ref("vllm.v1.core.sched.scheduler", "symbol"), vllm30).status == "ok"
+    assert resolve(ref("vllm.LLM", "symbol"), vllm30).status == "ok"
+    assert resolve(ref("Scheduler.waiting", "symbol"), vllm30).status == "ok"
+    assert resolve(ref("Scheduler.run", "symbol"), vllm30).status == "broken"
+    # A dotted module path must match in full; a suffix elsewhere does not count.
+    assert resolve(ref("vllm.core.scheduler.Scheduler", "symbol"), vllm30).status == "broken"
+
+
+def test_inherited_method_resolves_through_base_class(vllm30: PinView) -> None:
+    found = resolve(ref("Scheduler.has_requests", "symbol"), vllm30)
+    assert found.status == "ok"
+    assert found.resolved_at == "vllm/v1/core/sched/interface.py:20"
+    assert "inherited from `SchedulerInterface`" in found.note
+
+
+def test_flags(vllm30: PinView) -> None:
+    ok = resolve(ref("--max-num-seqs", "flag", command="vllm serve"), vllm30)
+    assert (ok.status, ok.resolved_at) == ("ok", "vllm/engine/arg_utils.py:41")
+    assert resolve(ref("--no-enable-prefix-caching", "flag"), vllm30).status == "ok"
+    underscore = resolve(ref("--max_num_seqs", "flag"), vllm30)
+    assert underscore.status == "ok" and "underscore" in underscore.note
+    assert resolve(ref("--num-scheduler-steps", "flag", command="vllm serve"), vllm30).status == "broken"
+    bench = resolve(ref("--dataset-name", "flag", command="vllm bench"), vllm30)
+    assert bench.status == "not-checkable"
+
+
+def test_env_vars(vllm30: PinView, sglang23: PinView) -> None:
+    assert resolve(ref("VLLM_LOGGING_LEVEL", "env"), vllm30).status == "ok"
+    assert resolve(ref("VLLM_USE_V1", "env"), vllm30).status == "broken"
+    old = resolve(ref("SGLANG_OPT_SWA_RELEASE_LEAF_LOCK_AFTER_WINDOW", "env", framework="sglang"), sglang23)
+    assert old.status == "ok" and "deprecated name of SGLANG_OPT_RELEASE_PREFILL_SWA" in old.note
+
+
+def test_pin_without_flags_or_symbols_is_not_checkable(vllm30: PinView) -> None:
+    empty = PinView(
+        pin="vllm@0.1", project="vllm", kind="release", layout_prefix="", packages=("vllm",),
+        files=vllm30.files, symbols=[], flags=[], envs=[],
+    )
+    assert resolve(ref("--max-num-seqs", "flag", command="vllm serve"), empty).status == "not-checkable"
+    assert resolve(ref("VLLM_X", "env"), empty).status == "not-checkable"
+    assert resolve(ref("Scheduler", "symbol"), empty).status == "not-checkable"
