@@ -79,7 +79,13 @@ class Inferrer:
                 for v in [self.eval(e, ctx, d)]
                 if v is not None and v.kind in ("function", "class")
             )
-            return Value("callables", "<container>", "local", items) if items else None
+            if items:
+                return Value("callables", "<container>", "local", items)
+            return Value("external", f"builtins.{type(node).__name__.lower()}", "local")
+        if isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp):
+            return Value("external", f"builtins.{type(node).__name__[:-4].lower()}", "local")
+        if isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+            return Value("external", "builtins.str", "local")
         if isinstance(node, ast.IfExp):
             return self.eval(node.body, ctx, d) or self.eval(node.orelse, ctx, d)
         if isinstance(node, ast.BoolOp):
@@ -206,7 +212,7 @@ class Inferrer:
                 continue
             if sym.kind == "class":
                 return Value("class" if ref.is_class else "instance", sym.name, via)
-            if sym.kind == "external" and external is None and not sym.name.startswith("builtins."):
+            if sym.kind == "external" and external is None:
                 external = Value("external", sym.name, via)
         return external
 
