@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from analyzer.cli import app
+
+CASES = Path(__file__).parent / "cases"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A package directory built from two micro-benchmark cases."""
+    pkg = tmp_path / "eng"
+    shutil.copytree(CASES / "attr_constructor", pkg)
+    (pkg / "__init__.py").write_text("")
+    for f in pkg.glob("*.py"):  # make the imports package-relative
+        f.write_text(f.read_text().replace("from pool import", "from .pool import"))
+    return pkg
+
+
+def run(tmp_path: Path, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["--cache-dir", str(tmp_path / "cache"), *args])
+    return result.exit_code, result.output
+
+
+def test_calls_json_and_terminal(project: Path, tmp_path: Path) -> None:
+    code, out = run(tmp_path, "calls", str(project), "Scheduler.schedule", "--depth", "2", "--json")
+    assert code == 0, out
+    data = json.loads(out)
+    assert data["symbol"] == "eng.main.Scheduler.schedule"
+    pairs = {(e["caller"], e["callee"], e["depth"]) for e in data["edges"]}
+    assert ("eng.main.Scheduler.schedule", "eng.pool.KVCacheManager.allocate_slots", 1) in pairs
+    assert ("eng.pool.KVCacheManager.allocate_slots", "eng.pool.BlockPool.allocate", 2) in pairs
+    code, out = run(tmp_path, "calls", str(project), "allocate_slots", "--reverse")
+    assert code == 0 and "Scheduler.schedule" in out
+
+
+def test_path_state_graph(project: Path, tmp_path: Path) -> None:
+    code, out = run(tmp_path, "path", str(project), "Scheduler.schedule", "BlockPool.allocate", "--json")
+    assert code == 0, out
+    path = json.loads(out)["paths"][0]
+    assert [s["callee"] for s in path] == ["eng.pool.KVCacheManager.allocate_slots", "eng.pool.BlockPool.allocate"]
+    code, out = run(tmp_path, "state", str(project), "KVCacheManager", "--json")
+    assert code == 0, out
+    attrs = {a["name"]: a for a in json.loads(out)["attributes"]}
+    assert attrs["block_pool"]["writers"] == ["eng.pool.KVCacheManager.__init__"]
+    assert attrs["block_pool"]["readers"] == ["eng.pool.KVCacheManager.allocate_slots"]
+    for fmt, marker in (("json", '"edges"'), ("dot", "digraph"), ("graphml", "<graphml")):
+        code, out = run(tmp_path, "graph", str(project), "--format", fmt)
+        assert code == 0 and marker in out
+
+
+def test_callgraph_pycg(tmp_path: Path) -> None:
+    code, out = run(tmp_path, "callgraph", str(CASES / "imports_alias"), "--format", "pycg")
+    assert code == 0, out
+    expected = json.loads((CASES / "imports_alias" / "callgraph.json").read_text())
+    assert json.loads(out) == expected
+
+
+def test_bad_input_is_a_clear_error(project: Path, tmp_path: Path) -> None:
+    code, out = run(tmp_path, "calls", str(project), "NoSuchThing")
+    assert code == 2 and "no symbol matches" in out and "Traceback" not in out
+    code, out = run(tmp_path, "calls", str(tmp_path / "missing"), "x")
+    assert code == 2 and "neither a directory nor a snapshot" in out
+    code, out = run(tmp_path, "graph", str(project), "--format", "svg")
+    assert code == 2 and "--format must be one of" in out
+    code, out = run(tmp_path, "calls", "nosuch@1.0", "x")
+    assert code == 2 and "Traceback" not in out
