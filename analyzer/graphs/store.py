@@ -151,9 +151,14 @@ def load_graphs(settings: Settings, target: Target, *, rebuild: bool = False) ->
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
             pass  # a damaged or stale cache is rebuilt, not fatal
     graphs, unresolved = build_graphs(load_facts(settings, target), target.label)
-    _dump(cached, graphs)
-    _dump(cached.with_name("unresolved.pickle"), unresolved)
+    save_graphs(settings, target, graphs, unresolved)
     return graphs
+
+
+def save_graphs(settings: Settings, target: Target, graphs: Graphs, unresolved: list[Unresolved]) -> None:
+    folder = _cache_dir(settings, target)
+    _dump(folder / "graphs.pickle", graphs)
+    _dump(folder / "unresolved.pickle", unresolved)
 
 
 def load_unresolved(settings: Settings, target: Target) -> list[Unresolved]:

@@ -50,6 +50,10 @@ TRANSPARENT_DECORATORS = _words(
 _VIA_KIND = {"annotation": "via-annotation", "attribute": "via-attribute-type"}
 
 
+def _is_dotted(node: ast.expr) -> bool:
+    return dotted_name(node) is not None
+
+
 class CallResolver:
     def __init__(self, project: Project) -> None:
         self.p = project
@@ -92,7 +96,10 @@ class CallResolver:
             if isinstance(node.value, ast.Call) and dotted_name(node.value.func) == "super":
                 self._super_call(rec, node, ctx)
             else:
-                base = self.infer.eval(node.value, ctx)
+                receiver = site.callee.rpartition(".")[0] if _is_dotted(node) else None
+                base = (
+                    self.infer.eval_text(receiver, ctx) if receiver else self.infer.eval(node.value, ctx)
+                )
                 self._attribute_call(rec, base, node.attr, ctx)
         else:
             self._value_call(rec, self.infer.eval(node, ctx), "direct")

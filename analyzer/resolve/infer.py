@@ -47,12 +47,23 @@ class Inferrer:
         self._attr_memo: dict[tuple[str, str], Value | None] = {}
         self._var_memo: dict[str, Value | None] = {}
         self._return_memo: dict[str, Value | None] = {}
+        self._text_memo: dict[tuple[str, str, str], Value | None] = {}
 
     # -- entry points -------------------------------------------------------
 
     def eval_text(self, text: str | None, ctx: Ctx) -> Value | None:
+        """Memoised per (module, scope, text): the same receivers recur all over a
+        function. The line is left out of the key, so a name rebound to another
+        type within one function keeps its first answer."""
+        key = (ctx.module, ctx.scope, text or "")
+        try:
+            return self._text_memo[key]
+        except KeyError:
+            pass
         node = self.p.parser.parse(text)
-        return None if node is None else self.eval(node, ctx)
+        value = None if node is None else self.eval(node, ctx)
+        self._text_memo[key] = value
+        return value
 
     def eval(self, node: ast.expr, ctx: Ctx, depth: int = 0) -> Value | None:
         if depth > _MAX_DEPTH:
