@@ -33,13 +33,12 @@ _CAMEL_RE = re.compile(r"^_*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*$")
 # PyTorch, common prose words written in code font).
 FOREIGN_NAMES = frozenset(
     {
-        "PyTorch", "Tensor", "Module", "Parameter", "ThreadPoolExecutor", "Thread", "Queue",
-        "Event", "Process", "Path", "Enum", "IntEnum", "ABC", "Protocol", "TypedDict",
+        "PyTorch", "Tensor", "Module", "Parameter", "ThreadPoolExecutor", "IntEnum", "ABC", "Protocol", "TypedDict",
         "NamedTuple", "Optional", "Union", "Any", "List", "Dict", "Tuple", "Callable",
         "Iterable", "Iterator", "True", "False", "None", "Exception", "ValueError",
+        "Queue", "Thread", "Process", "Path", "Enum",
         "RuntimeError", "KeyError", "TypeError", "NotImplementedError", "AssertionError",
-        "StopIteration", "FastAPI", "BaseModel", "Field", "Request", "Response",
-        "StreamingResponse", "JSONResponse", "OpenAI", "AsyncOpenAI", "AutoTokenizer",
+        "StopIteration", "FastAPI", "BaseModel", "StreamingResponse", "JSONResponse", "OpenAI", "AsyncOpenAI", "AutoTokenizer",
         "AutoModelForCausalLM", "AutoConfig", "PreTrainedTokenizer", "Qwen", "FlashAttention",
         "FlashInfer", "DeepEP", "DeepGEMM", "Mooncake", "Triton", "CuPy", "NumPy", "Python",
     }

@@ -68,6 +68,10 @@ class PinView:
     flag_map: dict[str, FlagEntry] = field(init=False, repr=False)
     env_map: dict[str, EnvEntry] = field(init=False, repr=False)
     deprecated_env: dict[str, EnvEntry] = field(init=False, repr=False)
+    # Pools for closest-name suggestions, built on first use (most checks never need them).
+    _defined_names: list[str] | None = field(init=False, repr=False, default=None)
+    _path_pool: list[str] | None = field(init=False, repr=False, default=None)
+    _basenames: dict[str, list[str]] | None = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
         by_last: dict[str, list[SymbolEntry]] = defaultdict(list)
@@ -113,6 +117,28 @@ class PinView:
     def symbols_under(self, full: str) -> list[SymbolEntry]:
         """Direct members of a class or module (`Foo` -> `Foo.bar`, `Foo.x`)."""
         return self.children.get(full, [])
+
+    def defined_names(self) -> list[str]:
+        """Last components of every class and function name."""
+        if self._defined_names is None:
+            self._defined_names = [
+                name for name, entries in self.by_last.items() if any(e.kind in {"class", "function"} for e in entries)
+            ]
+        return self._defined_names
+
+    def path_pool(self) -> list[str]:
+        """Python files and folders: candidates for a path that moved."""
+        if self._path_pool is None:
+            self._path_pool = sorted({f for f in self.files if f.endswith(".py")} | self.dirs)
+        return self._path_pool
+
+    def files_named(self, basename: str) -> list[str]:
+        if self._basenames is None:
+            index: dict[str, list[str]] = defaultdict(list)
+            for f in sorted(self.files):
+                index[f.rsplit("/", 1)[-1]].append(f)
+            self._basenames = dict(index)
+        return self._basenames.get(basename, [])
 
     def has_path(self, path: str) -> bool:
         return path in self.files or path in self.dirs

@@ -94,10 +94,10 @@ def _paths(ref: Reference, pin: PinView, history: History | None) -> list[Sugges
                 share = count / total
                 out.append(Suggestion(_write_path(ref, new, pin), round(0.5 + 0.45 * share, 2), f"{count} of {total} top-level definitions moved there", new))
     basename = old_path.rsplit("/", 1)[-1]
-    same_name = [f for f in pin.files if f.rsplit("/", 1)[-1] == basename]
+    same_name = pin.files_named(basename)
     if len(same_name) == 1:
         out.append(Suggestion(_write_path(ref, same_name[0], pin), 0.75, "only file with this name", same_name[0]))
-    pool = same_name or [f for f in pin.files if f.endswith(".py")] + sorted(pin.dirs)
+    pool = same_name or pin.path_pool()
     for name, ratio in closest(old_path, pool, n=3, cutoff=0.6):
         out.append(Suggestion(_write_path(ref, name, pin), round(ratio * 0.7, 2), "closest path", name))
     return out
@@ -140,7 +140,7 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
                 out.extend(_renamed_class(owner, pin, history, member=last))
         elif history is not None:
             out.extend(_renamed_class(target, pin, history))
-        names = _top_names(pin) if len(parts) == 1 else []
+        names = pin.defined_names() if len(parts) == 1 else []
         for name, ratio in closest(last, names, n=3, cutoff=0.7):
             out.append(Suggestion(name, round(ratio * 0.7, 2), "closest name", None))
     if history is not None and not out:
@@ -148,10 +148,6 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
         if old_hits:
             out.append(Suggestion(target, 0.0, f"was at {old_hits[0].location} in {history.old.pin}; removed", None))
     return [s for s in out if s.confidence > 0 or s.reason.endswith("removed")]
-
-
-def _top_names(pin: PinView) -> list[str]:
-    return [name for name, entries in pin.by_last.items() if any(e.kind in {"class", "function"} for e in entries)]
 
 
 def _renamed_class(old_name: str, pin: PinView, history: History, member: str | None = None) -> list[Suggestion]:
