@@ -233,6 +233,7 @@ def _write_all(
     report = ExtractReport()
     root = dest.resolve()
     root.mkdir(parents=True, exist_ok=True)
+    made: set[Path] = {root}
     for entry in entries:
         if entry.is_dir:
             continue
@@ -258,7 +259,9 @@ def _write_all(
             if looks_binary(first):
                 report.skipped_binary += 1
                 continue
-            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.parent not in made:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                made.add(target.parent)
             written = _write_new(target, first, src, entry, archive, limits)
         report.written += 1
         report.bytes_written += written
@@ -269,7 +272,11 @@ def _write_new(
     target: Path, first: bytes, src: IO[bytes], entry: _Entry, archive: Path, limits: ExtractLimits
 ) -> int:
     # O_EXCL | O_NOFOLLOW: never overwrite, never follow a link, whatever is already there.
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(target, flags, 0o644)
+    except FileExistsError:  # e.g. `A.py` and `a.py` on a case-insensitive filesystem
+        raise _refuse(archive, entry.path.as_posix(), "collides with another entry here") from None
     written = 0
     cap = min(entry.size, limits.max_entry_bytes)
     with os.fdopen(fd, "wb") as out:

@@ -47,7 +47,7 @@ def _run(action: Callable[[], T]) -> T:
     """Turn SnapshotError into a one-line message and exit status 1 (no traceback)."""
     try:
         return action()
-    except SnapshotError as exc:
+    except (SnapshotError, OSError) as exc:  # OSError: disk full, permissions, ...
         # markup=False for the message: paths and refs may contain [brackets].
         console = Console(stderr=True, soft_wrap=True)
         console.print("[bold red]error:[/]", end=" ")

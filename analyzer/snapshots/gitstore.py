@@ -62,6 +62,12 @@ class GitStore:
         self.tmp = root / "tmp"
         self._repo: git.Repo | None = None
 
+    def __enter__(self) -> GitStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # ------------------------------------------------------------ setup
 
     def repo(self) -> git.Repo:

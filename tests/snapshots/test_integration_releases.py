@@ -15,6 +15,7 @@ import pytest
 from analyzer.settings import Settings
 from analyzer.snapshots import ensure_snapshot, fetch_snapshot, is_fetched, load_locks
 from analyzer.snapshots.download import sha256_file
+from analyzer.snapshots.gitstore import GitStore
 
 pytestmark = pytest.mark.integration
 
@@ -35,6 +36,9 @@ def test_release_fetches_and_matches_its_lock(integration_settings: Settings, re
     assert snap.packages == (entry.package,)
     assert len(list(snap.python_files())) > 1000
     assert not list(snap.tree.rglob("*.so"))
+    with GitStore(integration_settings.snapshot_store) as store:
+        stored = store.read(ref)
+    assert stored is not None and stored.meta["sha256"] == entry.sha256  # verified at fetch
     house = _wheelhouse()
     if house is not None and (house / entry.artifact).is_file():
         assert sha256_file(house / entry.artifact) == entry.sha256
