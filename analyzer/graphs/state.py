@@ -77,9 +77,15 @@ def build_state(project: Project, resolver: CallResolver | None = None) -> dict[
     def owner_of(cls: str, attr: str) -> str | None:
         key = (cls, attr)
         if key not in owner_memo:
-            owner_memo[key] = next(
-                (c for c in project.hierarchy.mro(cls) if c in states and attr in states[c].attrs), None
-            )
+            found = next((c for c in project.hierarchy.mro(cls) if c in states and attr in states[c].attrs), None)
+            if found is None:
+                # A mixin touching state its subclass owns (`self.waiting_queue` in a
+                # scheduler mixin): the subclass is the owner.
+                found = next(
+                    (c for c in project.hierarchy.descendants(cls) if c in states and attr in states[c].attrs),
+                    None,
+                )
+            owner_memo[key] = found
         return owner_memo[key]
 
     for facts in project.modules.values():
@@ -99,7 +105,9 @@ def build_state(project: Project, resolver: CallResolver | None = None) -> dict[
                 owner_memo[(base.name, acc.attr)] = owner
             func = resolver.caller_of(facts.module, acc.scope)
             writer_cls = infer.class_of_scope(facts.module, acc.scope)
-            inside = writer_cls is not None and project.hierarchy.is_subclass(writer_cls, owner)
+            inside = writer_cls is not None and (
+                project.hierarchy.is_subclass(writer_cls, owner) or project.hierarchy.is_subclass(owner, writer_cls)
+            )
             record = Access(func, acc.kind, f"{facts.path}:{acc.line}", acc.method, not inside)
             attr = states[owner].attrs[acc.attr]
             (attr.reads if acc.kind == "read" else attr.writes).append(record)

@@ -182,6 +182,8 @@ class CallResolver:
                 # An attribute holding a function / class / callable object.
                 self._value_call(rec, held, _VIA_KIND.get(held.via, "via-attribute-type"))
                 return
+            if base.kind == "instance" and self._mixin_call(rec, base, attr):
+                return
             external = next((c for c in p.hierarchy.mro(base.name) if c not in p.classes), None)
             if external is not None:
                 rec.external.append(f"{external}.{attr}")
@@ -248,6 +250,16 @@ class CallResolver:
             if qual in self.p.functions and qual != target:
                 kind = "method" if bound_kind in ("method", "inherited") else bound_kind
                 self._edge(rec, qual, kind, "inferred")
+
+    def _mixin_call(self, rec: CallRecord, base: Value, attr: str) -> bool:
+        """`self.method()` in a mixin whose subclasses define `method`."""
+        found = False
+        for sub in self.p.hierarchy.descendants(base.name)[:OVERRIDE_LIMIT]:
+            qual = f"{sub}.{attr}"
+            if qual in self.p.functions:
+                self._edge(rec, qual, "method", "inferred")
+                found = True
+        return found
 
     def _receiver_kind(self, base: Value, target: str) -> str:
         if base.via in _VIA_KIND:

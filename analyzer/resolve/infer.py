@@ -27,6 +27,7 @@ from analyzer.resolve.project import (
 )
 
 _MAX_DEPTH = 12
+_MIXIN_LIMIT = 16  # subclasses searched for state a mixin uses but does not set
 _PARTIAL = {"functools.partial", "functools.partialmethod"}
 _CAST = {"typing.cast", "typing_extensions.cast"}
 _SELF_TYPES = {"Self", "typing.Self", "typing_extensions.Self"}
@@ -277,6 +278,14 @@ class Inferrer:
             result = self._own_attr(cd.module, cd.fact, attr, depth)
             if result is not None:
                 break
+        if result is None:
+            # A mixin uses state its subclasses set up (`self.tree_cache` in a
+            # scheduler mixin): look there, as the instance really is one of them.
+            for sub in self.p.hierarchy.descendants(cls)[:_MIXIN_LIMIT]:
+                cd = self.p.classes[sub]
+                result = self._own_attr(cd.module, cd.fact, attr, depth)
+                if result is not None:
+                    break
         self._attr_memo[key] = result
         return result
 

@@ -93,3 +93,21 @@ def test_state_query_by_short_name_and_dict() -> None:
     waiting = next(a for a in data["attributes"] if a["name"] == "waiting")
     assert "s.engine.Engine.add" in waiting["writers"]
     assert waiting["outside_writes"][0]["method"] == "append"
+
+
+def test_mixin_writes_count_as_inside_the_owner() -> None:
+    facts = [
+        module(
+            "m.py",
+            classes=[
+                cls("Mixin"),
+                cls("Scheduler", "Mixin", inst=[asg("self.waiting_queue", "Scheduler.__init__", "[]")]),
+            ],
+            functions=[meth("Mixin.resume"), meth("Scheduler.__init__")],
+            accesses=[acc("self", "waiting_queue", "mutating_call", "Mixin.resume", 4, "extend")],
+        )
+    ]
+    st = build_state(Project(facts))["m.Scheduler"]
+    writes = [(w.function, w.method, w.outside) for w in st.attrs["waiting_queue"].writes]
+    assert writes == [("m.Mixin.resume", "extend", False)]
+    assert "waiting_queue" not in build_state(Project(facts))["m.Mixin"].attrs

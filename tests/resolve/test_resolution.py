@@ -127,3 +127,31 @@ def test_every_site_yields_a_record(facts: list[ModuleFacts]) -> None:
         assert len([r for r in recs]) >= len(f.calls)
         for rec in recs:
             assert rec.edges or rec.external or rec.unresolved
+
+
+def test_mixin_methods_and_state_come_from_subclasses() -> None:
+    from resolve.factkit import asg, call, cls, meth, module
+
+    facts = [
+        module(
+            "s.py",
+            classes=[
+                cls("Cache"),
+                cls("PPMixin"),
+                cls("Scheduler", "PPMixin", inst=[asg("self.tree_cache", "Scheduler.__init__", "Cache()")]),
+            ],
+            functions=[
+                meth("Cache.match_prefix"),
+                meth("PPMixin.event_loop_pp"),
+                meth("Scheduler.__init__"),
+                meth("Scheduler.recv_requests"),
+            ],
+            calls=[
+                call("self.recv_requests", "PPMixin.event_loop_pp", 5),
+                call("self.tree_cache.match_prefix", "PPMixin.event_loop_pp", 6),
+            ],
+        )
+    ]
+    recs = resolve_all(facts)
+    assert edges(recs[("s", 5)]) == {("s.Scheduler.recv_requests", "method", "inferred")}
+    assert edges(recs[("s", 6)]) == {("s.Cache.match_prefix", "via-attribute-type", "inferred")}
