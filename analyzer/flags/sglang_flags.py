@@ -123,7 +123,6 @@ def _field_option(interp: Interpreter, f: FieldInfo, inner: ast.expr, meta: dict
         kw.pop("nargs", None)
         kw.pop("const", None)
         kw["action"] = "store_true"
-        kw.setdefault("default", False) if default_src is None else None
         return names, kw
     kind = single.kind if single is not None else "str"
     kw["type"] = type_parser or Opaque(kind if kind in {"str", "int", "float"} else "str")
