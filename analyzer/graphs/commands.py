@@ -7,6 +7,7 @@ Every command takes the target first: a snapshot (`vllm@0.30.0`) or a directory
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import asdict
 from pathlib import Path
 
@@ -39,7 +40,8 @@ def _fail(message: str) -> typer.Exit:
 def _graphs(ctx: typer.Context, target: str, rebuild: bool = False) -> Graphs:
     settings: Settings = ctx.obj
     try:
-        return load_graphs(settings, open_target(settings, target), rebuild=rebuild)
+        # Indexing a cold tree takes minutes: show the (transient) bar on a terminal only.
+        return load_graphs(settings, open_target(settings, target), rebuild=rebuild, progress=sys.stdout.isatty())
     except GraphError as exc:
         raise _fail(str(exc)) from None
 

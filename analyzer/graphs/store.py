@@ -23,6 +23,7 @@ from analyzer.graphs.state import ClassState, build_state
 from analyzer.index.models import ModuleFacts
 from analyzer.resolve import CallResolver, Project
 from analyzer.settings import Settings
+from analyzer.snapshots.models import Snapshot
 
 GRAPHS_VERSION = "3"
 
@@ -37,7 +38,7 @@ class Target:
     root: Path  # directory handed to the indexer
     paths: tuple[str, ...] | None  # files under root to index (None: all)
     key: str
-    snapshot: object | None = None  # analyzer.snapshots.Snapshot when a snapshot
+    snapshot: Snapshot | None = None
 
 
 @dataclass(slots=True)
@@ -88,17 +89,15 @@ def open_target(settings: Settings, text: str) -> Target:
     return Target(snap.name, snap.package_root, None, key, snap)
 
 
-def load_facts(settings: Settings, target: Target) -> list[ModuleFacts]:
-    try:
-        from analyzer import index as index_pkg
-    except ImportError as exc:  # pragma: no cover - the index stage is a hard dependency
-        raise GraphError(f"the index stage is unavailable: {exc}") from None
-    if target.snapshot is not None and hasattr(index_pkg, "index_snapshot"):
-        result = index_pkg.index_snapshot(settings, target.snapshot)
-    elif hasattr(index_pkg, "index_tree"):
-        result = index_pkg.index_tree(target.root, list(target.paths) if target.paths else None, db=settings.index_db)
+def load_facts(settings: Settings, target: Target, *, progress: bool = False) -> list[ModuleFacts]:
+    # Imported here: the indexer pulls in libcst, which a query on cached graphs never needs.
+    from analyzer.index import index_snapshot, index_tree
+
+    if target.snapshot is not None:
+        result = index_snapshot(settings, target.snapshot, progress=progress)
     else:
-        raise GraphError("the index stage does not provide index_tree yet")
+        paths = list(target.paths) if target.paths else None
+        result = index_tree(target.root, paths, db=settings.index_db, progress=progress)
     return list(result.modules.values())
 
 
@@ -140,7 +139,7 @@ def _dump(path: Path, obj: object) -> None:
         raise
 
 
-def load_graphs(settings: Settings, target: Target, *, rebuild: bool = False) -> Graphs:
+def load_graphs(settings: Settings, target: Target, *, rebuild: bool = False, progress: bool = False) -> Graphs:
     cached = _cache_dir(settings, target) / "graphs.pickle"
     if cached.is_file() and not rebuild:
         try:
@@ -150,7 +149,7 @@ def load_graphs(settings: Settings, target: Target, *, rebuild: bool = False) ->
                 return graphs
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
             pass  # a damaged or stale cache is rebuilt, not fatal
-    graphs, unresolved = build_graphs(load_facts(settings, target), target.label)
+    graphs, unresolved = build_graphs(load_facts(settings, target, progress=progress), target.label)
     save_graphs(settings, target, graphs, unresolved)
     return graphs
 
