@@ -18,6 +18,7 @@ from analyzer.refs.pinview import PinView, SymbolEntry
 from analyzer.refs.shell import SERVER_COMMANDS
 
 _MAX_BASE_DEPTH = 4
+_DECORATOR_SLACK = 3
 
 
 def package_path(ref_path: str, pin: PinView) -> str | None:
@@ -102,7 +103,9 @@ def _check_lines(finding: Finding, path: str, pin: PinView) -> None:
             finding.status = BROKEN
             finding.note = f"`{ref.link_symbol}` is not defined in {path}"
             return
-        hit = [d for d in named if d.line <= end and start <= d.end_line]
+        # The anchor must start at the definition (a few lines of slack for decorators)
+        # or inside its body; merely overlapping its tail means it points at something else.
+        hit = [d for d in named if d.line - _DECORATOR_SLACK <= start <= d.end_line]
         if hit:
             finding.resolved_at = f"{path}:{hit[0].line}"
             return

@@ -58,9 +58,11 @@ def test_upgrade_lists_what_breaks_with_replacements(vllm30: PinView, vllm33: Pi
     assert all(f.pin == "vllm@0.33.0" for f in findings)
     assert not any(f.ref.text == "Scheduler.event_loop_overlap" for f in findings)  # SGLang's, not checked
     newly = {f.ref.text: f for f in findings if f.previous_status == "ok" and f.status == "broken"}
-    assert set(newly) == {"VLLM_ENGINE_ITERATION_TIMEOUT_S", "vllm/entrypoints/chat_utils.py"}
+    url = "https://github.com/vllm-project/vllm/blob/v0.30.0/vllm/v1/core/kv_cache_manager.py#L30-L60"
+    assert set(newly) == {"VLLM_ENGINE_ITERATION_TIMEOUT_S", "vllm/entrypoints/chat_utils.py", url}
+    assert newly[url].best is not None and newly[url].best.replacement == url.replace("L30-L60", "L40-L70")
     path = newly["vllm/entrypoints/chat_utils.py"]
     assert path.best is not None and path.best.replacement == "vllm/renderers/chat_utils/chat_message.py"
     assert "ok at vllm@0.30.0" in path.note
     fixes = pick_fixes(findings, 0.8)
-    assert [f.ref.text for f in fixes] == ["vllm/entrypoints/chat_utils.py"]
+    assert sorted(f.ref.text for f in fixes) == sorted(["vllm/entrypoints/chat_utils.py", url])

@@ -48,8 +48,10 @@ def test_link_anchor_checked_against_the_named_symbol(vllm30: PinView, vllm33: P
     )
     at_30 = resolve(link, vllm30)
     assert (at_30.status, at_30.resolved_at) == ("ok", "vllm/v1/core/kv_cache_manager.py:30")
-    # In 0.33 the method starts at line 40: the old anchor overlaps it, still ok.
-    assert resolve(link, vllm33).status == "ok"
+    # In 0.33 the method spans 40-70: L30-L60 overlaps it but starts in front of it.
+    shifted = resolve(link, vllm33)
+    assert shifted.status == "broken" and "is at L40-L70" in shifted.note
+    assert resolve(replace(link, line_range=(45, 50)), vllm33).status == "ok"  # inside the body
     moved = replace(link, line_range=(80, 100))
     broken = resolve(moved, vllm30)
     assert broken.status == "broken"
