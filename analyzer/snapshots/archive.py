@@ -168,6 +168,7 @@ def _tar_entries(
     layout = _Layout(archive)
     entries: list[_Entry] = []
     streamed = 0
+    compressed = max(archive.stat().st_size, 1)
     skipped_links = 0
     for count, member in enumerate(members, start=1):
         if count > limits.max_entries:
@@ -176,6 +177,8 @@ def _tar_entries(
         streamed += max(member.size, 0)
         if streamed > limits.max_tar_stream_bytes:
             raise _refuse(archive, member.name, "pushes the archive past its size limit")
+        if streamed > limits.ratio_floor and streamed > limits.max_ratio * compressed:
+            raise _refuse(archive, member.name, "has an absurd compression ratio (tar bomb?)")
         path = safe_relative_path(archive, member.name)
         if member.issym() or member.islnk():
             if links == "skip":
@@ -223,23 +226,12 @@ def extract_tar(
 # ---------------------------------------------------------------- writing
 
 
-def _write_all(
-    archive: Path,
-    dest: Path,
-    entries: list[_Entry],
-    limits: ExtractLimits,
-    opener: Callable[[_Entry], IO[bytes]],
-) -> ExtractReport:
-    report = ExtractReport()
-    root = dest.resolve()
-    root.mkdir(parents=True, exist_ok=True)
-    made: set[Path] = {root}
-    for entry in entries:
-        if entry.is_dir:
-            continue
-        if not is_text_path(entry.path):
-            report.skipped_binary += 1
-            continue
+def _check_sizes(archive: Path, entries: list[_Entry], limits: ExtractLimits) -> list[_Entry]:
+    """Declared sizes of every entry to keep, checked before anything is written.
+    (A header that lies is caught while copying, in `_write_new`.)"""
+    kept = [e for e in entries if not e.is_dir and is_text_path(e.path)]
+    total = 0
+    for entry in kept:
         raw = entry.path.as_posix()
         if entry.size > limits.max_entry_bytes:
             raise _refuse(archive, raw, f"is {entry.size} bytes (limit {limits.max_entry_bytes})")
@@ -249,11 +241,30 @@ def _write_all(
             and entry.size > limits.max_ratio * max(entry.compressed, 1)
         ):
             raise _refuse(archive, raw, "has an absurd compression ratio (zip bomb?)")
-        if report.bytes_written + entry.size > limits.max_total_bytes:
-            raise _refuse(archive, raw, f"pushes the extracted total past {limits.max_total_bytes} bytes")
+        total += entry.size
+        if total > limits.max_total_bytes:
+            raise _refuse(
+                archive, raw, f"pushes the extracted total past {limits.max_total_bytes} bytes"
+            )
+    return kept
+
+
+def _write_all(
+    archive: Path,
+    dest: Path,
+    entries: list[_Entry],
+    limits: ExtractLimits,
+    opener: Callable[[_Entry], IO[bytes]],
+) -> ExtractReport:
+    kept = _check_sizes(archive, entries, limits)
+    report = ExtractReport(skipped_binary=sum(1 for e in entries if not e.is_dir) - len(kept))
+    root = dest.resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    made: set[Path] = {root}
+    for entry in kept:
         target = root.joinpath(*entry.path.parts)
         if os.path.commonpath([root, target]) != str(root):  # defence in depth
-            raise _refuse(archive, raw, "resolves outside the destination")
+            raise _refuse(archive, entry.path.as_posix(), "resolves outside the destination")
         with opener(entry) as src:
             first = src.read(_CHUNK)
             if looks_binary(first):

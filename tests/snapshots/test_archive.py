@@ -212,3 +212,27 @@ def test_links_are_skipped_only_when_asked(tmp_path: Path) -> None:
     assert report.skipped_links == 1
     assert (tmp_path / "tree" / "pkg" / "ok.py").is_file()
     assert not (tmp_path / "tree" / "pkg" / "alias.py").exists()
+
+
+def test_size_caps_refuse_before_writing_anything(tmp_path: Path) -> None:
+    archive = _zip(tmp_path / "big.whl", [("demo/a.py", b"a" * 5000), ("demo/b.py", b"b" * 5000)])
+    with pytest.raises(SnapshotError, match="extracted total"):
+        extract_zip(archive, tmp_path / "tree", ExtractLimits(max_total_bytes=8000))
+    assert _files_under(tmp_path / "tree") == []  # a.py fitted, but nothing was written
+
+
+def test_zip_header_lying_about_its_size_is_refused(tmp_path: Path) -> None:
+    archive = _zip(tmp_path / "liar.whl", [("demo/a.py", b"x = 1\n" * 1000)])
+    data = bytearray(archive.read_bytes())
+    central = data.index(b"PK\x01\x02")
+    data[central + 24 : central + 28] = (10).to_bytes(4, "little")  # declared: 10 bytes
+    archive.write_bytes(bytes(data))
+    with pytest.raises(SnapshotError, match=r"liar\.whl"):
+        extract_zip(archive, tmp_path / "tree")
+
+
+def test_tar_bomb_ratio_is_refused(tmp_path: Path) -> None:
+    bomb = _tar(tmp_path / "bomb.tar.gz", [(_member("d/zeros.txt"), b"\0" * (8 * 1024 * 1024))])
+    assert bomb.stat().st_size < 100_000
+    with pytest.raises(SnapshotError, match="compression ratio"):
+        extract_tar(bomb, tmp_path / "tree", ExtractLimits(max_ratio=100))
