@@ -68,7 +68,17 @@ def _resolve_path(ref: Reference, pin: PinView) -> Finding:
     finding = Finding(ref, pin.pin, OK, resolved_at=path)
     if ref.line_range is not None and path in pin.files:
         _check_lines(finding, path, pin)
+    if ref.commit and not _same_revision(ref.commit, pin):
+        # The link itself may be fine at its own commit; what matters to the book is the pin.
+        finding.note = "; ".join(x for x in (finding.note, f"link names {ref.commit}, checked against {pin.pin}") if x)
     return finding
+
+
+def _same_revision(commit: str, pin: PinView) -> bool:
+    version = pin.pin.partition("@")[2]
+    if commit in {version, f"v{version}"}:
+        return True
+    return bool(pin.upstream_commit) and len(commit) >= 7 and pin.upstream_commit.startswith(commit.lower())
 
 
 def enclosing(defs: list[SymbolEntry], line: int) -> SymbolEntry | None:

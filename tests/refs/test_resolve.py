@@ -105,3 +105,10 @@ def test_pin_without_flags_or_symbols_is_not_checkable(vllm30: PinView) -> None:
     assert resolve(ref("--max-num-seqs", "flag", command="vllm serve"), empty).status == "not-checkable"
     assert resolve(ref("VLLM_X", "env"), empty).status == "not-checkable"
     assert resolve(ref("Scheduler", "symbol"), empty).status == "not-checkable"
+
+
+def test_link_commit_other_than_the_pin_is_noted(vllm30: PinView) -> None:
+    base = ref("u", "path", "vllm/v1/core/sched/scheduler.py", origin="link", repo_layout=True)
+    assert "checked against" not in resolve(replace(base, commit="v0.30.0"), vllm30).note
+    assert "checked against" not in resolve(replace(base, commit="aaaaaaa"), vllm30).note  # the pin's upstream commit
+    assert "link names 5cecfc0, checked against vllm@0.30.0" in resolve(replace(base, commit="5cecfc0"), vllm30).note
