@@ -237,3 +237,42 @@ def test_pip_command_asks_for_the_locked_wheel_tags() -> None:
     assert "--python-version" not in vllm  # abi3: the running interpreter qualifies
     assert vllm[vllm.index("--find-links") + 1] == "/wh"
     assert {"--no-deps", "--only-binary=:all:"} <= set(vllm)
+
+
+_KILL_SCRIPT = """
+import os, signal, sys
+from pathlib import Path
+from analyzer.settings import Settings
+from analyzer.snapshots import fetch_snapshot
+from analyzer.snapshots.gitstore import GitStore
+
+def publish_and_die(self, name, commit, staged):
+    self.tree_path(name).parent.mkdir(parents=True, exist_ok=True)
+    staged.rename(self.tree_path(name))
+    os.kill(os.getpid(), signal.SIGKILL)  # no finally, no cleanup, the lock dies with us
+
+GitStore.publish = publish_and_die
+cache, wheel, locks = map(Path, sys.argv[1:4])
+fetch_snapshot(Settings(cache_dir=cache), "demo@1.0", wheel=wheel, lock_dir=locks)
+"""
+
+
+def test_sigkill_mid_publish_then_retry(demo_release) -> None:
+    """A real SIGKILL between moving the tree and writing the tag."""
+    import signal
+    import subprocess
+    import sys
+
+    s = demo_release.settings
+    args = [str(s.cache_dir), str(demo_release.wheel), str(demo_release.lock_dir)]
+    proc = subprocess.run(
+        [sys.executable, "-c", _KILL_SCRIPT, *args], capture_output=True, timeout=120
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
+    assert (s.snapshot_store / "trees" / "demo@1.0").is_dir()  # the orphan is there...
+    assert not is_fetched(s, "demo@1.0")  # ...but never taken as complete
+    with pytest.raises(SnapshotError, match="not fetched"):
+        open_snapshot(s, "demo@1.0")
+    snap = fetch_snapshot(s, "demo@1.0", wheel=demo_release.wheel, lock_dir=demo_release.lock_dir)
+    assert (snap.tree / "demo" / "core.py").read_text() == DEMO_FILES["demo/core.py"]
+    assert list((s.snapshot_store / "tmp").iterdir()) == []
