@@ -43,6 +43,12 @@ def frame_function(frame: FrameType) -> str | None:
     qual = frame.f_code.co_qualname
     if qual == "<module>":
         return module
+    if qual.startswith("__create_fn__"):
+        # A dataclass-generated method: its `__init__` is the class's constructor,
+        # which the static graph links to the class itself.
+        obj = frame.f_locals.get("self") if frame.f_code.co_name == "__init__" else None
+        cls = type(obj) if obj is not None else None
+        return f"{cls.__module__}.{cls.__qualname__}" if cls is not None else None
     parts = [p for p in qual.split(".") if p != "<locals>"]
     keep: list[str] = []
     for part in parts:

@@ -112,10 +112,15 @@ class CallResolver:
     def property_reads(self, facts: ModuleFacts) -> list[CallRecord]:
         """Reading a property runs its getter: `self.num_free_blocks` is a call."""
         out: list[CallRecord] = []
-        names = self.p.property_names
+        names = self.p.properties_by_name
+        called: set[tuple[int, str]] | None = None
         for acc in facts.accesses:
             if acc.kind != "read" or acc.attr not in names:
                 continue
+            if called is None:
+                called = {(c.line, c.callee) for c in facts.calls}
+            if (acc.line, f"{acc.base}.{acc.attr}") in called:
+                continue  # `obj.size()` calls a method; it is not a getter read
             rec = self._property_read(facts, acc)
             if rec is not None:
                 out.append(rec)
@@ -126,7 +131,16 @@ class CallResolver:
     def _property_read(self, facts: ModuleFacts, acc: AttributeAccess) -> CallRecord | None:
         ctx = Ctx(facts.module, acc.scope, acc.line)
         base = self.infer.eval_text(acc.base, ctx)
-        if base is None or base.kind != "instance":
+        if base is None:
+            # Unknown object (a loop variable, say): a getter with this name may run.
+            cands = tuple(sorted(self.p.properties_by_name.get(acc.attr, ())))
+            if not cands or len(cands) > GUESS_LINK_LIMIT:
+                return None
+            rec = CallRecord(self.caller_of(facts.module, acc.scope), f"{acc.base}.{acc.attr}", facts.path, acc.line)
+            for cand in cands:
+                self._edge(rec, cand, "dynamic", "guess", cands)
+            return rec
+        if base.kind != "instance":
             return None
         sym = self.p.member(Symbol("class", base.name), acc.attr)
         if sym is None or sym.kind != "function" or not self.p.functions[sym.name].fact.is_property:

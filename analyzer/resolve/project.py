@@ -100,7 +100,6 @@ class Project:
         self.functions: dict[str, FuncDef] = {}
         self.classes: dict[str, ClassDef] = {}
         self.methods_by_name: dict[str, list[str]] = {}
-        self.property_names: set[str] = set()
         for facts in sorted(facts_list, key=lambda f: f.path):
             # Two files claiming one module (e.g. a stray copy): the first path wins.
             if facts.module in self.modules:
@@ -111,12 +110,13 @@ class Project:
             for fn in facts.functions:
                 fd = FuncDef(facts.module, fn, facts.path)
                 self.functions[fd.name] = fd
-                if fn.is_property:
-                    self.property_names.add(fn.name)
+        self.properties_by_name: dict[str, list[str]] = {}
         for fd in self.functions.values():
             parent = fd.name.rpartition(".")[0]
             if parent in self.classes:
                 self.methods_by_name.setdefault(fd.fact.name, []).append(fd.name)
+                if fd.fact.is_property:
+                    self.properties_by_name.setdefault(fd.fact.name, []).append(fd.name)
         self.roots = {m.split(".")[0] for m in self.modules}
         self.hierarchy = Hierarchy(self)
         self._scopes: dict[tuple[str, str], Scope] = {}
