@@ -79,18 +79,25 @@ def bench(wheel: Path, work: Path, repeat: int) -> None:
     tree = work / "tree-for-commit"
     extract_zip(wheel, tree)
     with GitStore(work / "commit-store") as store:
-        rows.append(("git commit of the tree", _median(lambda: store.commit_tree(tree, ref, {}), repeat)))
+        rows.append(
+            ("git commit of the tree", _median(lambda: store.commit_tree(tree, ref, {}), repeat))
+        )
 
     def full_fetch() -> None:
         cache = Path(tempfile.mkdtemp(dir=work))
-        fetch_snapshot(Settings(cache_dir=cache), ref, find_links=wheel.parent, lock_dir=work / "locks")
+        fetch_snapshot(
+            Settings(cache_dir=cache), ref, find_links=wheel.parent, lock_dir=work / "locks"
+        )
         shutil.rmtree(cache, ignore_errors=True)
 
     rows.append(("fetch_snapshot (verify+extract+commit+publish)", _median(full_fetch, repeat)))
     warm = Settings(cache_dir=work / "warm")
     fetch_snapshot(warm, ref, find_links=wheel.parent, lock_dir=work / "locks")
     rows.append(
-        ("re-fetch (no-op)", _median(lambda: fetch_snapshot(warm, ref, lock_dir=work / "locks"), repeat))
+        (
+            "re-fetch (no-op)",
+            _median(lambda: fetch_snapshot(warm, ref, lock_dir=work / "locks"), repeat),
+        )
     )
 
     base = rows[1][1]

@@ -98,7 +98,9 @@ class _Layout:
             raise _refuse(self.archive, raw, "is a duplicate name")
         for parent in path.parents:
             if parent in self.files:
-                raise _refuse(self.archive, raw, f"lies under {parent.as_posix()!r}, which is a file")
+                raise _refuse(
+                    self.archive, raw, f"lies under {parent.as_posix()!r}, which is a file"
+                )
             self.dirs.add(parent)
         (self.dirs if is_dir else self.files).add(path)
 
@@ -126,7 +128,9 @@ def _strip_top(archive: Path, entries: list[_Entry]) -> list[_Entry]:
 def _zip_entries(archive: Path, zf: zipfile.ZipFile, limits: ExtractLimits) -> list[_Entry]:
     infos = zf.infolist()
     if len(infos) > limits.max_entries:
-        raise SnapshotError(f"refused archive {archive.name}: {len(infos)} entries (limit {limits.max_entries})")
+        raise SnapshotError(
+            f"refused archive {archive.name}: {len(infos)} entries (limit {limits.max_entries})"
+        )
     layout = _Layout(archive)
     entries = []
     for info in infos:
@@ -172,7 +176,9 @@ def _tar_entries(
     skipped_links = 0
     for count, member in enumerate(members, start=1):
         if count > limits.max_entries:
-            raise SnapshotError(f"refused archive {archive.name}: more than {limits.max_entries} entries")
+            raise SnapshotError(
+                f"refused archive {archive.name}: more than {limits.max_entries} entries"
+            )
         # Checked as each header is read, before tarfile decompresses past the data.
         streamed += max(member.size, 0)
         if streamed > limits.max_tar_stream_bytes:
@@ -295,7 +301,9 @@ def _write_new(
         while chunk:
             written += len(chunk)
             if written > cap:  # the header lied about the size
-                raise _refuse(archive, entry.path.as_posix(), "holds more data than its header declares")
+                raise _refuse(
+                    archive, entry.path.as_posix(), "holds more data than its header declares"
+                )
             out.write(chunk)
             chunk = src.read(_CHUNK)
     return written

@@ -85,7 +85,9 @@ def pip_download(entry: LockEntry, dest: Path, find_links: Path | None = None) -
     target = dest / entry.artifact
     if not target.is_file():
         got = ", ".join(sorted(p.name for p in dest.iterdir())) or "nothing"
-        raise SnapshotError(f"pip fetched {got}, but the lock for {entry.ref} names {entry.artifact}")
+        raise SnapshotError(
+            f"pip fetched {got}, but the lock for {entry.ref} names {entry.artifact}"
+        )
     return target
 
 
@@ -106,4 +108,3 @@ def locate_artifact(
             return local
     dest.mkdir(parents=True, exist_ok=True)
     return pip_download(entry, dest, find_links)
-

@@ -92,7 +92,9 @@ class GitStore:
         except OSError:  # another process initialised it first
             shutil.rmtree(staging, ignore_errors=True)
             if not (self.git_dir / "HEAD").exists():
-                raise SnapshotError(f"could not create the snapshot store at {self.git_dir}") from None
+                raise SnapshotError(
+                    f"could not create the snapshot store at {self.git_dir}"
+                ) from None
 
     def _tmp(self) -> Path:
         self.tmp.mkdir(parents=True, exist_ok=True)
@@ -133,7 +135,9 @@ class GitStore:
         try:
             meta = json.loads(body)
         except json.JSONDecodeError:
-            raise SnapshotError(f"store commit {commit[:12]} for {name} has no readable metadata") from None
+            raise SnapshotError(
+                f"store commit {commit[:12]} for {name} has no readable metadata"
+            ) from None
         return StoredSnapshot(name, commit, meta)
 
     def tree_path(self, name: str) -> Path:

@@ -24,7 +24,9 @@ def detect_packages(package_root: Path) -> tuple[str, ...]:
         sorted(
             d.name
             for d in package_root.iterdir()
-            if d.is_dir() and d.name.isidentifier() and d.name not in skip
+            if d.is_dir()
+            and d.name.isidentifier()
+            and d.name not in skip
             and (d / "__init__.py").is_file()
         )
     )

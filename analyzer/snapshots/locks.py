@@ -56,7 +56,9 @@ def normalise_prefix(prefix: str) -> str:
     if not prefix:
         return ""
     if any(part in ("", ".", "..") for part in prefix.split("/")) or "\\" in prefix:
-        raise SnapshotError(f"invalid layout prefix {prefix!r}: expected a relative folder like python/")
+        raise SnapshotError(
+            f"invalid layout prefix {prefix!r}: expected a relative folder like python/"
+        )
     return prefix + "/"
 
 
@@ -112,7 +114,9 @@ def _entry(path: Path, defaults: dict[str, Any], version: str, table: Any) -> Lo
     ref = check_ref(SnapshotRef(project.lower(), version))
     artifact = text("artifact")
     if "/" in artifact or "\\" in artifact or not artifact.endswith((".whl", ".tar.gz", ".tgz")):
-        raise SnapshotError(f"{where}: `artifact` must be a wheel or .tar.gz file name, got {artifact!r}")
+        raise SnapshotError(
+            f"{where}: `artifact` must be a wheel or .tar.gz file name, got {artifact!r}"
+        )
     sha = text("sha256").lower()
     if not _SHA256_RE.fullmatch(sha):
         raise SnapshotError(f"{where}: `sha256` must be 64 hex digits")

@@ -32,9 +32,13 @@ def check_url(url: str) -> str:
     if not url or url.startswith("-"):
         raise SnapshotError(f"invalid repository URL {url!r}")
     if "::" in url:
-        raise SnapshotError(f"unsupported repository URL {url!r} (transport helpers are not allowed)")
+        raise SnapshotError(
+            f"unsupported repository URL {url!r} (transport helpers are not allowed)"
+        )
     if "://" in url and not url.startswith(_URL_SCHEMES):
-        raise SnapshotError(f"unsupported repository URL {url!r}: use https, ssh, git, file or a path")
+        raise SnapshotError(
+            f"unsupported repository URL {url!r}: use https, ssh, git, file or a path"
+        )
     if "://" not in url and ":" not in url.split("/")[0]:
         path = Path(url).expanduser()
         if not path.exists():
@@ -174,4 +178,3 @@ def _stderr(exc: git.GitCommandError) -> str:
 def remove_mirror_if_unused(store: GitStore, url: str, pins: dict[str, GitPin]) -> None:
     if not any(p.url == url for p in pins.values()):
         shutil.rmtree(mirror_path(store, url), ignore_errors=True)
-

@@ -112,7 +112,9 @@ def fetch_snapshot(
                     _fetch_release(store, locks[name], wheel=wheel, find_links=find_links)
                 elif name in pins:
                     if wheel is not None or find_links is not None:
-                        raise SnapshotError(f"{name} is a git pin; --wheel/--find-links do not apply")
+                        raise SnapshotError(
+                            f"{name} is a git pin; --wheel/--find-links do not apply"
+                        )
                     _fetch_pin(store, pins[name])
                 else:
                     raise SnapshotError(
@@ -259,8 +261,11 @@ def add_git_pin(
     """Pin `commit` of `url` as a snapshot; returns it and whether anything was added."""
     source = pinning.check_url(url)
     sha = pinning.check_sha(commit)
-    if "@" not in name:
-        check_ref(SnapshotRef(name.strip().lower(), "0"))  # validate the name before any network
+    # Validate the name before any network traffic.
+    if "@" in name:
+        check_ref(SnapshotRef.parse(name))
+    else:
+        check_ref(SnapshotRef(name.strip().lower(), "0"))
     store = GitStore(settings.snapshot_store)
     added = False
     try:
@@ -337,16 +342,37 @@ def list_snapshots(settings: Settings, *, lock_dir: Path | None = None) -> list[
         tags = store.tags()
         rows: dict[str, SnapshotStatus] = {}
         for name, entry in load_locks(lock_dir).items():
-            rows[name] = _status(store, name, "release", str(entry.lock_file or ""), entry.artifact,
-                                 entry.upstream_commit, tags)
+            rows[name] = _status(
+                store,
+                name,
+                "release",
+                str(entry.lock_file or ""),
+                entry.artifact,
+                entry.upstream_commit,
+                tags,
+            )
         for name, pin in pinning.load_pins(settings.snapshot_store).items():
-            rows[name] = _status(store, name, "git", str(settings.snapshot_store / pinning.PINS_FILE),
-                                 pin.url, pin.commit, tags)
+            rows[name] = _status(
+                store,
+                name,
+                "git",
+                str(settings.snapshot_store / pinning.PINS_FILE),
+                pin.url,
+                pin.commit,
+                tags,
+            )
         for name in tags.keys() - rows.keys():  # fetched under a lock dir not in use now
             stored = store.read(name)
             meta = stored.meta if stored else {}
-            rows[name] = _status(store, name, str(meta.get("kind", "release")), "",
-                                 str(meta.get("source", "")), meta.get("upstream_commit"), tags)
+            rows[name] = _status(
+                store,
+                name,
+                str(meta.get("kind", "release")),
+                "",
+                str(meta.get("source", "")),
+                meta.get("upstream_commit"),
+                tags,
+            )
         return [rows[k] for k in sorted(rows)]
     finally:
         store.close()
