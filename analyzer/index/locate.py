@@ -349,4 +349,7 @@ class CstLocator:
         # generator's, which ast counts as part of the node); match that.
         if getattr(node, "lpar", None) and not isinstance(node, cst.Tuple | cst.GeneratorExp):
             node = node.with_changes(lpar=(), rpar=())
-        return self._module.code_for_node(node)
+        code = self._module.code_for_node(node)
+        if isinstance(node, cst.GeneratorExp) and not node.lpar:
+            code = f"({code})"  # `f(x for x in y)`: ast counts the call's parentheses in
+        return code

@@ -26,7 +26,11 @@ def decode_source(data: bytes) -> str:
     """Decode like the interpreter does: BOM first, then a coding cookie, else UTF-8."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as exc:  # unknown codec named in the cookie, or BOM/cookie conflict
+    except SyntaxError as exc:  # bad UTF-8 in the first lines, unknown codec, BOM/cookie conflict
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as decode_exc:
+            raise SourceError(f"UnicodeDecodeError: {decode_exc}") from None
         raise SourceError(f"EncodingError: {exc}") from None
     try:
         text = data.decode(encoding)
