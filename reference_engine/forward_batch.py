@@ -31,7 +31,9 @@ class ForwardBatch:
     input_ids: torch.Tensor  # [T] int64
     positions: torch.Tensor  # [T] int64, position of each token within its own sequence
     slot_mapping: torch.Tensor  # [T] int64, flat cache slot = block_id * block_size + offset
-    block_tables: torch.Tensor  # [B, max_blocks] int64, padded with 0 (masked by context_lens)
+    # [B, W] int64: the blocks holding each sequence's context, padded with 0 (a real block id,
+    # harmless: attention masks every position at or past context_lens)
+    block_tables: torch.Tensor
     context_lens: torch.Tensor  # [B] int64, cached + new tokens (what attention reads)
     query_start_loc: torch.Tensor  # [B+1] int64, sequence i owns rows [qsl[i], qsl[i+1])
     logits_indices: torch.Tensor  # [L] int64, rows of the hidden states turned into logits
@@ -137,12 +139,15 @@ def build_forward_batch(
         logits_rows.extend(range(row0, row0 + n) if s.want_prompt_logits else [row0 + n - 1])
         logits_start.append(len(logits_rows))
 
-    width = max(len(s.block_table) for s in seqs) if max_blocks is None else max_blocks
+    # Only blocks holding context are copied in: a scheduler may have allocated ahead, and
+    # decode attention gathers every column, so extra width is pure waste.
+    used = [-(-ctx // block_size) for ctx in context_lens]
+    width = max(used) if max_blocks is None else max_blocks
+    if max(used) > width:
+        raise ValueError(f"a sequence needs {max(used)} blocks, more than max_blocks={width}")
     table = torch.zeros((len(seqs), width), dtype=torch.int64)
-    for i, s in enumerate(seqs):
-        if len(s.block_table) > width:
-            raise ValueError(f"sequence {i} has {len(s.block_table)} blocks, more than {width}")
-        table[i, : len(s.block_table)] = torch.tensor(list(s.block_table), dtype=torch.int64)
+    for i, (s, n) in enumerate(zip(seqs, used, strict=True)):
+        table[i, :n] = torch.tensor(list(s.block_table[:n]), dtype=torch.int64)
 
     query_lens = [len(s.token_ids) for s in seqs]
     decode_idx = [i for i, n in enumerate(query_lens) if n == 1]

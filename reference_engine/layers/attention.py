@@ -36,8 +36,10 @@ def write_kv(
 
 def gather_kv(cache: torch.Tensor, block_tables: torch.Tensor) -> torch.Tensor:
     """[..., W] block ids -> [..., W * block_size, Hkv, D]: the sequence's context in order."""
-    blocks = cache[block_tables]  # [..., W, block_size, Hkv, D]
-    return blocks.flatten(-4, -3)
+    num_kv_heads, head_dim = cache.shape[2:]
+    # index_select on the flat id list is several times faster on CPU than cache[block_tables]
+    blocks = cache.index_select(0, block_tables.reshape(-1))
+    return blocks.view(*block_tables.shape[:-1], -1, num_kv_heads, head_dim)
 
 
 class PagedAttention(nn.Module):
@@ -97,14 +99,15 @@ class PagedAttention(nn.Module):
         q_pos = torch.arange(context_len - n, context_len, device=q.device)
         k_pos = torch.arange(context_len, device=q.device)
         mask = k_pos[None, :] <= q_pos[:, None]  # [n, C]
+        # 4-D inputs (a batch of one): 3-D ones miss PyTorch's fused CPU kernel, ~2.5x slower.
         out = F.scaled_dot_product_attention(
-            q.transpose(0, 1),
-            keys.transpose(0, 1),
-            values.transpose(0, 1),
+            q.transpose(0, 1).unsqueeze(0),
+            keys.transpose(0, 1).unsqueeze(0),
+            values.transpose(0, 1).unsqueeze(0),
             attn_mask=mask,
             scale=self.scale,
             enable_gqa=self.num_heads != self.num_kv_heads,
-        )  # [Hq, n, D]
+        )[0]  # [Hq, n, D]
         return out.transpose(0, 1)
 
     def _decode(

@@ -28,7 +28,7 @@ def dense_reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.
     return torch.einsum("hqk,khd->qhd", scores.softmax(-1), v)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(
     seed=st.integers(0, 10_000),
     block_size=st.sampled_from([1, 2, 4, 5, 16]),
@@ -97,7 +97,8 @@ def test_slot_mapping_crosses_block_edges() -> None:
     assert batch.slot_mapping.tolist() == [7 * 4 + 3, 2 * 4, 2 * 4 + 1, 5 * 4]
     assert batch.context_lens.tolist() == [6, 1]
     assert batch.query_start_loc.tolist() == [0, 3, 4]
-    assert batch.block_tables.tolist() == [[7, 2, 9], [5, 0, 0]]
+    # block 9 is allocated ahead but holds no context yet: not part of the table
+    assert batch.block_tables.tolist() == [[7, 2], [5, 0]]
     assert batch.logits_indices.tolist() == [2, 3]
     assert (batch.num_prefills, batch.num_decodes) == (1, 1)
     assert slot_for([7, 2, 9], 8, 4) == 9 * 4
@@ -130,5 +131,5 @@ def test_builder_rejects_inconsistent_input(seqs: list[SeqInput], message: str) 
 
 
 def test_builder_rejects_table_wider_than_max_blocks() -> None:
-    with pytest.raises(ValueError, match="more than 2"):
-        build_forward_batch([SeqInput([1], 0, [0, 1, 2])], block_size=4, max_blocks=2)
+    with pytest.raises(ValueError, match="more than max_blocks=2"):
+        build_forward_batch([SeqInput([1] * 9, 0, [0, 1, 2])], block_size=4, max_blocks=2)
