@@ -205,6 +205,10 @@ class Interpreter:
             current.extend(value)  # in place, as list += does
             return
         result = self._binop(stmt.op, current, value, frame.module, stmt)
+        if isinstance(result, Opaque) and is_known_text(current):
+            # Keep what is known: `[...literal choices...] + <dynamic part>`.
+            op = {ast.Add: "+", ast.BitOr: "|"}.get(type(stmt.op), "?")
+            result = Opaque(f"{render(current)} {op} {frame.module.segment(stmt.value)}")
         self.assign(stmt.target, result, frame)
 
     def assign(self, target: ast.expr, value: Any, frame: Frame) -> None:
@@ -696,6 +700,10 @@ class Interpreter:
 
 
 # ---------------------------------------------------------------- module helpers
+def is_known_text(value: Any) -> bool:
+    return isinstance(value, list | tuple | set | str) and all(is_known(v) for v in value)
+
+
 def _callee_name(callee: Any, node: ast.Call) -> str | None:
     if isinstance(callee, FuncV):
         return callee.sym.name

@@ -20,7 +20,7 @@ from analyzer.flags.values import ClassV, FieldKwargs, InstanceV, Opaque, Subpar
 SERVE_MODULE = "vllm.entrypoints.cli.serve"
 
 
-def field_kwargs(field: FieldInfo, atoms: set[Atom]) -> tuple[FieldKwargs, str | None]:
+def field_kwargs(field: FieldInfo, atoms: set[Atom], reader: TypeReader | None = None) -> tuple[FieldKwargs, str | None]:
     """argparse kwargs vLLM's `_compute_kwargs` builds for one field; (kwargs, problem)."""
     kinds = {a.kind for a in atoms}
     default = field.default_source()
@@ -42,10 +42,7 @@ def field_kwargs(field: FieldInfo, atoms: set[Atom]) -> tuple[FieldKwargs, str |
         options = next(a.detail for a in atoms if a.kind == "literal")
         option_type = type(options[0]).__name__ if options else "str"
         key = "metavar" if "str" in kinds else "choices"
-        try:
-            ordered: Any = sorted(options)  # type: ignore[type-var]
-        except TypeError:
-            ordered = list(options)
+        ordered = _sorted(options)
         kw.update({"type": Opaque(option_type), key: ordered if key == "choices" else "{" + ",".join(map(str, ordered)) + "}"})
     elif kinds & {"tuple", "list", "set"}:
         kind = next(k for k in ("tuple", "list", "set") if k in kinds)
@@ -54,6 +51,9 @@ def field_kwargs(field: FieldInfo, atoms: set[Atom]) -> tuple[FieldKwargs, str |
         elem = "str" if "|" in elem or elem.startswith(("Union", "Optional")) else elem
         fixed = kind == "tuple" and detail and "..." not in detail
         kw.update(type=Opaque(elem), nargs=len(detail) if fixed else "+")
+        literal = _literal_elem(elem, field, reader)
+        if literal is not None:  # a sequence of Literal: vLLM turns the element type into choices
+            kw.update(type=Opaque(type(literal[0]).__name__ if literal else "str"), choices=_sorted(literal))
     elif "int" in kinds:
         kw["type"] = Opaque("int")
     elif "float" in kinds:
@@ -73,6 +73,25 @@ def field_kwargs(field: FieldInfo, atoms: set[Atom]) -> tuple[FieldKwargs, str |
     return FieldKwargs(kw, field_info=field), problem
 
 
+def _sorted(values: tuple[object, ...] | list[object]) -> list[Any]:
+    try:
+        return sorted(values)  # type: ignore[type-var]
+    except TypeError:
+        return list(values)
+
+
+def _literal_elem(elem: str, field: FieldInfo, reader: TypeReader | None) -> tuple[object, ...] | None:
+    if reader is None:
+        return None
+    try:
+        node = ast.parse(elem, mode="eval").body
+    except SyntaxError:
+        return None
+    atoms = reader.atoms(node, field.module)
+    literal = [a for a in atoms if a.kind == "literal"]
+    return literal[0].detail if len(atoms) == 1 and literal else None
+
+
 def _get_kwargs_hook(interp: Interpreter, node: ast.Call, frame: Frame, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if not args or not isinstance(args[0], ClassV):
         interp.warn(frame.module, node, f"get_kwargs on a class not statically resolvable: {frame.module.segment(node)}")
@@ -81,7 +100,7 @@ def _get_kwargs_hook(interp: Interpreter, node: ast.Call, frame: Frame, args: li
     reader = TypeReader(interp.tree)
     out: dict[str, FieldKwargs] = {}
     for f in class_fields(interp.tree, cls.sym):
-        kw, problem = field_kwargs(f, reader.atoms(f.annotation, f.module))
+        kw, problem = field_kwargs(f, reader.atoms(f.annotation, f.module), reader)
         if problem:
             interp.warn(f.module, ast.Name(lineno=f.line), problem)
         out[f.name] = kw
