@@ -94,6 +94,8 @@ class Interpreter:
         return value
 
     def new_parser(self, module: Module, node: ast.AST, add_help: bool = True) -> ParserV:
+        # argparse adds -h/--help to every parser unless add_help=False, and the
+        # servers do accept it, so it is listed (defined where the parser is made).
         parser = ParserV(group=None)
         if add_help:
             where = module.where(node)
@@ -121,6 +123,10 @@ class Interpreter:
             self.exec_block(node.body, frame)
         except _Return as ret:
             return ret.value
+        except (RecursionError, TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+            # Code shapes this interpreter does not model must not abort the whole listing.
+            self.warn(fn.sym.module, node, f"could not follow {node.name}: {type(exc).__name__}: {exc}")
+            return Opaque(f"{node.name}(...)")
         finally:
             self._depth -= 1
         return None

@@ -126,3 +126,46 @@ def test_project_autodetect_and_errors(root: Path, tmp_path: Path) -> None:
         extract_flags(root, "tgi")
     with pytest.raises(FlagsError, match="not a directory"):
         extract_flags(root / "missing")
+
+
+UNRESOLVABLE = {
+    "vllm/__init__.py": "",
+    "vllm/entrypoints/cli/serve.py": """
+        from vllm.helpers import make_arg_parser
+
+
+        class Serve:
+            name = "serve"
+
+            def subparser_init(self, subparsers):
+                return make_arg_parser(subparsers.add_parser(self.name))
+        """,
+    "vllm/helpers.py": """
+        from vllm.plugins import discover, build
+
+        OPTION = discover()[0]
+
+
+        def make_arg_parser(parser):
+            for name in discover():  # LOOP
+                parser.add_argument(f"--{name}")  # DYNAMIC
+            parser.add_argument(OPTION)  # OPAQUE
+            parser.add_argument("--ok", **build())  # KWARGS
+            return parser
+        """,
+}
+
+
+def test_unresolvable_spots_are_reported_not_dropped(tmp_path: Path) -> None:
+    root = write_tree(tmp_path, UNRESOLVABLE)
+    report = flag_report(root, "vllm")
+    assert [f.flag for f in report.flags] == ["--help", "--ok"]
+    helpers = "vllm/helpers.py"
+    assert report.warnings == [
+        f"{line_of(root, helpers, 'LOOP')}: loop over non-literal 'discover()': body followed once",
+        f"{line_of(root, helpers, 'DYNAMIC')}: option name not statically known: f\"--{{name}}\"",
+        f"{line_of(root, helpers, 'DYNAMIC')}: add_argument with no static option name: skipped",
+        f"{line_of(root, helpers, 'OPAQUE')}: option name not statically known: discover()[0]",
+        f"{line_of(root, helpers, 'OPAQUE')}: add_argument with no static option name: skipped",
+        f"{line_of(root, helpers, 'KWARGS')}: keyword arguments not statically known: **build()",
+    ]
