@@ -1,0 +1,364 @@
+"""Engine (vLLM's LLMEngine): requests in, RequestOutputs out, one step at a time.
+
+`step()` is the book's diagram, one call per box:
+
+    schedule  -> which sequences run, how many tokens each (Scheduler + KVCacheManager)
+    run       -> move swapped blocks, one forward pass over the packed batch (ModelRunner)
+    sample    -> one batched sampler over every row that needs a token (Sampler)
+    update    -> append tokens, detokenize, check stops, free what finished
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass
+
+import torch
+
+from reference_engine.config import EngineConfig, ModelConfig
+from reference_engine.cuda_graph import DecodeGraphRunner
+from reference_engine.detokenizer import IncrementalDetokenizer
+from reference_engine.forward_batch import SeqInput, build_forward_batch
+from reference_engine.kv_cache_manager import KVCacheManager
+from reference_engine.loader import LoadedTokenizer, load_model_config, load_tokenizer
+from reference_engine.model_runner import ModelRunner
+from reference_engine.outputs import CompletionOutput, RequestMetrics, RequestOutput
+from reference_engine.sampler import (
+    Sampler,
+    SamplerOutput,
+    SamplingMetadata,
+    SamplingRow,
+    prompt_logprob_layout,
+    request_generator,
+)
+from reference_engine.sampling_params import SamplingParams
+from reference_engine.scheduler import ScheduledSeq, Scheduler, SchedulerConfig, SchedulerOutput
+from reference_engine.sequence import Sequence, SequenceGroup, SequenceStatus
+from reference_engine.stop_checker import StopChecker
+
+
+class RequestError(ValueError):
+    """A request the engine cannot serve; the message is fit to show a user."""
+
+
+@dataclass(slots=True)
+class EngineStats:
+    num_running: int
+    num_waiting: int
+    num_swapped: int
+    kv_cache_usage: float  # fraction of KV blocks held (by requests or the prefix cache)
+    prefix_cache_hit_rate: float
+    prefix_cache_hit_tokens: int
+    num_preemptions: int
+    num_steps: int
+    num_prompt_tokens_computed: int  # prompt/recompute tokens that went through the model
+    num_generated_tokens: int
+
+
+@dataclass(slots=True)
+class _StepDelta:
+    """What one sequence gained in this step, for streaming."""
+
+    text: str = ""
+    token_ids: list[int] | None = None
+
+
+class Engine:
+    def __init__(self, config: EngineConfig) -> None:
+        self.config = config
+        self.model_config: ModelConfig = load_model_config(config)
+        assert self.model_config.model_dir is not None
+        self.tokenizer: LoadedTokenizer = load_tokenizer(self.model_config.model_dir)
+        self.runner = ModelRunner(self.model_config, config)
+        # Decode batches padded to captured sizes pay off only with CUDA graphs; on a CPU
+        # the padding rows would be pure waste, so the plain runner serves every batch.
+        use_graphs = self.runner.device.type == "cuda" and not config.enforce_eager
+        self.graph_runner = DecodeGraphRunner(self.runner) if use_graphs else None
+        self.block_size = config.block_size
+        num_cpu_blocks = config.num_cpu_blocks if config.preemption_mode == "swap" else 0
+        self.kv = KVCacheManager(
+            self.runner.num_blocks, self.block_size, config.prefix_caching, num_cpu_blocks
+        )
+        self.scheduler = Scheduler(
+            SchedulerConfig(
+                max_num_seqs=config.max_num_seqs,
+                max_num_batched_tokens=config.max_num_batched_tokens,
+                enable_chunked_prefill=config.enable_chunked_prefill,
+                preemption_mode=config.preemption_mode,
+                policy=config.scheduling_policy,
+                prefix_caching=config.prefix_caching != "none",
+            ),
+            self.kv,
+        )
+        # A sequence can never outgrow the whole KV pool: preemption could not save it.
+        self.max_model_len = min(self.runner.max_model_len, self.runner.num_blocks * self.block_size)
+        self.eos_token_ids = sorted(
+            set(self.model_config.eos_token_ids) | set(self.tokenizer.eos_token_ids)
+        )
+        self.stop_checker = StopChecker(self.max_model_len, self.eos_token_ids)
+        self.sampler = Sampler(seed=config.seed)
+        self.requests: dict[str, SequenceGroup] = {}
+        self._order = itertools.count()
+        self._num_steps = 0
+        self._num_prompt_tokens_computed = 0
+        self._num_generated_tokens = 0
+
+    @property
+    def random_weights(self) -> bool:
+        return self.model_config.random_weights
+
+    # --- requests -------------------------------------------------------------
+    def add_request(
+        self,
+        request_id: str,
+        prompt: str | list[int],
+        params: SamplingParams | None = None,
+        priority: int = 0,
+        arrival_time: float | None = None,
+        add_special_tokens: bool = True,
+    ) -> None:
+        """Queue a request. `arrival_time` uses `time.monotonic()`'s clock."""
+        params = params or SamplingParams()
+        if request_id in self.requests:
+            raise RequestError(f"request id {request_id!r} is already in use")
+        if isinstance(prompt, str):
+            text: str | None = prompt
+            token_ids = self.tokenizer.encode(prompt, add_special_tokens=add_special_tokens)
+        else:
+            text, token_ids = None, [int(t) for t in prompt]
+        self._validate(token_ids, params)
+        arrival = time.monotonic() if arrival_time is None else arrival_time
+        group = SequenceGroup(request_id, text, token_ids, params, [], RequestMetrics(arrival))
+        parent: Sequence | None = None
+        for i in range(params.n):
+            seq = Sequence(
+                seq_id=f"{request_id}#{i}" if params.n > 1 else request_id,
+                request_id=request_id,
+                index=i,
+                prompt_token_ids=list(token_ids),
+                params=params,
+                arrival_time=arrival,
+                priority=priority,
+                order=next(self._order),
+                generator=request_generator(params.seed, i),
+                fork_parent=parent,
+                detokenizer=IncrementalDetokenizer.from_params(
+                    self.tokenizer.tokenizer, params, token_ids
+                ),
+            )
+            parent = parent or seq
+            group.seqs.append(seq)
+            self.scheduler.add(seq)
+        self.requests[request_id] = group
+
+    def _validate(self, token_ids: list[int], params: SamplingParams) -> None:
+        if not token_ids:
+            raise RequestError("the prompt is empty: at least one token is needed")
+        vocab = self.model_config.vocab_size
+        bad = [t for t in token_ids if not 0 <= t < vocab]
+        if bad:
+            raise RequestError(f"prompt token ids outside the vocabulary [0, {vocab}): {bad[:5]}")
+        if len(token_ids) >= self.max_model_len:
+            raise RequestError(
+                f"the prompt has {len(token_ids)} tokens; this engine serves at most "
+                f"{self.max_model_len} tokens per sequence (prompt + output), leaving no room"
+            )
+        if (
+            not self.config.enable_chunked_prefill
+            and len(token_ids) > self.config.max_num_batched_tokens
+        ):
+            raise RequestError(
+                f"the prompt has {len(token_ids)} tokens, more than max_num_batched_tokens="
+                f"{self.config.max_num_batched_tokens}, and chunked prefill is off"
+            )
+
+    def abort(self, request_id: str) -> bool:
+        """Stop a request and free everything it holds; False when it is unknown or done."""
+        group = self.requests.pop(request_id, None)
+        if group is None:
+            return False
+        for seq in group.seqs:
+            self.scheduler.abort(seq)
+            seq.finish_reason = seq.finish_reason or "abort"
+        return True
+
+    def has_unfinished_requests(self) -> bool:
+        return bool(self.requests)
+
+    # --- the step -------------------------------------------------------------
+    def step(self) -> list[RequestOutput]:
+        out = self.scheduler.schedule()
+        if out.is_empty:
+            return []
+        logits = self._run(out)
+        sampled = self._sample(out, logits)
+        self.scheduler.on_step_done(out)
+        self._num_steps += 1
+        return self._update(out, sampled)
+
+    def _run(self, out: SchedulerOutput) -> torch.Tensor:
+        """Block moves, then one forward pass; returns logits for the rows the sampler uses."""
+        # Swap-outs first: the blocks they read may be handed to a swap-in or new tokens.
+        self.runner.swap_out(out.blocks_to_swap_out)
+        self.runner.swap_in(out.blocks_to_swap_in)
+        inputs = [
+            SeqInput(
+                token_ids=item.seq.all_token_ids[item.start : item.end],
+                start_position=item.start,
+                block_table=self.kv.block_tables[item.seq.seq_id],
+                want_prompt_logits=self._wants_prompt_logits(item),
+            )
+            for item in out.scheduled
+        ]
+        batch = build_forward_batch(inputs, self.block_size, device=self.runner.device)
+        if self.graph_runner is not None:
+            logits = self.graph_runner.execute(batch)
+        else:
+            logits = self.runner.execute_model(batch)
+        # Every sequence got at least its last row; keep only rows that will be used
+        # (a prefill chunk short of the prompt's end samples nothing).
+        keep: list[int] = []
+        for i, item in enumerate(out.scheduled):
+            lo, hi = batch.logits_start_loc[i], batch.logits_start_loc[i + 1]
+            if inputs[i].want_prompt_logits:
+                keep.extend(range(lo, hi))
+            elif item.samples:
+                keep.append(hi - 1)
+        if len(keep) == logits.shape[0]:
+            return logits
+        return logits[torch.tensor(keep, dtype=torch.long, device=logits.device)]
+
+    @staticmethod
+    def _wants_prompt_logits(item: ScheduledSeq) -> bool:
+        seq = item.seq
+        # Prompt logprobs are the request's, computed once by sample 0 on its first pass.
+        # prompt_logprobs is [None, score of token 1, ...]: a chunk must resume right after
+        # the last scored token (a recompute after preemption scores nothing twice).
+        num_scored = len(seq.prompt_logprobs) - 1 if seq.prompt_logprobs is not None else 0
+        return (
+            seq.wants_prompt_logprobs
+            and seq.index == 0
+            and not seq.output_token_ids
+            and num_scored == item.start
+        )
+
+    def _sample(self, out: SchedulerOutput, logits: torch.Tensor) -> SamplerOutput:
+        rows = []
+        for item in out.scheduled:
+            seq = item.seq
+            if self._wants_prompt_logits(item):
+                num_prompt_rows, do_sample = prompt_logprob_layout(
+                    item.start, item.end, seq.num_prompt_tokens
+                )
+            else:
+                num_prompt_rows, do_sample = 0, item.samples
+            rows.append(
+                SamplingRow(
+                    params=seq.params,
+                    prompt_token_ids=seq.prompt_token_ids,
+                    output_token_ids=seq.output_token_ids,
+                    generator=seq.generator,
+                    eos_token_ids=self.eos_token_ids,
+                    num_prompt_logprob_rows=num_prompt_rows,
+                    prompt_logprob_start=item.start,
+                    do_sample=do_sample,
+                )
+            )
+        return self.sampler(logits, SamplingMetadata.build(rows))
+
+    def _update(self, out: SchedulerOutput, sampled: SamplerOutput) -> list[RequestOutput]:
+        now = time.monotonic()
+        token_ids = sampled.token_ids()
+        deltas: dict[str, _StepDelta] = {}
+        touched: dict[str, SequenceGroup] = {}
+        for i, item in enumerate(out.scheduled):
+            seq = item.seq
+            group = self.requests[seq.request_id]
+            if group.metrics.first_scheduled_time is None:
+                group.metrics.first_scheduled_time = now
+            if not (item.num_new_tokens == 1 and item.start >= seq.num_prompt_tokens):
+                self._num_prompt_tokens_computed += item.num_new_tokens  # not a plain decode
+            if sampled.prompt_logprobs[i] is not None:
+                if seq.prompt_logprobs is None:
+                    seq.prompt_logprobs = [None]  # position 0 has nothing before it to score
+                seq.prompt_logprobs.extend(sampled.prompt_logprobs[i] or [])
+            if not item.samples:
+                continue
+            token = token_ids[i]
+            seq.output_token_ids.append(token)
+            self._num_generated_tokens += 1
+            if sampled.logprobs[i] is not None:
+                seq.logprobs = seq.logprobs or []
+                seq.logprobs.append(sampled.logprobs[i])
+            if group.metrics.first_token_time is None:
+                group.metrics.first_token_time = now
+            result = self.stop_checker.step(
+                seq.params, seq.num_prompt_tokens, seq.output_token_ids, seq.detokenizer, [token]
+            )
+            deltas[seq.seq_id] = _StepDelta(result.text_delta, [token])
+            touched[group.request_id] = group
+            if result.decision is not None:
+                seq.finish_reason = result.decision.finish_reason
+                seq.stop_reason = result.decision.stop_reason
+                status = (
+                    SequenceStatus.FINISHED_STOPPED
+                    if result.decision.is_stop
+                    else SequenceStatus.FINISHED_LENGTH
+                )
+                self.scheduler.finish(seq, status)
+        outputs = []
+        for group in touched.values():
+            outputs.append(self._request_output(group, deltas))
+            if group.is_finished:
+                group.metrics.finished_time = now
+                del self.requests[group.request_id]
+        return outputs
+
+    def _request_output(self, group: SequenceGroup, deltas: dict[str, _StepDelta]) -> RequestOutput:
+        completions = []
+        for seq in group.seqs:
+            delta = deltas.get(seq.seq_id, _StepDelta())
+            completions.append(
+                CompletionOutput(
+                    index=seq.index,
+                    text=seq.detokenizer.output_text,
+                    token_ids=list(seq.output_token_ids),
+                    finish_reason=seq.finish_reason,
+                    stop_reason=seq.stop_reason,
+                    logprobs=list(seq.logprobs) if seq.logprobs is not None else None,
+                    text_delta=delta.text,
+                    token_ids_delta=delta.token_ids or [],
+                    num_cached_tokens=seq.num_cached_tokens,
+                )
+            )
+        return RequestOutput(
+            request_id=group.request_id,
+            prompt=group.prompt,
+            prompt_token_ids=group.prompt_token_ids,
+            outputs=completions,
+            finished=group.is_finished,
+            prompt_logprobs=group.seqs[0].prompt_logprobs,
+            metrics=group.metrics,
+            num_cached_tokens=group.seqs[0].num_cached_tokens,
+        )
+
+    # --- introspection ------------------------------------------------------------
+    def stats(self) -> EngineStats:
+        cache_stats = self.kv.cache.stats
+        return EngineStats(
+            num_running=len(self.scheduler.running),
+            num_waiting=len(self.scheduler.waiting),
+            num_swapped=len(self.scheduler.swapped),
+            kv_cache_usage=self.kv.usage(),
+            prefix_cache_hit_rate=cache_stats.hit_rate,
+            prefix_cache_hit_tokens=cache_stats.num_hit_tokens,
+            num_preemptions=self.scheduler.num_preemptions,
+            num_steps=self._num_steps,
+            num_prompt_tokens_computed=self._num_prompt_tokens_computed,
+            num_generated_tokens=self._num_generated_tokens,
+        )
+
+    def check_integrity(self) -> None:
+        """Raise unless every KV block reference is accounted for (tests call it when idle)."""
+        self.kv.check_integrity()

@@ -1,0 +1,101 @@
+"""LLM: the offline batch API (`LLM(model=...).generate(prompts, SamplingParams(...))`).
+
+A thin loop over Engine: add every prompt, step until all are done, return
+the final outputs in the order the prompts were given.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+from reference_engine.config import EngineConfig
+from reference_engine.engine import Engine
+from reference_engine.outputs import RequestOutput
+from reference_engine.sampling_params import SamplingParams
+
+Prompt = str | list[int]
+Message = dict[str, Any]
+
+
+class LLM:
+    def __init__(self, model: str | None = None, **engine_kwargs: Any) -> None:
+        """`model`: a local Hugging Face checkpoint folder; None runs the built-in tiny
+        model (random weights). Keyword arguments are EngineConfig fields."""
+        self.engine = Engine(EngineConfig(model=model, **engine_kwargs))
+        self._ids = itertools.count()
+
+    @property
+    def random_weights(self) -> bool:
+        return self.engine.random_weights
+
+    def generate(
+        self,
+        prompts: Prompt | Sequence[Prompt],
+        sampling_params: SamplingParams | Sequence[SamplingParams] | None = None,
+        priority: Sequence[int] | None = None,
+    ) -> list[RequestOutput]:
+        batch = _as_prompt_list(prompts)
+        params = _per_prompt(sampling_params, len(batch))
+        ids = []
+        for i, (prompt, p) in enumerate(zip(batch, params, strict=True)):
+            request_id = str(next(self._ids))
+            self.engine.add_request(request_id, prompt, p, priority[i] if priority else 0)
+            ids.append(request_id)
+        return self._run(ids)
+
+    def chat(
+        self,
+        messages: list[Message] | list[list[Message]],
+        sampling_params: SamplingParams | Sequence[SamplingParams] | None = None,
+        add_generation_prompt: bool = True,
+    ) -> list[RequestOutput]:
+        """Render each conversation with the model's chat template, then generate."""
+        conversations = [messages] if messages and isinstance(messages[0], dict) else messages
+        params = _per_prompt(sampling_params, len(conversations))
+        ids = []
+        for conv, p in zip(conversations, params, strict=True):
+            text = self.engine.tokenizer.apply_chat_template(
+                list(conv), add_generation_prompt=add_generation_prompt  # type: ignore[arg-type]
+            )
+            request_id = str(next(self._ids))
+            # Templates write their own special tokens; the tokenizer must not add more.
+            self.engine.add_request(request_id, text, p, add_special_tokens=False)
+            ids.append(request_id)
+        return self._run(ids)
+
+    def _run(self, ids: list[str]) -> list[RequestOutput]:
+        done: dict[str, RequestOutput] = {}
+        try:
+            while self.engine.has_unfinished_requests():
+                for out in self.engine.step():
+                    if out.finished:
+                        done[out.request_id] = out
+        except BaseException:
+            # Leave nothing half-run behind (e.g. Ctrl-C): free every request's blocks.
+            for request_id in ids:
+                self.engine.abort(request_id)
+            raise
+        return [done[i] for i in ids]
+
+
+def _as_prompt_list(prompts: Prompt | Sequence[Prompt]) -> list[Prompt]:
+    if isinstance(prompts, str):
+        return [prompts]
+    items = list(prompts)
+    if items and all(isinstance(t, int) for t in items):
+        return [items]  # one tokenized prompt
+    return items  # type: ignore[return-value]
+
+
+def _per_prompt(
+    params: SamplingParams | Sequence[SamplingParams] | None, n: int
+) -> list[SamplingParams]:
+    if params is None:
+        return [SamplingParams() for _ in range(n)]
+    if isinstance(params, SamplingParams):
+        return [params] * n
+    if len(params) != n:
+        raise ValueError(f"{len(params)} SamplingParams for {n} prompts")
+    return list(params)
