@@ -63,6 +63,9 @@ class IncrementalDetokenizer:
         self._tokens = self._prompt_context(prompt_token_ids)  # context + decoded output tokens
         self._prefix_offset = 0
         self._read_offset = len(self._tokens)
+        # Characters of the current window (past prefix_text) already moved to _text
+        # while the window still ended in an unfinished character.
+        self._window_emitted = 0
         self._num_output_tokens = 0
         self._text = ""  # output text decoded so far: only grows, until a stop string cuts it
         self._released = 0  # characters of _text already streamed
@@ -135,9 +138,17 @@ class IncrementalDetokenizer:
             return
         prefix_text = self._decode(self._tokens[self._prefix_offset : self._read_offset])
         new_text = self._decode(self._tokens[self._prefix_offset :])
+        start = len(prefix_text) + self._window_emitted
         if new_text.endswith(REPLACEMENT_CHAR) and not flush:
-            return  # an unfinished character: wait for the tokens that complete it
-        self._text += new_text[len(prefix_text) :]
+            # An unfinished character: wait for the tokens that complete it, but
+            # take the whole characters in front of it now (a stop string may end there).
+            stable = len(new_text.rstrip(REPLACEMENT_CHAR))
+            if stable > start:
+                self._text += new_text[start:stable]
+                self._window_emitted += stable - start
+            return
+        self._text += new_text[start:]
+        self._window_emitted = 0
         self._prefix_offset = self._read_offset
         self._read_offset = len(self._tokens)
         if flush:

@@ -11,12 +11,14 @@ is vLLM's default (`logprobs_mode="raw_logprobs"`). `Sampler(logprobs_mode=
 "processed")` reports the distribution actually sampled from instead. Prompt
 logprobs are always raw: nothing is sampled at prompt positions.
 
-Seeded requests carry their own `torch.Generator` and every sampled row draws a
-full vocabulary of exponential noise from it (the "exponential race":
-argmax(p / E) with E ~ Exp(1) is a draw from p). The draw for a row therefore
-depends only on that row's generator state and vocabulary size, never on which
-other requests share the batch, and truncation (top-k/p, min-p) only zeroes p,
-so it never changes how much noise a row consumes.
+Seeded requests carry their own `torch.Generator`, and every sampled row takes
+exactly one uniform number from its generator and picks the token where that
+number falls in the row's cumulative distribution (inverse-CDF sampling). So
+a row's draw depends only on its own generator and distribution, never on
+which other requests share the batch. (vLLM draws a whole vocabulary of
+exponential noise per row instead, the "exponential race" argmax(p / E); it is
+batch-invariant in the same way, but costs a full-vocabulary random draw per
+row, which on a CPU is several times the cost of everything else here.)
 """
 
 from __future__ import annotations
@@ -122,7 +124,10 @@ class SamplingMetadata:
     frequency_penalty: torch.Tensor  # [S]
     all_greedy: bool
     any_penalty: bool
-    any_truncation: bool  # some row uses top_k, top_p or min_p
+    # Which truncations some row uses: each is a few passes over [S, V], skipped when unused.
+    any_min_p: bool
+    any_top_k: bool
+    any_top_p: bool
 
     @classmethod
     def build(cls, rows: list[SamplingRow]) -> SamplingMetadata:
@@ -170,8 +175,9 @@ class SamplingMetadata:
                 or p.frequency_penalty != 0.0
                 for p in params
             ),
-            any_truncation=any(k > 0 for k in top_k)
-            or any(p.top_p < 1.0 or p.min_p > 0.0 for p in params),
+            any_min_p=any(p.min_p > 0.0 for p in params),
+            any_top_k=any(k > 0 for k in top_k),
+            any_top_p=any(p.top_p < 1.0 for p in params),
         )
 
 
@@ -237,7 +243,7 @@ class Sampler:
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Returns the chosen tokens [S] and the logits they were drawn from."""
         device = raw.device
-        x = apply_min_tokens(raw.clone(), rows)
+        x = apply_min_tokens(raw, rows)
         if md.any_penalty:
             x = apply_penalties(x, rows, md)
         # Truncation below always keeps a row's best token, so only these two steps can empty a row.
@@ -246,33 +252,46 @@ class Sampler:
         if md.all_greedy:
             return greedy_tokens, x
         x = x / md.temperature.to(device=device, dtype=x.dtype).unsqueeze(1)
-        if md.any_truncation:
+        if md.any_min_p:
             x = apply_min_p(x, md.min_p.to(device))
+        if md.any_top_k:
             x = apply_top_k(x, md.top_k.to(device))
+        if md.any_top_p:
             x = apply_top_p(x, md.top_p.to(device))
-        probs = torch.softmax(x, dim=-1)
-        noise = torch.stack(
-            [
-                self._noise(r, md.greedy[j].item(), probs.shape[1], probs.dtype)
-                for j, r in enumerate(rows)
-            ]
-        ).to(device)
-        random_tokens = (probs / noise).argmax(dim=-1)
+        uniforms = self._uniforms(rows, md.greedy.tolist())
+        random_tokens = inverse_cdf_sample(torch.softmax(x, dim=-1), uniforms)
         greedy = md.greedy.to(device)
         # Greedy rows report the logits their argmax saw, whatever else is in the batch.
         processed = torch.where(greedy.unsqueeze(1), penalized, x)
         return torch.where(greedy, greedy_tokens, random_tokens), processed
 
-    def _noise(
-        self, row: SamplingRow, greedy: bool, vocab: int, dtype: torch.dtype
-    ) -> torch.Tensor:
-        if greedy:
-            # Greedy rows never consume randomness: a seeded greedy request stays reproducible too.
-            return torch.ones(vocab, dtype=dtype)
-        gen = row.generator or self._generator
-        noise = torch.empty(vocab, dtype=dtype, device=gen.device).exponential_(generator=gen)
-        # Exp(1) can return exactly 0; p / 0 would be inf (or NaN for p == 0, which argmax prefers).
-        return noise.clamp_min_(torch.finfo(dtype).tiny)
+    def _uniforms(self, rows: list[SamplingRow], greedy: list[bool]) -> torch.Tensor:
+        """One U[0, 1) per row from the row's own generator (float64 on CPU)."""
+        draws = [
+            # Greedy rows never consume randomness: a seeded greedy request stays reproducible.
+            0.0
+            if is_greedy
+            else torch.rand(1, generator=row.generator or self._generator, dtype=torch.float64)
+            .cpu()
+            .item()
+            for row, is_greedy in zip(rows, greedy, strict=True)
+        ]
+        return torch.tensor(draws, dtype=torch.float64)
+
+
+def inverse_cdf_sample(probs: torch.Tensor, uniforms: torch.Tensor) -> torch.Tensor:
+    """Per row: the first token whose cumulative probability exceeds u * total.
+
+    The picked token always has mass: its cumulative value is above the target
+    and its left neighbour's is not. Keeping the target strictly below the
+    total (u * total can round up to it) means some token always qualifies.
+    """
+    cdf = probs.cumsum(dim=-1)
+    total = cdf[:, -1:]
+    target = (uniforms.to(device=cdf.device, dtype=cdf.dtype).unsqueeze(1) * total).minimum(
+        torch.nextafter(total, torch.zeros_like(total))
+    )
+    return torch.searchsorted(cdf, target, right=True).squeeze(1)
 
 
 # --- logits processors: each takes and returns logits [S, V] ---------------------------------
@@ -281,6 +300,7 @@ class Sampler:
 def apply_min_tokens(x: torch.Tensor, rows: list[SamplingRow]) -> torch.Tensor:
     """Forbid stop tokens (and EOS unless ignore_eos) until min_tokens are generated."""
     vocab = x.shape[1]
+    masked = x
     for j, row in enumerate(rows):
         p = row.params
         if len(row.output_token_ids) >= p.min_tokens:
@@ -288,8 +308,10 @@ def apply_min_tokens(x: torch.Tensor, rows: list[SamplingRow]) -> torch.Tensor:
         blocked = list(p.stop_token_ids) + ([] if p.ignore_eos else list(row.eos_token_ids))
         blocked = [t for t in blocked if 0 <= t < vocab]
         if blocked:
-            x[j, blocked] = float("-inf")
-    return x
+            if masked is x:
+                masked = x.clone()  # copy only when needed: the raw logits are still wanted
+            masked[j, blocked] = float("-inf")
+    return masked
 
 
 def apply_penalties(x: torch.Tensor, rows: list[SamplingRow], md: SamplingMetadata) -> torch.Tensor:
@@ -324,10 +346,14 @@ def apply_top_k(x: torch.Tensor, top_k: torch.Tensor) -> torch.Tensor:
     """Keep the k highest logits per row (ties with the k-th are kept); k <= 0 or k >= V is off."""
     vocab = x.shape[1]
     k = torch.where((top_k <= 0) | (top_k > vocab), vocab, top_k)
-    if bool((k == vocab).all()):
+    active = k < vocab
+    if not bool(active.any()):
         return x
-    kth = x.sort(dim=-1, descending=True).values.gather(1, (k - 1).unsqueeze(1))
-    return x.masked_fill(x < kth, float("-inf"))
+    # torch.topk over the largest k asked for, not a sort of the whole vocabulary.
+    width = int(k[active].max())
+    best = x.topk(width, dim=-1).values
+    kth = best.gather(1, (k.clamp(max=width) - 1).unsqueeze(1))
+    return x.masked_fill((x < kth) & active.unsqueeze(1), float("-inf"))
 
 
 def apply_top_p(x: torch.Tensor, top_p: torch.Tensor) -> torch.Tensor:
@@ -340,10 +366,13 @@ def apply_top_p(x: torch.Tensor, top_p: torch.Tensor) -> torch.Tensor:
     active = top_p < 1.0
     if not bool(active.any()):
         return x
-    probs, order = torch.softmax(x, dim=-1).sort(dim=-1, descending=True)
+    # Only tokens still finite can matter, so after top-k / min-p only those
+    # few need sorting; a row with neither sorts its whole vocabulary.
+    width = int(torch.isfinite(x[active]).sum(dim=-1).max().clamp(min=1))
+    probs, order = torch.softmax(x, dim=-1).topk(width, dim=-1)
     mass_ahead = probs.cumsum(dim=-1) - probs
     drop_sorted = (mass_ahead >= top_p.to(probs.dtype).unsqueeze(1)) & active.unsqueeze(1)
-    drop = torch.zeros_like(drop_sorted).scatter_(1, order, drop_sorted)
+    drop = torch.zeros(x.shape, dtype=torch.bool, device=x.device).scatter_(1, order, drop_sorted)
     return x.masked_fill(drop, float("-inf"))
 
 
@@ -351,18 +380,18 @@ def _revive_empty_rows(x: torch.Tensor, raw: torch.Tensor) -> torch.Tensor:
     """A row with nothing left (all -inf) would turn into NaN in softmax. That
     only happens when the input row was already unusable or min_tokens blocked
     every finite token; fall back to the raw row, else to uniform."""
-    empty = ~torch.isfinite(x).any(dim=-1)
+    empty = x.amax(dim=-1) == float("-inf")
     if not bool(empty.any()):
         return x
     fallback = torch.where(
-        torch.isfinite(raw).any(dim=-1, keepdim=True), raw, torch.zeros_like(raw)
+        raw.amax(dim=-1, keepdim=True) > float("-inf"), raw, torch.zeros_like(raw)
     )
     return torch.where(empty.unsqueeze(1), fallback, x)
 
 
 def _log_softmax(x: torch.Tensor) -> torch.Tensor:
     """log_softmax that reads a row with no finite logit as uniform instead of NaN."""
-    empty = ~torch.isfinite(x).any(dim=-1, keepdim=True)
+    empty = x.amax(dim=-1, keepdim=True) == float("-inf")
     return torch.log_softmax(x.masked_fill(empty, 0.0), dim=-1)
 
 

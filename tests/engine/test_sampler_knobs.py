@@ -112,7 +112,7 @@ params_strategy = st.builds(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     params=st.lists(params_strategy, min_size=1, max_size=5),
     seed=st.integers(0, 2**31),

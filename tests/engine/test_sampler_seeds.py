@@ -41,7 +41,7 @@ def _generate(
     return outputs
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(
     num_requests=st.integers(2, 6),
     seed=st.integers(0, 10_000),
