@@ -71,7 +71,10 @@ def flags_command(
     if grep:
         report.flags = [f for f in report.flags if any(grep in a for a in f.aliases)]
     if as_json:
-        typer.echo(json.dumps(report.to_dict(), indent=2))
+        # A plain list, as other tools expect; the rest goes to stderr as in table mode.
+        typer.echo(json.dumps([f.to_dict() for f in report.flags], indent=2))
+        _print_positionals(report, Console(stderr=True))
+        _print_warnings(report.warnings)
         return
     _print_flags(report)
 
@@ -93,7 +96,9 @@ def envs_command(
         report.envs = [e for e in report.envs if grep in e.name or any(grep in d for d in e.deprecated_names)]
         report.retired = [e for e in report.retired if grep in e.name]
     if as_json:
-        typer.echo(json.dumps(report.to_dict(), indent=2))
+        typer.echo(json.dumps([e.to_dict() for e in report.envs], indent=2))
+        _print_retired(report, Console(stderr=True))
+        _print_warnings(report.warnings)
         return
     _print_envs(report)
 
@@ -108,9 +113,13 @@ def _print_flags(report: FlagReport) -> None:
         others = ", ".join(a for a in f.aliases if a != f.flag)
         table.add_row(f.flag, others, f.dest, f.default or "", f.group or "", f.defined_at)
     console.print(table)
-    for p in report.positionals:
-        console.print(f"positional: {p.name} (nargs={p.nargs}) at {p.defined_at}", markup=False)
+    _print_positionals(report, console)
     _print_warnings(report.warnings)
+
+
+def _print_positionals(report: FlagReport, console: Console) -> None:
+    for p in report.positionals:
+        console.print(f"positional: {p.name} (nargs={p.nargs}) at {p.defined_at}", markup=False, highlight=False)
 
 
 def _print_envs(report: EnvReport) -> None:
@@ -122,9 +131,14 @@ def _print_envs(report: EnvReport) -> None:
     for e in report.envs:
         table.add_row(e.name, e.default or "", ", ".join(e.deprecated_names), e.defined_at)
     console.print(table)
-    if report.retired:
-        console.print(f"retired (read only to warn): {', '.join(e.name for e in report.retired)}", markup=False)
+    _print_retired(report, console)
     _print_warnings(report.warnings)
+
+
+def _print_retired(report: EnvReport, console: Console) -> None:
+    if report.retired:
+        names = ", ".join(e.name for e in report.retired)
+        console.print(f"retired (read only to warn): {names}", markup=False, highlight=False)
 
 
 def _print_warnings(warnings: list[str]) -> None:
