@@ -68,6 +68,26 @@ class ModelRunner:
         logits = self.model.compute_logits(hidden[batch.logits_indices])
         return logits.to(torch.promote_types(self.dtype, torch.float32))
 
+    # ------------------------------------------------------------------ memory traffic
+
+    @property
+    def weight_bytes(self) -> int:
+        return sum(p.numel() * p.element_size() for p in self.model.parameters())
+
+    @property
+    def kv_bytes_per_token(self) -> int:
+        """K and V of one token across all layers."""
+        elem = torch.empty((), dtype=self.dtype).element_size()
+        return 2 * self.model_config.num_hidden_layers * self.model_config.kv_size * elem
+
+    def step_bytes(self, batch: ForwardBatch) -> int:
+        """Bytes a forward pass must move at the least: every weight once, every context
+        token's K/V read once, new K/V written once. A decode step is bound by this, so
+        bytes / step time against the machine's copy bandwidth says how close it runs."""
+        kv_read = sum(batch.context_lens_cpu) * self.kv_bytes_per_token
+        kv_written = batch.num_tokens * self.kv_bytes_per_token
+        return self.weight_bytes + kv_read + kv_written
+
     # ------------------------------------------------------------------ block movement
 
     @torch.inference_mode()

@@ -125,3 +125,16 @@ def test_copy_blocks_and_swap_round_trip(tiny_model_path: Path, make_runner: Cal
     runner.copy_blocks([(6, 4)])
     batch = build_forward_batch([SeqInput(tokens[-1:], 5, [4, 1], want_prompt_logits=True)], 4)
     torch.testing.assert_close(runner.execute_model(batch)[0], want[-1], rtol=0, atol=1e-10)
+
+
+def test_step_bytes_counts_weights_and_context(
+    tiny_model_path: Path, make_runner: Callable
+) -> None:
+    runner = make_runner(tiny_model_path, dtype="float32", num_blocks=16)
+    cfg = runner.model_config
+    weights = sum(p.numel() for p in runner.model.parameters()) * 4
+    assert runner.weight_bytes == weights
+    per_token = 2 * cfg.num_hidden_layers * cfg.num_key_value_heads * cfg.head_dim * 4
+    assert runner.kv_bytes_per_token == per_token
+    batch = build_forward_batch([SeqInput([1], 6, [0, 1]), SeqInput([2], 2, [2])], 4)
+    assert runner.step_bytes(batch) == weights + (7 + 3) * per_token + 2 * per_token
