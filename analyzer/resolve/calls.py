@@ -134,7 +134,7 @@ class CallResolver:
         if base is None:
             # Unknown object (a loop variable, say): a getter with this name may run.
             cands = tuple(sorted(self.p.properties_by_name.get(acc.attr, ())))
-            if not cands or len(cands) > GUESS_LINK_LIMIT:
+            if not cands or len(cands) > GUESS_LINK_LIMIT or acc.attr in self.p.plain_attr_names:
                 return None
             rec = CallRecord(self.caller_of(facts.module, acc.scope), f"{acc.base}.{acc.attr}", facts.path, acc.line)
             for cand in cands:

@@ -110,6 +110,13 @@ class Project:
             for fn in facts.functions:
                 fd = FuncDef(facts.module, fn, facts.path)
                 self.functions[fd.name] = fd
+        # Names some class keeps as plain state: reading one of these proves nothing
+        # about a getter running, so getter guesses skip them.
+        self.plain_attr_names: set[str] = {
+            a.target.rpartition(".")[2]
+            for cd in self.classes.values()
+            for a in (*cd.fact.fields, *cd.fact.class_attributes, *cd.fact.instance_attributes)
+        }
         self.properties_by_name: dict[str, list[str]] = {}
         for fd in self.functions.values():
             parent = fd.name.rpartition(".")[0]
