@@ -291,3 +291,55 @@ def test_engine_config_kv_capacity() -> None:
 def test_engine_config_rejections(kwargs: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         EngineConfig(**kwargs)
+
+
+# The published config.json of Qwen/Qwen3-0.6B, the model the book's readers run locally.
+QWEN3_0_6B = {
+    "architectures": ["Qwen3ForCausalLM"],
+    "attention_bias": False,
+    "bos_token_id": 151643,
+    "eos_token_id": 151645,
+    "head_dim": 128,
+    "hidden_act": "silu",
+    "hidden_size": 1024,
+    "intermediate_size": 3072,
+    "max_position_embeddings": 40960,
+    "max_window_layers": 28,
+    "model_type": "qwen3",
+    "num_attention_heads": 16,
+    "num_hidden_layers": 28,
+    "num_key_value_heads": 8,
+    "rms_norm_eps": 1e-06,
+    "rope_scaling": None,
+    "rope_theta": 1000000,
+    "sliding_window": None,
+    "tie_word_embeddings": True,
+    "torch_dtype": "bfloat16",
+    "use_sliding_window": False,
+    "vocab_size": 151936,
+}
+
+
+def test_qwen3_0_6b_config_builds_the_right_model() -> None:
+    from reference_engine.models import model_class
+
+    cfg = ModelConfig.from_dict(QWEN3_0_6B)
+    assert (cfg.q_size, cfg.kv_size, cfg.qk_norm, cfg.tie_word_embeddings) == (
+        2048,
+        1024,
+        True,
+        True,
+    )
+    assert cfg.rope_scaling is None and cfg.eos_token_ids == [151645]
+    with torch.device("meta"):  # shapes only, no memory
+        model = model_class(cfg)(cfg)
+    assert model.lm_head is None
+    total = sum(p.numel() for p in model.parameters())
+    non_embedding = total - model.model.embed_tokens.weight.numel()
+    # Qwen's model card: 0.6B parameters, 0.44B of them outside the embedding.
+    assert 0.59e9 < total < 0.61e9 and 0.43e9 < non_embedding < 0.45e9
+    engine = EngineConfig(dtype="bfloat16")
+    assert engine.kv_bytes_per_block(cfg) == 16 * 2 * 28 * 8 * 128 * 2  # 112 KiB per token
+    # Default capacity: 1 GiB of bf16 KV blocks at most; max_model_len capped at 4096.
+    assert engine.resolved_max_model_len(cfg) == 4096
+    assert engine.resolved_num_blocks(cfg) == (1 << 30) // engine.kv_bytes_per_block(cfg)
