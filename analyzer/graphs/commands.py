@@ -18,6 +18,7 @@ from analyzer.graphs import queries, render
 from analyzer.graphs.export import EXPORTERS
 from analyzer.graphs.pycg import pycg_callgraph
 from analyzer.graphs.queries import QueryError
+from analyzer.graphs.state import state_graph
 from analyzer.graphs.store import (
     GraphError,
     Graphs,
@@ -131,12 +132,13 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         target: str = typer.Argument(..., help="Snapshot (vllm@0.30.0) or directory."),
         fmt: str = typer.Option("json", "--format", help="json, dot or graphml."),
+        which: str = typer.Option("calls", "--graph", help="calls (call graph) or state (state ownership)."),
         output: Path = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
         stats: bool = typer.Option(False, "--stats", help="Print counts only."),
         rebuild: bool = typer.Option(False, "--rebuild", help="Ignore the cached graphs."),
         as_json: bool = typer.Option(False, "--json", help="With --stats: print JSON."),
     ) -> None:
-        """Export the whole call graph of a target."""
+        """Export a target's whole call graph (or, with --graph state, its state-ownership graph)."""
         if fmt not in EXPORTERS:
             raise _fail(f"--format must be one of {', '.join(EXPORTERS)}, not {fmt!r}")
         graphs = _graphs(ctx, target, rebuild)
@@ -147,7 +149,10 @@ def register(app: typer.Typer) -> None:
                 for key, value in graphs.meta.items():
                     typer.echo(f"{key}: {value}")
             return
-        text = EXPORTERS[fmt](graphs.calls)
+        if which not in ("calls", "state"):
+            raise _fail(f"--graph must be calls or state, not {which!r}")
+        graph = graphs.calls if which == "calls" else state_graph(graphs.state)
+        text = EXPORTERS[fmt](graph)
         if output is None:
             typer.echo(text, nl=False)
         else:

@@ -14,7 +14,7 @@ def _flat(graph: nx.DiGraph) -> nx.DiGraph:
     for node, data in graph.nodes(data=True):
         out.add_node(node, **{k: v for k, v in data.items() if v is not None})
     for u, v, data in graph.edges(data=True):
-        out.add_edge(u, v, **{k: ";".join(x) if isinstance(x, list) else x for k, x in data.items()})
+        out.add_edge(u, v, **{k: ";".join(x) if isinstance(x, list) else x for k, x in data.items() if x is not None})
     return out
 
 
@@ -32,11 +32,13 @@ def to_dot(graph: nx.DiGraph) -> str:
     style = {"certain": "solid", "inferred": "dashed", "guess": "dotted"}
     lines = ["digraph calls {", "  node [shape=box, fontsize=10];"]
     for node, data in graph.nodes(data=True):
-        shape = {"module": "folder", "class": "component"}.get(data.get("kind", ""), "box")
+        shape = {"module": "folder", "class": "component", "state": "ellipse"}.get(data.get("kind", ""), "box")
         lines.append(f"  {_q(node)} [shape={shape}];")
     for u, v, data in graph.edges(data=True):
-        label = f"{data['kind']} {data['site']}"
-        lines.append(f"  {_q(u)} -> {_q(v)} [label={_q(label)}, style={style[data['confidence']]}];")
+        label = f"{data['kind']} {data['site']}" if "site" in data else data["kind"]
+        line_style = style.get(data.get("confidence", ""), "solid")
+        color = ", color=red" if data.get("outside") else ""
+        lines.append(f"  {_q(u)} -> {_q(v)} [label={_q(label)}, style={line_style}{color}];")
     lines.append("}")
     return "\n".join(lines) + "\n"
 

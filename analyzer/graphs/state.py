@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import networkx as nx
+
 from analyzer.resolve import CallResolver, Project
 from analyzer.resolve.infer import Ctx
 
@@ -112,3 +114,30 @@ def build_state(project: Project, resolver: CallResolver | None = None) -> dict[
             attr = states[owner].attrs[acc.attr]
             (attr.reads if acc.kind == "read" else attr.writes).append(record)
     return states
+
+
+def state_graph(states: dict[str, ClassState]) -> nx.DiGraph:
+    """The state-ownership graph as networkx: class -owns-> `Class.attr` node;
+    function -reads/writes-> attribute node (with kinds, sites, `outside`)."""
+    g = nx.DiGraph()
+    for st in states.values():
+        if not st.attrs:
+            continue
+        g.add_node(st.cls, kind="class", path=st.path, line=st.line)
+        for attr in st.attrs.values():
+            node = f"{st.cls}.{attr.name}"
+            g.add_node(node, kind="state", origin=attr.origin, line=attr.line, annotation=attr.annotation)
+            g.add_edge(st.cls, node, kind="owns")
+            for access, relation in [(a, "reads") for a in attr.reads] + [(a, "writes") for a in attr.writes]:
+                if access.function not in g:
+                    g.add_node(access.function, kind="function")
+                data = g.get_edge_data(access.function, node)
+                if data is None:
+                    g.add_edge(access.function, node, kind=relation, accesses=[], sites=[], outside=False)
+                    data = g.edges[access.function, node]
+                if relation == "writes":
+                    data["kind"] = "writes"  # a function that reads and writes is a writer
+                data["accesses"].append(access.method or access.kind)
+                data["sites"].append(access.site)
+                data["outside"] = data["outside"] or access.outside
+    return g

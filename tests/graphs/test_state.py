@@ -111,3 +111,22 @@ def test_mixin_writes_count_as_inside_the_owner() -> None:
     writes = [(w.function, w.method, w.outside) for w in st.attrs["waiting_queue"].writes]
     assert writes == [("m.Mixin.resume", "extend", False)]
     assert "waiting_queue" not in build_state(Project(facts))["m.Mixin"].attrs
+
+
+def test_state_graph_export_flags_outside_writers() -> None:
+    import json
+
+    from analyzer.graphs.export import to_dot, to_graphml, to_json
+    from analyzer.graphs.state import state_graph
+
+    g = state_graph(build_state(Project(_facts())))
+    node = "s.sched.Scheduler.waiting"
+    assert g.nodes[node]["kind"] == "state" and g.has_edge("s.sched.Scheduler", node)
+    assert g.edges["s.engine.Engine.add", node] == {
+        "kind": "writes",
+        "accesses": ["append"],
+        "sites": ["s/engine.py:5"],
+        "outside": True,
+    }
+    assert g.edges["s.sched.Scheduler.schedule", node]["outside"] is False
+    assert json.loads(to_json(g))["nodes"] and "color=red" in to_dot(g) and "<graphml" in to_graphml(g)
