@@ -2,13 +2,18 @@
 
 Facts are stored per content hash, so the blob leaves out what depends on where
 the file sits (path, dotted module name) and the hash itself. Dataclasses become
-positional JSON arrays (field order of models.py): about half the size of
-`asdict` output and decoded with one `cls(*row)` call per fact.
+positional lists (field order of models.py) serialised with `marshal`, after
+making equal strings one object: marshal then writes each once and `loads`
+shares them, which decodes about twice as fast as JSON and allocates far fewer
+strings (scopes, `self`, `read` repeat thousands of times per file). marshal's
+format is tied to the interpreter, hence `CODEC_VERSION` in the cache key.
 """
 
 from __future__ import annotations
 
 import json
+import marshal
+import sys
 import zlib
 from dataclasses import dataclass, fields
 from typing import Any
@@ -52,12 +57,19 @@ for _cls in (Import, Class, Function, Assignment, CallSite, AttributeAccess, Par
 _FLAT = frozenset(cls for cls, spec in _SPEC.items() if not any(item for _, item in spec))
 
 
-def _enc(obj: Any) -> list[Any]:
-    row = []
+CODEC_VERSION = f"marshal-py{sys.version_info[0]}.{sys.version_info[1]}"
+
+
+def _enc(obj: Any, memo: dict[str, str]) -> list[Any]:
+    row: list[Any] = []
     for name, item in _SPEC[type(obj)]:
         value = getattr(obj, name)
         if item is not None:
-            value = [_enc(v) for v in value]
+            value = [_enc(v, memo) for v in value]
+        elif type(value) is str:
+            value = memo.setdefault(value, value)
+        elif type(value) is list:  # args, keywords, decorators, bases, __all__
+            value = [memo.setdefault(v, v) for v in value]
         row.append(value)
     return row
 
@@ -73,11 +85,11 @@ def _dec(cls: type, row: list[Any]) -> Any:
 
 
 def encode_facts(facts: ModuleFacts) -> bytes:
-    return zlib.compress(json.dumps(_enc(facts), separators=(",", ":")).encode(), 1)
+    return zlib.compress(marshal.dumps(_enc(facts, {})), 1)
 
 
 def decode_facts(blob: bytes, path: str, module: str, sha256: str) -> ModuleFacts:
-    row = json.loads(zlib.decompress(blob))
+    row = marshal.loads(zlib.decompress(blob))
     kwargs: dict[str, Any] = {"path": path, "module": module, "sha256": sha256}
     for (name, item), value in zip(_SPEC[ModuleFacts], row, strict=True):
         kwargs[name] = [_dec(item, v) for v in value] if item is not None else value

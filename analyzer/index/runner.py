@@ -7,16 +7,14 @@ files travel in batches to keep inter-process overhead negligible.
 
 from __future__ import annotations
 
-import gc
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from contextlib import contextmanager
 from pathlib import Path
 
-from analyzer.index.codec import Summary, encode_facts
-from analyzer.index.extract import EXTRACTOR_VERSION, extract_file, without_gc
+from analyzer.index.codec import CODEC_VERSION, Summary, encode_facts
+from analyzer.index.extract import EXTRACTOR_VERSION, extract_file, fast_parsing, init_worker
 from analyzer.index.models import FileError
 from analyzer.index.snapshot_index import IndexStats, LazyModules, SnapshotIndex
 from analyzer.index.source import SourceError, sha256_of
@@ -26,6 +24,8 @@ from analyzer.snapshots.models import Snapshot
 
 _BATCH_BYTES = 256 * 1024  # small files share a task up to this much source
 _COMMIT_EVERY = 2.0  # seconds between database commits during a run
+# Cache key: a change to the extractor or to the blob format invalidates old entries.
+CACHE_VERSION = f"{EXTRACTOR_VERSION}/{CODEC_VERSION}"
 
 Result = tuple[str, CachedFile]
 
@@ -83,27 +83,16 @@ def _plan(root: Path, paths: list[str]) -> list[list[str]]:
     return tasks
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def _extract_all(
     root: Path, paths: list[str], jobs: int, on_result: Callable[[list[Result]], None]
 ) -> None:
     tasks = _plan(root, paths)
     if jobs <= 1 or len(tasks) <= 1:
-        with _gc_paused():
+        with fast_parsing():
             for task in tasks:
                 on_result(_index_batch(str(root), task))
         return
-    with ProcessPoolExecutor(max_workers=jobs, initializer=without_gc) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, initializer=init_worker) as pool:
         pending: set[Future[list[Result]]] = {pool.submit(_index_batch, str(root), t) for t in tasks}
         while pending:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -169,7 +158,7 @@ def index_tree(
             else:
                 shas, errors = _hash_all(root, wanted)
         unreadable = len(errors)
-        cached = store.lookup(shas.values(), EXTRACTOR_VERSION)
+        cached = store.lookup(shas.values(), CACHE_VERSION)
         results: dict[str, CachedFile] = {p: cached[s] for p, s in shas.items() if s in cached}
         stats.cache_hits = len(results)
         missing = [p for p in shas if p not in results]
@@ -185,7 +174,7 @@ def index_tree(
                     unsaved.append(entry)
             advance(len(batch))
             if time.monotonic() - last_commit >= _COMMIT_EVERY:
-                store.save(EXTRACTOR_VERSION, unsaved)
+                store.save(CACHE_VERSION, unsaved)
                 unsaved.clear()
                 last_commit = time.monotonic()
 
@@ -194,7 +183,7 @@ def index_tree(
         finally:
             stop()
             if unsaved:
-                store.save(EXTRACTOR_VERSION, unsaved)  # also on Ctrl-C: keep what finished
+                store.save(CACHE_VERSION, unsaved)  # also on Ctrl-C: keep what finished
         stats.extracted = len(missing)
         if manifest_key and not errors and not stats.manifest_hit:
             store.save_manifest(manifest_key, {p: e.sha256 for p, e in results.items()})

@@ -210,3 +210,21 @@ def test_crlf_and_semicolons() -> None:
     assert [(c.callee, c.line) for c in facts.calls] == [("g", 1)]
     assert [(a.target, a.line) for a in facts.module_attributes] == [("a", 1), ("b", 1)]
     assert [(a.target, a.line) for a in facts.classes[0].instance_attributes] == [("self.v", 4)]
+
+
+def test_fast_parsing_restores_libcst_and_gc() -> None:
+    import gc
+
+    import libcst as cst
+
+    from analyzer.index.extract import fast_parsing
+
+    before = cst.CSTNode.__post_init__
+    assert gc.isenabled()
+    with fast_parsing():
+        assert not gc.isenabled() and cst.CSTNode.__post_init__ is not before
+        facts = extract_file(SCHED.encode(), "s.py")
+    assert gc.isenabled() and cst.CSTNode.__post_init__ is before
+    assert facts == extract_file(SCHED.encode(), "s.py")  # same facts either way
+    with pytest.raises(cst.CSTValidationError):  # validation is back for hand-built nodes
+        cst.Tuple(elements=[], lpar=[], rpar=[])

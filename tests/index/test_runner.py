@@ -86,7 +86,7 @@ def test_extractor_version_invalidates(tree: Path, tmp_path: Path, monkeypatch: 
     index_tree(tree, db=db, jobs=1)
     import analyzer.index.runner as runner
 
-    monkeypatch.setattr(runner, "EXTRACTOR_VERSION", "test-next")
+    monkeypatch.setattr(runner, "CACHE_VERSION", f"test-next/{runner.CODEC_VERSION}")
     assert index_tree(tree, db=db, jobs=1).stats.cache_hits == 0
 
 
