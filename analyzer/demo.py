@@ -1,0 +1,136 @@
+"""`atlas demo`: the main job on the embedded default.
+
+Fetches and indexes every release pinned in `snapshots/`, reads their flags and
+environment variables, indexes the reference engine's own source, and checks
+the sample manuscript in `examples/book` against the book's pins. Each stage is
+called through its public API, so the demo is also a smoke test of the pipeline.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from analyzer.settings import Settings
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_BOOK = REPO_ROOT / "examples" / "book"
+
+
+@dataclass(slots=True)
+class ReleaseSummary:
+    ref: str
+    upstream_commit: str | None
+    counts: dict[str, int]
+    flags: int
+    envs: int
+    warnings: int
+    seconds: float
+
+
+def summarize_release(settings: Settings, ref: str, *, progress: bool) -> ReleaseSummary:
+    from analyzer.flags import env_report, flag_report
+    from analyzer.index import index_snapshot
+    from analyzer.snapshots import ensure_snapshot
+
+    start = time.perf_counter()
+    snapshot = ensure_snapshot(settings, ref)
+    index = index_snapshot(settings, snapshot, progress=progress)
+    project = snapshot.ref.project
+    flags = flag_report(snapshot.package_root, project)
+    envs = env_report(snapshot.package_root, project)
+    return ReleaseSummary(
+        ref=ref,
+        upstream_commit=snapshot.upstream_commit,
+        counts=index.counts(),
+        flags=len(flags.flags),
+        envs=len(envs.envs),
+        warnings=len(flags.warnings) + len(envs.warnings),
+        seconds=time.perf_counter() - start,
+    )
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def demo(
+        ctx: typer.Context,
+        releases: list[str] = typer.Option(
+            None, "--release", "-r", help="Releases to index (default: every locked release)."
+        ),
+        book: Path = typer.Option(SAMPLE_BOOK, help="Manuscript to check against its pins."),
+    ) -> None:
+        """Fetch and index the pinned releases, then check the sample manuscript."""
+        from analyzer.snapshots import SnapshotError, load_locks
+
+        settings: Settings = ctx.obj
+        console = Console()
+        refs = releases or sorted(load_locks())
+        console.print(f"[bold]Serving Atlas demo[/] — cache: {settings.cache_dir}")
+        summaries: list[ReleaseSummary] = []
+        for ref in refs:
+            console.print(f"• {ref}: fetch, index, flags, env vars")
+            try:
+                summaries.append(summarize_release(settings, ref, progress=console.is_terminal))
+            except SnapshotError as exc:
+                console.print(f"[red]error:[/] {exc}")
+                raise typer.Exit(2) from None
+        console.print(_release_table(summaries))
+        console.print(_engine_summary(settings))
+        _check_book(settings, console, book)
+        console.print(
+            "\nNext: `atlas show vllm@0.30.0 Scheduler.schedule`, `atlas flags sglang@0.5.20`,"
+            " `atlas check examples/book`, `atlas engine run --prompt 'Hello'`."
+        )
+
+
+def _release_table(summaries: list[ReleaseSummary]) -> Table:
+    table = Table(title="Pinned releases")
+    for column in ("release", "commit", "files", "classes", "functions", "methods", "call sites",
+                   "parse errors", "flags", "env vars", "seconds"):
+        table.add_column(column, justify="left" if column in {"release", "commit"} else "right")
+    for s in summaries:
+        c = s.counts
+        table.add_row(
+            s.ref, (s.upstream_commit or "—")[:12], str(c["files"]), str(c["classes"]),
+            str(c["functions"]), str(c["methods"]), str(c["call_sites"]), str(c["errors"]),
+            str(s.flags), str(s.envs), f"{s.seconds:.1f}",
+        )
+    return table
+
+
+def _engine_summary(settings: Settings) -> str:
+    from analyzer.index import index_tree
+
+    index = index_tree(REPO_ROOT, _engine_files(), db=settings.index_db)
+    c = index.counts()
+    return (
+        f"Reference engine (reference_engine/): {c['modules']} modules, {c['classes']} classes, "
+        f"{c['functions'] + c['methods']} functions and methods, {c['lines']} lines"
+    )
+
+
+def _engine_files() -> list[str]:
+    root = REPO_ROOT / "reference_engine"
+    return sorted(p.relative_to(REPO_ROOT).as_posix() for p in root.rglob("*.py"))
+
+
+def _check_book(settings: Settings, console: Console, book: Path) -> None:
+    """Check the manuscript. Broken references are a finding to show, not a demo failure."""
+    from analyzer.refs.commands import run_check
+    from analyzer.refs.loader import load_pin
+
+    if not book.exists():
+        console.print(f"[yellow]no manuscript at {book}; skipping the reference check[/]")
+        return
+    _, findings, title = run_check(settings, [book], [], None, None, load_pin)
+    by_status: dict[str, int] = {}
+    for finding in findings:
+        by_status[finding.status] = by_status.get(finding.status, 0) + 1
+    parts = ", ".join(f"{n} {status}" for status, n in sorted(by_status.items()))
+    console.print(f"Manuscript {book} against {title}: {len(findings)} findings ({parts})")
+    console.print(f"  details: atlas check {book}")
