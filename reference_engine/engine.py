@@ -51,6 +51,7 @@ class EngineStats:
     prefix_cache_hit_rate: float
     prefix_cache_hit_tokens: int
     num_preemptions: int
+    num_swap_outs: int  # preemptions that moved KV to host memory instead of dropping it
     num_steps: int
     num_prompt_tokens_computed: int  # prompt/recompute tokens that went through the model
     num_generated_tokens: int
@@ -354,6 +355,7 @@ class Engine:
             prefix_cache_hit_rate=cache_stats.hit_rate,
             prefix_cache_hit_tokens=cache_stats.num_hit_tokens,
             num_preemptions=self.scheduler.num_preemptions,
+            num_swap_outs=self.scheduler.num_swap_outs,
             num_steps=self._num_steps,
             num_prompt_tokens_computed=self._num_prompt_tokens_computed,
             num_generated_tokens=self._num_generated_tokens,

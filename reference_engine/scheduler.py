@@ -74,6 +74,7 @@ class Scheduler:
         self.running: list[Sequence] = []  # in admission order
         self.swapped: list[Sequence] = []
         self.num_preemptions = 0
+        self.num_swap_outs = 0  # preemptions that parked KV in host memory
 
     # --- queues -------------------------------------------------------------
     def add(self, seq: Sequence) -> None:
@@ -150,6 +151,7 @@ class Scheduler:
         out.preempted.append(seq)
         if self.config.preemption_mode == "swap" and self.kv.can_swap_out(seq.seq_id):
             out.blocks_to_swap_out.extend(self.kv.swap_out(seq.seq_id))
+            self.num_swap_outs += 1
             seq.status = SequenceStatus.SWAPPED
             self.swapped.append(seq)
             return

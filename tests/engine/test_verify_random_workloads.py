@@ -153,11 +153,11 @@ def test_batched_tokens_equal_solo_tokens(
 ) -> None:
     rng = random.Random(f"verify-{cache}-{preemption}-{policy}")
     solo_cache: dict[Any, list[list[int]]] = {}
-    preemptions = hits = 0
+    preemptions = hits = swaps = 0
     for _ in range(12):
         reqs = random_workload(rng)
         longest = max(len(r.prompt) + r.params.max_tokens for r in reqs)  # type: ignore[operator]
-        num_blocks = -(-longest // BLOCK_SIZE) + rng.choice([0, 1, 2, 8])
+        num_blocks = -(-longest // BLOCK_SIZE) + rng.choice([0, 0, 1, 2, 8])
         engine = make_engine(
             model_dir,
             num_gpu_blocks=num_blocks,
@@ -181,9 +181,13 @@ def test_batched_tokens_equal_solo_tokens(
             assert [c.token_ids for c in out.outputs] == expected, f"request {i}: {r}"
         stats = engine.stats()
         preemptions += stats.num_preemptions
+        swaps += stats.num_swap_outs
         hits += stats.prefix_cache_hit_tokens
         assert_pool_restored(engine)
     assert preemptions > 0, "the KV budgets were meant to force preemption"
+    print(f"{cache}/{preemption}/{policy}: {preemptions} preemptions, {swaps} swaps, {hits} hits")
+    if preemption == "swap":
+        assert swaps > 0
     if cache != "none":
         assert hits > 0, "the shared prefixes were meant to hit the cache"
 
