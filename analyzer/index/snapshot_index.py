@@ -118,14 +118,16 @@ class SnapshotIndex:
             return exact
         # Bare suffix at a dot boundary: `Scheduler.schedule`, `Scheduler`.
         tail = "." + query
+        last = query.rsplit(".", 1)[-1]
         out = []
-        for path in self.summaries:
+        for path, summary in self.summaries.items():
             module = module_name(path)
             if module == query or module.endswith(tail):
                 out.append(self._module_match(path))
-            for m in self._symbols(path):
-                if m.qualname == query or m.dotted.endswith(tail):
-                    out.append(m)
+            for qualname, kind, line, end_line in summary.symbols:
+                # cheap test first: the last name must match before building dotted names
+                if qualname.endswith(last) and f"{module}.{qualname}".endswith(tail):
+                    out.append(SymbolMatch(path, module, qualname, kind, line, end_line))
         return out
 
     def _dotted_exact(self, query: str) -> list[SymbolMatch]:
