@@ -18,6 +18,15 @@ from typing import Any
 
 from analyzer.flags.fields import FieldInfo
 from analyzer.flags.models import Flag, Positional
+from analyzer.flags.options import build_flag, build_positional
+from analyzer.flags.pyops import (
+    builtin_call,
+    dict_method,
+    is_known_text,
+    list_method,
+    set_method,
+    str_method,
+)
 from analyzer.flags.render import render
 from analyzer.flags.source import Module, SourceTree, Symbol
 from analyzer.flags.values import (
@@ -617,19 +626,13 @@ class Interpreter:
             return self._parser_method(obj, name, node, frame, args, kwargs)
         kwargs.pop("__field__", None)
         if isinstance(obj, dict):
-            return _dict_method(obj, name, args, frame, node)
+            return dict_method(obj, name, args, Opaque(frame.module.segment(node)))
         if isinstance(obj, list):
-            return _list_method(obj, name, args, frame, node)
+            return list_method(obj, name, args, Opaque(frame.module.segment(node)))
         if isinstance(obj, set):
-            if name == "add" and len(args) == 1 and is_known(args[0]):
-                obj.add(args[0])
-                return None
-            if name == "update" and args and isinstance(args[0], list | tuple | set):
-                obj.update(args[0])
-                return None
-            return Opaque(frame.module.segment(node))
+            return set_method(obj, name, args, Opaque(frame.module.segment(node)))
         if isinstance(obj, str):
-            return _str_method(obj, name, args, frame, node)
+            return str_method(obj, name, args, Opaque(frame.module.segment(node)))
         return Opaque(frame.module.segment(node))
 
     def _parser_method(self, parser: ParserV, name: str, node: ast.Call, frame: Frame, args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -670,46 +673,17 @@ class Interpreter:
     def record_option(self, parser: ParserV, names: list[str], kwargs: dict[str, Any], *,
                       defined_at: str, registered_at: str, field_at: str | None) -> None:
         """One argparse action from its option strings and (evaluated) keyword arguments."""
-        condition = " and ".join(f"({c})" for c in self._conditions) or None
         if not names[0].startswith("-"):
-            self.positionals.append(
-                Positional(names[0], defined_at, _plain(kwargs.get("nargs")), _text(kwargs.get("help")))
-            )
+            self.positionals.append(build_positional(names[0], kwargs, defined_at))
             return
-        action = _action_name(kwargs.get("action"))
-        aliases = list(names)
-        negatives: list[str] = []
-        if action == "BooleanOptionalAction":
-            aliases = []
-            for opt in names:
-                aliases.append(opt)
-                if opt.startswith("--"):
-                    negatives.append("--no-" + opt[2:])
-                    aliases.append(negatives[-1])
-        primary = next((n for n in names if n.startswith("--")), names[0])
-        dest = kwargs.get("dest")
-        if not isinstance(dest, str):
-            dest = primary.lstrip("-").replace("-", "_")
-        flag = Flag(
-            flag=primary, aliases=aliases, dest=dest, defined_at=defined_at,
-            default=render(kwargs["default"]) if "default" in kwargs else _implicit_default(action),
-            help=_text(kwargs.get("help")), type=_callable_name(kwargs.get("type")), action=action,
-            choices=_choices(kwargs.get("choices")), group=parser.group,
-            nargs=_plain(kwargs.get("nargs")),
-            const=render(kwargs["const"]) if "const" in kwargs else None,
-            metavar=_text(kwargs.get("metavar")),
-            required=kwargs.get("required") is True, deprecated=kwargs.get("deprecated") is True,
-            negative_aliases=negatives, condition=condition, registered_at=registered_at,
-            field_at=field_at,
+        condition = " and ".join(f"({c})" for c in self._conditions) or None
+        self.flags.append(
+            build_flag(names, kwargs, group=parser.group, defined_at=defined_at,
+                       registered_at=registered_at, field_at=field_at, condition=condition)
         )
-        self.flags.append(flag)
 
 
 # ---------------------------------------------------------------- module helpers
-def is_known_text(value: Any) -> bool:
-    return isinstance(value, list | tuple | set | str) and all(is_known(v) for v in value)
-
-
 def _callee_name(callee: Any, node: ast.Call) -> str | None:
     if isinstance(callee, FuncV):
         return callee.sym.name
@@ -737,58 +711,6 @@ def _names_spelled_literally(node: ast.Call) -> bool:
     return bool(strings) and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in strings)
 
 
-def _action_name(action: Any) -> str | None:
-    if action is None:
-        return None
-    if isinstance(action, str):
-        return action
-    if isinstance(action, ClassV | FuncV):
-        return action.sym.name
-    text = render(action)
-    return text.rsplit(".", 1)[-1] if "BooleanOptionalAction" in text else text
-
-
-def _implicit_default(action: str | None) -> str | None:
-    # argparse's own defaults for these actions when none is passed.
-    if action == "store_true":
-        return "False"
-    if action == "store_false":
-        return "True"
-    return "None"
-
-
-def _callable_name(value: Any) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, Builtin):
-        return value.name
-    if isinstance(value, FuncV | ClassV):
-        return value.sym.name
-    return render(value)
-
-
-def _text(value: Any) -> str | None:
-    if value is None:
-        return None
-    return value if isinstance(value, str) else render(value)
-
-
-def _plain(value: Any) -> Any:
-    if value is None or isinstance(value, str | int):
-        return value
-    return render(value)
-
-
-def _choices(value: Any) -> list[Any] | str | None:
-    if value is None:
-        return None
-    if isinstance(value, set | frozenset):
-        return sorted(value, key=str) if all(is_known(v) for v in value) else render(value)
-    if isinstance(value, list | tuple) and all(is_known(v) for v in value):
-        return list(value)
-    return render(value)
-
-
 def _call_builtin(name: str, args: list[Any], frame: Frame, node: ast.Call) -> Any:
     opaque = Opaque(frame.module.segment(node))
     if name == "super":
@@ -800,69 +722,4 @@ def _call_builtin(name: str, args: list[Any], frame: Frame, node: ast.Call) -> A
         if isinstance(first, ClassV):
             return SuperV(frame.defining_class, first, first)
         return opaque
-    if not args:
-        return {"list": [], "dict": {}, "set": set(), "tuple": ()}.get(name, opaque)
-    value = args[0]
-    if not isinstance(value, list | tuple | set | dict | str):
-        return opaque
-    try:
-        if name == "list":
-            return list(value)
-        if name == "tuple":
-            return tuple(value)
-        if name == "set" and all(is_known(v) for v in value):
-            return set(value)
-        if name == "sorted" and all(is_known(v) for v in value):
-            return sorted(value)
-        if name == "len":
-            return len(value)
-        if name == "dict" and isinstance(value, dict):
-            return dict(value)
-    except TypeError:
-        return opaque
-    return opaque
-
-
-def _dict_method(obj: dict[Any, Any], name: str, args: list[Any], frame: Frame, node: ast.Call) -> Any:
-    if name == "items":
-        return [(k, v) for k, v in obj.items()]
-    if name == "keys":
-        return list(obj)
-    if name == "values":
-        return list(obj.values())
-    if name in {"pop", "get"} and args and is_known(args[0]):
-        default = args[1] if len(args) > 1 else None
-        if name == "pop":
-            return obj.pop(args[0], default)
-        return obj.get(args[0], default)
-    if name == "setdefault" and args and is_known(args[0]):
-        return obj.setdefault(args[0], args[1] if len(args) > 1 else None)
-    if name == "update" and args and isinstance(args[0], dict):
-        obj.update(args[0])
-        return None
-    if name == "copy":
-        return FieldKwargs(obj, field_info=obj.field_info) if isinstance(obj, FieldKwargs) else dict(obj)
-    return Opaque(frame.module.segment(node))
-
-
-def _list_method(obj: list[Any], name: str, args: list[Any], frame: Frame, node: ast.Call) -> Any:
-    if name == "append" and len(args) == 1:
-        obj.append(args[0])
-        return None
-    if name == "extend" and args and isinstance(args[0], list | tuple | set):
-        obj.extend(args[0])
-        return None
-    if name == "copy":
-        return list(obj)
-    return Opaque(frame.module.segment(node))
-
-
-def _str_method(obj: str, name: str, args: list[Any], frame: Frame, node: ast.Call) -> Any:
-    simple = {"lower", "upper", "strip", "lstrip", "rstrip", "title", "replace", "removeprefix",
-              "removesuffix", "startswith", "endswith", "split", "join"}
-    if name in simple:
-        if name == "join" and args and isinstance(args[0], list | tuple) and all(isinstance(a, str) for a in args[0]):
-            return obj.join(args[0])
-        if name != "join" and all(isinstance(a, str | int) for a in args):
-            return getattr(obj, name)(*args)
-    return Opaque(frame.module.segment(node))
+    return builtin_call(name, args, opaque)
