@@ -129,9 +129,10 @@ def build_forward_batch(
                 f"{block_size}, but its block table has {len(s.block_table)}"
             )
         input_ids.extend(s.token_ids)
-        for pos in range(s.start_position, end):
-            positions.append(pos)
-            slots.append(slot_for(s.block_table, pos, block_size))
+        new_positions = range(s.start_position, end)
+        positions.extend(new_positions)
+        bt = s.block_table
+        slots.extend(bt[p // block_size] * block_size + p % block_size for p in new_positions)
         row0 = query_start[-1]
         query_start.append(row0 + n)
         context_lens.append(end)
@@ -145,22 +146,21 @@ def build_forward_batch(
     width = max(used) if max_blocks is None else max_blocks
     if max(used) > width:
         raise ValueError(f"a sequence needs {max(used)} blocks, more than max_blocks={width}")
-    table = torch.zeros((len(seqs), width), dtype=torch.int64)
-    for i, (s, n) in enumerate(zip(seqs, used, strict=True)):
-        table[i, :n] = torch.tensor(list(s.block_table[:n]), dtype=torch.int64)
+    # One tensor from padded Python lists: a torch.tensor call per row costs more than the rows.
+    table = [[*s.block_table[:n], *[0] * (width - n)] for s, n in zip(seqs, used, strict=True)]
 
     query_lens = [len(s.token_ids) for s in seqs]
     decode_idx = [i for i, n in enumerate(query_lens) if n == 1]
     prefill_idx = [i for i, n in enumerate(query_lens) if n > 1]
 
-    def t(values: list[int]) -> torch.Tensor:
+    def t(values: list[int] | list[list[int]]) -> torch.Tensor:
         return torch.tensor(values, dtype=torch.int64, device=device)
 
     return ForwardBatch(
         input_ids=t(input_ids),
         positions=t(positions),
         slot_mapping=t(slots),
-        block_tables=table.to(device),
+        block_tables=t(table),
         context_lens=t(context_lens),
         query_start_loc=t(query_start),
         logits_indices=t(logits_rows),
