@@ -39,6 +39,8 @@ def _tree(package_root: Path, project: str | None) -> tuple[SourceTree, str]:
     root = Path(package_root)
     if not root.is_dir():
         raise FlagsError(f"{root}: not a directory")
+    if root.name in PROJECTS and (root / "__init__.py").is_file():
+        root = root.parent  # given the package itself (…/vllm) rather than the folder holding it
     name = project or detect_project(root)
     if name not in PROJECTS:
         raise FlagsError(f"unknown project {name!r}; expected one of {', '.join(PROJECTS)}")

@@ -4,6 +4,14 @@ Flags generated from config dataclasses go through `get_kwargs(ConfigClass)`,
 which we model statically with the same type rules vLLM applies at runtime
 (bool -> BooleanOptionalAction, Literal -> choices, list -> nargs, nested
 config dataclass -> JSON, Optional -> optional_type).
+
+What is listed is what argparse itself registers. Not listed, because they are
+rewrites `FlexibleArgumentParser.parse_args` applies before argparse sees the
+command line: underscores for dashes (`--max_model_len`), `-O3` / `-O 3` for
+`--optimization-level 3`, `--model X` moved to the positional `model_tag`,
+`--help=<group>` searches and dotted JSON keys (`--compilation-config.level`).
+`--model` itself is registered only when argv lacks a bare `--help`, so it is
+listed with that condition (`--help=all` does list it).
 """
 
 from __future__ import annotations

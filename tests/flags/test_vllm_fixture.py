@@ -169,3 +169,7 @@ def test_unresolvable_spots_are_reported_not_dropped(tmp_path: Path) -> None:
         f"{line_of(root, helpers, 'OPAQUE')}: add_argument with no static option name: skipped",
         f"{line_of(root, helpers, 'KWARGS')}: keyword arguments not statically known: **build()",
     ]
+
+
+def test_package_dir_itself_is_accepted(root: Path) -> None:
+    assert len(extract_flags(root / "vllm")) == len(extract_flags(root))
