@@ -55,20 +55,26 @@ def render_paths(console: Console, source: str, target: str, paths: list[list[Ca
 
 def render_state(console: Console, state: ClassState) -> None:
     table = Table(title=f"{state.cls}  ({state.path}:{state.line})", show_lines=False)
-    table.add_column("attribute")
+    table.add_column("attribute", overflow="fold")
     table.add_column("origin", style="dim")
-    table.add_column("read by")
-    table.add_column("written by")
+    table.add_column("read by", overflow="fold")
+    table.add_column("written by", overflow="fold")
     prefix = state.cls + "."
+    package = state.cls.split(".")[0] + "."
+
+    def short(func: str) -> str:
+        # Own methods by name; others relative to the top-level package.
+        return func.removeprefix(prefix) if func.startswith(prefix) else func.removeprefix(package)
+
     for attr in sorted(state.attrs.values(), key=lambda a: (a.line, a.name)):
-        readers = sorted({r.function.removeprefix(prefix) for r in attr.reads})
+        readers = sorted({short(r.function) for r in attr.reads})
         writers: dict[str, set[str]] = {}
         for w in attr.writes:
             writers.setdefault(w.function, set()).add(w.method or w.kind)
         written = []
         for func, kinds in sorted(writers.items()):
             outside = any(w.outside for w in attr.writes if w.function == func)
-            text = f"{func.removeprefix(prefix)} ({', '.join(sorted(kinds))})"
+            text = f"{short(func)} ({', '.join(sorted(kinds))})"
             written.append(f"[red]{text} OUTSIDE[/red]" if outside else text)
         table.add_row(attr.name, attr.origin, "\n".join(readers), "\n".join(written))
     console.print(table)

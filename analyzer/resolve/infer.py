@@ -49,6 +49,7 @@ class Inferrer:
         self._var_memo: dict[str, Value | None] = {}
         self._return_memo: dict[str, Value | None] = {}
         self._text_memo: dict[tuple[str, str, str], Value | None] = {}
+        self._local_memo: dict[tuple[str, str, str], Value | None] = {}
 
     # -- entry points -------------------------------------------------------
 
@@ -132,6 +133,14 @@ class Inferrer:
             scope = p.scope(ctx.module, sc)
             asgs = scope.assignments.get(name)
             if asgs:
+                if len(asgs) == 1:
+                    # One binding: its value is the same from anywhere, so memoise it
+                    # (big functions chain locals; without this, evaluation repeats).
+                    key = (ctx.module, sc, name)
+                    if key not in self._local_memo:
+                        self._local_memo[key] = None  # cycle guard
+                        self._local_memo[key] = self._assignment(asgs[0], ctx.module, sc, depth)
+                    return self._local_memo[key]
                 line = ctx.line if index == 0 else 0
                 return self._from_assignments(asgs, ctx.module, sc, line, depth)
             target = scope.imports.get(name)
