@@ -193,8 +193,14 @@ class GitStore:
         env = self._env(staged, index)
         self.repo()
         cmd = git.Git(str(staged))
-        cmd.read_tree(commit, env=env)
-        cmd.checkout_index("--all", env=env)
+        try:
+            cmd.read_tree(commit, env=env)
+            cmd.checkout_index("--all", env=env)
+        except git.GitCommandError as exc:
+            discard(staged.parent)
+            raise SnapshotError(
+                f"could not rebuild the tree of {name}: {exc.stderr.strip()}"
+            ) from None
         index.unlink()
         _make_read_only(staged)
         target = self.tree_path(name)

@@ -14,7 +14,7 @@ from analyzer.snapshots.archive import ExtractReport, extract_tar, extract_zip
 from analyzer.snapshots.download import locate_artifact, verify_sha256
 from analyzer.snapshots.gitstore import GitStore, StoredSnapshot, discard
 from analyzer.snapshots.inspect_tree import detect_packages, recorded_commit
-from analyzer.snapshots.locks import check_ref, load_locks, normalise_prefix
+from analyzer.snapshots.locks import check_ref, default_lock_dir, load_locks, normalise_prefix
 from analyzer.snapshots.models import GitPin, LockEntry, Snapshot, SnapshotError, SnapshotRef
 
 
@@ -241,8 +241,6 @@ def _snapshot(stored: StoredSnapshot, tree: Path) -> Snapshot:
 
 
 def _lock_dir_text(lock_dir: Path | None) -> str:
-    from analyzer.snapshots.locks import default_lock_dir
-
     return str(lock_dir if lock_dir is not None else default_lock_dir())
 
 
