@@ -4,15 +4,18 @@ nothing is written anywhere (the destination stays empty, nothing lands outside)
 from __future__ import annotations
 
 import io
+import os
 import stat
 import tarfile
 import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from snapshot_builders import build_sdist, build_wheel
 
-from analyzer.snapshots.archive import ExtractLimits, extract_tar, extract_zip
+from analyzer.snapshots.archive import ExtractLimits, extract_tar, extract_zip, safe_relative_path
 from analyzer.snapshots.models import SnapshotError
 
 
@@ -236,3 +239,17 @@ def test_tar_bomb_ratio_is_refused(tmp_path: Path) -> None:
     assert bomb.stat().st_size < 100_000
     with pytest.raises(SnapshotError, match="compression ratio"):
         extract_tar(bomb, tmp_path / "tree", ExtractLimits(max_ratio=100))
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab./\\:C.\x00 -_")), min_size=0, max_size=24))
+@settings(max_examples=300, deadline=None)
+def test_any_accepted_name_stays_inside_the_destination(name: str) -> None:
+    root = Path("/store/tmp/tree")
+    try:
+        rel = safe_relative_path(Path("x.whl"), name)
+    except SnapshotError:
+        return
+    target = Path(os.path.normpath(root.joinpath(*rel.parts)))
+    assert target.is_relative_to(root) and target != root
+    assert ".." not in rel.parts and not rel.is_absolute()
+    assert "\\" not in name and "\x00" not in name
