@@ -218,10 +218,16 @@ class GitStore:
             discard(target)
 
     def clean_tmp(self) -> None:
-        """Drop staging folders left by killed processes (none is ever published)."""
+        """Drop what killed processes left: staging folders, and trees moved into
+        place whose tag was never written. Call only under `locked()`."""
         if self.tmp.exists():
             for child in self.tmp.iterdir():
                 discard(child)
+        if self.trees.exists():
+            tags = self.tags()
+            for child in self.trees.iterdir():
+                if child.name not in tags:
+                    discard(child)
 
     def close(self) -> None:
         if self._repo is not None:

@@ -138,6 +138,8 @@ def test_killed_between_publish_steps_is_not_taken_as_complete(
     monkeypatch.undo()
     leftover = s.snapshot_store / "tmp" / "fetch-sigkilled"
     (leftover / "tree").mkdir(parents=True)
+    ghost = s.snapshot_store / "trees" / "ghost@1"  # an orphan of another, never-tagged fetch
+    (ghost / "pkg").mkdir(parents=True)
     assert (s.snapshot_store / "trees" / "demo@1.0").exists()
     assert not is_fetched(s, "demo@1.0")
     assert [r.fetched for r in list_snapshots(s, lock_dir=locks)] == [False]
@@ -145,6 +147,7 @@ def test_killed_between_publish_steps_is_not_taken_as_complete(
     snap = fetch_snapshot(s, "demo@1.0", wheel=demo_release.wheel, lock_dir=locks)
     assert (snap.tree / "demo" / "core.py").read_text() == DEMO_FILES["demo/core.py"]
     assert not leftover.exists()
+    assert not ghost.exists()
 
 
 def test_missing_tree_is_rebuilt_from_the_store(demo_release) -> None:
