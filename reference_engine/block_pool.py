@@ -83,7 +83,9 @@ class BlockPool:
             if count < 0:
                 raise BlockPoolError(f"block {b} has negative refcount {count}")
             if (count == 0) != (b in free_set):
-                raise BlockPoolError(f"block {b}: refcount {count} but free-list membership {b in free_set}")
+                raise BlockPoolError(
+                    f"block {b}: refcount {count} but free-list membership {b in free_set}"
+                )
             if expected_refs is not None and count != expected_refs.get(b, 0):
                 raise BlockPoolError(
                     f"block {b}: refcount {count}, holders account for {expected_refs.get(b, 0)}"

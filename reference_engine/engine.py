@@ -93,7 +93,9 @@ class Engine:
             self.kv,
         )
         # A sequence can never outgrow the whole KV pool: preemption could not save it.
-        self.max_model_len = min(self.runner.max_model_len, self.runner.num_blocks * self.block_size)
+        self.max_model_len = min(
+            self.runner.max_model_len, self.runner.num_blocks * self.block_size
+        )
         self.eos_token_ids = sorted(
             set(self.model_config.eos_token_ids) | set(self.tokenizer.eos_token_ids)
         )

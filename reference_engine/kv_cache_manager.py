@@ -108,7 +108,9 @@ class KVCacheManager:
         return num_shared * self.block_size
 
     # --- prefix caching -----------------------------------------------------
-    def cache_computed(self, seq_id: str, token_ids: Sequence[int], num_computed_tokens: int) -> None:
+    def cache_computed(
+        self, seq_id: str, token_ids: Sequence[int], num_computed_tokens: int
+    ) -> None:
         """Offer the request's computed tokens to the prefix cache (after their KV is written)."""
         table = self.block_tables.get(seq_id)
         if table is None or num_computed_tokens == 0:
@@ -133,7 +135,9 @@ class KVCacheManager:
 
     # --- swap preemption ---------------------------------------------------------
     def can_swap_out(self, seq_id: str) -> bool:
-        return self.host_pool is not None and self.host_pool.num_free >= self.num_blocks_held(seq_id)
+        return self.host_pool is not None and self.host_pool.num_free >= self.num_blocks_held(
+            seq_id
+        )
 
     def swap_out(self, seq_id: str) -> BlockMapping:
         """Move the request's KV to host blocks; returns (device, host) copies to run."""

@@ -57,7 +57,8 @@ class LLM:
         ids = []
         for conv, p in zip(conversations, params, strict=True):
             text = self.engine.tokenizer.apply_chat_template(
-                list(conv), add_generation_prompt=add_generation_prompt  # type: ignore[arg-type]
+                list(conv),
+                add_generation_prompt=add_generation_prompt,  # type: ignore[arg-type]
             )
             request_id = str(next(self._ids))
             # Templates write their own special tokens; the tokenizer must not add more.

@@ -142,7 +142,12 @@ class RadixPrefixCache(PrefixCache):
             fresh = list(blocks[pos // bs : num_tokens // bs])
             for b in fresh:
                 self.pool.incref(b)
-            if node is pinned and node.parent is not None and not node.children and node.lock_ref == 1:
+            if (
+                node is pinned
+                and node.parent is not None
+                and not node.children
+                and node.lock_ref == 1
+            ):
                 # Our own private leaf: grow it in place rather than hang a node per block under it.
                 node.key.extend(token_ids[pos:num_tokens])
                 node.blocks.extend(fresh)

@@ -40,7 +40,9 @@ class FakeKV:
         assert len(table) * self.bs >= end, "block table too short for the scheduled tokens"
         for p in range(start):
             got = self.dev[table[p // self.bs]][p % self.bs]
-            assert got == (tokens[p], p), f"position {p}: cache holds {got}, expected {(tokens[p], p)}"
+            assert got == (tokens[p], p), (
+                f"position {p}: cache holds {got}, expected {(tokens[p], p)}"
+            )
         for p in range(start, end):
             self.dev[table[p // self.bs]][p % self.bs] = (tokens[p], p)
 
@@ -221,8 +223,14 @@ def test_prompt_fully_cached_still_computes_its_last_token(cache: str) -> None:
     prompt = list(range(8))
     reqs = [FakeRequest(prompt, 3, 1, 0, 0, None), FakeRequest(prompt, 3, 1, 6, 0, None)]
     res = run_workload(
-        reqs, num_blocks=8, block_size=4, budget=64, max_num_seqs=4,
-        cache=cache, preemption="recompute", policy="fcfs",
+        reqs,
+        num_blocks=8,
+        block_size=4,
+        budget=64,
+        max_num_seqs=4,
+        cache=cache,
+        preemption="recompute",
+        policy="fcfs",
     )
     assert res.outputs[(1, 0)] == res.outputs[(0, 0)] == solo(reqs[0], 0)
     # 8 block-aligned prompt tokens, all cached: the last block is recomputed anyway,
@@ -236,8 +244,14 @@ def test_radix_with_block_size_one_matches_to_the_token() -> None:
         FakeRequest([*range(7), 99, 98], 2, 1, 5, 0, None),
     ]
     res = run_workload(
-        reqs, num_blocks=30, block_size=1, budget=64, max_num_seqs=4,
-        cache="radix", preemption="recompute", policy="fcfs",
+        reqs,
+        num_blocks=30,
+        block_size=1,
+        budget=64,
+        max_num_seqs=4,
+        cache="radix",
+        preemption="recompute",
+        policy="fcfs",
     )
     assert res.kv.cache.stats.num_hit_tokens == 7
     assert res.outputs[(1, 0)] == solo(reqs[1], 0)
@@ -248,8 +262,14 @@ def test_identical_prefixes_admitted_in_the_same_step(cache: str) -> None:
     prompt = list(range(11))
     reqs = [FakeRequest(prompt, 4, 1, 0, 0, None) for _ in range(4)]
     res = run_workload(
-        reqs, num_blocks=20, block_size=4, budget=64, max_num_seqs=8,
-        cache=cache, preemption="recompute", policy="fcfs",
+        reqs,
+        num_blocks=20,
+        block_size=4,
+        budget=64,
+        max_num_seqs=8,
+        cache=cache,
+        preemption="recompute",
+        policy="fcfs",
     )
     assert all(toks == solo(reqs[0], 0) for toks in res.outputs.values())
     assert res.kv.cache.stats.num_hit_tokens == 0  # nobody had finished computing it yet
@@ -263,8 +283,14 @@ def test_preempting_a_request_that_shares_cached_blocks(cache: str, preemption: 
     prefix = list(range(12))
     reqs = [FakeRequest([*prefix, 40 + i], 10, 1, i, 0, None) for i in range(4)]
     res = run_workload(
-        reqs, num_blocks=9, block_size=4, budget=64, max_num_seqs=8,
-        cache=cache, preemption=preemption, policy="fcfs",
+        reqs,
+        num_blocks=9,
+        block_size=4,
+        budget=64,
+        max_num_seqs=8,
+        cache=cache,
+        preemption=preemption,
+        policy="fcfs",
     )
     assert res.sched.num_preemptions > 0 and res.kv.cache.stats.num_hit_tokens > 0
     for (r_id, i), toks in res.outputs.items():
@@ -274,8 +300,14 @@ def test_preempting_a_request_that_shares_cached_blocks(cache: str, preemption: 
 def test_siblings_fork_the_prompt_instead_of_recomputing_it() -> None:
     reqs = [FakeRequest(list(range(10)), 4, 3, 0, 0, None)]
     res = run_workload(
-        reqs, num_blocks=20, block_size=4, budget=64, max_num_seqs=8,
-        cache="none", preemption="recompute", policy="fcfs",
+        reqs,
+        num_blocks=20,
+        block_size=4,
+        budget=64,
+        max_num_seqs=8,
+        cache="none",
+        preemption="recompute",
+        policy="fcfs",
     )
     assert [res.outputs[(0, i)] for i in range(3)] == [solo(reqs[0], i) for i in range(3)]
     # Sibling 0 computes 10 prompt tokens; the others share 2 blocks and compute 2 each.

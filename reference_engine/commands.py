@@ -1,0 +1,236 @@
+"""`atlas engine run` and `atlas engine bench`: the reference engine from the command line.
+
+Nothing here imports torch at module import time: the analyzer side of atlas
+installs without it, and `atlas --help` must work there.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from analyzer.settings import Settings
+
+T = TypeVar("T")
+
+engine_app = typer.Typer(
+    help="The reference engine: generate text, measure throughput (CPU PyTorch).",
+    no_args_is_help=True,
+)
+
+MODEL = typer.Option(
+    None,
+    "--model",
+    help="Local Hugging Face checkpoint folder (default: the built-in tiny model, random weights).",
+)
+JSON = typer.Option(False, "--json", help="Print machine-readable JSON.")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(engine_app, name="engine")
+
+
+def _settings(ctx: typer.Context) -> Settings:
+    obj = ctx.find_root().obj
+    if isinstance(obj, Settings):
+        return obj
+    from analyzer.settings import default_cache_dir
+
+    return Settings(cache_dir=default_cache_dir())
+
+
+def _guard(action: Callable[[], T]) -> T:
+    """User mistakes (bad folder, bad knob, too-long prompt) become one line and exit 1."""
+    from reference_engine.config import ConfigError
+    from reference_engine.engine import RequestError
+
+    try:
+        return action()
+    except (ConfigError, RequestError, ValueError, OSError) as exc:
+        console = Console(stderr=True, soft_wrap=True)
+        console.print("[bold red]error:[/]", end=" ")
+        console.print(str(exc), markup=False, highlight=False)
+        raise typer.Exit(1) from None
+
+
+def _make_engine(settings: Settings, model: Path | None, **kwargs: Any) -> Any:
+    from reference_engine.config import EngineConfig
+    from reference_engine.engine import Engine
+
+    cfg = EngineConfig(
+        model=str(model) if model is not None else None, cache_dir=settings.cache_dir, **kwargs
+    )
+    return Engine(cfg)
+
+
+def _random_weights_notice(engine: Any, console: Console) -> None:
+    if engine.random_weights:
+        from reference_engine.tiny_model import RANDOM_WEIGHTS_NOTICE
+
+        console.print(f"[bold yellow]note:[/] {RANDOM_WEIGHTS_NOTICE}.", highlight=False)
+
+
+@engine_app.command("run")
+def run_command(
+    ctx: typer.Context,
+    prompt: list[str] = typer.Option(..., "--prompt", "-p", help="Prompt text (repeatable)."),
+    model: Path = MODEL,
+    max_tokens: int = typer.Option(32, "--max-tokens", min=1),
+    temperature: float = typer.Option(0.0, "--temperature", min=0.0, help="0 = greedy."),
+    top_p: float = typer.Option(1.0, "--top-p"),
+    top_k: int = typer.Option(-1, "--top-k"),
+    seed: int = typer.Option(None, "--seed", help="Per-request seed for reproducible sampling."),
+    n: int = typer.Option(1, "--n", min=1, help="Samples per prompt."),
+    chat: bool = typer.Option(False, "--chat", help="Wrap each prompt in the chat template."),
+    stream: bool = typer.Option(False, "--stream", help="Print text as it is generated."),
+    prefix_caching: str = typer.Option("hash", "--prefix-caching", help="none, hash or radix."),
+    dtype: str = typer.Option("float32", "--dtype"),
+    json_output: bool = JSON,
+) -> None:
+    """Generate text for one or more prompts."""
+    settings = _settings(ctx)
+    console = Console(stderr=json_output)
+
+    def go() -> None:
+        from reference_engine.sampling_params import SamplingParams
+
+        engine = _make_engine(settings, model, prefix_caching=prefix_caching, dtype=dtype)
+        if not json_output:
+            _random_weights_notice(engine, console)
+        params = SamplingParams(
+            n=n,
+            temperature=temperature,
+            top_p=top_p,
+            top_k=top_k,
+            seed=seed,
+            max_tokens=max_tokens,
+        )
+        for i, text in enumerate(prompt):
+            if chat:
+                rendered = engine.tokenizer.apply_chat_template([{"role": "user", "content": text}])
+                engine.add_request(str(i), rendered, params, add_special_tokens=False)
+            else:
+                engine.add_request(str(i), text, params)
+        finals = _drive(engine, console, stream and not json_output and len(prompt) * n == 1)
+        if json_output:
+            payload = {
+                "model": str(engine.model_config.model_dir),
+                "random_weights": engine.random_weights,
+                "outputs": [_output_json(finals[str(i)]) for i in range(len(prompt))],
+            }
+            typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+        elif not (stream and len(prompt) * n == 1):
+            _print_outputs(console, [finals[str(i)] for i in range(len(prompt))])
+
+    _guard(go)
+
+
+def _drive(engine: Any, console: Console, stream: bool) -> dict[str, Any]:
+    finals: dict[str, Any] = {}
+    while engine.has_unfinished_requests():
+        for out in engine.step():
+            if stream:
+                console.print(out.outputs[0].text_delta, end="", markup=False, highlight=False)
+            if out.finished:
+                finals[out.request_id] = out
+    if stream:
+        console.print()
+        for out in finals.values():
+            console.print(f"[dim]finish_reason={out.outputs[0].finish_reason}[/]")
+    return finals
+
+
+def _print_outputs(console: Console, outputs: list[Any]) -> None:
+    for out in outputs:
+        console.print(f"[bold]prompt:[/] {out.prompt!r}", highlight=False)
+        for c in out.outputs:
+            label = f"[{c.index}] " if len(out.outputs) > 1 else ""
+            console.print(f"[bold green]{label}output:[/] {c.text!r}", highlight=False)
+            console.print(f"[dim]{len(c.token_ids)} tokens, finish_reason={c.finish_reason}[/]")
+
+
+def _output_json(out: Any) -> dict[str, Any]:
+    return {
+        "request_id": out.request_id,
+        "prompt": out.prompt,
+        "prompt_token_ids": out.prompt_token_ids,
+        "outputs": [
+            {
+                "index": c.index,
+                "text": c.text,
+                "token_ids": c.token_ids,
+                "finish_reason": c.finish_reason,
+                "stop_reason": c.stop_reason,
+            }
+            for c in out.outputs
+        ],
+    }
+
+
+@engine_app.command("bench")
+def bench_command(
+    ctx: typer.Context,
+    model: Path = MODEL,
+    num_prompts: int = typer.Option(32, "--num-prompts", min=1),
+    min_prompt_len: int = typer.Option(16, "--min-prompt-len", min=1),
+    max_prompt_len: int = typer.Option(96, "--max-prompt-len", min=1),
+    min_output_len: int = typer.Option(8, "--min-output-len", min=1),
+    max_output_len: int = typer.Option(48, "--max-output-len", min=1),
+    shared_prefix_len: int = typer.Option(0, "--shared-prefix-len", min=0),
+    max_num_seqs: int = typer.Option(32, "--max-num-seqs", min=1),
+    max_num_batched_tokens: int = typer.Option(512, "--max-num-batched-tokens", min=1),
+    prefix_caching: str = typer.Option("hash", "--prefix-caching", help="none, hash or radix."),
+    seed: int = typer.Option(0, "--seed"),
+    json_output: bool = JSON,
+) -> None:
+    """Throughput and latency of the engine on a synthetic workload (engine only; the
+    comparison with Hugging Face transformers is benchmarks/engine_bench.py)."""
+    settings = _settings(ctx)
+    console = Console(stderr=json_output)
+
+    def go() -> None:
+        from reference_engine.bench import run_engine, synthetic_workload
+
+        if min_prompt_len > max_prompt_len or min_output_len > max_output_len:
+            raise ValueError("each --min-* length must not exceed its --max-* length")
+        engine = _make_engine(
+            settings,
+            model,
+            max_num_seqs=max_num_seqs,
+            max_num_batched_tokens=max_num_batched_tokens,
+            prefix_caching=prefix_caching,
+        )
+        if not json_output:
+            _random_weights_notice(engine, console)
+        reqs = synthetic_workload(
+            num_prompts,
+            (min_prompt_len, max_prompt_len),
+            (min_output_len, max_output_len),
+            engine.model_config.vocab_size,
+            seed=seed,
+            shared_prefix_len=shared_prefix_len,
+        )
+        result = run_engine(engine, reqs)
+        figures = {
+            **asdict(result),
+            "output_tokens_per_s": result.output_tokens_per_s,
+            "total_tokens_per_s": result.total_tokens_per_s,
+        }
+        if json_output:
+            typer.echo(json.dumps(figures, indent=2))
+            return
+        table = Table(title="atlas engine bench")
+        table.add_column("figure")
+        table.add_column("value", justify="right")
+        for key, value in figures.items():
+            table.add_row(key, f"{value:.4g}" if isinstance(value, float) else str(value))
+        console.print(table)
+
+    _guard(go)
