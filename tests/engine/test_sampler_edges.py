@@ -129,3 +129,27 @@ def test_empty_batch_and_prompt_only_batch() -> None:
     out = Sampler()(torch.zeros(2, 8), SamplingMetadata.build([row]))
     assert out.token_ids() == [-1]
     assert out.prompt_logprobs == [None]  # the request did not ask for prompt logprobs
+
+
+def _top_p_by_full_sort(x: torch.Tensor, top_p: float) -> torch.Tensor:
+    probs, order = torch.softmax(x, dim=-1).sort(dim=-1, descending=True)
+    keep_sorted = (probs.cumsum(dim=-1) - probs) < top_p
+    keep = torch.zeros_like(keep_sorted).scatter_(1, order, keep_sorted)
+    return x.masked_fill(~keep, NEG_INF)
+
+
+@pytest.mark.parametrize("scale", [0.3, 1.0, 4.0, 12.0])
+@pytest.mark.parametrize("top_p", [0.5, 0.9, 0.999])
+def test_top_p_window_widening_equals_a_full_sort(scale: float, top_p: float) -> None:
+    """A large vocabulary: flat rows need thousands of tokens, peaked rows a few."""
+    gen = torch.Generator().manual_seed(int(scale * 10 + top_p * 1000))
+    x = torch.randn(3, 5000, generator=gen, dtype=torch.float64) * scale
+    got = apply_top_p(x, torch.full((3,), top_p, dtype=torch.float64))
+    assert torch.equal(got, _top_p_by_full_sort(x, top_p))
+
+
+def test_top_p_leaves_inactive_rows_alone_in_a_mixed_batch() -> None:
+    x = torch.randn(2, 3000, dtype=torch.float64)
+    got = apply_top_p(x, torch.tensor([1.0, 0.8], dtype=torch.float64))
+    assert torch.equal(got[0], x[0])
+    assert torch.equal(got[1], _top_p_by_full_sort(x[1:], 0.8)[0])
