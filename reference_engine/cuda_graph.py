@@ -13,7 +13,9 @@ logic the GPU path depends on is exercised (and tested) everywhere.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import torch
 
@@ -75,9 +77,37 @@ def pad_decode_batch(
     )
 
 
+class Replayable(Protocol):
+    def replay(self) -> None: ...
+
+
+class GraphCapturer(Protocol):
+    """Records `fn` once; replaying re-runs the recorded work on the same buffers."""
+
+    def capture(self, fn: Callable[[], torch.Tensor]) -> tuple[Replayable, torch.Tensor]: ...
+
+
+class CudaGraphCapturer:
+    """torch.cuda.CUDAGraph capture; all graphs share one memory pool (only one replays at
+    a time, so their intermediates can overlap)."""
+
+    def __init__(self) -> None:
+        self._pool: object | None = None
+
+    def capture(self, fn: Callable[[], torch.Tensor]) -> tuple[Replayable, torch.Tensor]:
+        fn()  # warm-up outside capture: lazy initialisation must not be recorded
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, pool=self._pool):
+            out = fn()
+        if self._pool is None:
+            self._pool = graph.pool()
+        return graph, out
+
+
 @dataclass(slots=True)
 class _Captured:
-    graph: torch.cuda.CUDAGraph
+    graph: Replayable
     inputs: ForwardBatch  # static buffers the graph reads; refilled before each replay
     logits: torch.Tensor  # static output buffer the graph writes
 
@@ -99,12 +129,25 @@ class _State:
 class DecodeGraphRunner:
     """Wraps a ModelRunner: `execute(batch)` has `ModelRunner.execute_model`'s contract."""
 
-    def __init__(self, runner: ModelRunner, batch_sizes: tuple[int, ...] | None = None) -> None:
+    def __init__(
+        self,
+        runner: ModelRunner,
+        batch_sizes: tuple[int, ...] | None = None,
+        capturer: GraphCapturer | None = None,
+    ) -> None:
+        """`capturer` defaults to CUDA graphs on a CUDA device (unless enforce_eager) and to
+        none elsewhere; tests pass an eager stand-in to exercise capture/replay on a CPU."""
         self.runner = runner
         cfg = runner.engine_config
         self.sizes = sorted(set(batch_sizes or cfg.cuda_graph_batch_sizes))
-        self.use_graphs = runner.device.type == "cuda" and not cfg.enforce_eager
+        if capturer is None and runner.device.type == "cuda" and not cfg.enforce_eager:
+            capturer = CudaGraphCapturer()
+        self.capturer = capturer
         self._state = _State()
+
+    @property
+    def use_graphs(self) -> bool:
+        return self.capturer is not None
 
     @property
     def stats(self) -> DecodeStats:
@@ -122,7 +165,7 @@ class DecodeGraphRunner:
         self._state.stats.padded_rows += bucket - batch.num_seqs
         captured = self._state.graphs.get(bucket)
         if captured is None:
-            if self.use_graphs:
+            if self.capturer is not None:
                 captured = self._capture(bucket)
             else:
                 self._state.stats.eager_padded += 1
@@ -137,7 +180,7 @@ class DecodeGraphRunner:
 
     def capture_all(self) -> None:
         """Capture every bucket up front (largest first, so smaller graphs reuse its pool)."""
-        if self.use_graphs:
+        if self.capturer is not None:
             for size in reversed(self.sizes):
                 self._capture(size)
 
@@ -170,12 +213,8 @@ class DecodeGraphRunner:
             decode_seq_idx=torch.arange(bucket, dtype=torch.int64, device=r.device),
             prefill_seq_idx=[],
         )
-        pool = next(iter(self._state.graphs.values())).graph.pool() if self._state.graphs else None
-        r.execute_model(dummy)  # warm-up outside capture: lazy inits must not be recorded
-        torch.cuda.synchronize()
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, pool=pool):
-            logits = r.execute_model(dummy)
+        assert self.capturer is not None
+        graph, logits = self.capturer.capture(lambda: r.execute_model(dummy))
         captured = _Captured(graph, dummy, logits)
         self._state.graphs[bucket] = captured
         return captured

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from reference_engine.cuda_graph import DecodeGraphRunner, pad_decode_batch, pick_bucket
+from reference_engine.cuda_graph import DecodeGraphRunner, Replayable, pad_decode_batch, pick_bucket
 from reference_engine.forward_batch import SeqInput, build_forward_batch
 from reference_engine.model_runner import ModelRunner
 
@@ -19,12 +19,15 @@ def test_pick_bucket() -> None:
     assert pick_bucket(9, sizes) is None
 
 
-def _prefilled(runner: ModelRunner, lengths: list[int]) -> tuple[list[list[int]], list[list[int]]]:
-    """Prefill sequences of the given lengths; return their tokens and block tables."""
+def _prefilled(
+    runner: ModelRunner, lengths: list[int], room: int = 1
+) -> tuple[list[list[int]], list[list[int]]]:
+    """Prefill sequences of the given lengths (with blocks for `room` more tokens); return
+    their tokens, the first not yet computed, and block tables."""
     tokens = [[(7 * i + 3 * j) % 500 + 3 for j in range(n + 1)] for i, n in enumerate(lengths)]
     tables, next_block = [], 0
     for n in lengths:
-        need = n // runner.block_size + 1
+        need = (n + room - 1) // runner.block_size + 1
         tables.append(list(range(next_block, next_block + need)))
         next_block += need
     prefill = [SeqInput(t[:-1], 0, tb) for t, tb in zip(tokens, tables, strict=True)]
@@ -96,3 +99,51 @@ def test_pad_rejects_bad_requests(tiny_model_path: Path, make_runner: Callable) 
     decode = build_forward_batch([SeqInput([4], 1, [0]), SeqInput([5], 1, [1])], runner.block_size)
     with pytest.raises(ValueError, match="smaller"):
         pad_decode_batch(decode, 1, runner.pad_slot, runner.pad_block_id)
+
+
+class _EagerReplay:
+    """Stand-in for a CUDA graph: replay re-runs the recorded call into the same output
+    buffer, so stale static inputs would show up exactly as they would on a GPU."""
+
+    def __init__(self, fn: Callable[[], torch.Tensor], out: torch.Tensor) -> None:
+        self.fn, self.out = fn, out
+
+    def replay(self) -> None:
+        self.out.copy_(self.fn())
+
+
+class _EagerCapturer:
+    def __init__(self) -> None:
+        self.captured = 0
+
+    def capture(self, fn: Callable[[], torch.Tensor]) -> tuple[Replayable, torch.Tensor]:
+        self.captured += 1
+        out = fn().clone()
+        return _EagerReplay(fn, out), out
+
+
+def test_capture_then_replay_refills_static_inputs(
+    tiny_model_path: Path, make_runner: Callable
+) -> None:
+    """Decode several steps through captured graphs (eager stand-in) and through the plain
+    runner side by side: same logits every step, so each replay saw that step's inputs and
+    wrote its K/V where the next step reads it."""
+    lengths = [6, 13, 3]
+    plain = make_runner(tiny_model_path, num_blocks=24, max_model_len=32)
+    tokens, tables = _prefilled(plain, lengths, room=4)
+    runner = make_runner(tiny_model_path, num_blocks=24, max_model_len=32)
+    _prefilled(runner, lengths, room=4)
+    capturer = _EagerCapturer()
+    graphs = DecodeGraphRunner(runner, batch_sizes=(2, 4), capturer=capturer)
+    graphs.capture_all()
+    assert graphs.captured_sizes == [2, 4] and capturer.captured == 2
+    for step in range(4):
+        # the third sequence finishes after two steps: the batch shrinks into bucket 2
+        live = [0, 1, 2] if step < 2 else [0, 1]
+        seq_tokens = [tokens[i] for i in live]
+        want = plain.execute_model(_decode_batch(plain, seq_tokens, [tables[i] for i in live]))
+        got = graphs.execute(_decode_batch(runner, seq_tokens, [tables[i] for i in live]))
+        torch.testing.assert_close(got, want, rtol=0, atol=1e-10)
+        for i in live:
+            tokens[i].append(int(want[live.index(i)].argmax()))
+    assert graphs.stats.graph_replays == 4 and capturer.captured == 2
