@@ -193,6 +193,12 @@ class Engine:
     def step(self) -> list[RequestOutput]:
         out = self.scheduler.schedule()
         if out.is_empty:
+            if self.scheduler.has_unfinished():
+                # Admission checks make this unreachable; fail loudly rather than spin forever.
+                raise RuntimeError(
+                    f"scheduler made no progress: {len(self.scheduler.waiting)} waiting, "
+                    f"{len(self.scheduler.swapped)} swapped, {self.kv.num_free_blocks()} free blocks"
+                )
             return []
         logits = self._run(out)
         sampled = self._sample(out, logits)

@@ -1,0 +1,332 @@
+"""Reference engine vs Hugging Face transformers `generate`, side by side in one run.
+
+    .venv/bin/python benchmarks/engine_bench.py            # default workload
+    .venv/bin/python benchmarks/engine_bench.py --quick    # smaller, for a smoke run
+
+One random-weights float32 Qwen3 checkpoint (hidden 512, 8 layers by default:
+big enough that matrix multiplies, not Python, dominate a step) is written to
+a temporary folder; the engine and transformers both load that folder. On one
+synthetic workload of varied prompt and output lengths (greedy, exact output
+lengths) it measures:
+
+  * output-token throughput and per-token latency of
+      - transformers, one request at a time,
+      - transformers, static batches (left-padded, each batch runs until its
+        longest request is done),
+      - the engine (continuous batching, chunked prefill), all requests at once;
+    and prints the engine's ratios against both;
+  * time to first token on a shared-prefix workload (requests one after another,
+    a long common system prompt) with prefix caching off, hashed and radix;
+  * the decode forward pass's achieved memory traffic (weights + KV read per
+    step / step time) against this machine's measured copy bandwidth.
+
+Per-token latency (TPOT) is the time between a request's output tokens: for
+the engine (finish - first token) / (tokens - 1); for transformers the batch's
+(or single request's) generate time / tokens generated per row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import torch  # noqa: E402
+
+from reference_engine.bench import WorkloadRequest, run_engine, synthetic_workload  # noqa: E402
+from reference_engine.config import EngineConfig, ModelConfig  # noqa: E402
+from reference_engine.engine import Engine  # noqa: E402
+from reference_engine.forward_batch import ForwardBatch  # noqa: E402
+from reference_engine.sampling_params import SamplingParams  # noqa: E402
+from reference_engine.tiny_model import (  # noqa: E402
+    TINY_CONFIG,
+    build_tokenizer,
+    random_weights,
+    write_checkpoint,
+)
+
+
+@dataclass(slots=True)
+class Figures:
+    label: str
+    seconds: float
+    output_tokens: int
+    tpot_s: float
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.output_tokens / self.seconds
+
+
+def write_model(folder: Path, hidden: int, layers: int, seed: int = 0) -> Path:
+    config = {
+        **TINY_CONFIG,
+        "hidden_size": hidden,
+        "intermediate_size": 3 * hidden,
+        "num_hidden_layers": layers,
+        "num_attention_heads": hidden // 64,
+        "num_key_value_heads": max(1, hidden // 128),
+        "head_dim": 64,
+        "max_position_embeddings": 4096,
+        "atlas_notice": "benchmark model: RANDOM weights",
+    }
+    weights = random_weights(ModelConfig.from_dict(config), seed=seed)
+    write_checkpoint(folder, config, weights, build_tokenizer())
+    return folder
+
+
+# --- Hugging Face transformers --------------------------------------------------------
+
+
+def load_hf(folder: Path) -> Any:
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.float32)
+    return model.eval()
+
+
+@torch.inference_mode()
+def hf_generate(model: Any, prompts: list[list[int]], new_tokens: int) -> list[list[int]]:
+    """Greedy, exactly `new_tokens` per row, left-padded batch."""
+    width = max(len(p) for p in prompts)
+    ids = torch.zeros((len(prompts), width), dtype=torch.long)
+    mask = torch.zeros((len(prompts), width), dtype=torch.long)
+    for i, p in enumerate(prompts):
+        ids[i, width - len(p) :] = torch.tensor(p)
+        mask[i, width - len(p) :] = 1
+    out = model.generate(
+        input_ids=ids,
+        attention_mask=mask,
+        max_new_tokens=new_tokens,
+        min_new_tokens=new_tokens,
+        do_sample=False,
+        pad_token_id=0,
+    )
+    return [row[width:].tolist() for row in out]
+
+
+def hf_one_at_a_time(model: Any, reqs: list[WorkloadRequest]) -> tuple[Figures, list[list[int]]]:
+    start = time.perf_counter()
+    outputs, tpots = [], []
+    for r in reqs:
+        t0 = time.perf_counter()
+        outputs.append(hf_generate(model, [r.prompt_token_ids], r.max_tokens)[0])
+        tpots.append((time.perf_counter() - t0) / r.max_tokens)
+    seconds = time.perf_counter() - start
+    tokens = sum(r.max_tokens for r in reqs)
+    return Figures("HF one at a time", seconds, tokens, statistics.fmean(tpots)), outputs
+
+
+def hf_static_batches(model: Any, reqs: list[WorkloadRequest], batch_size: int) -> Figures:
+    start = time.perf_counter()
+    tpots = []
+    for i in range(0, len(reqs), batch_size):
+        batch = reqs[i : i + batch_size]
+        longest = max(r.max_tokens for r in batch)  # everyone waits for the longest
+        t0 = time.perf_counter()
+        hf_generate(model, [r.prompt_token_ids for r in batch], longest)
+        tpots.extend([(time.perf_counter() - t0) / longest] * len(batch))
+    seconds = time.perf_counter() - start
+    tokens = sum(r.max_tokens for r in reqs)  # only the tokens that were asked for count
+    return Figures(f"HF static batches of {batch_size}", seconds, tokens, statistics.fmean(tpots))
+
+
+# --- the engine -------------------------------------------------------------------------
+
+
+def make_engine(folder: Path, max_num_seqs: int, **kwargs: Any) -> Engine:
+    cfg = {
+        "model": str(folder),
+        "dtype": "float32",
+        "num_gpu_blocks": 2048,
+        "max_num_seqs": max_num_seqs,
+        "max_num_batched_tokens": 512,
+        "prefix_caching": "none",
+    }
+    cfg.update(kwargs)
+    return Engine(EngineConfig(**cfg))
+
+
+def engine_outputs(engine: Engine, reqs: list[WorkloadRequest]) -> list[list[int]]:
+    for i, r in enumerate(reqs):
+        params = SamplingParams(temperature=0.0, max_tokens=r.max_tokens, ignore_eos=True)
+        engine.add_request(f"check{i}", r.prompt_token_ids, params)
+    done: dict[str, list[int]] = {}
+    while engine.has_unfinished_requests():
+        for out in engine.step():
+            if out.finished:
+                done[out.request_id] = out.outputs[0].token_ids
+    return [done[f"check{i}"] for i in range(len(reqs))]
+
+
+def shared_prefix_ttft(
+    folder: Path, cache: str, num: int, prefix_len: int, suffix_len: int, vocab: int
+) -> float:
+    """Mean TTFT of requests sent one after another that share a long prefix; the
+    first request (which fills the cache) is not counted, for both settings alike."""
+    engine = make_engine(folder, max_num_seqs=4, prefix_caching=cache, max_num_batched_tokens=2048)
+    reqs = synthetic_workload(
+        num + 1,
+        (prefix_len + suffix_len,) * 2,
+        (2, 2),
+        vocab,
+        seed=7,
+        shared_prefix_len=prefix_len,
+    )
+    ttfts = []
+    for i, r in enumerate(reqs):
+        result = run_engine(engine, [r], tag=f"{cache}{i}-")
+        if i > 0:
+            ttfts.append(result.mean_ttft_s)
+    return statistics.fmean(ttfts)
+
+
+def memcpy_bandwidth(num_bytes: int = 256 << 20) -> float:
+    """Bytes moved per second (read + write) by a large tensor copy."""
+    src = torch.ones(num_bytes // 4, dtype=torch.float32)
+    dst = torch.empty_like(src)
+    dst.copy_(src)  # fault the pages in
+    best = float("inf")
+    for _ in range(5):
+        t0 = time.perf_counter()
+        dst.copy_(src)
+        best = min(best, time.perf_counter() - t0)
+    return 2 * num_bytes / best
+
+
+def decode_traffic(
+    folder: Path, reqs: list[WorkloadRequest], max_num_seqs: int
+) -> tuple[float, int]:
+    """(bytes/s, batch size): weights + KV read by decode-only forward passes, per second."""
+    engine = make_engine(folder, max_num_seqs=max_num_seqs)
+    runner = engine.runner
+    cfg = engine.model_config
+    elem = 4
+    embed = runner.model.get_submodule("model.embed_tokens").weight
+    weight_bytes = sum(p.numel() * elem for p in runner.model.parameters())
+    if not cfg.tie_word_embeddings:
+        weight_bytes -= embed.numel() * elem  # only the looked-up rows are read
+    kv_bytes_per_token = 2 * cfg.num_hidden_layers * cfg.kv_size * elem
+    totals = {"bytes": 0.0, "seconds": 0.0, "batch": 0}
+    execute = runner.execute_model
+
+    def timed(batch: ForwardBatch) -> torch.Tensor:
+        t0 = time.perf_counter()
+        logits = execute(batch)
+        dt = time.perf_counter() - t0
+        if batch.decode_only and batch.num_seqs == max_num_seqs:
+            totals["seconds"] += dt
+            totals["bytes"] += weight_bytes + kv_bytes_per_token * sum(batch.context_lens_cpu)
+            totals["batch"] = batch.num_seqs
+        return logits
+
+    runner.execute_model = timed  # type: ignore[method-assign]
+    run_engine(engine, reqs)
+    if totals["seconds"] == 0:
+        return 0.0, 0
+    return totals["bytes"] / totals["seconds"], int(totals["batch"])
+
+
+# --- report -----------------------------------------------------------------------------
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="smaller model and workload")
+    ap.add_argument("--hidden", type=int, default=512)
+    ap.add_argument("--layers", type=int, default=8)
+    ap.add_argument("--num-prompts", type=int, default=32)
+    ap.add_argument("--batch-size", type=int, default=16, help="engine max_num_seqs = HF batch")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads for every contender")
+    args = ap.parse_args()
+    if args.quick:
+        args.hidden, args.layers, args.num_prompts = 256, 4, 12
+    torch.set_num_threads(args.threads)
+    prompt_len, output_len = (16, 192), (8, 96)
+
+    with tempfile.TemporaryDirectory(prefix="atlas-bench-") as tmp:
+        folder = write_model(Path(tmp) / "model", args.hidden, args.layers)
+        vocab = int(TINY_CONFIG["vocab_size"])
+        reqs = synthetic_workload(args.num_prompts, prompt_len, output_len, vocab, seed=1)
+        print(
+            f"model: Qwen3 random weights, hidden {args.hidden}, {args.layers} layers, float32; "
+            f"torch threads {torch.get_num_threads()}"
+        )
+        print(
+            f"workload: {len(reqs)} requests, prompts {prompt_len[0]}-{prompt_len[1]} tokens "
+            f"({sum(len(r.prompt_token_ids) for r in reqs)} in all), outputs "
+            f"{output_len[0]}-{output_len[1]} ({sum(r.max_tokens for r in reqs)} in all), greedy"
+        )
+
+        engine = make_engine(folder, args.batch_size)
+        run_engine(engine, reqs[:2], tag="warmup-")
+        result = run_engine(engine, reqs)
+        ours = Figures(
+            f"engine (max_num_seqs {args.batch_size})",
+            result.seconds,
+            result.num_output_tokens,
+            result.mean_tpot_s,
+        )
+        hf = load_hf(folder)
+        hf_generate(hf, [reqs[0].prompt_token_ids], 2)  # warm-up
+        single, hf_tokens = hf_one_at_a_time(hf, reqs)
+        static = hf_static_batches(hf, reqs, args.batch_size)
+        check = engine_outputs(make_engine(folder, args.batch_size), reqs)
+        same = sum(a == b for a, b in zip(check, hf_tokens, strict=True))
+
+        print("\nthroughput (output tokens/s) and per-token latency")
+        for f in (single, static, ours):
+            print(
+                f"  {f.label:32s} {f.tokens_per_s:9.1f} tok/s   TPOT {1000 * f.tpot_s:7.2f} ms   "
+                f"({f.seconds:.1f} s)"
+            )
+        print(
+            f"  ratio engine / HF static batching: {ours.tokens_per_s / static.tokens_per_s:.2f}x "
+            "(target >= 1.5x)"
+        )
+        print(
+            f"  ratio engine / HF one at a time:   {ours.tokens_per_s / single.tokens_per_s:.2f}x "
+            "(target >= 8x)"
+        )
+        print(f"  greedy outputs identical to HF: {same}/{len(reqs)} requests (float32)")
+
+        prefix_len, suffix_len = (512, 16) if not args.quick else (256, 8)
+        print(
+            f"\nshared prefix: {prefix_len}-token common prefix + {suffix_len} own tokens, "
+            "8 requests one after another"
+        )
+        ttft = {
+            c: shared_prefix_ttft(folder, c, 8, prefix_len, suffix_len, vocab)
+            for c in ("none", "hash", "radix")
+        }
+        for cache, value in ttft.items():
+            print(f"  TTFT prefix caching {cache:5s}: {1000 * value:8.2f} ms")
+        for cache in ("hash", "radix"):
+            print(
+                f"  TTFT falls {ttft['none'] / ttft[cache]:.1f}x with {cache} prefix caching "
+                "(target >= 5x)"
+            )
+
+        copy_bw = memcpy_bandwidth()
+        traffic, batch = decode_traffic(folder, reqs, min(args.batch_size, len(reqs)))
+        print("\nmemory traffic")
+        print(f"  tensor copy (read + write):          {copy_bw / 1e9:7.2f} GB/s")
+        if batch:
+            print(
+                f"  decode forward, batch {batch:3d} (weights + KV read): {traffic / 1e9:7.2f} GB/s"
+                f" = {100 * traffic / copy_bw:.0f}% of copy bandwidth"
+            )
+        else:
+            print("  decode forward: no full decode-only batch was observed")
+
+
+if __name__ == "__main__":
+    main()
