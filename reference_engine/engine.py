@@ -193,7 +193,8 @@ class Engine:
     def step(self) -> list[RequestOutput]:
         out = self.scheduler.schedule()
         if out.is_empty:
-            if self.scheduler.has_unfinished():
+            # A step that only preempted is progress (it is readmitted next step).
+            if self.scheduler.has_unfinished() and not out.preempted:
                 # Admission checks make this unreachable; fail loudly rather than spin forever.
                 raise RuntimeError(
                     f"scheduler made no progress: {len(self.scheduler.waiting)} waiting, "
