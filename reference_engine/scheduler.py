@@ -199,7 +199,7 @@ class Scheduler:
             and parent.num_computed_tokens >= seq.num_prompt_tokens
             and not seq.output_token_ids
         ):
-            # n > 1: share sibling 0's prompt blocks, recompute only the last partial one.
+            # n > 1: share sibling 0's full prompt blocks; compute the rest of the prompt.
             computed = self.kv.fork(parent.seq_id, seq.seq_id, seq.num_prompt_tokens - 1)
         elif self.config.prefix_caching and not seq.wants_prompt_logprobs:
             # Prompt logprobs need every prompt position's logits, so no cache hits for them.
@@ -217,17 +217,11 @@ class Scheduler:
             self.kv.free(seq.seq_id)  # undo a fork
             return False
         n = min(n, budget)
+        # Shared blocks only ever reduce what must be allocated, so when this fails,
+        # admitting without them would fail too.
         if not self.kv.allocate_slots(seq.seq_id, computed + n, match):
-            self.kv.free(seq.seq_id)
-            if not computed:
-                return False
-            # A fork shares blocks of a sibling that may itself be preempted soon; with a
-            # nearly full pool, computing from scratch (evicting the cache) may be the
-            # only way in. Liveness first: retry without the shared blocks.
-            match, computed = None, 0
-            n = min(seq.num_tokens, budget)
-            if not self.kv.allocate_slots(seq.seq_id, n):
-                return False
+            self.kv.free(seq.seq_id)  # undo a fork
+            return False
         if match is not None:
             self.kv.cache.stats.record(seq.num_tokens, computed)
         seq.num_computed_tokens = computed
