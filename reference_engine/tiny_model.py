@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from reference_engine.config import ModelConfig
+from reference_engine.config import ConfigError, ModelConfig
 
 TINY_MODEL_NAME = "atlas-tiny-qwen3"
 TINY_MODEL_VERSION = 1  # bump when the recipe changes, so stale caches are regenerated
@@ -92,18 +92,21 @@ def ensure_tiny_model(cache_dir: Path) -> Path:
     target = tiny_model_dir(cache_dir)
     if _is_current(target):
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # Write into a sibling temp folder and rename: a crash or a concurrent first use never
-    # leaves a half-written model behind.
-    tmp = Path(tempfile.mkdtemp(prefix=f".{TINY_MODEL_NAME}-", dir=target.parent))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # Write into a sibling temp folder and rename: a crash or a concurrent first use
+        # never leaves a half-written model behind.
+        tmp = Path(tempfile.mkdtemp(prefix=f".{TINY_MODEL_NAME}-", dir=target.parent))
+    except OSError as exc:
+        raise ConfigError(f"cannot write the tiny model under {target.parent}: {exc}") from None
     try:
         write_tiny_model(tmp)
         if target.exists():
             shutil.rmtree(target)
         os.replace(tmp, target)
-    except OSError:
+    except OSError as exc:
         if not _is_current(target):  # lost a race with another process: theirs is fine
-            raise
+            raise ConfigError(f"cannot write the tiny model into {target}: {exc}") from None
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)

@@ -343,3 +343,10 @@ def test_qwen3_0_6b_config_builds_the_right_model() -> None:
     # Default capacity: 1 GiB of bf16 KV blocks at most; max_model_len capped at 4096.
     assert engine.resolved_max_model_len(cfg) == 4096
     assert engine.resolved_num_blocks(cfg) == (1 << 30) // engine.kv_bytes_per_block(cfg)
+
+
+def test_unwritable_cache_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "cache"
+    blocker.write_text("a file where the cache folder should be")
+    with pytest.raises(ConfigError, match="cannot write the tiny model"):
+        ensure_tiny_model(blocker)
