@@ -6,19 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import torch
 
 from reference_engine import LLM, SamplingParams
 from reference_engine.config import EngineConfig
 from reference_engine.engine import Engine, RequestError
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread() -> Any:
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")

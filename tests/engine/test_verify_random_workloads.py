@@ -70,17 +70,6 @@ def assert_pool_restored(engine: Engine) -> None:
         assert kv.host_pool.num_free == kv.host_pool.num_blocks
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread() -> Any:
-    # Tiny matmuls on shared cores: thread hand-offs cost 100x the arithmetic.
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.fixture(scope="module")
 def model_dir(random_checkpoint) -> Path:  # type: ignore[no-untyped-def]
     return random_checkpoint("qwen3", dtype="float64")
