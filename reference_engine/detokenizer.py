@@ -22,11 +22,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tokenizers import Tokenizer
 
 from reference_engine.sampling_params import SamplingParams
 from reference_engine.stop_checker import find_stop_string, partial_stop_suffix
+
+if TYPE_CHECKING:  # the sampler pulls in torch; detokenizing text does not need it
+    from reference_engine.sampler import TokenLogprobs
 
 REPLACEMENT_CHAR = "\ufffd"
 # Prompt tokens decoded in front of the output so that the first output
@@ -167,5 +171,13 @@ class IncrementalDetokenizer:
 
 
 def decode_token(tokenizer: Tokenizer, token_id: int) -> str:
-    """One token's own text, e.g. for Logprob.decoded_token."""
+    """One token's own text, e.g. for Logprob.decoded_token. A byte piece of a
+    longer character decodes to U+FFFD on its own, as in vLLM's logprobs."""
     return tokenizer.decode([token_id], skip_special_tokens=False)
+
+
+def annotate_logprobs(tokenizer: Tokenizer, entry: TokenLogprobs) -> TokenLogprobs:
+    """Fill in decoded_token for every token of one position's logprobs."""
+    for token_id, logprob in entry.items():
+        logprob.decoded_token = decode_token(tokenizer, token_id)
+    return entry

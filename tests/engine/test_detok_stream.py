@@ -209,3 +209,35 @@ def test_unfinished_character_is_flushed_at_the_end(byte_bpe: Tokenizer) -> None
 
 def test_decode_token_shows_special_tokens(byte_bpe: Tokenizer) -> None:
     assert decode_token(byte_bpe, byte_bpe.token_to_id("<|im_end|>")) == "<|im_end|>"
+
+
+@pytest.fixture(scope="module")
+def tiny_model_tokenizer() -> Tokenizer:
+    from reference_engine.tiny_model import build_tokenizer
+
+    return build_tokenizer()
+
+
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(text=st.text(alphabet=ALPHABET + "Qwen3 <|im_start|>", max_size=40))
+def test_built_in_tiny_model_tokenizer_streams_whole_characters(
+    tiny_model_tokenizer: Tokenizer, text: str
+) -> None:
+    """The tokenizer the default model ships with, fed one token at a time."""
+    ids = tiny_model_tokenizer.encode(text).ids
+    deltas, _ = _stream(tiny_model_tokenizer, ids, skip_special_tokens=False)
+    assert "".join(deltas) == tiny_model_tokenizer.decode(ids, skip_special_tokens=False)
+    assert all(FFFD not in d for d in deltas)
+
+
+def test_annotate_logprobs_fills_token_texts(byte_bpe: Tokenizer) -> None:
+    from reference_engine.detokenizer import annotate_logprobs
+    from reference_engine.sampler import Logprob
+
+    cafe = byte_bpe.encode(" café").ids
+    end = byte_bpe.token_to_id("<|im_end|>")
+    entry = annotate_logprobs(byte_bpe, {cafe[0]: Logprob(-0.1, 1), end: Logprob(-3.0, 2)})
+    assert entry[end].decoded_token == "<|im_end|>"
+    assert entry[cafe[0]].decoded_token == byte_bpe.decode([cafe[0]])
