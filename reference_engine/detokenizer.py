@@ -119,6 +119,7 @@ class IncrementalDetokenizer:
                 self._text = self._text[:cut]
                 return self._release(len(self._text), stop_string=match.stop)
         # Text of the first min_tokens tokens can never complete a stop string.
+        # (Counted per call: the engine feeds one token at a time.)
         self._checked = len(self._text)
         if finished or stop_terminated:
             return self._release(len(self._text))
