@@ -72,6 +72,11 @@ class PagedAttention(nn.Module):
         starts = _starts(batch.query_lens_cpu)
         for i in batch.prefill_seq_idx:
             lo, n = starts[i], batch.query_lens_cpu[i]
+            if batch.context_lens_cpu[i] == n:
+                # Nothing cached before this chunk: its own K/V are the whole context, so
+                # skip reading them back and let the kernel apply the causal mask itself.
+                out[lo : lo + n] = self._causal(q[lo : lo + n], k[lo : lo + n], v[lo : lo + n])
+                continue
             out[lo : lo + n] = self._prefill_one(
                 q[lo : lo + n],
                 k_cache,
@@ -81,6 +86,17 @@ class PagedAttention(nn.Module):
                 batch.block_size,
             )
         return out
+
+    def _causal(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        out = F.scaled_dot_product_attention(
+            q.transpose(0, 1).unsqueeze(0),
+            k.transpose(0, 1).unsqueeze(0),
+            v.transpose(0, 1).unsqueeze(0),
+            is_causal=True,
+            scale=self.scale,
+            enable_gqa=self.num_heads != self.num_kv_heads,
+        )[0]
+        return out.transpose(0, 1)
 
     def _prefill_one(
         self,
