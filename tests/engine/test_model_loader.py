@@ -350,3 +350,39 @@ def test_unwritable_cache_is_a_clear_error(tmp_path: Path) -> None:
     blocker.write_text("a file where the cache folder should be")
     with pytest.raises(ConfigError, match="cannot write the tiny model"):
         ensure_tiny_model(blocker)
+
+
+def test_chat_template_features_real_templates_use(tmp_path: Path, tiny_model_path: Path) -> None:
+    """Published templates (Qwen3's among them) use namespaces, loop controls, string methods,
+    `tojson` and extra switches such as `enable_thinking`; all must render."""
+    folder = tmp_path / "m"
+    shutil.copytree(tiny_model_path, folder)
+    template = (
+        "{%- set ns = namespace(last_user=-1) %}"
+        "{%- for m in messages %}{% if m.role == 'user' %}{% set ns.last_user = loop.index0 %}"
+        "{% endif %}{% endfor %}"
+        "{%- for m in messages %}"
+        "{%- if m.role == 'tool' %}{% continue %}{% endif %}"
+        "{{ '<|im_start|>' + m.role + '\\n' + m.content.split('</think>')[-1].strip() }}"
+        "{%- if m.tool_calls is defined %}{{ m.tool_calls | tojson }}{% endif %}"
+        "{{ '<|im_end|>\\n' }}"
+        "{%- endfor %}"
+        "{%- if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}"
+        "{%- if enable_thinking is defined and not enable_thinking %}"
+        "{{ '<think>\\n\\n</think>\\n\\n' }}{% endif %}{% endif %}"
+        "{{ ns.last_user }}"
+    )
+    cfg = json.loads((folder / "tokenizer_config.json").read_text())
+    cfg["chat_template"] = template
+    (folder / "tokenizer_config.json").write_text(json.dumps(cfg))
+    messages = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "<think>hmm</think> Hello", "tool_calls": [{"n": "é"}]},
+        {"role": "tool", "content": "ignored"},
+    ]
+    text = load_tokenizer(folder).apply_chat_template(messages, enable_thinking=False)
+    assert text == (
+        "<|im_start|>user\nHi<|im_end|>\n"
+        '<|im_start|>assistant\nHello[{"n": "é"}]<|im_end|>\n'
+        "<|im_start|>assistant\n<think>\n\n</think>\n\n0"
+    )
