@@ -8,12 +8,11 @@ the streamed text, and seeded requests staying put whatever shares the batch.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-import torch
 
 from reference_engine.config import EngineConfig
 from reference_engine.engine import Engine
@@ -21,14 +20,6 @@ from reference_engine.outputs import RequestOutput
 from reference_engine.sampling_params import SamplingParams
 
 PROMPT = [5, 17, 42, 99, 7, 300, 12, 64, 128, 33, 71]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread() -> Iterator[None]:
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny matmuls on shared cores
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")
