@@ -234,3 +234,10 @@ def bench_command(
         console.print(table)
 
     _guard(go)
+
+
+# `serve` and `loadtest` live beside their packages; importing them loads neither torch nor
+# fastapi. Imported last: they use the helpers above when they run.
+from reference_engine.server.cli import add_serve_command  # noqa: E402
+
+add_serve_command(engine_app)

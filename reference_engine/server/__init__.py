@@ -1,0 +1,4 @@
+"""OpenAI-compatible HTTP server for the reference engine (FastAPI + uvicorn).
+
+`atlas engine serve` starts it; `build_app` gives the ASGI app for tests.
+"""

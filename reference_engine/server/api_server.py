@@ -1,0 +1,223 @@
+"""The FastAPI app: OpenAI-compatible routes, /health, /metrics, /debug/kv; and `serve()`.
+
+Every failure a client can cause becomes an OpenAI error object with a 4xx
+status; only our own bugs are 5xx, and even those leave the engine thread and
+every other request running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from pydantic import BaseModel, ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import Receive, Scope, Send
+
+from reference_engine.server.async_engine import AsyncEngine, RequestStream
+from reference_engine.server.errors import APIError, error_body, from_validation_error
+from reference_engine.server.metrics import ServerMetrics
+from reference_engine.server.protocol import ChatCompletionRequest, CompletionRequest
+from reference_engine.server.serving import ServingLimits
+from reference_engine.server.serving_chat import ChatServing
+from reference_engine.server.serving_completion import CompletionServing
+
+if TYPE_CHECKING:
+    from reference_engine.engine import Engine
+
+log = logging.getLogger("atlas.server")
+M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
+
+MAX_BODY_BYTES = 8 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class ServerOptions:
+    model_name: str
+    limits: ServingLimits = field(default_factory=ServingLimits)
+    max_body_bytes: int = MAX_BODY_BYTES
+
+
+class _ClientGone(Exception):
+    pass
+
+
+class _AbortingStream(StreamingResponse):
+    """A streaming response that always releases its request, even when the client left
+    before the first chunk (the body generator then never starts, so its own cleanup
+    would never run)."""
+
+    def __init__(self, content: AsyncIterator[str], stream: RequestStream) -> None:
+        super().__init__(content, media_type="text/event-stream")
+        self._stream = stream
+        self.headers["Cache-Control"] = "no-cache"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._stream.close()
+
+
+def build_app(engine: AsyncEngine, options: ServerOptions) -> FastAPI:
+    metrics = ServerMetrics(options.model_name)
+    completion = CompletionServing(engine, options.model_name, metrics, options.limits)
+    chat = ChatServing(engine, options.model_name, metrics, options.limits)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        engine.start()
+        try:
+            yield
+        finally:
+            await engine.stop()
+
+    app = FastAPI(title="atlas reference engine", lifespan=lifespan, docs_url=None, redoc_url=None)
+    app.state.engine = engine
+    app.state.metrics = metrics
+
+    @app.exception_handler(APIError)
+    async def on_api_error(request: Request, exc: APIError) -> JSONResponse:
+        metrics.count_error(exc.status)
+        return JSONResponse(exc.body(), status_code=exc.status)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def on_http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        metrics.count_error(exc.status_code)
+        return JSONResponse(error_body(str(exc.detail), exc.status_code), exc.status_code)
+
+    @app.exception_handler(_ClientGone)
+    async def on_client_gone(request: Request, exc: _ClientGone) -> Response:
+        return Response(status_code=499)  # nginx's "client closed request"; nobody reads it
+
+    @app.exception_handler(Exception)
+    async def on_bug(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error in %s", request.url.path)
+        metrics.count_error(500)
+        return JSONResponse(error_body(f"internal error: {exc}", 500), status_code=500)
+
+    async def parse(request: Request, model: type[M]) -> M:
+        size = request.headers.get("content-length")
+        if size is not None and size.isdigit() and int(size) > options.max_body_bytes:
+            raise APIError(f"the body is over {options.max_body_bytes} bytes", status=413)
+        body = await request.body()
+        if len(body) > options.max_body_bytes:
+            raise APIError(f"the body is over {options.max_body_bytes} bytes", status=413)
+        try:
+            return model.model_validate_json(body)
+        except ValidationError as exc:
+            raise from_validation_error(exc) from None
+
+    @app.get("/health")
+    async def health() -> Response:
+        if engine.is_running:
+            return Response(status_code=200)
+        reason = str(engine.error) if engine.error else "the engine is not running"
+        return JSONResponse(error_body(reason, 503), status_code=503)
+
+    @app.get("/v1/models")
+    async def models() -> dict[str, Any]:
+        return {
+            "object": "list",
+            "data": [
+                {
+                    "id": options.model_name,
+                    "object": "model",
+                    "created": 0,
+                    "owned_by": "atlas",
+                    "max_model_len": engine.max_model_len,
+                    "random_weights": engine.engine.random_weights,
+                }
+            ],
+        }
+
+    @app.post("/v1/completions")
+    async def completions(request: Request) -> Response:
+        arrival = time.monotonic()
+        req = await parse(request, CompletionRequest)
+        prep = completion.prepare(req, arrival)
+        stream = await completion.submit(prep)
+        if req.stream:
+            return _AbortingStream(completion.stream(req, prep, stream), stream)
+        final = await _unless_disconnected(request, completion.collect(stream, prep), stream)
+        return JSONResponse(completion.response(req, prep, final))
+
+    @app.post("/v1/chat/completions")
+    async def chat_completions(request: Request) -> Response:
+        arrival = time.monotonic()
+        req = await parse(request, ChatCompletionRequest)
+        prep = chat.prepare(req, arrival)
+        stream = await chat.submit(prep)
+        if req.stream:
+            return _AbortingStream(chat.stream(req, prep, stream), stream)
+        final = await _unless_disconnected(request, chat.collect(stream, prep), stream)
+        return JSONResponse(chat.response(req, prep, final))
+
+    @app.get("/metrics")
+    async def prometheus() -> PlainTextResponse:
+        text = metrics.render(engine.snapshot, engine.num_streams)
+        return PlainTextResponse(text, media_type="text/plain; version=0.0.4; charset=utf-8")
+
+    @app.get("/debug/kv")
+    async def debug_kv() -> dict[str, Any]:
+        """Block accounting, computed on the engine thread between steps."""
+        return await engine.call(kv_report)
+
+    return app
+
+
+def kv_report(engine: Engine) -> dict[str, Any]:
+    kv = engine.kv
+    idle = not engine.has_unfinished_requests()
+    integrity = "not checked (requests in flight)"
+    if idle:
+        try:
+            engine.check_integrity()
+            integrity = "ok"
+        except Exception as exc:  # the report's whole point is to show this
+            integrity = f"FAILED: {exc}"
+    cached = kv.cache.num_evictable_blocks()
+    return {
+        "num_blocks": kv.num_blocks,
+        "num_free_blocks": kv.pool.num_free,
+        "num_cached_blocks": cached,
+        "num_blocks_held": kv.num_blocks - kv.pool.num_free - cached,
+        "num_block_tables": len(kv.block_tables) + len(kv.host_block_tables),
+        "num_unfinished_requests": len(engine.requests),
+        "idle": idle,
+        "integrity": integrity,
+    }
+
+
+async def _unless_disconnected(request: Request, work: Awaitable[T], stream: RequestStream) -> T:
+    """Await `work` unless the client disconnects first; then abort the request."""
+    task = asyncio.ensure_future(work)
+    watcher = asyncio.ensure_future(_disconnected(request))
+    try:
+        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watcher.cancel()
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, _ClientGone):
+                await task
+            stream.close()
+    if task.cancelled():
+        raise _ClientGone
+    return task.result()
+
+
+async def _disconnected(request: Request) -> None:
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            return

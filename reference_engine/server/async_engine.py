@@ -1,0 +1,296 @@
+"""AsyncEngine: the synchronous Engine driven by its own thread, fed from an asyncio server.
+
+The Engine is not thread-safe, so exactly one thread ever touches it: the engine
+thread. The event loop talks to it through a command queue (add, abort, call)
+and gets each step's outputs back through `loop.call_soon_threadsafe`, one
+callback per step, which fans the outputs out to per-request asyncio queues.
+PyTorch releases the GIL inside its kernels, so the event loop keeps serving
+HTTP while a forward pass runs.
+
+A request's stream aborts its request when closed before the request finished
+(the client went away, the handler was cancelled): the engine frees its blocks
+at the next command drain, i.e. within one step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from reference_engine.engine import Engine, EngineStats
+    from reference_engine.outputs import RequestOutput
+    from reference_engine.sampling_params import SamplingParams
+
+T = TypeVar("T")
+
+
+class EngineDeadError(RuntimeError):
+    """The engine thread stopped (a bug in a step, or shutdown); no request can be served."""
+
+
+@dataclass(frozen=True, slots=True)
+class EngineSnapshot:
+    """Engine state after the latest step, published by the engine thread for /metrics."""
+
+    stats: EngineStats
+    num_blocks: int
+    num_free_blocks: int  # on the pool's free list
+    num_cached_blocks: int  # evictable prefix-cache blocks: reusable, not leaked
+    num_unfinished: int
+
+    @property
+    def num_blocks_held(self) -> int:
+        """Blocks pinned by live requests; 0 when idle, or blocks have leaked."""
+        return self.num_blocks - self.num_free_blocks - self.num_cached_blocks
+
+
+def take_snapshot(engine: Engine) -> EngineSnapshot:
+    kv = engine.kv
+    return EngineSnapshot(
+        stats=engine.stats(),
+        num_blocks=kv.num_blocks,
+        num_free_blocks=kv.pool.num_free,
+        num_cached_blocks=kv.cache.num_evictable_blocks(),
+        num_unfinished=len(engine.requests),
+    )
+
+
+@dataclass(slots=True)
+class _Add:
+    request_id: str
+    token_ids: list[int]
+    params: SamplingParams
+    arrival_time: float
+    done: concurrent.futures.Future[None]
+
+
+@dataclass(slots=True)
+class _Abort:
+    request_id: str
+
+
+@dataclass(slots=True)
+class _Call:
+    fn: Callable[[Engine], Any]
+    done: concurrent.futures.Future[Any]
+
+
+class _Stop:
+    pass
+
+
+_Command = _Add | _Abort | _Call | _Stop
+
+
+class RequestStream:
+    """Async iterator over one request's RequestOutputs; `close()` aborts it if unfinished."""
+
+    def __init__(self, owner: AsyncEngine, request_id: str, outputs: asyncio.Queue[Any]) -> None:
+        self.request_id = request_id
+        self._owner = owner
+        self._outputs = outputs
+        self.finished = False
+        self._closed = False
+
+    def __aiter__(self) -> RequestStream:
+        return self
+
+    async def __anext__(self) -> RequestOutput:
+        if self.finished or self._closed:
+            raise StopAsyncIteration
+        item = await self._outputs.get()
+        if isinstance(item, BaseException):
+            self._closed = True
+            raise item
+        if item.finished:
+            self.finished = True
+        return item  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._owner._forget(self.request_id, abort=not self.finished)
+
+
+class AsyncEngine:
+    def __init__(self, engine: Engine, idle_poll_s: float = 0.5) -> None:
+        self.engine = engine
+        self.tokenizer = engine.tokenizer
+        self.max_model_len = engine.max_model_len
+        self._idle_poll_s = idle_poll_s
+        self._commands: queue.SimpleQueue[_Command] = queue.SimpleQueue()
+        self._streams: dict[str, asyncio.Queue[Any]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+        self.snapshot: EngineSnapshot = take_snapshot(engine)
+
+    # --- lifecycle (event loop side) ----------------------------------------------------
+    def start(self) -> None:
+        """Start the engine thread; call from inside the running event loop."""
+        if self._thread is not None:
+            return
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.Thread(target=self._run, name="atlas-engine", daemon=True)
+        self._thread.start()
+
+    async def stop(self, timeout_s: float = 10.0) -> None:
+        """Abort whatever is still running, then end the thread (freeing every block)."""
+        if self._thread is None:
+            return
+        for request_id in list(self._streams):
+            self._commands.put(_Abort(request_id))
+        self._commands.put(_Stop())
+        await asyncio.to_thread(self._thread.join, timeout_s)
+        self._thread = None
+
+    @property
+    def is_running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive() and self._error is None
+
+    @property
+    def error(self) -> BaseException | None:
+        return self._error
+
+    @property
+    def num_streams(self) -> int:
+        return len(self._streams)
+
+    # --- requests (event loop side) ------------------------------------------------------
+    async def add_request(
+        self,
+        request_id: str,
+        token_ids: list[int],
+        params: SamplingParams,
+        arrival_time: float | None = None,
+    ) -> RequestStream:
+        """Queue a request; raises the engine's RequestError when it refuses it."""
+        self._check_alive()
+        if request_id in self._streams:
+            raise ValueError(f"request id {request_id!r} is already in flight")
+        outputs: asyncio.Queue[Any] = asyncio.Queue()
+        self._streams[request_id] = outputs
+        stream = RequestStream(self, request_id, outputs)
+        done: concurrent.futures.Future[None] = concurrent.futures.Future()
+        arrival = time.monotonic() if arrival_time is None else arrival_time
+        self._commands.put(_Add(request_id, token_ids, params, arrival, done))
+        try:
+            await asyncio.wrap_future(done)
+        except BaseException:
+            # Refused, or cancelled while waiting: the abort covers the case that it was added.
+            stream.close()
+            raise
+        return stream
+
+    async def call(self, fn: Callable[[Engine], T]) -> T:
+        """Run `fn(engine)` on the engine thread, between two steps."""
+        self._check_alive()
+        done: concurrent.futures.Future[T] = concurrent.futures.Future()
+        self._commands.put(_Call(fn, done))
+        return await asyncio.wrap_future(done)
+
+    def _forget(self, request_id: str, abort: bool) -> None:
+        self._streams.pop(request_id, None)
+        if abort:
+            self._commands.put(_Abort(request_id))
+
+    def _check_alive(self) -> None:
+        if self._error is not None:
+            raise EngineDeadError(f"the engine stopped after an error: {self._error}")
+        if self._thread is None:
+            raise EngineDeadError("the engine is not running")
+
+    # --- delivery (event loop side, scheduled by the engine thread) ---------------------
+    def _deliver(self, outputs: list[RequestOutput]) -> None:
+        for out in outputs:
+            target = self._streams.get(out.request_id)
+            if target is not None:  # None: its client already left
+                target.put_nowait(out)
+
+    def _fail_all(self, error: BaseException) -> None:
+        dead = EngineDeadError(f"the engine stopped after an error: {error}")
+        for target in self._streams.values():
+            target.put_nowait(dead)
+
+    # --- the engine thread ------------------------------------------------------------------
+    def _run(self) -> None:
+        engine = self.engine
+        try:
+            while True:
+                busy = engine.has_unfinished_requests()
+                if not self._drain(block=not busy):
+                    break
+                if not engine.has_unfinished_requests():
+                    self.snapshot = take_snapshot(engine)
+                    continue
+                outputs = engine.step()
+                self.snapshot = take_snapshot(engine)
+                if outputs:
+                    self._post(self._deliver, outputs)
+        except BaseException as exc:  # a bug in a step: fail every stream, keep the server up
+            self._error = exc
+            self._post(self._fail_all, exc)
+            self._drain_after_death()
+        finally:
+            # Whatever is left (shutdown) gives its blocks back.
+            for request_id in list(engine.requests):
+                with contextlib.suppress(Exception):
+                    engine.abort(request_id)
+            with contextlib.suppress(Exception):
+                self.snapshot = take_snapshot(engine)
+
+    def _drain(self, block: bool) -> bool:
+        """Apply queued commands; False on stop. When idle, wait for the first one."""
+        while True:
+            try:
+                cmd = self._commands.get(timeout=self._idle_poll_s) if block else None
+                if cmd is None:
+                    cmd = self._commands.get_nowait()
+            except queue.Empty:
+                return True
+            block = False
+            if isinstance(cmd, _Stop):
+                return False
+            self._apply(cmd)
+
+    def _apply(self, cmd: _Command) -> None:
+        engine = self.engine
+        if isinstance(cmd, _Add):
+            try:
+                engine.add_request(cmd.request_id, cmd.token_ids, cmd.params, 0, cmd.arrival_time)
+            except Exception as exc:  # RequestError and friends: the caller reports it
+                cmd.done.set_exception(exc)
+            else:
+                cmd.done.set_result(None)
+        elif isinstance(cmd, _Abort):
+            engine.abort(cmd.request_id)
+        elif isinstance(cmd, _Call):
+            try:
+                cmd.done.set_result(cmd.fn(engine))
+            except Exception as exc:
+                cmd.done.set_exception(exc)
+
+    def _drain_after_death(self) -> None:
+        # Until shutdown, adds and calls that raced past _check_alive must not hang.
+        while True:
+            cmd = self._commands.get()
+            if isinstance(cmd, _Stop):
+                return
+            if isinstance(cmd, _Add | _Call):
+                cmd.done.set_exception(EngineDeadError(f"the engine stopped: {self._error}"))
+
+    def _post(self, fn: Callable[..., None], *args: Any) -> None:
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        with contextlib.suppress(RuntimeError):  # the loop closed during shutdown
+            loop.call_soon_threadsafe(fn, *args)

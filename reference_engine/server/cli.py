@@ -1,0 +1,90 @@
+"""`atlas engine serve`: the OpenAI-compatible server. Imports neither torch nor fastapi
+until the command runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+
+def add_serve_command(engine_app: typer.Typer) -> None:
+    engine_app.command("serve")(serve_command)
+
+
+def serve_command(
+    ctx: typer.Context,
+    model: Path = typer.Option(
+        None,
+        "--model",
+        help="Local Hugging Face checkpoint folder (default: the built-in tiny model, random weights).",
+    ),
+    host: str = typer.Option("127.0.0.1", "--host"),
+    port: int = typer.Option(8000, "--port", min=0, max=65535),
+    served_model_name: str = typer.Option(
+        None, "--served-model-name", help="The `model` name clients send (default: folder name)."
+    ),
+    chat_template: Path = typer.Option(
+        None, "--chat-template", help="Jinja chat template file, for checkpoints without one."
+    ),
+    max_num_seqs: int = typer.Option(64, "--max-num-seqs", min=1),
+    max_num_batched_tokens: int = typer.Option(1024, "--max-num-batched-tokens", min=1),
+    max_model_len: int = typer.Option(None, "--max-model-len", min=2),
+    num_gpu_blocks: int = typer.Option(None, "--num-blocks", min=1, help="KV blocks in the pool."),
+    block_size: int = typer.Option(16, "--block-size", min=1),
+    prefix_caching: str = typer.Option("hash", "--prefix-caching", help="none, hash or radix."),
+    dtype: str = typer.Option("float32", "--dtype"),
+    device: str = typer.Option("cpu", "--device", help="cpu, cuda or auto."),
+    max_n: int = typer.Option(8, "--max-n", min=1, help="Largest `n` a request may ask for."),
+    torch_threads: int = typer.Option(
+        0, "--torch-threads", min=0, help="torch intra-op threads (0: torch's default)."
+    ),
+    graceful_s: float = typer.Option(
+        5.0, "--graceful-timeout", min=0.0, help="Seconds open streams get on shutdown."
+    ),
+    access_log: bool = typer.Option(False, "--access-log/--no-access-log"),
+) -> None:
+    """Serve the engine over an OpenAI-compatible HTTP API (completions, chat, SSE
+    streaming, /metrics) until Ctrl-C."""
+    from reference_engine.commands import _guard, _settings
+    from reference_engine.server.launch import ServeConfig, serve
+    from reference_engine.server.serving import ServingLimits
+
+    settings = _settings(ctx)
+    console = Console(stderr=True)
+    engine_kwargs = {
+        "model": str(model) if model is not None else None,
+        "cache_dir": settings.cache_dir,
+        "max_num_seqs": max_num_seqs,
+        "max_num_batched_tokens": max_num_batched_tokens,
+        "max_model_len": max_model_len,
+        "num_gpu_blocks": num_gpu_blocks,
+        "block_size": block_size,
+        "prefix_caching": prefix_caching,
+        "dtype": dtype,
+        "device": device,
+    }
+    cfg = ServeConfig(
+        host=host,
+        port=port,
+        served_model_name=served_model_name,
+        chat_template=chat_template,
+        limits=ServingLimits(max_n=max_n),
+        torch_threads=torch_threads,
+        graceful_s=graceful_s,
+        access_log=access_log,
+    )
+
+    def ready(name: str, engine: object) -> None:
+        if getattr(engine, "random_weights", False):
+            from reference_engine.tiny_model import RANDOM_WEIGHTS_NOTICE
+
+            console.print(f"[bold yellow]note:[/] {RANDOM_WEIGHTS_NOTICE}.", highlight=False)
+        console.print(
+            f"serving [bold]{name}[/] at http://{host}:{port}/v1 "
+            f"(metrics at /metrics); Ctrl-C stops",
+            highlight=False,
+        )
+
+    _guard(lambda: serve(engine_kwargs, cfg, on_ready=ready))

@@ -1,0 +1,235 @@
+"""Prometheus text-format metrics (exposition format 0.0.4), written here without a client library.
+
+Latencies are observed on the event loop as outputs reach their handlers, so
+they include the queueing a real client sees (minus the network): time to
+first token from the moment the request was received, inter-token latency
+between consecutive deliveries, end-to-end latency at finish. Engine gauges
+(running, waiting, KV usage, ...) come from the engine thread's latest snapshot.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from reference_engine.server.async_engine import EngineSnapshot
+
+PREFIX = "atlas"
+
+TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0,
+                2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0)  # fmt: skip
+ITL_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.015, 0.02, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2,
+               0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 10.0)  # fmt: skip
+E2E_BUCKETS = (0.01, 0.05, 0.1, 0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0,
+               30.0, 40.0, 50.0, 60.0, 120.0, 240.0)  # fmt: skip
+
+
+@dataclass(slots=True)
+class Histogram:
+    name: str
+    help: str
+    buckets: tuple[float, ...]
+    counts: list[int] = field(default_factory=list)  # per bucket, not cumulative
+    total: float = 0.0
+    count: int = 0
+
+    def __post_init__(self) -> None:
+        self.counts = [0] * (len(self.buckets) + 1)  # the last one is +Inf
+
+    def observe(self, value: float) -> None:
+        self.counts[bisect.bisect_left(self.buckets, value)] += 1
+        self.total += value
+        self.count += 1
+
+    def render(self) -> Iterable[str]:
+        yield f"# HELP {self.name} {self.help}"
+        yield f"# TYPE {self.name} histogram"
+        running = 0
+        for bound, n in zip(self.buckets, self.counts, strict=False):
+            running += n
+            yield f'{self.name}_bucket{{le="{_num(bound)}"}} {running}'
+        yield f'{self.name}_bucket{{le="+Inf"}} {self.count}'
+        yield f"{self.name}_sum {_num(self.total)}"
+        yield f"{self.name}_count {self.count}"
+
+
+def _num(value: float) -> str:
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    return repr(float(value)) if not float(value).is_integer() else str(int(value))
+
+
+def _metric(
+    name: str, kind: str, help_text: str, samples: Iterable[tuple[str, float]]
+) -> list[str]:
+    lines = [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}"]
+    lines.extend(f"{name}{labels} {_num(v)}" for labels, v in samples)
+    return lines
+
+
+class RequestTimer:
+    """Follows one request's deliveries and feeds the server's histograms."""
+
+    __slots__ = ("_last", "_metrics", "arrival", "first_token")
+
+    def __init__(self, metrics: ServerMetrics, arrival: float) -> None:
+        self._metrics = metrics
+        self.arrival = arrival
+        self.first_token: float | None = None
+        self._last: float | None = None
+
+    def on_tokens(self, now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
+        if self.first_token is None:
+            self.first_token = now
+            self._metrics.ttft.observe(now - self.arrival)
+        elif self._last is not None:
+            self._metrics.itl.observe(now - self._last)
+        self._last = now
+
+    def on_finish(
+        self, finish_reasons: Iterable[str | None], prompt_tokens: int, output_tokens: int
+    ) -> None:
+        now = time.monotonic()
+        m = self._metrics
+        m.e2e.observe(now - self.arrival)
+        m.prompt_tokens += prompt_tokens
+        m.generation_tokens += output_tokens
+        for reason in finish_reasons:
+            key = reason or "abort"
+            m.finished[key] = m.finished.get(key, 0) + 1
+
+
+class ServerMetrics:
+    """One per server; everything here is touched from the event loop thread only."""
+
+    def __init__(self, model_name: str) -> None:
+        self.model_name = model_name
+        self.ttft = Histogram(
+            f"{PREFIX}_time_to_first_token_seconds",
+            "Time from request receipt to its first output token.",
+            TTFT_BUCKETS,
+        )
+        self.itl = Histogram(
+            f"{PREFIX}_inter_token_latency_seconds",
+            "Time between consecutive token deliveries of one request.",
+            ITL_BUCKETS,
+        )
+        self.e2e = Histogram(
+            f"{PREFIX}_e2e_request_latency_seconds",
+            "Time from request receipt to its last output.",
+            E2E_BUCKETS,
+        )
+        self.prompt_tokens = 0
+        self.generation_tokens = 0
+        self.finished: dict[str, int] = {}  # finish reason -> completed sequences
+        self.num_client_aborts = 0
+        self.num_errors: dict[int, int] = {}  # HTTP status -> error responses
+
+    def timer(self, arrival: float) -> RequestTimer:
+        return RequestTimer(self, arrival)
+
+    def count_error(self, status: int) -> None:
+        self.num_errors[status] = self.num_errors.get(status, 0) + 1
+
+    def render(self, snap: EngineSnapshot, num_streams: int) -> str:
+        s = snap.stats
+        p = PREFIX
+        lines: list[str] = []
+        lines += _metric(
+            f"{p}_num_requests_running", "gauge", "Sequences in the running batch.",
+            [("", s.num_running)],
+        )  # fmt: skip
+        lines += _metric(
+            f"{p}_num_requests_waiting", "gauge", "Sequences waiting to be scheduled.",
+            [("", s.num_waiting)],
+        )  # fmt: skip
+        lines += _metric(
+            f"{p}_num_requests_swapped", "gauge", "Sequences swapped out to host memory.",
+            [("", s.num_swapped)],
+        )  # fmt: skip
+        lines += _metric(
+            f"{p}_num_streams_open", "gauge", "HTTP requests waiting on the engine.",
+            [("", num_streams)],
+        )  # fmt: skip
+        lines += _metric(
+            f"{p}_kv_cache_usage_perc", "gauge",
+            "Fraction of KV blocks in use (by requests or the prefix cache).",
+            [("", s.kv_cache_usage)],
+        )  # fmt: skip
+        lines += _metric(
+            f"{p}_kv_blocks_total", "gauge", "KV blocks in the device pool.",
+            [("", snap.num_blocks)],
+        )  # fmt: skip
+        lines += _metric(
+            f"{p}_kv_blocks_free", "gauge", "KV blocks on the free list.",
+            [("", snap.num_free_blocks)],
+        )  # fmt: skip
+        lines += _metric(
+            f"{p}_kv_blocks_cached", "gauge",
+            "KV blocks only the prefix cache holds (evictable, reusable).",
+            [("", snap.num_cached_blocks)],
+        )  # fmt: skip
+        lines += _metric(
+            f"{p}_kv_blocks_held", "gauge",
+            "KV blocks held by live requests (0 when idle, else blocks leaked).",
+            [("", snap.num_blocks_held)],
+        )  # fmt: skip
+        lines += _metric(
+            f"{p}_prefix_cache_hit_rate", "gauge",
+            "Prompt tokens served from the prefix cache / prompt tokens looked up.",
+            [("", s.prefix_cache_hit_rate)],
+        )  # fmt: skip
+        lines += _metric(
+            f"{p}_prefix_cache_hit_tokens_total", "counter", "Prompt tokens served from the cache.",
+            [("", s.prefix_cache_hit_tokens)],
+        )  # fmt: skip
+        lines += _metric(
+            f"{p}_num_preemptions_total", "counter", "Sequences preempted for lack of KV blocks.",
+            [("", s.num_preemptions)],
+        )  # fmt: skip
+        lines += _metric(
+            f"{p}_num_swap_outs_total", "counter", "Preemptions that swapped KV to host memory.",
+            [("", s.num_swap_outs)],
+        )  # fmt: skip
+        lines += _metric(
+            f"{p}_engine_steps_total", "counter", "Engine steps run.", [("", s.num_steps)]
+        )
+        lines += _metric(
+            f"{p}_prompt_tokens_total", "counter", "Prompt tokens of finished requests.",
+            [("", self.prompt_tokens)],
+        )  # fmt: skip
+        lines += _metric(
+            f"{p}_generation_tokens_total", "counter", "Output tokens of finished requests.",
+            [("", self.generation_tokens)],
+        )  # fmt: skip
+        lines += _metric(
+            f"{p}_request_success_total", "counter", "Finished sequences by finish reason.",
+            [(f'{{finished_reason="{k}"}}', v) for k, v in sorted(self.finished.items())],
+        )  # fmt: skip
+        lines += _metric(
+            f"{p}_client_aborts_total", "counter",
+            "Requests aborted because their client disconnected.",
+            [("", self.num_client_aborts)],
+        )  # fmt: skip
+        lines += _metric(
+            f"{p}_http_errors_total", "counter", "Error responses by HTTP status.",
+            [(f'{{status="{k}"}}', v) for k, v in sorted(self.num_errors.items())],
+        )  # fmt: skip
+        for hist in (self.ttft, self.itl, self.e2e):
+            lines.extend(hist.render())
+        return "\n".join(lines) + "\n"
+
+
+def parse_prometheus(text: str) -> dict[str, float]:
+    """`name{labels}` -> value for every sample line (tests and the benchmark read these)."""
+    values: dict[str, float] = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        key, _, value = line.rpartition(" ")
+        values[key] = float(value)
+    return values

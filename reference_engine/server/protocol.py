@@ -1,0 +1,119 @@
+"""Request bodies of the OpenAI-compatible API, as pydantic models.
+
+Strict on purpose: a string where a number belongs, a boolean where an integer
+belongs, or a field the server does not know is a 400, never a silent coercion
+(the OpenAI API itself rejects unknown arguments). A few vLLM extensions
+(`top_k`, `ignore_eos`, ...) are accepted, since load generators and the
+`openai` client's `extra_body` send them. Responses are plain dicts built in
+`responses.py`: they are written once per streamed token, and dicts are the
+cheapest thing to serialise.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MAX_LOGPROBS = 20  # the OpenAI API's own limit for top_logprobs
+MAX_STOP_SEQUENCES = 16
+# torch.Generator.manual_seed accepts [-2**63, 2**64); sample i uses seed + i.
+MIN_SEED, MAX_SEED = -(2**63), 2**63 - 1
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
+
+
+class StreamOptions(_Strict):
+    include_usage: bool = False
+    continuous_usage_stats: bool = False  # vLLM extension: usage on every chunk
+
+
+UnitFloat = Annotated[float, Field(gt=0.0, le=1.0)]
+Penalty = Annotated[float, Field(ge=-2.0, le=2.0)]
+Stop = str | list[str] | None
+Seed = Annotated[int, Field(ge=MIN_SEED, le=MAX_SEED)]
+
+
+class _SamplingFields(_Strict):
+    """Fields both endpoints share; defaults follow the OpenAI API."""
+
+    model: str
+    n: Annotated[int, Field(ge=1)] = 1
+    temperature: Annotated[float, Field(ge=0.0, le=2.0)] | None = None
+    top_p: UnitFloat | None = None
+    presence_penalty: Penalty | None = None
+    frequency_penalty: Penalty | None = None
+    seed: Seed | None = None
+    stop: Stop = None
+    stream: bool = False
+    stream_options: StreamOptions | None = None
+    user: str | None = None
+    logit_bias: dict[str, float] | None = None  # accepted only when empty (unsupported)
+    # vLLM extensions
+    top_k: Annotated[int, Field(ge=-1)] | None = None
+    min_p: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
+    repetition_penalty: Annotated[float, Field(gt=0.0, le=10.0)] | None = None
+    min_tokens: Annotated[int, Field(ge=0)] = 0
+    stop_token_ids: list[Annotated[int, Field(ge=0)]] | None = None
+    ignore_eos: bool = False
+    include_stop_str_in_output: bool = False
+    skip_special_tokens: bool = True
+
+    def stop_list(self) -> list[str]:
+        if self.stop is None:
+            return []
+        return [self.stop] if isinstance(self.stop, str) else list(self.stop)
+
+
+class CompletionRequest(_SamplingFields):
+    # One prompt: text or token ids. A one-element list of either is unwrapped; batches are
+    # refused with a clear message (send one request per prompt).
+    prompt: str | list[str] | list[int] | list[list[int]]
+    max_tokens: int | None = 16  # the OpenAI legacy default
+    logprobs: Annotated[int, Field(ge=0, le=MAX_LOGPROBS)] | None = None
+    echo: bool = False
+    best_of: int | None = None
+    suffix: str | None = None
+
+
+class TextPart(_Strict):
+    type: Literal["text"]
+    text: str
+
+
+class ChatMessage(_Strict):
+    role: Literal["system", "developer", "user", "assistant", "tool"]
+    content: str | list[TextPart] | None = None
+    name: str | None = None
+
+    def text(self) -> str:
+        if self.content is None:
+            return ""
+        if isinstance(self.content, str):
+            return self.content
+        return "".join(part.text for part in self.content)
+
+
+class ChatCompletionRequest(_SamplingFields):
+    messages: Annotated[list[ChatMessage], Field(min_length=1)]
+    max_tokens: int | None = None  # None: whatever the context leaves
+    max_completion_tokens: int | None = None  # the newer name; wins over max_tokens
+    logprobs: bool = False
+    top_logprobs: Annotated[int, Field(ge=0, le=MAX_LOGPROBS)] | None = None
+    # Accepted only at their "off" values: this engine has no tools or structured output.
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    parallel_tool_calls: bool | None = None
+    functions: list[dict[str, Any]] | None = None
+    function_call: str | dict[str, Any] | None = None
+    response_format: dict[str, Any] | None = None
+    # vLLM extensions for the chat template
+    add_generation_prompt: bool = True
+    chat_template_kwargs: dict[str, Any] | None = None
+
+    def requested_max_tokens(self) -> int | None:
+        if self.max_completion_tokens is not None:
+            return self.max_completion_tokens
+        return self.max_tokens

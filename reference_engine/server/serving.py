@@ -1,0 +1,267 @@
+"""What /v1/completions and /v1/chat/completions share: checks, sampling params, the SSE loop.
+
+Each endpoint supplies a prompt (token ids) and two formatters: one for a
+streamed step and one for the final, aggregated response.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from reference_engine.server.async_engine import AsyncEngine, EngineDeadError, RequestStream
+from reference_engine.server.errors import APIError, error_body
+from reference_engine.server.metrics import RequestTimer, ServerMetrics
+from reference_engine.server.protocol import MAX_STOP_SEQUENCES, _SamplingFields
+
+if TYPE_CHECKING:
+    from reference_engine.outputs import RequestOutput
+    from reference_engine.sampling_params import SamplingParams
+
+
+@dataclass(frozen=True, slots=True)
+class ServingLimits:
+    max_n: int = 8  # samples per request; each one is a sequence in the batch
+    max_prompt_chars: int = 1_000_000  # refuse before tokenizing something absurd
+
+
+@dataclass(slots=True)
+class Prepared:
+    """A checked request, ready for the engine."""
+
+    request_id: str
+    created: int
+    token_ids: list[int]
+    params: SamplingParams
+    arrival: float
+
+
+@dataclass(slots=True)
+class StreamState:
+    """Per-request bookkeeping while streaming: what each choice has already sent."""
+
+    n: int
+    finish_sent: list[bool] = field(default_factory=list)
+    role_sent: list[bool] = field(default_factory=list)
+    tokens_sent: list[int] = field(default_factory=list)
+    text_offset: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.finish_sent = [False] * self.n
+        self.role_sent = [False] * self.n
+        self.tokens_sent = [0] * self.n
+        self.text_offset = [0] * self.n
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex}"
+
+
+def sse(data: dict[str, Any]) -> str:
+    return f"data: {json.dumps(data, ensure_ascii=False, separators=(',', ':'))}\n\n"
+
+
+SSE_DONE = "data: [DONE]\n\n"
+
+
+class Serving:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        model_name: str,
+        metrics: ServerMetrics,
+        limits: ServingLimits,
+    ) -> None:
+        self.engine = engine
+        self.model_name = model_name
+        self.metrics = metrics
+        self.limits = limits
+
+    # --- checks ---------------------------------------------------------------------------
+    def check_model(self, model: str) -> None:
+        if model != self.model_name:
+            raise APIError(
+                f"The model `{model}` does not exist; this server serves `{self.model_name}`.",
+                status=404,
+                param="model",
+                code="model_not_found",
+            )
+
+    def check_common(self, req: _SamplingFields) -> None:
+        if req.n > self.limits.max_n:
+            raise APIError(
+                f"n must be at most {self.limits.max_n}, got {req.n}",
+                param="n",
+                code="invalid_value",
+            )
+        if req.logit_bias:
+            raise APIError("logit_bias is not supported by this engine", param="logit_bias")
+        stops = req.stop_list()
+        if len(stops) > MAX_STOP_SEQUENCES:
+            raise APIError(
+                f"at most {MAX_STOP_SEQUENCES} stop sequences are allowed, got {len(stops)}",
+                param="stop",
+            )
+        if any(s == "" for s in stops):
+            raise APIError("stop sequences must not be empty strings", param="stop")
+        if req.stream_options is not None and not req.stream:
+            raise APIError("stream_options is only allowed when stream is true", "stream_options")
+
+    def resolve_max_tokens(
+        self, requested: int | None, prompt_len: int, param: str, prompt_param: str
+    ) -> int:
+        """The output budget: as asked if it fits the context, all the room left if unset."""
+        room = self.engine.max_model_len - prompt_len
+        if room < 1:
+            raise APIError(
+                f"This model's maximum context length is {self.engine.max_model_len} tokens; "
+                f"the prompt has {prompt_len} tokens, leaving no room for output.",
+                param=prompt_param,
+                code="context_length_exceeded",
+            )
+        if requested is None:
+            return room
+        if requested < 1:
+            raise APIError(
+                f"{param} must be at least 1, got {requested}", param=param, code="invalid_value"
+            )
+        if requested > room:
+            raise APIError(
+                f"This model's maximum context length is {self.engine.max_model_len} tokens; "
+                f"you requested {prompt_len + requested} tokens ({prompt_len} in the prompt, "
+                f"{requested} for the completion). Please reduce the prompt or {param}.",
+                param=param,
+                code="context_length_exceeded",
+            )
+        return requested
+
+    def check_token_ids(self, token_ids: list[int], param: str) -> None:
+        if not token_ids:
+            raise APIError("the prompt is empty: at least one token is needed", param=param)
+        vocab = self.engine.engine.model_config.vocab_size
+        bad = [t for t in token_ids if not 0 <= t < vocab]
+        if bad:
+            raise APIError(f"prompt token ids must be in [0, {vocab}); got {bad[:5]}", param=param)
+
+    def sampling_params(
+        self, req: _SamplingFields, max_tokens: int, logprobs: int | None
+    ) -> SamplingParams:
+        from reference_engine.sampling_params import SamplingParams
+
+        if req.min_tokens > max_tokens:
+            raise APIError(
+                f"min_tokens ({req.min_tokens}) must not exceed max_tokens ({max_tokens})",
+                param="min_tokens",
+            )
+        try:
+            return SamplingParams(
+                n=req.n,
+                temperature=1.0 if req.temperature is None else req.temperature,
+                top_p=1.0 if req.top_p is None else req.top_p,
+                top_k=-1 if req.top_k in (None, 0) else req.top_k,  # type: ignore[arg-type]
+                min_p=req.min_p or 0.0,
+                repetition_penalty=req.repetition_penalty or 1.0,
+                presence_penalty=req.presence_penalty or 0.0,
+                frequency_penalty=req.frequency_penalty or 0.0,
+                seed=req.seed,
+                max_tokens=max_tokens,
+                min_tokens=req.min_tokens,
+                stop=req.stop_list(),
+                stop_token_ids=list(req.stop_token_ids or []),
+                ignore_eos=req.ignore_eos,
+                include_stop_str_in_output=req.include_stop_str_in_output,
+                logprobs=logprobs,
+                skip_special_tokens=req.skip_special_tokens,
+            )
+        except ValueError as exc:
+            raise APIError(str(exc), code="invalid_value") from None
+
+    # --- running --------------------------------------------------------------------------
+    async def submit(self, prep: Prepared) -> RequestStream:
+        from reference_engine.engine import RequestError
+
+        try:
+            return await self.engine.add_request(
+                prep.request_id, prep.token_ids, prep.params, prep.arrival
+            )
+        except RequestError as exc:
+            raise APIError(str(exc), param="prompt") from None
+        except EngineDeadError as exc:
+            raise APIError(str(exc), status=503) from None
+
+    async def collect(self, stream: RequestStream, prep: Prepared) -> RequestOutput:
+        """Drain a stream to its final output (non-streaming responses)."""
+        timer = self.metrics.timer(prep.arrival)
+        final: RequestOutput | None = None
+        try:
+            async for out in stream:
+                if any(c.token_ids_delta for c in out.outputs):
+                    timer.on_tokens()
+                final = out
+        except EngineDeadError as exc:
+            raise APIError(str(exc), status=503) from None
+        finally:
+            if not stream.finished:
+                self.metrics.num_client_aborts += 1
+            stream.close()
+        assert final is not None and final.finished
+        self._finish(timer, final)
+        return final
+
+    async def stream_events(
+        self,
+        stream: RequestStream,
+        prep: Prepared,
+        step_chunks: Callable[[RequestOutput, StreamState], list[dict[str, Any]]],
+        usage_chunk: Callable[[RequestOutput], dict[str, Any]] | None,
+        first_chunks: list[dict[str, Any]] | None = None,
+    ) -> AsyncIterator[str]:
+        """SSE lines: optional opening chunks, one or more chunks per step, usage, [DONE].
+
+        Runs inside the response; if the client disconnects, the server cancels this
+        generator and the `finally` aborts the request, which frees its KV blocks.
+        """
+        timer = self.metrics.timer(prep.arrival)
+        state = StreamState(prep.params.n)
+        final: RequestOutput | None = None
+        try:
+            for chunk in first_chunks or []:
+                yield sse(chunk)
+            async for out in stream:
+                if any(c.token_ids_delta for c in out.outputs):
+                    timer.on_tokens()
+                for chunk in step_chunks(out, state):
+                    yield sse(chunk)
+                final = out
+            if final is not None and usage_chunk is not None:
+                yield sse(usage_chunk(final))
+        except EngineDeadError as exc:
+            yield sse(error_body(str(exc), 503))
+        finally:
+            if not stream.finished:
+                self.metrics.num_client_aborts += 1
+            stream.close()
+        if final is not None:
+            self._finish(timer, final)
+        yield SSE_DONE
+
+    def _finish(self, timer: RequestTimer, final: RequestOutput) -> None:
+        timer.on_finish(
+            (c.finish_reason for c in final.outputs),
+            len(final.prompt_token_ids),
+            sum(len(c.token_ids) for c in final.outputs),
+        )
+
+
+def usage(final: RequestOutput) -> dict[str, Any]:
+    prompt = len(final.prompt_token_ids)
+    completion = sum(len(c.token_ids) for c in final.outputs)
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": final.num_cached_tokens},
+    }
