@@ -1,0 +1,81 @@
+"""A real uvicorn server on 127.0.0.1 (a free port) serving the tiny model, in this process.
+
+The server runs on its own thread, so tests can also look at the engine directly;
+clients still go through real sockets and real HTTP.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn
+
+from reference_engine.config import EngineConfig
+from reference_engine.engine import Engine
+from reference_engine.server.api_server import ServerOptions, build_app
+from reference_engine.server.async_engine import AsyncEngine
+from reference_engine.server.serving import ServingLimits
+from reference_engine.tiny_model import TINY_MODEL_NAME
+
+MODEL = TINY_MODEL_NAME
+MAX_MODEL_LEN = 128  # small context: fuzzed requests can never ask for long generations
+
+
+@dataclass
+class LiveServer:
+    base_url: str
+    engine: AsyncEngine
+    server: uvicorn.Server
+    thread: threading.Thread
+
+    @property
+    def api_url(self) -> str:
+        return self.base_url + "/v1"
+
+    def kv(self) -> dict[str, Any]:
+        return httpx.get(self.base_url + "/debug/kv", timeout=10).json()  # type: ignore[no-any-return]
+
+    def wait_idle(self, timeout_s: float = 10.0) -> dict[str, Any]:
+        """The /debug/kv report once no request is left in the engine."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            report = self.kv()
+            if report["idle"] or time.monotonic() > deadline:
+                return report
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=15)
+
+
+def start_server(cache_dir: Path, max_n: int = 4, **engine_kwargs: Any) -> LiveServer:
+    kwargs: dict[str, Any] = {
+        "max_model_len": MAX_MODEL_LEN,
+        "max_num_seqs": 32,
+        "num_gpu_blocks": 256,
+        "block_size": 8,
+        **engine_kwargs,
+    }
+    engine = AsyncEngine(Engine(EngineConfig(cache_dir=cache_dir, **kwargs)))
+    app = build_app(engine, ServerOptions(MODEL, ServingLimits(max_n=max_n)))
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))  # the OS picks a free port; bound before uvicorn, so no race
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the test server did not start")
+        time.sleep(0.01)
+    return LiveServer(f"http://127.0.0.1:{port}", engine, server, thread)
