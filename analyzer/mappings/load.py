@@ -1,0 +1,264 @@
+"""Read `mappings/*.toml` into `ConceptMapping`s, strictly.
+
+Unknown keys are errors (a typo such as `symbol =` would otherwise silently map
+nothing), and every fault of every file is collected before raising, so one run
+shows the author all of them. File layout:
+
+    title = "Paged KV cache"
+    summary = "one or two sentences"
+    chapters = ["Chapter 3"]            # optional
+    related = ["prefix-cache"]          # optional: other concept ids
+
+    [reference]                         # our engine; also [vllm] and [sglang]
+    status = "implemented"              # implemented | partial | not-implemented | unmapped
+    note = "why partial / what is missing"
+    symbols = ["pkg.mod.Class", { name = "pkg.mod.f", role = "...", releases = ["0.33.0"] }]
+    entry_points = ["pkg.mod.Class.method"]
+    flags = ["--block-size"]            # upstream only
+    envs = ["VLLM_X"]                   # upstream only
+    bridges = [{ name = "...", source = "a.b.send", target = "c.d.recv", transport = "zmq" }]
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import analyzer
+from analyzer.mappings.models import (
+    REFERENCE,
+    SIDES,
+    STATUSES,
+    UPSTREAMS,
+    Bridge,
+    ConceptMapping,
+    KnobRef,
+    MappingError,
+    SideMapping,
+    SymbolRef,
+)
+
+MAPPINGS_ENV = "ATLAS_MAPPINGS_DIR"
+_ID_RE = re.compile(r"[a-z0-9][a-z0-9-]*")
+_DOTTED_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+_FLAG_RE = re.compile(r"--?[A-Za-z0-9][A-Za-z0-9_.-]*")
+_ENV_RE = re.compile(r"[A-Z_][A-Z0-9_]*")
+_VERSION_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+!-]*")
+
+_TOP_KEYS = {"title", "summary", "chapters", "related", *SIDES}
+_SIDE_KEYS = {"status", "note", "symbols", "entry_points", "flags", "envs", "bridges"}
+_SYMBOL_KEYS = {"name", "role", "releases"}
+_BRIDGE_KEYS = {"name", "source", "target", "transport", "carries", "note", "releases"}
+
+
+def default_mappings_dir() -> Path:
+    """`$ATLAS_MAPPINGS_DIR`, else `mappings/` beside the `analyzer` package (source checkout)."""
+    import os
+
+    env = os.environ.get(MAPPINGS_ENV)
+    if env:
+        return Path(env).expanduser()
+    return Path(analyzer.__file__).resolve().parent.parent / "mappings"
+
+
+def load_mappings(dir: Path | None = None) -> list[ConceptMapping]:
+    """Every concept in `dir` (default: the repository's `mappings/`), sorted by id.
+
+    Raises MappingError listing every problem found in every file."""
+    root = Path(dir) if dir is not None else default_mappings_dir()
+    if not root.is_dir():
+        raise MappingError([f"{root}: no such mappings directory"])
+    problems: list[str] = []
+    concepts: list[ConceptMapping] = []
+    for path in sorted(root.iterdir()):
+        if path.suffix in (".yaml", ".yml"):
+            problems.append(f"{path.name}: YAML mappings are not supported; write TOML ({path.stem}.toml)")
+            continue
+        if path.suffix != ".toml" or not path.is_file():
+            continue
+        concept = load_mapping_file(path, problems)
+        if concept is not None:
+            concepts.append(concept)
+    known = {c.id for c in concepts}
+    for c in concepts:
+        for other in c.related:
+            if other not in known:
+                problems.append(f"{c.path.name}: related concept {other!r} has no mapping file")
+    if problems:
+        raise MappingError(problems)
+    return sorted(concepts, key=lambda c: c.id)
+
+
+def load_mapping_file(path: Path, problems: list[str]) -> ConceptMapping | None:
+    """One file; faults are appended to `problems` (prefixed by the file name)."""
+    where = path.name
+    if not _ID_RE.fullmatch(path.stem):
+        problems.append(f"{where}: file name must be a concept id (lowercase letters, digits, '-')")
+        return None
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        problems.append(f"{where}: not valid TOML: {exc}")
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(f"{where}: cannot read: {exc}")
+        return None
+    before = len(problems)
+    _unknown_keys(data, _TOP_KEYS, where, problems)
+    title = _text(data, "title", where, problems, required=True)
+    summary = _text(data, "summary", where, problems, required=True)
+    chapters = _text_list(data, "chapters", where, problems)
+    related = _text_list(data, "related", where, problems)
+    for other in related:
+        if not _ID_RE.fullmatch(other):
+            problems.append(f"{where}: related: {other!r} is not a concept id")
+    if REFERENCE not in data:
+        problems.append(f"{where}: missing [reference] table (say status = \"not-implemented\" if so)")
+    sides = {name: _side(name, data.get(name), where, problems) for name in SIDES if name in data}
+    if len(problems) > before:
+        return None
+    return ConceptMapping(
+        id=path.stem,
+        title=title,
+        summary=summary,
+        path=path,
+        reference=sides[REFERENCE],
+        upstream={name: sides[name] for name in UPSTREAMS if name in sides},
+        chapters=tuple(chapters),
+        related=tuple(related),
+    )
+
+
+def _side(project: str, raw: Any, where: str, problems: list[str]) -> SideMapping:
+    where = f"{where} [{project}]"
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: must be a table")
+        return SideMapping(project=project, status="unmapped")
+    _unknown_keys(raw, _SIDE_KEYS, where, problems)
+    status = _text(raw, "status", where, problems, required=True)
+    if status and status not in STATUSES:
+        problems.append(f"{where}: status {status!r} is not one of {', '.join(STATUSES)}")
+    note = _text(raw, "note", where, problems)
+    symbols = _symbols(raw, "symbols", where, problems)
+    entry_points = _symbols(raw, "entry_points", where, problems)
+    flags = _knobs(raw, "flags", "flag", where, problems)
+    envs = _knobs(raw, "envs", "env", where, problems)
+    bridges = _bridges(raw, where, problems)
+    if project == REFERENCE and (flags or envs):
+        problems.append(f"{where}: the reference engine has no flags / envs to map")
+    if status in ("implemented", "partial") and not symbols:
+        problems.append(f"{where}: status {status!r} needs at least one symbol")
+    if status in ("not-implemented", "unmapped") and (symbols or entry_points or bridges):
+        problems.append(f"{where}: status {status!r} cannot list symbols; use \"partial\"")
+    if status in ("partial", "not-implemented") and not note:
+        problems.append(f"{where}: status {status!r} needs a note saying what is missing")
+    return SideMapping(
+        project=project,
+        status=status,
+        note=note,
+        symbols=tuple(symbols),
+        entry_points=tuple(entry_points),
+        flags=tuple(flags),
+        envs=tuple(envs),
+        bridges=tuple(bridges),
+    )
+
+
+def _entries(raw: dict[str, Any], key: str, where: str, problems: list[str]) -> list[dict[str, Any]]:
+    """A list of strings (shorthand for `{ name = ... }`) or inline tables."""
+    value = raw.get(key, [])
+    if not isinstance(value, list):
+        problems.append(f"{where}: {key} must be a list")
+        return []
+    out: list[dict[str, Any]] = []
+    for i, item in enumerate(value):
+        if isinstance(item, str):
+            out.append({"name": item})
+        elif isinstance(item, dict):
+            out.append(item)
+        else:
+            problems.append(f"{where}: {key}[{i}] must be a string or a table")
+    return out
+
+
+def _releases(item: dict[str, Any], where: str, problems: list[str]) -> tuple[str, ...]:
+    value = item.get("releases", [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        problems.append(f"{where}: releases must be a list of version strings")
+        return ()
+    for v in value:
+        if not _VERSION_RE.fullmatch(v) or "@" in v:
+            problems.append(f"{where}: release {v!r} must be a bare version like \"0.30.0\"")
+    return tuple(value)
+
+
+def _symbols(raw: dict[str, Any], key: str, where: str, problems: list[str]) -> list[SymbolRef]:
+    out = []
+    for i, item in enumerate(_entries(raw, key, where, problems)):
+        spot = f"{where}: {key}[{i}]"
+        _unknown_keys(item, _SYMBOL_KEYS, spot, problems)
+        name = _text(item, "name", spot, problems, required=True)
+        if name and not _DOTTED_RE.fullmatch(name):
+            problems.append(f"{spot}: {name!r} is not a dotted qualified name")
+        out.append(SymbolRef(name, _text(item, "role", spot, problems), _releases(item, spot, problems)))
+    return out
+
+
+def _knobs(raw: dict[str, Any], key: str, kind: str, where: str, problems: list[str]) -> list[KnobRef]:
+    pattern, example = (_FLAG_RE, "--block-size") if kind == "flag" else (_ENV_RE, "VLLM_USE_V1")
+    out = []
+    for i, item in enumerate(_entries(raw, key, where, problems)):
+        spot = f"{where}: {key}[{i}]"
+        _unknown_keys(item, _SYMBOL_KEYS, spot, problems)
+        name = _text(item, "name", spot, problems, required=True)
+        if name and not pattern.fullmatch(name):
+            problems.append(f"{spot}: {name!r} does not look like a {kind} (e.g. {example})")
+        out.append(KnobRef(name, kind, _text(item, "role", spot, problems), _releases(item, spot, problems)))
+    return out
+
+
+def _bridges(raw: dict[str, Any], where: str, problems: list[str]) -> list[Bridge]:
+    value = raw.get("bridges", [])
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        problems.append(f"{where}: bridges must be a list of tables")
+        return []
+    out = []
+    for i, item in enumerate(value):
+        spot = f"{where}: bridges[{i}]"
+        _unknown_keys(item, _BRIDGE_KEYS, spot, problems)
+        fields = {k: _text(item, k, spot, problems, required=k in ("name", "source", "target", "transport"))
+                  for k in ("name", "source", "target", "transport", "carries", "note")}
+        for end in ("source", "target"):
+            if fields[end] and not _DOTTED_RE.fullmatch(fields[end]):
+                problems.append(f"{spot}: {end} {fields[end]!r} is not a dotted qualified name")
+        out.append(Bridge(**fields, releases=_releases(item, spot, problems)))
+    return out
+
+
+def _text(raw: dict[str, Any], key: str, where: str, problems: list[str], *, required: bool = False) -> str:
+    value = raw.get(key)
+    if value is None:
+        if required:
+            problems.append(f"{where}: missing {key}")
+        return ""
+    if not isinstance(value, str):
+        problems.append(f"{where}: {key} must be a string")
+        return ""
+    if required and not value.strip():
+        problems.append(f"{where}: {key} is empty")
+    return value.strip()
+
+
+def _text_list(raw: dict[str, Any], key: str, where: str, problems: list[str]) -> list[str]:
+    value = raw.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        problems.append(f"{where}: {key} must be a list of strings")
+        return []
+    return [v.strip() for v in value]
+
+
+def _unknown_keys(raw: dict[str, Any], allowed: set[str], where: str, problems: list[str]) -> None:
+    for key in sorted(set(raw) - allowed):
+        problems.append(f"{where}: unknown key {key!r} (allowed: {', '.join(sorted(allowed))})")

@@ -1,0 +1,169 @@
+"""The concept catalogue as plain data: one `ConceptMapping` per `mappings/*.toml` file.
+
+A mapping NAMES things (dotted qualified names, flag spellings, env var names);
+it never quotes upstream code. Every entry may be limited to some pinned
+releases (`releases = ["0.33.0"]`); an entry without `releases` claims to hold
+in every pinned release of its project, and `atlas map verify` checks that claim.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# Who a side of a mapping describes. "reference" is our own CPU engine.
+REFERENCE = "reference"
+UPSTREAMS: tuple[str, ...] = ("vllm", "sglang")
+SIDES: tuple[str, ...] = (REFERENCE, *UPSTREAMS)
+
+# implemented: the project has it and the mapping names it.
+# partial: some of it is there / mapped; `note` says what is missing.
+# not-implemented: the project does not have it (reported by verify, never failed).
+# unmapped: the project has it but nobody has written the mapping yet (a coverage gap).
+STATUSES: tuple[str, ...] = ("implemented", "partial", "not-implemented", "unmapped")
+
+
+class MappingError(Exception):
+    """A mapping file that cannot be read; `problems` holds one line per fault."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(problems))
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolRef:
+    """A class, function, method or module named by its dotted qualified name."""
+
+    name: str
+    role: str = ""
+    releases: tuple[str, ...] = ()  # versions it holds in; empty = every pinned release
+
+    def applies_to(self, version: str | None) -> bool:
+        return not self.releases or version is None or version in self.releases
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "role": self.role, "releases": list(self.releases)}
+
+
+@dataclass(frozen=True, slots=True)
+class KnobRef:
+    """A command-line flag (`--block-size`) or an environment variable (`VLLM_USE_V1`)."""
+
+    name: str
+    kind: str  # "flag" | "env"
+    role: str = ""
+    releases: tuple[str, ...] = ()
+
+    def applies_to(self, version: str | None) -> bool:
+        return not self.releases or version is None or version in self.releases
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "role": self.role, "releases": list(self.releases)}
+
+
+@dataclass(frozen=True, slots=True)
+class Bridge:
+    """Where a request crosses a process (or thread) boundary.
+
+    `source` is the symbol that sends, `target` the one that receives on the other
+    side; a call-graph path that reaches `source` continues from `target`.
+    """
+
+    name: str
+    source: str
+    target: str
+    transport: str  # "zmq", "pipe", "shared-memory", "queue", "http", ...
+    carries: str = ""  # the message type, by qualified name or in words
+    note: str = ""
+    releases: tuple[str, ...] = ()
+
+    def applies_to(self, version: str | None) -> bool:
+        return not self.releases or version is None or version in self.releases
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "source": self.source,
+            "target": self.target,
+            "transport": self.transport,
+            "carries": self.carries,
+            "note": self.note,
+            "releases": list(self.releases),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SideMapping:
+    """What one project (reference engine, vLLM or SGLang) has for a concept."""
+
+    project: str  # one of SIDES
+    status: str  # one of STATUSES
+    note: str = ""
+    symbols: tuple[SymbolRef, ...] = ()
+    entry_points: tuple[SymbolRef, ...] = ()  # where a request enters this concept's code
+    flags: tuple[KnobRef, ...] = ()
+    envs: tuple[KnobRef, ...] = ()
+    bridges: tuple[Bridge, ...] = ()
+
+    @property
+    def is_gap(self) -> bool:
+        return self.status in ("not-implemented", "unmapped")
+
+    def symbols_for(self, version: str | None) -> list[SymbolRef]:
+        return [s for s in self.symbols if s.applies_to(version)]
+
+    def entry_points_for(self, version: str | None) -> list[SymbolRef]:
+        return [s for s in self.entry_points if s.applies_to(version)]
+
+    def knobs_for(self, version: str | None) -> list[KnobRef]:
+        return [k for k in (*self.flags, *self.envs) if k.applies_to(version)]
+
+    def bridges_for(self, version: str | None) -> list[Bridge]:
+        return [b for b in self.bridges if b.applies_to(version)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "project": self.project,
+            "status": self.status,
+            "note": self.note,
+            "symbols": [s.to_dict() for s in self.symbols],
+            "entry_points": [s.to_dict() for s in self.entry_points],
+            "flags": [k.to_dict() for k in self.flags],
+            "envs": [k.to_dict() for k in self.envs],
+            "bridges": [b.to_dict() for b in self.bridges],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ConceptMapping:
+    """One concept of the book and where it lives in each project."""
+
+    id: str  # the file stem: `paged-kv`
+    title: str
+    summary: str
+    path: Path
+    reference: SideMapping
+    upstream: dict[str, SideMapping] = field(default_factory=dict)  # "vllm" / "sglang"
+    chapters: tuple[str, ...] = ()  # book chapters / sections that discuss it, free text
+    related: tuple[str, ...] = ()  # other concept ids
+
+    def side(self, project: str) -> SideMapping:
+        """The mapping for `reference`, `vllm` or `sglang` (an `unmapped` one if absent)."""
+        if project == REFERENCE:
+            return self.reference
+        found = self.upstream.get(project)
+        return found if found is not None else SideMapping(project=project, status="unmapped")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "summary": self.summary,
+            "path": str(self.path),
+            "chapters": list(self.chapters),
+            "related": list(self.related),
+            "reference": self.reference.to_dict(),
+            "upstream": {name: self.side(name).to_dict() for name in UPSTREAMS},
+        }
