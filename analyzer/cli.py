@@ -22,6 +22,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "analyzer.flags.commands",
     "analyzer.refs.commands",
     "analyzer.graphs.commands",
+    "analyzer.mappings.commands",
+    "analyzer.diff.commands",
     "analyzer.demo",
     "reference_engine.commands",
 )

@@ -1,0 +1,147 @@
+"""`atlas map list|show|verify`: the concept catalogue and its check against the pins."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from analyzer.mappings.load import load_mappings
+from analyzer.mappings.models import REFERENCE, UPSTREAMS, ConceptMapping, MappingError
+from analyzer.mappings.render import print_concept, print_concept_list, print_verify
+from analyzer.mappings.verify import VerifyReport, verify_mappings
+from analyzer.settings import Settings
+
+JSON_OPT = typer.Option(False, "--json", help="Print machine-readable JSON.")
+DIR_OPT = typer.Option(None, "--mappings", help="Folder of concept files (default: the repository's mappings/).")
+
+
+def register(app: typer.Typer) -> None:
+    map_app = typer.Typer(help="The concept catalogue: where each idea of the book lives.", no_args_is_help=True)
+    map_app.command("list")(list_command)
+    map_app.command("show")(show_command)
+    map_app.command("verify")(verify_command)
+    app.add_typer(map_app, name="map")
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    console = Console(stderr=True, soft_wrap=True)
+    console.print("[bold red]error:[/]", end=" ")
+    console.print(message, markup=False, highlight=False)
+    return typer.Exit(code)
+
+
+def _settings(ctx: typer.Context) -> Settings:
+    obj = ctx.find_root().obj
+    if isinstance(obj, Settings):
+        return obj
+    from analyzer.settings import default_cache_dir
+
+    return Settings(cache_dir=default_cache_dir())
+
+
+def load_or_fail(directory: Path | None, concept_ids: list[str] | None = None) -> list[ConceptMapping]:
+    try:
+        concepts = load_mappings(directory)
+    except MappingError as exc:
+        lines = "\n  ".join(exc.problems)
+        raise _fail(f"the mappings cannot be read:\n  {lines}") from None
+    if concept_ids:
+        known = {c.id for c in concepts}
+        unknown = [c for c in concept_ids if c not in known]
+        if unknown:
+            raise _fail(f"no such concept: {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+        concepts = [c for c in concepts if c.id in concept_ids]
+    return concepts
+
+
+def list_command(mappings: Path = DIR_OPT, as_json: bool = JSON_OPT) -> None:
+    """Every concept and, per side, whether it is implemented and mapped."""
+    concepts = load_or_fail(mappings)
+    if as_json:
+        typer.echo(json.dumps([c.to_dict() for c in concepts], indent=2))
+        return
+    print_concept_list(Console(), concepts)
+
+
+def show_command(
+    concept: str = typer.Argument(..., help="Concept id, e.g. paged-kv (see `atlas map list`)."),
+    mappings: Path = DIR_OPT,
+    as_json: bool = JSON_OPT,
+) -> None:
+    """One concept: its symbols, entry points, flags and process bridges per project."""
+    found = load_or_fail(mappings, [concept])[0]
+    if as_json:
+        typer.echo(json.dumps(found.to_dict(), indent=2))
+        return
+    print_concept(Console(), found)
+
+
+def verify_command(
+    ctx: typer.Context,
+    pins: list[str] = typer.Option(
+        None, "--pin", help="Check only these releases (repeatable); default: every locked release."
+    ),
+    concepts: list[str] = typer.Option(None, "--concept", help="Check only these concepts (repeatable)."),
+    mappings: Path = DIR_OPT,
+    no_reference: bool = typer.Option(False, "--no-reference", help="Skip the reference engine."),
+    fetch: bool = typer.Option(True, "--fetch/--no-fetch", help="Fetch pinned releases not fetched yet."),
+    as_json: bool = JSON_OPT,
+) -> None:
+    """Check every mapped symbol, flag, env var and bridge against each pin; exit 1 on a stale one.
+
+    Coverage is printed too: concepts the reference engine does not implement,
+    or that no upstream mapping covers yet, are listed (and do not fail the run)."""
+    settings = _settings(ctx)
+    selected = load_or_fail(mappings, concepts)
+    report = run_verify(settings, selected, pins or None, reference=not no_reference, fetch=fetch,
+                        progress=not as_json and sys.stderr.isatty())
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        print_verify(Console(), report)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+def run_verify(
+    settings: Settings,
+    concepts: list[ConceptMapping],
+    pins: list[str] | None,
+    *,
+    reference: bool = True,
+    fetch: bool = True,
+    progress: bool = False,
+) -> VerifyReport:
+    """Build a view per pin (indexing cold releases) and verify. Exits with a message on bad refs."""
+    from analyzer.flags.models import FlagsError
+    from analyzer.index.store import StoreError
+    from analyzer.mappings.pins import reference_view, release_view
+    from analyzer.snapshots import SnapshotError, load_locks
+
+    locks = load_locks()
+    pinned: dict[str, list[str]] = {}
+    for entry in locks.values():
+        pinned.setdefault(entry.ref.project, []).append(entry.ref.version)
+    refs = pins if pins is not None else sorted(str(entry.ref) for entry in locks.values())
+    bad = [r for r in refs if r.partition("@")[0] not in UPSTREAMS]
+    if bad:
+        raise _fail(f"--pin takes a vllm@VERSION or sglang@VERSION release, got: {', '.join(bad)}")
+    views = []
+    try:
+        if reference:
+            views.append(reference_view(settings, progress=progress))
+        for ref in refs:
+            views.append(release_view(settings, ref, progress=progress, fetch=fetch))
+    except (SnapshotError, FlagsError, StoreError) as exc:
+        raise _fail(str(exc)) from None
+    # A pin checked now but missing from the lock files (a git pin) still counts as pinned.
+    for view in views:
+        if view.project != REFERENCE and view.version is not None:
+            pinned.setdefault(view.project, [])
+            if view.version not in pinned[view.project]:
+                pinned[view.project].append(view.version)
+    return verify_mappings(concepts, views, pinned)

@@ -1,0 +1,106 @@
+"""Terminal rendering (rich) for `atlas map`."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from analyzer.mappings.models import SIDES, ConceptMapping, SideMapping
+from analyzer.mappings.verify import VerifyReport
+
+STATUS_STYLE = {
+    "implemented": "green",
+    "partial": "yellow",
+    "not-implemented": "dim",
+    "unmapped": "red",
+}
+
+
+def styled(status: str) -> str:
+    return f"[{STATUS_STYLE.get(status, 'white')}]{status}[/]"
+
+
+def print_concept_list(console: Console, concepts: list[ConceptMapping]) -> None:
+    table = Table(title=f"{len(concepts)} concepts")
+    table.add_column("concept")
+    table.add_column("title")
+    for side in SIDES:
+        table.add_column(side)
+    for c in concepts:
+        table.add_row(c.id, escape(c.title), *(styled(c.side(s).status) for s in SIDES))
+    console.print(table)
+
+
+def _releases(releases: tuple[str, ...]) -> str:
+    return f" [cyan](only {', '.join(releases)})[/]" if releases else ""
+
+
+def _print_side(console: Console, side: SideMapping) -> None:
+    console.print(f"\n[bold]{side.project}[/]: {styled(side.status)}")
+    if side.note:
+        console.print(f"  {escape(side.note)}")
+    for title, refs in (("symbols", side.symbols), ("entry points", side.entry_points)):
+        if refs:
+            console.print(f"  [underline]{title}[/]")
+            for ref in refs:
+                role = f" — {escape(ref.role)}" if ref.role else ""
+                console.print(f"    {escape(ref.name)}{role}{_releases(ref.releases)}")
+    knobs = (*side.flags, *side.envs)
+    if knobs:
+        console.print("  [underline]flags and env vars[/]")
+        for knob in knobs:
+            role = f" — {escape(knob.role)}" if knob.role else ""
+            console.print(f"    {escape(knob.name)}{role}{_releases(knob.releases)}")
+    if side.bridges:
+        console.print("  [underline]process bridges[/]")
+        for b in side.bridges:
+            carries = f", carries {escape(b.carries)}" if b.carries else ""
+            console.print(
+                f"    {escape(b.name)}: {escape(b.source)} → {escape(b.target)} "
+                f"({escape(b.transport)}{carries}){_releases(b.releases)}"
+            )
+
+
+def print_concept(console: Console, concept: ConceptMapping) -> None:
+    console.print(f"[bold]{escape(concept.title)}[/] ({concept.id})")
+    console.print(escape(concept.summary))
+    if concept.related:
+        console.print(f"related: {', '.join(concept.related)}")
+    for side in SIDES:
+        _print_side(console, concept.side(side))
+
+
+def print_verify(console: Console, report: VerifyReport) -> None:
+    console.print(f"checked {report.checked} names against {', '.join(report.pins) or 'no pins'}")
+    if report.problems:
+        table = Table(title=f"[red]{len(report.problems)} stale[/]")
+        for col in ("concept", "pin", "kind", "problem", "maybe now"):
+            table.add_column(col)
+        for p in report.problems:
+            table.add_row(p.concept, p.pin, p.kind, escape(p.message), escape("\n".join(p.suggestions)))
+        console.print(table)
+    for note in report.notes:
+        console.print(f"[dim]note: {note.concept}: {escape(note.message)}[/]")
+    cov = Table(title="coverage")
+    cov.add_column("concept")
+    for side in SIDES:
+        cov.add_column(side)
+    for row in report.coverage:
+        cells = []
+        for side in SIDES:
+            count = row.counts[side]
+            cells.append(styled(row.statuses[side]) + (f" ({count})" if count else ""))
+        cov.add_row(row.concept, *cells)
+    console.print(cov)
+    for side in SIDES:
+        for status in ("not-implemented", "unmapped"):
+            gaps = report.gaps(side, status)
+            if gaps:
+                console.print(f"{side} {status}: {', '.join(gaps)}")
+    for warning in report.warnings[:10]:
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
+    if len(report.warnings) > 10:
+        console.print(f"[yellow]… {len(report.warnings) - 10} more warnings (see --json)[/]")
+    if report.ok:
+        console.print("[green]all mapped names resolve[/]")

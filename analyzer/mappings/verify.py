@@ -1,0 +1,192 @@
+"""`map verify`: check every mapped name against every pinned tree, and report coverage.
+
+A *problem* fails the run: a symbol, entry point, bridge end, flag or env var
+that does not exist in a pin it claims to hold in, or a `releases` list naming
+a version that is not pinned. A *note* does not: an entry limited to some
+releases that in fact also exists elsewhere. Coverage lists every concept's
+status per side, so gaps (not implemented, not mapped yet) are visible.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from analyzer.mappings.models import REFERENCE, SIDES, ConceptMapping, SideMapping, SymbolRef
+from analyzer.mappings.pins import PinView
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    concept: str
+    project: str
+    pin: str  # "vllm@0.30.0", or "reference"
+    kind: str  # "symbol" | "entry_point" | "bridge" | "flag" | "env" | "release"
+    name: str
+    message: str
+    suggestions: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["suggestions"] = list(self.suggestions)
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class CoverageRow:
+    concept: str
+    title: str
+    statuses: dict[str, str]  # side -> status
+    notes: dict[str, str]  # side -> note (why partial / not implemented)
+    counts: dict[str, int]  # side -> number of mapped symbols (all releases)
+
+    def gaps(self) -> list[str]:
+        """Sides with nothing mapped: the project lacks it, or nobody mapped it yet."""
+        return [side for side in SIDES if self.statuses[side] in ("not-implemented", "unmapped")]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "gaps": self.gaps()}
+
+
+@dataclass(slots=True)
+class VerifyReport:
+    pins: list[str]
+    checked: int = 0  # names checked, summed over pins
+    problems: list[Finding] = field(default_factory=list)
+    notes: list[Finding] = field(default_factory=list)
+    coverage: list[CoverageRow] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # e.g. flags that could not be read statically
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def gaps(self, side: str, status: str | None = None) -> list[str]:
+        """Concept ids whose `side` is a gap (optionally of one status)."""
+        return [
+            row.concept
+            for row in self.coverage
+            if row.statuses[side] in ("not-implemented", "unmapped")
+            and (status is None or row.statuses[side] == status)
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "pins": self.pins,
+            "checked": self.checked,
+            "problems": [p.to_dict() for p in self.problems],
+            "notes": [n.to_dict() for n in self.notes],
+            "coverage": [row.to_dict() for row in self.coverage],
+            "gaps": {side: self.gaps(side) for side in SIDES},
+            "warnings": self.warnings,
+        }
+
+
+def verify_mappings(
+    concepts: Iterable[ConceptMapping],
+    views: Iterable[PinView],
+    pinned: Mapping[str, Iterable[str]],
+) -> VerifyReport:
+    """Check `concepts` against every view; `pinned` is project -> every pinned
+    version (a `releases` entry outside it is a problem even if that pin is not checked now)."""
+    concepts = list(concepts)
+    views = list(views)
+    pinned_sets = {project: set(versions) for project, versions in pinned.items()}
+    report = VerifyReport(pins=[v.label for v in views])
+    for view in views:
+        report.warnings.extend(f"{view.label}: {w}" for w in view.warnings)
+    for concept in concepts:
+        for side_name in SIDES:
+            side = concept.side(side_name)
+            if side_name != REFERENCE:
+                _check_releases(concept.id, side, pinned_sets.get(side_name, set()), report)
+            for view in views:
+                if view.project == side_name:
+                    _check_side(concept.id, side, view, report)
+        report.coverage.append(_coverage(concept))
+    return report
+
+
+def _check_releases(concept: str, side: SideMapping, versions: set[str], report: VerifyReport) -> None:
+    entries: list[tuple[str, str, tuple[str, ...]]] = [
+        *(("symbol", s.name, s.releases) for s in (*side.symbols, *side.entry_points)),
+        *((k.kind, k.name, k.releases) for k in (*side.flags, *side.envs)),
+        *(("bridge", b.name, b.releases) for b in side.bridges),
+    ]
+    for kind, name, releases in entries:
+        for version in releases:
+            if version not in versions:
+                pinned = ", ".join(sorted(versions)) or "none"
+                report.problems.append(
+                    Finding(concept, side.project, f"{side.project}@{version}", "release", name,
+                            f"{kind} {name} is limited to {version}, which is not pinned (pinned: {pinned})")
+                )
+
+
+def _check_side(concept: str, side: SideMapping, view: PinView, report: VerifyReport) -> None:
+    version = view.version
+    for kind, refs in (("symbol", side.symbols), ("entry_point", side.entry_points)):
+        for ref in refs:
+            _check_symbol(concept, kind, ref, view, report)
+    for bridge in side.bridges:
+        for end in (bridge.source, bridge.target):
+            ref = SymbolRef(end, releases=bridge.releases)
+            _check_symbol(concept, "bridge", ref, view, report, label=f"bridge {bridge.name}: {end}")
+    for knob in (*side.flags, *side.envs):
+        known = view.flags if knob.kind == "flag" else view.envs
+        present = knob.name in known
+        if knob.applies_to(version):
+            report.checked += 1
+            if not present:
+                what = "flag" if knob.kind == "flag" else "environment variable"
+                report.problems.append(
+                    Finding(concept, side.project, view.label, knob.kind, knob.name,
+                            f"{what} {knob.name} is not defined in {view.label}",
+                            tuple(_close_names(knob.name, known))))
+        elif present:
+            report.notes.append(_also_there(concept, side.project, view.label, knob.kind, knob.name))
+
+
+def _check_symbol(
+    concept: str, kind: str, ref: SymbolRef, view: PinView, report: VerifyReport, *, label: str = ""
+) -> None:
+    found = view.resolve(ref.name) is not None
+    if ref.applies_to(view.version):
+        report.checked += 1
+        if not found:
+            report.problems.append(
+                Finding(concept, view.project, view.label, kind, ref.name,
+                        f"{label or ref.name} does not resolve in {view.label}",
+                        tuple(view.suggest(ref.name))))
+    elif found:
+        report.notes.append(_also_there(concept, view.project, view.label, kind, ref.name))
+
+
+def _also_there(concept: str, project: str, pin: str, kind: str, name: str) -> Finding:
+    return Finding(concept, project, pin, kind, name,
+                   f"{name} is limited by `releases` but also exists in {pin}")
+
+
+def _close_names(name: str, known: frozenset[str]) -> list[str]:
+    """Flags/envs that share most words with a missing one (a rename usually keeps some)."""
+    words = set(name.strip("-").replace("_", "-").lower().split("-"))
+    scored = []
+    for other in known:
+        other_words = set(other.strip("-").replace("_", "-").lower().split("-"))
+        overlap = len(words & other_words)
+        if overlap and overlap >= len(words) / 2:
+            scored.append((-overlap, len(other), other))
+    return [other for _, _, other in sorted(scored)[:3]]
+
+
+def _coverage(concept: ConceptMapping) -> CoverageRow:
+    sides = {name: concept.side(name) for name in SIDES}
+    return CoverageRow(
+        concept=concept.id,
+        title=concept.title,
+        statuses={name: side.status for name, side in sides.items()},
+        notes={name: side.note for name, side in sides.items() if side.note},
+        counts={name: len(side.symbols) for name, side in sides.items()},
+    )
