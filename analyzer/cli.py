@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "analyzer.graphs.commands",
     "analyzer.mappings.commands",
     "analyzer.diff.commands",
+    "analyzer.report.commands",
     "analyzer.demo",
     "reference_engine.commands",
 )

@@ -1,0 +1,18 @@
+"""`atlas report`: a static walkthrough site, reference engine | vLLM | SGLang per concept.
+
+Public API: `build_report`, `snapshot_side`, `tree_side`, `default_sides`.
+"""
+
+from analyzer.report.build import FORMATS, ReportResult, build_report
+from analyzer.report.sources import Permalinks, ReportError, SideSource, snapshot_side, tree_side
+
+__all__ = [
+    "FORMATS",
+    "Permalinks",
+    "ReportError",
+    "ReportResult",
+    "SideSource",
+    "build_report",
+    "snapshot_side",
+    "tree_side",
+]

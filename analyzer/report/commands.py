@@ -1,0 +1,137 @@
+"""CLI: `atlas report` renders the walkthrough site into `reports/`."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from analyzer.report.build import FORMATS, ReportResult, build_report
+from analyzer.report.sources import ReportError, SideSource, snapshot_side, tree_side
+from analyzer.settings import Settings
+
+REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+ENGINE_DIR = REPO_ROOT / "reference_engine"
+DEFAULT_OUT = REPO_ROOT / "reports"
+
+
+def _fail(message: str) -> typer.Exit:
+    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False, markup=True)
+    return typer.Exit(2)
+
+
+def _version_key(version: str) -> tuple[tuple[int, str], ...]:
+    return tuple((int(p), "") if p.isdigit() else (-1, p) for p in re.split(r"[.+-]", version))
+
+
+def default_releases() -> list[str]:
+    """The newest pinned release of each upstream project."""
+    from analyzer.snapshots import load_locks
+
+    newest: dict[str, str] = {}
+    for key, entry in load_locks().items():
+        project, version = entry.ref.project, entry.ref.version
+        if project not in newest or _version_key(version) > _version_key(newest[project].split("@", 1)[1]):
+            newest[project] = key
+    return [newest[p] for p in ("vllm", "sglang") if p in newest]
+
+
+def open_sides(settings: Settings, releases: list[str], *, progress: bool) -> dict[str, SideSource | None]:
+    """The reference engine plus one release per upstream project."""
+    sides: dict[str, SideSource | None] = {"reference": tree_side(settings, "reference", ENGINE_DIR)}
+    for ref in releases:
+        project = ref.split("@", 1)[0]
+        if project not in ("vllm", "sglang"):
+            raise ReportError(f"{ref}: a report column is vllm@VERSION or sglang@VERSION")
+        if project in sides:
+            raise ReportError(f"{ref}: one release per project (already have {sides[project].heading})")  # type: ignore[union-attr]
+        sides[project] = snapshot_side(settings, ref, progress=progress)
+    return sides
+
+
+def run_report(
+    settings: Settings,
+    *,
+    out: Path = DEFAULT_OUT,
+    releases: list[str] | None = None,
+    mappings_dir: Path | None = None,
+    only: list[str] | None = None,
+    fmt: str = "both",
+    graphviz: bool = True,
+    progress: bool = False,
+) -> ReportResult:
+    """Load the catalogue, open the sides, render. Raises ReportError with a readable message."""
+    from analyzer.mappings import MappingError, load_mappings
+    from analyzer.snapshots import SnapshotError
+
+    try:
+        concepts = load_mappings(mappings_dir)
+    except MappingError as exc:
+        raise ReportError("the concept mappings have problems:\n  " + "\n  ".join(exc.problems)) from None
+    if only:
+        known = {c.id for c in concepts}
+        unknown = [c for c in only if c not in known]
+        if unknown:
+            raise ReportError(f"no concept mapping named {', '.join(unknown)} (have: {', '.join(sorted(known))})")
+        concepts = [c for c in concepts if c.id in only]
+    try:
+        sides = open_sides(settings, releases if releases is not None else default_releases(), progress=progress)
+    except SnapshotError as exc:
+        raise ReportError(str(exc)) from None
+    try:
+        return build_report(concepts, sides, out, fmt=fmt, dot=graphviz)
+    except OSError as exc:
+        raise ReportError(f"cannot write the report under {out}: {exc}") from None
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("report")
+    def report_cmd(
+        ctx: typer.Context,
+        out: Path = typer.Option(DEFAULT_OUT, "--out", "-o", help="Folder to write the site into."),
+        releases: list[str] = typer.Option(
+            None, "--release", "-r", help="vllm@X / sglang@Y per column (default: newest pinned of each)."
+        ),
+        mappings_dir: Path = typer.Option(None, "--mappings", help="Concept mappings folder (default: mappings/)."),
+        only: list[str] = typer.Option(None, "--concept", "-c", help="Only these concept ids."),
+        fmt: str = typer.Option("both", "--format", help="html, md or both."),
+        no_graphviz: bool = typer.Option(False, "--no-graphviz", help="Text call paths even if `dot` is installed."),
+        as_json: bool = typer.Option(False, "--json", help="Print a JSON summary."),
+    ) -> None:
+        """Render the static walkthrough: per concept, reference engine | vLLM | SGLang."""
+        if fmt not in FORMATS:
+            raise _fail(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+        settings: Settings = ctx.obj
+        try:
+            result = run_report(settings, out=out, releases=releases or None, mappings_dir=mappings_dir,
+                                only=only or None, fmt=fmt, graphviz=not no_graphviz,
+                                progress=sys.stderr.isatty() and not as_json)
+        except ReportError as exc:
+            raise _fail(str(exc)) from None
+        if as_json:
+            typer.echo(json.dumps(result.to_dict(), indent=1))
+            return
+        print_result(Console(), result)
+
+
+def print_result(console: Console, result: ReportResult) -> None:
+    console.print(f"Report: {len(result.pages)} concepts, {len(result.files)} files under {result.out}")
+    if not result.graphviz:
+        console.print("[yellow]Graphviz `dot` not found: call paths are drawn as lists.[/]")
+    for note in result.notes:
+        console.print(f"[yellow]note:[/] {note}", highlight=False)
+    warnings = result.warnings
+    if warnings:
+        console.print(f"[yellow]{len(warnings)} mapped names or knobs not found[/] (shown on the pages):")
+        for w in warnings[:15]:
+            console.print(f"  {w}", highlight=False, markup=False)
+        if len(warnings) > 15:
+            console.print(f"  … and {len(warnings) - 15} more")
+    if result.index:
+        console.print(f"Open: [bold]{result.index.resolve().as_uri()}[/]")
+    if result.markdown_index:
+        console.print(f"Markdown: {result.markdown_index}")

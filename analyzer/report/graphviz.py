@@ -1,0 +1,68 @@
+"""Call paths as SVG through Graphviz's `dot`, when it is installed.
+
+Without `dot` the pages show the same path as an ordered list and say why; a
+report must never fail for want of an optional tool.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+from analyzer.report.models import CallPathView
+
+DOT_TIMEOUT_S = 30
+_STYLE = {"certain": "solid", "inferred": "dashed", "guess": "dotted", "mapped": "bold"}
+
+
+def find_dot() -> str | None:
+    return shutil.which("dot")
+
+
+def _q(text: str) -> str:
+    """A DOT string literal: Graphviz then escapes it again when writing SVG text."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
+
+
+def short_name(dotted: str, parts: int = 2) -> str:
+    return ".".join(dotted.split(".")[-parts:])
+
+
+def path_dot(view: CallPathView) -> str:
+    lines = [
+        "digraph path {",
+        "  rankdir=TB; bgcolor=transparent;",
+        '  node [shape=box, style="rounded,filled", fillcolor="#f4f6fa", fontname="Helvetica", fontsize=10];',
+        '  edge [fontname="Helvetica", fontsize=9];',
+    ]
+    nodes = [view.steps[0].caller, *(s.callee for s in view.steps)] if view.steps else [view.entry]
+    for node in dict.fromkeys(nodes):
+        extra = ', fillcolor="#dff3e4"' if node == view.reached else ""
+        lines.append(f"  {_q(node)} [label={_q(short_name(node))}, tooltip={_q(node)}{extra}];")
+    for step in view.steps:
+        color = ', color="#b35c00", fontcolor="#b35c00"' if step.kind == "bridge" else ""
+        label = step.site if step.kind == "bridge" else ""
+        lines.append(
+            f"  {_q(step.caller)} -> {_q(step.callee)} [label={_q(label)}, "
+            f"style={_STYLE.get(step.confidence, 'solid')}{color}];"
+        )
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+_PROLOG = re.compile(r"\A.*?(?=<svg\b)", re.S)
+
+
+def render_svg(dot_source: str, dot: str) -> str | None:
+    """Inline SVG (no XML prolog / doctype), or None when `dot` fails."""
+    try:
+        done = subprocess.run(
+            [dot, "-Tsvg"], input=dot_source, capture_output=True, text=True, timeout=DOT_TIMEOUT_S, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0 or "<svg" not in done.stdout:
+        return None
+    svg = _PROLOG.sub("", done.stdout, count=1)
+    return re.sub(r"<!--.*?-->", "", svg, flags=re.S).strip()

@@ -1,0 +1,115 @@
+"""The same pages as Markdown (one file per concept), for reading in an editor or a
+Git host. Columns become sections; excerpts become fenced blocks with line numbers."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from analyzer.report.models import CallPathView, Column, ConceptPage, ReportMeta
+
+_SPECIAL = re.compile(r"([\\`*_\[\]<>|#&])")
+
+
+def esc(text: str) -> str:
+    """Markdown-escape inline text (mapping prose, names) so it cannot become markup."""
+    return _SPECIAL.sub(r"\\\1", " ".join(text.split()))
+
+
+def code(text: str) -> str:
+    ticks = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def fence(body: str, lang: str = "python") -> str:
+    ticks = "`" * max(3, max((len(m) for m in re.findall(r"`{3,}", body)), default=0) + 1)
+    return f"{ticks}{lang}\n{body.rstrip()}\n{ticks}"
+
+
+def link(text: str, url: str | None) -> str:
+    return f"[{esc(text)}](<{url}>)" if url else esc(text)
+
+
+def render_markdown(pages: list[ConceptPage], meta: ReportMeta, out: Path) -> list[Path]:
+    folder = out / "md"
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = ["# Serving Atlas walkthrough", "", f"Generated {meta.generated} from: {esc('; '.join(meta.sides))}.", ""]
+    lines += [f"> {esc(n)}" for n in meta.notes]
+    for page in pages:
+        status = ", ".join(f"{c.heading}: {c.status}" for c in page.columns)
+        lines.append(f"- [{esc(page.title)}]({page.id}.md): {esc(page.summary)} ({esc(status)})")
+    written = [folder / "index.md"]
+    written[0].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for page in pages:
+        path = folder / f"{page.id}.md"
+        path.write_text(concept_markdown(page, meta), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def concept_markdown(page: ConceptPage, meta: ReportMeta) -> str:
+    out = [f"# {esc(page.title)}", "", esc(page.summary), ""]
+    if page.chapters:
+        out += [f"In the book: {esc(', '.join(page.chapters))}", ""]
+    if page.related:
+        out += ["Related: " + ", ".join(f"[{esc(t)}]({i}.md)" for i, t in page.related), ""]
+    for col in page.columns:
+        out += _column(col, meta.graphviz)
+    return "\n".join(out) + "\n"
+
+
+def _column(col: Column, graphviz: bool) -> list[str]:
+    out = [f"## {esc(col.heading)} — {col.status}", ""]
+    if col.source_line:
+        out += [f"Source: {link(col.source_line, col.source_link)}", ""]
+    if col.note:
+        out += [esc(col.note), ""]
+    out += [f"> {esc(w)}" for w in col.warnings] + ([""] if col.warnings else [])
+    for s in col.symbols:
+        out.append(f"### {code(s.name)}")
+        if s.role:
+            out.append(esc(s.role))
+        if not s.found:
+            out += ["", "Not found in this release.", ""]
+            continue
+        out += ["", f"{s.kind}, {link(f'{s.path}:{s.line}-{s.end_line}', s.permalink)}", ""]
+        if s.excerpt is not None:
+            width = len(str(s.excerpt.last))
+            body = "\n".join(f"{n:>{width}}  {text}" for n, text in
+                             enumerate(s.excerpt.code.rstrip("\n").split("\n"), start=s.excerpt.first))
+            out += [fence(body), ""]
+            if s.excerpt.truncated:
+                out += [f"(lines {s.excerpt.first}-{s.excerpt.last} of {s.excerpt.first}-{s.excerpt.end})", ""]
+    if col.paths:
+        out += ["### Life of a request", ""]
+        for p in col.paths:
+            out += _path(p)
+    if col.state:
+        out += ["### State and who writes it", ""]
+        for st in col.state:
+            out += [f"{code(st.cls)}:", "", "| attribute | written by | readers |", "|---|---|---|"]
+            for a in st.attrs:
+                writers = ", ".join(("**outside** " if w.outside else "") + code(w.function) for w in a.writers)
+                more = f" +{a.more_writers} more" if a.more_writers else ""
+                out.append(f"| {code(a.name)} | {writers}{more} | {a.readers} |")
+            out.append("")
+    if col.knobs:
+        out += ["### Flags and environment variables", "", "| name | default | role |", "|---|---|---|"]
+        for k in col.knobs:
+            default = code(k.default) if k.found and k.default else ("not found" if not k.found else "—")
+            out.append(f"| {code(k.name)} | {default} | {esc(k.role)} |")
+        out.append("")
+    return out
+
+
+def _path(p: CallPathView) -> list[str]:
+    if p.problem:
+        return [f"From {code(p.entry)}: {esc(p.problem)}", ""]
+    out = [f"From {code(p.entry)} to {code(p.reached)}:", ""]
+    for i, st in enumerate(p.steps, start=1):
+        if st.kind == "bridge":
+            out.append(f"{i}. crosses {esc(st.site)} to {code(st.callee)}")
+        else:
+            out.append(f"{i}. {code(st.callee)} ({st.confidence}, {link(st.site, st.permalink)})")
+    return [*out, ""]

@@ -1,0 +1,157 @@
+"""What a report page shows, as plain data: built by `pages`, rendered by `html` / `markdown`.
+
+Everything here is already resolved (which lines, which link, which writers),
+so both renderers stay dumb and agree with each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Excerpt:
+    path: str  # repository path shown to the reader (`python/sglang/srt/...`)
+    first: int  # first line shown
+    last: int  # last line shown
+    end: int  # last line of the whole symbol (> last when cut short)
+    code: str  # the raw source lines first..last (the renderers escape / highlight it)
+    html: str  # pygments markup (escaped by pygments) with line numbers
+
+    @property
+    def truncated(self) -> bool:
+        return self.last < self.end
+
+
+@dataclass(slots=True)
+class SymbolView:
+    name: str  # as the mapping spells it
+    role: str
+    found: bool
+    kind: str = ""  # class | function | method | module
+    path: str = ""
+    line: int = 0
+    end_line: int = 0
+    permalink: str | None = None
+    excerpt: Excerpt | None = None
+    problem: str = ""  # why it is missing / ambiguous, for the reader
+
+
+@dataclass(frozen=True, slots=True)
+class PathStep:
+    caller: str
+    callee: str
+    kind: str  # a call kind from the call graph, or "bridge"
+    confidence: str  # certain | inferred | guess (bridges: "mapped")
+    site: str = ""  # path:line of the call, or the bridge's transport
+    permalink: str | None = None
+
+
+@dataclass(slots=True)
+class CallPathView:
+    entry: str  # the entry point as mapped
+    steps: list[PathStep] = field(default_factory=list)
+    reached: str = ""  # the mapped symbol the path ends at
+    problem: str = ""  # no path / unknown entry point, in words
+    svg: str | None = None  # inline Graphviz SVG when `dot` is installed
+
+
+@dataclass(frozen=True, slots=True)
+class Writer:
+    function: str
+    outside: bool  # writes another class's state
+    site: str
+    permalink: str | None = None
+
+
+@dataclass(slots=True)
+class AttrView:
+    name: str
+    origin: str  # field | class | instance | undeclared
+    line: int
+    annotation: str | None
+    writers: list[Writer]  # outside writers first, at most pages.MAX_WRITERS
+    readers: int  # distinct reading functions
+    more_writers: int = 0  # writers left out of `writers`
+
+
+@dataclass(slots=True)
+class StateView:
+    cls: str
+    path: str
+    line: int
+    attrs: list[AttrView]
+    permalink: str | None = None
+
+    @property
+    def outside_writes(self) -> int:
+        return sum(1 for a in self.attrs for w in a.writers if w.outside)
+
+
+@dataclass(frozen=True, slots=True)
+class KnobView:
+    name: str
+    kind: str  # flag | env
+    role: str
+    found: bool
+    default: str | None = None
+    help: str | None = None
+    defined_at: str = ""
+    permalink: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BridgeView:
+    name: str
+    source: str
+    target: str
+    transport: str
+    carries: str
+    note: str
+
+
+@dataclass(slots=True)
+class Column:
+    project: str  # reference | vllm | sglang
+    heading: str  # "Reference engine", "vLLM 0.33.0"
+    status: str  # the mapping's status
+    note: str
+    source_line: str = ""  # where the code comes from: commit / tag / local tree
+    source_link: str | None = None
+    available: bool = True  # False when the release could not be opened for this report
+    symbols: list[SymbolView] = field(default_factory=list)
+    paths: list[CallPathView] = field(default_factory=list)
+    state: list[StateView] = field(default_factory=list)
+    knobs: list[KnobView] = field(default_factory=list)
+    bridges: list[BridgeView] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ConceptPage:
+    id: str
+    title: str
+    summary: str
+    chapters: list[str]
+    related: list[tuple[str, str]]  # (id, title)
+    columns: list[Column]
+
+    @property
+    def search_text(self) -> str:
+        """What the index's search box matches against (lower-cased)."""
+        words = [self.id, self.title, self.summary, *self.chapters]
+        for col in self.columns:
+            words += [s.name for s in col.symbols] + [k.name for k in col.knobs]
+        return " ".join(words).lower()
+
+    @property
+    def has_gap(self) -> bool:
+        return any(c.status != "implemented" for c in self.columns)
+
+
+@dataclass(slots=True)
+class ReportMeta:
+    generated: str  # ISO timestamp
+    sides: list[str]  # column headings with their source lines
+    graphviz: bool  # SVG graphs (else the text fallback, said on every page)
+    notes: list[str] = field(default_factory=list)
