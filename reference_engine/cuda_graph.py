@@ -19,7 +19,7 @@ from typing import Protocol
 
 import torch
 
-from reference_engine.forward_batch import ForwardBatch
+from reference_engine.forward_batch import ForwardBatch, key_mask
 from reference_engine.model_runner import ModelRunner
 
 
@@ -57,13 +57,14 @@ def pad_decode_batch(
     tables = torch.full((bucket, width), pad_block_id, dtype=torch.int64, device=dev)
     tables[:n, : batch.block_tables.shape[1]] = batch.block_tables
     rows = torch.arange(bucket + 1, dtype=torch.int64, device=dev)
+    # A padding row attends to the one slot it just wrote, so its softmax is well defined.
+    context_lens = extend(batch.context_lens, 1)
     return ForwardBatch(
         input_ids=extend(batch.input_ids, 0),
         positions=extend(batch.positions, 0),
         slot_mapping=extend(batch.slot_mapping, pad_slot),
         block_tables=tables,
-        # A padding row attends to the one slot it just wrote, so its softmax is well defined.
-        context_lens=extend(batch.context_lens, 1),
+        context_lens=context_lens,
         query_start_loc=rows,
         logits_indices=rows[:-1],
         query_lens_cpu=[1] * bucket,
@@ -73,8 +74,20 @@ def pad_decode_batch(
         num_prefills=0,
         num_decodes=bucket,
         decode_seq_idx=rows[:-1],
+        decode_mask=key_mask(context_lens, width * batch.block_size),
         prefill_seq_idx=[],
     )
+
+
+# What a replay reads: refilled from each step's padded batch (all else is fixed per bucket).
+STATIC_INPUTS = (
+    "input_ids",
+    "positions",
+    "slot_mapping",
+    "block_tables",
+    "context_lens",
+    "decode_mask",
+)
 
 
 class Replayable(Protocol):
@@ -172,7 +185,7 @@ class DecodeGraphRunner:
                 padded = self._pad(batch, bucket, fixed_width=False)
                 return self.runner.execute_model(padded)[: batch.num_seqs]
         padded = self._pad(batch.to(self.runner.device), bucket, fixed_width=True)
-        for name in ("input_ids", "positions", "slot_mapping", "block_tables", "context_lens"):
+        for name in STATIC_INPUTS:
             getattr(captured.inputs, name).copy_(getattr(padded, name))
         captured.graph.replay()
         self._state.stats.graph_replays += 1
@@ -211,6 +224,10 @@ class DecodeGraphRunner:
             num_prefills=0,
             num_decodes=bucket,
             decode_seq_idx=torch.arange(bucket, dtype=torch.int64, device=r.device),
+            decode_mask=key_mask(
+                torch.ones(bucket, dtype=torch.int64, device=r.device),
+                r.max_blocks_per_seq * r.block_size,
+            ),
             prefill_seq_idx=[],
         )
         assert self.capturer is not None

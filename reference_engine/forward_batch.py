@@ -46,6 +46,9 @@ class ForwardBatch:
     num_decodes: int  # sequences with exactly one new token (true decodes or 1-token chunks)
     # Rows / sequences with one new token, batched together by the decode fast path.
     decode_seq_idx: torch.Tensor  # [num_decodes] int64
+    # [num_decodes, W * block_size] bool: which gathered key slots are real context; built
+    # once per batch instead of once per layer.
+    decode_mask: torch.Tensor
     prefill_seq_idx: list[int]
 
     @property
@@ -92,6 +95,7 @@ _TENSOR_FIELDS = (
     "query_start_loc",
     "logits_indices",
     "decode_seq_idx",
+    "decode_mask",
 )
 
 
@@ -156,6 +160,8 @@ def build_forward_batch(
     def t(values: list[int] | list[list[int]]) -> torch.Tensor:
         return torch.tensor(values, dtype=torch.int64, device=device)
 
+    decode_ctx = t([context_lens[i] for i in decode_idx])
+
     return ForwardBatch(
         input_ids=t(input_ids),
         positions=t(positions),
@@ -171,5 +177,12 @@ def build_forward_batch(
         num_prefills=len(prefill_idx),
         num_decodes=len(decode_idx),
         decode_seq_idx=t(decode_idx),
+        decode_mask=key_mask(decode_ctx, width * block_size),
         prefill_seq_idx=prefill_idx,
     )
+
+
+def key_mask(context_lens: torch.Tensor, num_slots: int) -> torch.Tensor:
+    """[B, num_slots] bool: slot j of a sequence's gathered context is a real token."""
+    slots = torch.arange(num_slots, device=context_lens.device)
+    return slots[None, :] < context_lens[:, None]

@@ -61,13 +61,13 @@ class PagedAttention(nn.Module):
         k_cache, v_cache = kv_cache
         write_kv(k_cache, v_cache, k, v, batch.slot_mapping)
         if batch.decode_only:
-            return self._decode(q, k_cache, v_cache, batch.block_tables, batch.context_lens)
+            return self._decode(q, k_cache, v_cache, batch.block_tables, batch.decode_mask)
         out = torch.empty_like(q)
         if batch.num_decodes:
             idx = batch.decode_seq_idx
             rows = batch.query_start_loc[idx]  # a decode sequence's only row
             out[rows] = self._decode(
-                q[rows], k_cache, v_cache, batch.block_tables[idx], batch.context_lens[idx]
+                q[rows], k_cache, v_cache, batch.block_tables[idx], batch.decode_mask
             )
         starts = _starts(batch.query_lens_cpu)
         for i in batch.prefill_seq_idx:
@@ -132,13 +132,13 @@ class PagedAttention(nn.Module):
         k_cache: torch.Tensor,
         v_cache: torch.Tensor,
         block_tables: torch.Tensor,
-        context_lens: torch.Tensor,
+        key_mask: torch.Tensor,
     ) -> torch.Tensor:
-        """q [B, Hq, D], one query per sequence at its last position -> [B, Hq, D]."""
+        """q [B, Hq, D], one query per sequence at its last position -> [B, Hq, D];
+        key_mask [B, L] marks the real context among the L gathered slots."""
         keys = gather_kv(k_cache, block_tables)  # [B, L, Hkv, D], L = W * block_size
         values = gather_kv(v_cache, block_tables)
-        k_pos = torch.arange(keys.shape[1], device=q.device)
-        mask = (k_pos[None, :] < context_lens[:, None])[:, None, None, :]  # [B, 1, 1, L]
+        mask = key_mask[:, None, None, :]  # [B, 1, 1, L]
         out = F.scaled_dot_product_attention(
             q.unsqueeze(2),
             keys.transpose(1, 2),

@@ -7,6 +7,7 @@ and gathered by position, so a packed batch with arbitrary positions costs one i
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -65,12 +66,20 @@ class RotaryEmbedding(nn.Module):
         cache = torch.cat([freqs.cos(), freqs.sin()], dim=-1)
         self.cos_sin_cache = cache.to(dtype or torch.get_default_dtype())
 
-    def forward(
-        self, positions: torch.Tensor, q: torch.Tensor, k: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """q [T, Hq, D], k [T, Hkv, D] -> rotated copies."""
+    def lookup(self, positions: torch.Tensor) -> RopeAngles:
+        """cos/sin for each token, gathered once per forward pass and shared by all layers."""
         cos, sin = self.cos_sin_cache[positions].unsqueeze(1).chunk(2, dim=-1)  # [T, 1, D/2]
-        return _rotate(q, cos, sin), _rotate(k, cos, sin)
+        return RopeAngles(cos, sin)
+
+
+@dataclass(slots=True)
+class RopeAngles:
+    cos: torch.Tensor  # [T, 1, head_dim / 2]
+    sin: torch.Tensor
+
+    def rotate(self, q: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """q [T, Hq, D], k [T, Hkv, D] -> rotated copies."""
+        return _rotate(q, self.cos, self.sin), _rotate(k, self.cos, self.sin)
 
 
 def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:

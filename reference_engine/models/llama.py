@@ -17,19 +17,18 @@ from reference_engine.layers.activation import SiluAndMul
 from reference_engine.layers.attention import PagedAttention
 from reference_engine.layers.linear import GateUpLinear, QKVLinear
 from reference_engine.layers.norm import RMSNorm
-from reference_engine.layers.rotary import RotaryEmbedding
+from reference_engine.layers.rotary import RopeAngles, RotaryEmbedding
 
 KVCache = tuple[torch.Tensor, torch.Tensor]
 
 
 class LlamaAttention(nn.Module):
-    def __init__(self, cfg: ModelConfig, rotary: RotaryEmbedding) -> None:
+    def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.num_heads, self.num_kv_heads = cfg.num_attention_heads, cfg.num_key_value_heads
         self.head_dim = cfg.head_dim
         self.qkv_proj = QKVLinear(cfg.hidden_size, cfg.q_size, cfg.kv_size, bias=cfg.qkv_bias)
         self.o_proj = nn.Linear(cfg.q_size, cfg.hidden_size, bias=cfg.o_bias)
-        self.rotary = rotary  # shared by all layers; not a parameter
         self.attn = PagedAttention(
             self.num_heads, self.num_kv_heads, self.head_dim, scale=self.head_dim**-0.5
         )
@@ -38,14 +37,14 @@ class LlamaAttention(nn.Module):
         return q, k  # Llama / Qwen2: nothing between projection and RoPE
 
     def forward(
-        self, positions: torch.Tensor, x: torch.Tensor, kv_cache: KVCache, batch: ForwardBatch
+        self, rope: RopeAngles, x: torch.Tensor, kv_cache: KVCache, batch: ForwardBatch
     ) -> torch.Tensor:
         q, k, v = self.qkv_proj(x).split(self.qkv_proj.split_sizes(), dim=-1)
         q = q.view(-1, self.num_heads, self.head_dim)
         k = k.view(-1, self.num_kv_heads, self.head_dim)
         v = v.view(-1, self.num_kv_heads, self.head_dim)
         q, k = self.normalize_qk(q, k)
-        q, k = self.rotary(positions, q, k)
+        q, k = rope.rotate(q, k)
         out = self.attn(q, k, v, kv_cache, batch)
         return self.o_proj(out.flatten(1))
 
@@ -62,19 +61,17 @@ class LlamaMLP(nn.Module):
 
 
 class LlamaDecoderLayer(nn.Module):
-    def __init__(
-        self, cfg: ModelConfig, rotary: RotaryEmbedding, attention_cls: type[LlamaAttention]
-    ) -> None:
+    def __init__(self, cfg: ModelConfig, attention_cls: type[LlamaAttention]) -> None:
         super().__init__()
-        self.self_attn = attention_cls(cfg, rotary)
+        self.self_attn = attention_cls(cfg)
         self.mlp = LlamaMLP(cfg)
         self.input_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
 
     def forward(
-        self, positions: torch.Tensor, x: torch.Tensor, kv_cache: KVCache, batch: ForwardBatch
+        self, rope: RopeAngles, x: torch.Tensor, kv_cache: KVCache, batch: ForwardBatch
     ) -> torch.Tensor:
-        x = x + self.self_attn(positions, self.input_layernorm(x), kv_cache, batch)
+        x = x + self.self_attn(rope, self.input_layernorm(x), kv_cache, batch)
         return x + self.mlp(self.post_attention_layernorm(x))
 
 
@@ -82,12 +79,11 @@ class LlamaModel(nn.Module):
     def __init__(self, cfg: ModelConfig, attention_cls: type[LlamaAttention]) -> None:
         super().__init__()
         self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
-        rotary = RotaryEmbedding(
+        self.rotary_emb = RotaryEmbedding(
             cfg.head_dim, cfg.max_position_embeddings, cfg.rope_theta, cfg.rope_scaling
         )
-        self.rotary_emb = rotary
         self.layers = nn.ModuleList(
-            LlamaDecoderLayer(cfg, rotary, attention_cls) for _ in range(cfg.num_hidden_layers)
+            LlamaDecoderLayer(cfg, attention_cls) for _ in range(cfg.num_hidden_layers)
         )
         self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
 
@@ -99,8 +95,9 @@ class LlamaModel(nn.Module):
         batch: ForwardBatch,
     ) -> torch.Tensor:
         x = self.embed_tokens(input_ids)
+        rope = self.rotary_emb.lookup(positions)  # same angles for every layer
         for layer, kv_cache in zip(self.layers, kv_caches, strict=True):
-            x = layer(positions, x, kv_cache, batch)
+            x = layer(rope, x, kv_cache, batch)
         return self.norm(x)
 
 

@@ -7,13 +7,12 @@ import torch
 
 from reference_engine.config import ModelConfig
 from reference_engine.layers.norm import RMSNorm
-from reference_engine.layers.rotary import RotaryEmbedding
 from reference_engine.models.llama import LlamaAttention, LlamaForCausalLM
 
 
 class Qwen3Attention(LlamaAttention):
-    def __init__(self, cfg: ModelConfig, rotary: RotaryEmbedding) -> None:
-        super().__init__(cfg, rotary)
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__(cfg)
         self.q_norm = RMSNorm(cfg.head_dim, cfg.rms_norm_eps)
         self.k_norm = RMSNorm(cfg.head_dim, cfg.rms_norm_eps)
 
