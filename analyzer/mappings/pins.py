@@ -64,7 +64,26 @@ class PinView:
                     out.append(match.dotted)
             if out:
                 break
+        if not out:
+            out = self._close_siblings(name)
         return sorted(out)[:SUGGESTIONS]
+
+    def _close_siblings(self, name: str) -> list[str]:
+        """Spelling neighbours in the same module or class (`Sched` -> `Scheduler`)."""
+        from rapidfuzz import fuzz, process
+
+        parent, _, last = name.rpartition(".")
+        owner = self.resolve(parent) if parent else None
+        if owner is None or owner.kind not in ("module", "class"):
+            return []
+        prefix = "" if owner.kind == "module" else owner.qualname + "."
+        siblings = {
+            f"{owner.module}.{qualname}": qualname[len(prefix):]
+            for qualname, _, _, _ in self.index.summaries[owner.path].symbols
+            if qualname.startswith(prefix) and "." not in qualname[len(prefix):]
+        }
+        found = process.extract(last, siblings, scorer=fuzz.WRatio, limit=SUGGESTIONS, score_cutoff=75)
+        return [dotted for _, _, dotted in found]
 
 
 def reference_root() -> Path:

@@ -74,12 +74,11 @@ def print_concept(console: Console, concept: ConceptMapping) -> None:
 def print_verify(console: Console, report: VerifyReport) -> None:
     console.print(f"checked {report.checked} names against {', '.join(report.pins) or 'no pins'}")
     if report.problems:
-        table = Table(title=f"[red]{len(report.problems)} stale[/]")
-        for col in ("concept", "pin", "kind", "problem", "maybe now"):
-            table.add_column(col)
+        # One line per problem (not a table): names stay whole and copy-pasteable.
+        console.print(f"[bold red]{len(report.problems)} stale[/]")
         for p in report.problems:
-            table.add_row(p.concept, p.pin, p.kind, escape(p.message), escape("\n".join(p.suggestions)))
-        console.print(table)
+            hint = f" [dim](maybe now: {escape(', '.join(p.suggestions))})[/]" if p.suggestions else ""
+            console.print(f"  [red]✗[/] {p.concept} {escape(f'[{p.kind}]')} {escape(p.message)}{hint}", soft_wrap=True)
     for note in report.notes:
         console.print(f"[dim]note: {note.concept}: {escape(note.message)}[/]")
     cov = Table(title="coverage")

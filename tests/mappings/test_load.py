@@ -1,0 +1,132 @@
+"""The loader: strict schema, every fault reported with its file, and the committed catalogue."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mappings.conftest import write_mapping
+
+from analyzer.mappings import REFERENCE, MappingError, load_mappings
+
+GOOD = """
+    title = "Scheduler"
+    summary = "Who runs next."
+    related = []
+
+    [reference]
+    status = "implemented"
+    symbols = ["reference_engine.scheduler.Scheduler"]
+
+    [vllm]
+    status = "partial"
+    note = "async variant not mapped"
+    symbols = [
+      "vllm.core.sched.Scheduler",
+      { name = "vllm.core.sched.Scheduler._preempt", role = "evict", releases = ["1.0"] },
+    ]
+    flags = ["--max-num-seqs", { name = "--block-size", releases = ["1.0"] }]
+    envs = ["VLLM_FOO"]
+    bridges = [{ name = "api-to-core", source = "vllm.a.send", target = "vllm.b.recv", transport = "zmq" }]
+"""
+
+
+def _problems(folder: Path) -> list[str]:
+    with pytest.raises(MappingError) as info:
+        load_mappings(folder)
+    return info.value.problems
+
+
+def test_good_file_loads_into_dataclasses(tmp_path: Path) -> None:
+    write_mapping(tmp_path, "scheduler", GOOD)
+    [concept] = load_mappings(tmp_path)
+    assert concept.id == "scheduler"
+    assert concept.reference.project == REFERENCE
+    vllm = concept.side("vllm")
+    assert vllm.status == "partial"
+    assert [s.name for s in vllm.symbols_for("2.0")] == ["vllm.core.sched.Scheduler"]
+    assert len(vllm.symbols_for("1.0")) == 2
+    assert vllm.symbols[1].role == "evict" and vllm.symbols[1].releases == ("1.0",)
+    assert [k.name for k in vllm.knobs_for("2.0")] == ["--max-num-seqs", "VLLM_FOO"]
+    assert vllm.bridges[0].transport == "zmq"
+    # A side the file does not mention is an explicit gap, not an error.
+    assert concept.side("sglang").status == "unmapped"
+    assert concept.to_dict()["upstream"]["sglang"]["status"] == "unmapped"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('title = "x"\nsummary = "y"\n', "missing [reference] table"),
+        ('title = "x"\nsummary = "y"\n[reference]\nstatus = "done"\n', "status 'done' is not one of"),
+        ('title = "x"\nsummary = "y"\n[reference]\nstatus = "implemented"\n', "needs at least one symbol"),
+        ('title = "x"\nsummary = "y"\n[reference]\nstatus = "not-implemented"\n', "needs a note"),
+        (
+            'title = "x"\nsummary = "y"\n[reference]\nstatus = "unmapped"\nsymbols = ["a.b"]\n',
+            "cannot list symbols",
+        ),
+        ('title = "x"\nsummary = "y"\nsymbol = 1\n[reference]\nstatus = "unmapped"\n', "unknown key 'symbol'"),
+        ('title = "x"\n[reference]\nstatus = "unmapped"\n', "missing summary"),
+        (
+            'title = "x"\nsummary = "y"\n[reference]\nstatus = "unmapped"\n[vllm]\nstatus = "implemented"\n'
+            'symbols = ["vllm.a.B"]\nflags = ["block size"]\n',
+            "does not look like a flag",
+        ),
+        (
+            'title = "x"\nsummary = "y"\n[reference]\nstatus = "unmapped"\n[vllm]\nstatus = "implemented"\n'
+            'symbols = ["vllm.a.B()"]\n',
+            "is not a dotted qualified name",
+        ),
+        (
+            'title = "x"\nsummary = "y"\n[reference]\nstatus = "unmapped"\n[vllm]\nstatus = "implemented"\n'
+            'symbols = [{ name = "vllm.a.B", releases = ["vllm@1.0"] }]\n',
+            "must be a bare version",
+        ),
+        ('title = "x"\nsummary = "y"\nrelated = ["nowhere"]\n[reference]\nstatus = "unmapped"\n', "'nowhere' has no mapping file"),
+        ("title = [", "not valid TOML"),
+    ],
+)
+def test_malformed_files_say_what_and_where(tmp_path: Path, text: str, expected: str) -> None:
+    (tmp_path / "broken.toml").write_text(text)
+    problems = _problems(tmp_path)
+    assert any(expected in p and p.startswith("broken.toml") for p in problems), problems
+
+
+def test_every_fault_of_every_file_is_reported_at_once(tmp_path: Path) -> None:
+    (tmp_path / "a.toml").write_text('title = "x"\nsummary = "y"\n[reference]\nstatus = "bogus"\n')
+    (tmp_path / "b.toml").write_text('summary = "y"\n[reference]\nstatus = "unmapped"\nextra = 1\n')
+    problems = _problems(tmp_path)
+    assert any(p.startswith("a.toml") and "bogus" in p for p in problems)
+    assert any(p.startswith("b.toml") and "missing title" in p for p in problems)
+    assert any(p.startswith("b.toml") and "unknown key 'extra'" in p for p in problems)
+
+
+def test_yaml_is_refused_not_ignored(tmp_path: Path) -> None:
+    (tmp_path / "scheduler.yaml").write_text("title: x\n")
+    assert any("YAML mappings are not supported" in p for p in _problems(tmp_path))
+
+
+def test_missing_folder_is_an_error(tmp_path: Path) -> None:
+    assert "no such mappings directory" in _problems(tmp_path / "nope")[0]
+
+
+# The book's chapters (issue 7): each must have a concept file, implemented or not.
+BOOK_CONCEPTS = {
+    "request-lifecycle", "paged-kv", "varlen-batching", "scheduler", "prefix-cache", "sampling",
+    "detokenizer", "api-server", "cuda-graphs", "tensor-parallel", "pipeline-parallel",
+    "expert-parallel", "context-parallel", "pd-disaggregation", "hierarchical-kv",
+    "speculative-decoding", "structured-output", "multi-lora", "quantization",
+    "long-context-sparse-attention", "multimodal", "deterministic-inference", "metrics",
+    "overlap-scheduling", "mla", "linear-attention-hybrid", "rl-weight-updates", "routing",
+}
+
+
+def test_committed_catalogue_loads_and_covers_the_book() -> None:
+    concepts = {c.id: c for c in load_mappings()}
+    missing = BOOK_CONCEPTS - set(concepts)
+    assert not missing, f"no mapping file for {sorted(missing)}"
+    for concept in concepts.values():
+        # Gaps are explicit: a side is either mapped with symbols or says why not.
+        for side in ("reference", "vllm", "sglang"):
+            mapped = concept.side(side)
+            assert mapped.symbols or mapped.status in ("not-implemented", "unmapped"), (concept.id, side)

@@ -1,0 +1,181 @@
+"""`map verify` against fetched fake releases: stale names fail, gaps are listed, not failed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import typer
+from mappings.conftest import FakePins, write_mapping
+from typer.testing import CliRunner
+
+from analyzer.mappings import load_mappings
+from analyzer.mappings.commands import register, run_verify
+from analyzer.settings import Settings
+
+SCHEDULER = """
+    title = "Scheduler"
+    summary = "Who runs next."
+
+    [reference]
+    status = "not-implemented"
+    note = "fake world: no reference engine"
+
+    [vllm]
+    status = "implemented"
+    symbols = [
+      "vllm.core.sched.Scheduler",
+      "vllm.core.sched.Scheduler.schedule",
+      { name = "vllm.core.sched.Scheduler._preempt", releases = ["1.0"] },
+      { name = "vllm.core.sched.Scheduler._preempt_request", releases = ["2.0"] },
+      { name = "vllm.core.pool.BlockPool", releases = ["1.0"] },
+      { name = "vllm.core.kv.pool.BlockPool", releases = ["2.0"] },
+    ]
+    entry_points = ["vllm.core.sched.Scheduler.schedule"]
+    flags = ["--max-num-seqs", { name = "--block-size", releases = ["1.0"] }, { name = "--kv-block-size", releases = ["2.0"] }]
+    envs = ["VLLM_FOO", { name = "VLLM_BAR", releases = ["2.0"] }]
+
+    [sglang]
+    status = "implemented"
+    symbols = ["sglang.srt.managers.scheduler.Scheduler.get_next_batch_to_run"]
+    flags = ["--schedule-policy"]
+    envs = ["SGLANG_ENABLE_TORCH_COMPILE"]
+"""
+
+SAMPLING = """
+    title = "Sampling"
+    summary = "Nobody mapped it yet."
+
+    [reference]
+    status = "unmapped"
+"""
+
+
+def _verify(pins: FakePins, folder: Path, refs: list[str] | None = None):
+    return run_verify(pins.settings, load_mappings(folder), refs, reference=False, fetch=False)
+
+
+def test_correct_mapping_passes_every_pin(pins: FakePins, tmp_path: Path) -> None:
+    write_mapping(tmp_path, "scheduler", SCHEDULER)
+    report = _verify(pins, tmp_path)
+    assert report.pins == ["sglang@1.0", "vllm@1.0", "vllm@2.0"]
+    assert report.ok, report.problems
+    # vllm: 5 names per pin (3 symbols + 1 entry point + 1 version-specific pool... ) plus knobs.
+    assert report.checked == (5 + 2 + 1) + (5 + 2 + 2) + (1 + 1 + 1)
+
+
+def test_stale_symbol_fails_with_where_it_went(pins: FakePins, tmp_path: Path) -> None:
+    write_mapping(tmp_path, "scheduler", SCHEDULER.replace(
+        '{ name = "vllm.core.pool.BlockPool", releases = ["1.0"] }', '"vllm.core.pool.BlockPool"'))
+    report = _verify(pins, tmp_path)
+    assert not report.ok
+    [problem] = report.problems
+    assert (problem.pin, problem.kind, problem.name) == ("vllm@2.0", "symbol", "vllm.core.pool.BlockPool")
+    assert problem.suggestions == ("vllm.core.kv.pool.BlockPool",)
+
+
+def test_renamed_flag_fails(pins: FakePins, tmp_path: Path) -> None:
+    write_mapping(tmp_path, "scheduler", SCHEDULER.replace('{ name = "--block-size", releases = ["1.0"] }', '"--block-size"'))
+    report = _verify(pins, tmp_path)
+    [problem] = report.problems
+    assert (problem.pin, problem.kind, problem.name) == ("vllm@2.0", "flag", "--block-size")
+    assert "--kv-block-size" in problem.suggestions
+
+
+def test_env_var_claimed_for_a_release_without_it_fails(pins: FakePins, tmp_path: Path) -> None:
+    write_mapping(tmp_path, "scheduler", SCHEDULER.replace('{ name = "VLLM_BAR", releases = ["2.0"] }', '"VLLM_BAR"'))
+    [problem] = _verify(pins, tmp_path).problems
+    assert (problem.pin, problem.kind, problem.name) == ("vllm@1.0", "env", "VLLM_BAR")
+
+
+def test_release_list_naming_an_unpinned_version_fails(pins: FakePins, tmp_path: Path) -> None:
+    write_mapping(tmp_path, "scheduler", SCHEDULER.replace(
+        '{ name = "vllm.core.kv.pool.BlockPool", releases = ["2.0"] }',
+        '{ name = "vllm.core.kv.pool.BlockPool", releases = ["3.0"] }',
+    ))
+    problems = _verify(pins, tmp_path).problems
+    assert [(p.kind, p.pin) for p in problems] == [("release", "vllm@3.0")]
+
+
+def test_over_restricted_entry_is_a_note_not_a_failure(pins: FakePins, tmp_path: Path) -> None:
+    write_mapping(tmp_path, "scheduler", SCHEDULER.replace('"vllm.core.sched.Scheduler.schedule",\n', '{ name = "vllm.core.sched.Scheduler.schedule", releases = ["1.0"] },\n', 1))
+    report = _verify(pins, tmp_path)
+    assert report.ok
+    assert [(n.pin, n.name) for n in report.notes] == [("vllm@2.0", "vllm.core.sched.Scheduler.schedule")]
+
+
+def test_bridge_ends_are_checked(pins: FakePins, tmp_path: Path) -> None:
+    text = SCHEDULER.replace('envs = ["SGLANG_ENABLE_TORCH_COMPILE"]', 'envs = ["SGLANG_ENABLE_TORCH_COMPILE"]\nbridges = [{ name = "to-cache", source = "sglang.srt.managers.scheduler.Scheduler.get_new_batch_prefill", target = "sglang.srt.mem_cache.radix_cache.RadixCache.lookup", transport = "call" }]')
+    write_mapping(tmp_path, "scheduler", text)
+    [problem] = _verify(pins, tmp_path).problems
+    assert problem.kind == "bridge" and problem.name.endswith("RadixCache.lookup")
+    assert "sglang.srt.mem_cache.radix_cache.RadixCache.match_prefix" not in problem.suggestions  # different method name
+
+
+def test_coverage_lists_gaps_without_failing(pins: FakePins, tmp_path: Path) -> None:
+    write_mapping(tmp_path, "scheduler", SCHEDULER)
+    write_mapping(tmp_path, "sampling", SAMPLING)
+    report = _verify(pins, tmp_path, ["vllm@1.0"])
+    assert report.ok
+    assert report.gaps("reference", "not-implemented") == ["scheduler"]
+    assert report.gaps("reference", "unmapped") == ["sampling"]
+    assert report.gaps("vllm") == ["sampling"]
+    data = report.to_dict()
+    assert data["gaps"]["sglang"] == ["sampling"]
+    assert {row["concept"]: row["gaps"] for row in data["coverage"]}["scheduler"] == ["reference"]
+
+
+def _cli(settings: Settings) -> typer.Typer:
+    app = typer.Typer()
+
+    @app.callback()
+    def main(ctx: typer.Context) -> None:
+        ctx.obj = settings
+
+    register(app)
+    return app
+
+
+def test_cli_exit_codes_and_json(pins: FakePins, tmp_path: Path) -> None:
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    write_mapping(good, "scheduler", SCHEDULER)
+    write_mapping(good, "sampling", SAMPLING)
+    write_mapping(bad, "scheduler", SCHEDULER.replace('"vllm.core.sched.Scheduler",', '"vllm.core.sched.Sched",'))
+    runner = CliRunner()
+    app = _cli(pins.settings)
+    ok = runner.invoke(app, ["map", "verify", "--mappings", str(good), "--no-reference", "--no-fetch", "--json"])
+    assert ok.exit_code == 0, ok.output
+    data = json.loads(ok.stdout)
+    assert data["ok"] and data["gaps"]["reference"] == ["sampling", "scheduler"]
+    stale = runner.invoke(app, ["map", "verify", "--mappings", str(bad), "--no-reference", "--no-fetch"])
+    assert stale.exit_code == 1
+    assert "vllm.core.sched.Sched does not resolve" in stale.stdout
+    assert "vllm.core.sched.Scheduler" in stale.stdout  # the suggestion
+
+
+def test_cli_bad_input_is_a_message_not_a_traceback(pins: FakePins, tmp_path: Path) -> None:
+    (tmp_path / "broken.toml").write_text("title = [")
+    runner = CliRunner()
+    app = _cli(pins.settings)
+    result = runner.invoke(app, ["map", "verify", "--mappings", str(tmp_path), "--no-fetch"])
+    assert result.exit_code == 2
+    assert "broken.toml: not valid TOML" in result.output and "Traceback" not in result.output
+    write_mapping(tmp_path / "ok", "sampling", SAMPLING)
+    unpinned = runner.invoke(app, ["map", "verify", "--mappings", str(tmp_path / "ok"), "--pin", "vllm@9.9", "--no-reference", "--no-fetch"])
+    assert unpinned.exit_code == 2 and "vllm@9.9" in unpinned.output and "Traceback" not in unpinned.output
+    unknown = runner.invoke(app, ["map", "show", "nothing", "--mappings", str(tmp_path / "ok")])
+    assert unknown.exit_code == 2 and "no such concept: nothing" in unknown.output
+
+
+@pytest.mark.slow
+def test_reference_engine_names_are_checked(pins: FakePins, tmp_path: Path) -> None:
+    write_mapping(tmp_path, "scheduler", """
+        title = "Scheduler"
+        summary = "x"
+        [reference]
+        status = "implemented"
+        symbols = ["reference_engine.scheduler.Scheduler.schedule", "reference_engine.scheduler.Scheduler.plan"]
+    """)
+    report = run_verify(pins.settings, load_mappings(tmp_path), ["vllm@1.0"], fetch=False)
+    assert [(p.pin, p.name) for p in report.problems] == [("reference", "reference_engine.scheduler.Scheduler.plan")]
