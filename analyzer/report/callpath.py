@@ -17,6 +17,7 @@ from analyzer.mappings import Bridge
 from analyzer.report.models import CallPathView, PathStep
 
 MAX_DEPTH = 25  # longer "paths" are graph noise, not a story a reader can follow
+MAX_ROUTES = 6  # mapped symbols drawn per entry point; a drawing with more is unreadable
 _CALLABLE = ("function", "method", "module", "class")
 
 
@@ -51,14 +52,17 @@ def find_call_path(
     targets: set[str],
     bridges: list[Bridge],
     link: Callable[[str], str | None] = lambda site: None,
+    max_routes: int = MAX_ROUTES,
 ) -> CallPathView:
     view = CallPathView(entry=entry)
     start, problem = resolve_node(graph, entry)
     if start is None:
         view.problem = problem
         return view
+    view.start = start
+    targets = targets - {start}  # an entry point that is itself mapped leads on to the others
     if not targets:
-        view.problem = "none of the concept's symbols is in this release's call graph"
+        view.problem = "no other mapped symbol of this concept is in this release's call graph"
         return view
     hops: dict[str, list[tuple[str, Bridge]]] = {}
     for bridge in bridges:
@@ -66,11 +70,11 @@ def find_call_path(
         dst, _ = resolve_node(graph, bridge.target)
         if src is not None and dst is not None:
             hops.setdefault(src, []).append((dst, bridge))
-    # parent[node] = (previous node, the step that reached it)
+    # parent[node] = (previous node, the step that reached it): a BFS tree from the entry.
     parent: dict[str, tuple[str, PathStep] | None] = {start: None}
+    reached: list[str] = []
     queue = deque([(start, 0)])
-    found = start if start in targets else None
-    while queue and found is None:
+    while queue and len(reached) < max_routes:
         node, depth = queue.popleft()
         if depth >= MAX_DEPTH:
             continue
@@ -87,17 +91,18 @@ def find_call_path(
                 continue
             parent[dst] = (node, step)
             if dst in targets:
-                found = dst
-                break
+                reached.append(dst)
+                if len(reached) >= max_routes:
+                    break
             queue.append((dst, depth + 1))
-    if found is None:
-        view.problem = f"no call path from {start} to the concept's symbols (within {MAX_DEPTH} calls)"
+    if not reached:
+        view.problem = f"no call path from {start} to the concept's other symbols (within {MAX_DEPTH} calls)"
         return view
-    steps: list[PathStep] = []
-    node = found
-    while (back := parent[node]) is not None:
-        node, step = back
-        steps.append(step)
-    view.steps = steps[::-1]
-    view.reached = found
+    for found in reached:
+        steps: list[PathStep] = []
+        node = found
+        while (back := parent[node]) is not None:
+            node, step = back
+            steps.append(step)
+        view.routes.append(steps[::-1])
     return view

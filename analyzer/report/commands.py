@@ -42,13 +42,15 @@ def default_releases() -> list[str]:
 
 def open_sides(settings: Settings, releases: list[str], *, progress: bool) -> dict[str, SideSource | None]:
     """The reference engine plus one release per upstream project."""
+    projects = [ref.split("@", 1)[0] for ref in releases]
+    for ref, project in zip(releases, projects, strict=True):
+        # Checked before anything is indexed: a typo should cost no time.
+        if project not in ("vllm", "sglang") or "@" not in ref:
+            raise ReportError(f"{ref!r}: a report column is vllm@VERSION or sglang@VERSION")
+        if projects.count(project) > 1:
+            raise ReportError(f"{ref}: one release per project (got {projects.count(project)} for {project})")
     sides: dict[str, SideSource | None] = {"reference": tree_side(settings, "reference", ENGINE_DIR)}
-    for ref in releases:
-        project = ref.split("@", 1)[0]
-        if project not in ("vllm", "sglang"):
-            raise ReportError(f"{ref}: a report column is vllm@VERSION or sglang@VERSION")
-        if project in sides:
-            raise ReportError(f"{ref}: one release per project (already have {sides[project].heading})")  # type: ignore[union-attr]
+    for ref, project in zip(releases, projects, strict=True):
         sides[project] = snapshot_side(settings, ref, progress=progress)
     return sides
 

@@ -36,11 +36,13 @@ def path_dot(view: CallPathView) -> str:
         '  node [shape=box, style="rounded,filled", fillcolor="#f4f6fa", fontname="Helvetica", fontsize=10];',
         '  edge [fontname="Helvetica", fontsize=9];',
     ]
-    nodes = [view.steps[0].caller, *(s.callee for s in view.steps)] if view.steps else [view.entry]
+    edges = view.edges
+    reached = set(view.reached)
+    nodes = [view.start or view.entry, *(s.callee for s in edges)]
     for node in dict.fromkeys(nodes):
-        extra = ', fillcolor="#dff3e4"' if node == view.reached else ""
+        extra = ', fillcolor="#dff3e4"' if node in reached else ""
         lines.append(f"  {_q(node)} [label={_q(short_name(node))}, tooltip={_q(node)}{extra}];")
-    for step in view.steps:
+    for step in edges:
         color = ', color="#b35c00", fontcolor="#b35c00"' if step.kind == "bridge" else ""
         label = step.site if step.kind == "bridge" else ""
         lines.append(

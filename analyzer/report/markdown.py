@@ -106,10 +106,13 @@ def _column(col: Column, graphviz: bool) -> list[str]:
 def _path(p: CallPathView) -> list[str]:
     if p.problem:
         return [f"From {code(p.entry)}: {esc(p.problem)}", ""]
-    out = [f"From {code(p.entry)} to {code(p.reached)}:", ""]
-    for i, st in enumerate(p.steps, start=1):
-        if st.kind == "bridge":
-            out.append(f"{i}. crosses {esc(st.site)} to {code(st.callee)}")
-        else:
-            out.append(f"{i}. {code(st.callee)} ({st.confidence}, {link(st.site, st.permalink)})")
-    return [*out, ""]
+    out = [f"From {code(p.entry)}:", ""]
+    for route in p.routes:
+        out += [f"- to {code(route[-1].callee)}:", ""]
+        for i, st in enumerate(route, start=1):
+            if st.kind == "bridge":
+                out.append(f"    {i}. crosses {esc(st.site)} to {code(st.callee)}")
+            else:
+                out.append(f"    {i}. {code(st.callee)} ({st.confidence}, {link(st.site, st.permalink)})")
+        out.append("")
+    return out

@@ -49,11 +49,26 @@ class PathStep:
 
 @dataclass(slots=True)
 class CallPathView:
+    """From one entry point, the shortest call path to each mapped symbol it reaches."""
+
     entry: str  # the entry point as mapped
-    steps: list[PathStep] = field(default_factory=list)
-    reached: str = ""  # the mapped symbol the path ends at
+    start: str = ""  # its call-graph node
+    routes: list[list[PathStep]] = field(default_factory=list)  # one per reached symbol, nearest first
     problem: str = ""  # no path / unknown entry point, in words
     svg: str | None = None  # inline Graphviz SVG when `dot` is installed
+
+    @property
+    def reached(self) -> list[str]:
+        return [route[-1].callee for route in self.routes]
+
+    @property
+    def edges(self) -> list[PathStep]:
+        """The routes' union (they share prefixes: a tree rooted at the entry)."""
+        seen: dict[tuple[str, str], PathStep] = {}
+        for route in self.routes:
+            for step in route:
+                seen.setdefault((step.caller, step.callee), step)
+        return list(seen.values())
 
 
 @dataclass(frozen=True, slots=True)

@@ -112,7 +112,7 @@ def call_paths(mapping: SideMapping, source: SideSource, dot: str | None) -> lis
     out: list[CallPathView] = []
     for entry in mapping.entry_points_for(version)[:MAX_ENTRY_PATHS]:
         view = find_call_path(graph, entry.name, targets, bridges, lambda site: _site_link(source, site))
-        if dot is not None and view.steps:
+        if dot is not None and view.routes:
             view.svg = render_svg(path_dot(view), dot)
         out.append(view)
     return out

@@ -1,0 +1,132 @@
+"""Pages, HTML and Markdown from the fixture world, without a browser."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from analyzer.report import build_report
+from analyzer.report.excerpt import make_excerpt
+from analyzer.report.markdown import code, fence
+from analyzer.report.models import ConceptPage
+
+
+@pytest.fixture(scope="module")
+def built(world, tmp_path_factory: pytest.TempPathFactory):
+    concepts, sides, _ = world
+    out = tmp_path_factory.mktemp("out")
+    (out / ".gitkeep").write_text("")
+    (out / "concepts").mkdir()
+    (out / "concepts" / "removed-concept.html").write_text("stale")
+    return build_report(concepts, sides, out, dot=None), out
+
+
+def _page(result, concept_id: str) -> ConceptPage:
+    return next(p for p in result.pages if p.id == concept_id)
+
+
+def test_files_written_and_stale_pages_removed(built) -> None:
+    result, out = built
+    names = sorted(p.relative_to(out).as_posix() for p in result.files)
+    assert names == ["concepts/continuous-batching.html", "concepts/request-entry.html", "index.html",
+                     "md/continuous-batching.md", "md/index.md", "md/request-entry.md"]
+    assert not (out / "concepts" / "removed-concept.html").exists()
+    assert (out / ".gitkeep").exists()  # the builder only rewrites what it owns
+
+
+def test_columns_symbols_and_permalinks(built) -> None:
+    result, _ = built
+    page = _page(result, "continuous-batching")
+    assert [c.project for c in page.columns] == ["reference", "vllm", "sglang"]
+    ref, vllm, sgl = page.columns
+    schedule = vllm.symbols[0]
+    assert (schedule.kind, schedule.path, schedule.line, schedule.end_line) == (
+        "method", "vllm/v1/core/scheduler.py", 11, 15)
+    assert schedule.permalink == "https://github.com/vllm-project/vllm/blob/ced6857af/vllm/v1/core/scheduler.py#L11-L15"
+    assert schedule.excerpt is not None and schedule.excerpt.code.startswith("    def schedule(self)")
+    # SGLang: the package lives under python/ upstream, and the wheel records no commit.
+    cls = sgl.symbols[0]
+    assert cls.permalink == ("https://github.com/sgl-project/sglang/blob/v0.5.20/"
+                             "python/sglang/srt/managers/scheduler.py#L1-L6")
+    assert sgl.source_line.startswith("tag")
+    assert not sgl.symbols[1].found and "gone_method" in " ".join(sgl.warnings)
+    assert ref.symbols[0].permalink is None  # a local tree has no upstream link
+    assert [k.found for k in vllm.knobs] == [True, False, True]
+    assert vllm.knobs[0].default == "256" and vllm.knobs[0].permalink.endswith("vllm/engine/arg_utils.py#L42")
+
+
+def test_call_path_crosses_the_bridge(built) -> None:
+    result, _ = built
+    vllm = _page(result, "continuous-batching").columns[1]
+    (path,) = vllm.paths
+    assert path.reached == ["vllm.v1.core.scheduler.Scheduler.add_request"]
+    route = path.routes[0]
+    assert [(s.callee, s.kind) for s in route] == [
+        ("vllm.v1.engine.client.EngineCoreClient.add_request", route[0].kind),
+        ("vllm.v1.engine.client.EngineCoreClient.send", route[1].kind),
+        ("vllm.v1.engine.core.EngineCore.handle_request", "bridge"),
+        ("vllm.v1.core.scheduler.Scheduler.add_request", route[3].kind),
+    ]
+    assert route[2].site == "zmq: engine core client"
+    assert route[0].permalink.endswith("vllm/entrypoints/api.py#L8")
+    assert path.svg is None  # built without Graphviz
+
+
+def test_state_flags_outside_writers(built) -> None:
+    result, _ = built
+    ref = _page(result, "continuous-batching").columns[0]
+    (state,) = ref.state
+    assert state.cls == "refeng.scheduler.Scheduler"
+    running = next(a for a in state.attrs if a.name == "running")
+    assert running.writers[0].function == "refeng.engine.Engine.add_request" and running.writers[0].outside
+    assert state.outside_writes == 1
+
+
+def test_html_escapes_and_states_the_fallback(built) -> None:
+    _, out = built
+    html = (out / "concepts" / "continuous-batching.html").read_text()
+    assert "<script>window.pwned" not in html
+    assert "&lt;script&gt;window.pwned = 1&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;" in html
+    assert "a &lt; b &amp;&amp; c &gt; d" in html  # source text through pygments
+    assert "<svg" not in html and 'class="path"' in html
+    assert "Graphviz <code>dot</code> was not found" in html
+    assert 'href="request-entry.html"' in html and 'href="../index.html"' in html
+    assert re.search(r"<script>", html) is None  # concept pages carry no script at all
+    index = (out / "index.html").read_text()
+    assert index.count("<script>") == 1 and 'id="search"' in index
+
+
+def test_markdown(built) -> None:
+    _, out = built
+    md = (out / "md" / "continuous-batching.md").read_text()
+    assert "\\<script\\>window.pwned" in md
+    assert "## vLLM 0.30.0 — implemented" in md and "## SGLang 0.5.20 — partial" in md
+    assert "11      def schedule(self) -> list[str]:" in md
+    assert "3. crosses zmq: engine core client to `vllm.v1.engine.core.EngineCore.handle_request`" in md
+    assert "[Where a request enters](request-entry.md)" in md
+    assert "(continuous-batching.md)" in (out / "md" / "index.md").read_text()
+
+
+def test_excerpt_cut_short_and_fences() -> None:
+    lines = [f"x{i} = {i}" for i in range(1, 201)]
+    ex = make_excerpt(lines, "m.py", 10, 190, "class")
+    assert ex is not None and (ex.first, ex.last, ex.end, ex.truncated) == (10, 49, 190, True)
+    assert make_excerpt(lines, "m.py", 300, 310, "function") is None
+    assert fence("a = '```'") == "````python\na = '```'\n````"
+    assert code("a`b") == "``a`b``"
+
+
+def test_svg_when_graphviz_present(world, tmp_path: Path) -> None:
+    from analyzer.report.graphviz import find_dot
+
+    dot = find_dot()
+    if dot is None:
+        pytest.fail("Graphviz `dot` is missing: .ci/run installs it (apt-get install graphviz)")
+    concepts, sides, _ = world
+    result = build_report(concepts, sides, tmp_path, fmt="html", dot=dot)
+    svg = _page(result, "continuous-batching").columns[1].paths[0].svg
+    assert svg is not None and svg.startswith("<svg") and "<?xml" not in svg
+    assert "zmq: engine core client" in svg
+    assert not (tmp_path / "md").exists()
