@@ -1,9 +1,11 @@
 """`atlas demo`: the main job on the embedded default.
 
 Fetches and indexes every release pinned in `snapshots/`, reads their flags and
-environment variables, indexes the reference engine's own source, and checks
-the sample manuscript in `examples/book` against the book's pins. Each stage is
-called through its public API, so the demo is also a smoke test of the pipeline.
+environment variables, indexes the reference engine's own source, checks the
+sample manuscript in `examples/book` against the book's pins, and renders the
+walkthrough site (reference engine | newest vLLM | newest SGLang per concept)
+into `reports/`. Each stage is called through its public API, so the demo is
+also a smoke test of the pipeline.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from analyzer.settings import Settings
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_BOOK = REPO_ROOT / "examples" / "book"
+REPORT_DIR = REPO_ROOT / "reports"
 
 
 @dataclass(slots=True)
@@ -63,8 +66,9 @@ def register(app: typer.Typer) -> None:
             None, "--release", "-r", help="Releases to index (default: every locked release)."
         ),
         book: Path = typer.Option(SAMPLE_BOOK, help="Manuscript to check against its pins."),
+        report_dir: Path = typer.Option(REPORT_DIR, "--report-dir", help="Where to write the walkthrough site."),
     ) -> None:
-        """Fetch and index the pinned releases, then check the sample manuscript."""
+        """Fetch and index the pinned releases, check the sample manuscript, render the walkthrough."""
         from analyzer.snapshots import SnapshotError, load_locks
 
         settings: Settings = ctx.obj
@@ -82,10 +86,13 @@ def register(app: typer.Typer) -> None:
         console.print(_release_table(summaries))
         console.print(_engine_summary(settings))
         _check_book(settings, console, book)
+        index = _build_report(settings, console, refs, report_dir)
         console.print(
             "\nNext: `atlas show vllm@0.30.0 Scheduler.schedule`, `atlas flags sglang@0.5.20`,"
             " `atlas check examples/book`, `atlas engine run --prompt 'Hello'`."
         )
+        if index is not None:
+            console.print(f"\n[bold]Open the walkthrough:[/] {index.resolve().as_uri()}")
 
 
 def _release_table(summaries: list[ReleaseSummary]) -> Table:
@@ -134,3 +141,19 @@ def _check_book(settings: Settings, console: Console, book: Path) -> None:
     parts = ", ".join(f"{n} {status}" for status, n in sorted(by_status.items()))
     console.print(f"Manuscript {book} against {title}: {len(findings)} findings ({parts})")
     console.print(f"  details: atlas check {book}")
+
+
+def _build_report(settings: Settings, console: Console, refs: list[str], out: Path) -> Path | None:
+    """The walkthrough site; its failure fails the demo (it is the main job's product)."""
+    from analyzer.report.commands import newest_per_project, print_result, run_report
+    from analyzer.report.sources import ReportError
+
+    columns = newest_per_project(refs)
+    console.print(f"• walkthrough: reference engine | {' | '.join(columns)} (call and state graphs)")
+    try:
+        result = run_report(settings, out=out, releases=columns, progress=console.is_terminal)
+    except ReportError as exc:
+        console.print(f"[red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(2) from None
+    print_result(console, result)
+    return result.index

@@ -24,20 +24,27 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
-def _version_key(version: str) -> tuple[tuple[int, str], ...]:
+def version_key(version: str) -> tuple[tuple[int, str], ...]:
     return tuple((int(p), "") if p.isdigit() else (-1, p) for p in re.split(r"[.+-]", version))
+
+
+def newest_per_project(refs: list[str]) -> list[str]:
+    """One release per upstream column: the newest of each project among `refs`."""
+    newest: dict[str, str] = {}
+    for ref in refs:
+        project, _, version = ref.partition("@")
+        if project in ("vllm", "sglang") and (
+            project not in newest or version_key(version) > version_key(newest[project].partition("@")[2])
+        ):
+            newest[project] = ref
+    return [newest[p] for p in ("vllm", "sglang") if p in newest]
 
 
 def default_releases() -> list[str]:
     """The newest pinned release of each upstream project."""
     from analyzer.snapshots import load_locks
 
-    newest: dict[str, str] = {}
-    for key, entry in load_locks().items():
-        project, version = entry.ref.project, entry.ref.version
-        if project not in newest or _version_key(version) > _version_key(newest[project].split("@", 1)[1]):
-            newest[project] = key
-    return [newest[p] for p in ("vllm", "sglang") if p in newest]
+    return newest_per_project(list(load_locks()))
 
 
 def open_sides(settings: Settings, releases: list[str], *, progress: bool) -> dict[str, SideSource | None]:
