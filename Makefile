@@ -16,6 +16,7 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# Fetches the four pinned wheels on first run; ends by printing reports/index.html's location.
 demo: $(STAMP)
 	$(BIN)/atlas demo
 
