@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 from pydantic import ValidationError
@@ -24,6 +24,7 @@ class APIError(Exception):
     """Raised anywhere in request handling; the app turns it into a JSON error response."""
 
     message: str
+    _: KW_ONLY  # status, param and code by name: a stray positional would be a silent bug
     status: int = 400
     param: str | None = None
     code: str | None = None

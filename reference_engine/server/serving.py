@@ -108,7 +108,9 @@ class Serving:
         if any(s == "" for s in stops):
             raise APIError("stop sequences must not be empty strings", param="stop")
         if req.stream_options is not None and not req.stream:
-            raise APIError("stream_options is only allowed when stream is true", "stream_options")
+            raise APIError(
+                "stream_options is only allowed when stream is true", param="stream_options"
+            )
 
     def resolve_max_tokens(
         self, requested: int | None, prompt_len: int, param: str, prompt_param: str

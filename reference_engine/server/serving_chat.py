@@ -74,7 +74,9 @@ class ChatServing(Serving):
         except ConfigError as exc:
             raise APIError(str(exc), param="messages") from None
         except TypeError as exc:  # chat_template_kwargs clashing with the template's own names
-            raise APIError(f"bad chat_template_kwargs: {exc}", "chat_template_kwargs") from None
+            raise APIError(
+                f"bad chat_template_kwargs: {exc}", param="chat_template_kwargs"
+            ) from None
         # The template writes its own special tokens; the tokenizer must not add more.
         ids = tok.encode(text, add_special_tokens=False)
         self.check_token_ids(ids, "messages")

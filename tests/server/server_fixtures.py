@@ -33,13 +33,15 @@ class LiveServer:
     engine: AsyncEngine
     server: uvicorn.Server
     thread: threading.Thread
+    # One client for the module: a new httpx.Client builds an SSL context (~50 ms) each time.
+    http: httpx.Client
 
     @property
     def api_url(self) -> str:
         return self.base_url + "/v1"
 
     def kv(self) -> dict[str, Any]:
-        return httpx.get(self.base_url + "/debug/kv", timeout=10).json()  # type: ignore[no-any-return]
+        return self.http.get("/debug/kv").json()  # type: ignore[no-any-return]
 
     def wait_idle(self, timeout_s: float = 10.0) -> dict[str, Any]:
         """The /debug/kv report once no request is left in the engine."""
@@ -51,6 +53,7 @@ class LiveServer:
             time.sleep(0.02)
 
     def stop(self) -> None:
+        self.http.close()
         self.server.should_exit = True
         self.thread.join(timeout=15)
 
@@ -65,7 +68,9 @@ def start_server(cache_dir: Path, max_n: int = 4, **engine_kwargs: Any) -> LiveS
     }
     engine = AsyncEngine(Engine(EngineConfig(cache_dir=cache_dir, **kwargs)))
     app = build_app(engine, ServerOptions(MODEL, ServingLimits(max_n=max_n)))
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # proto=IPPROTO_TCP, not 0: asyncio only sets TCP_NODELAY on accepted sockets whose proto
+    # says TCP; without it Nagle + delayed ACKs add 40 ms to every keep-alive request.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))  # the OS picks a free port; bound before uvicorn, so no race
     port = sock.getsockname()[1]
@@ -78,4 +83,6 @@ def start_server(cache_dir: Path, max_n: int = 4, **engine_kwargs: Any) -> LiveS
         if not thread.is_alive() or time.monotonic() > deadline:
             raise RuntimeError("the test server did not start")
         time.sleep(0.01)
-    return LiveServer(f"http://127.0.0.1:{port}", engine, server, thread)
+    base = f"http://127.0.0.1:{port}"
+    http = httpx.Client(base_url=base, timeout=60)
+    return LiveServer(base, engine, server, thread, http)
