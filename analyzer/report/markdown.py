@@ -53,7 +53,7 @@ def concept_markdown(page: ConceptPage, meta: ReportMeta) -> str:
     if page.chapters:
         out += [f"In the book: {esc(', '.join(page.chapters))}", ""]
     if page.related:
-        out += ["Related: " + ", ".join(f"[{esc(t)}]({i}.md)" for i, t in page.related), ""]
+        out += ["Related: " + ", ".join(f"[{esc(t)}]({i}.md)" if linked else esc(t) for i, t, linked in page.related), ""]
     for col in page.columns:
         out += _column(col, meta.graphviz)
     return "\n".join(out) + "\n"

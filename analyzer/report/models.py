@@ -148,7 +148,7 @@ class ConceptPage:
     title: str
     summary: str
     chapters: list[str]
-    related: list[tuple[str, str]]  # (id, title)
+    related: list[tuple[str, str, bool]]  # (id, title, has a page in this build)
     columns: list[Column]
 
     @property

@@ -32,7 +32,8 @@ def build_page(
     dot: str | None,
 ) -> ConceptPage:
     columns = [build_column(concept.side(project), sides.get(project), dot) for project in SIDES]
-    related = [(other, titles.get(other, other)) for other in concept.related]
+    # A concept left out of this build (`--concept`) is named, not linked: no dead links.
+    related = [(other, titles.get(other, other), other in titles) for other in concept.related]
     return ConceptPage(concept.id, concept.title, concept.summary, list(concept.chapters), related, columns)
 
 

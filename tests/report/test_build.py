@@ -130,3 +130,13 @@ def test_svg_when_graphviz_present(world, tmp_path: Path) -> None:
     assert svg is not None and svg.startswith("<svg") and "<?xml" not in svg
     assert "zmq: engine core client" in svg
     assert not (tmp_path / "md").exists()
+
+
+def test_related_concept_outside_the_build_is_named_not_linked(world, tmp_path: Path) -> None:
+    concepts, sides, _ = world
+    only = [c for c in concepts if c.id == "continuous-batching"]
+    result = build_report(only, sides, tmp_path, dot=None)
+    assert result.pages[0].related == [("request-entry", "request-entry", False)]
+    html = (tmp_path / "concepts" / "continuous-batching.html").read_text()
+    assert "request-entry.html" not in html
+    assert "request-entry.md" not in (tmp_path / "md" / "continuous-batching.md").read_text()
