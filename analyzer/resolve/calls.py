@@ -61,6 +61,7 @@ class CallResolver:
         self._caller_memo: dict[tuple[str, str], str] = {}
         self._transparent_memo: dict[str, bool] = {}
         self._decorated_memo: dict[str, list[str]] | None = None
+        self._candidates: dict[str, tuple[str, ...]] = {}
 
     # -- public -------------------------------------------------------------
 
@@ -357,7 +358,9 @@ class CallResolver:
         if attr in _BUILTIN_METHODS:
             rec.unresolved = rec.unresolved or "receiver type unknown"
             return
-        cands = tuple(sorted(self.p.methods_by_name.get(attr, ())))
+        cands = self._candidates.get(attr)
+        if cands is None:
+            cands = self._candidates[attr] = tuple(sorted(self.p.methods_by_name.get(attr, ())))
         if link and 0 < len(cands) <= GUESS_LINK_LIMIT:
             for cand in cands:
                 self._edge(rec, cand, "dynamic", "guess", cands)
