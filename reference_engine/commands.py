@@ -31,6 +31,12 @@ MODEL = typer.Option(
     help="Local Hugging Face checkpoint folder (default: the built-in tiny model, random weights).",
 )
 JSON = typer.Option(False, "--json", help="Print machine-readable JSON.")
+THREADS = typer.Option(
+    None,
+    "--threads",
+    min=1,
+    help="torch CPU threads (default: 1 for the built-in tiny model, torch's default otherwise).",
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -60,9 +66,20 @@ def _guard(action: Callable[[], T]) -> T:
         raise typer.Exit(1) from None
 
 
-def _make_engine(settings: Settings, model: Path | None, **kwargs: Any) -> Any:
+def _make_engine(
+    settings: Settings, model: Path | None, threads: int | None = None, **kwargs: Any
+) -> Any:
+    import torch
+
     from reference_engine.config import EngineConfig
     from reference_engine.engine import Engine
+
+    # The tiny model's matmuls are far too small to split; on a busy machine extra
+    # threads only add hand-off waits (measured 10-100x slower per op).
+    if threads is None and model is None:
+        threads = 1
+    if threads is not None:
+        torch.set_num_threads(threads)
 
     cfg = EngineConfig(
         model=str(model) if model is not None else None, cache_dir=settings.cache_dir, **kwargs
@@ -92,6 +109,7 @@ def run_command(
     stream: bool = typer.Option(False, "--stream", help="Print text as it is generated."),
     prefix_caching: str = typer.Option("hash", "--prefix-caching", help="none, hash or radix."),
     dtype: str = typer.Option("float32", "--dtype"),
+    threads: int = THREADS,
     json_output: bool = JSON,
 ) -> None:
     """Generate text for one or more prompts."""
@@ -101,7 +119,7 @@ def run_command(
     def go() -> None:
         from reference_engine.sampling_params import SamplingParams
 
-        engine = _make_engine(settings, model, prefix_caching=prefix_caching, dtype=dtype)
+        engine = _make_engine(settings, model, threads, prefix_caching=prefix_caching, dtype=dtype)
         if not json_output:
             _random_weights_notice(engine, console)
         params = SamplingParams(
@@ -188,6 +206,7 @@ def bench_command(
     max_num_batched_tokens: int = typer.Option(512, "--max-num-batched-tokens", min=1),
     prefix_caching: str = typer.Option("hash", "--prefix-caching", help="none, hash or radix."),
     seed: int = typer.Option(0, "--seed"),
+    threads: int = THREADS,
     json_output: bool = JSON,
 ) -> None:
     """Throughput and latency of the engine on a synthetic workload (engine only; the
@@ -203,6 +222,7 @@ def bench_command(
         engine = _make_engine(
             settings,
             model,
+            threads,
             max_num_seqs=max_num_seqs,
             max_num_batched_tokens=max_num_batched_tokens,
             prefix_caching=prefix_caching,
