@@ -28,8 +28,11 @@ class ModelRunner:
         self.num_blocks = engine_config.resolved_num_blocks(model_config)
         self.max_model_len = engine_config.resolved_max_model_len(model_config)
         self.max_blocks_per_seq = engine_config.max_blocks_per_seq(model_config)
-        torch.manual_seed(engine_config.seed)  # only random-init models depend on it
-        self.model = build_model(model_config, self.dtype, self.device)
+        # Only a model without a checkpoint is randomly initialised; seed it without
+        # touching the caller's global RNG stream.
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(engine_config.seed)
+            self.model = build_model(model_config, self.dtype, self.device)
         # One extra block at the end is scratch space: padded rows (CUDA-graph buckets)
         # write their K/V there, so no real block is ever touched by padding.
         self.pad_block_id = self.num_blocks

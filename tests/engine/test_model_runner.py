@@ -138,3 +138,21 @@ def test_step_bytes_counts_weights_and_context(
     assert runner.kv_bytes_per_token == per_token
     batch = build_forward_batch([SeqInput([1], 6, [0, 1]), SeqInput([2], 2, [2])], 4)
     assert runner.step_bytes(batch) == weights + (7 + 3) * per_token + 2 * per_token
+
+
+def test_random_init_is_seeded_and_leaves_global_rng_alone(
+    random_checkpoint: Callable,
+) -> None:
+    from reference_engine.config import EngineConfig, ModelConfig
+
+    cfg = ModelConfig.from_pretrained(random_checkpoint("qwen3"))
+    cfg.model_dir = None  # no weights: random init from EngineConfig.seed
+    torch.manual_seed(123)
+    expected_next = torch.rand(3)
+    torch.manual_seed(123)
+    a = ModelRunner(cfg, EngineConfig(dtype="float64", num_gpu_blocks=4, seed=5))
+    assert torch.equal(torch.rand(3), expected_next)  # caller's stream untouched
+    b = ModelRunner(cfg, EngineConfig(dtype="float64", num_gpu_blocks=4, seed=5))
+    c = ModelRunner(cfg, EngineConfig(dtype="float64", num_gpu_blocks=4, seed=6))
+    wa, wb, wc = (r.model.model.layers[0].mlp.down_proj.weight for r in (a, b, c))
+    assert torch.equal(wa, wb) and not torch.equal(wa, wc)
