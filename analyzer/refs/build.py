@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from analyzer.index.models import ModuleFacts
 from analyzer.refs.pinview import EnvEntry, FlagEntry, PinView, SymbolEntry
+
+if TYPE_CHECKING:  # importing analyzer.index pulls in libcst; only the types are needed here
+    from analyzer.index.models import ModuleFacts
 
 
 def symbols_from_facts(modules: Iterable[ModuleFacts]) -> list[SymbolEntry]:
@@ -41,8 +43,8 @@ def symbols_from_facts(modules: Iterable[ModuleFacts]) -> list[SymbolEntry]:
                 add(f"{mod}.{attr.target}", attr.line, attr.line, "attribute")
         for imp in facts.imports:
             # Module-level names a file re-exports (`from vllm import LLM` works through them).
-            if imp.scope != "<module>" or imp.name in (None, "*"):
-                continue
+            if imp.scope != "<module>" or imp.name in (None, "*") or not path.endswith("__init__.py"):
+                continue  # only packages' re-exports: `from vllm import LLM` style citations
             name = imp.asname or imp.name
             if name:
                 add(f"{mod}.{name}", imp.line, imp.line, "import")

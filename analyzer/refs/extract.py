@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from analyzer.refs.classify import Classified, classify, classify_env, classify_path
+from analyzer.refs.classify import Classified, classify, classify_env
 from analyzer.refs.framework import decide
 from analyzer.refs.models import PATH, SYMBOL, Reference
 from analyzer.refs.shell import looks_like_command, shell_refs
@@ -241,6 +241,3 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
             walker.code_block(token)
     walker.refs.sort(key=lambda r: (r.line, r.col))
     return walker.refs
-
-
-__all__ = ["classify_path", "extract_references", "markdown_parser"]

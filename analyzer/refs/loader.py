@@ -8,16 +8,26 @@ is rebuilt.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from analyzer.refs.build import envs_from, flags_from, list_files, symbols_from_facts
 from analyzer.refs.config import RefsError
 from analyzer.refs.pinview import PinView
 from analyzer.settings import Settings
+from analyzer.snapshots import (
+    Snapshot,
+    SnapshotError,
+    diff_changes,
+    ensure_snapshot,
+    is_fetched,
+    open_snapshot,
+    resolve_ref,
+)
 
 
 def view_cache_path(settings: Settings, pin: str) -> Path:
-    return settings.cache_dir / "refs" / "views" / f"{pin}.json"
+    return settings.cache_dir / "refs" / "views" / f"{pin}.sqlite"
 
 
 def _cached(path: Path) -> PinView | None:
@@ -32,10 +42,6 @@ def load_pin(settings: Settings, pin: str) -> PinView:
     (fetching the snapshot and indexing it first when needed)."""
     from analyzer.snapshots import (
         SnapshotError,
-        ensure_snapshot,
-        is_fetched,
-        open_snapshot,
-        resolve_ref,
     )
 
     try:
@@ -57,27 +63,23 @@ def load_pin(settings: Settings, pin: str) -> PinView:
     return view
 
 
-def build_view(settings: Settings, snapshot: object) -> PinView:
+def build_view(settings: Settings, snapshot: Snapshot) -> PinView:
     """Index the snapshot (the index stage caches per file) and extract its flags and env vars."""
-    try:
-        from analyzer.index import index_snapshot
-    except ImportError as exc:
-        raise RefsError(f"the index stage is not available: {exc}") from None
-    from analyzer.snapshots.models import Snapshot
+    # Imported here, not at the top: a warm check never needs libcst, whose import alone
+    # costs more than the rest of a check.
+    from analyzer.flags import FlagsError, extract_envs, extract_flags
+    from analyzer.index import index_snapshot
 
-    assert isinstance(snapshot, Snapshot)
-    index = index_snapshot(settings, snapshot)
+    # First use of a pin indexes the whole tree (minutes); show progress on a terminal.
+    index = index_snapshot(settings, snapshot, progress=sys.stderr.isatty())
     flags: list[object] = []
     envs: list[object] = []
     try:
-        from analyzer.flags import extract_envs, extract_flags
-
-        flag_result = extract_flags(snapshot.package_root, snapshot.ref.project)
-        env_result = extract_envs(snapshot.package_root, snapshot.ref.project)
-        flags = list(getattr(flag_result, "flags", flag_result))
-        envs = list(getattr(env_result, "envs", env_result))
-    except ImportError:
-        pass  # flags and env vars then come out not-checkable, never broken
+        flags = list(extract_flags(snapshot.package_root, snapshot.ref.project))
+        envs = list(extract_envs(snapshot.package_root, snapshot.ref.project))
+    except FlagsError as exc:
+        # Flags and env vars then come out not-checkable, never broken.
+        print(f"warning: {snapshot.name}: flags/env vars not extracted: {exc}", file=sys.stderr)
     root = snapshot.package_root
     return PinView(
         pin=snapshot.name,
@@ -97,10 +99,6 @@ def build_view(settings: Settings, snapshot: object) -> PinView:
 
 def store_renames(settings: Settings, old: PinView, new: PinView) -> dict[str, tuple[str, float]]:
     """Renames git detects between two stored snapshots, package-relative; {} when unavailable."""
-    try:
-        from analyzer.snapshots import SnapshotError, diff_changes
-    except ImportError:
-        return {}
     try:
         changes = diff_changes(settings, old.pin, new.pin)
     except SnapshotError:

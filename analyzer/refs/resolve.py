@@ -160,7 +160,7 @@ def find_symbol(target: str, pin: PinView) -> tuple[list[SymbolEntry], str]:
 
 
 def _resolve_symbol(ref: Reference, pin: PinView) -> Finding:
-    if not pin.symbols:
+    if not len(pin.table):
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"no symbol index for {pin.pin}")
     found, how = find_symbol(ref.target, pin)
     if not found:
