@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from safetensors import SafetensorError, safe_open
@@ -22,6 +22,9 @@ from reference_engine.layers.linear import FusedLinear
 from reference_engine.layers.rotary import RotaryEmbedding
 from reference_engine.models import model_class
 from reference_engine.models.llama import LlamaForCausalLM
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
 
 DTYPES = {
     "float32": torch.float32,
@@ -144,7 +147,7 @@ def _map_name(hf_name: str, packed: dict[str, tuple[str, str]]) -> tuple[str, st
 class LoadedTokenizer:
     """A `tokenizers.Tokenizer` plus what `tokenizer_config.json` adds to it."""
 
-    tokenizer: Any  # tokenizers.Tokenizer
+    tokenizer: Tokenizer
     chat_template: str | None = None
     bos_token: str | None = None
     eos_token: str | None = None
@@ -208,7 +211,7 @@ class _AddedToken:
     special: bool
 
 
-def _added_tokens(tokenizer: Any) -> list[_AddedToken]:
+def _added_tokens(tokenizer: Tokenizer) -> list[_AddedToken]:
     decoder = tokenizer.get_added_tokens_decoder()  # {id: AddedToken}
     return [_AddedToken(int(i), bool(t.special)) for i, t in decoder.items()]
 

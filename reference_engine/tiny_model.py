@@ -16,11 +16,14 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from reference_engine.config import ConfigError, ModelConfig
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
 
 TINY_MODEL_NAME = "atlas-tiny-qwen3"
 TINY_MODEL_VERSION = 1  # bump when the recipe changes, so stale caches are regenerated
@@ -140,7 +143,7 @@ def write_checkpoint(
     folder: Path,
     config: dict[str, Any],
     weights: dict[str, torch.Tensor],
-    tokenizer: Any,
+    tokenizer: Tokenizer,
     num_shards: int = 1,
 ) -> None:
     """A Hugging Face style folder; `num_shards` > 1 splits the weights over several files
@@ -185,7 +188,7 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 
-def build_tokenizer() -> Any:  # tokenizers.Tokenizer (imported lazily)
+def build_tokenizer() -> Tokenizer:
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
     tokenizer = Tokenizer(models.BPE())
