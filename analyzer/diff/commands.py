@@ -1,0 +1,67 @@
+"""`atlas diff A B`: a version diff (same project) or a design diff (two projects)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from analyzer.diff.html import write_html
+from analyzer.diff.models import VersionDiff
+from analyzer.diff.pins import DiffError
+from analyzer.diff.render import print_design, print_version
+from analyzer.diff.run import run_diff
+from analyzer.settings import Settings
+
+
+def register(app: typer.Typer) -> None:
+    app.command("diff")(diff_command)
+
+
+def _fail(message: str) -> typer.Exit:
+    console = Console(stderr=True, soft_wrap=True)
+    console.print("[bold red]error:[/]", end=" ")
+    console.print(message, markup=False, highlight=False)
+    return typer.Exit(2)
+
+
+def diff_command(
+    ctx: typer.Context,
+    left: str = typer.Argument(..., help="A release (vllm@0.30.0) or `reference` (our engine)."),
+    right: str = typer.Argument(..., help="Another release of the same project (version diff) or of another one (design diff)."),
+    concept: str = typer.Option(None, "--concept", help="Only this concept (see `atlas map list`)."),
+    calls: bool = typer.Option(True, "--calls/--no-calls", help="Use the call graphs (built once per release; minutes when cold)."),
+    html: Path = typer.Option(None, "--html", help="Also write a standalone HTML page here."),
+    mappings: Path = typer.Option(None, "--mappings", help="Folder of concept files (default: the repository's mappings/)."),
+    fetch: bool = typer.Option(True, "--fetch/--no-fetch", help="Fetch pinned releases not fetched yet."),
+    as_json: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
+) -> None:
+    """Compare two releases of one project (symbols, flags, call edges per concept),
+    or two projects side by side per concept (state owners, call structure, knobs)."""
+    from analyzer.mappings.commands import load_or_fail
+
+    settings = ctx.find_root().obj
+    if not isinstance(settings, Settings):
+        from analyzer.settings import default_cache_dir
+
+        settings = Settings(cache_dir=default_cache_dir())
+    concepts = load_or_fail(mappings, [concept] if concept else None)
+    progress = not as_json and sys.stderr.isatty()
+    try:
+        result = run_diff(settings, left, right, concepts, concept=concept, calls=calls, fetch=fetch, progress=progress)
+    except DiffError as exc:
+        raise _fail(str(exc)) from None
+    if html is not None:
+        try:
+            write_html(result, html)
+        except OSError as exc:
+            raise _fail(f"cannot write {html}: {exc}") from None
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), indent=2))
+    elif isinstance(result, VersionDiff):
+        print_version(Console(), result)
+    else:
+        print_design(Console(), result)

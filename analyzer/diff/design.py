@@ -1,0 +1,234 @@
+"""The two diffs, as plain data.
+
+`version_diff`: one project, two releases — symbols added / removed / moved
+(with evidence), flags and env vars added / removed, and per concept the call
+edges out of its mapped functions that appeared or vanished.
+
+`design_diff`: two sides (vLLM, SGLang, our reference engine) per concept —
+which mapped classes own which state, what the entry points call, and the knobs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import networkx as nx
+
+from analyzer.diff.models import (
+    CallEdge,
+    ClassState,
+    ConceptCalls,
+    ConceptDesign,
+    DesignDiff,
+    KnobInfo,
+    SideDesign,
+    VersionDiff,
+)
+from analyzer.diff.pins import PinData
+from analyzer.diff.symbols import SymbolChanges, compare_symbols
+from analyzer.flags.models import Flag
+from analyzer.index.models import Class
+from analyzer.mappings.models import ConceptMapping, SideMapping
+
+CALL_DEPTH = 2  # design diff: levels of callees shown from each entry point
+MAX_CALLS = 60  # per side and concept: enough to read the structure, not the whole program
+
+
+# ------------------------------------------------------------------ version diff
+
+
+def version_diff(
+    old: PinData,
+    new: PinData,
+    concepts: Iterable[ConceptMapping],
+    *,
+    file_renames: list[tuple[str, str, int]] | None = None,
+    concept: str | None = None,
+) -> VersionDiff:
+    """Compare two releases of one project. Call-graph changes are filled in only
+    when both sides carry graphs (`PinData.graphs`)."""
+    concepts = list(concepts)
+    changes = compare_symbols(old.index, new.index, file_renames)
+    flags_old, flags_new = _primary(old.flags), _primary(new.flags)
+    diff = VersionDiff(
+        old=old.label,
+        new=new.label,
+        added=changes.added,
+        removed=changes.removed,
+        moved=changes.moved,
+        flags_added=sorted(f for f, aliases in flags_new.items() if not aliases & set(old.flags)),
+        flags_removed=sorted(f for f, aliases in flags_old.items() if not aliases & set(new.flags)),
+        envs_added=sorted(_env_names(new) - set(old.envs)),
+        envs_removed=sorted(_env_names(old) - set(new.envs)),
+        concept_filter=concept,
+        warnings=[*(f"{old.label}: {w}" for w in old.warnings), *(f"{new.label}: {w}" for w in new.warnings)],
+    )
+    if concept is not None:
+        _limit_to_concept(diff, [c for c in concepts if c.id == concept], old, new)
+    if old.graphs is not None and new.graphs is not None:
+        for c in concepts:
+            if concept is None or c.id == concept:
+                diff.concepts.append(_concept_calls(c, old, new, changes))
+    return diff
+
+
+def _primary(flags: dict[str, Flag]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for flag in {id(f): f for f in flags.values()}.values():
+        out[flag.flag] = {flag.flag, *flag.aliases}
+    return out
+
+
+def _env_names(pin: PinData) -> set[str]:
+    return {e.name for e in pin.envs.values()}
+
+
+def _limit_to_concept(diff: VersionDiff, found: list[ConceptMapping], old: PinData, new: PinData) -> None:
+    """Keep the changes inside the modules and classes the concept maps (either release)."""
+    if not found:
+        return
+    side = found[0].side(old.project)
+    owners: set[str] = set()
+    for pin in (old, new):
+        for ref in (*side.symbols_for(pin.version), *side.entry_points_for(pin.version)):
+            for match in pin.index.find_symbol(ref.name):
+                if match.dotted == ref.name:
+                    owners.add(match.module)
+    knobs = {k.name for k in side.knobs_for(None)}
+
+    def inside(name: str) -> bool:
+        return any(name == m or name.startswith(m + ".") for m in owners)
+
+    diff.added = [n for n in diff.added if inside(n)]
+    diff.removed = [n for n in diff.removed if inside(n)]
+    diff.moved = [m for m in diff.moved if inside(m.old) or inside(m.new)]
+    diff.flags_added = [f for f in diff.flags_added if f in knobs]
+    diff.flags_removed = [f for f in diff.flags_removed if f in knobs]
+    diff.envs_added = [e for e in diff.envs_added if e in knobs]
+    diff.envs_removed = [e for e in diff.envs_removed if e in knobs]
+
+
+def _roots(side: SideMapping, pin: PinData, graph: nx.DiGraph) -> list[str]:
+    names = [r.name for r in (*side.entry_points_for(pin.version), *side.symbols_for(pin.version))]
+    return sorted({n for n in names if n in graph and graph.nodes[n].get("kind") in ("function", "method")})
+
+
+def _translate(name: str, renames: dict[str, str]) -> str:
+    """An old name under its new spelling, when it or an ancestor moved."""
+    probe = name
+    while probe:
+        if probe in renames:
+            return renames[probe] + name[len(probe):]
+        probe = probe.rpartition(".")[0]
+    return name
+
+
+def _concept_calls(concept: ConceptMapping, old: PinData, new: PinData, changes: SymbolChanges) -> ConceptCalls:
+    assert old.graphs is not None and new.graphs is not None
+    side = concept.side(old.project)
+    g_old, g_new = old.graphs.calls, new.graphs.calls
+    roots_old, roots_new = _roots(side, old, g_old), _roots(side, new, g_new)
+    renames = {m.old: m.new for m in changes.moved}
+    edges_old = {
+        (_translate(u, renames), _translate(v, renames)): CallEdge(u, v, d.get("kind", ""), d.get("confidence", ""))
+        for r in roots_old
+        for u, v, d in g_old.out_edges(r, data=True)
+    }
+    edges_new = {
+        (u, v): CallEdge(u, v, d.get("kind", ""), d.get("confidence", ""))
+        for r in roots_new
+        for u, v, d in g_new.out_edges(r, data=True)
+    }
+    # Only compare roots present on both sides: a root that vanished shows in `removed` symbols.
+    shared = {_translate(r, renames) for r in roots_old} & set(roots_new)
+    mapped = {r.name for r in (*side.symbols, *side.entry_points)}
+    missing = sorted(
+        n for n in mapped
+        if side.status in ("implemented", "partial") and n not in g_old and n not in g_new
+    )
+    return ConceptCalls(
+        concept=concept.id,
+        roots_old=roots_old,
+        roots_new=roots_new,
+        added=[e for k, e in sorted(edges_new.items()) if k[0] in shared and k not in edges_old],
+        removed=[e for k, e in sorted(edges_old.items()) if k[0] in shared and k not in edges_new],
+        missing=missing,
+    )
+
+
+# ------------------------------------------------------------------ design diff
+
+
+def design_diff(
+    left: PinData, right: PinData, concepts: Iterable[ConceptMapping], *, concept: str | None = None
+) -> DesignDiff:
+    """Side by side per concept. Calls are listed only for sides that carry graphs."""
+    diff = DesignDiff(
+        left=left.label,
+        right=right.label,
+        warnings=[*(f"{left.label}: {w}" for w in left.warnings), *(f"{right.label}: {w}" for w in right.warnings)],
+    )
+    for c in concepts:
+        if concept is None or c.id == concept:
+            diff.concepts.append(ConceptDesign(c.id, c.title, side_design(c, left), side_design(c, right)))
+    return diff
+
+
+def side_design(concept: ConceptMapping, pin: PinData) -> SideDesign:
+    side = concept.side(pin.project)
+    design = SideDesign(pin=pin.label, status=side.status, note=side.note)
+    for ref in side.symbols_for(pin.version):
+        match = next((m for m in pin.index.find_symbol(ref.name) if m.dotted == ref.name), None)
+        if match is None:
+            continue
+        if match.kind == "class":
+            fact = pin.index.fact(match)
+            if isinstance(fact, Class):
+                design.state.append(ClassState(ref.name, _attributes(fact)))
+    for knob in side.knobs_for(pin.version):
+        if knob.kind == "flag":
+            flag = pin.flags.get(knob.name)
+            design.knobs.append(KnobInfo(knob.name, "flag", flag.default if flag else None,
+                                         flag.help if flag else knob.role or None, found=flag is not None))
+        else:
+            env = pin.envs.get(knob.name)
+            design.knobs.append(KnobInfo(knob.name, "env", env.default if env else None,
+                                         knob.role or None, found=env is not None))
+    design.bridges = [b.to_dict() for b in side.bridges_for(pin.version)]
+    if pin.graphs is not None:
+        design.calls = _call_tree(side, pin)
+    return design
+
+
+def _attributes(cls: Class) -> list[str]:
+    """Declared state: dataclass fields, class attributes, then `self.x` assignments."""
+    seen: dict[str, str] = {}
+    for assignment in (*cls.fields, *cls.class_attributes, *cls.instance_attributes):
+        name = assignment.target.removeprefix("self.")
+        if "." in name or "[" in name or name.startswith("__"):
+            continue
+        if name not in seen or (assignment.annotation and ":" not in seen[name]):
+            seen[name] = f"{name}: {assignment.annotation}" if assignment.annotation else name
+    return list(seen.values())
+
+
+def _call_tree(side: SideMapping, pin: PinData) -> list[CallEdge]:
+    assert pin.graphs is not None
+    graph = pin.graphs.calls
+    roots = [r.name for r in side.entry_points_for(pin.version) if r.name in graph]
+    if not roots:
+        roots = _roots(side, pin, graph)
+    edges: list[CallEdge] = []
+    seen: set[tuple[str, str]] = set()
+    frontier = roots
+    for _ in range(CALL_DEPTH):
+        nxt: list[str] = []
+        for node in frontier:
+            for _, callee, data in sorted(graph.out_edges(node, data=True)):
+                if (node, callee) in seen or len(edges) >= MAX_CALLS:
+                    continue
+                seen.add((node, callee))
+                edges.append(CallEdge(node, callee, data.get("kind", ""), data.get("confidence", "")))
+                nxt.append(callee)
+        frontier = nxt
+    return edges
