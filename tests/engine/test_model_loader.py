@@ -386,3 +386,17 @@ def test_chat_template_features_real_templates_use(tmp_path: Path, tiny_model_pa
         '<|im_start|>assistant\nHello[{"n": "é"}]<|im_end|>\n'
         "<|im_start|>assistant\n<think>\n\n</think>\n\n0"
     )
+
+
+def test_tied_checkpoint_that_also_ships_lm_head_loads(
+    tmp_path: Path, random_checkpoint: Callable, make_runner: Callable
+) -> None:
+    """Some tied checkpoints still store `lm_head.weight` (a copy of the embedding); the
+    loader must ignore it rather than reject it."""
+    folder = _copy(random_checkpoint("qwen3"), tmp_path / "m")
+    _edit_weights(
+        folder, lambda w: w.update({"lm_head.weight": w["model.embed_tokens.weight"].clone()})
+    )
+    tokens = [7, 8, 9]
+    want = _logits(make_runner(random_checkpoint("qwen3")), tokens)
+    torch.testing.assert_close(_logits(make_runner(folder), tokens), want, rtol=0, atol=0)
