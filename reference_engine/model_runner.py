@@ -22,7 +22,11 @@ class ModelRunner:
     def __init__(self, model_config: ModelConfig, engine_config: EngineConfig) -> None:
         self.model_config = model_config
         self.engine_config = engine_config
-        self.device = torch.device(engine_config.resolved_device())
+        device = torch.device(engine_config.resolved_device())
+        if device.type == "cuda" and device.index is None:
+            # "cuda" != "cuda:0" when compared; pin the index so device checks hold.
+            device = torch.device("cuda", torch.cuda.current_device())
+        self.device = device
         self.dtype = DTYPES[engine_config.resolved_dtype(model_config)]
         self.block_size = engine_config.block_size
         self.num_blocks = engine_config.resolved_num_blocks(model_config)
@@ -122,6 +126,9 @@ class ModelRunner:
         dst_ids = torch.tensor([d for _, d in mapping], dtype=torch.int64)
         for (src_k, src_v), (dst_k, dst_v) in zip(src_caches, dst_caches, strict=True):
             for src, dst in ((src_k, dst_k), (src_v, dst_v)):
-                # Gather first: a mapping may read a block another pair overwrites.
-                rows = src[src_ids.to(src.device)].to(dst.device, non_blocking=True)
+                # Gather first: a mapping may read a block another pair overwrites. Only a
+                # copy *to* the GPU may be asynchronous: stream order protects its readers,
+                # while a host destination is read by the CPU right away.
+                rows = src[src_ids.to(src.device)]
+                rows = rows.to(dst.device, non_blocking=dst.device.type == "cuda")
                 dst.index_copy_(0, dst_ids.to(dst.device), rows)
