@@ -62,11 +62,13 @@ def _is_public(entry: SymbolEntry, pin: PinView) -> bool:
     return not any(part.startswith("_") for part in name.split(".")) and "/test" not in entry.path
 
 
-def _symbol_pool(pin: PinView, known: Callable[[str], bool]) -> Pool:
+def _symbol_pool(pin: PinView, known: Callable[[str], bool], skip: set[str] | None = None) -> Pool:
     """Symbols written the way the book writes them, kept when `known(written)` holds."""
     pool = Pool()
-    for entry in pin.symbols:
+    for entry in pin.table:
         if entry.kind not in {"class", "function"} or not _is_public(entry, pin):
+            continue
+        if skip is not None and entry.full in skip:
             continue
         name = short_name(entry, pin)
         parts = name.split(".")
@@ -86,7 +88,9 @@ def _written_path(pin: PinView, package_path: str) -> str:
 def build_pools(pin: PinView, newer: PinView) -> tuple[Pool, Pool]:
     """(valid at `pin`, stale at `pin` but real in `newer`)."""
     valid = _symbol_pool(pin, lambda name: True)
-    stale = _symbol_pool(newer, lambda name: not find_symbol(name, pin)[0])
+    old_names = {e.full for e in pin.table}
+    # Names the newer release added (its full dotted name is new) that the pin can't resolve at all.
+    stale = _symbol_pool(newer, lambda name: not find_symbol(name, pin)[0], skip=old_names)
     valid_files = sorted(f for f in pin.files if f.endswith(".py") and "/test" not in f and "__init__" not in f)
     valid.paths = [_written_path(pin, f) for f in valid_files]
     stale.paths = [
@@ -94,10 +98,13 @@ def build_pools(pin: PinView, newer: PinView) -> tuple[Pool, Pool]:
         if f.endswith(".py") and not pin.has_path(f) and "/test" not in f
     ]
     valid.flags = sorted(f.flag for f in pin.flags if f.flag.startswith("--"))
-    stale.flags = sorted(f.flag for f in newer.flags if f.flag.startswith("--") and f.flag not in pin.flag_map and ("--" + f.flag[5:] if f.flag.startswith("--no-") else "") not in pin.flag_map)
+    stale.flags = sorted(
+        f.flag for f in newer.flags
+        if f.flag.startswith("--") and f.flag not in pin.flag_map and f.flag.replace("--no-", "--", 1) not in pin.flag_map
+    )
     valid.envs = sorted(e.name for e in pin.envs if _classifies(e.name, "env"))
     stale.envs = sorted(e.name for e in newer.envs if _classifies(e.name, "env") and e.name not in pin.env_map and e.name not in pin.deprecated_env)
-    for entry in pin.symbols:
+    for entry in pin.table:
         if entry.kind == "function" and _is_public(entry, pin) and entry.end_line - entry.line >= 5 and "." in short_name(entry, pin):
             valid.anchors.append((entry.path, short_name(entry, pin), entry.line, entry.end_line))
     # Stale anchors: a real method, with the anchor moved past its end.

@@ -33,6 +33,14 @@ def _documents(book: BookConfig) -> list[tuple[str, str]]:
     return docs
 
 
+def _uri(path: Path) -> str:
+    """A file's path relative to the working directory (the repository, in CI) when it lies under it."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.resolve().as_uri()
+
+
 def run_check(
     settings: Settings,
     paths: list[Path],
@@ -122,7 +130,7 @@ def register(app: typer.Typer) -> None:
         elif sarif != Path("-"):
             render_table(console, findings, show_ok=show_all, title=title)
         if sarif is not None:
-            text = json.dumps(to_sarif(findings), indent=2)
+            text = json.dumps(to_sarif(findings, {book.display(p): _uri(p) for p in book.files}), indent=2)
             if sarif == Path("-"):
                 sys.stdout.write(text + "\n")
             else:

@@ -63,8 +63,12 @@ def to_json(findings: list[Finding]) -> list[dict[str, Any]]:
     return [f.to_dict() for f in findings]
 
 
-def to_sarif(findings: list[Finding], tool_version: str = "0.1.0") -> dict[str, Any]:
-    """SARIF 2.1.0: broken references as errors, not-checkable ones as notes."""
+def to_sarif(findings: list[Finding], uris: dict[str, str] | None = None, tool_version: str = "0.1.0") -> dict[str, Any]:
+    """SARIF 2.1.0: broken references as errors, not-checkable ones as notes.
+
+    `uris` maps a finding's file (relative to the book root) to the path code-scanning
+    UIs should show, normally relative to the repository the check runs in."""
+    uris = uris or {}
     rules = {}
     results = []
     for f in findings:
@@ -89,7 +93,7 @@ def to_sarif(findings: list[Finding], tool_version: str = "0.1.0") -> dict[str, 
                 "ruleId": rule_id,
                 "level": "error" if f.status == BROKEN else "note",
                 "message": {"text": message},
-                "locations": [{"physicalLocation": {"artifactLocation": {"uri": f.ref.file}, "region": region}}],
+                "locations": [{"physicalLocation": {"artifactLocation": {"uri": uris.get(f.ref.file, f.ref.file)}, "region": region}}],
                 "properties": {"pin": f.pin, "framework": f.framework or f.ref.framework, "kind": f.ref.kind},
             }
         )

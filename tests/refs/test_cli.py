@@ -100,7 +100,9 @@ def test_sarif_output(book: Path, tmp_path: Path) -> None:
     results = sarif["runs"][0]["results"]
     errors = [r for r in results if r["level"] == "error"]
     assert len(errors) == 1 and errors[0]["ruleId"] == "refs/broken-env"
-    region = errors[0]["locations"][0]["physicalLocation"]["region"]
+    location = errors[0]["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"].endswith("book/chapters/02.md")
+    region = location["region"]
     assert region["startLine"] == 3 and STALE.splitlines()[2][region["startColumn"] - 1 :].startswith("VLLM_USE_V1")
 
 
