@@ -216,11 +216,18 @@ class EngineConfig:
             raise ConfigError("cuda_graph_batch_sizes must be positive")
 
     def resolved_device(self) -> str:
-        if self.device != "auto":
-            return self.device
+        if self.device == "cpu":
+            return "cpu"
         import torch  # deferred: the analyzer side of atlas installs without torch
 
-        return "cuda" if torch.cuda.is_available() else "cpu"
+        if torch.cuda.is_available():
+            return "cuda"
+        if self.device == "cuda":
+            raise ConfigError(
+                f"device='cuda' but this torch ({torch.__version__}) sees no CUDA device; "
+                "use device='cpu' or 'auto'"
+            )
+        return "cpu"
 
     def resolved_dtype(self, model: ModelConfig) -> str:
         if self.dtype != "auto":

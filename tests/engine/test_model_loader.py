@@ -400,3 +400,12 @@ def test_tied_checkpoint_that_also_ships_lm_head_loads(
     tokens = [7, 8, 9]
     want = _logits(make_runner(random_checkpoint("qwen3")), tokens)
     torch.testing.assert_close(_logits(make_runner(folder), tokens), want, rtol=0, atol=0)
+
+
+def test_cuda_without_a_gpu_is_a_clear_error() -> None:
+    if torch.cuda.is_available():
+        assert EngineConfig(device="cuda").resolved_device() == "cuda"
+        return
+    assert EngineConfig(device="auto").resolved_device() == "cpu"
+    with pytest.raises(ConfigError, match="sees no CUDA device"):
+        EngineConfig(device="cuda").resolved_device()
