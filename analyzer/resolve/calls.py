@@ -16,7 +16,7 @@ from analyzer.index.models import AttributeAccess, CallSite, ModuleFacts
 from analyzer.resolve.exprs import dotted_name
 from analyzer.resolve.infer import Ctx, Inferrer
 from analyzer.resolve.models import CallEdge, CallRecord, Value
-from analyzer.resolve.project import MODULE_SCOPE, Project, Symbol, scope_chain
+from analyzer.resolve.project import MODULE_SCOPE, Project, Symbol
 
 
 def _words(text: str) -> frozenset[str]:
@@ -72,7 +72,7 @@ class CallResolver:
         found = self._caller_memo.get(key)
         if found is None:
             found = module
-            for sc in scope_chain(scope):
+            for sc in self.p.chain(scope):
                 if sc != MODULE_SCOPE and f"{module}.{sc}" in self.p.functions:
                     found = f"{module}.{sc}"
                     break

@@ -23,7 +23,6 @@ from analyzer.resolve.project import (
     FuncDef,
     Project,
     Symbol,
-    scope_chain,
 )
 
 _MAX_DEPTH = 12
@@ -115,7 +114,7 @@ class Inferrer:
 
     def name(self, name: str, ctx: Ctx, depth: int) -> Value | None:
         p = self.p
-        for index, sc in enumerate(scope_chain(ctx.scope)):
+        for index, sc in enumerate(self.p.chain(ctx.scope)):
             if sc == MODULE_SCOPE:
                 break
             qual = f"{ctx.module}.{sc}"
@@ -133,16 +132,14 @@ class Inferrer:
             scope = p.scope(ctx.module, sc)
             asgs = scope.assignments.get(name)
             if asgs:
-                if len(asgs) == 1:
-                    # One binding: its value is the same from anywhere, so memoise it
-                    # (big functions chain locals; without this, evaluation repeats).
-                    key = (ctx.module, sc, name)
-                    if key not in self._local_memo:
-                        self._local_memo[key] = None  # cycle guard
-                        self._local_memo[key] = self._assignment(asgs[0], ctx.module, sc, depth)
-                    return self._local_memo[key]
-                line = ctx.line if index == 0 else 0
-                return self._from_assignments(asgs, ctx.module, sc, line, depth)
+                # Memoised per local name, whatever the line: big functions rebind and
+                # chain locals (`x = layer(x)`), and evaluating every binding from every
+                # use is exponential. The latest binding that gives a type wins.
+                key = (ctx.module, sc, name)
+                if key not in self._local_memo:
+                    self._local_memo[key] = None  # cycle guard: `x = x.next()`
+                    self._local_memo[key] = self._from_assignments(asgs, ctx.module, sc, depth)
+                return self._local_memo[key]
             target = scope.imports.get(name)
             if target is not None:
                 return self.symbol_value(p.lookup_global(target), depth)
@@ -181,13 +178,8 @@ class Inferrer:
             return self.annotation(annotation, fd.module, _parent(fn.qualname), "annotation")
         return None
 
-    def _from_assignments(
-        self, asgs: list[Assignment], module: str, scope: str, line: int, depth: int
-    ) -> Value | None:
-        # Prefer the latest binding before the use; then any other binding.
-        before = [a for a in asgs if not line or a.line <= line]
-        ordered = list(reversed(before)) + [a for a in reversed(asgs) if a not in before]
-        for asg in ordered:
+    def _from_assignments(self, asgs: list[Assignment], module: str, scope: str, depth: int) -> Value | None:
+        for asg in sorted(asgs, key=lambda a: -a.line):
             found = self._assignment(asg, module, scope, depth)
             if found is not None:
                 return found
@@ -216,7 +208,7 @@ class Inferrer:
                 self._var_memo[sym.name] = None  # cycle guard
                 module, _, var = sym.name.rpartition(".")
                 asgs = self.p.module_attrs(module).get(var, [])
-                self._var_memo[sym.name] = self._from_assignments(asgs, module, MODULE_SCOPE, 0, depth)
+                self._var_memo[sym.name] = self._from_assignments(asgs, module, MODULE_SCOPE, depth)
             return self._var_memo[sym.name]
         return None
 
@@ -382,7 +374,7 @@ class Inferrer:
         return None
 
     def class_of_scope(self, module: str, scope: str) -> str | None:
-        for sc in scope_chain(scope):
+        for sc in self.p.chain(scope):
             qual = f"{module}.{sc}"
             cls = self.p.enclosing_class(qual)
             if cls is not None:

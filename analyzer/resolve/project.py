@@ -37,6 +37,11 @@ class Scope:
     assignments: dict[str, list[Assignment]] = field(default_factory=dict)
 
 
+# Shared by every scope that binds nothing; never mutated (scopes are only filled
+# while their module's table is built, before anyone can hold this object).
+_EMPTY_SCOPE = Scope()
+
+
 @dataclass(slots=True)
 class FuncDef:
     module: str
@@ -127,6 +132,8 @@ class Project:
         self.roots = {m.split(".")[0] for m in self.modules}
         self.hierarchy = Hierarchy(self)
         self._scopes: dict[tuple[str, str], Scope] = {}
+        self._built: set[str] = set()
+        self._chains: dict[str, list[str]] = {}
         self._module_attrs: dict[str, dict[str, list[Assignment]]] = {}
         self._global_memo: dict[str, Symbol | None] = {}
         self._member_memo: dict[tuple[str, str], Symbol | None] = {}
@@ -138,10 +145,19 @@ class Project:
         found = self._scopes.get(key)
         if found is not None:
             return found
-        self._build_scopes(module)
-        return self._scopes.setdefault(key, Scope())
+        if module not in self._built:
+            self._build_scopes(module)
+        return self._scopes.setdefault(key, _EMPTY_SCOPE)
+
+    def chain(self, scope: str) -> list[str]:
+        """Memoised `scope_chain`."""
+        found = self._chains.get(scope)
+        if found is None:
+            found = self._chains[scope] = scope_chain(scope)
+        return found
 
     def _build_scopes(self, module: str) -> None:
+        self._built.add(module)
         facts = self.modules[module]
         self._scopes.setdefault((module, MODULE_SCOPE), Scope())
         for imp in facts.imports:
@@ -168,7 +184,7 @@ class Project:
         self._module_attrs[module] = attrs
 
     def module_attrs(self, module: str) -> dict[str, list[Assignment]]:
-        if module not in self._module_attrs:
+        if module not in self._built:
             self._build_scopes(module)
         return self._module_attrs[module]
 
@@ -273,7 +289,7 @@ class Project:
         return sym
 
     def _name_in_scope(self, module: str, scope: str, name: str) -> Symbol | None:
-        for sc in scope_chain(scope):
+        for sc in self.chain(scope):
             if sc == MODULE_SCOPE:
                 break
             qual = f"{module}.{sc}.{name}"
