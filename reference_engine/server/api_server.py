@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Receive, Scope, Send
 
-from reference_engine.server.async_engine import AsyncEngine, RequestStream
+from reference_engine.server.async_engine import AsyncEngine, EngineDeadError, RequestStream
 from reference_engine.server.errors import APIError, error_body, from_validation_error
 from reference_engine.server.metrics import ServerMetrics
 from reference_engine.server.protocol import ChatCompletionRequest, CompletionRequest
@@ -94,6 +94,11 @@ def build_app(engine: AsyncEngine, options: ServerOptions) -> FastAPI:
     async def on_http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         metrics.count_error(exc.status_code)
         return JSONResponse(error_body(str(exc.detail), exc.status_code), exc.status_code)
+
+    @app.exception_handler(EngineDeadError)
+    async def on_engine_dead(request: Request, exc: EngineDeadError) -> JSONResponse:
+        metrics.count_error(503)
+        return JSONResponse(error_body(str(exc), 503), status_code=503)
 
     @app.exception_handler(_ClientGone)
     async def on_client_gone(request: Request, exc: _ClientGone) -> Response:

@@ -87,6 +87,10 @@ class _Stop:
     pass
 
 
+class _EndOfStream:
+    """Put on a stream's queue at shutdown: the stream ends early, its request is aborted."""
+
+
 _Command = _Add | _Abort | _Call | _Stop
 
 
@@ -107,6 +111,9 @@ class RequestStream:
         if self.finished or self._closed:
             raise StopAsyncIteration
         item = await self._outputs.get()
+        if isinstance(item, _EndOfStream):
+            self.close()
+            raise StopAsyncIteration
         if isinstance(item, BaseException):
             self._closed = True
             raise item
@@ -132,6 +139,7 @@ class AsyncEngine:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
+        self._closing = False
         self.snapshot: EngineSnapshot = take_snapshot(engine)
 
     # --- lifecycle (event loop side) ----------------------------------------------------
@@ -153,9 +161,20 @@ class AsyncEngine:
         await asyncio.to_thread(self._thread.join, timeout_s)
         self._thread = None
 
+    async def drain(self, timeout_s: float) -> None:
+        """Shutdown, first half: refuse new requests, give open ones `timeout_s` to finish,
+        then end the rest (each ends its HTTP response normally and aborts its request)."""
+        self._closing = True
+        deadline = time.monotonic() + timeout_s
+        while self._streams and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        for target in self._streams.values():
+            target.put_nowait(_EndOfStream())
+
     @property
     def is_running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive() and self._error is None
+        alive = self._thread is not None and self._thread.is_alive()
+        return alive and self._error is None and not self._closing
 
     @property
     def error(self) -> BaseException | None:
@@ -193,7 +212,7 @@ class AsyncEngine:
 
     async def call(self, fn: Callable[[Engine], T]) -> T:
         """Run `fn(engine)` on the engine thread, between two steps."""
-        self._check_alive()
+        self._check_alive(closing_ok=True)
         done: concurrent.futures.Future[T] = concurrent.futures.Future()
         self._commands.put(_Call(fn, done))
         return await asyncio.wrap_future(done)
@@ -203,11 +222,13 @@ class AsyncEngine:
         if abort:
             self._commands.put(_Abort(request_id))
 
-    def _check_alive(self) -> None:
+    def _check_alive(self, closing_ok: bool = False) -> None:
         if self._error is not None:
             raise EngineDeadError(f"the engine stopped after an error: {self._error}")
         if self._thread is None:
             raise EngineDeadError("the engine is not running")
+        if self._closing and not closing_ok:
+            raise EngineDeadError("the server is shutting down")
 
     # --- delivery (event loop side, scheduled by the engine thread) ---------------------
     def _deliver(self, outputs: list[RequestOutput]) -> None:

@@ -1,19 +1,30 @@
 """Build an engine and serve it with uvicorn until SIGINT / SIGTERM.
 
-uvicorn owns the signals: on the first one it stops accepting connections,
-gives open streams `graceful_s` to finish, cancels the rest (each cancelled
-stream aborts its request), then runs the app's shutdown, which stops the
-engine thread. The process then exits 0.
+On the first signal the server stops accepting connections, refuses new
+requests (503), gives open ones `graceful_s` to finish, then ends the rest
+itself: each open stream gets its `[DONE]` and its request is aborted, so no
+task has to be cancelled mid-write. Then the app's shutdown stops the engine
+thread, and the process exits 0: a requested stop is a success. A second
+SIGINT forces an immediate exit (uvicorn's behaviour).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import signal
+import socket
+import threading
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import uvicorn
 
 from reference_engine.server.serving import ServingLimits
+
+if TYPE_CHECKING:
+    from reference_engine.server.async_engine import AsyncEngine
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +40,34 @@ class ServeConfig:
     log_level: str = "warning"
 
 
+class GracefulServer(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config, engine: AsyncEngine, graceful_s: float) -> None:
+        super().__init__(config)
+        self.engine = engine
+        self.graceful_s = graceful_s
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        for server in self.servers:
+            server.close()  # stop accepting first; uvicorn's own shutdown repeats this harmlessly
+        await self.engine.drain(self.graceful_s)
+        await super().shutdown(sockets)
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        # uvicorn re-raises the captured signal after a graceful shutdown, which turns a
+        # clean stop into exit 130 / death by SIGTERM; keep the handlers, skip the re-raise.
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        handled = (signal.SIGINT, signal.SIGTERM)
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+        try:
+            yield
+        finally:
+            for sig, handler in original.items():
+                signal.signal(sig, handler)
+
+
 def model_name_for(engine: Any, served: str | None) -> str:
     if served:
         return served
@@ -36,14 +75,34 @@ def model_name_for(engine: Any, served: str | None) -> str:
     return Path(model_dir).name if model_dir is not None else "atlas"
 
 
-def build_server(engine_kwargs: dict[str, Any], cfg: ServeConfig) -> tuple[Any, str, Any]:
-    """(uvicorn.Server, served model name, engine); loads the model, binds nothing yet."""
+def make_server(
+    engine: AsyncEngine, model_name: str, cfg: ServeConfig, **uvicorn_kwargs: Any
+) -> GracefulServer:
+    from reference_engine.server.api_server import ServerOptions, build_app
+
+    app = build_app(engine, ServerOptions(model_name, cfg.limits))
+    config = uvicorn.Config(
+        app,
+        host=cfg.host,
+        port=cfg.port,
+        log_level=cfg.log_level,
+        access_log=cfg.access_log,
+        # A backstop only: drain() has already ended every stream by the time it applies.
+        timeout_graceful_shutdown=int(cfg.graceful_s) + 5,
+        lifespan="on",
+        **uvicorn_kwargs,
+    )
+    return GracefulServer(config, engine, cfg.graceful_s)
+
+
+def build_server(
+    engine_kwargs: dict[str, Any], cfg: ServeConfig
+) -> tuple[GracefulServer, str, Any]:
+    """(server, served model name, engine); loads the model, binds nothing yet."""
     import torch
-    import uvicorn
 
     from reference_engine.config import ConfigError, EngineConfig
     from reference_engine.engine import Engine
-    from reference_engine.server.api_server import ServerOptions, build_app
     from reference_engine.server.async_engine import AsyncEngine
 
     if cfg.torch_threads > 0:
@@ -55,17 +114,7 @@ def build_server(engine_kwargs: dict[str, Any], cfg: ServeConfig) -> tuple[Any, 
         except OSError as exc:
             raise ConfigError(f"cannot read the chat template {cfg.chat_template}: {exc}") from None
     name = model_name_for(engine, cfg.served_model_name)
-    app = build_app(AsyncEngine(engine), ServerOptions(name, cfg.limits))
-    config = uvicorn.Config(
-        app,
-        host=cfg.host,
-        port=cfg.port,
-        log_level=cfg.log_level,
-        access_log=cfg.access_log,
-        timeout_graceful_shutdown=int(max(1, cfg.graceful_s)),
-        lifespan="on",
-    )
-    return uvicorn.Server(config), name, engine
+    return make_server(AsyncEngine(engine), name, cfg), name, engine
 
 
 def serve(

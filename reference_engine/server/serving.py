@@ -209,7 +209,8 @@ class Serving:
             if not stream.finished:
                 self.metrics.num_client_aborts += 1
             stream.close()
-        assert final is not None and final.finished
+        if final is None or not final.finished:  # ended early by a shutdown
+            raise APIError("the server is shutting down; the request was aborted", status=503)
         self._finish(timer, final)
         return final
 
@@ -246,7 +247,7 @@ class Serving:
             if not stream.finished:
                 self.metrics.num_client_aborts += 1
             stream.close()
-        if final is not None:
+        if final is not None and final.finished:
             self._finish(timer, final)
         yield SSE_DONE
 

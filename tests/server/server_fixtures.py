@@ -14,12 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import uvicorn
 
 from reference_engine.config import EngineConfig
 from reference_engine.engine import Engine
-from reference_engine.server.api_server import ServerOptions, build_app
 from reference_engine.server.async_engine import AsyncEngine
+from reference_engine.server.launch import GracefulServer, ServeConfig, make_server
 from reference_engine.server.serving import ServingLimits
 from reference_engine.tiny_model import TINY_MODEL_NAME
 
@@ -31,7 +30,7 @@ MAX_MODEL_LEN = 128  # small context: fuzzed requests can never ask for long gen
 class LiveServer:
     base_url: str
     engine: AsyncEngine
-    server: uvicorn.Server
+    server: GracefulServer
     thread: threading.Thread
     # One client for the module: a new httpx.Client builds an SSL context (~50 ms) each time.
     http: httpx.Client
@@ -67,15 +66,15 @@ def start_server(cache_dir: Path, max_n: int = 4, **engine_kwargs: Any) -> LiveS
         **engine_kwargs,
     }
     engine = AsyncEngine(Engine(EngineConfig(cache_dir=cache_dir, **kwargs)))
-    app = build_app(engine, ServerOptions(MODEL, ServingLimits(max_n=max_n)))
     # proto=IPPROTO_TCP, not 0: asyncio only sets TCP_NODELAY on accepted sockets whose proto
     # says TCP; without it Nagle + delayed ACKs add 40 ms to every keep-alive request.
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))  # the OS picks a free port; bound before uvicorn, so no race
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
-    server = uvicorn.Server(config)
+    server = make_server(
+        engine, MODEL, ServeConfig(limits=ServingLimits(max_n=max_n), graceful_s=1)
+    )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
