@@ -258,6 +258,8 @@ def bench_command(
 
 # `serve` and `loadtest` live beside their packages; importing them loads neither torch nor
 # fastapi. Imported last: they use the helpers above when they run.
+from reference_engine.loadtest.cli import add_loadtest_command  # noqa: E402
 from reference_engine.server.cli import add_serve_command  # noqa: E402
 
 add_serve_command(engine_app)
+add_loadtest_command(engine_app)
