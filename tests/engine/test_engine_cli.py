@@ -85,3 +85,14 @@ def test_commands_module_does_not_import_torch() -> None:
     code = "import sys, reference_engine.commands; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_run_loads_a_local_checkpoint_folder(random_checkpoint, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    folder = random_checkpoint("llama", dtype="float32", num_shards=2)
+    args = ["--cache-dir", str(tmp_path), "engine", "run", "--prompt", "hi"]
+    args += ["--model", str(folder), "--max-tokens", "3", "--prefix-caching", "radix", "--json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert payload["model"] == str(folder) and payload["random_weights"] is False
+    assert len(payload["outputs"][0]["outputs"][0]["token_ids"]) <= 3
