@@ -151,7 +151,7 @@ def register(app: typer.Typer) -> None:
             return
         if which not in ("calls", "state"):
             raise _fail(f"--graph must be calls or state, not {which!r}")
-        graph = graphs.calls if which == "calls" else state_graph(graphs.state)
+        graph = graphs.calls.to_nx() if which == "calls" else state_graph(graphs.state)
         text = EXPORTERS[fmt](graph)
         if output is None:
             typer.echo(text, nl=False)

@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 
 import networkx as nx
 
 from analyzer.graphs.callgraph import RANK
+from analyzer.graphs.compact import CompactCallGraph
 from analyzer.graphs.state import ClassState
+
+Graph = nx.DiGraph | CompactCallGraph
 
 
 class QueryError(Exception):
     """Unknown or ambiguous symbol; the message lists what would match."""
 
 
-def match_nodes(graph: nx.DiGraph, symbol: str, kinds: tuple[str, ...] | None = None) -> list[str]:
+def match_nodes(graph: Graph, symbol: str, kinds: tuple[str, ...] | None = None) -> list[str]:
     """Nodes named exactly `symbol`, else those ending in `.symbol`."""
     def ok(node: str) -> bool:
         return kinds is None or graph.nodes[node].get("kind") in kinds
@@ -27,7 +31,7 @@ def match_nodes(graph: nx.DiGraph, symbol: str, kinds: tuple[str, ...] | None = 
     return sorted(n for n in graph if n.endswith(suffix) and ok(n))
 
 
-def find_one(graph: nx.DiGraph, symbol: str, kinds: tuple[str, ...] | None = None) -> str:
+def find_one(graph: Graph, symbol: str, kinds: tuple[str, ...] | None = None) -> str:
     found = match_nodes(graph, symbol, kinds)
     if not found:
         raise QueryError(f"no symbol matches {symbol!r}")
@@ -55,7 +59,7 @@ def _allowed(data: dict, min_confidence: str) -> bool:
 
 
 def calls_query(
-    graph: nx.DiGraph, root: str, *, depth: int = 1, reverse: bool = False, min_confidence: str = "guess"
+    graph: Graph, root: str, *, depth: int = 1, reverse: bool = False, min_confidence: str = "guess"
 ) -> list[CallStep]:
     """Breadth-first callees (or callers with reverse) of `root` up to `depth`."""
     steps: list[CallStep] = []
@@ -88,10 +92,16 @@ def _view(graph: nx.DiGraph, min_confidence: str) -> nx.DiGraph:
 
 
 def path_query(
-    graph: nx.DiGraph, source: str, target: str, *, max_paths: int = 5, min_confidence: str = "guess",
+    graph: Graph, source: str, target: str, *, max_paths: int = 5, min_confidence: str = "guess",
     max_length: int = 12,
 ) -> list[list[CallStep]]:
     """Shortest call path first, then further simple paths in order of length."""
+    if isinstance(graph, CompactCallGraph):
+        if source not in graph or target not in graph:
+            return []
+        graph = graph.subgraph_between(source, target, max_length)
+        if source not in graph or target not in graph:
+            return []
     view = _view(graph, min_confidence)
     out: list[list[CallStep]] = []
     try:
@@ -109,7 +119,7 @@ def path_query(
     return out
 
 
-def state_query(states: dict[str, ClassState], symbol: str) -> ClassState:
+def state_query(states: Mapping[str, ClassState], symbol: str) -> ClassState:
     if symbol in states:
         return states[symbol]
     found = sorted(n for n in states if n.endswith("." + symbol))

@@ -9,6 +9,8 @@ method of that class (or a subclass) is flagged `outside`.
 
 from __future__ import annotations
 
+import pickle
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -116,7 +118,7 @@ def build_state(project: Project, resolver: CallResolver | None = None) -> dict[
     return states
 
 
-def state_graph(states: dict[str, ClassState]) -> nx.DiGraph:
+def state_graph(states: Mapping[str, ClassState]) -> nx.DiGraph:
     """The state-ownership graph as networkx: class -owns-> `Class.attr` node;
     function -reads/writes-> attribute node (with kinds, sites, `outside`)."""
     g = nx.DiGraph()
@@ -141,3 +143,36 @@ def state_graph(states: dict[str, ClassState]) -> nx.DiGraph:
                 data["sites"].append(access.site)
                 data["outside"] = data["outside"] or access.outside
     return g
+
+
+class StateIndex(Mapping[str, ClassState]):
+    """Class name -> ClassState, each kept pickled until asked for: a query about
+    one class should not pay for unpickling the state of thousands."""
+
+    def __init__(self, states: dict[str, ClassState]) -> None:
+        self._blobs = {
+            name: pickle.dumps(st, protocol=pickle.HIGHEST_PROTOCOL) for name, st in states.items()
+        }
+        self._cache: dict[str, ClassState] = {}
+
+    def __getstate__(self) -> dict[str, bytes]:
+        return self._blobs
+
+    def __setstate__(self, blobs: dict[str, bytes]) -> None:
+        self._blobs = blobs
+        self._cache = {}
+
+    def __getitem__(self, name: str) -> ClassState:
+        found = self._cache.get(name)
+        if found is None:
+            found = self._cache[name] = pickle.loads(self._blobs[name])
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._blobs)
+
+    def __len__(self) -> int:
+        return len(self._blobs)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._blobs

@@ -18,10 +18,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import networkx as nx
-
 from analyzer.graphs.callgraph import Unresolved, build_call_graph
-from analyzer.graphs.state import ClassState, build_state
+from analyzer.graphs.compact import CompactCallGraph
+from analyzer.graphs.state import StateIndex, build_state
 from analyzer.index.models import ModuleFacts
 from analyzer.resolve import CallResolver, Project
 from analyzer.settings import Settings
@@ -45,8 +44,8 @@ class Target:
 
 @dataclass(slots=True)
 class Graphs:
-    calls: nx.DiGraph
-    state: dict[str, ClassState]
+    calls: CompactCallGraph  # `.to_nx()` for the full networkx DiGraph
+    state: StateIndex  # class name -> ClassState (classes that own state)
     meta: dict[str, object] = field(default_factory=dict)
 
 
@@ -136,7 +135,7 @@ def build_graphs(facts: list[ModuleFacts], label: str = "") -> tuple[Graphs, lis
         "unresolved_sites": len(calls.unresolved),
         "external_sites": sum(calls.external.values()),
     }
-    return Graphs(calls.graph, state, meta), calls.unresolved
+    return Graphs(CompactCallGraph.from_nx(calls.graph), StateIndex(state), meta), calls.unresolved
 
 
 def _cache_dir(settings: Settings, target: Target) -> Path:

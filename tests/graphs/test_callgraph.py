@@ -82,7 +82,8 @@ def test_path_query_shortest_first(graphs: Graphs) -> None:
 
 
 def test_exports(graphs: Graphs) -> None:
-    g = graphs.calls
+    g = graphs.calls.to_nx()
+    assert g.number_of_edges() == graphs.calls.number_of_edges()
     data = json.loads(to_json(g))
     assert len(data["edges"]) == g.number_of_edges()
     dot = to_dot(g)
@@ -90,3 +91,25 @@ def test_exports(graphs: Graphs) -> None:
     root = ET.fromstring(to_graphml(g))
     ns = {"g": "http://graphml.graphdrawing.org/xmlns"}
     assert len(root.findall(".//g:edge", ns)) == g.number_of_edges()
+
+
+def test_compact_graph_round_trip_and_pruned_paths(graphs: Graphs) -> None:
+    import pickle
+
+    compact = pickle.loads(pickle.dumps(graphs.calls))
+    full = compact.to_nx()
+    assert set(full.nodes) == set(compact) and full.number_of_edges() == compact.number_of_edges()
+    for u, v in full.edges:
+        assert compact.edges[u, v] == full.edges[u, v]
+    src, dst = find_one(compact, "main.run"), find_one(compact, "BlockPool.get_blocks")
+    pruned = compact.subgraph_between(src, dst, 12)
+    assert src in pruned and dst in pruned and pruned.number_of_nodes() < full.number_of_nodes()
+    assert path_query(compact, src, dst) == path_query(full, src, dst)
+
+
+def test_state_index_is_lazy_and_picklable(graphs: Graphs) -> None:
+    import pickle
+
+    states = pickle.loads(pickle.dumps(graphs.state))
+    assert f"{KV}.KVCacheManager" in states and len(states) == len(graphs.state)
+    assert states[f"{KV}.KVCacheManager"].attrs.keys() == graphs.state[f"{KV}.KVCacheManager"].attrs.keys()
