@@ -110,7 +110,20 @@ class RequestStream:
     async def __anext__(self) -> RequestOutput:
         if self.finished or self._closed:
             raise StopAsyncIteration
-        item = await self._outputs.get()
+        return self._accept(await self._outputs.get())
+
+    def ready(self) -> list[RequestOutput]:
+        """Outputs already waiting, without blocking: a consumer that fell behind the
+        engine catches up in one write instead of one per step."""
+        outs: list[RequestOutput] = []
+        while not (self.finished or self._closed) and not self._outputs.empty():
+            try:
+                outs.append(self._accept(self._outputs.get_nowait()))
+            except StopAsyncIteration:
+                break
+        return outs
+
+    def _accept(self, item: Any) -> RequestOutput:
         if isinstance(item, _EndOfStream):
             self.close()
             raise StopAsyncIteration
@@ -129,11 +142,16 @@ class RequestStream:
 
 
 class AsyncEngine:
-    def __init__(self, engine: Engine, idle_poll_s: float = 0.5) -> None:
+    def __init__(
+        self, engine: Engine, idle_poll_s: float = 0.5, snapshot_interval_s: float = 0.25
+    ) -> None:
         self.engine = engine
         self.tokenizer = engine.tokenizer
         self.max_model_len = engine.max_model_len
         self._idle_poll_s = idle_poll_s
+        # Counting evictable prefix-cache blocks walks the whole cache (O(cached blocks)), so
+        # a busy engine publishes its state a few times a second, not after every step.
+        self._snapshot_interval_s = snapshot_interval_s
         self._commands: queue.SimpleQueue[_Command] = queue.SimpleQueue()
         self._streams: dict[str, asyncio.Queue[Any]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -245,18 +263,23 @@ class AsyncEngine:
     # --- the engine thread ------------------------------------------------------------------
     def _run(self) -> None:
         engine = self.engine
+        next_snapshot = 0.0
         try:
             while True:
                 busy = engine.has_unfinished_requests()
                 if not self._drain(block=not busy):
                     break
                 if not engine.has_unfinished_requests():
-                    self.snapshot = take_snapshot(engine)
+                    if busy:  # aborts just emptied it: publish the exact idle state
+                        self.snapshot = take_snapshot(engine)
                     continue
                 outputs = engine.step()
-                self.snapshot = take_snapshot(engine)
                 if outputs:
                     self._post(self._deliver, outputs)
+                now = time.monotonic()
+                if now >= next_snapshot or not engine.has_unfinished_requests():
+                    self.snapshot = take_snapshot(engine)
+                    next_snapshot = now + self._snapshot_interval_s
         except BaseException as exc:  # a bug in a step: fail every stream, keep the server up
             self._error = exc
             self._post(self._fail_all, exc)

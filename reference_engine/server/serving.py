@@ -234,11 +234,13 @@ class Serving:
             for chunk in first_chunks or []:
                 yield sse(chunk)
             async for out in stream:
-                if any(c.token_ids_delta for c in out.outputs):
+                outs = [out, *stream.ready()]
+                if any(c.token_ids_delta for o in outs for c in o.outputs):
                     timer.on_tokens()
-                for chunk in step_chunks(out, state):
-                    yield sse(chunk)
-                final = out
+                text = "".join(sse(chunk) for o in outs for chunk in step_chunks(o, state))
+                final = outs[-1]
+                if text:
+                    yield text
             if final is not None and usage_chunk is not None:
                 yield sse(usage_chunk(final))
         except EngineDeadError as exc:
