@@ -124,7 +124,7 @@ def state_query(states: Mapping[str, ClassState], symbol: str) -> ClassState:
         return states[symbol]
     found = sorted(n for n in states if n.endswith("." + symbol))
     if not found:
-        raise QueryError(f"no class matches {symbol!r}")
+        raise QueryError(f"no class that owns state matches {symbol!r}")
     if len(found) > 1:
         raise QueryError(f"{symbol!r} is ambiguous; use a longer name:\n  " + "\n  ".join(found[:20]))
     return states[found[0]]

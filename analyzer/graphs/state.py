@@ -10,6 +10,7 @@ method of that class (or a subclass) is flagged `outside`.
 from __future__ import annotations
 
 import pickle
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
@@ -18,6 +19,7 @@ import networkx as nx
 from analyzer.resolve import CallResolver, Project
 from analyzer.resolve.infer import Ctx
 
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 WRITE_KINDS = ("assign", "augassign", "del", "item_assign", "item_del", "mutating_call")
 
 
@@ -77,6 +79,7 @@ def build_state(project: Project, resolver: CallResolver | None = None) -> dict[
         for name, cd in project.classes.items()
     }
     owner_memo: dict[tuple[str, str], str | None] = {}
+    declared = {name for st in states.values() for name in st.attrs}
 
     def owner_of(cls: str, attr: str) -> str | None:
         key = (cls, attr)
@@ -96,6 +99,10 @@ def build_state(project: Project, resolver: CallResolver | None = None) -> dict[
         if project.modules.get(facts.module) is not facts:
             continue
         for acc in facts.accesses:
+            if acc.kind == "read" and acc.attr not in declared:
+                continue  # only declared state has readers worth listing
+            if not _DOTTED.fullmatch(acc.base):
+                continue  # `self.x[0].y`, `f().y`: not an object whose class we can name
             ctx = Ctx(facts.module, acc.scope, acc.line)
             base = infer.eval_text(acc.base, ctx)
             if base is None or base.kind not in ("instance", "class") or base.name not in states:
@@ -146,12 +153,12 @@ def state_graph(states: Mapping[str, ClassState]) -> nx.DiGraph:
 
 
 class StateIndex(Mapping[str, ClassState]):
-    """Class name -> ClassState, each kept pickled until asked for: a query about
-    one class should not pay for unpickling the state of thousands."""
+    """Class name -> ClassState for every class that owns state, each kept pickled
+    until asked for: a query about one class should not unpickle thousands."""
 
     def __init__(self, states: dict[str, ClassState]) -> None:
         self._blobs = {
-            name: pickle.dumps(st, protocol=pickle.HIGHEST_PROTOCOL) for name, st in states.items()
+            name: pickle.dumps(st, protocol=pickle.HIGHEST_PROTOCOL) for name, st in states.items() if st.attrs
         }
         self._cache: dict[str, ClassState] = {}
 

@@ -26,7 +26,7 @@ from analyzer.resolve import CallResolver, Project
 from analyzer.settings import Settings
 from analyzer.snapshots.models import Snapshot
 
-GRAPHS_VERSION = "3"
+GRAPHS_VERSION = "4"
 
 
 class GraphError(Exception):

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analyzer.refs.fuzzy import NamePool
 from analyzer.refs.symbols import (
     MemorySymbols,
     SqliteSymbols,
@@ -25,7 +26,7 @@ from analyzer.refs.symbols import (
     write_symbols,
 )
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 __all__ = ["EnvEntry", "FlagEntry", "PinView", "SymbolEntry"]
 
@@ -65,7 +66,8 @@ class PinView:
     env_map: dict[str, EnvEntry] = field(init=False, repr=False)
     deprecated_env: dict[str, EnvEntry] = field(init=False, repr=False)
     # Pools for closest-name suggestions, built on first use (most checks never need them).
-    _path_pool: list[str] | None = field(init=False, repr=False, default=None)
+    _name_pool: NamePool | None = field(init=False, repr=False, default=None)
+    _path_pool: NamePool | None = field(init=False, repr=False, default=None)
     _basenames: dict[str, list[str]] | None = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
@@ -89,14 +91,9 @@ class PinView:
     def find_symbol(self, query: str) -> list[SymbolEntry]:
         """Entries named `query`: a full dotted name, or a suffix of one
         (`Scheduler.schedule`, `Scheduler`), best first."""
-        exact = self.table.named(query)
-        if exact:
-            return exact
         if query.split(".", 1)[0] in self.packages:
-            return []  # a dotted module path must match in full
-        last = query.rsplit(".", 1)[-1]
-        suffix = "." + query
-        return [e for e in self.table.ending_with(last) if e.full.endswith(suffix)]
+            return self.table.named(query)  # a dotted module path must match in full
+        return self.table.matching(query)
 
     def symbols_under(self, full: str) -> list[SymbolEntry]:
         """Direct members of a class or module (`Foo` -> `Foo.bar`, `Foo.x`)."""
@@ -106,14 +103,16 @@ class PinView:
         """Classes and functions defined in one file, by line."""
         return self.table.definitions_in(path)
 
-    def defined_names(self) -> list[str]:
+    def defined_names(self) -> NamePool:
         """Last components of every class and function name."""
-        return self.table.defined_names()
+        if self._name_pool is None:
+            self._name_pool = NamePool(self.table.defined_names())
+        return self._name_pool
 
-    def path_pool(self) -> list[str]:
+    def path_pool(self) -> NamePool:
         """Python files and folders: candidates for a path that moved."""
         if self._path_pool is None:
-            self._path_pool = sorted({f for f in self.files if f.endswith(".py")} | self.dirs)
+            self._path_pool = NamePool(sorted({f for f in self.files if f.endswith(".py")} | self.dirs))
         return self._path_pool
 
     def files_named(self, basename: str) -> list[str]:

@@ -50,6 +50,7 @@ class SymbolTable(Protocol):
     def __iter__(self) -> Iterator[SymbolEntry]: ...
     def named(self, full: str) -> list[SymbolEntry]: ...
     def ending_with(self, last: str) -> list[SymbolEntry]: ...
+    def matching(self, query: str) -> list[SymbolEntry]: ...
     def members(self, parent: str) -> list[SymbolEntry]: ...
     def definitions_in(self, path: str) -> list[SymbolEntry]: ...
     def defined_names(self) -> list[str]: ...
@@ -83,6 +84,11 @@ class MemorySymbols:
     def ending_with(self, last: str) -> list[SymbolEntry]:
         return ranked(self._last.get(last, ()))
 
+    def matching(self, query: str) -> list[SymbolEntry]:
+        """Entries named `query` in full or ending in `.query`."""
+        suffix = "." + query
+        return ranked(e for e in self._last.get(query.rsplit(".", 1)[-1], ()) if e.full == query or e.full.endswith(suffix))
+
     def members(self, parent: str) -> list[SymbolEntry]:
         return list(self._parent.get(parent, ()))
 
@@ -99,6 +105,7 @@ CREATE INDEX symbols_full ON symbols(full);
 CREATE INDEX symbols_last ON symbols(last);
 CREATE INDEX symbols_parent ON symbols(parent);
 CREATE INDEX symbols_path ON symbols(path);
+CREATE TABLE names (last TEXT);
 """
 _COLUMNS = "full, path, line, end_line, kind, bases"
 
@@ -133,6 +140,16 @@ class SqliteSymbols:
     def ending_with(self, last: str) -> list[SymbolEntry]:
         return ranked(self._query("last", last))
 
+    def matching(self, query: str) -> list[SymbolEntry]:
+        """Entries named `query` in full or ending in `.query`, filtered inside SQLite:
+        a common last name (`forward`) has thousands of rows not worth building."""
+        suffix = "." + query
+        rows = self._conn.execute(
+            f"SELECT {_COLUMNS} FROM symbols WHERE last = ? AND (full = ? OR substr(full, -?) = ?)",
+            (query.rsplit(".", 1)[-1], query, len(suffix), suffix),
+        )
+        return ranked(_row(r) for r in rows)
+
     def members(self, parent: str) -> list[SymbolEntry]:
         return self._query("parent", parent)
 
@@ -141,17 +158,18 @@ class SqliteSymbols:
 
     def defined_names(self) -> list[str]:
         if self._names is None:
-            rows = self._conn.execute("SELECT DISTINCT last FROM symbols WHERE kind IN ('class', 'function') ORDER BY last")
-            self._names = [r[0] for r in rows]
+            self._names = [r[0] for r in self._conn.execute("SELECT last FROM names")]
         return self._names
 
 
-def write_symbols(conn: sqlite3.Connection, entries: Iterable[SymbolEntry]) -> None:
+def write_symbols(conn: sqlite3.Connection, table: SymbolTable) -> None:
     conn.executescript(_SCHEMA)
     conn.executemany(
         "INSERT INTO symbols VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        ((e.full, e.last, e.parent, e.path, e.line, e.end_line, e.kind, "\x1f".join(e.bases)) for e in entries),
+        ((e.full, e.last, e.parent, e.path, e.line, e.end_line, e.kind, "\x1f".join(e.bases)) for e in table),
     )
+    # Precomputed: a DISTINCT over every row would cost a sort on each suggestion run.
+    conn.executemany("INSERT INTO names VALUES (?)", ((n,) for n in table.defined_names()))
 
 
 def open_readonly(path: Path) -> sqlite3.Connection:

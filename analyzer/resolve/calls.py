@@ -11,6 +11,7 @@ name-only match, which carries every candidate.
 from __future__ import annotations
 
 import ast
+import re
 
 from analyzer.index.models import AttributeAccess, CallSite, ModuleFacts
 from analyzer.resolve.exprs import dotted_name
@@ -48,6 +49,9 @@ TRANSPARENT_DECORATORS = _words(
     "singledispatch singledispatchmethod jit script ignore unused"
 )
 _VIA_KIND = {"annotation": "via-annotation", "attribute": "via-attribute-type"}
+
+
+_DOTTED_TEXT = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 
 
 def _is_dotted(node: ast.expr) -> bool:
@@ -122,6 +126,8 @@ class CallResolver:
                 called = {(c.line, c.callee) for c in facts.calls}
             if (acc.line, f"{acc.base}.{acc.attr}") in called:
                 continue  # `obj.size()` calls a method; it is not a getter read
+            if not _DOTTED_TEXT.fullmatch(acc.base):
+                continue  # `f(x).prop`, `a[i].prop`: the object's class is rarely known
             rec = self._property_read(facts, acc)
             if rec is not None:
                 out.append(rec)

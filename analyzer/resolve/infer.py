@@ -49,6 +49,7 @@ class Inferrer:
         self._return_memo: dict[str, Value | None] = {}
         self._text_memo: dict[tuple[str, str, str], Value | None] = {}
         self._local_memo: dict[tuple[str, str, str], Value | None] = {}
+        self._params: dict[str, dict[str, tuple[int, str | None]]] = {}
 
     # -- entry points -------------------------------------------------------
 
@@ -126,9 +127,14 @@ class Inferrer:
                     if found is not None:
                         return found
                 continue
-            for i, prm in enumerate(fd.fact.params):
-                if prm.name == name:
-                    return self._param(fd, i, prm.annotation, depth)
+            params = self._params.get(qual)
+            if params is None:
+                params = self._params[qual] = {
+                    prm.name: (i, prm.annotation) for i, prm in enumerate(fd.fact.params)
+                }
+            if name in params:
+                i, annotation = params[name]
+                return self._param(fd, i, annotation, depth)
             scope = p.scope(ctx.module, sc)
             asgs = scope.assignments.get(name)
             if asgs:
