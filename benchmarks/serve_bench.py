@@ -61,6 +61,15 @@ def _wait_healthy(base: str, proc: subprocess.Popen[str], timeout_s: float) -> f
     raise SystemExit(f"server not healthy after {timeout_s} s")
 
 
+def _proc_cpu_s(pid: int) -> float | None:
+    """user + system CPU seconds of a process (Linux /proc; None elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _wait_idle(base: str, timeout_s: float = 30.0) -> dict[str, Any]:
     deadline = time.monotonic() + timeout_s
     while True:
@@ -116,6 +125,12 @@ def _print(figures: dict[str, Any], report: LoadReport) -> None:
                     ("ITL", report.itl_ms), ("E2E", report.e2e_ms)):  # fmt: skip
         print(f"{name:<5} ms  p50 {d.p50:9.2f}   p90 {d.p90:9.2f}   p99 {d.p99:9.2f}   "
               f"mean {d.mean:9.2f}")  # fmt: skip
+    print(f"load generator CPU         {figures['client_cpu_fraction']:.2f} cores busy on average")
+    if figures["server_cpu_fraction"] is not None:
+        print(
+            f"server CPU                 {figures['server_cpu_fraction']:.2f} cores busy on average"
+        )
+    print(f"machine load average (1m)  {figures['load_average_1m']:.1f} on {os.cpu_count()} CPUs")
     srv = figures["server"]
     print(f"server-side TTFT mean      {srv['ttft_mean_ms']:.2f} ms over {srv['ttft_count']:.0f}")
     print(f"preemptions                {srv['preemptions']:.0f}")
@@ -189,7 +204,14 @@ def _bench(args: argparse.Namespace, base: str, proc: subprocess.Popen[str], log
             print(f"  ... {done['n']} requests done, {done['errors']} errors", flush=True)
 
     print(f"server up in {startup:.1f} s; {args.concurrency} clients for {args.duration:.0f} s")
+    cpu0, server_cpu0 = time.process_time(), _proc_cpu_s(proc.pid)
     result = asyncio.run(run(plan, target, progress))
+    # A load generator that is itself CPU-bound inflates every latency it reports.
+    client_cpu = (time.process_time() - cpu0) / result.wall_s
+    server_cpu1 = _proc_cpu_s(proc.pid)
+    server_cpu = None
+    if server_cpu0 is not None and server_cpu1 is not None:
+        server_cpu = (server_cpu1 - server_cpu0) / result.wall_s
     report = summarize(result.results, result.wall_s)
     kv_after_load = _wait_idle(base)
     metrics = parse_prometheus(httpx.get(base + "/metrics", timeout=10).text)
@@ -197,6 +219,9 @@ def _bench(args: argparse.Namespace, base: str, proc: subprocess.Popen[str], log
         "concurrency": args.concurrency,
         "duration_s": args.duration,
         "startup_s": startup,
+        "client_cpu_fraction": client_cpu,
+        "server_cpu_fraction": server_cpu,
+        "load_average_1m": os.getloadavg()[0],
         "load": report.to_json(),
         "kv_after_load": kv_after_load,
         "server": {
