@@ -18,9 +18,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analyzer.graphs.callgraph import Unresolved, build_call_graph
+from analyzer.graphs.callgraph import CallGraphResult, Unresolved, build_call_graph
 from analyzer.graphs.compact import CompactCallGraph
-from analyzer.graphs.state import StateIndex, build_state
+from analyzer.graphs.state import ClassState, StateIndex, build_state
 from analyzer.index.models import ModuleFacts
 from analyzer.resolve import CallResolver, Project
 from analyzer.settings import Settings
@@ -121,7 +121,13 @@ def build_graphs(facts: list[ModuleFacts], label: str = "") -> tuple[Graphs, lis
         resolver = CallResolver(project)
         calls = build_call_graph(project, resolver)
         state = build_state(project, resolver)
-    edges = calls.graph.number_of_edges()
+        return pack_graphs(project, calls, state, label), calls.unresolved
+
+
+def pack_graphs(
+    project: Project, calls: CallGraphResult, state: dict[str, ClassState], label: str = ""
+) -> Graphs:
+    """The cached, query-side form of freshly built graphs."""
     by_conf: dict[str, int] = {}
     for _, _, conf in calls.graph.edges.data("confidence"):
         by_conf[conf] = by_conf.get(conf, 0) + 1
@@ -130,12 +136,12 @@ def build_graphs(facts: list[ModuleFacts], label: str = "") -> tuple[Graphs, lis
         "modules": len(project.modules),
         "functions": len(project.functions),
         "classes": len(project.classes),
-        "edges": edges,
+        "edges": calls.graph.number_of_edges(),
         "edges_by_confidence": by_conf,
         "unresolved_sites": len(calls.unresolved),
         "external_sites": sum(calls.external.values()),
     }
-    return Graphs(CompactCallGraph.from_nx(calls.graph), StateIndex(state), meta), calls.unresolved
+    return Graphs(CompactCallGraph.from_nx(calls.graph), StateIndex(state), meta)
 
 
 def _cache_dir(settings: Settings, target: Target) -> Path:
@@ -158,7 +164,7 @@ def load_graphs(settings: Settings, target: Target, *, rebuild: bool = False, pr
     cached = _cache_dir(settings, target) / "graphs.pickle"
     if cached.is_file() and not rebuild:
         try:
-            with cached.open("rb") as fh:
+            with cached.open("rb") as fh, _gc_paused():
                 graphs = pickle.load(fh)
             if isinstance(graphs, Graphs):
                 return graphs
