@@ -153,6 +153,9 @@ class LoadedTokenizer:
     eos_token: str | None = None
     eos_token_ids: list[int] = field(default_factory=list)
     special_token_ids: frozenset[int] = frozenset()
+    # (source, compiled jinja template): compiling costs milliseconds and a server renders
+    # once per chat request. Keyed on the source, since callers may swap the template.
+    _compiled_template: tuple[str, Any] | None = field(default=None, repr=False, compare=False)
 
     @property
     def vocab_size(self) -> int:
@@ -245,15 +248,18 @@ def _render_chat(
     def tojson(value: Any, indent: int | None = None) -> str:
         return json.dumps(value, ensure_ascii=False, indent=indent)
 
-    # The same environment settings HF uses, so published templates render identically.
-    env = ImmutableSandboxedEnvironment(
-        trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols]
-    )
-    env.filters["tojson"] = tojson
-    env.globals["raise_exception"] = raise_exception
-    env.globals["strftime_now"] = lambda fmt: datetime.now().strftime(fmt)
+    source = tok.chat_template or ""
     try:
-        return env.from_string(tok.chat_template or "").render(
+        if tok._compiled_template is None or tok._compiled_template[0] != source:
+            # The same environment settings HF uses, so published templates render identically.
+            env = ImmutableSandboxedEnvironment(
+                trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols]
+            )
+            env.filters["tojson"] = tojson
+            env.globals["raise_exception"] = raise_exception
+            env.globals["strftime_now"] = lambda fmt: datetime.now().strftime(fmt)
+            tok._compiled_template = (source, env.from_string(source))
+        return tok._compiled_template[1].render(
             messages=messages,
             add_generation_prompt=add_generation_prompt,
             bos_token=tok.bos_token or "",
