@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import openai
 import pytest
@@ -230,3 +231,19 @@ def test_many_concurrent_streams(live: LiveServer) -> None:
     assert asyncio.run(main()) == [6] * 24
     report = live.wait_idle()
     assert report["num_blocks_held"] == 0 and report["integrity"] == "ok"
+
+
+def test_continuous_usage_stats_grow_chunk_by_chunk(live: LiveServer) -> None:
+    body = {
+        "model": MODEL,
+        "prompt": "usage as it goes",
+        "max_tokens": 4,
+        "ignore_eos": True,
+        "stream": True,
+        "stream_options": {"include_usage": True, "continuous_usage_stats": True},
+    }
+    text = live.http.post("/v1/completions", json=body).text
+    events = [e.removeprefix("data: ") for e in text.split("\n\n") if e]
+    assert events[-1] == "[DONE]"
+    counts = [json.loads(e)["usage"]["completion_tokens"] for e in events[:-1]]
+    assert counts == sorted(counts) and counts[-1] == 4 and counts[0] >= 1

@@ -1,0 +1,42 @@
+"""`atlas engine serve` / `atlas engine loadtest` wiring: help, and bad settings as one line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from analyzer.cli import app
+
+runner = CliRunner()
+
+
+def test_engine_help_lists_serve_and_loadtest() -> None:
+    result = runner.invoke(app, ["engine", "--help"])
+    assert result.exit_code == 0
+    assert "serve" in result.output and "loadtest" in result.output
+
+
+def test_serve_with_a_missing_model_folder_is_one_clear_line(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["engine", "serve", "--model", str(tmp_path / "nope")])
+    assert result.exit_code == 1
+    assert "is not a local folder" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_serve_with_a_bad_knob_is_one_clear_line(server_cache_dir: Path) -> None:
+    args = ["--cache-dir", str(server_cache_dir), "engine", "serve", "--prefix-caching", "lru"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1
+    assert "prefix_caching must be none, hash or radix" in result.output
+
+
+def test_commands_module_loads_neither_torch_nor_the_web_stack() -> None:
+    code = (
+        "import sys, reference_engine.commands; "
+        "print(sorted(m for m in ('torch', 'fastapi', 'uvicorn', 'httpx') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
