@@ -66,6 +66,7 @@ class CallResolver:
         self._transparent_memo: dict[str, bool] = {}
         self._decorated_memo: dict[str, list[str]] | None = None
         self._candidates: dict[str, tuple[str, ...]] = {}
+        self._site_memo: dict[tuple[str, str, str], CallRecord] = {}
 
     # -- public -------------------------------------------------------------
 
@@ -91,6 +92,24 @@ class CallResolver:
         return records
 
     def resolve(self, facts: ModuleFacts, site: CallSite) -> CallRecord:
+        # The same callee text in the same scope resolves the same way (`len(...)`,
+        # `self.step()` called twice): resolve it once, re-stamp the line.
+        key = (facts.module, site.scope, site.callee)
+        done = self._site_memo.get(key)
+        if done is None:
+            done = self._site_memo[key] = self._resolve(facts, site)
+            return done
+        rec = CallRecord(done.caller, done.expr, facts.path, site.line)
+        rec.edges = [
+            CallEdge(e.caller, e.callee, e.kind, e.confidence, facts.path, site.line, e.candidates)
+            for e in done.edges
+        ]
+        rec.external = done.external
+        rec.unresolved = done.unresolved
+        rec.candidates = done.candidates
+        return rec
+
+    def _resolve(self, facts: ModuleFacts, site: CallSite) -> CallRecord:
         rec = CallRecord(self.caller_of(facts.module, site.scope), site.callee, facts.path, site.line)
         node = self.p.parser.parse(site.callee)
         if node is None:
