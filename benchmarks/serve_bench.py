@@ -111,6 +111,35 @@ async def _abandon(base: str, model: str, clients: int) -> int:
     return sum(done)
 
 
+def _engine_only(args: argparse.Namespace, reqs: list[Any]) -> dict[str, float]:
+    import torch
+
+    from reference_engine.bench import WorkloadRequest, run_engine
+    from reference_engine.config import EngineConfig
+    from reference_engine.engine import Engine
+
+    torch.set_num_threads(args.torch_threads)
+    with tempfile.TemporaryDirectory(prefix="atlas-serve-bench-engine-") as tmp:
+        engine = Engine(
+            EngineConfig(
+                cache_dir=args.cache_dir or Path(tmp),
+                max_num_seqs=args.max_num_seqs,
+                max_num_batched_tokens=2048,
+            )
+        )
+        work = [WorkloadRequest(engine.tokenizer.encode(r.prompt), r.max_tokens) for r in reqs]
+        cpu0 = time.process_time()
+        result = run_engine(engine, work)
+        cpu = time.process_time() - cpu0
+    return {
+        "num_requests": result.num_requests,
+        "output_tokens_per_s": result.output_tokens_per_s,
+        "total_tokens_per_s": result.total_tokens_per_s,
+        "cpu_ms_per_output_token": 1000 * cpu / max(1, result.num_output_tokens),
+        "cpu_fraction": cpu / result.seconds,
+    }
+
+
 def _print(figures: dict[str, Any], report: LoadReport) -> None:
     print(f"\n== atlas serve bench: {figures['concurrency']} streaming clients, "
           f"{figures['duration_s']:.0f} s, closed loop ==")  # fmt: skip
@@ -147,6 +176,21 @@ def _print(figures: dict[str, Any], report: LoadReport) -> None:
         f"shutdown on SIGINT         rc {figures['shutdown_rc']} in {figures['shutdown_s']:.1f} s"
     )
     print(f"leaked blocks              {figures['leaked_blocks']}")
+    if "engine_only" in figures:
+        eng = figures["engine_only"]
+        print(f"-- side by side: engine alone, same workload ({eng['num_requests']} requests, "
+              "all queued at once, no HTTP) --")  # fmt: skip
+        print(f"engine-only output         {eng['output_tokens_per_s']:.1f} tok/s "
+              f"({eng['cpu_fraction']:.2f} cores busy)")  # fmt: skip
+        ratio = report.output_throughput / max(1e-9, eng["output_tokens_per_s"])
+        print(f"served / engine-only       {ratio:.2f}x output tok/s")
+        if "server_cpu_ms_per_output_token" in figures:
+            srv_ms, eng_ms = (
+                figures["server_cpu_ms_per_output_token"],
+                eng["cpu_ms_per_output_token"],
+            )
+            print(f"CPU per output token       server {srv_ms:.3f} ms, engine alone {eng_ms:.3f} ms "
+                  f"({srv_ms / max(1e-9, eng_ms):.2f}x)")  # fmt: skip
     print(
         "RESULT", "PASS" if not figures["problems"] else "FAIL: " + "; ".join(figures["problems"])
     )
@@ -164,6 +208,12 @@ def main() -> int:
     ap.add_argument("--cache-dir", type=Path, default=None, help="default: a temp dir")
     ap.add_argument("--timeout", type=float, default=120.0, help="per request, seconds")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    ap.add_argument(
+        "--engine-requests",
+        type=int,
+        default=256,
+        help="requests for the side-by-side engine-only run (0 skips it)",
+    )
     args = ap.parse_args()
 
     port = _free_port()
@@ -259,6 +309,12 @@ def _bench(args: argparse.Namespace, base: str, proc: subprocess.Popen[str], log
         problems.append(f"server exited {figures['shutdown_rc']}")
     if "Traceback" in stderr:
         problems.append("server printed a traceback:\n" + stderr[-2000:])
+    if args.engine_requests:
+        # Same workload, same batch limit, no HTTP: what the serving layer costs per token.
+        figures["engine_only"] = _engine_only(args, reqs[: args.engine_requests])
+        if server_cpu is not None:
+            server_cpu_ms = 1000 * server_cpu * result.wall_s / max(1, report.total_output_tokens)
+            figures["server_cpu_ms_per_output_token"] = server_cpu_ms
     figures["problems"] = problems
     _print(figures, report)
     if args.json is not None:
