@@ -590,8 +590,7 @@ def fast_parsing() -> Iterator[None]:
     """
     post_init = cst.CSTNode.__post_init__
     gc_was_enabled = gc.isenabled()
-    cst.CSTNode.__post_init__ = _skip  # type: ignore[method-assign]
-    gc.disable()
+    init_worker()
     try:
         yield
     finally:
@@ -601,5 +600,7 @@ def fast_parsing() -> Iterator[None]:
 
 
 def init_worker() -> None:
-    """Initializer of index worker processes: they only ever run the extractor."""
-    fast_parsing().__enter__()
+    """Initializer of index worker processes (which only ever run the extractor):
+    the settings of `fast_parsing`, for the life of the process."""
+    cst.CSTNode.__post_init__ = _skip  # type: ignore[method-assign]
+    gc.disable()
