@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import networkx as nx
-
 from analyzer.diff.models import (
     CallEdge,
     ClassState,
@@ -27,8 +25,12 @@ from analyzer.diff.models import (
 from analyzer.diff.pins import PinData
 from analyzer.diff.symbols import SymbolChanges, compare_symbols
 from analyzer.flags.models import Flag
+from analyzer.graphs.compact import CompactCallGraph
 from analyzer.index.models import Class
 from analyzer.mappings.models import ConceptMapping, SideMapping
+
+# The cached call graph (CompactCallGraph); a networkx DiGraph has the same surface.
+CallGraph = CompactCallGraph
 
 CALL_DEPTH = 2  # design diff: levels of callees shown from each entry point
 MAX_CALLS = 60  # per side and concept: enough to read the structure, not the whole program
@@ -108,9 +110,18 @@ def _limit_to_concept(diff: VersionDiff, found: list[ConceptMapping], old: PinDa
     diff.envs_removed = [e for e in diff.envs_removed if e in knobs]
 
 
-def _roots(side: SideMapping, pin: PinData, graph: nx.DiGraph) -> list[str]:
+def _roots(side: SideMapping, pin: PinData, graph: CallGraph) -> list[str]:
     names = [r.name for r in (*side.entry_points_for(pin.version), *side.symbols_for(pin.version))]
     return sorted({n for n in names if n in graph and graph.nodes[n].get("kind") in ("function", "method")})
+
+
+def _out_edges(graph: CallGraph, node: str) -> list[CallEdge]:
+    """Calls out of `node`, sorted by callee (only `successors` / `edges[u, v]` are used)."""
+    out = []
+    for callee in sorted(graph.successors(node)):
+        data = graph.edges[node, callee]
+        out.append(CallEdge(node, callee, data.get("kind", ""), data.get("confidence", "")))
+    return out
 
 
 def _translate(name: str, renames: dict[str, str]) -> str:
@@ -130,15 +141,11 @@ def _concept_calls(concept: ConceptMapping, old: PinData, new: PinData, changes:
     roots_old, roots_new = _roots(side, old, g_old), _roots(side, new, g_new)
     renames = {m.old: m.new for m in changes.moved}
     edges_old = {
-        (_translate(u, renames), _translate(v, renames)): CallEdge(u, v, d.get("kind", ""), d.get("confidence", ""))
+        (_translate(e.caller, renames), _translate(e.callee, renames)): e
         for r in roots_old
-        for u, v, d in g_old.out_edges(r, data=True)
+        for e in _out_edges(g_old, r)
     }
-    edges_new = {
-        (u, v): CallEdge(u, v, d.get("kind", ""), d.get("confidence", ""))
-        for r in roots_new
-        for u, v, d in g_new.out_edges(r, data=True)
-    }
+    edges_new = {(e.caller, e.callee): e for r in roots_new for e in _out_edges(g_new, r)}
     # Only compare roots present on both sides: a root that vanished shows in `removed` symbols.
     shared = {_translate(r, renames) for r in roots_old} & set(roots_new)
     mapped = {r.name for r in (*side.symbols, *side.entry_points)}
@@ -224,11 +231,11 @@ def _call_tree(side: SideMapping, pin: PinData) -> list[CallEdge]:
     for _ in range(CALL_DEPTH):
         nxt: list[str] = []
         for node in frontier:
-            for _, callee, data in sorted(graph.out_edges(node, data=True)):
-                if (node, callee) in seen or len(edges) >= MAX_CALLS:
+            for edge in _out_edges(graph, node):
+                if (node, edge.callee) in seen or len(edges) >= MAX_CALLS:
                     continue
-                seen.add((node, callee))
-                edges.append(CallEdge(node, callee, data.get("kind", ""), data.get("confidence", "")))
-                nxt.append(callee)
+                seen.add((node, edge.callee))
+                edges.append(edge)
+                nxt.append(edge.callee)
         frontier = nxt
     return edges

@@ -9,6 +9,7 @@ place the same parent, the same parameters and a similar length.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +23,10 @@ from analyzer.index.models import Function
 _SIZE_RATIO = 0.6
 # A renamed class must keep this share of its method names.
 _METHOD_OVERLAP = 0.6
+# Old and new names must share most of their words (`_preempt` -> `_preempt_request`),
+# or any two same-shaped helpers in a class would pair up (`forward` -> `_compute_dtype`).
+_NAME_SIMILARITY = 60
+_WORD_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +96,9 @@ def compare_symbols(
     # 1. Files git saw renamed: the module and whatever kept its qualified name.
     for old_path, new_path, similarity in file_renames or []:
         m_old, m_new = module_name(old_path), module_name(new_path)
-        if m_old in removed and m_new in added:
+        # Git pairs identical tiny files (empty `__init__.py`s): only a module with
+        # definitions of its own carries evidence of a move.
+        if m_old in removed and m_new in added and _has_definitions(t_old, m_old):
             moves.append(SymbolMove(m_old, m_new, "module", (
                 f"git rename {old_path} -> {new_path} ({similarity}% similar)",
             )))
@@ -130,6 +137,19 @@ def compare_symbols(
         removed=_top_most(removed),
         moved=sorted(moves, key=lambda m: m.old),
     )
+
+
+def _has_definitions(table: dict[str, SymbolInfo], module: str) -> bool:
+    return any(info.module == module and info.kind != "module" for info in table.values())
+
+
+def name_similarity(a: str, b: str) -> int:
+    """0-100: how many words two identifiers share (snake_case and CamelCase split)."""
+    from rapidfuzz import fuzz
+
+    words_a = " ".join(w.lower() for w in _WORD_RE.findall(a))
+    words_b = " ".join(w.lower() for w in _WORD_RE.findall(b))
+    return int(fuzz.token_set_ratio(words_a, words_b))
 
 
 def _method_overlap(t_old: dict[str, SymbolInfo], t_new: dict[str, SymbolInfo], a: str, b: str) -> tuple[int, int]:
@@ -199,18 +219,25 @@ def _rename_evidence(
     b: SymbolInfo,
 ) -> list[str] | None:
     size = min(a.lines, b.lines) / max(a.lines, b.lines)
+    old_name, new_name = a.dotted.rpartition(".")[2], b.dotted.rpartition(".")[2]
+    if old_name.startswith("__") or new_name.startswith("__"):
+        return None  # protocol methods are not renamed, they are dropped or added
+    similar = name_similarity(old_name, new_name)
+    if similar < _NAME_SIMILARITY:
+        return None
+    naming = f"names {similar}% alike"
     if a.kind == "class":
         kept, total = _method_overlap(t_old, t_new, a.dotted, b.dotted)
-        if total == 0 or kept / total < _METHOD_OVERLAP:
-            return None
-        return [f"same parent {a.parent}", f"{kept} of {total} methods kept", f"{a.lines} -> {b.lines} lines"]
+        if total < 2 or kept / total < _METHOD_OVERLAP:
+            return None  # one kept method proves little
+        return [f"same parent {a.parent}", f"{kept} of {total} methods kept", naming, f"{a.lines} -> {b.lines} lines"]
     if size < _SIZE_RATIO:
         return None
     pa, pb = _params(old, a), _params(new, b)
     if pa is None or pa != pb:
         return None
     shown = ", ".join(pa) or "none"
-    return [f"same parent {a.parent}", f"same parameters ({shown})", f"{a.lines} -> {b.lines} lines"]
+    return [f"same parent {a.parent}", f"same parameters ({shown})", naming, f"{a.lines} -> {b.lines} lines"]
 
 
 def _top_most(names: set[str]) -> list[str]:

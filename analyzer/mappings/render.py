@@ -80,7 +80,7 @@ def print_verify(console: Console, report: VerifyReport) -> None:
             hint = f" [dim](maybe now: {escape(', '.join(p.suggestions))})[/]" if p.suggestions else ""
             console.print(f"  [red]✗[/] {p.concept} {escape(f'[{p.kind}]')} {escape(p.message)}{hint}", soft_wrap=True)
     for note in report.notes:
-        console.print(f"[dim]note: {note.concept}: {escape(note.message)}[/]")
+        console.print(f"[dim]note: {note.concept}: {escape(note.message)}[/]", soft_wrap=True)
     cov = Table(title="coverage")
     cov.add_column("concept")
     for side in SIDES:
