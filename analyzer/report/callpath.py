@@ -10,9 +10,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 
-import networkx as nx
-
-from analyzer.graphs.queries import match_nodes
+from analyzer.graphs.queries import Graph, match_nodes
 from analyzer.mappings import Bridge
 from analyzer.report.models import CallPathView, PathStep
 
@@ -21,7 +19,7 @@ MAX_ROUTES = 6  # mapped symbols drawn per entry point; a drawing with more is u
 _CALLABLE = ("function", "method", "module", "class")
 
 
-def resolve_node(graph: nx.DiGraph, name: str) -> tuple[str | None, str]:
+def resolve_node(graph: Graph, name: str) -> tuple[str | None, str]:
     """A mapped name -> one call-graph node, or (None, why not)."""
     found = match_nodes(graph, name, _CALLABLE)
     if not found:
@@ -31,7 +29,7 @@ def resolve_node(graph: nx.DiGraph, name: str) -> tuple[str | None, str]:
     return found[0], ""
 
 
-def target_nodes(graph: nx.DiGraph, names: list[str]) -> set[str]:
+def target_nodes(graph: Graph, names: list[str]) -> set[str]:
     """The mapped symbols as nodes; a class stands for its methods too (a request
     reaches a class through them, not through its constructor alone)."""
     out: set[str] = set()
@@ -47,7 +45,7 @@ def target_nodes(graph: nx.DiGraph, names: list[str]) -> set[str]:
 
 
 def find_call_path(
-    graph: nx.DiGraph,
+    graph: Graph,
     entry: str,
     targets: set[str],
     bridges: list[Bridge],
