@@ -30,6 +30,10 @@ class StreamOptions(_Strict):
     continuous_usage_stats: bool = False  # vLLM extension: usage on every chunk
 
 
+# Integers end up in int64 tensors; anything past int32 is nonsense for every field below,
+# and refusing it here keeps one absurd request from failing a whole engine step.
+INT32_MAX = 2**31 - 1
+Count = Annotated[int, Field(ge=0, le=INT32_MAX)]
 UnitFloat = Annotated[float, Field(gt=0.0, le=1.0)]
 Penalty = Annotated[float, Field(ge=-2.0, le=2.0)]
 Stop = str | list[str] | None
@@ -40,7 +44,7 @@ class _SamplingFields(_Strict):
     """Fields both endpoints share; defaults follow the OpenAI API."""
 
     model: str
-    n: Annotated[int, Field(ge=1)] = 1
+    n: Annotated[int, Field(ge=1, le=INT32_MAX)] = 1
     temperature: Annotated[float, Field(ge=0.0, le=2.0)] | None = None
     top_p: UnitFloat | None = None
     presence_penalty: Penalty | None = None
@@ -52,11 +56,11 @@ class _SamplingFields(_Strict):
     user: str | None = None
     logit_bias: dict[str, float] | None = None  # accepted only when empty (unsupported)
     # vLLM extensions
-    top_k: Annotated[int, Field(ge=-1)] | None = None
+    top_k: Annotated[int, Field(ge=-1, le=INT32_MAX)] | None = None
     min_p: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
     repetition_penalty: Annotated[float, Field(gt=0.0, le=10.0)] | None = None
-    min_tokens: Annotated[int, Field(ge=0)] = 0
-    stop_token_ids: list[Annotated[int, Field(ge=0)]] | None = None
+    min_tokens: Count = 0
+    stop_token_ids: list[Count] | None = None
     ignore_eos: bool = False
     include_stop_str_in_output: bool = False
     skip_special_tokens: bool = True
@@ -71,10 +75,10 @@ class CompletionRequest(_SamplingFields):
     # One prompt: text or token ids. A one-element list of either is unwrapped; batches are
     # refused with a clear message (send one request per prompt).
     prompt: str | list[str] | list[int] | list[list[int]]
-    max_tokens: int | None = 16  # the OpenAI legacy default
+    max_tokens: Annotated[int, Field(le=INT32_MAX)] | None = 16  # the OpenAI legacy default
     logprobs: Annotated[int, Field(ge=0, le=MAX_LOGPROBS)] | None = None
     echo: bool = False
-    best_of: int | None = None
+    best_of: Count | None = None
     suffix: str | None = None
 
 
@@ -98,8 +102,8 @@ class ChatMessage(_Strict):
 
 class ChatCompletionRequest(_SamplingFields):
     messages: Annotated[list[ChatMessage], Field(min_length=1)]
-    max_tokens: int | None = None  # None: whatever the context leaves
-    max_completion_tokens: int | None = None  # the newer name; wins over max_tokens
+    max_tokens: Annotated[int, Field(le=INT32_MAX)] | None = None  # None: all the room left
+    max_completion_tokens: Annotated[int, Field(le=INT32_MAX)] | None = None  # wins if set
     logprobs: bool = False
     top_logprobs: Annotated[int, Field(ge=0, le=MAX_LOGPROBS)] | None = None
     # Accepted only at their "off" values: this engine has no tools or structured output.

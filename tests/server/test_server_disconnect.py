@@ -37,8 +37,13 @@ def _assert_all_blocks_back(live: LiveServer, initial_free: int) -> None:
     assert report["idle"], report
     assert report["num_free_blocks"] == initial_free == report["num_blocks"], report
     assert report["num_block_tables"] == 0 and report["integrity"] == "ok", report
-    # The engine's own view agrees with the HTTP report.
+    # The engine thread's published snapshot (what /metrics shows) agrees; it is refreshed
+    # just after the command drain that answered /debug/kv, so give it a moment.
+    deadline = time.monotonic() + 5
+    while live.engine.snapshot.num_free_blocks != initial_free and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert live.engine.snapshot.num_free_blocks == initial_free
+    assert live.engine.snapshot.num_blocks_held == 0
 
 
 def test_streaming_client_disconnect_frees_blocks(bare: LiveServer) -> None:

@@ -30,8 +30,12 @@ JSON_ANY = st.recursive(
 )
 
 
+# Integers at the edges of int32 / int64: values that reach tensors must never crash a step.
+EDGE_INTS = st.sampled_from([2**31 - 1, 2**31, 2**63 - 1, 2**63, 2**64, -(2**63), -(2**63) - 1])
+
+
 def _field(plausible: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    return st.one_of(plausible, plausible, JSON_ANY)
+    return st.one_of(plausible, plausible, EDGE_INTS, JSON_ANY)
 
 
 SAMPLING: dict[str, st.SearchStrategy[Any]] = {
@@ -51,14 +55,14 @@ SAMPLING: dict[str, st.SearchStrategy[Any]] = {
     "repetition_penalty": _field(st.floats(-1, 3)),
     "min_tokens": _field(st.integers(-2, 8)),
     "ignore_eos": _field(st.booleans()),
-    "stop_token_ids": _field(st.lists(st.integers(-5, 600), max_size=3)),
+    "stop_token_ids": _field(st.lists(st.integers(-5, 600) | EDGE_INTS, max_size=3)),
     "logit_bias": _field(st.dictionaries(st.text(max_size=3), st.floats(-5, 5), max_size=2)),
 }
 COMPLETION = {
     **SAMPLING,
     "prompt": _field(
         st.text(max_size=40)
-        | st.lists(st.integers(-5, 600), max_size=8)
+        | st.lists(st.integers(-5, 600) | EDGE_INTS, max_size=8)
         | st.lists(st.text(max_size=5), max_size=2)
     ),
     "logprobs": _field(st.integers(-2, 25)),
