@@ -6,6 +6,7 @@ streamed step and one for the final, aggregated response.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -205,9 +206,10 @@ class Serving:
                 final = out
         except EngineDeadError as exc:
             raise APIError(str(exc), status=503) from None
+        except asyncio.CancelledError:  # the client went away (or the server is stopping)
+            self.metrics.num_client_aborts += 1
+            raise
         finally:
-            if not stream.finished:
-                self.metrics.num_client_aborts += 1
             stream.close()
         if final is None or not final.finished:  # ended early by a shutdown
             raise APIError("the server is shutting down; the request was aborted", status=503)
@@ -245,9 +247,10 @@ class Serving:
                 yield sse(usage_chunk(final))
         except EngineDeadError as exc:
             yield sse(error_body(str(exc), 503))
+        except (asyncio.CancelledError, GeneratorExit):  # the client went away mid-stream
+            self.metrics.num_client_aborts += 1
+            raise
         finally:
-            if not stream.finished:
-                self.metrics.num_client_aborts += 1
             stream.close()
         if final is not None and final.finished:
             self._finish(timer, final)
