@@ -24,6 +24,7 @@ def register(app: typer.Typer) -> None:
     map_app.command("list")(list_command)
     map_app.command("show")(show_command)
     map_app.command("verify")(verify_command)
+    map_app.command("trace")(trace_command)
     app.add_typer(map_app, name="map")
 
 
@@ -145,3 +146,47 @@ def run_verify(
             if view.version not in pinned[view.project]:
                 pinned[view.project].append(view.version)
     return verify_mappings(concepts, views, pinned)
+
+
+def trace_command(
+    ctx: typer.Context,
+    target: str = typer.Argument(..., help="A release (vllm@0.30.0) or `reference`."),
+    source: str = typer.Argument(..., help="Where the request starts, e.g. AsyncLLM.generate."),
+    dest: str = typer.Argument(..., help="Where it should arrive, e.g. Scheduler.add_request."),
+    max_length: int = typer.Option(16, "--max-length", min=1, max=60, help="Most hops (calls + bridges)."),
+    mappings: Path = DIR_OPT,
+    as_json: bool = JSON_OPT,
+) -> None:
+    """Shortest path from SOURCE to DEST through the call graph and across the
+    process bridges of the mappings (ZMQ sockets, queues between threads)."""
+    from analyzer.graphs.queries import QueryError, find_one
+    from analyzer.graphs.store import GraphError, directory_target, load_graphs, open_target
+    from analyzer.mappings.pins import reference_root
+    from analyzer.mappings.trace import bridges_for, trace_path
+
+    settings = _settings(ctx)
+    concepts = load_or_fail(mappings)
+    try:
+        graph_target = directory_target(reference_root()) if target == REFERENCE else open_target(settings, target)
+        graph = load_graphs(settings, graph_target, progress=not as_json and sys.stderr.isatty()).calls
+    except GraphError as exc:
+        raise _fail(str(exc)) from None
+    project, _, version = target.partition("@")
+    bridges = bridges_for(concepts, project, version or None)
+    kinds = ("function", "method")
+    try:
+        start = find_one(graph, source, kinds)
+        # The destination may be a bridge target the call graph never reaches by a call.
+        end = dest if dest in graph or dest in {b.target for bs in bridges.values() for b in bs} else find_one(graph, dest, kinds)
+    except QueryError as exc:
+        raise _fail(str(exc)) from None
+    steps = trace_path(graph, start, end, bridges, max_length=max_length)
+    if as_json:
+        typer.echo(json.dumps({"target": target, "from": start, "to": end,
+                               "path": [s.to_dict() for s in steps] if steps is not None else None}, indent=2))
+    else:
+        from analyzer.mappings.render import print_trace
+
+        print_trace(Console(), start, end, steps)
+    if steps is None:
+        raise typer.Exit(1)

@@ -7,6 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from analyzer.mappings.models import SIDES, ConceptMapping, SideMapping
+from analyzer.mappings.trace import TraceStep
 from analyzer.mappings.verify import VerifyReport
 
 STATUS_STYLE = {
@@ -103,3 +104,14 @@ def print_verify(console: Console, report: VerifyReport) -> None:
         console.print(f"[yellow]… {len(report.warnings) - 10} more warnings (see --json)[/]")
     if report.ok:
         console.print("[green]all mapped names resolve[/]")
+
+
+def print_trace(console: Console, start: str, end: str, steps: list[TraceStep] | None) -> None:
+    if steps is None:
+        console.print(f"no path from {escape(start)} to {escape(end)} (calls and mapped bridges)")
+        return
+    console.print(f"[bold]{escape(start)}[/]")
+    for step in steps:
+        arrow = "[magenta]⇒[/]" if step.via != "call" else "→"
+        label = f" [magenta]{escape(step.via)}[/]" if step.via != "call" else ""
+        console.print(f"  {arrow} {escape(step.callee)}{label}", soft_wrap=True)
