@@ -162,6 +162,7 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--cache-dir", default=None, help="atlas cache holding the snapshots (for refs)")
     ap.add_argument("--parse-nogc", action="store_true", help="also time the parse with the GC off")
+    ap.add_argument("--keep-db", type=Path, default=None, help="copy the benchmark's database here")
     args = ap.parse_args()
 
     targets = _targets(args.targets, args.cache_dir)
@@ -179,6 +180,11 @@ def main() -> None:
         cold = _child(base | {"phase": "index", "db": db, "decode": False})
         warm = _child(base | {"phase": "index", "db": db, "decode": True})
         db_mib = sum(f.stat().st_size for f in Path(tmp).iterdir()) / 2**20
+        if args.keep_db is not None:
+            import sqlite3
+
+            with sqlite3.connect(db) as src, sqlite3.connect(args.keep_db) as dst:
+                src.backup(dst)
     print(f"cold index (fresh db):              {cold['seconds']:8.1f} s wall, {cold['cpu_seconds']:.1f} s CPU")
     print(f"  ratio cold / parse alone:         {cold['seconds'] / parse['seconds']:8.2f} wall,"
           f" {cold['cpu_seconds'] / parse['cpu_seconds']:.2f} CPU")
