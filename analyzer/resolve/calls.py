@@ -14,6 +14,7 @@ import ast
 import re
 
 from analyzer.index.models import AttributeAccess, CallSite, ModuleFacts
+from analyzer.resolve.decorators import Decorators
 from analyzer.resolve.exprs import dotted_name
 from analyzer.resolve.infer import Ctx, Inferrer
 from analyzer.resolve.models import CallEdge, CallRecord, Value
@@ -41,13 +42,6 @@ _BUILTIN_METHODS = _words(
     "size dim view reshape contiguous float half long int bool sum mean max min "
     "group match fullmatch search sub"
 )
-# Decorators known to return the decorated callable's own behaviour.
-TRANSPARENT_DECORATORS = _words(
-    "wraps lru_cache cache cached_property property staticmethod classmethod abstractmethod "
-    "inference_mode no_grad enable_grad compile override final overload setter getter "
-    "deleter contextmanager asynccontextmanager dataclass total_ordering "
-    "singledispatch singledispatchmethod jit script ignore unused"
-)
 _VIA_KIND = {"annotation": "via-annotation", "attribute": "via-attribute-type"}
 
 
@@ -63,8 +57,7 @@ class CallResolver:
         self.p = project
         self.infer = Inferrer(project)
         self._caller_memo: dict[tuple[str, str], str] = {}
-        self._transparent_memo: dict[str, bool] = {}
-        self._decorated_memo: dict[str, list[str]] | None = None
+        self.decorators = Decorators(project)
         self._candidates: dict[str, tuple[str, ...]] = {}
         self._site_memo: dict[tuple[str, str, str], CallRecord] = {}
 
@@ -312,39 +305,7 @@ class CallResolver:
     def _confidence(self, base: Value, target: str) -> str:
         if base.via not in ("self", "symbol", "super"):
             return "inferred"
-        return "certain" if self._transparent(target) else "inferred"
-
-    def _transparent(self, func: str) -> bool:
-        """True when every decorator keeps the function callable as written."""
-        found = self._transparent_memo.get(func)
-        if found is None:
-            fd = self.p.functions.get(func)
-            found = True
-            for text in fd.fact.decorators if fd is not None else ():
-                node = self.p.parser.parse(text)
-                head = node.func if isinstance(node, ast.Call) else node
-                name = dotted_name(head) if head is not None else None
-                if name is None:
-                    found = False
-                    break
-                if name.rpartition(".")[2] in TRANSPARENT_DECORATORS:
-                    continue
-                sym = self.p.resolve_in_scope(fd.module, fd.fact.qualname.rpartition(".")[0] or MODULE_SCOPE, name)  # type: ignore[union-attr]
-                if sym is None or sym.kind != "function" or not self._uses_wraps(sym.name):
-                    found = False
-                    break
-            self._transparent_memo[func] = found
-        return found
-
-    def _uses_wraps(self, decorator: str) -> bool:
-        """A project decorator whose inner wrapper is `@functools.wraps(...)`."""
-        fd = self.p.functions[decorator]
-        for fn in self.p.modules[fd.module].functions:
-            if fn.qualname.startswith(fd.fact.qualname + ".") and any(
-                d.split("(")[0].rpartition(".")[2] == "wraps" for d in fn.decorators
-            ):
-                return True
-        return False
+        return "certain" if self.decorators.transparent(target) else "inferred"
 
     def _wrapper_call(self, rec: CallRecord, name: str, ctx: Ctx) -> None:
         """Inside a decorator's wrapper, calling the decorated parameter (`func(*a)`)
@@ -358,26 +319,8 @@ class CallResolver:
             return
         if any(prm.name == name for prm in fd.fact.params):
             return
-        for target in self._decorated_by(outer.name):
+        for target in self.decorators.applied_to(outer.name):
             self._edge(rec, target, "dynamic", "inferred")
-
-    def _decorated_by(self, decorator: str) -> list[str]:
-        memo = self._decorated_memo
-        if memo is None:
-            memo = {}
-            for fd in self.p.functions.values():
-                for text in fd.fact.decorators:
-                    node = self.p.parser.parse(text)
-                    head = node.func if isinstance(node, ast.Call) else node
-                    name = dotted_name(head) if head is not None else None
-                    if name is None:
-                        continue
-                    scope = fd.fact.qualname.rpartition(".")[0] or MODULE_SCOPE
-                    sym = self.p.resolve_in_scope(fd.module, scope, name)
-                    if sym is not None and sym.kind == "function":
-                        memo.setdefault(sym.name, []).append(fd.name)
-            self._decorated_memo = memo
-        return memo.get(decorator, [])
 
     def _guess(self, rec: CallRecord, attr: str, *, link: bool = True) -> None:
         if attr in _BUILTIN_METHODS:
