@@ -175,13 +175,26 @@ def design_diff(
         right=right.label,
         warnings=[*(f"{left.label}: {w}" for w in left.warnings), *(f"{right.label}: {w}" for w in right.warnings)],
     )
+    concepts = list(concepts)
+    mapped_left, mapped_right = _mapped_names(concepts, left), _mapped_names(concepts, right)
     for c in concepts:
         if concept is None or c.id == concept:
-            diff.concepts.append(ConceptDesign(c.id, c.title, side_design(c, left), side_design(c, right)))
+            diff.concepts.append(ConceptDesign(
+                c.id, c.title, side_design(c, left, mapped_left), side_design(c, right, mapped_right)
+            ))
     return diff
 
 
-def side_design(concept: ConceptMapping, pin: PinData) -> SideDesign:
+def _mapped_names(concepts: list[ConceptMapping], pin: PinData) -> set[str]:
+    """Every symbol any concept maps for this side: the landmarks of the call structure."""
+    names: set[str] = set()
+    for c in concepts:
+        side = c.side(pin.project)
+        names.update(r.name for r in (*side.symbols_for(pin.version), *side.entry_points_for(pin.version)))
+    return names
+
+
+def side_design(concept: ConceptMapping, pin: PinData, mapped: set[str] | None = None) -> SideDesign:
     side = concept.side(pin.project)
     design = SideDesign(pin=pin.label, status=side.status, note=side.note)
     for ref in side.symbols_for(pin.version):
@@ -203,7 +216,7 @@ def side_design(concept: ConceptMapping, pin: PinData) -> SideDesign:
                                          knob.role or None, found=env is not None))
     design.bridges = [b.to_dict() for b in side.bridges_for(pin.version)]
     if pin.graphs is not None:
-        design.calls = _call_tree(side, pin)
+        design.calls = _call_tree(side, pin, mapped or set())
     return design
 
 
@@ -219,7 +232,9 @@ def _attributes(cls: Class) -> list[str]:
     return list(seen.values())
 
 
-def _call_tree(side: SideMapping, pin: PinData) -> list[CallEdge]:
+def _call_tree(side: SideMapping, pin: PinData, mapped: set[str]) -> list[CallEdge]:
+    """Calls out of the entry points, mapped callees first; the second level only
+    below mapped callees, so the structure shows how the mapped parts connect."""
     assert pin.graphs is not None
     graph = pin.graphs.calls
     roots = [r.name for r in side.entry_points_for(pin.version) if r.name in graph]
@@ -228,14 +243,16 @@ def _call_tree(side: SideMapping, pin: PinData) -> list[CallEdge]:
     edges: list[CallEdge] = []
     seen: set[tuple[str, str]] = set()
     frontier = roots
-    for _ in range(CALL_DEPTH):
+    for level in range(CALL_DEPTH):
         nxt: list[str] = []
         for node in frontier:
-            for edge in _out_edges(graph, node):
+            out = sorted(_out_edges(graph, node), key=lambda e: (e.callee not in mapped, e.callee))
+            for edge in out:
                 if (node, edge.callee) in seen or len(edges) >= MAX_CALLS:
                     continue
                 seen.add((node, edge.callee))
                 edges.append(edge)
-                nxt.append(edge.callee)
+                if level == 0 and edge.callee in mapped:
+                    nxt.append(edge.callee)
         frontier = nxt
     return edges

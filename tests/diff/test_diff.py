@@ -38,6 +38,7 @@ SCHEDULER = """
     status = "implemented"
     symbols = [
       "sglang.srt.managers.scheduler.Scheduler",
+      "sglang.srt.managers.scheduler.Scheduler.get_new_batch_prefill",
       "sglang.srt.mem_cache.radix_cache.RadixCache",
     ]
     entry_points = ["sglang.srt.managers.scheduler.Scheduler.get_next_batch_to_run"]
@@ -92,7 +93,7 @@ def test_design_diff_side_by_side(pins: FakePins, tmp_path: Path) -> None:
     assert {s.name for s in right.state} == {"sglang.srt.managers.scheduler.Scheduler", "sglang.srt.mem_cache.radix_cache.RadixCache"}
     right_calls = {(e.caller.rsplit(".", 1)[-1], e.callee.rsplit(".", 1)[-1]) for e in right.calls}
     assert ("get_next_batch_to_run", "get_new_batch_prefill") in right_calls
-    assert ("get_new_batch_prefill", "match_prefix") in right_calls  # depth 2
+    assert ("get_new_batch_prefill", "match_prefix") in right_calls  # depth 2, below a mapped callee
     left_calls = {(e.caller.rsplit(".", 1)[-1], e.callee.rsplit(".", 1)[-1]) for e in left.calls}
     assert ("schedule", "_preempt_request") in left_calls and ("schedule", "allocate") in left_calls
     knobs = {k.name: k for k in right.knobs}

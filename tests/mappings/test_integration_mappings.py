@@ -23,3 +23,19 @@ def test_committed_mappings_verify_on_every_pin(integration_settings: Settings) 
     # Coverage is honest: concepts our engine lacks are listed, not failed.
     assert {"tensor-parallel", "speculative-decoding"} <= set(report.gaps("reference", "not-implemented"))
     assert "paged-kv" not in report.gaps("reference")
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_vllm_request_is_traced_across_the_process_boundary(integration_settings: Settings) -> None:
+    from analyzer.graphs.store import load_graphs, open_target
+    from analyzer.mappings.trace import bridges_for, trace_path
+
+    graph = load_graphs(integration_settings, open_target(integration_settings, "vllm@0.30.0")).calls
+    bridges = bridges_for(load_mappings(), "vllm", "0.30.0")
+    steps = trace_path(graph, "vllm.v1.engine.async_llm.AsyncLLM.generate",
+                       "vllm.v1.core.sched.scheduler.Scheduler.add_request", bridges)
+    assert steps is not None
+    vias = [s.via for s in steps]
+    assert "bridge api-server-to-engine-core (zmq)" in vias
+    assert steps[-1].caller == "vllm.v1.engine.core.EngineCore.add_request"
