@@ -1,5 +1,10 @@
-"""`python -m reference_engine.server` as a real process: SIGINT / SIGTERM end it cleanly,
-even with a stream in flight (the stream is cut, the process exits 0, no traceback)."""
+"""`python -m reference_engine.server` as a real process: SIGTERM ends it cleanly, even with a
+stream in flight (the stream is ended, the process exits 0, no traceback).
+
+SIGINT takes the very same path (uvicorn's handler, then our drain); it is not repeated here
+because each run pays a fresh torch import, but benchmarks/serve_bench.py stops its server
+with SIGINT and fails unless the exit is clean.
+"""
 
 from __future__ import annotations
 
@@ -23,8 +28,7 @@ def _free_port() -> int:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_signal_stops_the_server_cleanly(server_cache_dir: Path, sig: signal.Signals) -> None:
+def test_sigterm_stops_the_server_cleanly(server_cache_dir: Path) -> None:
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     env = {**os.environ, "ATLAS_CACHE_DIR": str(server_cache_dir)}
@@ -56,7 +60,7 @@ def test_signal_stops_the_server_cleanly(server_cache_dir: Path, sig: signal.Sig
                 for line in resp.iter_lines():
                     seen += line.startswith("data: ")
                     if seen == 3:
-                        proc.send_signal(sig)
+                        proc.send_signal(signal.SIGTERM)
             except httpx.RemoteProtocolError:
                 pass  # the server cut the stream at its graceful deadline: expected
         assert seen >= 3
