@@ -25,6 +25,7 @@ from analyzer.graphs.store import (
     directory_target,
     load_facts,
     load_graphs,
+    load_unresolved,
     open_target,
 )
 from analyzer.settings import Settings
@@ -135,13 +136,26 @@ def register(app: typer.Typer) -> None:
         which: str = typer.Option("calls", "--graph", help="calls (call graph) or state (state ownership)."),
         output: Path = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
         stats: bool = typer.Option(False, "--stats", help="Print counts only."),
+        unresolved: bool = typer.Option(
+            False, "--unresolved", help="List the call sites that resolved to nothing (with their reason)."
+        ),
         rebuild: bool = typer.Option(False, "--rebuild", help="Ignore the cached graphs."),
-        as_json: bool = typer.Option(False, "--json", help="With --stats: print JSON."),
+        as_json: bool = typer.Option(False, "--json", help="With --stats / --unresolved: print JSON."),
     ) -> None:
         """Export a target's whole call graph (or, with --graph state, its state-ownership graph)."""
         if fmt not in EXPORTERS:
             raise _fail(f"--format must be one of {', '.join(EXPORTERS)}, not {fmt!r}")
         graphs = _graphs(ctx, target, rebuild)
+        if unresolved:
+            settings: Settings = ctx.obj
+            records = load_unresolved(settings, open_target(settings, target))
+            if as_json:
+                _emit([asdict(r) for r in records])
+            else:
+                for r in records:
+                    more = f" (candidates: {len(r.candidates)})" if r.candidates else ""
+                    typer.echo(f"{r.site}  {r.caller}: {r.expr}  -- {r.reason}{more}")
+            return
         if stats:
             if as_json:
                 _emit(graphs.meta)

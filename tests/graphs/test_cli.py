@@ -55,6 +55,16 @@ def test_path_state_graph(project: Path, tmp_path: Path) -> None:
         assert code == 0 and marker in out
 
 
+def test_unresolved_sites_are_listed(project: Path, tmp_path: Path) -> None:
+    code, out = run(tmp_path, "graph", str(project), "--unresolved", "--json")
+    assert code == 0, out
+    records = json.loads(out)
+    # `list(range(n))` and friends resolve as builtins; nothing here is left unknown.
+    assert all({"caller", "site", "expr", "reason"} <= set(r) for r in records)
+    code, out = run(tmp_path, "graph", str(project), "--stats", "--json")
+    assert json.loads(out)["unresolved_sites"] == len(records)
+
+
 def test_callgraph_pycg(tmp_path: Path) -> None:
     code, out = run(tmp_path, "callgraph", str(CASES / "imports_alias"), "--format", "pycg")
     assert code == 0, out
