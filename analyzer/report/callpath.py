@@ -29,18 +29,22 @@ def resolve_node(graph: Graph, name: str) -> tuple[str | None, str]:
     return found[0], ""
 
 
+def with_methods(graph: Graph, node: str) -> list[str]:
+    """A class stands for its methods too: a request reaches (and leaves) a class
+    through them, not through its constructor alone."""
+    if graph.nodes[node].get("kind") != "class":
+        return [node]
+    prefix = node + "."
+    return [node, *sorted(n for n in graph if n.startswith(prefix) and graph.nodes[n].get("kind") == "method")]
+
+
 def target_nodes(graph: Graph, names: list[str]) -> set[str]:
-    """The mapped symbols as nodes; a class stands for its methods too (a request
-    reaches a class through them, not through its constructor alone)."""
+    """The mapped symbols as call-graph nodes (classes with their methods)."""
     out: set[str] = set()
     for name in names:
         node, _ = resolve_node(graph, name)
-        if node is None:
-            continue
-        out.add(node)
-        if graph.nodes[node].get("kind") == "class":
-            prefix = node + "."
-            out.update(n for n in graph if n.startswith(prefix) and graph.nodes[n].get("kind") == "method")
+        if node is not None:
+            out.update(with_methods(graph, node))
     return out
 
 
@@ -58,7 +62,8 @@ def find_call_path(
         view.problem = problem
         return view
     view.start = start
-    targets = targets - {start}  # an entry point that is itself mapped leads on to the others
+    starts = with_methods(graph, start)
+    targets = targets - set(starts)  # an entry point that is itself mapped leads on to the others
     if not targets:
         view.problem = "no other mapped symbol of this concept is in this release's call graph"
         return view
@@ -69,9 +74,9 @@ def find_call_path(
         if src is not None and dst is not None:
             hops.setdefault(src, []).append((dst, bridge))
     # parent[node] = (previous node, the step that reached it): a BFS tree from the entry.
-    parent: dict[str, tuple[str, PathStep] | None] = {start: None}
+    parent: dict[str, tuple[str, PathStep] | None] = dict.fromkeys(starts)
     reached: list[str] = []
-    queue = deque([(start, 0)])
+    queue = deque((s, 0) for s in starts)
     while queue and len(reached) < max_routes:
         node, depth = queue.popleft()
         if depth >= MAX_DEPTH:

@@ -38,7 +38,7 @@ def path_dot(view: CallPathView) -> str:
     ]
     edges = view.edges
     reached = set(view.reached)
-    nodes = [view.start or view.entry, *(s.callee for s in edges)]
+    nodes = [n for s in edges for n in (s.caller, s.callee)] or [view.start or view.entry]
     for node in dict.fromkeys(nodes):
         extra = ', fillcolor="#dff3e4"' if node in reached else ""
         lines.append(f"  {_q(node)} [label={_q(short_name(node))}, tooltip={_q(node)}{extra}];")

@@ -140,3 +140,19 @@ def test_related_concept_outside_the_build_is_named_not_linked(world, tmp_path: 
     html = (tmp_path / "concepts" / "continuous-batching.html").read_text()
     assert "request-entry.html" not in html
     assert "request-entry.md" not in (tmp_path / "md" / "continuous-batching.md").read_text()
+
+
+def test_class_entry_point_starts_from_its_methods(world) -> None:
+    from analyzer.report.callpath import find_call_path, target_nodes
+
+    _, sides, _ = world
+    graph = sides["vllm"].graphs.calls
+    targets = target_nodes(graph, ["vllm.v1.core.scheduler.Scheduler.add_request"])
+    view = find_call_path(graph, "vllm.v1.engine.core.EngineCore", targets, [])
+    assert view.start == "vllm.v1.engine.core.EngineCore" and not view.problem
+    assert [(s.caller, s.callee) for s in view.routes[0]] == [
+        ("vllm.v1.engine.core.EngineCore.handle_request", "vllm.v1.core.scheduler.Scheduler.add_request")]
+    # Without the bridge, the client side never reaches the scheduler.
+    assert find_call_path(graph, "vllm.v1.engine.client.EngineCoreClient", targets, []).problem.startswith(
+        "no call path")
+    assert "not in this release" in find_call_path(graph, "vllm.nowhere", targets, []).problem
