@@ -155,6 +155,8 @@ def _print(figures: dict[str, Any], report: LoadReport) -> None:
         print(f"{name:<5} ms  p50 {d.p50:9.2f}   p90 {d.p90:9.2f}   p99 {d.p99:9.2f}   "
               f"mean {d.mean:9.2f}")  # fmt: skip
     print(f"load generator CPU         {figures['client_cpu_fraction']:.2f} cores busy on average")
+    lag = report.client_loop_lag_ms
+    print(f"load generator loop lag    p50 {lag.p50:.1f} ms, p99 {lag.p99:.1f} ms")
     if figures["server_cpu_fraction"] is not None:
         print(
             f"server CPU                 {figures['server_cpu_fraction']:.2f} cores busy on average"
@@ -262,7 +264,7 @@ def _bench(args: argparse.Namespace, base: str, proc: subprocess.Popen[str], log
     server_cpu = None
     if server_cpu0 is not None and server_cpu1 is not None:
         server_cpu = (server_cpu1 - server_cpu0) / result.wall_s
-    report = summarize(result.results, result.wall_s)
+    report = summarize(result.results, result.wall_s, result.loop_lag_s)
     kv_after_load = _wait_idle(base)
     metrics = parse_prometheus(httpx.get(base + "/metrics", timeout=10).text)
     figures: dict[str, Any] = {

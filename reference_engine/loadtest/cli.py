@@ -92,7 +92,7 @@ def loadtest_command(
             extra["ignore_eos"] = True
         target = Target(url, name, endpoint, extra)
         run_result = _run_with_progress(plan, target, console, progress)
-        report = summarize(run_result.results, run_result.wall_s)
+        report = summarize(run_result.results, run_result.wall_s, run_result.loop_lag_s)
         payload = {
             "url": url,
             "model": name,
@@ -181,5 +181,12 @@ def _print_report(console: Console, payload: dict[str, Any]) -> None:
         ]
         latency.add_row(key.removesuffix("_ms").upper(), *cells)
     console.print(latency)
+    lag = payload["client_loop_lag_ms"]
+    if lag["p99"] is not None:
+        console.print(
+            f"load generator event-loop lag: p50 {lag['p50']:.1f} ms, p99 {lag['p99']:.1f} ms "
+            "(large values mean the client, not the server, is the bottleneck)",
+            highlight=False,
+        )
     for message, count in payload["errors"].items():
         console.print(f"[red]{count} x[/] {message}", highlight=False, markup=False)

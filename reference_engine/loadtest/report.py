@@ -59,6 +59,7 @@ class LoadReport:
     tpot_ms: Distribution
     itl_ms: Distribution
     e2e_ms: Distribution
+    client_loop_lag_ms: Distribution  # the load generator's own event-loop delay
     errors: dict[str, int]  # message -> count, the most common few
 
     def to_json(self) -> dict[str, Any]:
@@ -74,7 +75,9 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def summarize(results: list[RequestResult], wall_s: float) -> LoadReport:
+def summarize(
+    results: list[RequestResult], wall_s: float, loop_lag_s: list[float] | None = None
+) -> LoadReport:
     ok = [r for r in results if r.ok]
     prompt = sum(r.prompt_tokens for r in ok)
     output = sum(r.output_tokens for r in ok)
@@ -94,5 +97,6 @@ def summarize(results: list[RequestResult], wall_s: float) -> LoadReport:
         tpot_ms=distribution([t for r in ok if (t := r.tpot_s) is not None]),
         itl_ms=distribution([gap for r in ok for gap in r.itl_s]),
         e2e_ms=distribution([r.latency_s for r in ok]),
+        client_loop_lag_ms=distribution(loop_lag_s or []),
         errors=dict(errors.most_common(5)),
     )

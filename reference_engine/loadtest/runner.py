@@ -14,7 +14,7 @@ import random
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import httpx
 
@@ -51,6 +51,9 @@ class LoadPlan:
 class RunResult:
     results: list[RequestResult]
     wall_s: float
+    # How late the generator's own event loop woke up (seconds, sampled every 10 ms): when
+    # these grow, the client is CPU-bound and every latency it reports is inflated.
+    loop_lag_s: list[float] = field(default_factory=list)
 
 
 def make_client(plan: LoadPlan) -> httpx.AsyncClient:
@@ -64,13 +67,25 @@ def make_client(plan: LoadPlan) -> httpx.AsyncClient:
 
 
 async def run(plan: LoadPlan, target: Target, progress: Progress | None = None) -> RunResult:
+    lags: list[float] = []
     async with make_client(plan) as client:
+        monitor = asyncio.create_task(_watch_loop(lags))
         start = time.perf_counter()
-        if plan.concurrency is not None:
-            results = await _closed_loop(client, plan, target, progress)
-        else:
-            results = await _open_loop(client, plan, target, progress)
-        return RunResult(results, time.perf_counter() - start)
+        try:
+            if plan.concurrency is not None:
+                results = await _closed_loop(client, plan, target, progress)
+            else:
+                results = await _open_loop(client, plan, target, progress)
+        finally:
+            monitor.cancel()
+        return RunResult(results, time.perf_counter() - start, lags)
+
+
+async def _watch_loop(lags: list[float], period_s: float = 0.01) -> None:
+    while True:
+        before = time.perf_counter()
+        await asyncio.sleep(period_s)
+        lags.append(max(0.0, time.perf_counter() - before - period_s))
 
 
 class _Budget:

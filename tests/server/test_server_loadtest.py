@@ -29,8 +29,10 @@ def test_closed_loop_counts_every_token(live: LiveServer) -> None:
     reqs = synthetic_workload(6, (3, 10), (2, 6), seed=1)
     plan = LoadPlan(reqs, concurrency=4, num_requests=12)
     result = asyncio.run(run(plan, Target(live.base_url, MODEL, "completions", EXACT)))
-    report = summarize(result.results, result.wall_s)
+    report = summarize(result.results, result.wall_s, result.loop_lag_s)
     assert report.num_completed == 12 and report.num_errors == 0
+    # The client watched its own event loop the whole run (one sample per ~10 ms).
+    assert report.client_loop_lag_ms.count >= 1 and report.client_loop_lag_ms.min >= 0
     # The list is cycled: requests 6..11 repeat 0..5, and ignore_eos makes lengths exact.
     assert report.total_output_tokens == 2 * sum(r.max_tokens for r in reqs)
     assert report.ttft_ms.count == 12
