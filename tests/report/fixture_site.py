@@ -93,6 +93,7 @@ VLLM = {
 
             def schedule(self) -> list[str]:
                 # compare with "a < b && c > d": must reach the page escaped
+                self.note = "a line far wider than its column, which must scroll inside the excerpt" * 4
                 self.running.extend(self.waiting)
                 self.waiting.clear()
                 return self.running

@@ -57,6 +57,8 @@ def test_three_columns_side_by_side_and_highlighted(site: Path, browser: Chromiu
     for a, b in itertools.pairwise(cols):
         assert a["right"] <= b["left"], cols  # left to right, no overlap
     assert all(c["width"] > 300 for c in cols), cols
+    # Long source lines scroll inside their excerpt; the page itself never scrolls sideways.
+    assert browser.eval("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
 
     # Pygments markup is styled: keywords have their own colour, and line numbers start at the symbol.
     colors = browser.eval(

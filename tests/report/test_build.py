@@ -43,8 +43,8 @@ def test_columns_symbols_and_permalinks(built) -> None:
     ref, vllm, sgl = page.columns
     schedule = vllm.symbols[0]
     assert (schedule.kind, schedule.path, schedule.line, schedule.end_line) == (
-        "method", "vllm/v1/core/scheduler.py", 11, 15)
-    assert schedule.permalink == "https://github.com/vllm-project/vllm/blob/ced6857af/vllm/v1/core/scheduler.py#L11-L15"
+        "method", "vllm/v1/core/scheduler.py", 11, 16)
+    assert schedule.permalink == "https://github.com/vllm-project/vllm/blob/ced6857af/vllm/v1/core/scheduler.py#L11-L16"
     assert schedule.excerpt is not None and schedule.excerpt.code.startswith("    def schedule(self)")
     # SGLang: the package lives under python/ upstream, and the wheel records no commit.
     cls = sgl.symbols[0]
