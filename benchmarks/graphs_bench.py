@@ -43,7 +43,8 @@ CPU_SECONDS: list[float] = []
 QUERIES = {
     "vllm": [("calls", "Scheduler.schedule"), ("path", "Scheduler.schedule", "KVCacheManager.allocate_slots"),
              ("state", "Scheduler")],
-    "sglang": [("calls", "Scheduler.get_next_batch_to_run"), ("state", "Scheduler")],
+    "sglang": [("calls", "managers.scheduler.Scheduler.get_next_batch_to_run"),
+               ("state", "srt.managers.scheduler.Scheduler")],
 }
 
 
