@@ -112,7 +112,7 @@ def static_graph(settings_cache: Path) -> nx.DiGraph:
     from analyzer.settings import Settings
 
     settings = Settings(cache_dir=settings_cache)
-    return load_graphs(settings, directory_target(ROOT / PACKAGE), rebuild=True).calls
+    return load_graphs(settings, directory_target(ROOT / PACKAGE), rebuild=True).calls.to_nx()
 
 
 def recall_report(graph: nx.DiGraph, dynamic: set[tuple[str, str]]) -> dict[str, object]:
