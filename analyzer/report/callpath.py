@@ -73,39 +73,57 @@ def find_call_path(
         dst, _ = resolve_node(graph, bridge.target)
         if src is not None and dst is not None:
             hops.setdefault(src, []).append((dst, bridge))
-    # parent[node] = (previous node, the step that reached it): a BFS tree from the entry.
-    parent: dict[str, tuple[str, PathStep] | None] = dict.fromkeys(starts)
+    # A BFS tree from the entry: parent[node] = (previous node, the bridge taken or None).
+    # Steps are only materialised for the routes shown (the tree spans thousands of nodes).
+    parent: dict[str, tuple[str, Bridge | None] | None] = dict.fromkeys(starts)
     reached: list[str] = []
-    queue = deque((s, 0) for s in starts)
-    while queue and len(reached) < max_routes:
-        node, depth = queue.popleft()
-        if depth >= MAX_DEPTH:
+    depth = dict.fromkeys(starts, 0)
+    queue = deque(starts)
+    while queue:
+        node = queue.popleft()
+        if depth[node] >= MAX_DEPTH:
             continue
-        nexts: list[tuple[str, PathStep]] = []
-        for dst, bridge in hops.get(node, ()):
-            nexts.append((dst, PathStep(node, dst, "bridge", "mapped", f"{bridge.transport}: {bridge.name}")))
-        for callee in sorted(graph.successors(node)):
-            data = graph.edges[node, callee]
-            site = data.get("site", "")
-            nexts.append((callee, PathStep(node, callee, data.get("kind", "call"), data.get("confidence", ""),
-                                           site, link(site))))
-        for dst, step in nexts:
+        nexts = [(dst, bridge) for dst, bridge in hops.get(node, ())]
+        nexts += [(callee, None) for callee in sorted(graph.successors(node))]
+        for dst, bridge in nexts:
             if dst in parent:
                 continue
-            parent[dst] = (node, step)
+            parent[dst] = (node, bridge)
+            depth[dst] = depth[node] + 1
             if dst in targets:
                 reached.append(dst)
-                if len(reached) >= max_routes:
-                    break
-            queue.append((dst, depth + 1))
+            queue.append(dst)
     if not reached:
         view.problem = f"no call path from {start} to the concept's other symbols (within {MAX_DEPTH} calls)"
         return view
-    for found in reached:
-        steps: list[PathStep] = []
-        node = found
-        while (back := parent[node]) is not None:
-            node, step = back
-            steps.append(step)
-        view.routes.append(steps[::-1])
+    routes = {end: _route(graph, parent, end, link) for end in reached}
+    view.routes = pick_routes(list(routes.values()), max_routes)
+    on_routes = {s.callee for route in view.routes for s in route}
+    view.marked = [n for n in reached if n in on_routes]
     return view
+
+
+def _route(
+    graph: Graph, parent: dict[str, tuple[str, Bridge | None] | None], end: str, link: Callable[[str], str | None]
+) -> list[PathStep]:
+    steps: list[PathStep] = []
+    node = end
+    while (back := parent[node]) is not None:
+        prev, bridge = back
+        if bridge is not None:
+            steps.append(PathStep(prev, node, "bridge", "mapped", f"{bridge.transport}: {bridge.name}"))
+        else:
+            data = graph.edges[prev, node]
+            site = data.get("site", "")
+            steps.append(PathStep(prev, node, data.get("kind", "call"), data.get("confidence", ""), site, link(site)))
+        node = prev
+    return steps[::-1]
+
+
+def pick_routes(routes: list[list[PathStep]], limit: int) -> list[list[PathStep]]:
+    """The routes that tell the most: those crossing a bridge, then the longest.
+    A route ending where another passes through adds nothing to the drawing."""
+    inner = {s.caller for route in routes for s in route}
+    leaves = [r for r in routes if r[-1].callee not in inner]
+    leaves.sort(key=lambda r: (not any(s.kind == "bridge" for s in r), -len(r)))
+    return sorted(leaves[:limit], key=len)

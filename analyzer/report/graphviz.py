@@ -37,7 +37,7 @@ def path_dot(view: CallPathView) -> str:
         '  edge [fontname="Helvetica", fontsize=9];',
     ]
     edges = view.edges
-    reached = set(view.reached)
+    reached = set(view.marked) | set(view.reached)
     nodes = [n for s in edges for n in (s.caller, s.callee)] or [view.start or view.entry]
     for node in dict.fromkeys(nodes):
         extra = ', fillcolor="#dff3e4"' if node in reached else ""

@@ -56,6 +56,7 @@ class CallPathView:
     routes: list[list[PathStep]] = field(default_factory=list)  # one per reached symbol, nearest first
     problem: str = ""  # no path / unknown entry point, in words
     svg: str | None = None  # inline Graphviz SVG when `dot` is installed
+    marked: list[str] = field(default_factory=list)  # mapped symbols the routes pass or end at
 
     @property
     def reached(self) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
@@ -156,3 +157,20 @@ def test_class_entry_point_starts_from_its_methods(world) -> None:
     assert find_call_path(graph, "vllm.v1.engine.client.EngineCoreClient", targets, []).problem.startswith(
         "no call path")
     assert "not in this release" in find_call_path(graph, "vllm.nowhere", targets, []).problem
+
+
+def test_pick_routes_prefers_bridges_then_length_and_drops_prefixes() -> None:
+    from analyzer.report.callpath import pick_routes
+    from analyzer.report.models import PathStep
+
+    def route(*names: str, bridge_at: int = -1) -> list[PathStep]:
+        return [PathStep(a, b, "bridge" if i == bridge_at else "call", "certain")
+                for i, (a, b) in enumerate(itertools.pairwise(names))]
+
+    short = route("e", "a")  # ends where `long` passes: adds nothing
+    long = route("e", "a", "b", "c")
+    other = route("e", "x", "y")
+    bridged = route("e", "z", bridge_at=0)
+    picked = pick_routes([short, long, other, bridged], 2)
+    assert picked == [bridged, long]
+    assert pick_routes([short, long, other, bridged], 5) == [bridged, other, long]
