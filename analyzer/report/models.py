@@ -78,6 +78,7 @@ class Writer:
     outside: bool  # writes another class's state
     site: str
     permalink: str | None = None
+    label: str = ""  # the owner's own methods by method name; outside writers in full
 
 
 @dataclass(slots=True)

@@ -155,7 +155,8 @@ def state_view(source: SideSource, st: ClassState) -> StateView:
         for w in a.writes:
             prev = by_function.get(w.function)
             if prev is None or (w.outside and not prev.outside):
-                by_function[w.function] = Writer(w.function, w.outside, w.site, _site_link(source, w.site))
+                label = w.function.removeprefix(st.cls + ".") if not w.outside else w.function
+                by_function[w.function] = Writer(w.function, w.outside, w.site, _site_link(source, w.site), label)
         writers = sorted(by_function.values(), key=lambda w: (not w.outside, w.function))
         attrs.append(AttrView(a.name, a.origin, a.line, a.annotation, writers[:MAX_WRITERS],
                               len({r.function for r in a.reads}), max(0, len(writers) - MAX_WRITERS)))

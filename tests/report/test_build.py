@@ -83,6 +83,8 @@ def test_state_flags_outside_writers(built) -> None:
     running = next(a for a in state.attrs if a.name == "running")
     assert running.writers[0].function == "refeng.engine.Engine.add_request" and running.writers[0].outside
     assert state.outside_writes == 1
+    # The owner's own methods by name; an outside writer in full.
+    assert [w.label for w in running.writers] == ["refeng.engine.Engine.add_request", "__init__", "schedule"]
 
 
 def test_html_escapes_and_states_the_fallback(built) -> None:
