@@ -155,5 +155,5 @@ def _build_report(settings: Settings, console: Console, refs: list[str], out: Pa
     except ReportError as exc:
         console.print(f"[red]error:[/] {exc}", highlight=False)
         raise typer.Exit(2) from None
-    print_result(console, result)
+    print_result(console, result, show_open=False)  # the demo ends with the link
     return result.index

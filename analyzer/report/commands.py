@@ -127,7 +127,7 @@ def register(app: typer.Typer) -> None:
         print_result(Console(), result)
 
 
-def print_result(console: Console, result: ReportResult) -> None:
+def print_result(console: Console, result: ReportResult, *, show_open: bool = True) -> None:
     console.print(f"Report: {len(result.pages)} concepts, {len(result.files)} files under {result.out}")
     if not result.graphviz:
         console.print("[yellow]Graphviz `dot` not found: call paths are drawn as lists.[/]")
@@ -140,7 +140,7 @@ def print_result(console: Console, result: ReportResult) -> None:
             console.print(f"  {w}", highlight=False, markup=False)
         if len(warnings) > 15:
             console.print(f"  … and {len(warnings) - 15} more")
-    if result.index:
+    if result.index and show_open:
         console.print(f"Open: [bold]{result.index.resolve().as_uri()}[/]")
     if result.markdown_index:
         console.print(f"Markdown: {result.markdown_index}")
