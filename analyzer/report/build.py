@@ -28,6 +28,7 @@ class ReportResult:
     pages: list[ConceptPage]
     files: list[Path] = field(default_factory=list)
     graphviz: bool = False
+    no_graphviz_reason: str = ""
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -66,12 +67,15 @@ def build_report(
         generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         sides=[f"{s.heading} ({s.source_line})" for s in sides.values() if s is not None],
         graphviz=dot_path is not None,
+        no_graphviz_reason="" if dot_path else (
+            "Graphviz `dot` was not found" if dot is True else "drawing was switched off (--no-graphviz)"),
         notes=notes,
     )
     out.mkdir(parents=True, exist_ok=True)
     for name in _OWNED:
         shutil.rmtree(out / name, ignore_errors=True)  # no stale pages of concepts since removed
-    result = ReportResult(out, None, None, pages, graphviz=meta.graphviz, notes=notes)
+    result = ReportResult(out, None, None, pages, graphviz=meta.graphviz, notes=notes,
+                          no_graphviz_reason=meta.no_graphviz_reason)
     if fmt in ("html", "both"):
         files = render_site(pages, meta, out)
         result.index = files[0]

@@ -130,7 +130,7 @@ def register(app: typer.Typer) -> None:
 def print_result(console: Console, result: ReportResult, *, show_open: bool = True) -> None:
     console.print(f"Report: {len(result.pages)} concepts, {len(result.files)} files under {result.out}")
     if not result.graphviz:
-        console.print("[yellow]Graphviz `dot` not found: call paths are drawn as lists.[/]")
+        console.print(f"No drawings: {result.no_graphviz_reason}; call paths are lists.", highlight=False, markup=False)
     for note in result.notes:
         console.print(f"[yellow]note:[/] {note}", highlight=False)
     warnings = result.warnings

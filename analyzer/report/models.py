@@ -171,4 +171,5 @@ class ReportMeta:
     generated: str  # ISO timestamp
     sides: list[str]  # column headings with their source lines
     graphviz: bool  # SVG graphs (else the text fallback, said on every page)
+    no_graphviz_reason: str = ""  # why there are no drawings, shown on every page
     notes: list[str] = field(default_factory=list)

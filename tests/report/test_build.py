@@ -94,7 +94,7 @@ def test_html_escapes_and_states_the_fallback(built) -> None:
     assert "&lt;script&gt;window.pwned = 1&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;" in html
     assert "a &lt; b &amp;&amp; c &gt; d" in html  # source text through pygments
     assert "<svg" not in html and 'class="path"' in html
-    assert "Graphviz <code>dot</code> was not found" in html
+    assert "No drawings: drawing was switched off (--no-graphviz), so call paths are shown as numbered lists" in html
     assert 'href="request-entry.html"' in html and 'href="../index.html"' in html
     assert re.search(r"<script>", html) is None  # concept pages carry no script at all
     index = (out / "index.html").read_text()
@@ -176,3 +176,13 @@ def test_pick_routes_prefers_bridges_then_length_and_drops_prefixes() -> None:
     picked = pick_routes([short, long, other, bridged], 2)
     assert picked == [bridged, long]
     assert pick_routes([short, long, other, bridged], 5) == [bridged, other, long]
+
+
+def test_missing_graphviz_is_said(world, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    concepts, sides, _ = world
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))  # no `dot` anywhere on it
+    result = build_report(concepts, sides, tmp_path / "site", fmt="html")
+    assert not result.graphviz and result.no_graphviz_reason == "Graphviz `dot` was not found"
+    html = (tmp_path / "site" / "concepts" / "continuous-batching.html").read_text()
+    assert "No drawings: Graphviz `dot` was not found" in html and "<svg" not in html
+    assert '<ol class="path">' in html
