@@ -67,15 +67,15 @@ def decide(
     if own is not None:
         return Decision(own, own_reason or "text")
     found = mentions(block)
+    # The sentence holding the reference.
+    start = 0
+    for m in _SENTENCE_END_RE.finditer(block, 0, offset):
+        start = m.end()
+    end_m = _SENTENCE_END_RE.search(block, offset)
+    end = end_m.start() if end_m else len(block)
+    if _BOTH_RE.search(block, start, end):
+        return Decision(AMBIGUOUS, "the sentence speaks of both projects")
     if found:
-        # The sentence holding the reference.
-        start = 0
-        for m in _SENTENCE_END_RE.finditer(block, 0, offset):
-            start = m.end()
-        end_m = _SENTENCE_END_RE.search(block, offset)
-        end = end_m.start() if end_m else len(block)
-        if _BOTH_RE.search(block, start, end):
-            return Decision(AMBIGUOUS, "the sentence speaks of both projects")
         before = [fw for pos, fw in found if start <= pos < offset]
         if before:
             return Decision(before[-1], "named earlier in the sentence")
