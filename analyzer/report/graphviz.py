@@ -10,7 +10,7 @@ import re
 import shutil
 import subprocess
 
-from analyzer.report.models import CallPathView
+from analyzer.report.models import CallPathView, StateView
 
 DOT_TIMEOUT_S = 30
 _STYLE = {"certain": "solid", "inferred": "dashed", "guess": "dotted", "mapped": "bold"}
@@ -49,6 +49,40 @@ def path_dot(view: CallPathView) -> str:
             f"  {_q(step.caller)} -> {_q(step.callee)} [label={_q(label)}, "
             f"style={_STYLE.get(step.confidence, 'solid')}{color}];"
         )
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+MAX_STATE_ATTRS = 14  # a drawing, not the table: the attributes that say the most
+
+
+def state_dot(state: StateView) -> str | None:
+    """Owner -> its attributes <- their writers; outside writers in red. Attributes
+    written from outside come first; None when nothing is written at all."""
+    attrs = sorted((a for a in state.attrs if a.writers),
+                   key=lambda a: (not any(w.outside for w in a.writers), a.line))[:MAX_STATE_ATTRS]
+    if not attrs:
+        return None
+    owner = state.cls
+    lines = [
+        "digraph state {",
+        "  rankdir=LR; bgcolor=transparent;",
+        '  node [fontname="Helvetica", fontsize=10];',
+        f'  {_q(owner)} [shape=component, label={_q(short_name(owner, 1))}, tooltip={_q(owner)}];',
+    ]
+    writers: dict[str, bool] = {}
+    for a in attrs:
+        node = f"{owner}.{a.name}"
+        lines.append(f'  {_q(node)} [shape=ellipse, label={_q(a.name)}];')
+        lines.append(f"  {_q(owner)} -> {_q(node)} [arrowhead=none, color=\"#9aa3b2\"];")
+        for w in a.writers:
+            writers[w.function] = writers.get(w.function, False) or w.outside
+            color = ', color="#b42318"' if w.outside else ""
+            lines.append(f"  {_q(w.function)} -> {_q(node)} [style={'bold' if w.outside else 'solid'}{color}];")
+    for fn, outside in writers.items():
+        color = ', fontcolor="#b42318", color="#b42318"' if outside else ""
+        label = fn if outside else fn.removeprefix(owner + ".")
+        lines.append(f'  {_q(fn)} [shape=box, style=rounded, label={_q(label)}, tooltip={_q(fn)}{color}];')
     lines.append("}")
     return "\n".join(lines) + "\n"
 

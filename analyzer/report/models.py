@@ -99,6 +99,7 @@ class StateView:
     line: int
     attrs: list[AttrView]
     permalink: str | None = None
+    svg: str | None = None  # owner -> attributes <- writers, when `dot` is installed
 
     @property
     def outside_writes(self) -> int:

@@ -7,7 +7,7 @@ from analyzer.index import SymbolMatch
 from analyzer.mappings import SIDES, ConceptMapping, KnobRef, SideMapping
 from analyzer.report.callpath import find_call_path, target_nodes
 from analyzer.report.excerpt import make_excerpt
-from analyzer.report.graphviz import path_dot, render_svg
+from analyzer.report.graphviz import path_dot, render_svg, state_dot
 from analyzer.report.models import (
     AttrView,
     BridgeView,
@@ -58,6 +58,10 @@ def build_column(mapping: SideMapping, source: SideSource | None, dot: str | Non
     if source.graphs is not None:
         col.paths = call_paths(mapping, source, dot)
         col.state = state_views(source, col.symbols)
+        if dot is not None:
+            for st in col.state:
+                source_dot = state_dot(st)
+                st.svg = render_svg(source_dot, dot) if source_dot else None
     col.warnings = [f"{s.name}: {s.problem}" for s in col.symbols if s.problem]
     col.warnings += [f"{k.name}: not found in this release" for k in col.knobs if not k.found]
     return col

@@ -186,3 +186,18 @@ def test_missing_graphviz_is_said(world, tmp_path: Path, monkeypatch: pytest.Mon
     html = (tmp_path / "site" / "concepts" / "continuous-batching.html").read_text()
     assert "No drawings: Graphviz `dot` was not found" in html and "<svg" not in html
     assert '<ol class="path">' in html
+
+
+def test_state_drawing(world, tmp_path: Path) -> None:
+    from analyzer.report.graphviz import find_dot
+
+    dot = find_dot()
+    if dot is None:
+        pytest.fail("Graphviz `dot` is missing: .ci/run installs it (apt-get install graphviz)")
+    concepts, sides, _ = world
+    result = build_report(concepts, sides, tmp_path, fmt="html", dot=dot)
+    (state,) = _page(result, "continuous-batching").columns[0].state
+    assert state.svg is not None and state.svg.startswith("<svg")
+    # The outside writer is drawn in full and in red; the owner's own writer by method name.
+    assert "refeng.engine.Engine.add_request" in state.svg and "#b42318" in state.svg
+    assert ">schedule<" in state.svg
