@@ -57,10 +57,12 @@ MAX_STATE_ATTRS = 14  # a drawing, not the table: the attributes that say the mo
 
 
 def state_dot(state: StateView) -> str | None:
-    """Owner -> its attributes <- their writers; outside writers in red. Attributes
-    written from outside come first; None when nothing is written at all."""
+    """Owner -> its attributes <- their writers; outside writers in red. Drawn first:
+    state written from outside, then the most-written (set-once config says little);
+    None when nothing is written at all."""
     attrs = sorted((a for a in state.attrs if a.writers),
-                   key=lambda a: (not any(w.outside for w in a.writers), a.line))[:MAX_STATE_ATTRS]
+                   key=lambda a: (not any(w.outside for w in a.writers), -len(a.writers) - a.more_writers,
+                                  a.line))[:MAX_STATE_ATTRS]
     if not attrs:
         return None
     owner = state.cls
