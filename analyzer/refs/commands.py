@@ -107,7 +107,11 @@ def register(app: typer.Typer) -> None:
         if fix:
             chosen = pick_fixes(findings, HIGH_CONFIDENCE)
             files = {book.display(p): p for p in book.files}
-            plans = plan_fixes(chosen, files)
+            try:
+                plans = plan_fixes(chosen, files)
+            except (OSError, UnicodeDecodeError) as exc:
+                err.print(f"[red]error:[/] cannot read a chapter to fix: {escape(str(exc))}")
+                raise typer.Exit(2) from None
             out = err if json_output or sarif == Path("-") else console
             diff = "".join(p.diff() for p in plans)
             if diff:
@@ -121,8 +125,12 @@ def register(app: typer.Typer) -> None:
             if write:
                 for plan in plans:
                     if plan.applied:
-                        write_atomic(plan.path, plan.new)
-                applied = {(f.ref.file, f.ref.line, f.ref.col) for f in chosen}
+                        try:
+                            write_atomic(plan.path, plan.new)
+                        except OSError as exc:
+                            err.print(f"[red]error:[/] {plan.display} left unchanged: {escape(str(exc))}")
+                            raise typer.Exit(2) from None
+                applied = {(plan.display, line, col) for plan in plans for line, col in plan.done}
                 fixed = {id(f) for f in broken if (f.ref.file, f.ref.line, f.ref.col) in applied}
                 out.print(f"rewrote {sum(1 for p in plans if p.applied)} file(s)")
         if json_output:

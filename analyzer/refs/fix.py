@@ -20,6 +20,7 @@ class FileFix:
     new: str
     applied: int  # replacements made
     skipped: list[str]  # why some could not be applied (the line changed, ...)
+    done: frozenset[tuple[int, int]] = frozenset()  # (line, col) of each applied replacement
 
     def diff(self) -> str:
         return "".join(
@@ -57,7 +58,7 @@ def plan_fixes(findings: list[Finding], files: dict[str, Path]) -> list[FileFix]
         old = path.read_bytes().decode("utf-8")  # keep CRLF line endings as they are
         lines = old.splitlines(keepends=True)
         skipped: list[str] = []
-        applied = 0
+        done: set[tuple[int, int]] = set()
         # Right to left within a line, so earlier columns stay valid.
         for f in sorted(items, key=lambda x: (x.ref.line, -x.ref.col)):
             ref = f.ref
@@ -71,8 +72,8 @@ def plan_fixes(findings: list[Finding], files: dict[str, Path]) -> list[FileFix]
                 skipped.append(f"{display}:{ref.line}: {ref.text} (text not found at column {ref.col})")
                 continue
             lines[idx] = line[: ref.col] + replacement + line[ref.col + len(ref.text) :]
-            applied += 1
-        fixes.append(FileFix(path, display, old, "".join(lines), applied, skipped))
+            done.add((ref.line, ref.col))
+        fixes.append(FileFix(path, display, old, "".join(lines), len(done), skipped, frozenset(done)))
     return fixes
 
 

@@ -136,3 +136,13 @@ def test_not_utf8_chapter(book: Path) -> None:
     (book / "chapters" / "bad.md").write_bytes(b"\xff\xfe bad")
     code, _, err = _run(book, str(book))
     assert code == 2 and "not UTF-8" in err
+
+
+def test_fix_write_that_repairs_everything_exits_zero(book: Path) -> None:
+    chapter = book / "chapters" / "03.md"
+    chapter.write_text("In vLLM, start with `vllm serve m --disable-log-requests`.\n")
+    code, _, _ = _run(book, str(book), "--pin", "vllm@0.33.0", "--fix")
+    assert code == 1 and "--disable-log-requests" in chapter.read_text()
+    code, out, _ = _run(book, str(book), "--pin", "vllm@0.33.0", "--fix", "--write")
+    assert code == 0, out
+    assert chapter.read_text() == "In vLLM, start with `vllm serve m --no-enable-log-requests`.\n"
