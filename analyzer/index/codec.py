@@ -11,7 +11,6 @@ format is tied to the interpreter, hence `CODEC_VERSION` in the cache key.
 
 from __future__ import annotations
 
-import json
 import marshal
 import sys
 import zlib
@@ -57,7 +56,7 @@ for _cls in (Import, Class, Function, Assignment, CallSite, AttributeAccess, Par
 _FLAT = frozenset(cls for cls, spec in _SPEC.items() if not any(item for _, item in spec))
 
 
-CODEC_VERSION = f"marshal-py{sys.version_info[0]}.{sys.version_info[1]}"
+CODEC_VERSION = f"marshal2-py{sys.version_info[0]}.{sys.version_info[1]}"
 
 
 def _enc(obj: Any, memo: dict[str, str]) -> list[Any]:
@@ -107,15 +106,12 @@ class Summary:
     symbols: list[tuple[str, str, int, int]]
 
     def encode(self) -> bytes:
-        return zlib.compress(
-            json.dumps([self.lines, self.calls, self.accesses, self.symbols], separators=(",", ":")).encode(),
-            1,
-        )
+        return marshal.dumps([self.lines, self.calls, self.accesses, self.symbols])
 
     @classmethod
     def decode(cls, blob: bytes) -> Summary:
-        lines, calls, accesses, symbols = json.loads(zlib.decompress(blob))
-        return cls(lines, calls, accesses, [tuple(s) for s in symbols])
+        lines, calls, accesses, symbols = marshal.loads(blob)
+        return cls(lines, calls, accesses, symbols)
 
     @classmethod
     def of(cls, facts: ModuleFacts) -> Summary:

@@ -18,7 +18,7 @@ from analyzer.index.extract import EXTRACTOR_VERSION, extract_file, fast_parsing
 from analyzer.index.models import FileError
 from analyzer.index.snapshot_index import IndexStats, LazyModules, SnapshotIndex
 from analyzer.index.source import SourceError, sha256_of
-from analyzer.index.store import CachedFile, FactStore
+from analyzer.index.store import BlobReader, CachedFile, FactStore
 from analyzer.settings import Settings
 from analyzer.snapshots.models import Snapshot
 
@@ -31,10 +31,24 @@ Result = tuple[str, CachedFile]
 
 
 def list_python_files(root: Path) -> list[str]:
-    """Every `.py` file under root (files, not packages: SGLang has folders without __init__)."""
-    return sorted(
-        p.relative_to(root).as_posix() for p in root.rglob("*.py") if p.is_file() and not p.is_symlink()
-    )
+    """Every `.py` file under root (files, not packages: SGLang has folders without
+    __init__), symlinks skipped. os.scandir: pathlib's rglob is ~5x slower here."""
+    found: list[str] = []
+    stack = [(str(root), "")]
+    while stack:
+        folder, prefix = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_symlink():
+                continue
+            if entry.is_dir():
+                stack.append((entry.path, f"{prefix}{entry.name}/"))
+            elif entry.name.endswith(".py") and entry.is_file():
+                found.append(prefix + entry.name)
+    return sorted(found)
 
 
 def index_file(root: str, path: str) -> Result:
@@ -188,11 +202,11 @@ def index_tree(
         if manifest_key and not errors and not stats.manifest_hit:
             store.save_manifest(manifest_key, {p: e.sha256 for p, e in results.items()})
 
-    blobs: dict[str, tuple[str, bytes]] = {}
+    blobs: dict[str, tuple[str, bytes | None]] = {}
     summaries: dict[str, Summary] = {}
     for path in sorted(results):
         entry = results[path]
-        if entry.blob is None or entry.summary is None:
+        if entry.error is not None or entry.summary is None:
             errors.append(FileError(path, entry.error or "unknown error"))
             continue
         blobs[path] = (entry.sha256, entry.blob)
@@ -202,7 +216,7 @@ def index_tree(
     errors.sort(key=lambda e: e.path)
     return SnapshotIndex(
         name=name or root.name,
-        modules=LazyModules(blobs),
+        modules=LazyModules(blobs, BlobReader(db, CACHE_VERSION)),
         errors=errors,
         layout_prefix=layout_prefix,
         stats=stats,

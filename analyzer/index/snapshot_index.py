@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from analyzer.index.codec import Summary, decode_facts
@@ -40,14 +40,23 @@ class LazyModules(Mapping[str, ModuleFacts]):
     MB; most commands touch a handful of modules, so nothing is decoded up front.
     """
 
-    def __init__(self, blobs: dict[str, tuple[str, bytes]]) -> None:
-        self._blobs = blobs  # path -> (sha256, blob)
+    def __init__(
+        self,
+        blobs: dict[str, tuple[str, bytes | None]],
+        reader: Callable[[str], bytes] | None = None,
+    ) -> None:
+        self._blobs = blobs  # path -> (sha256, blob); blob None: ask `reader` for it
+        self._reader = reader
         self._decoded: dict[str, ModuleFacts] = {}
 
     def __getitem__(self, path: str) -> ModuleFacts:
         facts = self._decoded.get(path)
         if facts is None:
             sha, blob = self._blobs[path]
+            if blob is None:
+                if self._reader is None:
+                    raise KeyError(path)
+                blob = self._reader(sha)
             facts = decode_facts(blob, path, module_name(path), sha)
             self._decoded[path] = facts
         return facts

@@ -62,16 +62,18 @@ class FactStore:
         self.close()
 
     def lookup(self, shas: Iterable[str], version: str) -> dict[str, CachedFile]:
+        """Summaries and errors of the known hashes; blobs stay in the database
+        (see `BlobReader`): a warm run then reads kilobytes, not the whole cache."""
         found: dict[str, CachedFile] = {}
         unique = list(dict.fromkeys(shas))
         for chunk in _chunks(unique, 500):  # sqlite caps bound parameters per statement
             marks = ",".join("?" * len(chunk))
             rows = self._db.execute(
-                f"SELECT sha256, blob, summary, error FROM facts WHERE version = ? AND sha256 IN ({marks})",
+                f"SELECT sha256, summary, error FROM facts WHERE version = ? AND sha256 IN ({marks})",
                 [version, *chunk],
             )
-            for sha, blob, summary, error in rows:
-                found[sha] = CachedFile(sha, blob, summary, error)
+            for sha, summary, error in rows:
+                found[sha] = CachedFile(sha, None, summary, error)
         return found
 
     def save(self, version: str, files: Iterable[CachedFile]) -> None:
@@ -100,3 +102,22 @@ class FactStore:
 def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
+
+
+class BlobReader:
+    """Reads cached fact blobs on demand, long after the indexing run ended."""
+
+    def __init__(self, path: Path, version: str) -> None:
+        self._path = path
+        self._version = version
+        self._db: sqlite3.Connection | None = None
+
+    def __call__(self, sha: str) -> bytes:
+        if self._db is None:
+            self._db = sqlite3.connect(self._path, timeout=60, check_same_thread=False)
+        row = self._db.execute(
+            "SELECT blob FROM facts WHERE version = ? AND sha256 = ?", (self._version, sha)
+        ).fetchone()
+        if row is None or row[0] is None:
+            raise StoreError(f"facts for {sha[:12]} vanished from {self._path}; re-run the index")
+        return bytes(row[0])
