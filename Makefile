@@ -4,7 +4,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
-.PHONY: venv demo test test-unit test-integration lint bench clean
+.PHONY: venv sysdeps demo test test-unit test-integration lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -16,6 +16,12 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# The report's browser tests drive Debian's headless Chromium and Graphviz's `dot`;
+# they fail (never skip) without them, so the test targets install them when missing.
+sysdeps:
+	@if ! command -v chromium >/dev/null || ! command -v dot >/dev/null; then \
+		apt-get update -q && apt-get install -y -q chromium graphviz; fi
+
 # Fetches the four pinned wheels on first run; ends by printing reports/index.html's location.
 demo: $(STAMP)
 	$(BIN)/atlas demo
@@ -23,13 +29,13 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check analyzer reference_engine tests benchmarks
 
-test-unit: $(STAMP)
+test-unit: $(STAMP) sysdeps
 	$(BIN)/python -m pytest -q -m "not integration"
 
 test-integration: $(STAMP)
 	$(BIN)/python -m pytest -q -m integration
 
-test: $(STAMP)
+test: $(STAMP) sysdeps
 	$(BIN)/ruff check analyzer reference_engine tests benchmarks
 	$(BIN)/python -m pytest -q
 
