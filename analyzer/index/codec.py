@@ -73,11 +73,15 @@ def _enc(obj: Any, memo: dict[str, str]) -> list[Any]:
     return row
 
 
+def _dec_list(item: type, rows: list[list[Any]]) -> list[Any]:
+    if item in _FLAT:  # the bulk (calls, accesses, assignments): one constructor call each
+        return [item(*r) for r in rows]
+    return [_dec(item, r) for r in rows]
+
+
 def _dec(cls: type, row: list[Any]) -> Any:
-    if cls in _FLAT:
-        return cls(*row)
     args = [
-        [_dec(item, v) for v in value] if item is not None else value
+        _dec_list(item, value) if item is not None else value
         for (_, item), value in zip(_SPEC[cls], row, strict=True)
     ]
     return cls(*args)
@@ -91,7 +95,7 @@ def decode_facts(blob: bytes, path: str, module: str, sha256: str) -> ModuleFact
     row = marshal.loads(zlib.decompress(blob))
     kwargs: dict[str, Any] = {"path": path, "module": module, "sha256": sha256}
     for (name, item), value in zip(_SPEC[ModuleFacts], row, strict=True):
-        kwargs[name] = [_dec(item, v) for v in value] if item is not None else value
+        kwargs[name] = _dec_list(item, value) if item is not None else value
     return ModuleFacts(**kwargs)
 
 
