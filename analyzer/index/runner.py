@@ -128,10 +128,16 @@ def _hash_all(root: Path, paths: Iterable[str]) -> tuple[dict[str, str], list[Fi
 def _progress_bar(total: int, enabled: bool) -> tuple[Callable[[int], None], Callable[[], None]]:
     if not enabled or total == 0:
         return (lambda n: None), (lambda: None)
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    bar = Progress(
-        TextColumn("indexing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True
+    bar = Progress(  # on stderr: stdout carries the command's output
+        TextColumn("indexing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        transient=True,
+        console=Console(stderr=True),
     )
     task = bar.add_task("index", total=total)
     bar.start()
