@@ -7,6 +7,7 @@ a boolean spelling change, SGLang's `deprecated_name`, then the closest names.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -48,11 +49,26 @@ def _write_path(ref: Reference, new_package_path: str, pin: PinView, anchor: str
     """Spell a new package path the way the reference spelled the old one."""
     if ref.origin == "link":
         base = ref.text.split("#", 1)[0]
-        new_repo_path = pin.layout_prefix + new_package_path
-        return base[: len(base) - len(ref.target)] + new_repo_path + anchor if base.endswith(ref.target) else ref.text
+        if not base.endswith(ref.target):
+            return ref.text
+        head = base[: len(base) - len(ref.target)]
+        if ref.commit:
+            # New lines belong to the pin: point the link at the pin's revision too.
+            head = head.replace(f"/{ref.commit}/", f"/{_revision(ref.commit, pin)}/", 1)
+        return head + pin.layout_prefix + new_package_path + anchor
     if ref.repo_layout or (pin.layout_prefix and ref.target.startswith(pin.layout_prefix)):
         return pin.layout_prefix + new_package_path
     return new_package_path
+
+
+def _revision(commit: str, pin: PinView) -> str:
+    """The pin's spelling of a link's revision: its release tag for a tag, its commit for a SHA."""
+    version = pin.pin.partition("@")[2]
+    if re.fullmatch(r"v?\d+(\.\d+)*", commit):
+        return f"v{version}" if commit.startswith("v") else version
+    if re.fullmatch(r"[0-9a-f]{7,40}", commit) and pin.upstream_commit:
+        return pin.upstream_commit[: len(commit)]
+    return commit  # a branch name (`main`): keep it
 
 
 def _old_package_path(ref: Reference, pin: PinView) -> str:

@@ -72,7 +72,8 @@ def test_sample_book_upgrade_to_vllm_033(integration_settings: Settings, tmp_pat
     assert "VLLM_ENGINE_ITERATION_TIMEOUT_S" in newly
     assert "vllm/entrypoints/chat_utils.py" in newly
     anchor = next(t for t in newly if t.endswith("kv_cache_manager.py#L370-L601"))
-    assert newly[anchor]["suggestion"].endswith("#L380-L627") and newly[anchor]["confidence"] >= 0.8
+    assert newly[anchor]["suggestion"].endswith("/blob/v0.33.0/vllm/v1/core/kv_cache_manager.py#L380-L627")
+    assert newly[anchor]["confidence"] >= 0.8
     code, _ = _invoke(integration_settings, str(copy), "--from", "vllm@0.30.0", "--to", "vllm@0.33.0", "--fix", "--write")
     text = (copy / "chapters" / "02-paged-kv.md").read_text(encoding="utf-8")
-    assert "kv_cache_manager.py#L380-L627" in text
+    assert "v0.33.0/vllm/v1/core/kv_cache_manager.py#L380-L627" in text

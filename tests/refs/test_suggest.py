@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from dataclasses import replace
+
 from analyzer.refs.pinview import PinView
 from analyzer.refs.suggest import History, suggest
 
@@ -33,6 +35,10 @@ def test_link_anchor_suggests_the_new_span(vllm33: PinView) -> None:
                link_symbol="KVCacheManager.allocate_slots", repo_layout=True)
     found = suggest(link, vllm33)
     assert found[0].replacement == url.replace("#L80-L100", "#L40-L70")
+    old_tag = replace(link, text=url.replace("v0.33.0", "v0.30.0"), commit="v0.30.0")
+    assert suggest(old_tag, vllm33)[0].replacement == url.replace("#L80-L100", "#L40-L70")
+    sha = replace(link, text=url.replace("v0.33.0", "5cecfc0"), commit="5cecfc0")
+    assert suggest(sha, vllm33)[0].replacement == url.replace("v0.33.0", "aaaaaaa").replace("#L80-L100", "#L40-L70")
     assert found[0].confidence >= 0.8
 
 
