@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import multiprocessing
 import os
 import pickle
 import tempfile
-from collections.abc import Iterable, Iterator
+import traceback
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 from analyzer.graphs.callgraph import CallGraphResult, Unresolved, build_call_graph
@@ -173,6 +176,70 @@ def load_graphs(settings: Settings, target: Target, *, rebuild: bool = False, pr
     graphs, unresolved = build_graphs(load_facts(settings, target, progress=progress), target.label)
     save_graphs(settings, target, graphs, unresolved)
     return graphs
+
+
+def _build_worker(settings: Settings, target: Target, conn: Connection) -> None:
+    """Child process body: build one target's graphs into the cache and report
+    None or (kind, message) back. The collector stays off (nothing here is ever
+    garbage) and the process ends with os._exit, so the heap of millions of
+    objects is neither scanned nor freed one object at a time."""
+    gc.disable()
+    outcome: tuple[str, str] | None = None
+    try:
+        load_graphs(settings, target, rebuild=True)
+    except GraphError as exc:
+        outcome = ("GraphError", str(exc))
+    except BaseException:  # reported to the parent, which raises it there
+        outcome = ("error", traceback.format_exc())
+    try:
+        conn.send(outcome)
+        conn.close()
+    finally:
+        os._exit(0)
+
+
+def _build_in_children(settings: Settings, targets: list[Target]) -> None:
+    ctx = multiprocessing.get_context("fork")  # no re-import: the parent has the analyzer loaded
+    running = []
+    for target in targets:
+        parent_end, child_end = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_build_worker, args=(settings, target, child_end), daemon=True)
+        proc.start()
+        child_end.close()
+        running.append((target, proc, parent_end))
+    for target, proc, parent_end in running:
+        try:
+            outcome = parent_end.recv()
+        except EOFError:  # the child died without a word (killed, out of memory)
+            outcome = ("error", f"the process building {target.label} ended early")
+        proc.join()
+        if outcome is not None:
+            kind, message = outcome
+            if kind == "GraphError":
+                raise GraphError(message)
+            raise RuntimeError(f"building graphs for {target.label} failed:\n{message}")
+
+
+def build_missing(settings: Settings, targets: Sequence[Target], *, rebuild: bool = False) -> None:
+    """Build the graphs of every target not cached yet (all of them with rebuild),
+    one process per target, as many at once as there are cores: each build is
+    single-threaded CPU work, so two snapshots on two cores take the time of the
+    slower one instead of the sum."""
+    unique = {t.key: t for t in targets}.values()
+    todo = [t for t in unique if rebuild or not (_cache_dir(settings, t) / "graphs.pickle").is_file()]
+    workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if len(todo) <= 1 or workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        for target in todo:
+            load_graphs(settings, target, rebuild=True)
+        return
+    for start in range(0, len(todo), workers):
+        _build_in_children(settings, todo[start : start + workers])
+
+
+def load_graphs_many(settings: Settings, targets: Sequence[Target], *, rebuild: bool = False) -> list[Graphs]:
+    """`load_graphs` for several targets, building the missing ones in parallel."""
+    build_missing(settings, targets, rebuild=rebuild)
+    return [load_graphs(settings, t) for t in targets]
 
 
 def save_graphs(settings: Settings, target: Target, graphs: Graphs, unresolved: list[Unresolved]) -> None:
