@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -72,7 +73,8 @@ def register(app: typer.Typer) -> None:
         from analyzer.snapshots import SnapshotError, load_locks
 
         settings: Settings = ctx.obj
-        console = Console()
+        # Logs and CI have no terminal width; the release table needs about 100 columns.
+        console = Console() if Console().is_terminal else Console(width=120)
         refs = releases or sorted(load_locks())
         console.print(f"[bold]Serving Atlas demo[/] — cache: {settings.cache_dir}")
         summaries: list[ReleaseSummary] = []
@@ -96,14 +98,16 @@ def register(app: typer.Typer) -> None:
 
 
 def _release_table(summaries: list[ReleaseSummary]) -> Table:
-    table = Table(title="Pinned releases")
-    for column in ("release", "commit", "files", "classes", "functions", "methods", "call sites",
-                   "parse errors", "flags", "env vars", "seconds"):
-        table.add_column(column, justify="left" if column in {"release", "commit"} else "right")
+    # Short headers: the demo often prints into an 80-column log, not a wide terminal.
+    table = Table(title="Pinned releases", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("release", no_wrap=True)
+    table.add_column("commit", no_wrap=True)
+    for column in ("files", "classes", "funcs", "methods", "calls", "errors", "flags", "envs", "s"):
+        table.add_column(column, justify="right", no_wrap=True)
     for s in summaries:
         c = s.counts
         table.add_row(
-            s.ref, (s.upstream_commit or "—")[:12], str(c["files"]), str(c["classes"]),
+            s.ref, (s.upstream_commit or "—")[:9], str(c["files"]), str(c["classes"]),
             str(c["functions"]), str(c["methods"]), str(c["call_sites"]), str(c["errors"]),
             str(s.flags), str(s.envs), f"{s.seconds:.1f}",
         )
