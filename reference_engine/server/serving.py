@@ -68,6 +68,53 @@ def sse(data: dict[str, Any]) -> str:
 SSE_DONE = "data: [DONE]\n\n"
 
 
+@dataclass(frozen=True, slots=True)
+class ChunkFactory:
+    """Builds the stream chunks of one request; chat and completions differ only in `object`."""
+
+    request_id: str
+    created: int
+    model: str
+    object: str  # "chat.completion.chunk" | "text_completion"
+    include_usage: bool = False  # stream_options.include_usage: a final usage-only chunk
+    continuous_usage: bool = False  # stream_options.continuous_usage_stats: usage on every chunk
+
+    @classmethod
+    def for_request(cls, prep: Prepared, model: str, object: str, opts: Any) -> ChunkFactory:
+        include = opts is not None and bool(opts.include_usage)
+        continuous = include and bool(opts.continuous_usage_stats)
+        return cls(prep.request_id, prep.created, model, object, include, continuous)
+
+    def chunk(self, choices: list[dict[str, Any]]) -> dict[str, Any]:
+        chunk: dict[str, Any] = {
+            "id": self.request_id,
+            "object": self.object,
+            "created": self.created,
+            "model": self.model,
+            "choices": choices,
+        }
+        if self.include_usage:
+            chunk["usage"] = None  # OpenAI sends an explicit null until the usage chunk
+        return chunk
+
+    def step_chunks(self, choices: list[dict[str, Any]], out: RequestOutput) -> list[dict[str, Any]]:
+        if not choices:
+            return []
+        chunk = self.chunk(choices)
+        if self.continuous_usage:
+            chunk["usage"] = usage(out)
+        return [chunk]
+
+    def usage_chunk(self, final: RequestOutput) -> dict[str, Any]:
+        chunk = self.chunk([])
+        chunk["usage"] = usage(final)
+        return chunk
+
+    @property
+    def final_usage(self) -> Callable[[RequestOutput], dict[str, Any]] | None:
+        return self.usage_chunk if self.include_usage else None
+
+
 class Serving:
     def __init__(
         self,

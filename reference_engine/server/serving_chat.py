@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING, Any
 from reference_engine.server.errors import APIError
 from reference_engine.server.logprobs import TokenText, chat_logprobs
 from reference_engine.server.protocol import ChatCompletionRequest
-from reference_engine.server.serving import Prepared, Serving, StreamState, new_id, usage
+from reference_engine.server.serving import (
+    ChunkFactory,
+    Prepared,
+    Serving,
+    StreamState,
+    new_id,
+    usage,
+)
 
 if TYPE_CHECKING:
     from reference_engine.outputs import CompletionOutput, RequestOutput
@@ -115,24 +122,10 @@ class ChatServing(Serving):
         }
 
     def stream(self, req: ChatCompletionRequest, prep: Prepared, stream: Any) -> AsyncIterator[str]:
-        opts = req.stream_options
-        include_usage = opts is not None and opts.include_usage
-        continuous = include_usage and opts is not None and opts.continuous_usage_stats
-
-        def base(choices: list[dict[str, Any]]) -> dict[str, Any]:
-            chunk = {
-                "id": prep.request_id,
-                "object": "chat.completion.chunk",
-                "created": prep.created,
-                "model": self.model_name,
-                "choices": choices,
-            }
-            if include_usage:
-                chunk["usage"] = None
-            return chunk
+        chunks = ChunkFactory.for_request(prep, self.model_name, "chat.completion.chunk", req.stream_options)
 
         # The first chunk of every choice carries the role, as OpenAI's does.
-        first = base(
+        first = chunks.chunk(
             [
                 {
                     "index": i,
@@ -162,18 +155,8 @@ class ChatServing(Serving):
                         "stop_reason": c.stop_reason,
                     }
                 )
-            if not choices:
-                return []
-            chunk = base(choices)
-            if continuous:
-                chunk["usage"] = usage(out)
-            return [chunk]
-
-        def usage_chunk(final: RequestOutput) -> dict[str, Any]:
-            chunk = base([])
-            chunk["usage"] = usage(final)
-            return chunk
+            return chunks.step_chunks(choices, out)
 
         return self.stream_events(
-            stream, prep, step, usage_chunk if include_usage else None, first_chunks=[first]
+            stream, prep, step, chunks.final_usage, first_chunks=[first]
         )

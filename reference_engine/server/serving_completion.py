@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING, Any
 from reference_engine.server.errors import APIError
 from reference_engine.server.logprobs import TokenText, completion_logprobs
 from reference_engine.server.protocol import CompletionRequest
-from reference_engine.server.serving import Prepared, Serving, StreamState, new_id, usage
+from reference_engine.server.serving import (
+    ChunkFactory,
+    Prepared,
+    Serving,
+    StreamState,
+    new_id,
+    usage,
+)
 
 if TYPE_CHECKING:
     from reference_engine.outputs import CompletionOutput, RequestOutput
@@ -88,21 +95,7 @@ class CompletionServing(Serving):
         )
 
     def stream(self, req: CompletionRequest, prep: Prepared, stream: Any) -> AsyncIterator[str]:
-        opts = req.stream_options
-        include_usage = opts is not None and opts.include_usage
-        continuous = include_usage and opts is not None and opts.continuous_usage_stats
-
-        def base(choices: list[dict[str, Any]]) -> dict[str, Any]:
-            chunk = {
-                "id": prep.request_id,
-                "object": "text_completion",
-                "created": prep.created,
-                "model": self.model_name,
-                "choices": choices,
-            }
-            if include_usage:
-                chunk["usage"] = None
-            return chunk
+        chunks = ChunkFactory.for_request(prep, self.model_name, "text_completion", req.stream_options)
 
         def step(out: RequestOutput, state: StreamState) -> list[dict[str, Any]]:
             choices = []
@@ -124,16 +117,6 @@ class CompletionServing(Serving):
                         "stop_reason": c.stop_reason,
                     }
                 )
-            if not choices:
-                return []
-            chunk = base(choices)
-            if continuous:
-                chunk["usage"] = usage(out)
-            return [chunk]
+            return chunks.step_chunks(choices, out)
 
-        def usage_chunk(final: RequestOutput) -> dict[str, Any]:
-            chunk = base([])
-            chunk["usage"] = usage(final)
-            return chunk
-
-        return self.stream_events(stream, prep, step, usage_chunk if include_usage else None)
+        return self.stream_events(stream, prep, step, chunks.final_usage)
