@@ -145,27 +145,24 @@ def build_app(engine: AsyncEngine, options: ServerOptions) -> FastAPI:
             ],
         }
 
+    async def serve(request: Request, serving: Any, model: type[BaseModel]) -> Response:
+        """One request through a serving front end: parse, submit, then stream or collect."""
+        arrival = time.monotonic()
+        req = await parse(request, model)
+        prep = serving.prepare(req, arrival)
+        stream = await serving.submit(prep)
+        if req.stream:
+            return _AbortingStream(serving.stream(req, prep, stream), stream)
+        final = await _unless_disconnected(request, serving.collect(stream, prep), stream)
+        return JSONResponse(serving.response(req, prep, final))
+
     @app.post("/v1/completions")
     async def completions(request: Request) -> Response:
-        arrival = time.monotonic()
-        req = await parse(request, CompletionRequest)
-        prep = completion.prepare(req, arrival)
-        stream = await completion.submit(prep)
-        if req.stream:
-            return _AbortingStream(completion.stream(req, prep, stream), stream)
-        final = await _unless_disconnected(request, completion.collect(stream, prep), stream)
-        return JSONResponse(completion.response(req, prep, final))
+        return await serve(request, completion, CompletionRequest)
 
     @app.post("/v1/chat/completions")
     async def chat_completions(request: Request) -> Response:
-        arrival = time.monotonic()
-        req = await parse(request, ChatCompletionRequest)
-        prep = chat.prepare(req, arrival)
-        stream = await chat.submit(prep)
-        if req.stream:
-            return _AbortingStream(chat.stream(req, prep, stream), stream)
-        final = await _unless_disconnected(request, chat.collect(stream, prep), stream)
-        return JSONResponse(chat.response(req, prep, final))
+        return await serve(request, chat, ChatCompletionRequest)
 
     @app.get("/metrics")
     async def prometheus() -> PlainTextResponse:

@@ -138,87 +138,92 @@ class ServerMetrics:
     def render(self, snap: EngineSnapshot, num_streams: int) -> str:
         s = snap.stats
         p = PREFIX
+        # (name, type, help, samples): one row per exported series.
+        table: list[tuple[str, str, str, list[tuple[str, float]]]] = [
+            (
+                f"{p}_num_requests_running", "gauge", "Sequences in the running batch.",
+                [("", s.num_running)],
+            ),
+            (
+                f"{p}_num_requests_waiting", "gauge", "Sequences waiting to be scheduled.",
+                [("", s.num_waiting)],
+            ),
+            (
+                f"{p}_num_requests_swapped", "gauge", "Sequences swapped out to host memory.",
+                [("", s.num_swapped)],
+            ),
+            (
+                f"{p}_num_streams_open", "gauge", "HTTP requests waiting on the engine.",
+                [("", num_streams)],
+            ),
+            (
+                f"{p}_kv_cache_usage_perc", "gauge",
+                "Fraction of KV blocks in use (by requests or the prefix cache).",
+                [("", s.kv_cache_usage)],
+            ),
+            (
+                f"{p}_kv_blocks_total", "gauge", "KV blocks in the device pool.",
+                [("", snap.num_blocks)],
+            ),
+            (
+                f"{p}_kv_blocks_free", "gauge", "KV blocks on the free list.",
+                [("", snap.num_free_blocks)],
+            ),
+            (
+                f"{p}_kv_blocks_cached", "gauge",
+                "KV blocks only the prefix cache holds (evictable, reusable).",
+                [("", snap.num_cached_blocks)],
+            ),
+            (
+                f"{p}_kv_blocks_held", "gauge",
+                "KV blocks held by live requests (0 when idle, else blocks leaked).",
+                [("", snap.num_blocks_held)],
+            ),
+            (
+                f"{p}_prefix_cache_hit_rate", "gauge",
+                "Prompt tokens served from the prefix cache / prompt tokens looked up.",
+                [("", s.prefix_cache_hit_rate)],
+            ),
+            (
+                f"{p}_prefix_cache_hit_tokens_total", "counter", "Prompt tokens served from the cache.",
+                [("", s.prefix_cache_hit_tokens)],
+            ),
+            (
+                f"{p}_num_preemptions_total", "counter", "Sequences preempted for lack of KV blocks.",
+                [("", s.num_preemptions)],
+            ),
+            (
+                f"{p}_num_swap_outs_total", "counter", "Preemptions that swapped KV to host memory.",
+                [("", s.num_swap_outs)],
+            ),
+            (
+                f"{p}_engine_steps_total", "counter", "Engine steps run.", [("", s.num_steps)]
+            ),
+            (
+                f"{p}_prompt_tokens_total", "counter", "Prompt tokens of finished requests.",
+                [("", self.prompt_tokens)],
+            ),
+            (
+                f"{p}_generation_tokens_total", "counter", "Output tokens of finished requests.",
+                [("", self.generation_tokens)],
+            ),
+            (
+                f"{p}_request_success_total", "counter", "Finished sequences by finish reason.",
+                [(f'{{finished_reason="{k}"}}', v) for k, v in sorted(self.finished.items())],
+            ),
+            (
+                f"{p}_client_aborts_total", "counter",
+                "Requests aborted because their client disconnected.",
+                [("", self.num_client_aborts)],
+            ),
+            (
+                f"{p}_http_errors_total", "counter", "Error responses by HTTP status.",
+                [(f'{{status="{k}"}}', v) for k, v in sorted(self.num_errors.items())],
+            ),
+        ]  # fmt: skip
         lines: list[str] = []
-        lines += _metric(
-            f"{p}_num_requests_running", "gauge", "Sequences in the running batch.",
-            [("", s.num_running)],
-        )  # fmt: skip
-        lines += _metric(
-            f"{p}_num_requests_waiting", "gauge", "Sequences waiting to be scheduled.",
-            [("", s.num_waiting)],
-        )  # fmt: skip
-        lines += _metric(
-            f"{p}_num_requests_swapped", "gauge", "Sequences swapped out to host memory.",
-            [("", s.num_swapped)],
-        )  # fmt: skip
-        lines += _metric(
-            f"{p}_num_streams_open", "gauge", "HTTP requests waiting on the engine.",
-            [("", num_streams)],
-        )  # fmt: skip
-        lines += _metric(
-            f"{p}_kv_cache_usage_perc", "gauge",
-            "Fraction of KV blocks in use (by requests or the prefix cache).",
-            [("", s.kv_cache_usage)],
-        )  # fmt: skip
-        lines += _metric(
-            f"{p}_kv_blocks_total", "gauge", "KV blocks in the device pool.",
-            [("", snap.num_blocks)],
-        )  # fmt: skip
-        lines += _metric(
-            f"{p}_kv_blocks_free", "gauge", "KV blocks on the free list.",
-            [("", snap.num_free_blocks)],
-        )  # fmt: skip
-        lines += _metric(
-            f"{p}_kv_blocks_cached", "gauge",
-            "KV blocks only the prefix cache holds (evictable, reusable).",
-            [("", snap.num_cached_blocks)],
-        )  # fmt: skip
-        lines += _metric(
-            f"{p}_kv_blocks_held", "gauge",
-            "KV blocks held by live requests (0 when idle, else blocks leaked).",
-            [("", snap.num_blocks_held)],
-        )  # fmt: skip
-        lines += _metric(
-            f"{p}_prefix_cache_hit_rate", "gauge",
-            "Prompt tokens served from the prefix cache / prompt tokens looked up.",
-            [("", s.prefix_cache_hit_rate)],
-        )  # fmt: skip
-        lines += _metric(
-            f"{p}_prefix_cache_hit_tokens_total", "counter", "Prompt tokens served from the cache.",
-            [("", s.prefix_cache_hit_tokens)],
-        )  # fmt: skip
-        lines += _metric(
-            f"{p}_num_preemptions_total", "counter", "Sequences preempted for lack of KV blocks.",
-            [("", s.num_preemptions)],
-        )  # fmt: skip
-        lines += _metric(
-            f"{p}_num_swap_outs_total", "counter", "Preemptions that swapped KV to host memory.",
-            [("", s.num_swap_outs)],
-        )  # fmt: skip
-        lines += _metric(
-            f"{p}_engine_steps_total", "counter", "Engine steps run.", [("", s.num_steps)]
-        )
-        lines += _metric(
-            f"{p}_prompt_tokens_total", "counter", "Prompt tokens of finished requests.",
-            [("", self.prompt_tokens)],
-        )  # fmt: skip
-        lines += _metric(
-            f"{p}_generation_tokens_total", "counter", "Output tokens of finished requests.",
-            [("", self.generation_tokens)],
-        )  # fmt: skip
-        lines += _metric(
-            f"{p}_request_success_total", "counter", "Finished sequences by finish reason.",
-            [(f'{{finished_reason="{k}"}}', v) for k, v in sorted(self.finished.items())],
-        )  # fmt: skip
-        lines += _metric(
-            f"{p}_client_aborts_total", "counter",
-            "Requests aborted because their client disconnected.",
-            [("", self.num_client_aborts)],
-        )  # fmt: skip
-        lines += _metric(
-            f"{p}_http_errors_total", "counter", "Error responses by HTTP status.",
-            [(f'{{status="{k}"}}', v) for k, v in sorted(self.num_errors.items())],
-        )  # fmt: skip
+        for name, kind, help_text, samples in table:
+            lines += _metric(name, kind, help_text, samples)
         for hist in (self.ttft, self.itl, self.e2e):
             lines.extend(hist.render())
         return "\n".join(lines) + "\n"
