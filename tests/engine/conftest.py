@@ -145,3 +145,13 @@ def make_runner() -> Callable[..., ModelRunner]:
         return ModelRunner(load_model_config(cfg), cfg)
 
     return make
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`cuda` tests need a GPU; where torch sees none they are skipped, saying so."""
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA device (run `pytest -m cuda` on a GPU machine)")
+    for item in items:
+        if item.get_closest_marker("cuda"):
+            item.add_marker(skip)
