@@ -153,6 +153,8 @@ class LoadedTokenizer:
     eos_token: str | None = None
     eos_token_ids: list[int] = field(default_factory=list)
     special_token_ids: frozenset[int] = frozenset()
+    # {"eos_token": "<|im_end|>", "pad_token": ...}: the names templates may read.
+    named_special_tokens: dict[str, str] = field(default_factory=dict)
     # (source, compiled jinja template): compiling costs milliseconds and a server renders
     # once per chat request. Keyed on the source, since callers may swap the template.
     _compiled_template: tuple[str, Any] | None = field(default=None, repr=False, compare=False)
@@ -195,17 +197,36 @@ def load_tokenizer(model_dir: str | Path) -> LoadedTokenizer:
             cfg = json.loads(cfg_file.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{cfg_file} is not valid JSON: {exc}") from None
-    template = _chat_template(cfg.get("chat_template"))
-    jinja_file = path / "chat_template.jinja"  # transformers >= 4.43 may store it apart
-    if template is None and jinja_file.is_file():
-        template = jinja_file.read_text(encoding="utf-8")
+    # transformers 5 saves the template as chat_template.jinja, 4.x inside tokenizer_config.json;
+    # when both exist transformers renders the .jinja file, so it wins here too.
+    jinja_file = path / "chat_template.jinja"
+    if jinja_file.is_file():
+        template: str | None = jinja_file.read_text(encoding="utf-8")
+    else:
+        template = _chat_template(cfg.get("chat_template"))
     eos, bos = _token_text(cfg.get("eos_token")), _token_text(cfg.get("bos_token"))
     eos_ids = [i for i in [tokenizer.token_to_id(eos)] if eos is not None and i is not None]
     specials = {
         int(k) for k, v in (cfg.get("added_tokens_decoder") or {}).items() if v.get("special")
     }
     specials.update(t.id for t in _added_tokens(tokenizer) if t.special)
-    return LoadedTokenizer(tokenizer, template, bos, eos, eos_ids, frozenset(specials))
+    named = {
+        name: text for name in _NAMED_SPECIALS if (text := _token_text(cfg.get(name))) is not None
+    }
+    return LoadedTokenizer(
+        tokenizer, template, bos, eos, eos_ids, frozenset(specials), named_special_tokens=named
+    )
+
+
+_NAMED_SPECIALS = (
+    "bos_token",
+    "eos_token",
+    "unk_token",
+    "sep_token",
+    "pad_token",
+    "cls_token",
+    "mask_token",
+)
 
 
 @dataclass(slots=True)
@@ -245,8 +266,21 @@ def _render_chat(
     def raise_exception(message: str) -> None:
         raise ConfigError(f"chat template refused the conversation: {message}")
 
-    def tojson(value: Any, indent: int | None = None) -> str:
-        return json.dumps(value, ensure_ascii=False, indent=indent)
+    # Jinja's own tojson escapes HTML characters; templates expect plain JSON with these knobs.
+    def tojson(
+        value: Any,
+        ensure_ascii: bool = False,
+        indent: int | None = None,
+        separators: tuple[str, str] | None = None,
+        sort_keys: bool = False,
+    ) -> str:
+        return json.dumps(
+            value,
+            ensure_ascii=ensure_ascii,
+            indent=indent,
+            separators=separators,
+            sort_keys=sort_keys,
+        )
 
     source = tok.chat_template or ""
     try:
@@ -259,12 +293,19 @@ def _render_chat(
             env.globals["raise_exception"] = raise_exception
             env.globals["strftime_now"] = lambda fmt: datetime.now().strftime(fmt)
             tok._compiled_template = (source, env.from_string(source))
-        return tok._compiled_template[1].render(
-            messages=messages,
-            add_generation_prompt=add_generation_prompt,
-            bos_token=tok.bos_token or "",
-            eos_token=tok.eos_token or "",
+        # What transformers passes: named special tokens, then `tools` and `documents` (None
+        # unless given, so `tools is none` holds), then the caller's switches.
+        context: dict[str, Any] = {
+            **tok.named_special_tokens,
+            "tools": None,
+            "documents": None,
             **extra,
+        }
+        # Keys whose value is None are dropped, as transformers does: OpenAI clients send
+        # content=None beside tool_calls, and templates test `is defined`, not `is none`.
+        clean = [{k: v for k, v in m.items() if v is not None} for m in messages]
+        return tok._compiled_template[1].render(
+            messages=clean, add_generation_prompt=add_generation_prompt, **context
         )
     except TemplateError as exc:
         raise ConfigError(f"chat template failed to render: {exc}") from None
