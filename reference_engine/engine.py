@@ -212,6 +212,7 @@ class Engine:
         # Swap-outs first: the blocks they read may be handed to a swap-in or new tokens.
         self.runner.swap_out(out.blocks_to_swap_out)
         self.runner.swap_in(out.blocks_to_swap_in)
+        self.runner.copy_blocks(out.blocks_to_copy)  # partial prefix-cache hits
         inputs = [
             SeqInput(
                 token_ids=item.seq.all_token_ids[item.start : item.end],

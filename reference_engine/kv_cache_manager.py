@@ -3,9 +3,11 @@
 It owns every block reference a request holds: the device block table, the
 host block table while swapped out, and the prefix-cache pin. The scheduler
 asks it questions in token counts; the model runner later executes the swap
-copies it hands out. Shared blocks are always full blocks (prefix-cache hits
-and forks are block-aligned), so nobody ever writes into a shared block and no
-copy-on-write is needed.
+copies it hands out. Shared blocks are always full blocks, so nobody ever
+writes into a shared block: forks share whole blocks only, and a radix hit that
+ends inside a block gets a private copy of that block (copy-on-write at
+admission, see `blocks_to_copy`), executed before the request's first
+forward pass.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ class KVCacheManager:
         self.block_tables: dict[str, list[int]] = {}
         self.host_block_tables: dict[str, list[int]] = {}
         self._cache_handles: dict[str, object | None] = {}
+        # Copy-on-write of partially matched prefix blocks, to run before the next forward
+        # pass; each source holds one reference until then (see allocate_slots).
+        self.blocks_to_copy: BlockMapping = []
 
     # --- capacity ---------------------------------------------------------
     @property
@@ -66,32 +71,53 @@ class KVCacheManager:
         the last prompt token must run through the model to produce logits."""
         return self.cache.match_prefix(token_ids[: len(token_ids) - 1])
 
+    def match_whole_blocks(self, token_ids: Sequence[int], match: MatchResult) -> MatchResult:
+        """`match` cut back to its full blocks, for when a partial block's copy does not fit:
+        it needs a fresh block while its source stays cached, one more than computing
+        those few tokens would."""
+        num_tokens = match.num_cached_tokens - match.num_cached_tokens % self.block_size
+        return self.cache.match_prefix(token_ids[:num_tokens])
+
     def allocate_slots(
         self, seq_id: str, num_total_tokens: int, match: MatchResult | None = None
     ) -> bool:
         """Make the block table hold `num_total_tokens` token slots. All or nothing.
 
-        With `match` (a fresh request's cache hit) the matched full blocks are shared.
+        With `match` (a fresh request's cache hit) the matched full blocks are
+        shared. A partially matched block is copied into the first new block
+        (queued in `blocks_to_copy`; only its leading slots matter, the request
+        writes the rest before reading them).
         """
         table = self.block_tables.get(seq_id, [])
-        shared: list[int] = match.blocks if match is not None else []
-        if shared:
+        held: list[int] = []  # references taken before allocating
+        if match is not None:
             assert not table, "prefix matches apply only to requests holding no blocks"
             # References first: the blocks may be evictable, and _take below could evict them.
-            for b in shared:
+            held = match.blocks + ([match.partial_block] if match.partial_block is not None else [])
+            for b in held:
                 self.pool.incref(b)
-            self.cache.lock(match.handle)  # type: ignore[union-attr]
+            self.cache.lock(match.handle)
+        shared = match.blocks if match is not None else []
         need = cdiv(num_total_tokens, self.block_size) - len(table) - len(shared)
         new = self._take(need) if need > 0 else []
         if new is None:
-            if shared:
-                self.cache.unlock(match.handle)  # type: ignore[union-attr]
-                self.pool.free(shared)
+            if match is not None:
+                self.cache.unlock(match.handle)
+                self.pool.free(held)
             return False
         if match is not None:
             self._cache_handles[seq_id] = match.handle
+            if match.partial_block is not None:
+                # The source keeps its extra reference until the copy ran (`copies_done`).
+                self.blocks_to_copy.append((match.partial_block, new[0]))
         self.block_tables[seq_id] = table + shared + new
         return True
+
+    def copies_done(self) -> None:
+        """The engine ran `blocks_to_copy`: release the references on their sources."""
+        for src, _ in self.blocks_to_copy:
+            self.pool.decref(src)
+        self.blocks_to_copy = []
 
     def fork(self, parent_id: str, child_id: str, num_tokens: int) -> int:
         """Share the parent's blocks that hold only the first `num_tokens` tokens.
@@ -170,6 +196,8 @@ class KVCacheManager:
     def check_integrity(self) -> None:
         """Every block reference is accounted for by exactly one holder."""
         expected: dict[int, int] = dict(self.cache.block_refs())
+        for src, _ in self.blocks_to_copy:
+            expected[src] = expected.get(src, 0) + 1
         for table in self.block_tables.values():
             for b in table:
                 expected[b] = expected.get(b, 0) + 1
@@ -183,4 +211,4 @@ class KVCacheManager:
 
     def is_idle_clean(self) -> bool:
         """True when no request holds anything: only cache entries keep blocks."""
-        return not self.block_tables and not self.host_block_tables
+        return not self.block_tables and not self.host_block_tables and not self.blocks_to_copy

@@ -12,7 +12,8 @@ keep decoding (chunked prefill). The order is vLLM V1's:
    blocks first), while sequences, budget and blocks allow.
 
 The scheduler never touches tensors: it hands the engine token counts and
-block copies to perform (swap out, then swap in).
+block copies to perform (swap out, swap in, then copy-on-write of radix hits
+that end inside a block).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from reference_engine.kv_cache_manager import BlockMapping, KVCacheManager
+from reference_engine.prefix_cache import MatchResult
 from reference_engine.sequence import Sequence, SequenceStatus
 
 
@@ -56,6 +58,9 @@ class SchedulerOutput:
     # Executed before the forward pass, swap-outs first (see _schedule_swapped).
     blocks_to_swap_out: BlockMapping = field(default_factory=list)
     blocks_to_swap_in: BlockMapping = field(default_factory=list)
+    # Device -> device, after the swaps: an admitted request's partially matched prefix
+    # block into its own fresh block (the KVCacheManager holds each source until done).
+    blocks_to_copy: BlockMapping = field(default_factory=list)
 
     @property
     def num_batched_tokens(self) -> int:
@@ -106,6 +111,7 @@ class Scheduler:
             budget = self._schedule_swapped(out, budget)
             if not self.swapped:
                 self._schedule_waiting(out, budget)
+        out.blocks_to_copy = list(self.kv.blocks_to_copy)
         return out
 
     def _schedule_running(self, out: SchedulerOutput, budget: int) -> int:
@@ -192,7 +198,6 @@ class Scheduler:
 
     def _admit(self, seq: Sequence, out: SchedulerOutput, budget: int) -> bool:
         parent = seq.fork_parent
-        match = None
         if (
             parent is not None
             and parent.seq_id in self.kv.block_tables
@@ -201,29 +206,53 @@ class Scheduler:
         ):
             # n > 1: share sibling 0's full prompt blocks; compute the rest of the prompt.
             computed = self.kv.fork(parent.seq_id, seq.seq_id, seq.num_prompt_tokens - 1)
-        elif self.config.prefix_caching and not seq.wants_prompt_logprobs:
+            if self._start(seq, out, budget, computed, None):
+                return True
+            self.kv.free(seq.seq_id)  # undo the fork
+            return False
+        if not self.config.prefix_caching or seq.wants_prompt_logprobs:
             # Prompt logprobs need every prompt position's logits, so no cache hits for them.
-            match = self.kv.match_prefix(seq.all_token_ids)
-            computed = match.num_cached_tokens
-        else:
-            computed = 0
+            return self._start(seq, out, budget, 0, None)
+        match = self.kv.match_prefix(seq.all_token_ids)
+        if self._start(seq, out, budget, match.num_cached_tokens, match):
+            return True
+        if match.partial_block is None or self._waits_for_budget(
+            seq, match.num_cached_tokens, budget
+        ):
+            return False
+        # Short of blocks: the partial block's copy costs one more than computing its
+        # tokens, which a nearly full pool may not have. Settle for the whole blocks.
+        match = self.kv.match_whole_blocks(seq.all_token_ids, match)
+        return self._start(seq, out, budget, match.num_cached_tokens, match)
+
+    def _waits_for_budget(self, seq: Sequence, computed: int, budget: int) -> bool:
+        """Without chunked prefill a prompt waits for a step with room for all of it, unless
+        it can never fit (a preempted request's prompt + output): then it is chunked anyway."""
         n = seq.num_tokens - computed
-        # Without chunked prefill a prompt waits for a step with room for all of it, unless it
-        # can never fit (a preempted request's prompt + output): then it is chunked anyway.
-        if (
+        return (
             not self.config.enable_chunked_prefill
             and budget < n <= self.config.max_num_batched_tokens
-        ):
-            self.kv.free(seq.seq_id)  # undo a fork
+        )
+
+    def _start(
+        self,
+        seq: Sequence,
+        out: SchedulerOutput,
+        budget: int,
+        computed: int,
+        match: MatchResult | None,
+    ) -> bool:
+        """Allocate blocks for the request's first chunk and move it to running."""
+        if self._waits_for_budget(seq, computed, budget):
             return False
-        n = min(n, budget)
+        n = min(seq.num_tokens - computed, budget)
         # Shared blocks only ever reduce what must be allocated, so when this fails,
-        # admitting without them would fail too.
+        # admitting without them would fail too (save a partial block's copy: see _admit).
         if not self.kv.allocate_slots(seq.seq_id, computed + n, match):
-            self.kv.free(seq.seq_id)  # undo a fork
             return False
         if match is not None:
-            self.kv.cache.stats.record(seq.num_tokens, computed)
+            partial = match.partial_block is not None
+            self.kv.cache.stats.record(seq.num_tokens, computed, partial_block=partial)
         seq.num_computed_tokens = computed
         seq.num_cached_tokens = computed
         self.waiting.remove(seq)
@@ -235,6 +264,7 @@ class Scheduler:
     # --- after the forward pass ------------------------------------------------------
     def on_step_done(self, out: SchedulerOutput) -> None:
         """The scheduled tokens' K/V are now written: advance counters, offer them to the cache."""
+        self.kv.copies_done()
         for item in out.scheduled:
             seq = item.seq
             seq.num_computed_tokens = item.end

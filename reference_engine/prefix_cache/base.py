@@ -21,8 +21,11 @@ from reference_engine.block_pool import BlockPool
 class MatchResult:
     """The longest cached prefix of a token sequence.
 
-    `blocks` are full blocks covering exactly `num_cached_tokens` tokens (always a
-    multiple of the block size: a partial block may still be written by its owner).
+    `blocks` are the full blocks among the first `num_cached_tokens` tokens, to be
+    shared. When the match ends inside a block (radix only), `partial_block` is the
+    cached block holding its last `num_cached_tokens % block_size` tokens: it is
+    never shared (its owner may still write its later slots); the request copies
+    those leading slots into a fresh block of its own (copy-on-write at admission).
     `handle` is the cache's own position marker (a radix node) passed back to
     `lock` / `unlock`; None for caches that need no locking.
     """
@@ -30,6 +33,7 @@ class MatchResult:
     num_cached_tokens: int
     blocks: list[int]
     handle: object | None = None
+    partial_block: int | None = None
 
 
 @dataclass(slots=True)
@@ -39,11 +43,16 @@ class PrefixCacheStats:
     num_queries: int = 0
     num_query_tokens: int = 0
     num_hit_tokens: int = 0
+    # Hits that ended inside a block, so one block was copied (token-exact radix only).
+    num_partial_block_hits: int = 0
 
-    def record(self, num_query_tokens: int, num_hit_tokens: int) -> None:
+    def record(
+        self, num_query_tokens: int, num_hit_tokens: int, partial_block: bool = False
+    ) -> None:
         self.num_queries += 1
         self.num_query_tokens += num_query_tokens
         self.num_hit_tokens += num_hit_tokens
+        self.num_partial_block_hits += partial_block
 
     @property
     def hit_rate(self) -> float:
@@ -70,9 +79,10 @@ class PrefixCache(ABC):
         num_tokens: int,
         handle: object | None,
     ) -> object | None:
-        """Index the full blocks among the first `num_tokens` tokens of a request whose KV
-        lives in `blocks` (its block table, which an implementation may edit to share
-        cached duplicates of its blocks, moving the references accordingly).
+        """Index the first `num_tokens` tokens of a request whose KV lives in `blocks`
+        (its block table, which an implementation may edit to share cached duplicates
+        of its full blocks, moving the references accordingly). The hashed cache
+        indexes full blocks only; the radix cache also the partial last block.
 
         Called after every step with the request's computed-token count, so it
         must be cheap when little changed. `handle` is what the previous call

@@ -29,7 +29,11 @@ def test_cached_prompt_is_found_again_and_pool_drains_after_clear(kind: str) -> 
     _finish(pool, blocks)
 
     hit = cache.match_prefix(tokens)
-    assert hit.num_cached_tokens == 8 and hit.blocks == blocks[:2]  # full blocks only
+    assert hit.blocks == blocks[:2]  # full blocks are shared
+    if kind == "hash":
+        assert hit.num_cached_tokens == 8 and hit.partial_block is None  # full blocks only
+    else:
+        assert hit.num_cached_tokens == 10 and hit.partial_block == blocks[2]  # to the token
     pool.check_integrity(cache.block_refs())
     cache.clear()
     assert pool.num_free == 16 and cache.block_refs() == {}
@@ -79,7 +83,7 @@ def test_hash_evicts_least_recently_used_and_skips_blocks_in_use() -> None:
     assert cache.evict(10) == 2 and pool.num_free == 6
 
 
-def test_radix_splits_where_prompts_diverge_at_block_granularity() -> None:
+def test_radix_splits_where_prompts_diverge_at_any_token() -> None:
     pool = BlockPool(16)
     cache = RadixPrefixCache(pool, BS)
     a = list(range(12))
@@ -88,17 +92,22 @@ def test_radix_splits_where_prompts_diverge_at_block_granularity() -> None:
     _finish(pool, a_blocks)
 
     b = [*range(6), 50, 51, 52]  # diverges inside block 1
-    hit = cache.match_prefix(b)  # splits a's edge after block 0
-    assert hit.num_cached_tokens == 4 and hit.blocks == a_blocks[:1]
+    hit = cache.match_prefix(b)  # splits a's edge after token 6
+    assert hit.num_cached_tokens == 6 and hit.blocks == a_blocks[:1]
+    assert hit.partial_block == a_blocks[1]  # copied, not shared: b writes slot 2 of its own
     assert len(cache._nodes()) == 2
-    pool.check_integrity(cache.block_refs())
+    pool.check_integrity(cache.block_refs())  # the split block stays with the lower node only
 
+    # b's table: the shared block, then its copy of block 1 and one more block.
     b_blocks = [a_blocks[0], *pool.allocate(2)]
     pool.incref(a_blocks[0])
     cache.lock(hit.handle)
     cache.unlock(cache.cache_blocks(b, b_blocks, 9, hit.handle))
     assert cache.match_prefix([*b, 7]).blocks == b_blocks[:2]
+    assert cache.match_prefix([*b, 7]).partial_block == b_blocks[2]
     assert cache.match_prefix(a).blocks == a_blocks
+    # Both branches hold a block for index 1; the prefix [0, 6) owns none of its own there.
+    assert cache.match_prefix(list(range(6))).partial_block in (a_blocks[1], b_blocks[1])
     _finish(pool, b_blocks)
     pool.check_integrity(cache.block_refs())
     cache.clear()

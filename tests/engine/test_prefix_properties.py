@@ -2,8 +2,10 @@
 
 Every block carries a label of the exact tokens (and their positions) the
 request wrote into it. A hit is sound when each returned block's label equals
-the query's tokens at those positions; without eviction it is also complete:
-as long as the longest block-aligned common prefix with anything cached.
+the query's tokens at those positions (for a partial block, its leading slots);
+without eviction it is also complete: as long as the longest common prefix
+with anything cached, rounded down to whole blocks for the hashed cache and
+exact to the token for the radix cache.
 """
 
 from __future__ import annotations
@@ -60,12 +62,17 @@ def test_hits_are_sound_and_complete(
             evicted = evict_count > 0
     for q in queries:
         hit = cache.match_prefix(q)
-        assert hit.num_cached_tokens % BS == 0
-        assert len(hit.blocks) * BS == hit.num_cached_tokens
+        num_full, num_partial = divmod(hit.num_cached_tokens, BS)
+        assert len(hit.blocks) == num_full
+        assert (hit.partial_block is not None) == (num_partial > 0)
         for i, b in enumerate(hit.blocks):
             assert label[b] == tuple((q[i * BS + j], i * BS + j) for j in range(BS))
+        if hit.partial_block is not None:
+            p = num_full * BS
+            expected = tuple((q[p + j], p + j) for j in range(num_partial))
+            assert label[hit.partial_block][:num_partial] == expected
         if not evicted:
-            best = max(_lcp(q, s) // BS * BS for s in inserted)
-            assert hit.num_cached_tokens == best
+            lcp = max(_lcp(q, s) for s in inserted)
+            assert hit.num_cached_tokens == (lcp // BS * BS if kind == "hash" else lcp)
     cache.clear()
     assert pool.num_free == pool.num_blocks

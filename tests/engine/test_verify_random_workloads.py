@@ -142,7 +142,7 @@ def test_batched_tokens_equal_solo_tokens(
 ) -> None:
     rng = random.Random(f"verify-{cache}-{preemption}-{policy}")
     solo_cache: dict[Any, list[list[int]]] = {}
-    preemptions = hits = swaps = 0
+    preemptions = hits = swaps = partial_hits = 0
     for _ in range(12):
         reqs = random_workload(rng)
         longest = max(len(r.prompt) + r.params.max_tokens for r in reqs)  # type: ignore[operator]
@@ -172,13 +172,22 @@ def test_batched_tokens_equal_solo_tokens(
         preemptions += stats.num_preemptions
         swaps += stats.num_swap_outs
         hits += stats.prefix_cache_hit_tokens
+        # Hits ending inside a block, served by copying that block (token-exact radix only).
+        partial_hits += engine.kv.cache.stats.num_partial_block_hits
         assert_pool_restored(engine)
     assert preemptions > 0, "the KV budgets were meant to force preemption"
-    print(f"{cache}/{preemption}/{policy}: {preemptions} preemptions, {swaps} swaps, {hits} hits")
+    print(
+        f"{cache}/{preemption}/{policy}: {preemptions} preemptions, {swaps} swaps, "
+        f"{hits} hits, {partial_hits} partial-block hits"
+    )
     if preemption == "swap":
         assert swaps > 0
     if cache != "none":
         assert hits > 0, "the shared prefixes were meant to hit the cache"
+    if cache == "radix":
+        assert partial_hits > 0, "radix hits were meant to end inside blocks too"
+    else:
+        assert partial_hits == 0  # the hashed cache serves whole blocks only
 
 
 @pytest.mark.parametrize("cache", ["hash", "radix"])
@@ -191,8 +200,9 @@ def test_fully_cached_prompt_and_same_step_identical_prompts(model_dir: Path, ca
     again = drive(engine, [Req(prompt, params, 0)])
     tokens = [o.outputs[0].token_ids for o in first.values()]
     assert tokens[0] == tokens[1] == tokens[2] == again["0"].outputs[0].token_ids
-    # Fully cached: all but the last block is served; the last token still runs.
-    assert again["0"].num_cached_tokens == 12
+    # Fully cached, but the last token still runs: the hashed cache serves all but the
+    # last block, the radix cache all but the last token (copying the last block's head).
+    assert again["0"].num_cached_tokens == (12 if cache == "hash" else 15)
     assert_pool_restored(engine)
 
 
