@@ -19,7 +19,7 @@ from typing import Protocol
 
 import torch
 
-from reference_engine.forward_batch import ForwardBatch, key_mask
+from reference_engine.forward_batch import DecodeGroup, ForwardBatch, key_mask
 from reference_engine.model_runner import ModelRunner
 
 
@@ -74,19 +74,21 @@ def pad_decode_batch(
         num_prefills=0,
         num_decodes=bucket,
         decode_seq_idx=rows[:-1],
-        decode_mask=key_mask(context_lens, width * batch.block_size),
+        # One group, rows in order, sharing the batch's table: a graph needs static shapes,
+        # so the length grouping of eager decode batches does not apply here.
+        decode_groups=[DecodeGroup(None, tables, key_mask(context_lens, width * batch.block_size))],
         prefill_seq_idx=[],
     )
 
 
-# What a replay reads: refilled from each step's padded batch (all else is fixed per bucket).
+# What a replay reads: refilled from each step's padded batch (all else is fixed per bucket),
+# plus the decode group's key mask (its table is `block_tables` itself).
 STATIC_INPUTS = (
     "input_ids",
     "positions",
     "slot_mapping",
     "block_tables",
     "context_lens",
-    "decode_mask",
 )
 
 
@@ -187,6 +189,7 @@ class DecodeGraphRunner:
         padded = self._pad(batch.to(self.runner.device), bucket, fixed_width=True)
         for name in STATIC_INPUTS:
             getattr(captured.inputs, name).copy_(getattr(padded, name))
+        captured.inputs.decode_groups[0].key_mask.copy_(padded.decode_groups[0].key_mask)
         captured.graph.replay()
         self._state.stats.graph_replays += 1
         return captured.logits[: batch.num_seqs].clone()
@@ -206,15 +209,18 @@ class DecodeGraphRunner:
 
     def _capture(self, bucket: int) -> _Captured:
         r = self.runner
+        tables = torch.full(
+            (bucket, r.max_blocks_per_seq), r.pad_block_id, dtype=torch.int64, device=r.device
+        )
+        ones = torch.ones(bucket, dtype=torch.int64, device=r.device)
+        mask = key_mask(ones, r.max_blocks_per_seq * r.block_size)
         # A dummy decode batch whose buffers become the graph's static inputs.
         dummy = ForwardBatch(
             input_ids=torch.zeros(bucket, dtype=torch.int64, device=r.device),
             positions=torch.zeros(bucket, dtype=torch.int64, device=r.device),
             slot_mapping=torch.full((bucket,), r.pad_slot, dtype=torch.int64, device=r.device),
-            block_tables=torch.full(
-                (bucket, r.max_blocks_per_seq), r.pad_block_id, dtype=torch.int64, device=r.device
-            ),
-            context_lens=torch.ones(bucket, dtype=torch.int64, device=r.device),
+            block_tables=tables,
+            context_lens=ones,
             query_start_loc=torch.arange(bucket + 1, dtype=torch.int64, device=r.device),
             logits_indices=torch.arange(bucket, dtype=torch.int64, device=r.device),
             query_lens_cpu=[1] * bucket,
@@ -224,10 +230,7 @@ class DecodeGraphRunner:
             num_prefills=0,
             num_decodes=bucket,
             decode_seq_idx=torch.arange(bucket, dtype=torch.int64, device=r.device),
-            decode_mask=key_mask(
-                torch.ones(bucket, dtype=torch.int64, device=r.device),
-                r.max_blocks_per_seq * r.block_size,
-            ),
+            decode_groups=[DecodeGroup(None, tables, mask)],
             prefill_seq_idx=[],
         )
         assert self.capturer is not None

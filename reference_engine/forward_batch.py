@@ -27,6 +27,25 @@ class SeqInput:
 
 
 @dataclass(slots=True)
+class DecodeGroup:
+    """Decode rows attended together at one block-table width.
+
+    A decode gathers every column of its block table, so one short context batched with a
+    long one pays for the long one's width. Sorting decode rows by context length and
+    splitting them into groups, each padded only to its own widest table, cuts the gathered
+    (and masked-away) slots; on the CPU that padding was most of decode attention's time.
+    """
+
+    rows: torch.Tensor | None  # [n] int64 positions among the decode rows; None: all, in order
+    block_tables: torch.Tensor  # [n, w] int64, padded with block 0 (masked, see ForwardBatch)
+    key_mask: torch.Tensor  # [n, w * block_size] bool: which gathered slots are real context
+
+    def to(self, device: torch.device | str) -> DecodeGroup:
+        rows = None if self.rows is None else self.rows.to(device)
+        return DecodeGroup(rows, self.block_tables.to(device), self.key_mask.to(device))
+
+
+@dataclass(slots=True)
 class ForwardBatch:
     input_ids: torch.Tensor  # [T] int64
     positions: torch.Tensor  # [T] int64, position of each token within its own sequence
@@ -46,9 +65,9 @@ class ForwardBatch:
     num_decodes: int  # sequences with exactly one new token (true decodes or 1-token chunks)
     # Rows / sequences with one new token, batched together by the decode fast path.
     decode_seq_idx: torch.Tensor  # [num_decodes] int64
-    # [num_decodes, W * block_size] bool: which gathered key slots are real context; built
-    # once per batch instead of once per layer.
-    decode_mask: torch.Tensor
+    # The decode rows split by context length, tables and masks built once per batch instead
+    # of once per layer. A single group with rows=None keeps shapes static (CUDA graphs).
+    decode_groups: list[DecodeGroup]
     prefill_seq_idx: list[int]
 
     @property
@@ -82,6 +101,7 @@ class ForwardBatch:
             block_size=self.block_size,
             num_prefills=self.num_prefills,
             num_decodes=self.num_decodes,
+            decode_groups=[g.to(device) for g in self.decode_groups],
             prefill_seq_idx=self.prefill_seq_idx,
         )
 
@@ -95,8 +115,11 @@ _TENSOR_FIELDS = (
     "query_start_loc",
     "logits_indices",
     "decode_seq_idx",
-    "decode_mask",
 )
+
+# Most decode rows one group holds. Fewer, wider groups pad more; more, narrower groups pay
+# a few extra small ops per layer each (benchmarks/attention_bench.py measures the trade).
+DECODE_GROUP_SIZE = 8
 
 
 def slot_for(block_table: Sequence[int], position: int, block_size: int) -> int:
@@ -109,9 +132,11 @@ def build_forward_batch(
     block_size: int,
     device: torch.device | str = "cpu",
     max_blocks: int | None = None,
+    decode_group_size: int = DECODE_GROUP_SIZE,
 ) -> ForwardBatch:
     """Pack per-sequence inputs into one batch. `max_blocks` pads block tables to a fixed
-    width (CUDA graphs need static shapes); by default the widest table sets the width."""
+    width (CUDA graphs need static shapes); by default the widest table sets the width.
+    `decode_group_size` is the most decode rows attended together (see `DecodeGroup`)."""
     if not seqs:
         raise ValueError("a forward batch needs at least one sequence")
     input_ids: list[int] = []
@@ -150,8 +175,7 @@ def build_forward_batch(
     width = max(used) if max_blocks is None else max_blocks
     if max(used) > width:
         raise ValueError(f"a sequence needs {max(used)} blocks, more than max_blocks={width}")
-    # One tensor from padded Python lists: a torch.tensor call per row costs more than the rows.
-    table = [[*s.block_table[:n], *[0] * (width - n)] for s, n in zip(seqs, used, strict=True)]
+    table = _padded_table([s.block_table for s in seqs], used, width)
 
     query_lens = [len(s.token_ids) for s in seqs]
     decode_idx = [i for i, n in enumerate(query_lens) if n == 1]
@@ -160,7 +184,14 @@ def build_forward_batch(
     def t(values: list[int] | list[list[int]]) -> torch.Tensor:
         return torch.tensor(values, dtype=torch.int64, device=device)
 
-    decode_ctx = t([context_lens[i] for i in decode_idx])
+    groups = decode_groups(
+        [seqs[i].block_table for i in decode_idx],
+        [context_lens[i] for i in decode_idx],
+        block_size,
+        device,
+        group_size=decode_group_size,
+        fixed_width=max_blocks,
+    )
 
     return ForwardBatch(
         input_ids=t(input_ids),
@@ -177,9 +208,64 @@ def build_forward_batch(
         num_prefills=len(prefill_idx),
         num_decodes=len(decode_idx),
         decode_seq_idx=t(decode_idx),
-        decode_mask=key_mask(decode_ctx, width * block_size),
+        decode_groups=groups,
         prefill_seq_idx=prefill_idx,
     )
+
+
+def _padded_table(
+    tables: Sequence[Sequence[int]], used: Sequence[int], width: int
+) -> list[list[int]]:
+    # One tensor from padded Python lists: a torch.tensor call per row costs more than the rows.
+    return [[*bt[:n], *[0] * (width - n)] for bt, n in zip(tables, used, strict=True)]
+
+
+def _group(
+    rows: list[int] | None,
+    tables: Sequence[Sequence[int]],
+    context_lens: Sequence[int],
+    block_size: int,
+    width: int | None,
+    device: torch.device | str,
+) -> DecodeGroup:
+    used = [-(-ctx // block_size) for ctx in context_lens]
+    width = max(used, default=0) if width is None else width
+    ctx = torch.tensor(context_lens, dtype=torch.int64, device=device)
+    return DecodeGroup(
+        rows=None if rows is None else torch.tensor(rows, dtype=torch.int64, device=device),
+        block_tables=torch.tensor(
+            _padded_table(tables, used, width), dtype=torch.int64, device=device
+        ).view(len(used), width),
+        key_mask=key_mask(ctx, width * block_size),
+    )
+
+
+def decode_groups(
+    tables: Sequence[Sequence[int]],
+    context_lens: Sequence[int],
+    block_size: int,
+    device: torch.device | str = "cpu",
+    group_size: int = DECODE_GROUP_SIZE,
+    fixed_width: int | None = None,
+) -> list[DecodeGroup]:
+    """Decode rows sorted by context length, longest first, in groups of `group_size`, each
+    padded to its own widest table. A fixed width asks for static shapes: then, as for a
+    batch that fits one group, a single group keeps every row in order (rows=None)."""
+    if group_size < 1:
+        raise ValueError(f"decode group size must be positive, got {group_size}")
+    n = len(context_lens)
+    if n == 0:
+        return []
+    if n <= group_size or fixed_width is not None:
+        return [_group(None, tables, context_lens, block_size, fixed_width, device)]
+    order = sorted(range(n), key=lambda i: context_lens[i], reverse=True)
+    groups = []
+    for lo in range(0, n, group_size):
+        rows = order[lo : lo + group_size]
+        sub_tables = [tables[i] for i in rows]
+        sub_lens = [context_lens[i] for i in rows]
+        groups.append(_group(rows, sub_tables, sub_lens, block_size, None, device))
+    return groups
 
 
 def key_mask(context_lens: torch.Tensor, num_slots: int) -> torch.Tensor:

@@ -9,7 +9,9 @@ Two read paths:
 - prefill rows (a sequence with several new tokens) loop over sequences; query token i of a
   chunk that starts at position p sees every key at position <= p + i;
 - single-token rows (decodes) are batched: block tables are gathered at once, padding masked
-  by `context_lens`, so a decode step is one batched attention rather than a Python loop.
+  by `context_lens`, so a decode step is a few batched attentions rather than a Python loop:
+  one per `DecodeGroup` (rows of similar context length, see forward_batch.py), so a short
+  context does not pay for the longest one's padding.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from reference_engine.forward_batch import ForwardBatch
+from reference_engine.forward_batch import DecodeGroup, ForwardBatch
 
 
 def write_kv(
@@ -61,14 +63,11 @@ class PagedAttention(nn.Module):
         k_cache, v_cache = kv_cache
         write_kv(k_cache, v_cache, k, v, batch.slot_mapping)
         if batch.decode_only:
-            return self._decode(q, k_cache, v_cache, batch.block_tables, batch.decode_mask)
+            return self._decode_groups(q, k_cache, v_cache, batch.decode_groups)
         out = torch.empty_like(q)
         if batch.num_decodes:
-            idx = batch.decode_seq_idx
-            rows = batch.query_start_loc[idx]  # a decode sequence's only row
-            out[rows] = self._decode(
-                q[rows], k_cache, v_cache, batch.block_tables[idx], batch.decode_mask
-            )
+            rows = batch.query_start_loc[batch.decode_seq_idx]  # a decode sequence's only row
+            out[rows] = self._decode_groups(q[rows], k_cache, v_cache, batch.decode_groups)
         starts = _starts(batch.query_lens_cpu)
         for i in batch.prefill_seq_idx:
             lo, n = starts[i], batch.query_lens_cpu[i]
@@ -125,6 +124,25 @@ class PagedAttention(nn.Module):
             enable_gqa=self.num_heads != self.num_kv_heads,
         )[0]  # [Hq, n, D]
         return out.transpose(0, 1)
+
+    def _decode_groups(
+        self,
+        q: torch.Tensor,
+        k_cache: torch.Tensor,
+        v_cache: torch.Tensor,
+        groups: list[DecodeGroup],
+    ) -> torch.Tensor:
+        """q [B, Hq, D], the decode rows in batch order -> [B, Hq, D]."""
+        if len(groups) == 1 and groups[0].rows is None:  # every row, in order: no shuffling
+            return self._decode(q, k_cache, v_cache, groups[0].block_tables, groups[0].key_mask)
+        out = torch.empty_like(q)
+        for g in groups:
+            assert g.rows is not None  # only a lone group may leave its rows implicit
+            part = self._decode(
+                q.index_select(0, g.rows), k_cache, v_cache, g.block_tables, g.key_mask
+            )
+            out.index_copy_(0, g.rows, part)
+        return out
 
     def _decode(
         self,

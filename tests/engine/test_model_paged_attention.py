@@ -10,7 +10,13 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reference_engine.forward_batch import SeqInput, build_forward_batch, slot_for
+from reference_engine.forward_batch import (
+    DECODE_GROUP_SIZE,
+    SeqInput,
+    build_forward_batch,
+    decode_groups,
+    slot_for,
+)
 from reference_engine.layers.attention import PagedAttention
 
 DT = torch.float64
@@ -33,14 +39,16 @@ def dense_reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.
     seed=st.integers(0, 10_000),
     block_size=st.sampled_from([1, 2, 4, 5, 16]),
     heads=st.sampled_from([(4, 4), (4, 2), (6, 1)]),
-    num_seqs=st.integers(1, 4),
+    num_seqs=st.integers(1, 6),
     steps=st.integers(1, 4),
+    group_size=st.sampled_from([1, 2, 3, DECODE_GROUP_SIZE]),
 )
 def test_paged_attention_equals_dense_causal(
-    seed: int, block_size: int, heads: tuple[int, int], num_seqs: int, steps: int
+    seed: int, block_size: int, heads: tuple[int, int], num_seqs: int, steps: int, group_size: int
 ) -> None:
     """Random sequences fed over several steps in random chunk sizes, with scattered block
-    tables: every query row's output equals dense causal attention over the whole sequence."""
+    tables and decode rows split into length groups of any size: every query row's output
+    equals dense causal attention over the whole sequence."""
     rng = random.Random(seed)
     gen = torch.Generator().manual_seed(seed)
     hq, hkv, d = heads[0], heads[1], 8
@@ -73,7 +81,9 @@ def test_paged_attention_equals_dense_causal(
             for i in chosen
         }
         batch = build_forward_batch(
-            [SeqInput([0] * cut[i], done[i], tables[i]) for i in chosen], block_size
+            [SeqInput([0] * cut[i], done[i], tables[i]) for i in chosen],
+            block_size,
+            decode_group_size=group_size,
         )
         rows = [(i, done[i], done[i] + cut[i]) for i in chosen]
         q = torch.cat([q_all[i][a:b] for i, a, b in rows])
@@ -133,3 +143,22 @@ def test_builder_rejects_inconsistent_input(seqs: list[SeqInput], message: str) 
 def test_builder_rejects_table_wider_than_max_blocks() -> None:
     with pytest.raises(ValueError, match="more than max_blocks=2"):
         build_forward_batch([SeqInput([1] * 9, 0, [0, 1, 2])], block_size=4, max_blocks=2)
+
+
+def test_decode_groups_sort_by_length_and_pad_to_their_own_width() -> None:
+    # context lengths 3, 17, 9, 30, 1 with blocks of 4 use 1, 5, 3, 8, 1 blocks
+    lens = [3, 17, 9, 30, 1]
+    tables = [[10 * i + j for j in range(-(-n // 4))] for i, n in enumerate(lens)]
+    groups = decode_groups(tables, lens, block_size=4, group_size=2)
+    assert [g.rows.tolist() for g in groups if g.rows is not None] == [[3, 1], [2, 0], [4]]
+    assert [tuple(g.block_tables.shape) for g in groups] == [(2, 8), (2, 3), (1, 1)]
+    assert groups[0].block_tables[1].tolist() == [10, 11, 12, 13, 14, 0, 0, 0]
+    assert groups[1].key_mask.sum(1).tolist() == [9, 3]
+    # one group (the batch fits, or a fixed width asks for static shapes): rows stay in order
+    (whole,) = decode_groups(tables, lens, block_size=4, group_size=5)
+    assert whole.rows is None and whole.block_tables.shape == (5, 8)
+    (fixed,) = decode_groups(tables, lens, block_size=4, group_size=2, fixed_width=10)
+    assert fixed.rows is None and fixed.key_mask.shape == (5, 40)
+    assert decode_groups([], [], block_size=4) == []
+    with pytest.raises(ValueError, match="group size must be positive"):
+        decode_groups(tables, lens, block_size=4, group_size=0)
