@@ -151,7 +151,7 @@ def save_tokenizer(folder: Path, layout: str = "installed") -> None:
         str(t["id"]): {k: v for k, v in t.items() if k != "id"} for t in tok["added_tokens"]
     }
     cfg.update({"bos_token": None, "clean_up_tokenization_spaces": False, "errors": "replace"})
-    cfg["tokenizer_class"] = "PreTrainedTokenizerFast"
+    cfg["tokenizer_class"] = "Qwen2Tokenizer"  # what Qwen3-0.6B's folder names
     cfg_file.write_text(json.dumps(cfg, indent=2, ensure_ascii=False), encoding="utf-8")
     specials = {"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>"}
     (folder / "special_tokens_map.json").write_text(json.dumps(specials, indent=2))
