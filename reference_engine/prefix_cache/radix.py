@@ -6,17 +6,19 @@ may end inside a KV block. The request then shares every fully matched block
 and gets a fresh private block for the partial one, whose leading slots are
 copied from a cached block on the device before its first forward pass
 (copy-on-write at admission: `MatchResult.partial_block`, carried to the
-engine as the scheduler's `blocks_to_copy`). With `block_size=1` no copy is
-ever needed, as in SGLang's default page size of one token.
+engine as the scheduler's `blocks_to_copy`; on a pool too full for the copy's
+extra block, the scheduler settles for the whole blocks). With `block_size=1`
+no copy is ever needed, as in SGLang's default page size of one token.
 
-What a node owns: one pool reference on each block holding the last cached
-token of that block along its path. A node covering [start, end) thus holds
+What a node owns: one pool reference on each block whose last cached token,
+along the node's path, is one of the node's. A node covering [start, end) holds
 the blocks for indices start // bs .. (end - 1) // bs, except that a node
 ending inside a block *and having children* does not hold that last block:
 each child, starting there, holds its own block for that index, whose leading
 slots hold the child's request's KV of the parent's tail. Every block index on
-a path is held by exactly one node of the path, so a request's pin never holds
-a block its own block table lacks. When the last child of such a node is
+a path is held by exactly one node of the path, so the blocks a request's pin
+keeps are those of its own block table (save, for one step, the source of its
+copy or a twin request's partial block). When the last child of such a node is
 evicted, the node inherits that child's first block (it holds the node's tail).
 
 Why that is safe: a block the tree holds only partially (a leaf's last block)
