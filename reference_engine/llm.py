@@ -50,8 +50,10 @@ class LLM:
         messages: list[Message] | list[list[Message]],
         sampling_params: SamplingParams | Sequence[SamplingParams] | None = None,
         add_generation_prompt: bool = True,
+        chat_template_kwargs: dict[str, Any] | None = None,
     ) -> list[RequestOutput]:
-        """Render each conversation with the model's chat template, then generate."""
+        """Render each conversation with the model's chat template, then generate.
+        `chat_template_kwargs` reach the template (Qwen3: {"enable_thinking": False})."""
         conversations = [messages] if messages and isinstance(messages[0], dict) else messages
         params = _per_prompt(sampling_params, len(conversations))
         ids = []
@@ -59,6 +61,7 @@ class LLM:
             text = self.engine.tokenizer.apply_chat_template(
                 list(conv),
                 add_generation_prompt=add_generation_prompt,  # type: ignore[arg-type]
+                **(chat_template_kwargs or {}),
             )
             request_id = str(next(self._ids))
             # Templates write their own special tokens; the tokenizer must not add more.

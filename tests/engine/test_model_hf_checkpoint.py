@@ -241,3 +241,43 @@ def test_config_dtype_and_rope_key_variants(
         torch.testing.assert_close(
             _our_logits(ours, tokens), _hf_logits(hf, tokens), rtol=1e-4, atol=1e-4
         )
+
+
+# ---------------------------------------------------------------- chat, end to end
+
+
+@pytest.mark.parametrize("enable_thinking", [True, False])
+def test_chat_matches_transformers_end_to_end(enable_thinking: bool, checkpoint: Callable) -> None:
+    """LLM.chat on a transformers-written folder: the prompt tokens are what transformers'
+    apply_chat_template(tokenize=True) gives, and the greedy reply is what transformers'
+    generate continues with (float32, so no rounding can split them)."""
+    import transformers
+
+    folder = checkpoint("qwen3", True, torch.float32, False)
+    messages = [
+        {"role": "system", "content": "Answer in one line."},
+        {"role": "user", "content": "What does the block table map? 東京"},
+    ]
+    kwargs = {"enable_thinking": enable_thinking}
+    tok = transformers.AutoTokenizer.from_pretrained(str(folder))
+    prompt = tok.apply_chat_template(messages, tokenize=True, add_generation_prompt=True, **kwargs)
+    if not isinstance(prompt, list):  # BatchEncoding in some transformers versions
+        prompt = list(prompt["input_ids"])
+    hf = load_hf(folder, torch.float32)
+    with torch.no_grad():
+        full = hf.generate(
+            torch.tensor([prompt]),
+            attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
+            do_sample=False,
+            max_new_tokens=10,
+            min_new_tokens=10,
+            pad_token_id=0,
+        )[0].tolist()
+    want = full[len(prompt) :]
+
+    llm = _engine(folder, "float32")
+    greedy = SamplingParams(temperature=0.0, max_tokens=10, ignore_eos=True)
+    out = llm.chat(messages, greedy, chat_template_kwargs=kwargs)[0]
+    assert out.prompt_token_ids == prompt
+    assert list(out.outputs[0].token_ids) == want
+    assert out.outputs[0].text == tok.decode(want, skip_special_tokens=True)
