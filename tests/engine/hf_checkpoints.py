@@ -26,6 +26,7 @@ from tokenizers import (
     models,
     normalizers,
     pre_tokenizers,
+    processors,
     trainers,
 )
 
@@ -111,6 +112,8 @@ def build_bpe_tokenizer() -> Tokenizer:
         ]
     )
     tok.decoder = decoders.ByteLevel()
+    # Qwen's tokenizer.json carries a ByteLevel post-processor (offsets only, no added ids).
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
     trainer = trainers.BpeTrainer(
         vocab_size=BPE_VOCAB,
         special_tokens=list(SPECIAL_TOKENS),
