@@ -1,9 +1,10 @@
 """KVCacheManager: per-request block tables on top of the BlockPool and the prefix cache.
 
 It owns every block reference a request holds: the device block table, the
-host block table while swapped out, and the prefix-cache pin. The scheduler
-asks it questions in token counts; the model runner later executes the swap
-copies it hands out. Shared blocks are always full blocks, so nobody ever
+host block table while swapped out, the prefix-cache pin, and for one step a
+reference on the source of a pending copy. The scheduler asks it questions in
+token counts; the model runner later executes the swaps and copies it hands
+out. Shared blocks are always full blocks, so nobody ever
 writes into a shared block: forks share whole blocks only, and a radix hit that
 ends inside a block gets a private copy of that block (copy-on-write at
 admission, see `blocks_to_copy`), executed before the request's first
