@@ -79,3 +79,17 @@ def test_swap_out_refused_when_the_host_pool_is_full() -> None:
     kv = KVCacheManager(num_blocks=4, block_size=4, num_cpu_blocks=1)
     assert kv.allocate_slots("a", 8)
     assert not kv.can_swap_out("a")
+
+
+def test_failed_admission_with_a_partial_hit_gives_the_source_back() -> None:
+    kv = KVCacheManager(num_blocks=4, block_size=2, prefix_caching="radix")
+    assert kv.allocate_slots("a", 5)
+    a = list(kv.block_tables["a"])
+    kv.cache_computed("a", [1, 2, 3, 4, 5], 5)
+    kv.free("a")
+    assert kv.allocate_slots("hog", 2)
+    match = kv.match_prefix([1, 2, 3, 9, 9, 9, 9, 9])  # 3 tokens: block 1 is copied
+    assert (match.num_cached_tokens, match.partial_block) == (3, a[1])
+    assert not kv.allocate_slots("b", 8, match)  # needs 3 more blocks, only 2 obtainable
+    assert kv.blocks_to_copy == [] and kv.pool.ref_count(a[1]) == 1
+    kv.check_integrity()
