@@ -233,7 +233,15 @@ class EngineConfig:
         if self.dtype != "auto":
             return self.dtype
         # bf16 matmuls on CPU are slow and lossy; the checkpoint dtype only pays off on a GPU.
-        return model.torch_dtype if self.resolved_device() == "cuda" else "float32"
+        if self.resolved_device() != "cuda":
+            return "float32"
+        if model.torch_dtype not in _DTYPE_NAMES:
+            # e.g. a quantised checkpoint: say so here rather than fail deep in the runner.
+            raise ConfigError(
+                f"dtype='auto' takes the checkpoint's dtype, {model.torch_dtype!r}, which this "
+                f"engine cannot run; pass one of {sorted(_DTYPE_NAMES)}"
+            )
+        return model.torch_dtype
 
     def resolved_max_model_len(self, model: ModelConfig) -> int:
         if self.max_model_len is None:

@@ -409,3 +409,16 @@ def test_cuda_without_a_gpu_is_a_clear_error() -> None:
     assert EngineConfig(device="auto").resolved_device() == "cpu"
     with pytest.raises(ConfigError, match="sees no CUDA device"):
         EngineConfig(device="cuda").resolved_device()
+
+
+def test_auto_dtype_takes_the_checkpoint_dtype_on_cuda_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cfg = ModelConfig.from_dict({**QWEN3_0_6B})
+    assert EngineConfig(dtype="auto").resolved_dtype(cfg) == "float32"  # CPU
+    monkeypatch.setattr(EngineConfig, "resolved_device", lambda self: "cuda")
+    assert EngineConfig(dtype="auto").resolved_dtype(cfg) == "bfloat16"
+    quantised = ModelConfig.from_dict({**QWEN3_0_6B, "torch_dtype": "float8_e4m3fn"})
+    with pytest.raises(ConfigError, match="float8_e4m3fn"):
+        EngineConfig(dtype="auto").resolved_dtype(quantised)
+    assert EngineConfig(dtype="float32").resolved_dtype(quantised) == "float32"
