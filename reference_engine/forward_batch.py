@@ -33,7 +33,10 @@ class DecodeGroup:
     A decode gathers every column of its block table, so one short context batched with a
     long one pays for the long one's width. Sorting decode rows by context length and
     splitting them into groups, each padded only to its own widest table, cuts the gathered
-    (and masked-away) slots; on the CPU that padding was most of decode attention's time.
+    (and masked-away) slots. On a CPU the smaller groups matter even more than the padding:
+    a group's gathered K/V stays in cache between the gather and the attention that reads
+    it (32 equal-length decodes ran ~3x faster in groups of 8 than in one batch; see
+    benchmarks/attention_bench.py).
     """
 
     rows: torch.Tensor | None  # [n] int64 positions among the decode rows; None: all, in order
@@ -132,11 +135,14 @@ def build_forward_batch(
     block_size: int,
     device: torch.device | str = "cpu",
     max_blocks: int | None = None,
-    decode_group_size: int = DECODE_GROUP_SIZE,
+    decode_group_size: int | None = None,
 ) -> ForwardBatch:
     """Pack per-sequence inputs into one batch. `max_blocks` pads block tables to a fixed
     width (CUDA graphs need static shapes); by default the widest table sets the width.
-    `decode_group_size` is the most decode rows attended together (see `DecodeGroup`)."""
+    `decode_group_size` is the most decode rows attended together (see `DecodeGroup`); by
+    default DECODE_GROUP_SIZE on a CPU and all of them on a GPU, where the win (cache
+    locality, little padding) matters less than the extra small host-to-device copies, and
+    where decode batches are padded to one static group for CUDA graphs anyway."""
     if not seqs:
         raise ValueError("a forward batch needs at least one sequence")
     input_ids: list[int] = []
@@ -184,6 +190,9 @@ def build_forward_batch(
     def t(values: list[int] | list[list[int]]) -> torch.Tensor:
         return torch.tensor(values, dtype=torch.int64, device=device)
 
+    if decode_group_size is None:
+        on_cpu = torch.device(device).type == "cpu"
+        decode_group_size = DECODE_GROUP_SIZE if on_cpu else max(1, len(decode_idx))
     groups = decode_groups(
         [seqs[i].block_table for i in decode_idx],
         [context_lens[i] for i in decode_idx],
