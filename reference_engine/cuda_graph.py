@@ -6,6 +6,12 @@ kernels, launch-bound), so we capture a handful of batch sizes and pad every dec
 to the next one. Padding rows compute garbage that nobody reads: their K/V goes to the runner's
 scratch block, their block tables point only at it, and their logits are sliced off.
 
+Decode attention here gathers every column of the block table, so the table's width is a
+shape too. A graph per batch size at the longest possible width (max_model_len) would make
+every step gather max_model_len slots per sequence; instead each batch size is captured at
+a few widths (powers of two, up to the longest) and a step replays the narrowest one that
+holds its widest table.
+
 On a CPU there is nothing to capture, but the same bucketing and padding run eagerly, so the
 logic the GPU path depends on is exercised (and tested) everywhere.
 """
@@ -27,6 +33,15 @@ def pick_bucket(num_seqs: int, sizes: list[int]) -> int | None:
     """The smallest captured size that holds `num_seqs`, or None when none does."""
     i = bisect.bisect_left(sizes, num_seqs)
     return sizes[i] if i < len(sizes) else None
+
+
+def width_buckets(max_blocks: int) -> list[int]:
+    """Block-table widths to capture: powers of two below `max_blocks`, then `max_blocks`."""
+    widths, w = [], 1
+    while w < max_blocks:
+        widths.append(w)
+        w *= 2
+    return [*widths, max_blocks]
 
 
 def pad_decode_batch(
@@ -137,7 +152,7 @@ class DecodeStats:
 
 @dataclass(slots=True)
 class _State:
-    graphs: dict[int, _Captured] = field(default_factory=dict)
+    graphs: dict[tuple[int, int], _Captured] = field(default_factory=dict)  # (size, width)
     stats: DecodeStats = field(default_factory=DecodeStats)
 
 
@@ -155,6 +170,7 @@ class DecodeGraphRunner:
         self.runner = runner
         cfg = runner.engine_config
         self.sizes = sorted(set(batch_sizes or cfg.cuda_graph_batch_sizes))
+        self.widths = width_buckets(runner.max_blocks_per_seq)
         if capturer is None and runner.device.type == "cuda" and not cfg.enforce_eager:
             capturer = CudaGraphCapturer()
         self.capturer = capturer
@@ -170,23 +186,30 @@ class DecodeGraphRunner:
 
     @property
     def captured_sizes(self) -> list[int]:
+        return sorted({size for size, _ in self._state.graphs})
+
+    @property
+    def captured_shapes(self) -> list[tuple[int, int]]:
+        """(batch size, block-table width) of every captured graph."""
         return sorted(self._state.graphs)
 
     def execute(self, batch: ForwardBatch) -> torch.Tensor:
         bucket = pick_bucket(batch.num_seqs, self.sizes) if batch.decode_only else None
-        if bucket is None:
+        # decode-only tables are as wide as the longest context needs (build_forward_batch)
+        width = pick_bucket(batch.block_tables.shape[1], self.widths)
+        if bucket is None or width is None:
             self._state.stats.fallbacks += 1
             return self.runner.execute_model(batch)
         self._state.stats.padded_rows += bucket - batch.num_seqs
-        captured = self._state.graphs.get(bucket)
+        captured = self._state.graphs.get((bucket, width))
         if captured is None:
             if self.capturer is not None:
-                captured = self._capture(bucket)
+                captured = self._capture(bucket, width)
             else:
                 self._state.stats.eager_padded += 1
-                padded = self._pad(batch, bucket, fixed_width=False)
+                padded = self._pad(batch, bucket, width=None)
                 return self.runner.execute_model(padded)[: batch.num_seqs]
-        padded = self._pad(batch.to(self.runner.device), bucket, fixed_width=True)
+        padded = self._pad(batch.to(self.runner.device), bucket, width)
         for name in STATIC_INPUTS:
             getattr(captured.inputs, name).copy_(getattr(padded, name))
         captured.inputs.decode_groups[0].key_mask.copy_(padded.decode_groups[0].key_mask)
@@ -195,25 +218,24 @@ class DecodeGraphRunner:
         return captured.logits[: batch.num_seqs].clone()
 
     def capture_all(self) -> None:
-        """Capture every bucket up front (largest first, so smaller graphs reuse its pool)."""
+        """Capture every (size, width) up front, largest first, so smaller graphs reuse the
+        memory pool the largest one set aside."""
         if self.capturer is not None:
             for size in reversed(self.sizes):
-                self._capture(size)
+                for width in reversed(self.widths):
+                    self._capture(size, width)
 
-    def _pad(self, batch: ForwardBatch, bucket: int, fixed_width: bool) -> ForwardBatch:
+    def _pad(self, batch: ForwardBatch, bucket: int, width: int | None) -> ForwardBatch:
+        # A graph replays at its captured width; eager runs (width None) pay only for the
+        # widest table actually present.
         r = self.runner
-        # A graph needs one block-table width for every replay; eager runs only pay for
-        # the widest table actually present.
-        width = r.max_blocks_per_seq if fixed_width else None
         return pad_decode_batch(batch, bucket, r.pad_slot, r.pad_block_id, width)
 
-    def _capture(self, bucket: int) -> _Captured:
+    def _capture(self, bucket: int, width: int) -> _Captured:
         r = self.runner
-        tables = torch.full(
-            (bucket, r.max_blocks_per_seq), r.pad_block_id, dtype=torch.int64, device=r.device
-        )
+        tables = torch.full((bucket, width), r.pad_block_id, dtype=torch.int64, device=r.device)
         ones = torch.ones(bucket, dtype=torch.int64, device=r.device)
-        mask = key_mask(ones, r.max_blocks_per_seq * r.block_size)
+        mask = key_mask(ones, width * r.block_size)
         # A dummy decode batch whose buffers become the graph's static inputs.
         dummy = ForwardBatch(
             input_ids=torch.zeros(bucket, dtype=torch.int64, device=r.device),
@@ -236,5 +258,5 @@ class DecodeGraphRunner:
         assert self.capturer is not None
         graph, logits = self.capturer.capture(lambda: r.execute_model(dummy))
         captured = _Captured(graph, dummy, logits)
-        self._state.graphs[bucket] = captured
+        self._state.graphs[(bucket, width)] = captured
         return captured

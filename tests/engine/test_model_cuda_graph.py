@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from reference_engine.cuda_graph import DecodeGraphRunner, Replayable, pad_decode_batch, pick_bucket
+from reference_engine.cuda_graph import (
+    DecodeGraphRunner,
+    Replayable,
+    pad_decode_batch,
+    pick_bucket,
+    width_buckets,
+)
 from reference_engine.forward_batch import SeqInput, build_forward_batch
 from reference_engine.model_runner import ModelRunner
 
@@ -136,7 +142,8 @@ def test_capture_then_replay_refills_static_inputs(
     capturer = _EagerCapturer()
     graphs = DecodeGraphRunner(runner, batch_sizes=(2, 4), capturer=capturer)
     graphs.capture_all()
-    assert graphs.captured_sizes == [2, 4] and capturer.captured == 2
+    assert graphs.widths == width_buckets(runner.max_blocks_per_seq)
+    assert graphs.captured_sizes == [2, 4] and capturer.captured == 2 * len(graphs.widths)
     for step in range(4):
         # the third sequence finishes after two steps: the batch shrinks into bucket 2
         live = [0, 1, 2] if step < 2 else [0, 1]
@@ -146,4 +153,29 @@ def test_capture_then_replay_refills_static_inputs(
         torch.testing.assert_close(got, want, rtol=0, atol=1e-10)
         for i in live:
             tokens[i].append(int(want[live.index(i)].argmax()))
-    assert graphs.stats.graph_replays == 4 and capturer.captured == 2
+    assert graphs.stats.graph_replays == 4 and capturer.captured == 2 * len(graphs.widths)
+
+
+def test_width_buckets() -> None:
+    assert width_buckets(1) == [1]
+    assert width_buckets(8) == [1, 2, 4, 8]
+    assert width_buckets(12) == [1, 2, 4, 8, 12]
+
+
+def test_replay_uses_the_narrowest_width_that_holds_the_batch(
+    tiny_model_path: Path, make_runner: Callable
+) -> None:
+    """Graphs are captured on demand per (batch size, table width): a batch whose longest
+    context needs w blocks replays the graph of the smallest captured width >= w, and its
+    logits equal the plain runner's."""
+    plain = make_runner(tiny_model_path, num_blocks=40, max_model_len=64)
+    runner = make_runner(tiny_model_path, num_blocks=40, max_model_len=64)
+    lengths = [5, 2 * runner.block_size + 1]  # the longer needs 3 blocks after its next token
+    tokens, tables = _prefilled(plain, lengths)
+    _prefilled(runner, lengths)
+    capturer = _EagerCapturer()
+    graphs = DecodeGraphRunner(runner, batch_sizes=(2, 4), capturer=capturer)
+    want = plain.execute_model(_decode_batch(plain, tokens, tables))
+    got = graphs.execute(_decode_batch(runner, tokens, tables))
+    torch.testing.assert_close(got, want, rtol=0, atol=1e-10)
+    assert graphs.captured_shapes == [(2, 4)] and capturer.captured == 1
