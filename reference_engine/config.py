@@ -177,6 +177,8 @@ class EngineConfig:
     scheduling_policy: SchedulingPolicy = "fcfs"
     cuda_graph_batch_sizes: tuple[int, ...] = (1, 2, 4, 8, 16, 24, 32)
     enforce_eager: bool = False  # True: never capture CUDA graphs
+    # float32 on a CPU: multiply with oneDNN-prepacked weights (faster; weights take 2x memory)
+    cpu_prepack: bool = True
     seed: int = 0
 
     DEFAULT_KV_BYTES = 1 << 30

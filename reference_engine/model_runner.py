@@ -13,6 +13,8 @@ import torch
 
 from reference_engine.config import EngineConfig, ModelConfig
 from reference_engine.forward_batch import ForwardBatch
+from reference_engine.layers.cpu_gemm import packing_supported
+from reference_engine.layers.linear import Linear
 from reference_engine.loader import DTYPES, build_model
 
 BlockMapping = Sequence[tuple[int, int]]  # (source block id, destination block id)
@@ -37,6 +39,14 @@ class ModelRunner:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(engine_config.seed)
             self.model = build_model(model_config, self.dtype, self.device)
+        # float32 on a CPU: projections multiply with prepacked weights (layers/cpu_gemm.py).
+        self.packed_weights = engine_config.cpu_prepack and packing_supported(
+            self.device, self.dtype
+        )
+        if self.packed_weights:
+            for module in self.model.modules():
+                if isinstance(module, Linear):
+                    module.pack_for_cpu()
         # One extra block at the end is scratch space: padded rows (CUDA-graph buckets)
         # write their K/V there, so no real block is ever touched by padding.
         self.pad_block_id = self.num_blocks

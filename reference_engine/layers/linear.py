@@ -1,4 +1,5 @@
-"""Fused projections: one matmul for q/k/v and one for gate/up instead of three and two.
+"""Linear projections: the model's `Linear`, and the fused ones (one matmul for q/k/v and
+one for gate/up instead of three and two).
 
 Checkpoints store the parts separately (`q_proj`, `k_proj`, ...); `output_slice` tells the
 loader which rows of the fused weight each part fills.
@@ -6,14 +7,38 @@ loader which rows of the fused weight each part fills.
 
 from __future__ import annotations
 
+import torch
+import torch.nn.functional as F
 from torch import nn
 
+from reference_engine.layers.cpu_gemm import pack_weight, packed_linear
 
-class FusedLinear(nn.Linear):
+
+class Linear(nn.Linear):
+    """nn.Linear that can multiply with a CPU-prepacked copy of its weight (cpu_gemm.py).
+
+    The runner calls `pack_for_cpu()` once the weights are loaded; until then, and on every
+    other device or dtype, it is a plain nn.Linear.
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool) -> None:
+        super().__init__(in_features, out_features, bias=bias)
+        self.packed_weight: torch.Tensor | None = None
+
+    def pack_for_cpu(self) -> None:
+        self.packed_weight = pack_weight(self.weight)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.packed_weight is None:
+            return F.linear(x, self.weight, self.bias)
+        return packed_linear(x, self.packed_weight, self.bias)
+
+
+class FusedLinear(Linear):
     """An nn.Linear whose output rows are the concatenation of named shards."""
 
     def __init__(self, in_features: int, shard_sizes: dict[str, int], bias: bool) -> None:
-        super().__init__(in_features, sum(shard_sizes.values()), bias=bias)
+        super().__init__(in_features, sum(shard_sizes.values()), bias)
         self.shard_sizes = dict(shard_sizes)
 
     def output_slice(self, shard: str) -> slice:

@@ -15,7 +15,7 @@ from reference_engine.config import ModelConfig
 from reference_engine.forward_batch import ForwardBatch
 from reference_engine.layers.activation import SiluAndMul
 from reference_engine.layers.attention import PagedAttention
-from reference_engine.layers.linear import GateUpLinear, QKVLinear
+from reference_engine.layers.linear import GateUpLinear, Linear, QKVLinear
 from reference_engine.layers.norm import RMSNorm
 from reference_engine.layers.rotary import RopeAngles, RotaryEmbedding
 
@@ -28,7 +28,7 @@ class LlamaAttention(nn.Module):
         self.num_heads, self.num_kv_heads = cfg.num_attention_heads, cfg.num_key_value_heads
         self.head_dim = cfg.head_dim
         self.qkv_proj = QKVLinear(cfg.hidden_size, cfg.q_size, cfg.kv_size, bias=cfg.qkv_bias)
-        self.o_proj = nn.Linear(cfg.q_size, cfg.hidden_size, bias=cfg.o_bias)
+        self.o_proj = Linear(cfg.q_size, cfg.hidden_size, bias=cfg.o_bias)
         self.attn = PagedAttention(
             self.num_heads, self.num_kv_heads, self.head_dim, scale=self.head_dim**-0.5
         )
@@ -53,7 +53,7 @@ class LlamaMLP(nn.Module):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.gate_up_proj = GateUpLinear(cfg.hidden_size, cfg.intermediate_size, cfg.mlp_bias)
-        self.down_proj = nn.Linear(cfg.intermediate_size, cfg.hidden_size, bias=cfg.mlp_bias)
+        self.down_proj = Linear(cfg.intermediate_size, cfg.hidden_size, bias=cfg.mlp_bias)
         self.act = SiluAndMul()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -118,9 +118,7 @@ class LlamaForCausalLM(nn.Module):
         self.model = LlamaModel(cfg, self.attention_cls)
         # Tied models reuse the embedding matrix as the output projection (no lm_head weight).
         self.lm_head = (
-            None
-            if cfg.tie_word_embeddings
-            else nn.Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
+            None if cfg.tie_word_embeddings else Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
         )
 
     def forward(
@@ -133,5 +131,6 @@ class LlamaForCausalLM(nn.Module):
         return self.model(input_ids, positions, kv_caches, batch)
 
     def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:
-        weight = self.model.embed_tokens.weight if self.lm_head is None else self.lm_head.weight
-        return F.linear(hidden, weight)
+        if self.lm_head is None:
+            return F.linear(hidden, self.model.embed_tokens.weight)
+        return self.lm_head(hidden)
