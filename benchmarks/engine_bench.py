@@ -26,8 +26,12 @@ Both sides run on the same device in the same dtype (`--device`, `--dtype`). On
 CUDA the engine replays CUDA graphs for decode batches; its graphs are captured
 during warm-up (as transformers gets a warm-up generate), not inside a timed run,
 and every timed region ends with torch.cuda.synchronize(). Neither side uses
-torch.compile. `--threads` sets the torch CPU threads of every contender alike; the
-published CPU figures use the default, 1 thread.
+torch.compile. On a CPU in float32 the engine multiplies with oneDNN-prepacked
+weights (EngineConfig.cpu_prepack, see reference_engine/layers/cpu_gemm.py) while
+transformers uses PyTorch's default matmul; the report says so next to the ratios,
+and `--no-cpu-prepack` runs the engine on the default matmul too. `--threads` sets
+the torch CPU threads of every contender alike; the published CPU figures use the
+default, 1 thread.
 
 Per-token latency (TPOT) is the time between a request's output tokens: for
 the engine (finish - first token) / (tokens - 1); for transformers the batch's
@@ -209,11 +213,18 @@ def shared_prefix_ttft(
     vocab: int,
     device: str,
     dtype: str,
+    prepack: bool,
 ) -> float:
     """Mean TTFT of requests sent one after another that share a long prefix; the
     first request (which fills the cache) is not counted, for both settings alike."""
     engine = make_engine(
-        folder, 4, device, dtype, prefix_caching=cache, max_num_batched_tokens=2048
+        folder,
+        4,
+        device,
+        dtype,
+        prefix_caching=cache,
+        max_num_batched_tokens=2048,
+        cpu_prepack=prepack,
     )
     reqs = synthetic_workload(
         num + 1,
@@ -247,10 +258,15 @@ def memcpy_bandwidth(device: str, num_bytes: int = 256 << 20) -> float:
 
 
 def decode_traffic(
-    folder: Path, reqs: list[WorkloadRequest], max_num_seqs: int, device: str, dtype: str
+    folder: Path,
+    reqs: list[WorkloadRequest],
+    max_num_seqs: int,
+    device: str,
+    dtype: str,
+    prepack: bool,
 ) -> tuple[float, int]:
     """(bytes/s, batch size): weights + KV read by decode-only forward passes, per second."""
-    engine = make_engine(folder, max_num_seqs, device, dtype)
+    engine = make_engine(folder, max_num_seqs, device, dtype, cpu_prepack=prepack)
     runner = engine.runner
     cfg = engine.model_config
     elem = DTYPES[dtype].itemsize
@@ -308,6 +324,11 @@ def main() -> None:
         "--dtype", choices=sorted(DTYPES), default="float32", help="both sides compute in this"
     )
     ap.add_argument("--json", type=Path, metavar="FILE", help="also write the figures here")
+    ap.add_argument(
+        "--no-cpu-prepack",
+        action="store_true",
+        help="engine multiplies with PyTorch's default matmul, like transformers",
+    )
     args = ap.parse_args()
     if args.quick:
         args.hidden, args.layers, args.num_prompts = 256, 4, 12
@@ -315,6 +336,7 @@ def main() -> None:
         ap.error(f"--device cuda, but this torch ({torch.__version__}) sees no CUDA device")
     torch.set_num_threads(args.threads)
     device, dtype = args.device, args.dtype
+    prepack = not args.no_cpu_prepack
     prompt_len, output_len = (16, 192), (8, 96)
     where = torch.cuda.get_device_name() if device == "cuda" else f"{os.cpu_count()} CPUs"
     report: dict[str, Any] = {
@@ -348,7 +370,7 @@ def main() -> None:
         }
 
         load_before = os.getloadavg()[0]
-        engine = make_engine(folder, args.batch_size, device, dtype)
+        engine = make_engine(folder, args.batch_size, device, dtype, cpu_prepack=prepack)
         run_engine(engine, reqs[:2], tag="warmup-")
         hf = load_hf(folder, device, dtype)
         hf_generate(hf, [reqs[0].prompt_token_ids], 2)  # warm-up
@@ -374,7 +396,8 @@ def main() -> None:
             f"1-min load average {load_before:.1f} -> {load_after:.1f} "
             f"on {os.cpu_count()} CPUs (a busy machine makes every figure noisy)"
         )
-        check = engine_outputs(make_engine(folder, args.batch_size, device, dtype), reqs)
+        check_engine = make_engine(folder, args.batch_size, device, dtype, cpu_prepack=prepack)
+        check = engine_outputs(check_engine, reqs)
         same = sum(a == b for a, b in zip(check, hf_tokens, strict=True))
 
         print("\nthroughput (output tokens/s) and per-token latency")
@@ -388,6 +411,10 @@ def main() -> None:
         print(f"  ratio engine / HF static batching: {vs_static:.2f}x (target >= 1.5x)")
         print(f"  ratio engine / HF one at a time:   {vs_single:.2f}x (target >= 8x)")
         print(f"  greedy outputs identical to HF: {same}/{len(reqs)} requests ({dtype})")
+        # Said out loud because it is part of the gap: the two sides' matmuls differ.
+        gemm = "oneDNN-prepacked weights" if engine.runner.packed_weights else "torch default"
+        print(f"  projections: engine {gemm}; transformers torch default (F.linear)")
+        report["engine_prepacked_weights"] = engine.runner.packed_weights
         report["throughput"] = [f.as_json() for f in (single, static, ours)]
         report["engine_runs_s"] = [first.seconds, second.seconds]
         report["load_average_1min"] = [load_before, load_after]
@@ -401,7 +428,9 @@ def main() -> None:
             "8 requests one after another"
         )
         ttft = {
-            c: shared_prefix_ttft(folder, c, 8, prefix_len, suffix_len, vocab, device, dtype)
+            c: shared_prefix_ttft(
+                folder, c, 8, prefix_len, suffix_len, vocab, device, dtype, prepack
+            )
             for c in ("none", "hash", "radix")
         }
         for cache, value in ttft.items():
@@ -415,7 +444,7 @@ def main() -> None:
 
         copy_bw = memcpy_bandwidth(device)
         traffic, batch = decode_traffic(
-            folder, reqs, min(args.batch_size, len(reqs)), device, dtype
+            folder, reqs, min(args.batch_size, len(reqs)), device, dtype, prepack
         )
         kind = "device-to-device copy" if device == "cuda" else "tensor copy"
         print("\nmemory traffic")
