@@ -11,7 +11,8 @@ Two read paths:
 - single-token rows (decodes) are batched: block tables are gathered at once, padding masked
   by `context_lens`, so a decode step is a few batched attentions rather than a Python loop:
   one per `DecodeGroup` (rows of similar context length, see forward_batch.py), so a short
-  context does not pay for the longest one's padding.
+  context does not pay for the longest one's padding and, on a CPU, a group's gathered K/V
+  is still in cache when attention reads it.
 """
 
 from __future__ import annotations
