@@ -22,14 +22,17 @@ prints milliseconds per call of one layer's decode attention (KV write excluded)
 Context lengths follow engine_bench's workload (prompt 16-192 plus 0-96 generated tokens),
 plus an equal-length case where grouping cannot cut padding and only adds per-group ops.
 Timings are medians over interleaved rounds, so a load change hits every contender alike.
-Run alone, a big gather also pays page faults for its fresh memory, which exaggerates the
-one-batch formulations' cost; inside a whole engine run (engine_bench's workload) decode
-attention fell from ~1.2 s to ~0.7-0.8 s, i.e. less than the ratios here suggest.
+Run alone, a big gather pays page faults for fresh memory whenever glibc has handed its
+heap top back to the kernel, so timings jumped between runs with the heap's state. By
+default the script therefore asks glibc (mallopt) to keep freed memory, as a long-running
+engine's heap does anyway; `--plain-heap` skips that. Inside a whole engine run
+(engine_bench's workload) decode attention fell from ~1.2-1.4 s to ~0.7-0.8 s.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import random
 import statistics
 import sys
@@ -156,15 +159,28 @@ def run_case(label: str, context_lens: list[int], num_rounds: int, seed: int) ->
         print(f"  {name:24s} {ms:8.3f} ms   {base / ms:5.2f}x")
 
 
+def keep_freed_memory() -> bool:
+    """glibc: never trim the heap top, never mmap big blocks (each would fault in afresh)."""
+    m_trim_threshold, m_mmap_threshold = -1, -3
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return False  # not glibc: leave the allocator alone
+    return bool(libc.mallopt(m_trim_threshold, 1 << 30) and libc.mallopt(m_mmap_threshold, 1 << 30))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--rounds", type=int, default=150)
+    ap.add_argument("--rounds", type=int, default=100)
+    ap.add_argument("--plain-heap", action="store_true", help="leave glibc's malloc as it is")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
+    steady = not args.plain_heap and keep_freed_memory()
     print(
         f"decode attention, Hq {HQ}, Hkv {HKV}, head_dim {HEAD_DIM}, block {BLOCK_SIZE}, float32, "
-        f"torch threads {torch.get_num_threads()}; engine groups of {DECODE_GROUP_SIZE}"
+        f"torch threads {torch.get_num_threads()}; engine groups of {DECODE_GROUP_SIZE}; "
+        f"heap {'kept (mallopt)' if steady else 'as is'}"
     )
     rng = random.Random(1)
     with torch.inference_mode():

@@ -33,10 +33,10 @@ class DecodeGroup:
     A decode gathers every column of its block table, so one short context batched with a
     long one pays for the long one's width. Sorting decode rows by context length and
     splitting them into groups, each padded only to its own widest table, cuts the gathered
-    (and masked-away) slots. On a CPU the smaller groups matter even more than the padding:
-    a group's gathered K/V stays in cache between the gather and the attention that reads
-    it (32 equal-length decodes ran ~3x faster in groups of 8 than in one batch; see
-    benchmarks/attention_bench.py).
+    (and masked-away) slots. On a CPU smaller groups help even without padding: a group's
+    gathered K/V is still in cache when attention reads it. benchmarks/attention_bench.py
+    measured 32 decodes ~1.8x faster in groups of 8 than in one batch on engine_bench's
+    lengths, ~1.4x at equal lengths.
     """
 
     rows: torch.Tensor | None  # [n] int64 positions among the decode rows; None: all, in order
