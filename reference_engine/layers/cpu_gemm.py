@@ -5,8 +5,8 @@ that to a BLAS (MKL) call, which re-lays W out into its kernel's blocked format 
 oneDNN can do that relayout once, when the model is loaded ("prepacking", what vLLM's CPU
 backend and torch.compile's CPU weight freezing do), and then streams the packed copy. On the
 benchmark model (float32, 1 thread) benchmarks/linear_bench.py measured the projections
-1.1-1.3x faster at hundreds of rows and up to 1.9x at a few decode rows (one case slower: a
-single row through the down projection, 0.8x); engine_bench's engine run got ~20% faster.
+1.1-1.3x faster at hundreds of rows and up to 1.8x at a few decode rows (a single row
+through the smaller projections ran 0.8-1.0x); engine_bench's engine run got ~20% faster.
 
 Costs and limits, which is why this is a switchable detail and not the model's code path:
 - the packed copy sits beside the original weight, so weight memory doubles;
