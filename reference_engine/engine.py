@@ -18,7 +18,7 @@ import torch
 
 from reference_engine.config import EngineConfig, ModelConfig
 from reference_engine.cuda_graph import DecodeGraphRunner
-from reference_engine.detokenizer import IncrementalDetokenizer
+from reference_engine.detokenizer import IncrementalDetokenizer, annotate_logprobs
 from reference_engine.forward_batch import SeqInput, build_forward_batch
 from reference_engine.kv_cache_manager import KVCacheManager
 from reference_engine.loader import LoadedTokenizer, load_model_config, load_tokenizer
@@ -293,7 +293,8 @@ class Engine:
             if sampled.prompt_logprobs[i] is not None:
                 if seq.prompt_logprobs is None:
                     seq.prompt_logprobs = [None]  # position 0 has nothing before it to score
-                seq.prompt_logprobs.extend(sampled.prompt_logprobs[i] or [])
+                for entry in sampled.prompt_logprobs[i] or []:
+                    seq.prompt_logprobs.append(annotate_logprobs(self.tokenizer.tokenizer, entry))
             if not item.samples:
                 continue
             token = token_ids[i]
@@ -301,7 +302,9 @@ class Engine:
             self._num_generated_tokens += 1
             if sampled.logprobs[i] is not None:
                 seq.logprobs = seq.logprobs or []
-                seq.logprobs.append(sampled.logprobs[i])
+                seq.logprobs.append(
+                    annotate_logprobs(self.tokenizer.tokenizer, sampled.logprobs[i])
+                )
             if group.metrics.first_token_time is None:
                 group.metrics.first_token_time = now
             result = self.stop_checker.step(

@@ -141,3 +141,20 @@ def test_length_is_capped_by_the_kv_pool(model_dir: Path) -> None:
     engine.add_request("a", list(range(3, 13)), SamplingParams(max_tokens=100, ignore_eos=True))
     out = run_all(engine)["a"][-1].outputs[0]
     assert out.finish_reason == "length" and len(out.token_ids) == 6
+
+
+def test_logprobs_carry_each_token_text(model_dir: Path) -> None:
+    """Sample and prompt logprobs name every candidate token's own text, as vLLM's do, so
+    callers of the Python API need no tokenizer of their own to read them."""
+    engine = make_engine(model_dir)
+    params = SamplingParams(temperature=0.0, max_tokens=4, logprobs=3, prompt_logprobs=2)
+    engine.add_request("r", "stop the cache", params)
+    final = run_all(engine)["r"][-1]
+    decode = engine.tokenizer.tokenizer.decode
+    sample_entries = final.outputs[0].logprobs
+    prompt_entries = final.prompt_logprobs[1:]  # position 0 has nothing before it
+    assert sample_entries and prompt_entries
+    for entry in [*sample_entries, *prompt_entries]:
+        assert len(entry) >= 2
+        for token_id, logprob in entry.items():
+            assert logprob.decoded_token == decode([token_id], skip_special_tokens=False)
