@@ -46,6 +46,9 @@ class ModelConfig:
     torch_dtype: str = "float32"  # the checkpoint's own dtype
     model_dir: Path | None = None  # where weights are loaded from; None means random init
     random_weights: bool = False  # set by the tiny built-in model so every output can say so
+    # SamplingParams defaults the checkpoint recommends (generation_config.json), e.g.
+    # Qwen3's temperature 0.6 / top_p 0.95 / top_k 20; vLLM applies them by default too.
+    generation_defaults: dict[str, float | int] = field(default_factory=dict)
 
     @property
     def eos_token_id(self) -> int | None:
@@ -127,7 +130,30 @@ class ModelConfig:
             for tok in _as_id_list(gen.get("eos_token_id")):
                 if tok not in cfg.eos_token_ids:
                     cfg.eos_token_ids.append(tok)
+            cfg.generation_defaults = sampling_defaults(gen)
         return cfg
+
+
+# generation_config.json key -> SamplingParams field, for the keys vLLM also honours.
+_GENERATION_KEYS = {
+    "temperature": "temperature",
+    "top_p": "top_p",
+    "top_k": "top_k",
+    "min_p": "min_p",
+    "repetition_penalty": "repetition_penalty",
+    "max_new_tokens": "max_tokens",
+}
+
+
+def sampling_defaults(gen: dict[str, Any]) -> dict[str, float | int]:
+    """The sampling fields a generation_config.json sets; anything not a number is skipped
+    (the file is advisory: a bad value must not stop the model from loading)."""
+    out: dict[str, float | int] = {}
+    for key, name in _GENERATION_KEYS.items():
+        value = gen.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            out[name] = int(value) if name in ("top_k", "max_tokens") else float(value)
+    return out
 
 
 def _as_id_list(value: Any) -> list[int]:
@@ -179,6 +205,9 @@ class EngineConfig:
     enforce_eager: bool = False  # True: never capture CUDA graphs
     # float32 on a CPU: multiply with oneDNN-prepacked weights (faster; weights take 2x memory)
     cpu_prepack: bool = True
+    # "auto": requests that leave a sampling field unset take the checkpoint's
+    # generation_config.json value (vLLM's default); "none": the library defaults.
+    generation_config: Literal["auto", "none"] = "auto"
     seed: int = 0
 
     DEFAULT_KV_BYTES = 1 << 30
@@ -191,6 +220,10 @@ class EngineConfig:
         if self.dtype not in _DTYPE_NAMES | {"auto"}:
             raise ConfigError(
                 f"dtype must be one of {sorted(_DTYPE_NAMES)} or auto, got {self.dtype}"
+            )
+        if self.generation_config not in ("auto", "none"):
+            raise ConfigError(
+                f"generation_config must be auto or none, got {self.generation_config}"
             )
         if self.device not in ("cpu", "cuda", "auto"):
             raise ConfigError(f"device must be cpu, cuda or auto, got {self.device}")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
-from reference_engine.config import EngineConfig, ModelConfig
+from reference_engine.config import ConfigError, EngineConfig, ModelConfig
 from reference_engine.cuda_graph import DecodeGraphRunner
 from reference_engine.detokenizer import IncrementalDetokenizer, annotate_logprobs
 from reference_engine.forward_batch import SeqInput, build_forward_batch
@@ -101,6 +101,18 @@ class Engine:
         )
         self.stop_checker = StopChecker(self.max_model_len, self.eos_token_ids)
         self.sampler = Sampler(seed=config.seed)
+        self.sampling_defaults = (
+            dict(self.model_config.generation_defaults)
+            if config.generation_config == "auto"
+            else {}
+        )
+        try:
+            self.default_sampling_params()
+        except ValueError as exc:
+            raise ConfigError(
+                f"generation_config.json in {self.model_config.model_dir} sets an invalid "
+                f"sampling default ({exc}); pass generation_config='none' to ignore it"
+            ) from None
         self.requests: dict[str, SequenceGroup] = {}
         self._order = itertools.count()
         self._num_steps = 0
@@ -110,6 +122,11 @@ class Engine:
     @property
     def random_weights(self) -> bool:
         return self.model_config.random_weights
+
+    def default_sampling_params(self) -> SamplingParams:
+        """What a request without SamplingParams gets: the library defaults, overridden by
+        the checkpoint's generation_config.json unless EngineConfig.generation_config='none'."""
+        return SamplingParams(**self.sampling_defaults)  # type: ignore[arg-type]
 
     # --- requests -------------------------------------------------------------
     def add_request(
@@ -122,7 +139,7 @@ class Engine:
         add_special_tokens: bool = True,
     ) -> None:
         """Queue a request. `arrival_time` uses `time.monotonic()`'s clock."""
-        params = params or SamplingParams()
+        params = params or self.default_sampling_params()
         if request_id in self.requests:
             raise RequestError(f"request id {request_id!r} is already in use")
         if isinstance(prompt, str):

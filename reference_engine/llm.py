@@ -37,7 +37,7 @@ class LLM:
         priority: Sequence[int] | None = None,
     ) -> list[RequestOutput]:
         batch = _as_prompt_list(prompts)
-        params = _per_prompt(sampling_params, len(batch))
+        params = self._per_prompt(sampling_params, len(batch))
         ids = []
         for i, (prompt, p) in enumerate(zip(batch, params, strict=True)):
             request_id = str(next(self._ids))
@@ -55,7 +55,7 @@ class LLM:
         """Render each conversation with the model's chat template, then generate.
         `chat_template_kwargs` reach the template (Qwen3: {"enable_thinking": False})."""
         conversations = [messages] if messages and isinstance(messages[0], dict) else messages
-        params = _per_prompt(sampling_params, len(conversations))
+        params = self._per_prompt(sampling_params, len(conversations))
         ids = []
         for conv, p in zip(conversations, params, strict=True):
             text = self.engine.tokenizer.apply_chat_template(
@@ -68,6 +68,22 @@ class LLM:
             self.engine.add_request(request_id, text, p, add_special_tokens=False)
             ids.append(request_id)
         return self._run(ids)
+
+    def get_default_sampling_params(self) -> SamplingParams:
+        """vLLM's name: the library defaults, overridden by the checkpoint's
+        generation_config.json (EngineConfig.generation_config='none' turns that off)."""
+        return self.engine.default_sampling_params()
+
+    def _per_prompt(
+        self, params: SamplingParams | Sequence[SamplingParams] | None, n: int
+    ) -> list[SamplingParams]:
+        if params is None:
+            return [self.get_default_sampling_params() for _ in range(n)]
+        if isinstance(params, SamplingParams):
+            return [params] * n
+        if len(params) != n:
+            raise ValueError(f"{len(params)} SamplingParams for {n} prompts")
+        return list(params)
 
     def _run(self, ids: list[str]) -> list[RequestOutput]:
         done: dict[str, RequestOutput] = {}
@@ -91,15 +107,3 @@ def _as_prompt_list(prompts: Prompt | Sequence[Prompt]) -> list[Prompt]:
     if items and all(isinstance(t, int) for t in items):
         return [items]  # one tokenized prompt
     return items  # type: ignore[return-value]
-
-
-def _per_prompt(
-    params: SamplingParams | Sequence[SamplingParams] | None, n: int
-) -> list[SamplingParams]:
-    if params is None:
-        return [SamplingParams() for _ in range(n)]
-    if isinstance(params, SamplingParams):
-        return [params] * n
-    if len(params) != n:
-        raise ValueError(f"{len(params)} SamplingParams for {n} prompts")
-    return list(params)

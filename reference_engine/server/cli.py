@@ -36,6 +36,11 @@ def serve_command(
     prefix_caching: str = typer.Option("hash", "--prefix-caching", help="none, hash or radix."),
     dtype: str = typer.Option("float32", "--dtype"),
     device: str = typer.Option("cpu", "--device", help="cpu, cuda or auto."),
+    generation_config: str = typer.Option(
+        "auto",
+        "--generation-config",
+        help="auto: unset sampling fields take the checkpoint's generation_config.json; none: ignore it.",
+    ),
     max_n: int = typer.Option(8, "--max-n", min=1, help="Largest `n` a request may ask for."),
     torch_threads: int = typer.Option(
         0, "--torch-threads", min=0, help="torch intra-op threads (0: torch's default)."
@@ -64,6 +69,7 @@ def serve_command(
         "prefix_caching": prefix_caching,
         "dtype": dtype,
         "device": device,
+        "generation_config": generation_config,
     }
     cfg = ServeConfig(
         host=host,

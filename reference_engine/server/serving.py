@@ -206,14 +206,22 @@ class Serving:
                 f"min_tokens ({req.min_tokens}) must not exceed max_tokens ({max_tokens})",
                 param="min_tokens",
             )
+        # A field the request leaves unset takes the checkpoint's recommendation
+        # (generation_config.json), then the library default, as in vLLM's server.
+        defaults = self.engine.engine.sampling_defaults
+
+        def pick(value: Any, name: str, fallback: float) -> Any:
+            return value if value is not None else defaults.get(name, fallback)
+
         try:
+            top_k = pick(req.top_k, "top_k", -1)
             return SamplingParams(
                 n=req.n,
-                temperature=1.0 if req.temperature is None else req.temperature,
-                top_p=1.0 if req.top_p is None else req.top_p,
-                top_k=-1 if req.top_k in (None, 0) else req.top_k,  # type: ignore[arg-type]
-                min_p=req.min_p or 0.0,
-                repetition_penalty=req.repetition_penalty or 1.0,
+                temperature=pick(req.temperature, "temperature", 1.0),
+                top_p=pick(req.top_p, "top_p", 1.0),
+                top_k=-1 if top_k == 0 else top_k,
+                min_p=pick(req.min_p, "min_p", 0.0),
+                repetition_penalty=pick(req.repetition_penalty, "repetition_penalty", 1.0),
                 presence_penalty=req.presence_penalty or 0.0,
                 frequency_penalty=req.frequency_penalty or 0.0,
                 seed=req.seed,
