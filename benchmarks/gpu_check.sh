@@ -2,7 +2,7 @@
 # The checks that need a GPU, as one script for a short lease on a CUDA machine:
 #   bash benchmarks/gpu_check.sh [OUTDIR]
 # Runs the CUDA test tier, the engine's CPU verification suite under that machine's torch,
-# and (when present) the GPU benchmarks; every log lands in OUTDIR.
+# and the GPU benchmarks; every log lands in OUTDIR.
 set -u
 out=${1:-${OUT:-/tmp/atlas-gpu}}
 mkdir -p "$out"
@@ -29,10 +29,6 @@ section cuda_tests 240 $py -m pytest -q -p no:cacheprovider -m cuda tests/engine
 section cpu_engine_tests 240 $py -m pytest -q -p no:cacheprovider -x \
     tests/engine/test_model_cuda_graph.py tests/engine/test_model_hf_oracle.py \
     tests/engine/test_verify_random_workloads.py tests/engine/test_model_paged_attention.py
-if grep -q -- "--device" benchmarks/engine_bench.py; then
-    section engine_bench_cuda 240 $py benchmarks/engine_bench.py --device cuda --json "$out/engine_bench_cuda.json"
-fi
-if [ -f benchmarks/qwen3_checkpoint_check.py ]; then
-    section qwen3_checkpoint_cuda 240 $py benchmarks/qwen3_checkpoint_check.py --device cuda --dtype bfloat16 --out "$out/qwen3_checkpoint_cuda.json"
-fi
+section engine_bench_cuda 240 $py benchmarks/engine_bench.py --device cuda --json "$out/engine_bench_cuda.json"
+section qwen3_checkpoint_cuda 240 $py benchmarks/qwen3_checkpoint_check.py --device cuda --out "$out/qwen3_checkpoint_cuda.json"
 exit $status

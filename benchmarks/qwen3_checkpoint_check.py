@@ -43,31 +43,10 @@ from reference_engine import LLM, SamplingParams  # noqa: E402
 from reference_engine.forward_batch import SeqInput, build_forward_batch  # noqa: E402
 from reference_engine.tiny_model import build_tokenizer  # noqa: E402
 
-# The published config.json of Qwen/Qwen3-0.6B (same dict as tests/engine/test_model_loader.py).
-QWEN3_0_6B: dict[str, Any] = {
-    "architectures": ["Qwen3ForCausalLM"],
-    "attention_bias": False,
-    "bos_token_id": 151643,
-    "eos_token_id": 151645,
-    "head_dim": 128,
-    "hidden_act": "silu",
-    "hidden_size": 1024,
-    "intermediate_size": 3072,
-    "max_position_embeddings": 40960,
-    "max_window_layers": 28,
-    "model_type": "qwen3",
-    "num_attention_heads": 16,
-    "num_hidden_layers": 28,
-    "num_key_value_heads": 8,
-    "rms_norm_eps": 1e-06,
-    "rope_scaling": None,
-    "rope_theta": 1000000,
-    "sliding_window": None,
-    "tie_word_embeddings": True,
-    "torch_dtype": "bfloat16",
-    "use_sliding_window": False,
-    "vocab_size": 151936,
-}
+# The published Qwen3-0.6B config lives with the tests' Hugging Face folder builders.
+sys.path.insert(0, str(REPO / "tests" / "engine"))
+from hf_checkpoints import QWEN3_0_6B  # noqa: E402
+
 GENERATION_EOS = [151645, 151643]  # Qwen3's generation_config.json: <|im_end|>, <|endoftext|>
 
 PROMPTS = [

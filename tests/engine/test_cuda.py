@@ -24,10 +24,11 @@ from test_verify_random_workloads import (
     CONFIGS,
     Req,
     assert_pool_restored,
+    assert_tokens_equal_solo,
     drive,
     make_engine,
     random_workload,
-    solo_tokens,
+    tight_engine,
 )
 
 from reference_engine.cuda_graph import DecodeGraphRunner
@@ -35,8 +36,6 @@ from reference_engine.engine import Engine
 from reference_engine.sampling_params import SamplingParams
 
 pytestmark = pytest.mark.cuda
-
-BLOCK_SIZE = 4
 
 
 @pytest.fixture(scope="module")
@@ -106,31 +105,9 @@ def test_gpu_batches_equal_cpu_solo_runs(
     replays = preemptions = 0
     for _ in range(8):
         reqs = random_workload(rng)
-        longest = max(len(r.prompt) + (r.params.max_tokens or 0) for r in reqs)
-        num_blocks = -(-longest // BLOCK_SIZE) + rng.choice([0, 0, 1, 2, 8])
-        engine = make_engine(
-            model_dir,
-            device="cuda",
-            num_gpu_blocks=num_blocks,
-            max_num_batched_tokens=rng.choice([3, 8, 64]),
-            max_num_seqs=rng.choice([2, 4, 16]),
-            prefix_caching=cache,
-            preemption_mode=preemption,
-            num_cpu_blocks=num_blocks if preemption == "swap" else 0,
-            scheduling_policy=policy,
-        )
+        engine = tight_engine(model_dir, reqs, rng, cache, preemption, policy, device="cuda")
         assert engine.graph_runner is not None and engine.graph_runner.use_graphs
-        outputs = drive(engine, reqs)
-        for i, r in enumerate(reqs):
-            expected = solo_tokens(cpu_solo_engine, r, solo_cache)
-            out = outputs.get(str(i))
-            if r.abort_step is not None:
-                got = [c.token_ids for c in out.outputs] if out else [[] for _ in expected]
-                for g, e in zip(got, expected, strict=True):
-                    assert g == e[: len(g)]
-                continue
-            assert out is not None and out.finished
-            assert [c.token_ids for c in out.outputs] == expected, f"request {i}: {r}"
+        assert_tokens_equal_solo(drive(engine, reqs), reqs, cpu_solo_engine, solo_cache)
         replays += engine.graph_runner.stats.graph_replays
         preemptions += engine.stats().num_preemptions
         assert_pool_restored(engine)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from hf_checkpoints import QWEN3_0_6B
 from safetensors.torch import load_file, save_file
 
 from reference_engine.config import ConfigError, EngineConfig, ModelConfig
@@ -291,33 +292,6 @@ def test_engine_config_kv_capacity() -> None:
 def test_engine_config_rejections(kwargs: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         EngineConfig(**kwargs)
-
-
-# The published config.json of Qwen/Qwen3-0.6B, the model the book's readers run locally.
-QWEN3_0_6B = {
-    "architectures": ["Qwen3ForCausalLM"],
-    "attention_bias": False,
-    "bos_token_id": 151643,
-    "eos_token_id": 151645,
-    "head_dim": 128,
-    "hidden_act": "silu",
-    "hidden_size": 1024,
-    "intermediate_size": 3072,
-    "max_position_embeddings": 40960,
-    "max_window_layers": 28,
-    "model_type": "qwen3",
-    "num_attention_heads": 16,
-    "num_hidden_layers": 28,
-    "num_key_value_heads": 8,
-    "rms_norm_eps": 1e-06,
-    "rope_scaling": None,
-    "rope_theta": 1000000,
-    "sliding_window": None,
-    "tie_word_embeddings": True,
-    "torch_dtype": "bfloat16",
-    "use_sliding_window": False,
-    "vocab_size": 151936,
-}
 
 
 def test_qwen3_0_6b_config_builds_the_right_model() -> None:

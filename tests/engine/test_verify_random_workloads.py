@@ -127,6 +127,51 @@ def random_workload(rng: random.Random) -> list[Req]:
     return reqs
 
 
+def tight_engine(
+    model_dir: Path,
+    reqs: list[Req],
+    rng: random.Random,
+    cache: str,
+    preemption: str,
+    policy: str,
+    **kwargs: Any,
+) -> Engine:
+    """An engine whose KV pool barely holds the workload's longest request and whose step
+    budgets are drawn at random, so preemption and chunked prefill both happen."""
+    longest = max(len(r.prompt) + (r.params.max_tokens or 0) for r in reqs)
+    num_blocks = -(-longest // BLOCK_SIZE) + rng.choice([0, 0, 1, 2, 8])
+    return make_engine(
+        model_dir,
+        num_gpu_blocks=num_blocks,
+        max_num_batched_tokens=rng.choice([3, 8, 64]),
+        max_num_seqs=rng.choice([2, 4, 16]),
+        prefix_caching=cache,
+        preemption_mode=preemption,
+        num_cpu_blocks=num_blocks if preemption == "swap" else 0,
+        scheduling_policy=policy,
+        **kwargs,
+    )
+
+
+def assert_tokens_equal_solo(
+    outputs: dict[str, RequestOutput],
+    reqs: list[Req],
+    solo_engine: Engine,
+    solo_cache: dict[Any, list[list[int]]],
+) -> None:
+    """Every finished request's samples equal its solo run; an aborted one, a prefix of it."""
+    for i, r in enumerate(reqs):
+        expected = solo_tokens(solo_engine, r, solo_cache)
+        out = outputs.get(str(i))
+        if r.abort_step is not None:
+            got = [c.token_ids for c in out.outputs] if out else [[] for _ in expected]
+            for g, e in zip(got, expected, strict=True):
+                assert g == e[: len(g)]
+            continue
+        assert out is not None and out.finished
+        assert [c.token_ids for c in out.outputs] == expected, f"request {i}: {r}"
+
+
 CONFIGS = [
     ("none", "recompute", "fcfs"),
     ("hash", "recompute", "fcfs"),
@@ -145,29 +190,8 @@ def test_batched_tokens_equal_solo_tokens(
     preemptions = hits = swaps = partial_hits = 0
     for _ in range(12):
         reqs = random_workload(rng)
-        longest = max(len(r.prompt) + r.params.max_tokens for r in reqs)  # type: ignore[operator]
-        num_blocks = -(-longest // BLOCK_SIZE) + rng.choice([0, 0, 1, 2, 8])
-        engine = make_engine(
-            model_dir,
-            num_gpu_blocks=num_blocks,
-            max_num_batched_tokens=rng.choice([3, 8, 64]),
-            max_num_seqs=rng.choice([2, 4, 16]),
-            prefix_caching=cache,
-            preemption_mode=preemption,
-            num_cpu_blocks=num_blocks if preemption == "swap" else 0,
-            scheduling_policy=policy,
-        )
-        outputs = drive(engine, reqs)
-        for i, r in enumerate(reqs):
-            expected = solo_tokens(solo_engine, r, solo_cache)
-            out = outputs.get(str(i))
-            if r.abort_step is not None:
-                got = [c.token_ids for c in out.outputs] if out else [[] for _ in expected]
-                for g, e in zip(got, expected, strict=True):
-                    assert g == e[: len(g)]
-                continue
-            assert out is not None and out.finished
-            assert [c.token_ids for c in out.outputs] == expected, f"request {i}: {r}"
+        engine = tight_engine(model_dir, reqs, rng, cache, preemption, policy)
+        assert_tokens_equal_solo(drive(engine, reqs), reqs, solo_engine, solo_cache)
         stats = engine.stats()
         preemptions += stats.num_preemptions
         swaps += stats.num_swap_outs
