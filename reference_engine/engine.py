@@ -118,6 +118,9 @@ class Engine:
         self._num_steps = 0
         self._num_prompt_tokens_computed = 0
         self._num_generated_tokens = 0
+        # Requests the current step touched (scheduled or preempted): when a step raises,
+        # the server aborts exactly these and keeps serving the rest.
+        self.step_request_ids: set[str] = set()
 
     @property
     def random_weights(self) -> bool:
@@ -208,7 +211,11 @@ class Engine:
 
     # --- the step -------------------------------------------------------------
     def step(self) -> list[RequestOutput]:
+        self.step_request_ids = set()
         out = self.scheduler.schedule()
+        self.step_request_ids = {item.seq.request_id for item in out.scheduled} | {
+            seq.request_id for seq in out.preempted
+        }
         if out.is_empty:
             # A step that only preempted is progress (it is readmitted next step).
             if self.scheduler.has_unfinished() and not out.preempted:

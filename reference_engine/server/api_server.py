@@ -23,6 +23,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Receive, Scope, Send
 
 from reference_engine.server.async_engine import AsyncEngine, EngineDeadError, RequestStream
+from reference_engine.server.auth import APIKeyMiddleware
 from reference_engine.server.errors import APIError, error_body, from_validation_error
 from reference_engine.server.metrics import ServerMetrics
 from reference_engine.server.protocol import ChatCompletionRequest, CompletionRequest
@@ -45,6 +46,7 @@ class ServerOptions:
     model_name: str
     limits: ServingLimits = field(default_factory=ServingLimits)
     max_body_bytes: int = MAX_BODY_BYTES
+    api_key: str | None = None  # None: no authentication (see auth.py)
 
 
 class _ClientGone(Exception):
@@ -88,7 +90,7 @@ def build_app(engine: AsyncEngine, options: ServerOptions) -> FastAPI:
     @app.exception_handler(APIError)
     async def on_api_error(request: Request, exc: APIError) -> JSONResponse:
         metrics.count_error(exc.status)
-        return JSONResponse(exc.body(), status_code=exc.status)
+        return JSONResponse(exc.body(), status_code=exc.status, headers=exc.headers())
 
     @app.exception_handler(StarletteHTTPException)
     async def on_http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -114,9 +116,16 @@ def build_app(engine: AsyncEngine, options: ServerOptions) -> FastAPI:
         size = request.headers.get("content-length")
         if size is not None and size.isdigit() and int(size) > options.max_body_bytes:
             raise APIError(f"the body is over {options.max_body_bytes} bytes", status=413)
-        body = await request.body()
-        if len(body) > options.max_body_bytes:
-            raise APIError(f"the body is over {options.max_body_bytes} bytes", status=413)
+        # Read chunk by chunk: a chunked upload without Content-Length is cut off at the
+        # limit instead of being buffered whole.
+        parts: list[bytes] = []
+        received = 0
+        async for part in request.stream():
+            received += len(part)
+            if received > options.max_body_bytes:
+                raise APIError(f"the body is over {options.max_body_bytes} bytes", status=413)
+            parts.append(part)
+        body = b"".join(parts)
         try:
             return model.model_validate_json(body)
         except ValidationError as exc:
@@ -166,7 +175,7 @@ def build_app(engine: AsyncEngine, options: ServerOptions) -> FastAPI:
 
     @app.get("/metrics")
     async def prometheus() -> PlainTextResponse:
-        text = metrics.render(engine.snapshot, engine.num_streams)
+        text = metrics.render(engine.snapshot, engine.num_streams, engine.num_failed_steps)
         return PlainTextResponse(text, media_type="text/plain; version=0.0.4; charset=utf-8")
 
     @app.get("/debug/kv")
@@ -174,6 +183,8 @@ def build_app(engine: AsyncEngine, options: ServerOptions) -> FastAPI:
         """Block accounting, computed on the engine thread between steps."""
         return await engine.call(kv_report)
 
+    if options.api_key is not None:
+        app.add_middleware(APIKeyMiddleware, api_key=options.api_key)
     return app
 
 

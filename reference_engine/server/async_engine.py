@@ -10,6 +10,11 @@ HTTP while a forward pass runs.
 A request's stream aborts its request when closed before the request finished
 (the client went away, the handler was cancelled): the engine frees its blocks
 at the next command drain, i.e. within one step.
+
+A step that raises costs only the requests it touched (`Engine.step_request_ids`):
+they are aborted, their blocks freed, their streams get a `StepFailedError`, and
+the thread goes on stepping the rest. Only when the block accounting no longer
+adds up after that (or a non-Exception escapes) does the engine stop for good.
 """
 
 from __future__ import annotations
@@ -34,6 +39,11 @@ T = TypeVar("T")
 
 class EngineDeadError(RuntimeError):
     """The engine thread stopped (a bug in a step, or shutdown); no request can be served."""
+
+
+class StepFailedError(RuntimeError):
+    """The engine step running this request raised; the request was aborted, the engine
+    goes on serving the others."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +168,10 @@ class AsyncEngine:
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
         self._closing = False
+        # Admitted streams that have not produced an output yet, with their prompt sizes:
+        # the queue the server's overload limits look at (event loop side only).
+        self._pending: dict[str, int] = {}
+        self.num_failed_steps = 0
         self.snapshot: EngineSnapshot = take_snapshot(engine)
 
     # --- lifecycle (event loop side) ----------------------------------------------------
@@ -202,6 +216,15 @@ class AsyncEngine:
     def num_streams(self) -> int:
         return len(self._streams)
 
+    @property
+    def num_pending(self) -> int:
+        """Requests accepted but not yet past their first output (queued or prefilling)."""
+        return len(self._pending)
+
+    @property
+    def num_pending_tokens(self) -> int:
+        return sum(self._pending.values())
+
     # --- requests (event loop side) ------------------------------------------------------
     async def add_request(
         self,
@@ -216,6 +239,7 @@ class AsyncEngine:
             raise ValueError(f"request id {request_id!r} is already in flight")
         outputs: asyncio.Queue[Any] = asyncio.Queue()
         self._streams[request_id] = outputs
+        self._pending[request_id] = len(token_ids)
         stream = RequestStream(self, request_id, outputs)
         done: concurrent.futures.Future[None] = concurrent.futures.Future()
         arrival = time.monotonic() if arrival_time is None else arrival_time
@@ -237,6 +261,7 @@ class AsyncEngine:
 
     def _forget(self, request_id: str, abort: bool) -> None:
         self._streams.pop(request_id, None)
+        self._pending.pop(request_id, None)
         if abort:
             self._commands.put(_Abort(request_id))
 
@@ -251,9 +276,17 @@ class AsyncEngine:
     # --- delivery (event loop side, scheduled by the engine thread) ---------------------
     def _deliver(self, outputs: list[RequestOutput]) -> None:
         for out in outputs:
+            self._pending.pop(out.request_id, None)
             target = self._streams.get(out.request_id)
             if target is not None:  # None: its client already left
                 target.put_nowait(out)
+
+    def _fail_some(self, request_ids: list[str], error: StepFailedError) -> None:
+        for request_id in request_ids:
+            self._pending.pop(request_id, None)
+            target = self._streams.get(request_id)
+            if target is not None:
+                target.put_nowait(error)
 
     def _fail_all(self, error: BaseException) -> None:
         dead = EngineDeadError(f"the engine stopped after an error: {error}")
@@ -273,7 +306,11 @@ class AsyncEngine:
                     if busy:  # aborts just emptied it: publish the exact idle state
                         self.snapshot = take_snapshot(engine)
                     continue
-                outputs = engine.step()
+                try:
+                    outputs = engine.step()
+                except Exception as exc:
+                    self._recover(exc)
+                    continue
                 if outputs:
                     self._post(self._deliver, outputs)
                 now = time.monotonic()
@@ -291,6 +328,25 @@ class AsyncEngine:
                     engine.abort(request_id)
             with contextlib.suppress(Exception):
                 self.snapshot = take_snapshot(engine)
+
+    def _recover(self, exc: Exception) -> None:
+        """Abort the failed step's requests; re-raise when the engine cannot go on."""
+        engine = self.engine
+        self.num_failed_steps += 1
+        victims = sorted(engine.step_request_ids)
+        if not victims:  # it failed before touching any request: nothing to blame, stop
+            raise exc
+        for request_id in victims:
+            engine.abort(request_id)
+        # A copy that never ran still holds a reference on its source block.
+        engine.kv.copies_done()
+        engine.check_integrity()  # raises: the step left the block accounting broken
+        error = StepFailedError(
+            f"the engine step running this request failed ({type(exc).__name__}: {exc}); "
+            "the request was aborted, other requests are unaffected"
+        )
+        self._post(self._fail_some, victims, error)
+        self.snapshot = take_snapshot(engine)
 
     def _drain(self, block: bool) -> bool:
         """Apply queued commands; False on stop. When idle, wait for the first one."""

@@ -49,6 +49,21 @@ def serve_command(
         5.0, "--graceful-timeout", min=0.0, help="Seconds open streams get on shutdown."
     ),
     access_log: bool = typer.Option(False, "--access-log/--no-access-log"),
+    api_key: str = typer.Option(
+        None,
+        "--api-key",
+        envvar="ATLAS_API_KEY",
+        help="Require 'Authorization: Bearer KEY' on every route but /health and /metrics.",
+    ),
+    max_waiting_requests: int = typer.Option(
+        256, "--max-waiting-requests", min=1, help="Queued requests before 429 Retry-After."
+    ),
+    max_queued_tokens: int = typer.Option(
+        262_144, "--max-queued-tokens", min=1, help="Queued prompt tokens before 429."
+    ),
+    max_body_bytes: int = typer.Option(
+        8 << 20, "--max-body-bytes", min=1024, help="Larger request bodies get 413."
+    ),
 ) -> None:
     """Serve the engine over an OpenAI-compatible HTTP API (completions, chat, SSE
     streaming, /metrics) until Ctrl-C."""
@@ -76,10 +91,16 @@ def serve_command(
         port=port,
         served_model_name=served_model_name,
         chat_template=chat_template,
-        limits=ServingLimits(max_n=max_n),
+        limits=ServingLimits(
+            max_n=max_n,
+            max_waiting_requests=max_waiting_requests,
+            max_queued_tokens=max_queued_tokens,
+        ),
         torch_threads=torch_threads,
         graceful_s=graceful_s,
         access_log=access_log,
+        api_key=api_key or None,
+        max_body_bytes=max_body_bytes,
     )
 
     def ready(name: str, engine: object) -> None:

@@ -13,7 +13,9 @@ _ERROR_TYPES = {
     404: "invalid_request_error",
     405: "invalid_request_error",
     413: "invalid_request_error",
+    401: "invalid_request_error",
     415: "invalid_request_error",
+    429: "rate_limit_exceeded",
     500: "server_error",
     503: "server_error",
 }
@@ -28,12 +30,16 @@ class APIError(Exception):
     status: int = 400
     param: str | None = None
     code: str | None = None
+    retry_after: int | None = None  # seconds, sent as Retry-After (429 / 503)
 
     def __str__(self) -> str:
         return self.message
 
     def body(self) -> dict[str, Any]:
         return error_body(self.message, self.status, self.param, self.code)
+
+    def headers(self) -> dict[str, str] | None:
+        return {"Retry-After": str(self.retry_after)} if self.retry_after is not None else None
 
 
 def error_body(

@@ -38,6 +38,8 @@ class ServeConfig:
     graceful_s: float = 5.0
     access_log: bool = False
     log_level: str = "warning"
+    api_key: str | None = None
+    max_body_bytes: int = 8 << 20
 
 
 class GracefulServer(uvicorn.Server):
@@ -80,7 +82,8 @@ def make_server(
 ) -> GracefulServer:
     from reference_engine.server.api_server import ServerOptions, build_app
 
-    app = build_app(engine, ServerOptions(model_name, cfg.limits))
+    options = ServerOptions(model_name, cfg.limits, cfg.max_body_bytes, cfg.api_key)
+    app = build_app(engine, options)
     config = uvicorn.Config(
         app,
         host=cfg.host,

@@ -127,6 +127,7 @@ class ServerMetrics:
         self.generation_tokens = 0
         self.finished: dict[str, int] = {}  # finish reason -> completed sequences
         self.num_client_aborts = 0
+        self.num_overloaded = 0  # requests refused with 429
         self.num_errors: dict[int, int] = {}  # HTTP status -> error responses
 
     def timer(self, arrival: float) -> RequestTimer:
@@ -135,7 +136,7 @@ class ServerMetrics:
     def count_error(self, status: int) -> None:
         self.num_errors[status] = self.num_errors.get(status, 0) + 1
 
-    def render(self, snap: EngineSnapshot, num_streams: int) -> str:
+    def render(self, snap: EngineSnapshot, num_streams: int, num_failed_steps: int = 0) -> str:
         s = snap.stats
         p = PREFIX
         # (name, type, help, samples): one row per exported series.
@@ -215,6 +216,16 @@ class ServerMetrics:
                 f"{p}_client_aborts_total", "counter",
                 "Requests aborted because their client disconnected.",
                 [("", self.num_client_aborts)],
+            ),
+            (
+                f"{p}_overloaded_requests_total", "counter",
+                "Requests refused with 429 because the waiting queue was full.",
+                [("", self.num_overloaded)],
+            ),
+            (
+                f"{p}_failed_steps_total", "counter",
+                "Engine steps that raised; only their requests were aborted.",
+                [("", num_failed_steps)],
             ),
             (
                 f"{p}_http_errors_total", "counter", "Error responses by HTTP status.",

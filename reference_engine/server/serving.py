@@ -13,7 +13,12 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from reference_engine.server.async_engine import AsyncEngine, EngineDeadError, RequestStream
+from reference_engine.server.async_engine import (
+    AsyncEngine,
+    EngineDeadError,
+    RequestStream,
+    StepFailedError,
+)
 from reference_engine.server.errors import APIError, error_body
 from reference_engine.server.metrics import RequestTimer, ServerMetrics
 from reference_engine.server.protocol import MAX_STOP_SEQUENCES, _SamplingFields
@@ -27,6 +32,11 @@ if TYPE_CHECKING:
 class ServingLimits:
     max_n: int = 8  # samples per request; each one is a sequence in the batch
     max_prompt_chars: int = 1_000_000  # refuse before tokenizing something absurd
+    # Overload control (SGLang's --max-queued-requests): requests accepted but not yet
+    # past their first output, and their prompt tokens. Beyond either, 429 + Retry-After.
+    max_waiting_requests: int = 256
+    max_queued_tokens: int = 262_144
+    retry_after_s: int = 1
 
 
 @dataclass(slots=True)
@@ -238,9 +248,34 @@ class Serving:
             raise APIError(str(exc), code="invalid_value") from None
 
     # --- running --------------------------------------------------------------------------
+    def check_overload(self, num_prompt_tokens: int) -> None:
+        """Refuse a request the queue has no room for, before the engine sees it."""
+        limits, engine = self.limits, self.engine
+        why = None
+        if engine.num_pending >= limits.max_waiting_requests:
+            why = f"{engine.num_pending} requests are already waiting (limit {limits.max_waiting_requests})"
+        elif engine.num_pending and (
+            engine.num_pending_tokens + num_prompt_tokens > limits.max_queued_tokens
+        ):
+            # An idle queue takes any prompt that fits the context: the cap bounds waiting.
+            why = (
+                f"{engine.num_pending_tokens} prompt tokens are already queued; this request's "
+                f"{num_prompt_tokens} would pass the limit of {limits.max_queued_tokens}"
+            )
+        if why is not None:
+            self.metrics.num_overloaded += 1
+            raise APIError(
+                f"The server is overloaded: {why}. Retry after {limits.retry_after_s} s.",
+                status=429,
+                code="server_overloaded",
+                retry_after=limits.retry_after_s,
+            )
+
     async def submit(self, prep: Prepared) -> RequestStream:
         from reference_engine.engine import RequestError
 
+        # No await between the check and add_request's bookkeeping: the check is atomic.
+        self.check_overload(len(prep.token_ids))
         try:
             return await self.engine.add_request(
                 prep.request_id, prep.token_ids, prep.params, prep.arrival
@@ -261,6 +296,8 @@ class Serving:
                 final = out
         except EngineDeadError as exc:
             raise APIError(str(exc), status=503) from None
+        except StepFailedError as exc:
+            raise APIError(str(exc), status=500, code="engine_step_failed") from None
         except asyncio.CancelledError:  # the client went away (or the server is stopping)
             self.metrics.num_client_aborts += 1
             raise
@@ -302,6 +339,8 @@ class Serving:
                 yield sse(usage_chunk(final))
         except EngineDeadError as exc:
             yield sse(error_body(str(exc), 503))
+        except StepFailedError as exc:
+            yield sse(error_body(str(exc), 500, code="engine_step_failed"))
         except (asyncio.CancelledError, GeneratorExit):  # the client went away mid-stream
             self.metrics.num_client_aborts += 1
             raise

@@ -57,7 +57,13 @@ class LiveServer:
         self.thread.join(timeout=15)
 
 
-def start_server(cache_dir: Path, max_n: int = 4, **engine_kwargs: Any) -> LiveServer:
+def start_server(
+    cache_dir: Path,
+    max_n: int = 4,
+    limits: ServingLimits | None = None,
+    api_key: str | None = None,
+    **engine_kwargs: Any,
+) -> LiveServer:
     kwargs: dict[str, Any] = {
         "max_model_len": MAX_MODEL_LEN,
         "max_num_seqs": 32,
@@ -72,9 +78,8 @@ def start_server(cache_dir: Path, max_n: int = 4, **engine_kwargs: Any) -> LiveS
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))  # the OS picks a free port; bound before uvicorn, so no race
     port = sock.getsockname()[1]
-    server = make_server(
-        engine, MODEL, ServeConfig(limits=ServingLimits(max_n=max_n), graceful_s=1)
-    )
+    cfg = ServeConfig(limits=limits or ServingLimits(max_n=max_n), graceful_s=1, api_key=api_key)
+    server = make_server(engine, MODEL, cfg)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
@@ -83,5 +88,6 @@ def start_server(cache_dir: Path, max_n: int = 4, **engine_kwargs: Any) -> LiveS
             raise RuntimeError("the test server did not start")
         time.sleep(0.01)
     base = f"http://127.0.0.1:{port}"
-    http = httpx.Client(base_url=base, timeout=60)
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else None
+    http = httpx.Client(base_url=base, timeout=60, headers=headers)
     return LiveServer(base, engine, server, thread, http)
