@@ -12,7 +12,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 # Architectures this engine implements, by the name HF writes into `config.json`.
-SUPPORTED_ARCHITECTURES = ("Qwen3ForCausalLM", "LlamaForCausalLM", "Qwen2ForCausalLM")
+SUPPORTED_ARCHITECTURES = (
+    "Qwen3ForCausalLM",
+    "LlamaForCausalLM",
+    "Qwen2ForCausalLM",
+    "MistralForCausalLM",
+)
 
 _DTYPE_NAMES = {"float32", "float64", "float16", "bfloat16"}
 
@@ -49,6 +54,11 @@ class ModelConfig:
     # SamplingParams defaults the checkpoint recommends (generation_config.json), e.g.
     # Qwen3's temperature 0.6 / top_p 0.95 / top_k 20; vLLM applies them by default too.
     generation_defaults: dict[str, float | int] = field(default_factory=dict)
+    # Per layer: its sliding-window length, or None for full attention (Mistral: every layer;
+    # Qwen2/Qwen3 `layer_types`: some). Empty means every layer attends to the whole context.
+    sliding_windows: list[int | None] = field(default_factory=list)
+    # The whole config.json, for families whose extra fields only they read (MLA ranks...).
+    hf_config: dict[str, Any] = field(default_factory=dict)
 
     @property
     def eos_token_id(self) -> int | None:
@@ -100,8 +110,8 @@ class ModelConfig:
         cfg.qkv_bias = True if arch == "Qwen2ForCausalLM" else bias
         cfg.o_bias = False if arch == "Qwen2ForCausalLM" else bias
         cfg.mlp_bias = bool(raw.get("mlp_bias", False))
-        if raw.get("use_sliding_window"):
-            raise ConfigError("sliding-window attention is not implemented (use_sliding_window)")
+        cfg.sliding_windows = _sliding_windows(raw, arch, cfg.num_hidden_layers)
+        cfg.hf_config = dict(raw)
         if raw.get("hidden_act", "silu") != "silu":
             raise ConfigError(f"only the silu activation is implemented, got {raw['hidden_act']}")
         if cfg.num_attention_heads % cfg.num_key_value_heads:
@@ -154,6 +164,26 @@ def sampling_defaults(gen: dict[str, Any]) -> dict[str, float | int]:
         if isinstance(value, int | float) and not isinstance(value, bool):
             out[name] = int(value) if name in ("top_k", "max_tokens") else float(value)
     return out
+
+
+def _sliding_windows(raw: dict[str, Any], arch: str, num_layers: int) -> list[int | None]:
+    """Each layer's window as transformers applies it: Mistral slides every layer;
+    Qwen2/Qwen3 slide the layers `layer_types` marks (from `max_window_layers` on) when
+    `use_sliding_window` is set. A window W lets position q see keys q-W+1 .. q."""
+    window = raw.get("sliding_window")
+    if arch == "MistralForCausalLM":
+        if "layer_types" in raw:
+            raise ConfigError("Mistral with layer_types (Ministral) is not implemented")
+        return [int(window)] * num_layers if window else []
+    if not raw.get("use_sliding_window") or not window:
+        return []
+    types = raw.get("layer_types") or [
+        "sliding_attention" if i >= int(raw.get("max_window_layers", 0)) else "full_attention"
+        for i in range(num_layers)
+    ]
+    if len(types) != num_layers or set(types) - {"sliding_attention", "full_attention"}:
+        raise ConfigError(f"layer_types {types} does not fit {num_layers} attention layers")
+    return [int(window) if t == "sliding_attention" else None for t in types]
 
 
 def _as_id_list(value: Any) -> list[int]:

@@ -79,7 +79,11 @@ class Engine:
         self.block_size = config.block_size
         num_cpu_blocks = config.num_cpu_blocks if config.preemption_mode == "swap" else 0
         self.kv = KVCacheManager(
-            self.runner.num_blocks, self.block_size, config.prefix_caching, num_cpu_blocks
+            self.runner.num_blocks,
+            self.block_size,
+            config.prefix_caching,
+            num_cpu_blocks,
+            sliding_windows=self.model_config.sliding_windows,
         )
         self.scheduler = Scheduler(
             SchedulerConfig(
@@ -243,6 +247,7 @@ class Engine:
                 start_position=item.start,
                 block_table=self.kv.block_tables[item.seq.seq_id],
                 want_prompt_logits=self._wants_prompt_logits(item),
+                kv_policy=item.seq.params.kv_eviction,
             )
             for item in out.scheduled
         ]

@@ -10,9 +10,11 @@ reads (`block_tables`). vLLM calls this `AttentionMetadata` + input batch, SGLan
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
+
+from reference_engine.kv_window import FREED_BLOCK, StreamingLLM, visible
 
 
 @dataclass(slots=True)
@@ -24,6 +26,7 @@ class SeqInput:
     block_table: Sequence[int]  # physical block ids covering positions [0, start + len(new))
     # Logits for every new row (prompt logprobs), not just the last one.
     want_prompt_logits: bool = False
+    kv_policy: StreamingLLM | None = None  # the request's KV eviction (kv_window.py)
 
 
 @dataclass(slots=True)
@@ -42,10 +45,13 @@ class DecodeGroup:
     rows: torch.Tensor | None  # [n] int64 positions among the decode rows; None: all, in order
     block_tables: torch.Tensor  # [n, w] int64, padded with block 0 (masked, see ForwardBatch)
     key_mask: torch.Tensor  # [n, w * block_size] bool: which gathered slots are real context
+    # [n] int64; sliding-window layers narrow key_mask with it (None: key_mask.sum(-1))
+    context_lens: torch.Tensor | None = None
 
     def to(self, device: torch.device | str) -> DecodeGroup:
         rows = None if self.rows is None else self.rows.to(device)
-        return DecodeGroup(rows, self.block_tables.to(device), self.key_mask.to(device))
+        ctx = None if self.context_lens is None else self.context_lens.to(device)
+        return DecodeGroup(rows, self.block_tables.to(device), self.key_mask.to(device), ctx)
 
 
 @dataclass(slots=True)
@@ -72,6 +78,8 @@ class ForwardBatch:
     # of once per layer. A single group with rows=None keeps shapes static (CUDA graphs).
     decode_groups: list[DecodeGroup]
     prefill_seq_idx: list[int]
+    # Per sequence, its request's KV eviction policy; empty when no sequence has one.
+    kv_policies: list[StreamingLLM | None] = field(default_factory=list)
 
     @property
     def num_seqs(self) -> int:
@@ -106,6 +114,7 @@ class ForwardBatch:
             num_decodes=self.num_decodes,
             decode_groups=[g.to(device) for g in self.decode_groups],
             prefill_seq_idx=self.prefill_seq_idx,
+            kv_policies=self.kv_policies,
         )
 
 
@@ -193,6 +202,9 @@ def build_forward_batch(
     if decode_group_size is None:
         on_cpu = torch.device(device).type == "cpu"
         decode_group_size = DECODE_GROUP_SIZE if on_cpu else max(1, len(decode_idx))
+    policies = [s.kv_policy for s in seqs]
+    if all(p is None for p in policies):
+        policies = []
     groups = decode_groups(
         [seqs[i].block_table for i in decode_idx],
         [context_lens[i] for i in decode_idx],
@@ -200,6 +212,7 @@ def build_forward_batch(
         device,
         group_size=decode_group_size,
         fixed_width=max_blocks,
+        policies=[policies[i] for i in decode_idx] if policies else None,
     )
 
     return ForwardBatch(
@@ -219,6 +232,7 @@ def build_forward_batch(
         decode_seq_idx=t(decode_idx),
         decode_groups=groups,
         prefill_seq_idx=prefill_idx,
+        kv_policies=policies,
     )
 
 
@@ -226,7 +240,13 @@ def _padded_table(
     tables: Sequence[Sequence[int]], used: Sequence[int], width: int
 ) -> list[list[int]]:
     # One tensor from padded Python lists: a torch.tensor call per row costs more than the rows.
-    return [[*bt[:n], *[0] * (width - n)] for bt, n in zip(tables, used, strict=True)]
+    # A freed block (out of every window, kv_window.py) reads block 0 instead: masked anyway.
+    return [
+        [*(b if b != FREED_BLOCK else 0 for b in bt[:n]), *[0] * (width - n)]
+        if FREED_BLOCK in bt[:n]
+        else [*bt[:n], *[0] * (width - n)]
+        for bt, n in zip(tables, used, strict=True)
+    ]
 
 
 def _group(
@@ -236,16 +256,23 @@ def _group(
     block_size: int,
     width: int | None,
     device: torch.device | str,
+    policies: Sequence[StreamingLLM | None] | None = None,
 ) -> DecodeGroup:
     used = [-(-ctx // block_size) for ctx in context_lens]
     width = max(used, default=0) if width is None else width
     ctx = torch.tensor(context_lens, dtype=torch.int64, device=device)
+    mask = key_mask(ctx, width * block_size)
+    for j, policy in enumerate(policies or ()):
+        if policy is not None:  # each request's eviction rule, at its query position
+            slots = torch.arange(width * block_size, device=device)
+            mask[j] &= visible(ctx[j : j + 1] - 1, slots, None, policy)[0]
     return DecodeGroup(
         rows=None if rows is None else torch.tensor(rows, dtype=torch.int64, device=device),
         block_tables=torch.tensor(
             _padded_table(tables, used, width), dtype=torch.int64, device=device
         ).view(len(used), width),
-        key_mask=key_mask(ctx, width * block_size),
+        key_mask=mask,
+        context_lens=ctx,
     )
 
 
@@ -256,6 +283,7 @@ def decode_groups(
     device: torch.device | str = "cpu",
     group_size: int = DECODE_GROUP_SIZE,
     fixed_width: int | None = None,
+    policies: Sequence[StreamingLLM | None] | None = None,
 ) -> list[DecodeGroup]:
     """Decode rows sorted by context length, longest first, in groups of `group_size`, each
     padded to its own widest table. A fixed width asks for static shapes: then, as for a
@@ -266,14 +294,15 @@ def decode_groups(
     if n == 0:
         return []
     if n <= group_size or fixed_width is not None:
-        return [_group(None, tables, context_lens, block_size, fixed_width, device)]
+        return [_group(None, tables, context_lens, block_size, fixed_width, device, policies)]
     order = sorted(range(n), key=lambda i: context_lens[i], reverse=True)
     groups = []
     for lo in range(0, n, group_size):
         rows = order[lo : lo + group_size]
         sub_tables = [tables[i] for i in rows]
         sub_lens = [context_lens[i] for i in rows]
-        groups.append(_group(rows, sub_tables, sub_lens, block_size, None, device))
+        sub_policies = [policies[i] for i in rows] if policies else None
+        groups.append(_group(rows, sub_tables, sub_lens, block_size, None, device, sub_policies))
     return groups
 
 

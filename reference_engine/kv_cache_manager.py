@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reference_engine.block_pool import BlockPool
+from reference_engine.kv_window import FREED_BLOCK, StreamingLLM, dead_blocks
 from reference_engine.prefix_cache import MatchResult, PrefixCache, make_prefix_cache
 
 BlockMapping = list[tuple[int, int]]  # (source block, destination block)
@@ -32,8 +33,11 @@ class KVCacheManager:
         block_size: int,
         prefix_caching: str = "none",
         num_cpu_blocks: int = 0,
+        sliding_windows: Sequence[int | None] = (),
     ) -> None:
         self.block_size = block_size
+        # The model's per-layer windows: blocks out of every layer's window are freed.
+        self.sliding_windows = list(sliding_windows)
         self.pool = BlockPool(num_blocks)
         self.host_pool = BlockPool(num_cpu_blocks) if num_cpu_blocks > 0 else None
         self.cache: PrefixCache = make_prefix_cache(prefix_caching, self.pool, block_size)
@@ -57,7 +61,7 @@ class KVCacheManager:
         return 1.0 - self.pool.num_free / self.pool.num_blocks
 
     def num_blocks_held(self, seq_id: str) -> int:
-        return len(self.block_tables.get(seq_id, ()))
+        return sum(b != FREED_BLOCK for b in self.block_tables.get(seq_id, ()))
 
     def _take(self, n: int) -> list[int] | None:
         if n > self.pool.num_free:
@@ -129,6 +133,9 @@ class KVCacheManager:
         assert child_id not in self.block_tables
         num_shared = num_tokens // self.block_size
         shared = self.block_tables[parent_id][:num_shared]
+        if FREED_BLOCK in shared:
+            # The parent ran on and freed blocks the child's window still needs.
+            shared, num_shared = [], 0
         for b in shared:
             self.pool.incref(b)
         self.block_tables[child_id] = list(shared)
@@ -143,22 +150,42 @@ class KVCacheManager:
         if table is None or num_computed_tokens == 0:
             return
         handle = self._cache_handles.get(seq_id)
+        if handle is None and FREED_BLOCK in table:
+            # Back from swap with blocks freed by its window: the cache would start indexing
+            # from block 0 and meet the holes. Blocks offered before the swap stay cached.
+            return
         self._cache_handles[seq_id] = self.cache.cache_blocks(
             token_ids, table, num_computed_tokens, handle
         )
 
     # --- release ----------------------------------------------------------------
+    def release_unseen_blocks(
+        self, seq_id: str, num_computed_tokens: int, policy: StreamingLLM | None = None
+    ) -> int:
+        """Free the request's blocks that no later query sees in any layer (sliding windows,
+        its eviction policy; kv_window.py). Their table entries become FREED_BLOCK, so later
+        blocks keep their indices. Returns how many blocks went back."""
+        table = self.block_tables.get(seq_id)
+        if table is None:
+            return 0
+        dead = dead_blocks(num_computed_tokens, self.block_size, self.sliding_windows, policy)
+        freed = [i for i in dead if i < len(table) and table[i] != FREED_BLOCK]
+        for i in freed:
+            self.pool.decref(table[i])  # the prefix cache may keep its own reference
+            table[i] = FREED_BLOCK
+        return len(freed)
+
     def free(self, seq_id: str) -> None:
         """Drop everything the request holds, on device and host. Safe to call twice."""
         table = self.block_tables.pop(seq_id, None)
         if table is not None:
-            self.pool.free(table)
+            self.pool.free([b for b in table if b != FREED_BLOCK])
         if seq_id in self._cache_handles:
             self.cache.unlock(self._cache_handles.pop(seq_id))
         host = self.host_block_tables.pop(seq_id, None)
         if host is not None:
             assert self.host_pool is not None
-            self.host_pool.free(host)
+            self.host_pool.free([b for b in host if b != FREED_BLOCK])
 
     # --- swap preemption ---------------------------------------------------------
     def can_swap_out(self, seq_id: str) -> bool:
@@ -170,28 +197,35 @@ class KVCacheManager:
         """Move the request's KV to host blocks; returns (device, host) copies to run."""
         assert self.host_pool is not None and self.can_swap_out(seq_id)
         table = self.block_tables[seq_id]
-        host = self.host_pool.allocate(len(table))
-        mapping = list(zip(table, host, strict=True))
+        live = self.host_pool.allocate(self.num_blocks_held(seq_id))
+        mapping = [(b, live.pop(0)) for b in table if b != FREED_BLOCK]
         self.free(seq_id)  # shared blocks stay on device for their other holders
-        self.host_block_tables[seq_id] = host
+        # Freed entries stay freed on the host, so the table keeps its indices.
+        host_ids = iter(h for _, h in mapping)
+        self.host_block_tables[seq_id] = [
+            FREED_BLOCK if b == FREED_BLOCK else next(host_ids) for b in table
+        ]
         return mapping
 
     def num_blocks_to_swap_in(self, seq_id: str) -> int:
-        return len(self.host_block_tables[seq_id])
+        return sum(b != FREED_BLOCK for b in self.host_block_tables[seq_id])
 
     def swap_in(self, seq_id: str, num_total_tokens: int) -> BlockMapping | None:
         """Bring a swapped request back into fresh private device blocks with room for
         `num_total_tokens`; returns (host, device) copies, or None when blocks are short."""
         assert self.host_pool is not None
         host = self.host_block_tables[seq_id]
-        need = max(len(host), cdiv(num_total_tokens, self.block_size))
+        num_freed = host.count(FREED_BLOCK)
+        need = max(len(host), cdiv(num_total_tokens, self.block_size)) - num_freed
         new = self._take(need)
         if new is None:
             return None
         del self.host_block_tables[seq_id]
-        self.host_pool.free(host)
-        self.block_tables[seq_id] = new
-        return list(zip(host, new[: len(host)], strict=True))
+        self.host_pool.free([b for b in host if b != FREED_BLOCK])
+        fresh = iter(new)
+        table = [FREED_BLOCK if b == FREED_BLOCK else next(fresh) for b in host]
+        self.block_tables[seq_id] = table + list(fresh)
+        return [(h, d) for h, d in zip(host, table, strict=True) if h != FREED_BLOCK]
 
     # --- checks -------------------------------------------------------------------
     def check_integrity(self) -> None:
@@ -201,13 +235,15 @@ class KVCacheManager:
             expected[src] = expected.get(src, 0) + 1
         for table in self.block_tables.values():
             for b in table:
-                expected[b] = expected.get(b, 0) + 1
+                if b != FREED_BLOCK:
+                    expected[b] = expected.get(b, 0) + 1
         self.pool.check_integrity(expected)
         if self.host_pool is not None:
             host_expected: dict[int, int] = {}
             for table in self.host_block_tables.values():
                 for b in table:
-                    host_expected[b] = host_expected.get(b, 0) + 1
+                    if b != FREED_BLOCK:
+                        host_expected[b] = host_expected.get(b, 0) + 1
             self.host_pool.check_integrity(host_expected)
 
     def is_idle_clean(self) -> bool:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from reference_engine.kv_window import StreamingLLM
+
 
 @dataclass(slots=True)
 class SamplingParams:
@@ -25,6 +27,10 @@ class SamplingParams:
     logprobs: int | None = None  # number of top logprobs per generated token
     prompt_logprobs: int | None = None
     skip_special_tokens: bool = True
+    # KV eviction for this request (attention sinks + recent window, see kv_window.py);
+    # None keeps the whole context. Requests with a policy bypass the prefix cache: their
+    # KV depends on the policy, not only on the tokens.
+    kv_eviction: StreamingLLM | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.stop, str):

@@ -210,8 +210,9 @@ class Scheduler:
                 return True
             self.kv.free(seq.seq_id)  # undo the fork
             return False
-        if not self.config.prefix_caching or seq.wants_prompt_logprobs:
-            # Prompt logprobs need every prompt position's logits, so no cache hits for them.
+        if not self.config.prefix_caching or seq.wants_prompt_logprobs or seq.params.kv_eviction:
+            # Prompt logprobs need every prompt position's logits, so no cache hits for them;
+            # an evicting request's KV depends on its policy, not only on its tokens.
             return self._start(seq, out, budget, 0, None)
         match = self.kv.match_prefix(seq.all_token_ids)
         if self._start(seq, out, budget, match.num_cached_tokens, match):
@@ -268,8 +269,11 @@ class Scheduler:
         for item in out.scheduled:
             seq = item.seq
             seq.num_computed_tokens = item.end
-            if self.config.prefix_caching:
+            policy = seq.params.kv_eviction
+            if self.config.prefix_caching and policy is None:
                 self.kv.cache_computed(seq.seq_id, seq.all_token_ids, seq.num_computed_tokens)
+            # Then free what slid out of every window (cached blocks stay in the cache).
+            self.kv.release_unseen_blocks(seq.seq_id, seq.num_computed_tokens, policy)
 
     def abort(self, seq: Sequence) -> None:
         if not seq.is_finished:

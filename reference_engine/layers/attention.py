@@ -22,6 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from reference_engine.forward_batch import DecodeGroup, ForwardBatch
+from reference_engine.kv_window import StreamingLLM, needs_mask, visible
 
 
 def write_kv(
@@ -46,12 +47,21 @@ def gather_kv(cache: torch.Tensor, block_tables: torch.Tensor) -> torch.Tensor:
 
 
 class PagedAttention(nn.Module):
-    def __init__(self, num_heads: int, num_kv_heads: int, head_dim: int, scale: float) -> None:
+    def __init__(
+        self,
+        num_heads: int,
+        num_kv_heads: int,
+        head_dim: int,
+        scale: float,
+        sliding_window: int | None = None,
+    ) -> None:
         super().__init__()
         self.num_heads = num_heads
         self.num_kv_heads = num_kv_heads
         self.head_dim = head_dim
         self.scale = scale
+        # Query q sees keys q-W+1 .. q only (kv_window.py); None: the whole context.
+        self.sliding_window = sliding_window
 
     def forward(
         self,
@@ -72,7 +82,8 @@ class PagedAttention(nn.Module):
         starts = _starts(batch.query_lens_cpu)
         for i in batch.prefill_seq_idx:
             lo, n = starts[i], batch.query_lens_cpu[i]
-            if batch.context_lens_cpu[i] == n:
+            policy = batch.kv_policies[i] if batch.kv_policies else None
+            if batch.context_lens_cpu[i] == n and not needs_mask(self.sliding_window, [policy]):
                 # Nothing cached before this chunk: its own K/V are the whole context, so
                 # skip reading them back and let the kernel apply the causal mask itself.
                 out[lo : lo + n] = self._causal(q[lo : lo + n], k[lo : lo + n], v[lo : lo + n])
@@ -84,6 +95,7 @@ class PagedAttention(nn.Module):
                 batch.block_tables[i],
                 batch.context_lens_cpu[i],
                 batch.block_size,
+                policy,
             )
         return out
 
@@ -106,6 +118,7 @@ class PagedAttention(nn.Module):
         block_table: torch.Tensor,
         context_len: int,
         block_size: int,
+        policy: StreamingLLM | None = None,
     ) -> torch.Tensor:
         n = q.shape[0]
         used = block_table[: -(-context_len // block_size)]
@@ -114,7 +127,7 @@ class PagedAttention(nn.Module):
         # Row i of the chunk sits at position context_len - n + i and sees keys up to there.
         q_pos = torch.arange(context_len - n, context_len, device=q.device)
         k_pos = torch.arange(context_len, device=q.device)
-        mask = k_pos[None, :] <= q_pos[:, None]  # [n, C]
+        mask = visible(q_pos, k_pos, self.sliding_window, policy)  # [n, C]
         # 4-D inputs (a batch of one): 3-D ones miss PyTorch's fused CPU kernel, ~2.5x slower.
         out = F.scaled_dot_product_attention(
             q.transpose(0, 1).unsqueeze(0),
@@ -135,15 +148,24 @@ class PagedAttention(nn.Module):
     ) -> torch.Tensor:
         """q [B, Hq, D], the decode rows in batch order -> [B, Hq, D]."""
         if len(groups) == 1 and groups[0].rows is None:  # every row, in order: no shuffling
-            return self._decode(q, k_cache, v_cache, groups[0].block_tables, groups[0].key_mask)
+            return self._decode(q, k_cache, v_cache, groups[0].block_tables, self._mask(groups[0]))
         out = torch.empty_like(q)
         for g in groups:
             assert g.rows is not None  # only a lone group may leave its rows implicit
             part = self._decode(
-                q.index_select(0, g.rows), k_cache, v_cache, g.block_tables, g.key_mask
+                q.index_select(0, g.rows), k_cache, v_cache, g.block_tables, self._mask(g)
             )
             out.index_copy_(0, g.rows, part)
         return out
+
+    def _mask(self, group: DecodeGroup) -> torch.Tensor:
+        """The group's key mask (context, request policies), narrowed to this layer's window."""
+        if self.sliding_window is None:
+            return group.key_mask
+        # Gathered slot j holds position j; the query sits at context_len - 1.
+        slots = torch.arange(group.key_mask.shape[1], device=group.key_mask.device)
+        ctx = group.key_mask.sum(-1) if group.context_lens is None else group.context_lens
+        return group.key_mask & (slots[None, :] > ctx[:, None] - 1 - self.sliding_window)
 
     def _decode(
         self,

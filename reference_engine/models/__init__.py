@@ -14,6 +14,8 @@ MODEL_REGISTRY = MappingProxyType(
         "Qwen3ForCausalLM": Qwen3ForCausalLM,
         "LlamaForCausalLM": LlamaForCausalLM,
         "Qwen2ForCausalLM": LlamaForCausalLM,
+        # Mistral is the Llama graph with every layer sliding (ModelConfig.sliding_windows).
+        "MistralForCausalLM": LlamaForCausalLM,
     }
 )
 

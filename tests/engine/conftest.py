@@ -67,6 +67,16 @@ FAMILY_CONFIGS: dict[str, dict[str, Any]] = {
         "tie_word_embeddings": False,
         "attention_bias": True,
     },
+    # Mistral: the Llama graph with every layer sliding over 7 tokens (not a block multiple).
+    "mistral": {
+        **_COMMON,
+        "architectures": ["MistralForCausalLM"],
+        "model_type": "mistral",
+        "head_dim": 16,
+        "rope_theta": 10000.0,
+        "sliding_window": 7,
+        "tie_word_embeddings": False,
+    },
     # Qwen2: biases on q/k/v only.
     "qwen2": {
         **_COMMON,

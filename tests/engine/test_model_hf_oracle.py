@@ -70,12 +70,31 @@ def _qwen2() -> object:
     return transformers.Qwen2Config(**SMALL, num_key_value_heads=2, tie_word_embeddings=False)
 
 
+def _mistral_sliding() -> object:
+    # Every layer slides; a 5-token window is crossed by the plan's chunks and decodes.
+    return transformers.MistralConfig(**SMALL, num_key_value_heads=2, sliding_window=5)
+
+
+def _qwen3_layer_types() -> object:
+    # Layer 0 full, layer 1 sliding (max_window_layers=1), as `layer_types` writes it.
+    return transformers.Qwen3Config(
+        **SMALL,
+        num_key_value_heads=2,
+        head_dim=16,
+        use_sliding_window=True,
+        sliding_window=6,
+        max_window_layers=1,
+    )
+
+
 CONFIGS: dict[str, tuple[Callable[[], object], str]] = {
     "qwen3": (_qwen3, "Qwen3ForCausalLM"),
     "qwen3-untied-bias": (_qwen3_untied_bias, "Qwen3ForCausalLM"),
     "llama": (_llama, "LlamaForCausalLM"),
     "llama3-rope-tied-bias": (_llama3_rope, "LlamaForCausalLM"),
     "qwen2": (_qwen2, "Qwen2ForCausalLM"),
+    "mistral-sliding": (_mistral_sliding, "MistralForCausalLM"),
+    "qwen3-layer-types": (_qwen3_layer_types, "Qwen3ForCausalLM"),
 }
 
 
@@ -85,6 +104,13 @@ def _hf_model(name: str, folder: Path) -> torch.nn.Module:
     config._attn_implementation = "eager"  # plain math, works in float64
     torch.manual_seed(0)
     model = getattr(transformers, arch)(config).to(torch.float64).eval()
+    spread_weights(model)
+    model.save_pretrained(folder)
+    return model
+
+
+def spread_weights(model: torch.nn.Module) -> None:
+    """Re-draw every parameter of a transformers model so each visibly moves the output."""
     # HF's init (std 0.02, unit norms, zero biases) gives near-uniform logits that would
     # hide mistakes; spread every parameter so each one visibly moves the output.
     gen = torch.Generator().manual_seed(1)
@@ -97,8 +123,6 @@ def _hf_model(name: str, folder: Path) -> torch.nn.Module:
                 p.copy_(0.2 * noise)
             else:
                 p.copy_(noise * p.shape[-1] ** -0.5 * (4.0 if "embed" in pname else 1.0))
-    model.save_pretrained(folder)
-    return model
 
 
 def _hf_logits(model: torch.nn.Module, tokens: list[int]) -> torch.Tensor:

@@ -83,7 +83,16 @@ def solo_engine(model_dir: Path) -> Engine:
 def solo_tokens(engine: Engine, req: Req, cache: dict[Any, list[list[int]]]) -> list[list[int]]:
     """The request generated alone on an otherwise idle engine (one list per sample)."""
     p = req.params
-    key = (tuple(req.prompt), p.n, p.temperature, p.top_k, p.top_p, p.seed, p.max_tokens)
+    key = (
+        tuple(req.prompt),
+        p.n,
+        p.temperature,
+        p.top_k,
+        p.top_p,
+        p.seed,
+        p.max_tokens,
+        p.kv_eviction,
+    )
     if key not in cache:
         out = drive(engine, [Req(req.prompt, req.params, 0)])["0"]
         cache[key] = [c.token_ids for c in out.outputs]
