@@ -17,6 +17,7 @@ SUPPORTED_ARCHITECTURES = (
     "LlamaForCausalLM",
     "Qwen2ForCausalLM",
     "MistralForCausalLM",
+    "Qwen3MoeForCausalLM",
 )
 
 _DTYPE_NAMES = {"float32", "float64", "float16", "bfloat16"}
@@ -59,6 +60,20 @@ class ModelConfig:
     sliding_windows: list[int | None] = field(default_factory=list)
     # The whole config.json, for families whose extra fields only they read (MLA ranks...).
     hf_config: dict[str, Any] = field(default_factory=dict)
+    # Mixture of experts (Qwen3-MoE): 0 experts means every layer has a dense MLP.
+    num_experts: int = 0
+    num_experts_per_tok: int = 0
+    moe_intermediate_size: int = 0
+    norm_topk_prob: bool = True  # renormalise the k routing weights to sum to 1
+    decoder_sparse_step: int = 1  # every n-th layer is sparse ...
+    mlp_only_layers: list[int] = field(default_factory=list)  # ... except these
+
+    def is_moe_layer(self, layer_idx: int) -> bool:
+        return (
+            self.num_experts > 0
+            and layer_idx not in self.mlp_only_layers
+            and (layer_idx + 1) % self.decoder_sparse_step == 0
+        )
 
     @property
     def eos_token_id(self) -> int | None:
@@ -106,7 +121,9 @@ class ModelConfig:
             raise ConfigError(f"config.json lacks the field {exc.args[0]!r}") from None
         cfg.rope_theta, cfg.rope_scaling = _rope_settings(raw)
         bias = bool(raw.get("attention_bias", False))
-        cfg.qk_norm = arch == "Qwen3ForCausalLM"
+        cfg.qk_norm = arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM")
+        if arch == "Qwen3MoeForCausalLM":
+            _moe_settings(cfg, raw)
         cfg.qkv_bias = True if arch == "Qwen2ForCausalLM" else bias
         cfg.o_bias = False if arch == "Qwen2ForCausalLM" else bias
         cfg.mlp_bias = bool(raw.get("mlp_bias", False))
@@ -184,6 +201,23 @@ def _sliding_windows(raw: dict[str, Any], arch: str, num_layers: int) -> list[in
     if len(types) != num_layers or set(types) - {"sliding_attention", "full_attention"}:
         raise ConfigError(f"layer_types {types} does not fit {num_layers} attention layers")
     return [int(window) if t == "sliding_attention" else None for t in types]
+
+
+def _moe_settings(cfg: ModelConfig, raw: dict[str, Any]) -> None:
+    # transformers 5 writes num_local_experts (num_experts is its attribute alias).
+    cfg.num_experts = int(raw.get("num_experts") or raw.get("num_local_experts") or 0)
+    cfg.num_experts_per_tok = int(raw.get("num_experts_per_tok") or 0)
+    cfg.moe_intermediate_size = int(raw.get("moe_intermediate_size") or 0)
+    cfg.norm_topk_prob = bool(raw.get("norm_topk_prob", False))
+    cfg.decoder_sparse_step = int(raw.get("decoder_sparse_step") or 1)
+    cfg.mlp_only_layers = [int(i) for i in raw.get("mlp_only_layers") or []]
+    if cfg.num_experts < 1 or not 0 < cfg.num_experts_per_tok <= cfg.num_experts:
+        raise ConfigError(
+            f"a mixture-of-experts config needs 0 < num_experts_per_tok "
+            f"({cfg.num_experts_per_tok}) <= num_experts ({cfg.num_experts})"
+        )
+    if cfg.moe_intermediate_size < 1:
+        raise ConfigError("a mixture-of-experts config needs moe_intermediate_size > 0")
 
 
 def _as_id_list(value: Any) -> list[int]:

@@ -18,7 +18,6 @@ import torch
 from safetensors import SafetensorError, safe_open
 
 from reference_engine.config import ConfigError, EngineConfig, ModelConfig
-from reference_engine.layers.linear import FusedLinear
 from reference_engine.layers.rotary import RotaryEmbedding
 from reference_engine.models import model_class
 from reference_engine.models.llama import LlamaForCausalLM
@@ -86,58 +85,83 @@ def checkpoint_files(model_dir: Path) -> list[Path]:
 
 
 def iter_checkpoint(model_dir: Path) -> Iterator[tuple[str, torch.Tensor]]:
+    for name, tensor in iter_checkpoint_tensors(model_dir):
+        yield name, tensor.read()
+
+
+class CheckpointTensor:
+    """A tensor still on disk: its shape is known, its bytes are read only for the slice a
+    module asks for, so a tensor-parallel rank reads its own rows or columns and an
+    expert-parallel rank skips experts it does not hold."""
+
+    def __init__(self, name: str, handle: Any) -> None:
+        self.name = name
+        self._slice = handle.get_slice(name)
+        self.shape: tuple[int, ...] = tuple(self._slice.get_shape())
+
+    def read(self, dim: int = 0, start: int = 0, stop: int | None = None) -> torch.Tensor:
+        """The tensor, or its [start, stop) range along `dim`."""
+        if not self.shape:
+            return self._slice[...]  # a scalar has no range to take
+        index = [slice(None)] * len(self.shape)
+        index[dim] = slice(start, self.shape[dim] if stop is None else stop)
+        return self._slice[tuple(index)]
+
+    def expect_shape(self, shape: tuple[int, ...]) -> None:
+        if self.shape != tuple(shape):
+            raise ConfigError(
+                f"checkpoint tensor {self.name!r} has shape {self.shape}, "
+                f"the model expects {tuple(shape)}: config.json does not match the weights"
+            )
+
+
+def iter_checkpoint_tensors(model_dir: Path) -> Iterator[tuple[str, CheckpointTensor]]:
     for path in checkpoint_files(model_dir):
         try:
             with safe_open(str(path), framework="pt") as f:
                 for name in f.keys():  # noqa: SIM118 - safe_open is not a dict
-                    yield name, f.get_tensor(name)
+                    yield name, CheckpointTensor(name, f)
         except SafetensorError as exc:
             raise ConfigError(f"cannot read {path}: {exc}") from None
 
 
 def load_weights(model: LlamaForCausalLM, model_dir: Path) -> None:
+    """Fill every parameter from the checkpoint. A module that owns part of a checkpoint
+    tensor (a fused projection, a tensor-parallel shard, a rank's experts) says so with
+    `checkpoint_shards(param)` and `load_checkpoint_tensor(param, shard, tensor)`; any other
+    parameter takes the whole tensor of the same name."""
     params = dict(model.named_parameters())
     # Every (parameter, shard) the model needs; whatever is left at the end was never loaded.
     pending: set[tuple[str, str | None]] = set()
     for name in params:
-        module = model.get_submodule(name.rsplit(".", 1)[0])
-        if isinstance(module, FusedLinear):
-            pending.update((name, shard) for shard in module.shard_sizes)
-        else:
-            pending.add((name, None))
+        module, attr = _owner(model, name)
+        shards = getattr(module, "checkpoint_shards", None)
+        pending.update((name, s) for s in (shards(attr) if shards else [None]))
     tied = model.lm_head is None
-    for hf_name, tensor in iter_checkpoint(model_dir):
+    for hf_name, tensor in iter_checkpoint_tensors(model_dir):
         if hf_name.endswith(_IGNORED_SUFFIXES) or (tied and hf_name == "lm_head.weight"):
             continue
-        name, shard = _map_name(hf_name, model.PACKED_MODULES)
+        name, shard = model.map_checkpoint_name(hf_name)
         if name not in params:
             raise ConfigError(
                 f"checkpoint tensor {hf_name!r} has no place in {type(model).__name__}"
             )
-        target = params[name].data
-        if shard is not None:
-            fused = model.get_submodule(name.rsplit(".", 1)[0])
-            assert isinstance(fused, FusedLinear)
-            target = target[fused.output_slice(shard)]
-        if tuple(target.shape) != tuple(tensor.shape):
-            raise ConfigError(
-                f"checkpoint tensor {hf_name!r} has shape {tuple(tensor.shape)}, "
-                f"the model expects {tuple(target.shape)}: config.json does not match the weights"
-            )
-        target.copy_(tensor)
+        module, attr = _owner(model, name)
+        load = getattr(module, "load_checkpoint_tensor", None)
+        if load is not None:
+            load(attr, shard, tensor)
+        else:
+            tensor.expect_shape(tuple(params[name].shape))
+            params[name].data.copy_(tensor.read())
         pending.discard((name, shard))
     if pending:
         names = sorted(f"{n}[{s}]" if s else n for n, s in pending)
         raise ConfigError(f"checkpoint in {model_dir} lacks {len(names)} tensors, e.g. {names[:4]}")
 
 
-def _map_name(hf_name: str, packed: dict[str, tuple[str, str]]) -> tuple[str, str | None]:
-    parts = hf_name.split(".")
-    for i, part in enumerate(parts):
-        if part in packed:
-            fused, shard = packed[part]
-            return ".".join([*parts[:i], fused, *parts[i + 1 :]]), shard
-    return hf_name, None
+def _owner(model: torch.nn.Module, param_name: str) -> tuple[torch.nn.Module, str]:
+    module_name, _, attr = param_name.rpartition(".")
+    return model.get_submodule(module_name), attr
 
 
 # ---------------------------------------------------------------- tokenizer and chat template

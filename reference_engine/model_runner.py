@@ -12,6 +12,12 @@ from collections.abc import Sequence
 import torch
 
 from reference_engine.config import EngineConfig, ModelConfig
+from reference_engine.distributed.parallel_linear import local_kv_heads
+from reference_engine.distributed.parallel_state import (
+    SINGLE_PROCESS,
+    ParallelState,
+    building_with,
+)
 from reference_engine.forward_batch import ForwardBatch
 from reference_engine.layers.cpu_gemm import packing_supported
 from reference_engine.layers.linear import Linear
@@ -21,9 +27,19 @@ BlockMapping = Sequence[tuple[int, int]]  # (source block id, destination block 
 
 
 class ModelRunner:
-    def __init__(self, model_config: ModelConfig, engine_config: EngineConfig) -> None:
+    def __init__(
+        self,
+        model_config: ModelConfig,
+        engine_config: EngineConfig,
+        parallel: ParallelState = SINGLE_PROCESS,
+    ) -> None:
+        """`parallel`: the groups this rank's shard belongs to (distributed/worker.py);
+        one process holds the whole model."""
         self.model_config = model_config
         self.engine_config = engine_config
+        self.parallel = parallel
+        # KV heads this rank stores (all of them in one process; see parallel_linear.py).
+        self.num_kv_heads = local_kv_heads(model_config.num_key_value_heads, parallel.tp.world_size)
         device = torch.device(engine_config.resolved_device())
         if device.type == "cuda" and device.index is None:
             # "cuda" != "cuda:0" when compared; pin the index so device checks hold.
@@ -38,7 +54,8 @@ class ModelRunner:
         # touching the caller's global RNG stream.
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(engine_config.seed)
-            self.model = build_model(model_config, self.dtype, self.device)
+            with building_with(parallel):
+                self.model = build_model(model_config, self.dtype, self.device)
         # float32 on a CPU: projections multiply with prepacked weights (layers/cpu_gemm.py).
         self.packed_weights = engine_config.cpu_prepack and packing_supported(
             self.device, self.dtype
@@ -66,7 +83,7 @@ class ModelRunner:
         self, num_blocks: int, device: torch.device, pin: bool = False
     ) -> list[tuple[torch.Tensor, torch.Tensor]]:
         cfg = self.model_config
-        shape = (num_blocks, self.block_size, cfg.num_key_value_heads, cfg.head_dim)
+        shape = (num_blocks, self.block_size, self.num_kv_heads, cfg.head_dim)
 
         def new() -> torch.Tensor:
             # Zeros, not empty: padded gather rows read unwritten slots (masked, but NaN
@@ -95,7 +112,8 @@ class ModelRunner:
     def kv_bytes_per_token(self) -> int:
         """K and V of one token across all layers."""
         elem = torch.empty((), dtype=self.dtype).element_size()
-        return 2 * self.model_config.num_hidden_layers * self.model_config.kv_size * elem
+        kv_size = self.num_kv_heads * self.model_config.head_dim
+        return 2 * self.model_config.num_hidden_layers * kv_size * elem
 
     def step_bytes(self, batch: ForwardBatch) -> int:
         """Bytes a forward pass must move at the least: every weight once, every context

@@ -233,9 +233,19 @@ def random_weights(
         if cfg.qk_norm:
             w[p + "self_attn.q_norm.weight"] = near_one(cfg.head_dim)
             w[p + "self_attn.k_norm.weight"] = near_one(cfg.head_dim)
-        w[p + "mlp.gate_proj.weight"] = rand(inter, hidden, std=hidden**-0.5)
-        w[p + "mlp.up_proj.weight"] = rand(inter, hidden, std=hidden**-0.5)
-        w[p + "mlp.down_proj.weight"] = rand(hidden, inter, std=inter**-0.5)
+        if cfg.is_moe_layer(i):
+            # A spread-out router (std 1 logits) so the top-k choice is never a near tie.
+            w[p + "mlp.gate.weight"] = rand(cfg.num_experts, hidden, std=hidden**-0.5 * 2)
+            moe = cfg.moe_intermediate_size
+            for e in range(cfg.num_experts):
+                q = f"{p}mlp.experts.{e}."
+                w[q + "gate_proj.weight"] = rand(moe, hidden, std=hidden**-0.5)
+                w[q + "up_proj.weight"] = rand(moe, hidden, std=hidden**-0.5)
+                w[q + "down_proj.weight"] = rand(hidden, moe, std=moe**-0.5)
+        else:
+            w[p + "mlp.gate_proj.weight"] = rand(inter, hidden, std=hidden**-0.5)
+            w[p + "mlp.up_proj.weight"] = rand(inter, hidden, std=hidden**-0.5)
+            w[p + "mlp.down_proj.weight"] = rand(hidden, inter, std=inter**-0.5)
         w[p + "input_layernorm.weight"] = near_one(hidden)
         w[p + "post_attention_layernorm.weight"] = near_one(hidden)
     w["model.norm.weight"] = near_one(hidden)

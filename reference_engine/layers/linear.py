@@ -2,14 +2,20 @@
 one for gate/up instead of three and two).
 
 Checkpoints store the parts separately (`q_proj`, `k_proj`, ...); `output_slice` tells the
-loader which rows of the fused weight each part fills.
+loader which rows of the fused weight each part fills. Tensor-parallel versions of these
+layers live in reference_engine/distributed/parallel_linear.py.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+if TYPE_CHECKING:
+    from reference_engine.loader import CheckpointTensor
 
 from reference_engine.layers.cpu_gemm import pack_weight, packed_linear
 
@@ -51,6 +57,19 @@ class FusedLinear(Linear):
 
     def split_sizes(self) -> list[int]:
         return list(self.shard_sizes.values())
+
+    def checkpoint_shards(self, param: str) -> list[str | None]:
+        return list(self.shard_sizes)
+
+    def load_checkpoint_tensor(
+        self, param: str, shard: str | None, tensor: CheckpointTensor
+    ) -> None:
+        """Checkpoint part `shard` (q, k, v / gate, up) -> its rows of weight or bias."""
+        if shard is None:
+            raise KeyError(f"{tensor.name}: a fused projection loads by shard")
+        target = getattr(self, param).data[self.output_slice(shard)]
+        tensor.expect_shape(tuple(target.shape))
+        target.copy_(tensor.read())
 
 
 class QKVLinear(FusedLinear):

@@ -7,6 +7,7 @@ from types import MappingProxyType
 from reference_engine.config import ConfigError, ModelConfig
 from reference_engine.models.llama import LlamaForCausalLM
 from reference_engine.models.qwen3 import Qwen3ForCausalLM
+from reference_engine.models.qwen3_moe import Qwen3MoeForCausalLM
 
 # Qwen2 is the Llama graph with q/k/v biases; ModelConfig sets those flags.
 MODEL_REGISTRY = MappingProxyType(
@@ -16,6 +17,7 @@ MODEL_REGISTRY = MappingProxyType(
         "Qwen2ForCausalLM": LlamaForCausalLM,
         # Mistral is the Llama graph with every layer sliding (ModelConfig.sliding_windows).
         "MistralForCausalLM": LlamaForCausalLM,
+        "Qwen3MoeForCausalLM": Qwen3MoeForCausalLM,
     }
 )
 
@@ -27,4 +29,10 @@ def model_class(cfg: ModelConfig) -> type[LlamaForCausalLM]:
         raise ConfigError(f"no model class for architecture {cfg.architecture}") from None
 
 
-__all__ = ["MODEL_REGISTRY", "LlamaForCausalLM", "Qwen3ForCausalLM", "model_class"]
+__all__ = [
+    "MODEL_REGISTRY",
+    "LlamaForCausalLM",
+    "Qwen3ForCausalLM",
+    "Qwen3MoeForCausalLM",
+    "model_class",
+]

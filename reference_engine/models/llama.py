@@ -3,19 +3,31 @@
 Pre-norm residual blocks: RMSNorm -> attention (GQA, RoPE, paged KV) -> RMSNorm -> SwiGLU MLP.
 Modules keep Hugging Face's names (`model.layers.N.self_attn...`) so checkpoint names map
 straight across, except the fused `qkv_proj` / `gate_up_proj` (see `PACKED_MODULES`).
+Projections, embedding and LM head are the tensor-parallel layers of reference_engine/
+distributed/; built outside a parallel group (one process) they are the plain layers.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from reference_engine.config import ModelConfig
+from reference_engine.distributed.parallel_linear import (
+    MergedColumnParallelLinear,
+    QKVParallelLinear,
+    RowParallelLinear,
+)
+from reference_engine.distributed.vocab_parallel_embedding import (
+    ParallelLMHead,
+    VocabParallelEmbedding,
+    vocab_parallel_logits,
+)
 from reference_engine.forward_batch import ForwardBatch
 from reference_engine.layers.activation import SiluAndMul
 from reference_engine.layers.attention import PagedAttention
-from reference_engine.layers.linear import GateUpLinear, Linear, QKVLinear
 from reference_engine.layers.norm import RMSNorm
 from reference_engine.layers.rotary import RopeAngles, RotaryEmbedding
 
@@ -25,10 +37,17 @@ KVCache = tuple[torch.Tensor, torch.Tensor]
 class LlamaAttention(nn.Module):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
-        self.num_heads, self.num_kv_heads = cfg.num_attention_heads, cfg.num_key_value_heads
         self.head_dim = cfg.head_dim
-        self.qkv_proj = QKVLinear(cfg.hidden_size, cfg.q_size, cfg.kv_size, bias=cfg.qkv_bias)
-        self.o_proj = Linear(cfg.q_size, cfg.hidden_size, bias=cfg.o_bias)
+        self.qkv_proj = QKVParallelLinear(
+            cfg.hidden_size,
+            cfg.head_dim,
+            cfg.num_attention_heads,
+            cfg.num_key_value_heads,
+            bias=cfg.qkv_bias,
+        )
+        # This rank's heads (all of them in one process).
+        self.num_heads, self.num_kv_heads = self.qkv_proj.num_heads, self.qkv_proj.num_kv_heads
+        self.o_proj = RowParallelLinear(cfg.q_size, cfg.hidden_size, bias=cfg.o_bias)
         self.attn = PagedAttention(
             self.num_heads, self.num_kv_heads, self.head_dim, scale=self.head_dim**-0.5
         )
@@ -52,19 +71,36 @@ class LlamaAttention(nn.Module):
 class LlamaMLP(nn.Module):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
-        self.gate_up_proj = GateUpLinear(cfg.hidden_size, cfg.intermediate_size, cfg.mlp_bias)
-        self.down_proj = Linear(cfg.intermediate_size, cfg.hidden_size, bias=cfg.mlp_bias)
+        self.gate_up_proj = MergedColumnParallelLinear(
+            cfg.hidden_size, cfg.intermediate_size, cfg.mlp_bias
+        )
+        self.down_proj = RowParallelLinear(
+            cfg.intermediate_size, cfg.hidden_size, bias=cfg.mlp_bias
+        )
         self.act = SiluAndMul()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.down_proj(self.act(self.gate_up_proj(x)))
 
 
+MakeMLP = Callable[[ModelConfig, int], nn.Module]  # (config, layer index) -> the layer's MLP
+
+
+def dense_mlp(cfg: ModelConfig, layer_idx: int) -> nn.Module:
+    return LlamaMLP(cfg)
+
+
 class LlamaDecoderLayer(nn.Module):
-    def __init__(self, cfg: ModelConfig, attention_cls: type[LlamaAttention]) -> None:
+    def __init__(
+        self,
+        cfg: ModelConfig,
+        attention_cls: type[LlamaAttention],
+        layer_idx: int = 0,
+        make_mlp: MakeMLP = dense_mlp,
+    ) -> None:
         super().__init__()
         self.self_attn = attention_cls(cfg)
-        self.mlp = LlamaMLP(cfg)
+        self.mlp = make_mlp(cfg, layer_idx)
         self.input_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
 
@@ -76,14 +112,16 @@ class LlamaDecoderLayer(nn.Module):
 
 
 class LlamaModel(nn.Module):
-    def __init__(self, cfg: ModelConfig, attention_cls: type[LlamaAttention]) -> None:
+    def __init__(
+        self, cfg: ModelConfig, attention_cls: type[LlamaAttention], make_mlp: MakeMLP = dense_mlp
+    ) -> None:
         super().__init__()
-        self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
+        self.embed_tokens = VocabParallelEmbedding(cfg.vocab_size, cfg.hidden_size)
         self.rotary_emb = RotaryEmbedding(
             cfg.head_dim, cfg.max_position_embeddings, cfg.rope_theta, cfg.rope_scaling
         )
         self.layers = nn.ModuleList(
-            LlamaDecoderLayer(cfg, attention_cls) for _ in range(cfg.num_hidden_layers)
+            LlamaDecoderLayer(cfg, attention_cls, i, make_mlp) for i in range(cfg.num_hidden_layers)
         )
         for layer, window in zip(self.layers, cfg.sliding_windows, strict=False):
             layer.self_attn.attn.sliding_window = window  # Mistral, Qwen2/3 `layer_types`
@@ -117,11 +155,14 @@ class LlamaForCausalLM(nn.Module):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.config = cfg
-        self.model = LlamaModel(cfg, self.attention_cls)
+        self.model = LlamaModel(cfg, self.attention_cls, type(self).make_mlp)
         # Tied models reuse the embedding matrix as the output projection (no lm_head weight).
         self.lm_head = (
-            None if cfg.tie_word_embeddings else Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
+            None if cfg.tie_word_embeddings else ParallelLMHead(cfg.hidden_size, cfg.vocab_size)
         )
+
+    # (config, layer index) -> that layer's MLP; a mixture-of-experts family swaps it.
+    make_mlp: MakeMLP = staticmethod(dense_mlp)
 
     def forward(
         self,
@@ -132,7 +173,14 @@ class LlamaForCausalLM(nn.Module):
     ) -> torch.Tensor:
         return self.model(input_ids, positions, kv_caches, batch)
 
+    def map_checkpoint_name(self, hf_name: str) -> tuple[str, str | None]:
+        """Checkpoint tensor name -> (our parameter, shard); see loader.load_weights."""
+        parts = hf_name.split(".")
+        for i, part in enumerate(parts):
+            if part in self.PACKED_MODULES:
+                fused, shard = self.PACKED_MODULES[part]
+                return ".".join([*parts[:i], fused, *parts[i + 1 :]]), shard
+        return hf_name, None
+
     def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:
-        if self.lm_head is None:
-            return F.linear(hidden, self.model.embed_tokens.weight)
-        return self.lm_head(hidden)
+        return vocab_parallel_logits(hidden, self.model.embed_tokens, self.lm_head)

@@ -77,6 +77,20 @@ FAMILY_CONFIGS: dict[str, dict[str, Any]] = {
         "sliding_window": 7,
         "tie_word_embeddings": False,
     },
+    # Qwen3-MoE: 8 experts, top-2 renormalised; layer 1 keeps a dense MLP (mlp_only_layers).
+    "qwen3_moe": {
+        **_COMMON,
+        "architectures": ["Qwen3MoeForCausalLM"],
+        "model_type": "qwen3_moe",
+        "head_dim": 16,
+        "rope_theta": 1000000.0,
+        "tie_word_embeddings": False,
+        "num_experts": 8,
+        "num_experts_per_tok": 2,
+        "moe_intermediate_size": 32,
+        "norm_topk_prob": True,
+        "mlp_only_layers": [1],
+    },
     # Qwen2: biases on q/k/v only.
     "qwen2": {
         **_COMMON,
@@ -114,7 +128,7 @@ def tiny_model_path(atlas_cache_dir: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def random_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> CheckpointFactory:
-    """`random_checkpoint("qwen3" | "llama" | "qwen2", dtype="float64", num_shards=1, seed=0)`
+    """`random_checkpoint("qwen3" | "llama" | "qwen2" | "qwen3_moe", dtype="float64", num_shards=1, seed=0)`
     -> folder of a tiny random checkpoint (written once per argument set)."""
     made: dict[tuple[str, str, int, int], Path] = {}
     tokenizer = build_tokenizer()

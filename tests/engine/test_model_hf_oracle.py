@@ -87,6 +87,33 @@ def _qwen3_layer_types() -> object:
     )
 
 
+def _qwen3_moe() -> object:
+    # Layer 1 keeps a dense MLP (mlp_only_layers): both block kinds in one model.
+    return transformers.Qwen3MoeConfig(
+        **SMALL,
+        num_key_value_heads=2,
+        head_dim=12,
+        num_experts=6,
+        num_experts_per_tok=2,
+        moe_intermediate_size=24,
+        norm_topk_prob=True,
+        mlp_only_layers=[1],
+    )
+
+
+def _qwen3_moe_unnormalised() -> object:
+    return transformers.Qwen3MoeConfig(
+        **SMALL,
+        num_key_value_heads=1,
+        head_dim=16,
+        num_experts=8,
+        num_experts_per_tok=3,
+        moe_intermediate_size=16,
+        norm_topk_prob=False,
+        tie_word_embeddings=True,
+    )
+
+
 CONFIGS: dict[str, tuple[Callable[[], object], str]] = {
     "qwen3": (_qwen3, "Qwen3ForCausalLM"),
     "qwen3-untied-bias": (_qwen3_untied_bias, "Qwen3ForCausalLM"),
@@ -95,6 +122,8 @@ CONFIGS: dict[str, tuple[Callable[[], object], str]] = {
     "qwen2": (_qwen2, "Qwen2ForCausalLM"),
     "mistral-sliding": (_mistral_sliding, "MistralForCausalLM"),
     "qwen3-layer-types": (_qwen3_layer_types, "Qwen3ForCausalLM"),
+    "qwen3-moe": (_qwen3_moe, "Qwen3MoeForCausalLM"),
+    "qwen3-moe-unnormalised": (_qwen3_moe_unnormalised, "Qwen3MoeForCausalLM"),
 }
 
 
@@ -102,6 +131,7 @@ def _hf_model(name: str, folder: Path) -> torch.nn.Module:
     make_config, arch = CONFIGS[name]
     config = make_config()
     config._attn_implementation = "eager"  # plain math, works in float64
+    config._experts_implementation = "eager"  # MoE: a loop over experts (grouped_mm has no float64)
     torch.manual_seed(0)
     model = getattr(transformers, arch)(config).to(torch.float64).eval()
     spread_weights(model)
