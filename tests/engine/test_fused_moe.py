@@ -9,8 +9,6 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-
-from reference_engine.layers.fused_moe import FusedMoE, grouped_experts, select_experts
 from test_verify_random_workloads import (
     assert_pool_restored,
     assert_tokens_equal_solo,
@@ -19,6 +17,8 @@ from test_verify_random_workloads import (
     random_workload,
     tight_engine,
 )
+
+from reference_engine.layers.fused_moe import FusedMoE, grouped_experts, select_experts
 
 
 def test_grouped_experts_equal_a_loop_over_tokens() -> None:
