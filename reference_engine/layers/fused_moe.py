@@ -150,8 +150,9 @@ class FusedMoE(nn.Module):
         self.w2_weight = nn.Parameter(torch.empty(n, hidden_size, inter))
         for w in (self.w13_weight, self.w2_weight):
             nn.init.normal_(w, std=hidden_size**-0.5)  # only a model without a checkpoint keeps it
-        # Tokens each local slot computed (EPLB reads it to place hot experts).
-        self.register_buffer("expert_load", torch.zeros(n, dtype=torch.int64), persistent=False)
+        # Tokens routed to each logical expert since the last reset (EPLB reads it to place
+        # hot experts); made on first use, on the device the tokens are on.
+        self.expert_load: torch.Tensor | None = None
 
     def forward(self, x: torch.Tensor, router_logits: torch.Tensor) -> torch.Tensor:
         routing = select_experts(
@@ -167,13 +168,17 @@ class FusedMoE(nn.Module):
             return expert_parallel_moe(self, x, routing)
         token_idx = torch.arange(x.shape[0], device=x.device).repeat_interleave(self.top_k)
         expert_idx = routing.ids.reshape(-1)
-        self.expert_load += torch.bincount(expert_idx, minlength=self.num_experts)
+        self.record_load(expert_idx)
         y = grouped_experts(x, token_idx, expert_idx, self.w13_weight, self.w2_weight)
         y = y * routing.weights.reshape(-1, 1)
         out = torch.zeros_like(x).index_add_(0, token_idx, y)
         if self.reduce_results:
             out = self.tp.all_reduce(out)
         return out
+
+    def record_load(self, expert_idx: torch.Tensor) -> None:
+        counts = torch.bincount(expert_idx, minlength=self.num_experts)
+        self.expert_load = counts if self.expert_load is None else self.expert_load + counts
 
     # ------------------------------------------------------------------ checkpoint loading
 

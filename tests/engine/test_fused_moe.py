@@ -78,4 +78,5 @@ def test_qwen3_moe_batched_tokens_equal_solo_tokens(random_checkpoint) -> None: 
     assert preemptions > 0
     # Every expert of the sparse layer saw tokens: the router really spreads them.
     load = solo.runner.model.model.layers[0].mlp.experts.expert_load
+    assert load is not None
     assert (load > 0).all(), load
