@@ -1,0 +1,275 @@
+"""`atlas check` on real documents written by others, against hand labels.
+
+The corpus (`benchmarks/real_docs/`, see its README) holds verbatim excerpts of
+upstream feature docs and third-party study notes about vLLM and SGLang, with a
+label for every code-looking string: ok, broken (and where it went), not a
+reference, or a repository-only file a wheel cannot hold. This script runs the
+checker's own pipeline (extraction, resolution, suggestions) on each document
+against both releases of each project and prints, per part (dev / held-out),
+per release and per kind of reference:
+
+- broken-reference precision and recall,
+- false alarms on distractors (strings that are not references),
+- extraction coverage (labelled references the checker found at all),
+- suggestion accuracy on moved references with one clear new home,
+- calibration: how often the best suggestion is right in each confidence band.
+
+    python benchmarks/check_real_docs.py [--part dev|heldout|all] [--verbose]
+
+Needs the four pins indexed in the cache (`atlas demo` does it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from analyzer.refs.check import check_references, extract_all
+from analyzer.refs.loader import load_pin
+from analyzer.refs.models import BROKEN, Finding
+from analyzer.refs.pinview import PinView
+from analyzer.settings import Settings, default_cache_dir
+
+ROOT = Path(__file__).resolve().parent / "real_docs"
+RELEASES = {"old": ("vllm@0.30.0", "sglang@0.5.20"), "new": ("vllm@0.33.0", "sglang@0.5.23")}
+BANDS = ((0.0, 0.5), (0.5, 0.7), (0.7, 0.85), (0.85, 0.95), (0.95, 1.01))
+REF_LABELS = {"ok", "broken", "unchecked"}
+
+
+@dataclass(frozen=True, slots=True)
+class Label:
+    doc: str  # `dev/x.md`
+    project: str
+    line: int
+    kind: str
+    text: str
+    labels: dict[str, str]  # pin -> label; key "*" for every pin of the project
+    home: str
+    note: str
+
+    def at(self, pin: str) -> str:
+        return self.labels.get(pin, self.labels.get("*", "skip"))
+
+
+def parse_labels(path: Path) -> list[Label]:
+    """Rows of one label file; ValueError naming the line on a malformed row."""
+    out: list[Label] = []
+    doc = project = ""
+    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        header = re.fullmatch(r"\[(?P<doc>[^\]]+)\]\s+project=(?P<project>vllm|sglang)", line)
+        if header:
+            doc, project = header.group("doc"), header.group("project")
+            continue
+        cells = [c.strip() for c in line.split("|", 5)]
+        if len(cells) != 6 or not doc:
+            raise ValueError(f"{path.name}:{number}: expected 6 cells under a [doc] header: {raw!r}")
+        line_no, kind, text, label, home, note = cells
+        labels: dict[str, str] = {}
+        for part in label.split():
+            pin, sep, value = part.rpartition(":")
+            labels[pin if sep else "*"] = value
+        for value in labels.values():
+            if value not in {"ok", "broken", "not-ref", "unchecked", "skip"}:
+                raise ValueError(f"{path.name}:{number}: unknown label {value!r}")
+        out.append(Label(doc, project, int(line_no), kind, text, labels, home, note))
+    return out
+
+
+def load_corpus(parts: Iterable[str]) -> tuple[list[Label], dict[str, str]]:
+    labels: list[Label] = []
+    docs: dict[str, str] = {}
+    for part in parts:
+        labels.extend(parse_labels(ROOT / f"labels_{part}.txt"))
+        for path in sorted((ROOT / part).glob("*.md")):
+            docs[f"{part}/{path.name}"] = path.read_text(encoding="utf-8")
+    return labels, docs
+
+
+def _texts_match(label: str, written: str) -> bool:
+    a, b = label.strip("`"), written.strip("`")
+    return bool(b) and (a == b or b in a or a in b)
+
+
+def match(labels: list[Label], findings: list[Finding]) -> tuple[dict[int, Finding], list[Finding]]:
+    """Label index -> the finding about it (same document, line and text), and the
+    findings no label claims. One finding per label, exact text first."""
+    by_line: dict[tuple[str, int], list[Finding]] = defaultdict(list)
+    for f in findings:
+        by_line[(f.ref.file, f.ref.line)].append(f)
+    taken: set[int] = set()
+    claimed: dict[int, Finding] = {}
+    for exact in (True, False):
+        for i, label in enumerate(labels):
+            if i in claimed:
+                continue
+            for f in by_line.get((label.doc, label.line), ()):
+                if id(f) in taken:
+                    continue
+                ok = f.ref.text.strip("`") == label.text.strip("`") if exact else _texts_match(label.text, f.ref.text)
+                if ok:
+                    claimed[i] = f
+                    taken.add(id(f))
+                    break
+    return claimed, [f for f in findings if id(f) not in taken]
+
+
+def same_home(home: str, replacement: str) -> bool:
+    """Whether a suggestion names the labelled home (paths by suffix, symbols by their
+    last two components: `Executor.profile` == `vllm.v1.executor.abstract.Executor.profile`)."""
+    home, rep = home.strip("/"), replacement.split("#", 1)[0].strip("/")
+    if "/" in home or "/" in rep:
+        rep = re.sub(r"^https?://github\.com/[^/]+/[^/]+/(blob|tree)/[^/]+/", "", rep)
+        rep = rep.removeprefix("python/")
+        home = home.removeprefix("python/")
+        return rep == home or rep.endswith("/" + home) or home.endswith("/" + rep)
+    tail = ".".join(home.split(".")[-2:])
+    return rep in (home, tail) or rep.endswith("." + tail)
+
+
+@dataclass(slots=True)
+class Tally:
+    tp: int = 0
+    fn: int = 0
+    fp: int = 0
+    distractors: int = 0
+    false_alarms: int = 0
+    refs: int = 0
+    found: int = 0
+    homes: int = 0
+    right_homes: int = 0
+    misses: list[str] = field(default_factory=list)
+    alarms: list[str] = field(default_factory=list)
+    wrong_homes: list[str] = field(default_factory=list)
+
+    def add(self, other: Tally) -> None:
+        for name in ("tp", "fn", "fp", "distractors", "false_alarms", "refs", "found", "homes", "right_homes"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.misses += other.misses
+        self.alarms += other.alarms
+        self.wrong_homes += other.wrong_homes
+
+
+def _ratio(a: int, b: int) -> str:
+    return f"{a / b:.3f} ({a}/{b})" if b else "n/a (0/0)"
+
+
+def evaluate(
+    labels: list[Label], findings: list[Finding], pins: tuple[str, ...], bands: Counter[tuple[int, bool]]
+) -> dict[str, Tally]:
+    """Tallies per kind of reference for one release's run."""
+    claimed, unclaimed = match(labels, findings)
+    tallies: dict[str, Tally] = defaultdict(Tally)
+    project_pin = {p.partition("@")[0]: p for p in pins}
+    for i, label in enumerate(labels):
+        pin = project_pin[label.project]
+        value = label.at(pin)
+        t = tallies[label.kind]
+        f = claimed.get(i)
+        where = f"{label.doc}:{label.line} `{label.text}` [{pin}]"
+        if value == "skip":
+            continue
+        if value in REF_LABELS:
+            t.refs += 1
+            t.found += f is not None
+        flagged = f is not None and f.status == BROKEN
+        if value == "broken":
+            if flagged and f is not None and f.pin == pin:
+                t.tp += 1
+                if label.home not in {"-", "?"}:
+                    t.homes += 1
+                    best = f.best
+                    right = best is not None and same_home(label.home, best.replacement)
+                    t.right_homes += right
+                    if not right:
+                        t.wrong_homes.append(f"{where}: wanted {label.home}, got {best.replacement if best else None}")
+                best = f.best
+                if best is not None and label.home != "?":
+                    right = label.home != "-" and same_home(label.home, best.replacement)
+                    band = next(i for i, (lo, hi) in enumerate(BANDS) if lo <= best.confidence < hi)
+                    bands[(band, right)] += 1
+            else:
+                t.fn += 1
+                status = "not extracted" if f is None else f"{f.status} at {f.pin}: {f.note}"
+                t.misses.append(f"{where}: {status}")
+        elif flagged:
+            t.fp += 1
+            assert f is not None
+            t.alarms.append(f"{where} ({value}): {f.note}")
+        if value == "not-ref":
+            t.distractors += 1
+            t.false_alarms += flagged
+    for f in unclaimed:
+        if f.status == BROKEN:
+            t = tallies["unlabelled"]
+            t.fp += 1
+            t.alarms.append(f"{f.ref.file}:{f.ref.line} `{f.ref.text}` [{f.pin}] (no label): {f.note}")
+    return tallies
+
+
+def report(title: str, tallies: dict[str, Tally], verbose: bool) -> Tally:
+    total = Tally()
+    print(f"\n{title}")
+    print(f"  {'kind':<11} {'precision':>16} {'recall':>16} {'false alarms':>14} {'extracted':>16} {'right home':>14}")
+    for kind in sorted(tallies):
+        t = tallies[kind]
+        total.add(t)
+        print(
+            f"  {kind:<11} {_ratio(t.tp, t.tp + t.fp):>16} {_ratio(t.tp, t.tp + t.fn):>16} "
+            f"{_ratio(t.false_alarms, t.distractors):>14} {_ratio(t.found, t.refs):>16} {_ratio(t.right_homes, t.homes):>14}"
+        )
+    t = total
+    print(
+        f"  {'ALL':<11} {_ratio(t.tp, t.tp + t.fp):>16} {_ratio(t.tp, t.tp + t.fn):>16} "
+        f"{_ratio(t.false_alarms, t.distractors):>14} {_ratio(t.found, t.refs):>16} {_ratio(t.right_homes, t.homes):>14}"
+    )
+    if verbose:
+        for name, items in (("missed", t.misses), ("false alarms", t.alarms), ("wrong homes", t.wrong_homes)):
+            for item in items:
+                print(f"    {name}: {item}")
+    return total
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--part", choices=("dev", "heldout", "all"), default="all")
+    parser.add_argument("--cache-dir", type=Path, default=None)
+    parser.add_argument("--verbose", "-v", action="store_true", help="list every miss, false alarm and wrong home")
+    args = parser.parse_args()
+    settings = Settings(cache_dir=(args.cache_dir or default_cache_dir()).expanduser().resolve())
+    parts = ("dev", "heldout") if args.part == "all" else (args.part,)
+    views: dict[str, PinView] = {}
+    for pins in RELEASES.values():
+        for pin in pins:
+            views[pin] = load_pin(settings, pin)
+    for part in parts:
+        labels, docs = load_corpus([part])
+        grand = Tally()
+        bands: Counter[tuple[int, bool]] = Counter()
+        for pins in RELEASES.values():
+            start = time.perf_counter()
+            refs = extract_all(docs.items())
+            findings = check_references(refs, [views[p] for p in pins])
+            elapsed = time.perf_counter() - start
+            tallies = evaluate(labels, findings, pins, bands)
+            grand.add(report(f"[{part}] {' + '.join(pins)}  ({len(docs)} documents, {elapsed:.2f} s)", tallies, args.verbose))
+        print(f"\n[{part}] both releases: broken precision {_ratio(grand.tp, grand.tp + grand.fp)}, recall {_ratio(grand.tp, grand.tp + grand.fn)}, "
+              f"false alarms per 100 distractors {100 * grand.false_alarms / max(1, grand.distractors):.1f}, "
+              f"extraction {_ratio(grand.found, grand.refs)}, right home {_ratio(grand.right_homes, grand.homes)}")
+        print(f"[{part}] calibration of the best suggestion on labelled broken references (right / offered):")
+        for i, (lo, hi) in enumerate(BANDS):
+            right, wrong = bands[(i, True)], bands[(i, False)]
+            print(f"    confidence [{lo:.2f}, {min(hi, 1.0):.2f}): {_ratio(right, right + wrong)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

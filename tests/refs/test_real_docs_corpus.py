@@ -1,0 +1,78 @@
+"""The labelled real-document corpus stays consistent: every label names text that is
+on its line, every document has labels, and the measurement's matching and
+home comparison behave as the benchmark assumes."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from analyzer.refs.models import BROKEN, Finding, Reference
+
+_BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "check_real_docs.py"
+_spec = importlib.util.spec_from_file_location("check_real_docs", _BENCH)
+assert _spec is not None and _spec.loader is not None
+bench = importlib.util.module_from_spec(_spec)
+sys.modules["check_real_docs"] = bench
+_spec.loader.exec_module(bench)
+
+
+@pytest.mark.parametrize("part", ["dev", "heldout"])
+def test_every_label_is_on_its_line(part: str) -> None:
+    labels, docs = bench.load_corpus([part])
+    assert labels and docs
+    for label in labels:
+        assert label.doc in docs, label
+        lines = docs[label.doc].splitlines()
+        assert 1 <= label.line <= len(lines), label
+        assert label.text.strip("`") in lines[label.line - 1], f"{label.doc}:{label.line}: {label.text!r} not on the line"
+        if "broken" in label.labels.values():
+            assert label.home, f"{label.doc}:{label.line}: a broken label needs a home (`-` or `?` when none)"
+    assert {label.doc for label in labels} == set(docs), "every document is labelled"
+
+
+def test_held_out_documents_are_not_in_dev() -> None:
+    _, dev = bench.load_corpus(["dev"])
+    _, held = bench.load_corpus(["heldout"])
+    assert not {Path(d).name for d in dev} & {Path(d).name for d in held}
+
+
+def test_bad_label_row_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "labels_x.txt"
+    path.write_text("[dev/a.md] project=vllm\n3 | path | a/b.py | maybe | | \n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"labels_x\.txt:2: unknown label 'maybe'"):
+        bench.parse_labels(path)
+
+
+def _finding(line: int, text: str, status: str = BROKEN) -> Finding:
+    ref = Reference("dev/a.md", line, 0, text, "symbol", text, "vllm", "", "inline")
+    return Finding(ref, "vllm@0.30.0", status)
+
+
+def test_matching_pairs_each_label_with_one_finding() -> None:
+    rows = [
+        bench.Label("dev/a.md", "vllm", 3, "symbol", "Sequence", {"*": "broken"}, "-", ""),
+        bench.Label("dev/a.md", "vllm", 3, "symbol", "Sequence", {"*": "broken"}, "-", ""),
+        bench.Label("dev/a.md", "vllm", 4, "env", "VLLM_X=1", {"*": "ok"}, "", ""),
+    ]
+    found = [_finding(3, "Sequence"), _finding(3, "Sequence"), _finding(4, "VLLM_X"), _finding(5, "Other")]
+    claimed, unclaimed = bench.match(rows, found)
+    assert claimed[0] is found[0] and claimed[1] is found[1] and claimed[2] is found[2]
+    assert unclaimed == [found[3]]
+
+
+@pytest.mark.parametrize(
+    ("home", "replacement", "same"),
+    [
+        ("Executor.profile", "vllm.v1.executor.abstract.Executor.profile", True),
+        ("Executor.profile", "AbstractExecutor.profile", False),
+        ("vllm/v1/core/sched/scheduler.py", "vllm/v1/core/sched/scheduler.py", True),
+        ("python/sglang/srt/utils/common.py", "https://github.com/sgl-project/sglang/blob/v0.5.20/python/sglang/srt/utils/common.py#L3", True),
+        ("vllm/v1/worker/", "vllm/v1/worker/gpu_worker.py", False),
+    ],
+)
+def test_home_comparison(home: str, replacement: str, same: bool) -> None:
+    assert bench.same_home(home, replacement) is same
