@@ -37,6 +37,24 @@ THREADS = typer.Option(
     min=1,
     help="torch CPU threads (default: 1 for the built-in tiny model, torch's default otherwise).",
 )
+SPECULATIVE_CONFIG = typer.Option(
+    None,
+    "--speculative-config",
+    help='Speculative decoding as JSON (vLLM\'s), e.g. \'{"method": "ngram", '
+    '"num_speculative_tokens": 4}\' or \'{"model": "DRAFT_DIR", "num_speculative_tokens": 4}\'.',
+)
+
+
+def parse_json_option(name: str, value: str | None) -> Any:
+    """A JSON-valued option, or a clear error naming the option."""
+    if value is None:
+        return None
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{name} is not valid JSON: {exc}") from None
+
+
 
 
 def register(app: typer.Typer) -> None:
@@ -110,6 +128,7 @@ def run_command(
     prefix_caching: str = typer.Option("hash", "--prefix-caching", help="none, hash or radix."),
     dtype: str = typer.Option("float32", "--dtype"),
     threads: int = THREADS,
+    speculative_config: str = SPECULATIVE_CONFIG,
     json_output: bool = JSON,
 ) -> None:
     """Generate text for one or more prompts."""
@@ -119,7 +138,10 @@ def run_command(
     def go() -> None:
         from reference_engine.sampling_params import SamplingParams
 
-        engine = _make_engine(settings, model, threads, prefix_caching=prefix_caching, dtype=dtype)
+        engine = _make_engine(
+            settings, model, threads, prefix_caching=prefix_caching, dtype=dtype,
+            speculative_config=parse_json_option("--speculative-config", speculative_config),
+        )  # fmt: skip
         if not json_output:
             _random_weights_notice(engine, console)
         params = SamplingParams(

@@ -273,6 +273,9 @@ class EngineConfig:
     # generation_config.json value (vLLM's default); "none": the library defaults.
     generation_config: Literal["auto", "none"] = "auto"
     seed: int = 0
+    # vLLM's speculative_config dict, e.g. {"method": "ngram", "num_speculative_tokens": 4}
+    # or {"model": "path/to/draft", "num_speculative_tokens": 4} (spec_decode/config.py).
+    speculative_config: dict[str, Any] | None = None
 
     DEFAULT_KV_BYTES = 1 << 30
     DEFAULT_MAX_MODEL_LEN = 4096
@@ -313,6 +316,12 @@ class EngineConfig:
             )
         if any(b < 1 for b in self.cuda_graph_batch_sizes):
             raise ConfigError("cuda_graph_batch_sizes must be positive")
+        from reference_engine.spec_decode.config import SpeculativeConfig
+
+        try:
+            SpeculativeConfig.from_value(self.speculative_config)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
 
     def resolved_device(self) -> str:
         if self.device == "cpu":

@@ -26,15 +26,17 @@ from reference_engine.model_runner import ModelRunner
 from reference_engine.outputs import CompletionOutput, RequestMetrics, RequestOutput
 from reference_engine.sampler import (
     Sampler,
-    SamplerOutput,
     SamplingMetadata,
     SamplingRow,
+    TokenLogprobs,
     prompt_logprob_layout,
     request_generator,
 )
 from reference_engine.sampling_params import SamplingParams
 from reference_engine.scheduler import ScheduledSeq, Scheduler, SchedulerConfig, SchedulerOutput
 from reference_engine.sequence import Sequence, SequenceGroup, SequenceStatus
+from reference_engine.spec_decode import SpecDecodingStats, SpeculativeConfig
+from reference_engine.spec_decode.spec_decoder import SpecDecoder
 from reference_engine.stop_checker import StopChecker
 
 
@@ -55,6 +57,17 @@ class EngineStats:
     num_steps: int
     num_prompt_tokens_computed: int  # prompt/recompute tokens that went through the model
     num_generated_tokens: int
+    spec_decoding: SpecDecodingStats | None = None  # None unless speculative decoding is on
+
+
+@dataclass(slots=True)
+class _StepSamples:
+    """Per scheduled sequence: the tokens it emits this step (none for a prefill chunk
+    short of the prompt's end, several when speculative drafts were accepted)."""
+
+    tokens: list[list[int]]
+    logprobs: list[list[TokenLogprobs | None]]
+    prompt_logprobs: list[list[TokenLogprobs] | None]
 
 
 @dataclass(slots=True)
@@ -117,6 +130,12 @@ class Engine:
                 f"generation_config.json in {self.model_config.model_dir} sets an invalid "
                 f"sampling default ({exc}); pass generation_config='none' to ignore it"
             ) from None
+        spec = SpeculativeConfig.from_value(config.speculative_config)
+        self.spec = (
+            SpecDecoder(spec, config, self.model_config, self.eos_token_ids, self.max_model_len)
+            if spec is not None
+            else None
+        )
         self.requests: dict[str, SequenceGroup] = {}
         self._order = itertools.count()
         self._num_steps = 0
@@ -229,11 +248,17 @@ class Engine:
                     f"{len(self.scheduler.swapped)} swapped, {self.kv.num_free_blocks()} free blocks"
                 )
             return []
+        start = time.perf_counter()
         logits = self._run(out)
+        if self.spec is not None:
+            self.spec.observe_forward(out, time.perf_counter() - start)
         sampled = self._sample(out, logits)
         self.scheduler.on_step_done(out)
         self._num_steps += 1
-        return self._update(out, sampled)
+        outputs = self._update(out, sampled)
+        if self.spec is not None:
+            self.spec.propose(self.scheduler.running)  # drafts ride along in the next step
+        return outputs
 
     def _run(self, out: SchedulerOutput) -> torch.Tensor:
         """Block moves, then one forward pass; returns logits for the rows the sampler uses."""
@@ -243,10 +268,11 @@ class Engine:
         self.runner.copy_blocks(out.blocks_to_copy)  # partial prefix-cache hits
         inputs = [
             SeqInput(
-                token_ids=item.seq.all_token_ids[item.start : item.end],
+                # Speculative drafts follow the last sampled token; each needs its logits.
+                token_ids=(item.seq.all_token_ids + item.seq.spec_token_ids)[item.start : item.end],
                 start_position=item.start,
                 block_table=self.kv.block_tables[item.seq.seq_id],
-                want_prompt_logits=self._wants_prompt_logits(item),
+                want_prompt_logits=self._wants_prompt_logits(item) or bool(item.seq.spec_token_ids),
                 kv_policy=item.seq.params.kv_eviction,
             )
             for item in out.scheduled
@@ -283,8 +309,11 @@ class Engine:
             and num_scored == item.start
         )
 
-    def _sample(self, out: SchedulerOutput, logits: torch.Tensor) -> SamplerOutput:
-        rows = []
+    def _sample(self, out: SchedulerOutput, logits: torch.Tensor) -> _StepSamples:
+        rows: list[SamplingRow] = []
+        spans: list[tuple[int, int]] = []  # each item's sampling rows
+        logit_starts: list[int] = []  # each item's first logits row
+        num_logits = 0
         for item in out.scheduled:
             seq = item.seq
             if self._wants_prompt_logits(item):
@@ -293,23 +322,49 @@ class Engine:
                 )
             else:
                 num_prompt_rows, do_sample = 0, item.samples
-            rows.append(
-                SamplingRow(
-                    params=seq.params,
-                    prompt_token_ids=seq.prompt_token_ids,
-                    output_token_ids=seq.output_token_ids,
-                    generator=seq.generator,
-                    eos_token_ids=self.eos_token_ids,
-                    num_prompt_logprob_rows=num_prompt_rows,
-                    prompt_logprob_start=item.start,
-                    do_sample=do_sample,
-                )
+            row = SamplingRow(
+                params=seq.params,
+                prompt_token_ids=seq.prompt_token_ids,
+                output_token_ids=seq.output_token_ids,
+                generator=seq.generator,
+                eos_token_ids=self.eos_token_ids,
+                num_prompt_logprob_rows=num_prompt_rows,
+                prompt_logprob_start=item.start,
+                do_sample=do_sample,
             )
-        return self.sampler(logits, SamplingMetadata.build(rows))
-
-    def _update(self, out: SchedulerOutput, sampled: SamplerOutput) -> list[RequestOutput]:
-        now = time.monotonic()
+            lo = len(rows)
+            logit_starts.append(num_logits)
+            if seq.spec_token_ids:
+                rows.extend(SpecDecoder.sampling_rows(row, seq.spec_token_ids))
+            else:
+                rows.append(row)
+            spans.append((lo, len(rows)))
+            num_logits += sum(r.num_logits_rows for r in rows[lo:])
+        sampled = self.sampler(logits, SamplingMetadata.build(rows))
         token_ids = sampled.token_ids()
+        result = _StepSamples([], [], [])
+        for item, (lo, hi), lstart in zip(out.scheduled, spans, logit_starts, strict=True):
+            result.prompt_logprobs.append(sampled.prompt_logprobs[lo])
+            if not item.seq.spec_token_ids:
+                result.tokens.append([token_ids[lo]] if item.samples else [])
+                result.logprobs.append([sampled.logprobs[lo]])
+                continue
+            assert self.spec is not None
+            # A speculating sequence is a plain decode: one logits row per sampling row.
+            tokens, logprobs, accepted = self.spec.verify(
+                item.seq, rows[lo:hi], logits[lstart : lstart + hi - lo], token_ids[lo:hi],
+                sampled.logprobs[lo:hi], self.sampler,
+            )  # fmt: skip
+            # Only the last sampled token and the accepted drafts hold valid K/V: the
+            # scheduler's on_step_done advances and caches exactly those.
+            item.num_new_tokens = 1 + accepted
+            del item.seq.spec_token_ids[accepted:]
+            result.tokens.append(tokens)
+            result.logprobs.append(logprobs)
+        return result
+
+    def _update(self, out: SchedulerOutput, sampled: _StepSamples) -> list[RequestOutput]:
+        now = time.monotonic()
         deltas: dict[str, _StepDelta] = {}
         touched: dict[str, SequenceGroup] = {}
         for i, item in enumerate(out.scheduled):
@@ -317,39 +372,29 @@ class Engine:
             group = self.requests[seq.request_id]
             if group.metrics.first_scheduled_time is None:
                 group.metrics.first_scheduled_time = now
-            if not (item.num_new_tokens == 1 and item.start >= seq.num_prompt_tokens):
-                self._num_prompt_tokens_computed += item.num_new_tokens  # not a plain decode
+            # A decode runs the last sampled token (and any accepted drafts) from num_tokens-1.
+            is_decode = item.start == seq.num_tokens - 1 and item.start >= seq.num_prompt_tokens
+            if not is_decode:
+                self._num_prompt_tokens_computed += item.num_new_tokens
             if sampled.prompt_logprobs[i] is not None:
                 if seq.prompt_logprobs is None:
                     seq.prompt_logprobs = [None]  # position 0 has nothing before it to score
                 for entry in sampled.prompt_logprobs[i] or []:
                     seq.prompt_logprobs.append(annotate_logprobs(self.tokenizer.tokenizer, entry))
-            if not item.samples:
+            seq.spec_token_ids = []  # the accepted ones are among this step's tokens
+            if not sampled.tokens[i]:
                 continue
-            token = token_ids[i]
-            seq.output_token_ids.append(token)
-            self._num_generated_tokens += 1
-            if sampled.logprobs[i] is not None:
-                seq.logprobs = seq.logprobs or []
-                seq.logprobs.append(
-                    annotate_logprobs(self.tokenizer.tokenizer, sampled.logprobs[i])
-                )
             if group.metrics.first_token_time is None:
                 group.metrics.first_token_time = now
-            result = self.stop_checker.step(
-                seq.params, seq.num_prompt_tokens, seq.output_token_ids, seq.detokenizer, [token]
-            )
-            deltas[seq.seq_id] = _StepDelta(result.text_delta, [token])
             touched[group.request_id] = group
-            if result.decision is not None:
-                seq.finish_reason = result.decision.finish_reason
-                seq.stop_reason = result.decision.stop_reason
-                status = (
-                    SequenceStatus.FINISHED_STOPPED
-                    if result.decision.is_stop
-                    else SequenceStatus.FINISHED_LENGTH
-                )
-                self.scheduler.finish(seq, status)
+            delta = deltas[seq.seq_id] = _StepDelta("", [])
+            # One token at a time, exactly as plain decoding would: a stop inside accepted
+            # drafts drops the tokens after it.
+            for token, logprob in zip(sampled.tokens[i], sampled.logprobs[i], strict=False):
+                if not self._append_token(seq, token, logprob, delta):
+                    break
+            if self.spec is not None:
+                self.spec.release_rejected(self.kv, seq)
         outputs = []
         for group in touched.values():
             outputs.append(self._request_output(group, deltas))
@@ -357,6 +402,33 @@ class Engine:
                 group.metrics.finished_time = now
                 del self.requests[group.request_id]
         return outputs
+
+    def _append_token(
+        self, seq: Sequence, token: int, logprob: TokenLogprobs | None, delta: _StepDelta
+    ) -> bool:
+        """Append one sampled token, detokenize, check stops; False once the sequence ended."""
+        seq.output_token_ids.append(token)
+        self._num_generated_tokens += 1
+        if logprob is not None:
+            seq.logprobs = seq.logprobs or []
+            seq.logprobs.append(annotate_logprobs(self.tokenizer.tokenizer, logprob))
+        result = self.stop_checker.step(
+            seq.params, seq.num_prompt_tokens, seq.output_token_ids, seq.detokenizer, [token]
+        )
+        delta.text += result.text_delta
+        assert delta.token_ids is not None
+        delta.token_ids.append(token)
+        if result.decision is None:
+            return True
+        seq.finish_reason = result.decision.finish_reason
+        seq.stop_reason = result.decision.stop_reason
+        status = (
+            SequenceStatus.FINISHED_STOPPED
+            if result.decision.is_stop
+            else SequenceStatus.FINISHED_LENGTH
+        )
+        self.scheduler.finish(seq, status)
+        return False
 
     def _request_output(self, group: SequenceGroup, deltas: dict[str, _StepDelta]) -> RequestOutput:
         completions = []
@@ -401,6 +473,7 @@ class Engine:
             num_steps=self._num_steps,
             num_prompt_tokens_computed=self._num_prompt_tokens_computed,
             num_generated_tokens=self._num_generated_tokens,
+            spec_decoding=self.spec.stats.snapshot() if self.spec is not None else None,
         )
 
     def check_integrity(self) -> None:

@@ -175,6 +175,15 @@ class KVCacheManager:
             table[i] = FREED_BLOCK
         return len(freed)
 
+    def trim(self, seq_id: str, num_tokens: int) -> None:
+        """Release trailing blocks beyond those `num_tokens` slots need: blocks allocated
+        for speculative drafts that were rejected (only ever private, uncached blocks)."""
+        table = self.block_tables.get(seq_id)
+        keep = cdiv(num_tokens, self.block_size)
+        if table is not None and len(table) > keep:
+            self.pool.free([b for b in table[keep:] if b != FREED_BLOCK])
+            del table[keep:]
+
     def free(self, seq_id: str) -> None:
         """Drop everything the request holds, on device and host. Safe to call twice."""
         table = self.block_tables.pop(seq_id, None)

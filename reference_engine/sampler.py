@@ -255,21 +255,9 @@ class Sampler:
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Returns the chosen tokens [S] and (when wanted) the logits they were drawn from."""
         device = raw.device
-        x = apply_min_tokens(raw, rows)
-        if md.any_penalty:
-            x = apply_penalties(x, rows, md)
-        # Truncation below always keeps a row's best token, so only these two steps can empty a row.
-        x = penalized = _revive_empty_rows(x, raw)
-        greedy_tokens = x.argmax(dim=-1)
-        if md.all_greedy:
-            return greedy_tokens, x
-        x = x / md.temperature.to(device=device, dtype=x.dtype).unsqueeze(1)
-        if md.any_min_p:
-            x = apply_min_p(x, md.min_p.to(device))
-        if md.any_top_k:
-            x = apply_top_k(x, md.top_k.to(device))
-        if md.any_top_p:
-            x = apply_top_p(x, md.top_p.to(device))
+        penalized, greedy_tokens, x = self._process(raw, md, rows)
+        if x is None:
+            return greedy_tokens, penalized
         uniforms = self._uniforms(rows, md.greedy.tolist())
         random_tokens = inverse_cdf_sample(torch.softmax(x, dim=-1), uniforms)
         greedy = md.greedy.to(device)
@@ -278,6 +266,44 @@ class Sampler:
             return tokens, x
         # Greedy rows report the logits their argmax saw, whatever else is in the batch.
         return tokens, torch.where(greedy.unsqueeze(1), penalized, x)
+
+    @staticmethod
+    def _process(
+        raw: torch.Tensor, md: SamplingMetadata, rows: list[SamplingRow]
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """(penalized logits, greedy tokens, logits after temperature and truncation or None
+        when every row is greedy): the pipeline both sampling and `distributions` share."""
+        device = raw.device
+        x = apply_min_tokens(raw, rows)
+        if md.any_penalty:
+            x = apply_penalties(x, rows, md)
+        # Truncation below always keeps a row's best token, so only these two steps can empty a row.
+        x = penalized = _revive_empty_rows(x, raw)
+        greedy_tokens = x.argmax(dim=-1)
+        if md.all_greedy:
+            return penalized, greedy_tokens, None
+        x = x / md.temperature.to(device=device, dtype=x.dtype).unsqueeze(1)
+        if md.any_min_p:
+            x = apply_min_p(x, md.min_p.to(device))
+        if md.any_top_k:
+            x = apply_top_k(x, md.top_k.to(device))
+        if md.any_top_p:
+            x = apply_top_p(x, md.top_p.to(device))
+        return penalized, greedy_tokens, x
+
+    def distributions(self, logits: torch.Tensor, metadata: SamplingMetadata) -> torch.Tensor:
+        """[S, V]: the distribution each sampling row would draw from, after every knob; a
+        greedy row is one-hot on its argmax. Speculative decoding compares a target's
+        distributions with a drafter's (spec_decode/rejection_sampler.py)."""
+        work = logits.to(torch.float64 if logits.dtype == torch.float64 else torch.float32)
+        raw = work[metadata.sample_indices]
+        rows = [metadata.rows[i] for i in metadata.sample_rows]
+        _, greedy_tokens, x = self._process(raw, metadata, rows)
+        one_hot = torch.zeros_like(raw).scatter_(1, greedy_tokens.unsqueeze(1), 1.0)
+        if x is None:
+            return one_hot
+        probs = torch.softmax(x, dim=-1)
+        return torch.where(metadata.greedy.to(raw.device).unsqueeze(1), one_hot, probs)
 
     def _uniforms(self, rows: list[SamplingRow], greedy: list[bool]) -> torch.Tensor:
         """One U[0, 1) per row from the row's own generator (float64 on CPU)."""
@@ -477,3 +503,11 @@ def _prompt_logprobs(logits: torch.Tensor, row: SamplingRow) -> list[TokenLogpro
     num = row.params.prompt_logprobs
     entries = _token_logprobs(_log_softmax(logits), target, [num] * len(targets))
     return [e for e in entries if e is not None]
+
+
+def raw_token_logprobs(
+    logits: torch.Tensor, chosen: torch.Tensor, nums: Sequence[int | None]
+) -> list[TokenLogprobs | None]:
+    """Raw logprobs of tokens chosen by someone else (speculative verification), per row."""
+    work = logits.to(torch.float64 if logits.dtype == torch.float64 else torch.float32)
+    return _token_logprobs(_log_softmax(work), chosen, nums)

@@ -47,8 +47,9 @@ class ScheduledSeq:
 
     @property
     def samples(self) -> bool:
-        """Whether this step reaches the end of the sequence, so a token is sampled."""
-        return self.end == self.seq.num_tokens
+        """Whether this step reaches the end of the sequence, so a token is sampled
+        (past the end: speculative drafts are verified too)."""
+        return self.end >= self.seq.num_tokens
 
 
 @dataclass(slots=True)
@@ -118,7 +119,10 @@ class Scheduler:
         i = 0
         while i < len(self.running) and budget > 0:
             seq = self.running[i]
-            n = min(seq.num_uncomputed_tokens, budget)
+            # Speculative drafts ride along with the last sampled token, as far as the
+            # budget allows (the drafts beyond it are dropped, not deferred).
+            n = min(seq.num_uncomputed_tokens + len(seq.spec_token_ids), budget)
+            del seq.spec_token_ids[max(0, n - seq.num_uncomputed_tokens) :]
             scheduled = True
             while not self.kv.allocate_slots(seq.seq_id, seq.num_computed_tokens + n):
                 victim = self._pick_victim()
@@ -152,6 +156,7 @@ class Scheduler:
 
     def _preempt(self, seq: Sequence, out: SchedulerOutput) -> None:
         self.running.remove(seq)
+        seq.spec_token_ids.clear()
         seq.num_preemptions += 1
         self.num_preemptions += 1
         out.preempted.append(seq)
@@ -271,7 +276,9 @@ class Scheduler:
             seq.num_computed_tokens = item.end
             policy = seq.params.kv_eviction
             if self.config.prefix_caching and policy is None:
-                self.kv.cache_computed(seq.seq_id, seq.all_token_ids, seq.num_computed_tokens)
+                # Accepted speculative drafts are computed tokens not yet appended.
+                tokens = seq.all_token_ids + seq.spec_token_ids
+                self.kv.cache_computed(seq.seq_id, tokens, seq.num_computed_tokens)
             # Then free what slid out of every window (cached blocks stay in the cache).
             self.kv.release_unseen_blocks(seq.seq_id, seq.num_computed_tokens, policy)
 

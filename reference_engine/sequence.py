@@ -64,6 +64,9 @@ class Sequence:
     logprobs: list[Any] | None = None
     prompt_logprobs: list[Any] | None = None
     num_preemptions: int = 0
+    # Speculative drafts to verify in the next step (written by SpecDecoder.propose, cut by
+    # the scheduler to the token budget, consumed by the engine's update).
+    spec_token_ids: list[int] = field(default_factory=list)
 
     @property
     def num_prompt_tokens(self) -> int:

@@ -42,6 +42,11 @@ def serve_command(
         help="auto: unset sampling fields take the checkpoint's generation_config.json; none: ignore it.",
     ),
     max_n: int = typer.Option(8, "--max-n", min=1, help="Largest `n` a request may ask for."),
+    speculative_config: str = typer.Option(
+        None,
+        "--speculative-config",
+        help='Speculative decoding as JSON, e.g. \'{"method": "ngram", "num_speculative_tokens": 4}\'.',
+    ),
     torch_threads: int = typer.Option(
         0, "--torch-threads", min=0, help="torch intra-op threads (0: torch's default)."
     ),
@@ -67,7 +72,7 @@ def serve_command(
 ) -> None:
     """Serve the engine over an OpenAI-compatible HTTP API (completions, chat, SSE
     streaming, /metrics) until Ctrl-C."""
-    from reference_engine.commands import _guard, _settings
+    from reference_engine.commands import _guard, _settings, parse_json_option
     from reference_engine.server.launch import ServeConfig, serve
     from reference_engine.server.serving import ServingLimits
 
@@ -86,6 +91,7 @@ def serve_command(
         "device": device,
         "generation_config": generation_config,
     }
+
     cfg = ServeConfig(
         host=host,
         port=port,
@@ -114,4 +120,8 @@ def serve_command(
             highlight=False,
         )
 
-    _guard(lambda: serve(engine_kwargs, cfg, on_ready=ready))
+    def go() -> None:
+        spec = parse_json_option("--speculative-config", speculative_config)
+        serve({**engine_kwargs, "speculative_config": spec}, cfg, on_ready=ready)
+
+    _guard(go)

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from reference_engine.server.async_engine import EngineSnapshot
+from reference_engine.spec_decode.metrics import SpecDecodingStats
 
 PREFIX = "atlas"
 
@@ -235,9 +236,40 @@ class ServerMetrics:
         lines: list[str] = []
         for name, kind, help_text, samples in table:
             lines += _metric(name, kind, help_text, samples)
+        if s.spec_decoding is not None:
+            lines += _spec_decode_lines(s.spec_decoding)
         for hist in (self.ttft, self.itl, self.e2e):
             lines.extend(hist.render())
         return "\n".join(lines) + "\n"
+
+
+def _spec_decode_lines(spec: SpecDecodingStats) -> list[str]:
+    """vLLM's spec_decode_* series: counters, so a dashboard divides rates of them."""
+    p = PREFIX
+    per_pos = [(f'{{position="{j}"}}', a) for j, a in enumerate(spec.accepted_per_position)]
+    rows = [
+        (f"{p}_spec_decode_num_drafts_total", "counter",
+         "Sequence-steps that verified draft tokens.", [("", spec.num_drafts)]),
+        (f"{p}_spec_decode_num_draft_tokens_total", "counter", "Draft tokens proposed.",
+         [("", spec.num_draft_tokens)]),
+        (f"{p}_spec_decode_num_accepted_tokens_total", "counter", "Draft tokens accepted.",
+         [("", spec.num_accepted_tokens)]),
+        (f"{p}_spec_decode_num_accepted_tokens_per_pos_total", "counter",
+         "Draft tokens accepted at each draft position.", per_pos),
+        (f"{p}_spec_decode_mean_accepted_length", "gauge",
+         "Tokens emitted per verified sequence-step (accepted drafts + 1).",
+         [("", spec.mean_accepted_length)]),
+        (f"{p}_spec_decode_draft_seconds_total", "counter", "Time spent proposing drafts.",
+         [("", spec.draft_time_s)]),
+        (f"{p}_spec_decode_verify_seconds_total", "counter",
+         "Forward time of steps that verified drafts.", [("", spec.verify_time_s)]),
+        (f"{p}_spec_decode_num_draft_tokens_per_step", "gauge",
+         "Draft length the policy chose last.", [("", spec.last_num_draft_tokens)]),
+    ]  # fmt: skip
+    lines: list[str] = []
+    for name, kind, help_text, samples in rows:
+        lines += _metric(name, kind, help_text, samples)
+    return lines
 
 
 def parse_prometheus(text: str) -> dict[str, float]:
