@@ -18,6 +18,7 @@ SUPPORTED_ARCHITECTURES = (
     "Qwen2ForCausalLM",
     "MistralForCausalLM",
     "Qwen3MoeForCausalLM",
+    "DeepseekV3ForCausalLM",
 )
 
 _DTYPE_NAMES = {"float32", "float64", "float16", "bfloat16"}
@@ -87,6 +88,27 @@ class ModelConfig:
     def kv_size(self) -> int:
         return self.num_key_value_heads * self.head_dim
 
+    @property
+    def kv_lora_rank(self) -> int | None:
+        """MLA (DeepSeek-V2/V3): the rank of the compressed KV latent; None for K/V heads."""
+        rank = self.hf_config.get("kv_lora_rank")
+        return int(rank) if rank else None
+
+    def kv_cache_shapes(self, num_kv_heads: int | None = None) -> list[tuple[tuple[int, int], ...]]:
+        """Per layer, the (heads, dim) of each tensor its paged cache holds per token: K and
+        V per KV head (`num_kv_heads`: a tensor-parallel rank's share), or MLA's single
+        latent (compressed KV + the decoupled RoPE key), which every rank holds whole."""
+        if self.kv_lora_rank is not None:
+            latent = (1, self.kv_lora_rank + int(self.hf_config["qk_rope_head_dim"]))
+            return [(latent,)] * self.num_hidden_layers
+        kv = (num_kv_heads or self.num_key_value_heads, self.head_dim)
+        return [(kv, kv)] * self.num_hidden_layers
+
+    @property
+    def kv_elems_per_token(self) -> int:
+        """Cache elements one token takes across all layers."""
+        return sum(h * d for layer in self.kv_cache_shapes() for h, d in layer)
+
     @classmethod
     def from_dict(cls, raw: dict[str, Any], model_dir: Path | None = None) -> ModelConfig:
         archs = raw.get("architectures") or []
@@ -106,7 +128,10 @@ class ModelConfig:
                 intermediate_size=int(raw["intermediate_size"]),
                 num_hidden_layers=int(raw["num_hidden_layers"]),
                 num_attention_heads=heads,
-                num_key_value_heads=int(raw.get("num_key_value_heads") or heads),
+                # MLA has no KV heads (one latent serves every head); its config's value is unused.
+                num_key_value_heads=heads
+                if raw.get("kv_lora_rank")
+                else int(raw.get("num_key_value_heads") or heads),
                 head_dim=int(raw.get("head_dim") or hidden // heads),
                 rms_norm_eps=float(raw.get("rms_norm_eps", 1e-6)),
                 max_position_embeddings=int(raw.get("max_position_embeddings", 4096)),
@@ -363,8 +388,8 @@ class EngineConfig:
 
     def kv_bytes_per_block(self, model: ModelConfig) -> int:
         elem = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2}[self.resolved_dtype(model)]
-        # K and V, every layer, one block of tokens.
-        return 2 * model.num_hidden_layers * self.block_size * model.kv_size * elem
+        # Every cached tensor of every layer (K and V, or MLA's latent), one block of tokens.
+        return self.block_size * model.kv_elems_per_token * elem
 
     def resolved_num_blocks(self, model: ModelConfig) -> int:
         """How many KV blocks the device cache holds (the block pool's size)."""

@@ -81,17 +81,19 @@ class ModelRunner:
 
     def _allocate(
         self, num_blocks: int, device: torch.device, pin: bool = False
-    ) -> list[tuple[torch.Tensor, torch.Tensor]]:
-        cfg = self.model_config
-        shape = (num_blocks, self.block_size, self.num_kv_heads, cfg.head_dim)
+    ) -> list[tuple[torch.Tensor, ...]]:
+        """Per layer, its cache tensors [num_blocks, block_size, heads, dim]: (K, V), or
+        MLA's one latent (ModelConfig.kv_cache_shapes)."""
 
-        def new() -> torch.Tensor:
+        def new(heads: int, dim: int) -> torch.Tensor:
             # Zeros, not empty: padded gather rows read unwritten slots (masked, but NaN
             # garbage times a zero weight would still poison the sum).
+            shape = (num_blocks, self.block_size, heads, dim)
             t = torch.zeros(shape, dtype=self.dtype, device=device)
             return t.pin_memory() if pin else t
 
-        return [(new(), new()) for _ in range(cfg.num_hidden_layers)]
+        shapes = self.model_config.kv_cache_shapes(self.num_kv_heads)
+        return [tuple(new(h, d) for h, d in layer) for layer in shapes]
 
     @torch.inference_mode()
     def execute_model(self, batch: ForwardBatch) -> torch.Tensor:
@@ -110,10 +112,10 @@ class ModelRunner:
 
     @property
     def kv_bytes_per_token(self) -> int:
-        """K and V of one token across all layers."""
+        """What one token caches across all layers (K and V, or MLA's latent)."""
         elem = torch.empty((), dtype=self.dtype).element_size()
-        kv_size = self.num_kv_heads * self.model_config.head_dim
-        return 2 * self.model_config.num_hidden_layers * kv_size * elem
+        shapes = self.model_config.kv_cache_shapes(self.num_kv_heads)
+        return sum(h * d for layer in shapes for h, d in layer) * elem
 
     def step_bytes(self, batch: ForwardBatch) -> int:
         """Bytes a forward pass must move at the least: every weight once, every context
@@ -142,8 +144,8 @@ class ModelRunner:
 
     def _copy_between(
         self,
-        src_caches: list[tuple[torch.Tensor, torch.Tensor]],
-        dst_caches: list[tuple[torch.Tensor, torch.Tensor]],
+        src_caches: list[tuple[torch.Tensor, ...]],
+        dst_caches: list[tuple[torch.Tensor, ...]],
         mapping: BlockMapping,
     ) -> None:
         if not mapping:
@@ -152,8 +154,8 @@ class ModelRunner:
             raise RuntimeError("swap needs a host KV pool: set EngineConfig.num_cpu_blocks")
         src_ids = torch.tensor([s for s, _ in mapping], dtype=torch.int64)
         dst_ids = torch.tensor([d for _, d in mapping], dtype=torch.int64)
-        for (src_k, src_v), (dst_k, dst_v) in zip(src_caches, dst_caches, strict=True):
-            for src, dst in ((src_k, dst_k), (src_v, dst_v)):
+        for src_layer, dst_layer in zip(src_caches, dst_caches, strict=True):
+            for src, dst in zip(src_layer, dst_layer, strict=True):
                 # Gather first: a mapping may read a block another pair overwrites. Only a
                 # copy *to* the GPU may be asynchronous: stream order protects its readers,
                 # while a host destination is read by the CPU right away.

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
+from torch import nn
+
 from reference_engine.config import ConfigError, ModelConfig
+from reference_engine.models.deepseek_v3 import DeepseekV3ForCausalLM
 from reference_engine.models.llama import LlamaForCausalLM
 from reference_engine.models.qwen3 import Qwen3ForCausalLM
 from reference_engine.models.qwen3_moe import Qwen3MoeForCausalLM
@@ -18,11 +21,12 @@ MODEL_REGISTRY = MappingProxyType(
         # Mistral is the Llama graph with every layer sliding (ModelConfig.sliding_windows).
         "MistralForCausalLM": LlamaForCausalLM,
         "Qwen3MoeForCausalLM": Qwen3MoeForCausalLM,
+        "DeepseekV3ForCausalLM": DeepseekV3ForCausalLM,
     }
 )
 
 
-def model_class(cfg: ModelConfig) -> type[LlamaForCausalLM]:
+def model_class(cfg: ModelConfig) -> type[nn.Module]:
     try:
         return MODEL_REGISTRY[cfg.architecture]
     except KeyError:
@@ -31,6 +35,7 @@ def model_class(cfg: ModelConfig) -> type[LlamaForCausalLM]:
 
 __all__ = [
     "MODEL_REGISTRY",
+    "DeepseekV3ForCausalLM",
     "LlamaForCausalLM",
     "Qwen3ForCausalLM",
     "Qwen3MoeForCausalLM",

@@ -168,9 +168,18 @@ def test_logits_match_transformers(name: str, tmp_path: Path) -> None:
     assert model_cfg.architecture == CONFIGS[name][1]
     runner = ModelRunner(model_cfg, engine_cfg)
 
+    assert_plan_matches(runner, hf)
+
+
+def assert_plan_matches(
+    runner: ModelRunner, hf: torch.nn.Module, vocab: int = 300
+) -> list[torch.Tensor]:
+    """Run three sequences through packed batches mixing a whole prefill, chunked prefill
+    and decode steps; every row's logits must equal HF's forward over the sequence alone.
+    Returns the engine's logits per step (for comparisons between engine variants)."""
     rng = random.Random(7)
     lengths = (19, 11, 6)
-    seqs = [[rng.randrange(300) for _ in range(n)] for n in lengths]
+    seqs = [[rng.randrange(vocab) for _ in range(n)] for n in lengths]
     want = [_hf_logits(hf, s) for s in seqs]
     tables = [[0, 5, 9, 2, 14], [3, 1, 7], [20, 21]]
     # Step 1: seq 0 prefills a 7-token chunk, seq 1 its whole prompt but the last 3 tokens,
@@ -188,14 +197,17 @@ def test_logits_match_transformers(name: str, tmp_path: Path) -> None:
             done[i] = end
         plan.append(step)
 
+    got = []
     for step in plan:
         batch = build_forward_batch(
             [SeqInput(seqs[i][a:b], a, tables[i], want_prompt_logits=True) for i, a, b in step],
             block_size=4,
         )
         logits = runner.execute_model(batch)
+        got.append(logits)
         for j, (i, a, b) in enumerate(step):
             rows = logits[batch.logits_start_loc[j] : batch.logits_start_loc[j + 1]]
             # HF normalises and rotates in float32 even in a float64 model; the remaining
             # gap is float32 rounding, far below what any real bug produces.
             torch.testing.assert_close(rows, want[i][a:b], rtol=1e-5, atol=2e-5)
+    return got

@@ -1,0 +1,134 @@
+"""DeepSeek-V3 (and V2's layout): the Llama-style pre-norm decoder with multi-head latent
+attention (layers/mla_attention.py) in every layer, a dense SwiGLU MLP in the first
+`first_k_dense_replace` layers and mixture-of-experts layers after them.
+
+Module names follow transformers' DeepseekV3ForCausalLM, so checkpoints load 1:1 (gate/up
+fused as in Llama). The KV cache holds one latent per token per layer
+(ModelConfig.kv_cache_shapes), which is where MLA's memory saving shows up.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from reference_engine.config import ConfigError, ModelConfig
+from reference_engine.forward_batch import ForwardBatch
+from reference_engine.layers.linear import Linear
+from reference_engine.layers.mla_attention import MLAAttention
+from reference_engine.layers.norm import RMSNorm
+from reference_engine.layers.rotary import RopeAngles, RotaryEmbedding
+from reference_engine.models.llama import LlamaMLP
+
+KVCache = tuple[torch.Tensor, ...]
+
+
+def _mla(cfg: ModelConfig) -> MLAAttention:
+    raw: dict[str, Any] = cfg.hf_config
+    assert cfg.kv_lora_rank is not None
+    return MLAAttention(
+        hidden_size=cfg.hidden_size,
+        num_heads=cfg.num_attention_heads,
+        q_lora_rank=raw.get("q_lora_rank"),
+        kv_lora_rank=cfg.kv_lora_rank,
+        qk_nope_head_dim=int(raw["qk_nope_head_dim"]),
+        qk_rope_head_dim=int(raw["qk_rope_head_dim"]),
+        v_head_dim=int(raw["v_head_dim"]),
+        rms_norm_eps=cfg.rms_norm_eps,
+        bias=bool(raw.get("attention_bias", False)),
+    )
+
+
+def _mlp(cfg: ModelConfig, layer: int) -> nn.Module:
+    raw = cfg.hf_config
+    if layer < int(raw.get("first_k_dense_replace", 0)) or not raw.get("n_routed_experts"):
+        return LlamaMLP(cfg)
+    raise ConfigError(
+        f"layer {layer} of this DeepSeek-V3 config is a mixture-of-experts layer; MoE layers "
+        "are not implemented yet (set first_k_dense_replace >= num_hidden_layers)"
+    )
+
+
+class DeepseekV3DecoderLayer(nn.Module):
+    def __init__(self, cfg: ModelConfig, layer: int) -> None:
+        super().__init__()
+        self.self_attn = _mla(cfg)
+        self.mlp = _mlp(cfg, layer)
+        self.input_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+
+    def forward(
+        self, rope: RopeAngles, x: torch.Tensor, kv_cache: KVCache, batch: ForwardBatch
+    ) -> torch.Tensor:
+        x = x + self.self_attn(rope, self.input_layernorm(x), kv_cache, batch)
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class DeepseekV3Model(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
+        # RoPE rotates only the decoupled qk_rope_head_dim part of q and k.
+        self.rotary_emb = RotaryEmbedding(
+            int(cfg.hf_config["qk_rope_head_dim"]),
+            cfg.max_position_embeddings,
+            cfg.rope_theta,
+            cfg.rope_scaling,
+        )
+        self.layers = nn.ModuleList(
+            DeepseekV3DecoderLayer(cfg, i) for i in range(cfg.num_hidden_layers)
+        )
+        self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        positions: torch.Tensor,
+        kv_caches: list[KVCache],
+        batch: ForwardBatch,
+    ) -> torch.Tensor:
+        x = self.embed_tokens(input_ids)
+        rope = self.rotary_emb.lookup(positions)
+        for layer, kv_cache in zip(self.layers, kv_caches, strict=True):
+            x = layer(rope, x, kv_cache, batch)
+        return self.norm(x)
+
+
+class DeepseekV3ForCausalLM(nn.Module):
+    PACKED_MODULES: dict[str, tuple[str, str]] = {  # noqa: RUF012 - read-only table
+        "gate_proj": ("gate_up_proj", "gate"),
+        "up_proj": ("gate_up_proj", "up"),
+    }
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        if cfg.kv_lora_rank is None:
+            raise ConfigError("DeepseekV3ForCausalLM needs kv_lora_rank (MLA) in config.json")
+        self.config = cfg
+        self.model = DeepseekV3Model(cfg)
+        self.lm_head = (
+            None if cfg.tie_word_embeddings else Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
+        )
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        positions: torch.Tensor,
+        kv_caches: list[KVCache],
+        batch: ForwardBatch,
+    ) -> torch.Tensor:
+        return self.model(input_ids, positions, kv_caches, batch)
+
+    def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        if self.lm_head is None:
+            return F.linear(hidden, self.model.embed_tokens.weight)
+        return self.lm_head(hidden)
+
+    def set_attention_paths(self, prefill: str, decode: str) -> None:
+        """Force MLA's computation paths (tests compare them; the defaults are the fast ones)."""
+        for layer in self.model.layers:
+            layer.self_attn.prefill_path = prefill
+            layer.self_attn.decode_path = decode

@@ -1,0 +1,106 @@
+"""MLA (DeepSeek-V3) against transformers' DeepseekV3ForCausalLM, path against path, and
+batched workloads against solo runs.
+
+The tiny configs keep DeepSeek-V3's shape (compressed query, latent KV, decoupled and
+interleaved RoPE, nope/rope/v head dims all different) at toy sizes.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from test_model_hf_oracle import assert_plan_matches, spread_weights
+from test_verify_random_workloads import (
+    assert_pool_restored,
+    assert_tokens_equal_solo,
+    drive,
+    make_engine,
+    random_workload,
+    tight_engine,
+)
+
+from reference_engine.config import EngineConfig
+from reference_engine.loader import load_model_config
+from reference_engine.model_runner import ModelRunner
+
+transformers = pytest.importorskip("transformers")
+
+MLA_SHAPE: dict[str, Any] = {
+    "hidden_size": 48,
+    "intermediate_size": 80,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 4,  # transformers' default (128) would break its own eager path
+    "kv_lora_rank": 16,
+    "q_lora_rank": 24,
+    "qk_rope_head_dim": 8,
+    "qk_nope_head_dim": 12,
+    "v_head_dim": 10,
+    "max_position_embeddings": 256,
+    "first_k_dense_replace": 2,  # every layer dense
+    "tie_word_embeddings": False,
+}
+
+
+def write_deepseek(folder: Path, vocab: int, **overrides: Any) -> torch.nn.Module:
+    config = transformers.DeepseekV3Config(vocab_size=vocab, **{**MLA_SHAPE, **overrides})
+    config._attn_implementation = "eager"
+    torch.manual_seed(0)
+    model = transformers.DeepseekV3ForCausalLM(config).to(torch.float64).eval()
+    spread_weights(model)
+    model.save_pretrained(folder)
+    return model
+
+
+def _runner(folder: Path) -> ModelRunner:
+    cfg = EngineConfig(model=str(folder), dtype="float64", num_gpu_blocks=40, block_size=4)
+    return ModelRunner(load_model_config(cfg), cfg)
+
+
+@pytest.mark.parametrize("q_lora_rank", [24, None])
+def test_logits_match_transformers_on_both_paths(tmp_path: Path, q_lora_rank: int | None) -> None:
+    hf = write_deepseek(tmp_path, 300, q_lora_rank=q_lora_rank)
+    runner = _runner(tmp_path)
+    # One latent per token per layer: kv_lora_rank + qk_rope_head_dim wide, no head axis.
+    assert [tuple(t.shape[1:]) for t in runner.kv_caches[0]] == [(4, 1, 16 + 8)]
+    assert runner.kv_bytes_per_token == 2 * (16 + 8) * 8
+    results = {}
+    for prefill, decode in [("plain", "absorbed"), ("absorbed", "plain"), ("plain", "plain")]:
+        runner.model.set_attention_paths(prefill, decode)
+        results[prefill, decode] = assert_plan_matches(runner, hf)
+    # Absorbed and plain are the same function: agreement to float64 rounding.
+    for a, b in zip(results["plain", "absorbed"], results["absorbed", "plain"], strict=True):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-10)
+
+
+@pytest.fixture(scope="module")
+def mla_dir(tmp_path_factory: pytest.TempPathFactory, random_checkpoint: Any) -> Path:
+    folder = tmp_path_factory.mktemp("deepseek-v3")
+    write_deepseek(folder, 512)
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        src = random_checkpoint("qwen3") / name
+        if src.is_file():
+            shutil.copy(src, folder / name)
+    return folder
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("cache", "preemption"), [("hash", "recompute"), ("radix", "swap")])
+def test_mla_workloads_equal_solo(mla_dir: Path, cache: str, preemption: str) -> None:
+    solo = make_engine(mla_dir, prefix_caching="none", max_num_seqs=8)
+    rng = random.Random(f"mla-{cache}-{preemption}")
+    solo_cache: dict[Any, list[list[int]]] = {}
+    preemptions = hits = 0
+    for _ in range(5):
+        reqs = random_workload(rng)
+        engine = tight_engine(mla_dir, reqs, rng, cache, preemption, "fcfs")
+        assert_tokens_equal_solo(drive(engine, reqs), reqs, solo, solo_cache)
+        preemptions += engine.stats().num_preemptions
+        hits += engine.stats().prefix_cache_hit_tokens
+        assert_pool_restored(engine)
+    assert preemptions > 0 and hits > 0
