@@ -17,7 +17,9 @@ Across ranks (reference_engine/distributed/):
 
 Shared experts (Qwen2-MoE, DeepSeek) are a dense MLP every token passes through; a family adds
 their output to this layer's (build FusedMoE with `reduce_results=False` and reduce the sum
-once). Grouped top-k (DeepSeek's expert groups) is not implemented.
+once; models/deepseek_v3.py). Grouped top-k (DeepSeek-V3's `n_group` / `topk_group`): experts
+form groups, each token first keeps its best `topk_group` groups, then picks its k experts
+among them, which bounds how many devices one token's experts span under expert parallelism.
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ def select_experts(
     scoring_func: str = "softmax",
     correction_bias: torch.Tensor | None = None,
     routed_scaling_factor: float = 1.0,
+    num_expert_group: int = 1,
+    topk_group: int = 1,
 ) -> TopKRouting:
     """Router logits [T, E] -> the top-k experts per token. Scores are computed in at least
     float32 (as transformers does); `correction_bias` shifts only which experts win
@@ -65,6 +69,8 @@ def select_experts(
     else:
         raise ValueError(f"unknown scoring function {scoring_func!r}")
     choice = scores if correction_bias is None else scores + correction_bias.to(dtype)
+    if num_expert_group > 1:
+        choice = _mask_to_best_groups(choice, num_expert_group, topk_group)
     ids = torch.topk(choice, top_k, dim=-1).indices
     weights = scores.gather(-1, ids)
     if renormalize:
@@ -72,6 +78,17 @@ def select_experts(
     if routed_scaling_factor != 1.0:
         weights = weights * routed_scaling_factor
     return TopKRouting(weights.to(router_logits.dtype), ids)
+
+
+def _mask_to_best_groups(choice: torch.Tensor, num_groups: int, topk_group: int) -> torch.Tensor:
+    """Keep the `topk_group` groups whose two best experts score highest (DeepSeek-V3's
+    rule); every other expert gets -inf so top-k never picks it."""
+    t, e = choice.shape
+    grouped = choice.view(t, num_groups, e // num_groups)
+    group_scores = grouped.topk(min(2, e // num_groups), dim=-1).values.sum(dim=-1)
+    best = group_scores.topk(topk_group, dim=-1).indices  # [T, topk_group]
+    keep = torch.zeros_like(group_scores, dtype=torch.bool).scatter_(1, best, True)
+    return grouped.masked_fill(~keep[..., None], float("-inf")).view(t, e)
 
 
 def grouped_experts(
@@ -122,8 +139,11 @@ class FusedMoE(nn.Module):
         routed_scaling_factor: float = 1.0,
         reduce_results: bool = True,
         placement: ExpertPlacement | None = None,
+        num_expert_group: int = 1,
+        topk_group: int = 1,
     ) -> None:
         super().__init__()
+        self.num_expert_group, self.topk_group = num_expert_group, topk_group
         state = current_parallel_state()
         self.tp, self.ep = state.tp, state.ep
         self.num_experts, self.top_k = num_experts, top_k
@@ -154,13 +174,21 @@ class FusedMoE(nn.Module):
         # hot experts); made on first use, on the device the tokens are on.
         self.expert_load: torch.Tensor | None = None
 
-    def forward(self, x: torch.Tensor, router_logits: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self,
+        x: torch.Tensor,
+        router_logits: torch.Tensor,
+        correction_bias: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         routing = select_experts(
             router_logits,
             self.top_k,
             self.renormalize,
             self.scoring_func,
+            correction_bias=correction_bias,
             routed_scaling_factor=self.routed_scaling_factor,
+            num_expert_group=self.num_expert_group,
+            topk_group=self.topk_group,
         )
         if self.placement is not None:
             from reference_engine.distributed.expert_dispatch import expert_parallel_moe

@@ -1,6 +1,7 @@
 """DeepSeek-V3 (and V2's layout): the Llama-style pre-norm decoder with multi-head latent
 attention (layers/mla_attention.py) in every layer, a dense SwiGLU MLP in the first
-`first_k_dense_replace` layers and mixture-of-experts layers after them.
+`first_k_dense_replace` layers and mixture-of-experts layers after them (routed experts
+with grouped top-k and shared experts, on layers/fused_moe.py).
 
 Module names follow transformers' DeepseekV3ForCausalLM, so checkpoints load 1:1 (gate/up
 fused as in Llama). The KV cache holds one latent per token per layer
@@ -9,6 +10,7 @@ fused as in Llama). The KV cache holds one latent per token per layer
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import torch
@@ -17,11 +19,12 @@ from torch import nn
 
 from reference_engine.config import ConfigError, ModelConfig
 from reference_engine.forward_batch import ForwardBatch
+from reference_engine.layers.fused_moe import FusedMoE
 from reference_engine.layers.linear import Linear
 from reference_engine.layers.mla_attention import MLAAttention
 from reference_engine.layers.norm import RMSNorm
 from reference_engine.layers.rotary import RopeAngles, RotaryEmbedding
-from reference_engine.models.llama import LlamaMLP
+from reference_engine.models.llama import LlamaForCausalLM, LlamaMLP
 
 KVCache = tuple[torch.Tensor, ...]
 
@@ -42,14 +45,57 @@ def _mla(cfg: ModelConfig) -> MLAAttention:
     )
 
 
+class DeepseekV3TopkRouter(nn.Module):
+    """Router scores in float32, as transformers computes them; the correction bias only
+    steers which experts win (auxiliary-loss-free load balancing), never their weights."""
+
+    def __init__(self, num_experts: int, hidden_size: int) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(num_experts, hidden_size))
+        nn.init.normal_(self.weight, std=hidden_size**-0.5)  # kept only without a checkpoint
+        self.e_score_correction_bias = nn.Parameter(torch.zeros(num_experts), requires_grad=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        dtype = torch.promote_types(x.dtype, torch.float32)
+        return F.linear(x.to(dtype), self.weight.to(dtype))
+
+
+class DeepseekV3MoE(nn.Module):
+    """Routed experts (sigmoid scores, grouped top-k, scaled weights) plus shared experts
+    every token passes through, on the engine's one MoE layer (layers/fused_moe.py)."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        raw = cfg.hf_config
+        num_experts = int(raw["n_routed_experts"])
+        inter = int(raw["moe_intermediate_size"])
+        self.gate = DeepseekV3TopkRouter(num_experts, cfg.hidden_size)
+        self.experts = FusedMoE(
+            num_experts=num_experts,
+            top_k=int(raw["num_experts_per_tok"]),
+            hidden_size=cfg.hidden_size,
+            intermediate_size=inter,
+            renormalize=bool(raw.get("norm_topk_prob", True)),
+            scoring_func="sigmoid",
+            routed_scaling_factor=float(raw.get("routed_scaling_factor", 1.0)),
+            num_expert_group=int(raw.get("n_group") or 1),
+            topk_group=int(raw.get("topk_group") or 1),
+        )
+        shared = inter * int(raw.get("n_shared_experts") or 0)
+        self.shared_experts = (
+            LlamaMLP(dataclasses.replace(cfg, intermediate_size=shared)) if shared else None
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = self.experts(x, self.gate(x), self.gate.e_score_correction_bias)
+        return out if self.shared_experts is None else out + self.shared_experts(x)
+
+
 def _mlp(cfg: ModelConfig, layer: int) -> nn.Module:
     raw = cfg.hf_config
     if layer < int(raw.get("first_k_dense_replace", 0)) or not raw.get("n_routed_experts"):
         return LlamaMLP(cfg)
-    raise ConfigError(
-        f"layer {layer} of this DeepSeek-V3 config is a mixture-of-experts layer; MoE layers "
-        "are not implemented yet (set first_k_dense_replace >= num_hidden_layers)"
-    )
+    return DeepseekV3MoE(cfg)
 
 
 class DeepseekV3DecoderLayer(nn.Module):
@@ -121,6 +167,11 @@ class DeepseekV3ForCausalLM(nn.Module):
         batch: ForwardBatch,
     ) -> torch.Tensor:
         return self.model(input_ids, positions, kv_caches, batch)
+
+    def map_checkpoint_name(self, hf_name: str) -> tuple[str, str | None]:
+        """Routed experts load into the stacked FusedMoE weights; the rest as Llama's."""
+        routed = FusedMoE.map_checkpoint_name(hf_name)
+        return routed or LlamaForCausalLM.map_checkpoint_name(self, hf_name)  # type: ignore[arg-type]
 
     def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         if self.lm_head is None:

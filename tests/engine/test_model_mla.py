@@ -42,14 +42,24 @@ MLA_SHAPE: dict[str, Any] = {
     "qk_nope_head_dim": 12,
     "v_head_dim": 10,
     "max_position_embeddings": 256,
-    "first_k_dense_replace": 2,  # every layer dense
     "tie_word_embeddings": False,
+    # Layer 0 dense, layer 1 MoE: 8 routed experts in 4 groups, tokens keep their best 2
+    # groups and pick 3 experts there, plus one shared expert.
+    "first_k_dense_replace": 1,
+    "n_routed_experts": 8,
+    "num_experts_per_tok": 3,
+    "n_group": 4,
+    "topk_group": 2,
+    "moe_intermediate_size": 20,
+    "n_shared_experts": 1,
+    "routed_scaling_factor": 2.5,
 }
 
 
 def write_deepseek(folder: Path, vocab: int, **overrides: Any) -> torch.nn.Module:
     config = transformers.DeepseekV3Config(vocab_size=vocab, **{**MLA_SHAPE, **overrides})
     config._attn_implementation = "eager"
+    config._experts_implementation = "eager"  # the grouped-mm kernel has no float64
     torch.manual_seed(0)
     model = transformers.DeepseekV3ForCausalLM(config).to(torch.float64).eval()
     spread_weights(model)
