@@ -158,6 +158,22 @@ class KVCacheManager:
             token_ids, table, num_computed_tokens, handle
         )
 
+    def pin_cached_prefix(self, holder_id: str, token_ids: Sequence[int]) -> int:
+        """Pin the cached prefix of `token_ids` for a holder that is not a request (a KV
+        transfer waiting for its receiver): its blocks are held under `holder_id` like a
+        request's block table, so nothing evicts them, until `free(holder_id)`. A radix
+        match ending inside a block pins that block too (it holds the tail's KV in its
+        leading slots). Returns the number of tokens pinned."""
+        assert holder_id not in self.block_tables
+        match = self.cache.match_prefix(token_ids)
+        blocks = match.blocks + ([match.partial_block] if match.partial_block is not None else [])
+        for b in blocks:
+            self.pool.incref(b)
+        self.cache.lock(match.handle)
+        self.block_tables[holder_id] = blocks
+        self._cache_handles[holder_id] = match.handle
+        return match.num_cached_tokens
+
     # --- release ----------------------------------------------------------------
     def release_unseen_blocks(
         self, seq_id: str, num_computed_tokens: int, policy: StreamingLLM | None = None

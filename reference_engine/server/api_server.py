@@ -47,6 +47,7 @@ class ServerOptions:
     limits: ServingLimits = field(default_factory=ServingLimits)
     max_body_bytes: int = MAX_BODY_BYTES
     api_key: str | None = None  # None: no authentication (see auth.py)
+    disagg: Any = None  # PrefillRole | DecodeRole (reference_engine.disagg) | None: colocated
 
 
 class _ClientGone(Exception):
@@ -72,6 +73,9 @@ class _AbortingStream(StreamingResponse):
 
 def build_app(engine: AsyncEngine, options: ServerOptions) -> FastAPI:
     metrics = ServerMetrics(options.model_name)
+    role = options.disagg
+    if role is not None:
+        metrics.sources.append(role.metric_samples)
     completion = CompletionServing(engine, options.model_name, metrics, options.limits)
     chat = ChatServing(engine, options.model_name, metrics, options.limits)
 
@@ -82,10 +86,13 @@ def build_app(engine: AsyncEngine, options: ServerOptions) -> FastAPI:
             yield
         finally:
             await engine.stop()
+            if role is not None:
+                role.close()
 
     app = FastAPI(title="atlas reference engine", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.engine = engine
     app.state.metrics = metrics
+    app.state.disagg = role
 
     @app.exception_handler(APIError)
     async def on_api_error(request: Request, exc: APIError) -> JSONResponse:
@@ -159,11 +166,41 @@ def build_app(engine: AsyncEngine, options: ServerOptions) -> FastAPI:
         arrival = time.monotonic()
         req = await parse(request, model)
         prep = serving.prepare(req, arrival)
-        stream = await serving.submit(prep)
+        hook = await disaggregate(request, req, prep)
+        stream = await serving.submit(prep, hook)
         if req.stream:
             return _AbortingStream(serving.stream(req, prep, stream), stream)
         final = await _unless_disconnected(request, serving.collect(stream, prep), stream)
-        return JSONResponse(serving.response(req, prep, final))
+        body = serving.response(req, prep, final)
+        if hook is not None and role is not None and role.role == "prefill":
+            body["kv_transfer_params"] = role.response_params(prep.request_id)
+        return JSONResponse(body)
+
+    async def disaggregate(request: Request, req: Any, prep: Any) -> Any:
+        """The request's part in prefill/decode disaggregation: a hook for the engine, or None."""
+        params = req.kv_transfer_params
+        if params is None:
+            return None
+        if role is None:
+            raise APIError(
+                "kv_transfer_params needs a server started with --role prefill or --role decode",
+                param="kv_transfer_params",
+            )
+        if role.role == "prefill":
+            if params.get("do_remote_decode") is not True:
+                raise APIError(
+                    'a prefill server takes kv_transfer_params {"do_remote_decode": true}',
+                    param="kv_transfer_params",
+                )
+            if req.stream:
+                raise APIError("the prefill leg of a disaggregated request cannot stream", param="stream")
+            prep.params = role.prefill_params(prep.params)
+            return role.hook(prep.request_id)
+        try:
+            work = role.receive(prep.request_id, prep.token_ids, params)
+            return await _cancel_on_disconnect(request, work)
+        except ValueError as exc:
+            raise APIError(str(exc), param="kv_transfer_params") from None
 
     @app.post("/v1/completions")
     async def completions(request: Request) -> Response:
@@ -224,6 +261,23 @@ async def _unless_disconnected(request: Request, work: Awaitable[T], stream: Req
             with contextlib.suppress(asyncio.CancelledError, _ClientGone):
                 await task
             stream.close()
+    if task.cancelled():
+        raise _ClientGone
+    return task.result()
+
+
+async def _cancel_on_disconnect(request: Request, work: Awaitable[T]) -> T:
+    """Await `work` unless the client disconnects first; then cancel it."""
+    task = asyncio.ensure_future(work)
+    watcher = asyncio.ensure_future(_disconnected(request))
+    try:
+        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watcher.cancel()
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
     if task.cancelled():
         raise _ClientGone
     return task.result()

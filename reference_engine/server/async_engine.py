@@ -36,6 +36,13 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+if TYPE_CHECKING:
+    # Runs on the engine thread after each step that produced an output for its request,
+    # and once with None when the request ends without one (aborted, refused, failed
+    # step). Returns True when it needs no further calls. Disaggregated serving pins and
+    # releases transferred KV blocks through these, with no step in between (disagg/).
+    RequestHook = Callable[[Engine, RequestOutput | None], bool]
+
 
 class EngineDeadError(RuntimeError):
     """The engine thread stopped (a bug in a step, or shutdown); no request can be served."""
@@ -80,6 +87,7 @@ class _Add:
     params: SamplingParams
     arrival_time: float
     done: concurrent.futures.Future[None]
+    hook: RequestHook | None = None
 
 
 @dataclass(slots=True)
@@ -162,6 +170,7 @@ class AsyncEngine:
         # Counting evictable prefix-cache blocks walks the whole cache (O(cached blocks)), so
         # a busy engine publishes its state a few times a second, not after every step.
         self._snapshot_interval_s = snapshot_interval_s
+        self._hooks: dict[str, RequestHook] = {}  # engine thread only
         self._commands: queue.SimpleQueue[_Command] = queue.SimpleQueue()
         self._streams: dict[str, asyncio.Queue[Any]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -232,8 +241,10 @@ class AsyncEngine:
         token_ids: list[int],
         params: SamplingParams,
         arrival_time: float | None = None,
+        hook: RequestHook | None = None,
     ) -> RequestStream:
-        """Queue a request; raises the engine's RequestError when it refuses it."""
+        """Queue a request; raises the engine's RequestError when it refuses it.
+        `hook`: see RequestHook."""
         self._check_alive()
         if request_id in self._streams:
             raise ValueError(f"request id {request_id!r} is already in flight")
@@ -243,7 +254,7 @@ class AsyncEngine:
         stream = RequestStream(self, request_id, outputs)
         done: concurrent.futures.Future[None] = concurrent.futures.Future()
         arrival = time.monotonic() if arrival_time is None else arrival_time
-        self._commands.put(_Add(request_id, token_ids, params, arrival, done))
+        self._commands.put(_Add(request_id, token_ids, params, arrival, done, hook))
         try:
             await asyncio.wrap_future(done)
         except BaseException:
@@ -254,10 +265,15 @@ class AsyncEngine:
 
     async def call(self, fn: Callable[[Engine], T]) -> T:
         """Run `fn(engine)` on the engine thread, between two steps."""
+        return await asyncio.wrap_future(self.submit_call(fn))
+
+    def submit_call(self, fn: Callable[[Engine], T]) -> concurrent.futures.Future[T]:
+        """Queue `fn(engine)` for the engine thread from any thread; a future for its result
+        (other threads, such as the KV sender's, wait on it with `.result(timeout)`)."""
         self._check_alive(closing_ok=True)
         done: concurrent.futures.Future[T] = concurrent.futures.Future()
         self._commands.put(_Call(fn, done))
-        return await asyncio.wrap_future(done)
+        return done
 
     def _forget(self, request_id: str, abort: bool) -> None:
         self._streams.pop(request_id, None)
@@ -312,6 +328,7 @@ class AsyncEngine:
                     self._recover(exc)
                     continue
                 if outputs:
+                    self._run_hooks(outputs)
                     self._post(self._deliver, outputs)
                 now = time.monotonic()
                 if now >= next_snapshot or not engine.has_unfinished_requests():
@@ -326,6 +343,9 @@ class AsyncEngine:
             for request_id in list(engine.requests):
                 with contextlib.suppress(Exception):
                     engine.abort(request_id)
+            for request_id in list(self._hooks):
+                with contextlib.suppress(Exception):
+                    self._end_hook(request_id)
             with contextlib.suppress(Exception):
                 self.snapshot = take_snapshot(engine)
 
@@ -338,6 +358,7 @@ class AsyncEngine:
             raise exc
         for request_id in victims:
             engine.abort(request_id)
+            self._end_hook(request_id)
         # A copy that never ran still holds a reference on its source block.
         engine.kv.copies_done()
         engine.check_integrity()  # raises: the step left the block accounting broken
@@ -365,19 +386,37 @@ class AsyncEngine:
     def _apply(self, cmd: _Command) -> None:
         engine = self.engine
         if isinstance(cmd, _Add):
+            # Added even when its caller was cancelled meanwhile: the caller's abort follows.
+            if cmd.hook is not None:
+                self._hooks[cmd.request_id] = cmd.hook
             try:
                 engine.add_request(cmd.request_id, cmd.token_ids, cmd.params, 0, cmd.arrival_time)
             except Exception as exc:  # RequestError and friends: the caller reports it
-                cmd.done.set_exception(exc)
+                self._end_hook(cmd.request_id)
+                _settle(cmd.done, exc=exc)
             else:
-                cmd.done.set_result(None)
+                _settle(cmd.done, None)
         elif isinstance(cmd, _Abort):
             engine.abort(cmd.request_id)
+            self._end_hook(cmd.request_id)
         elif isinstance(cmd, _Call):
+            if not cmd.done.set_running_or_notify_cancel():
+                return  # its caller was cancelled before it ran: skip it
             try:
                 cmd.done.set_result(cmd.fn(engine))
             except Exception as exc:
                 cmd.done.set_exception(exc)
+
+    def _run_hooks(self, outputs: list[RequestOutput]) -> None:
+        for out in outputs:
+            hook = self._hooks.get(out.request_id)
+            if hook is not None and (hook(self.engine, out) or out.finished):
+                del self._hooks[out.request_id]
+
+    def _end_hook(self, request_id: str) -> None:
+        hook = self._hooks.pop(request_id, None)
+        if hook is not None:
+            hook(self.engine, None)
 
     def _drain_after_death(self) -> None:
         # Until shutdown, adds and calls that raced past _check_alive must not hang.
@@ -386,7 +425,7 @@ class AsyncEngine:
             if isinstance(cmd, _Stop):
                 return
             if isinstance(cmd, _Add | _Call):
-                cmd.done.set_exception(EngineDeadError(f"the engine stopped: {self._error}"))
+                _settle(cmd.done, exc=EngineDeadError(f"the engine stopped: {self._error}"))
 
     def _post(self, fn: Callable[..., None], *args: Any) -> None:
         loop = self._loop
@@ -394,3 +433,14 @@ class AsyncEngine:
             return
         with contextlib.suppress(RuntimeError):  # the loop closed during shutdown
             loop.call_soon_threadsafe(fn, *args)
+
+
+def _settle(
+    done: concurrent.futures.Future[Any], result: Any = None, exc: BaseException | None = None
+) -> None:
+    """Resolve a future whose waiter may have been cancelled (then nobody reads it)."""
+    with contextlib.suppress(concurrent.futures.InvalidStateError):
+        if exc is not None:
+            done.set_exception(exc)
+        else:
+            done.set_result(result)

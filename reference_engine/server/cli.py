@@ -69,6 +69,21 @@ def serve_command(
     max_body_bytes: int = typer.Option(
         8 << 20, "--max-body-bytes", min=1024, help="Larger request bodies get 413."
     ),
+    role: str = typer.Option(
+        "colocated",
+        "--role",
+        help="colocated, prefill or decode: disaggregated instances behind `atlas engine router`.",
+    ),
+    kv_host: str = typer.Option(
+        None, "--kv-host", help="Prefill: where to listen for KV transfers (default: --host)."
+    ),
+    kv_port: int = typer.Option(0, "--kv-port", min=0, max=65535, help="Prefill: 0 picks a free port."),
+    kv_lease_s: float = typer.Option(
+        60.0, "--kv-lease-timeout", min=0.1, help="Prefill: seconds pinned KV waits for its decode."
+    ),
+    kv_timeout_s: float = typer.Option(
+        30.0, "--kv-timeout", min=0.1, help="Decode: seconds to wait for each answer of a prefill."
+    ),
 ) -> None:
     """Serve the engine over an OpenAI-compatible HTTP API (completions, chat, SSE
     streaming, /metrics) until Ctrl-C."""
@@ -107,6 +122,11 @@ def serve_command(
         access_log=access_log,
         api_key=api_key or None,
         max_body_bytes=max_body_bytes,
+        role=role,
+        kv_host=kv_host,
+        kv_port=kv_port,
+        kv_lease_s=kv_lease_s,
+        kv_timeout_s=kv_timeout_s,
     )
 
     def ready(name: str, engine: object) -> None:
@@ -115,7 +135,7 @@ def serve_command(
 
             console.print(f"[bold yellow]note:[/] {RANDOM_WEIGHTS_NOTICE}.", highlight=False)
         console.print(
-            f"serving [bold]{name}[/] at http://{host}:{port}/v1 "
+            f"serving [bold]{name}[/] ({role}) at http://{host}:{port}/v1 "
             f"(metrics at /metrics); Ctrl-C stops",
             highlight=False,
         )

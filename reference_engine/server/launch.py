@@ -40,6 +40,13 @@ class ServeConfig:
     log_level: str = "warning"
     api_key: str | None = None
     max_body_bytes: int = 8 << 20
+    # Prefill/decode disaggregation (reference_engine/disagg): "colocated", "prefill" or
+    # "decode". A prefill server listens for KV transfers on kv_host:kv_port (0: any).
+    role: str = "colocated"
+    kv_host: str | None = None  # default: host (an unspecified address advertises this host's)
+    kv_port: int = 0
+    kv_lease_s: float = 60.0  # pinned KV waits this long for its decode instance
+    kv_timeout_s: float = 30.0  # a decode instance waits this long for each answer
 
 
 class GracefulServer(uvicorn.Server):
@@ -82,7 +89,8 @@ def make_server(
 ) -> GracefulServer:
     from reference_engine.server.api_server import ServerOptions, build_app
 
-    options = ServerOptions(model_name, cfg.limits, cfg.max_body_bytes, cfg.api_key)
+    role = make_role(engine, cfg)
+    options = ServerOptions(model_name, cfg.limits, cfg.max_body_bytes, cfg.api_key, role)
     app = build_app(engine, options)
     config = uvicorn.Config(
         app,
@@ -96,6 +104,39 @@ def make_server(
         **uvicorn_kwargs,
     )
     return GracefulServer(config, engine, cfg.graceful_s)
+
+
+def make_role(engine: AsyncEngine, cfg: ServeConfig) -> Any:
+    """The disaggregation role of a server, with its connector started; None if colocated."""
+    from reference_engine.config import ConfigError
+
+    if cfg.role == "colocated":
+        return None
+    from reference_engine.disagg import DecodeRole, PrefillRole
+    from reference_engine.disagg.zmq_connector import ZmqKVReceiver, ZmqKVSender
+
+    if cfg.role == "decode":
+        try:
+            return DecodeRole(engine, ZmqKVReceiver(cfg.kv_timeout_s))
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+    if cfg.role != "prefill":
+        raise ConfigError(f"role must be colocated, prefill or decode, got {cfg.role!r}")
+    if engine.engine.config.prefix_caching == "none":
+        raise ConfigError("a prefill instance needs prefix caching (hash or radix) to pin its KV")
+    prefill = PrefillRole(engine, lease_s=cfg.kv_lease_s, call_timeout_s=cfg.kv_timeout_s)
+    bind = cfg.kv_host or cfg.host
+    sender = ZmqKVSender(prefill, bind, cfg.kv_port)
+    sender.start()
+    prefill.attach(sender, advertised_host(bind))
+    return prefill
+
+
+def advertised_host(bind: str) -> str:
+    """The address a decode instance should dial for a sender bound to `bind`."""
+    if bind in ("0.0.0.0", "::", ""):
+        return socket.gethostbyname(socket.gethostname())
+    return bind
 
 
 def build_server(

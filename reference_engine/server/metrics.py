@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from reference_engine.server.async_engine import EngineSnapshot
@@ -130,6 +130,9 @@ class ServerMetrics:
         self.num_client_aborts = 0
         self.num_overloaded = 0  # requests refused with 429
         self.num_errors: dict[int, int] = {}  # HTTP status -> error responses
+        # More families from parts beside the server (a disaggregation role, KV tiers):
+        # each returns (name, type, help, samples) rows like the table in `render`.
+        self.sources: list[Callable[[], list[tuple[str, str, str, list[tuple[str, float]]]]]] = []
 
     def timer(self, arrival: float) -> RequestTimer:
         return RequestTimer(self, arrival)
@@ -233,6 +236,8 @@ class ServerMetrics:
                 [(f'{{status="{k}"}}', v) for k, v in sorted(self.num_errors.items())],
             ),
         ]  # fmt: skip
+        for source in self.sources:
+            table.extend(source())
         lines: list[str] = []
         for name, kind, help_text, samples in table:
             lines += _metric(name, kind, help_text, samples)

@@ -64,6 +64,9 @@ class _SamplingFields(_Strict):
     ignore_eos: bool = False
     include_stop_str_in_output: bool = False
     skip_special_tokens: bool = True
+    # Disaggregated prefill/decode (vLLM's field): {"do_remote_decode": true} to a prefill
+    # server; the prefill response's params, verbatim, to a decode server (disagg/).
+    kv_transfer_params: dict[str, Any] | None = None
 
     def stop_list(self) -> list[str]:
         if self.stop is None:

@@ -271,14 +271,14 @@ class Serving:
                 retry_after=limits.retry_after_s,
             )
 
-    async def submit(self, prep: Prepared) -> RequestStream:
+    async def submit(self, prep: Prepared, hook: Any = None) -> RequestStream:
         from reference_engine.engine import RequestError
 
         # No await between the check and add_request's bookkeeping: the check is atomic.
         self.check_overload(len(prep.token_ids))
         try:
             return await self.engine.add_request(
-                prep.request_id, prep.token_ids, prep.params, prep.arrival
+                prep.request_id, prep.token_ids, prep.params, prep.arrival, hook
             )
         except RequestError as exc:
             raise APIError(str(exc), param="prompt") from None

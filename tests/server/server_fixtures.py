@@ -62,8 +62,10 @@ def start_server(
     max_n: int = 4,
     limits: ServingLimits | None = None,
     api_key: str | None = None,
+    serve_options: dict[str, Any] | None = None,
     **engine_kwargs: Any,
 ) -> LiveServer:
+    """`serve_options`: more ServeConfig fields (a disaggregation role, ...)."""
     kwargs: dict[str, Any] = {
         "max_model_len": MAX_MODEL_LEN,
         "max_num_seqs": 32,
@@ -78,7 +80,12 @@ def start_server(
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))  # the OS picks a free port; bound before uvicorn, so no race
     port = sock.getsockname()[1]
-    cfg = ServeConfig(limits=limits or ServingLimits(max_n=max_n), graceful_s=1, api_key=api_key)
+    cfg = ServeConfig(
+        limits=limits or ServingLimits(max_n=max_n),
+        graceful_s=1,
+        api_key=api_key,
+        **(serve_options or {}),
+    )
     server = make_server(engine, MODEL, cfg)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

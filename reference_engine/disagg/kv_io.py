@@ -1,0 +1,50 @@
+"""Reading and writing whole KV blocks of the model runner's cache, for a transfer.
+
+Both run on the engine thread, between steps, so no forward pass writes the blocks
+while they are copied. One tensor per layer, [2 (K, V), num_blocks, block_size,
+num_kv_heads, head_dim], on the CPU: that is what goes over the wire.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from reference_engine.model_runner import ModelRunner
+
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
+          "float64": torch.float64}  # fmt: skip
+
+
+@torch.inference_mode()
+def gather_blocks(runner: ModelRunner, block_ids: list[int]) -> list[torch.Tensor]:
+    ids = torch.tensor(block_ids, dtype=torch.long, device=runner.device)
+    return [torch.stack((k[ids], v[ids])).cpu().contiguous() for k, v in runner.kv_caches]
+
+
+@torch.inference_mode()
+def scatter_blocks(runner: ModelRunner, block_ids: list[int], layers: list[torch.Tensor]) -> None:
+    if len(layers) != len(runner.kv_caches):
+        raise ValueError(f"got {len(layers)} layers of KV, the model has {len(runner.kv_caches)}")
+    ids = torch.tensor(block_ids, dtype=torch.long, device=runner.device)
+    for (k, v), kv in zip(runner.kv_caches, layers, strict=True):
+        expected = (2, len(block_ids), *k.shape[1:])
+        if tuple(kv.shape) != expected or kv.dtype != k.dtype:
+            raise ValueError(
+                f"a layer's KV is {tuple(kv.shape)} {kv.dtype}, expected {expected} {k.dtype}"
+            )
+        kv = kv.to(k.device)
+        k.index_copy_(0, ids, kv[0])
+        v.index_copy_(0, ids, kv[1])
+
+
+def to_bytes(t: torch.Tensor) -> memoryview:
+    """A tensor's raw bytes without a copy (any dtype, bfloat16 included)."""
+    return memoryview(t.contiguous().view(torch.uint8).numpy()).cast("B")
+
+
+def from_bytes(data: bytes | memoryview, dtype: str, shape: tuple[int, ...]) -> torch.Tensor:
+    flat = torch.frombuffer(bytearray(data), dtype=torch.uint8)
+    expected = DTYPES[dtype].itemsize * int(torch.Size(shape).numel())
+    if flat.numel() != expected:
+        raise ValueError(f"a KV frame has {flat.numel()} bytes, expected {expected}")
+    return flat.view(DTYPES[dtype]).reshape(shape)
