@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from analyzer.refs.pinview import EnvEntry, FlagEntry, PinView, SymbolEntry
+
+_CONSTRUCTED_RE = re.compile(r"^\s*(?:[A-Za-z_][A-Za-z0-9_]*\.)*(_*[A-Z][A-Za-z0-9_]*)\(")
 
 if TYPE_CHECKING:  # importing analyzer.index pulls in libcst; only the types are needed here
     from analyzer.index.models import ModuleFacts
@@ -40,11 +43,16 @@ def symbols_from_facts(modules: Iterable[ModuleFacts]) -> list[SymbolEntry]:
                     add(f"{mod}.{cls.qualname}.{name}", attr.line, attr.line, "attribute")
         for attr in facts.module_attributes:
             if attr.target.isidentifier():
-                add(f"{mod}.{attr.target}", attr.line, attr.line, "attribute")
+                # `ModelRegistry = _ModelRegistry(...)`: the object's class, so that
+                # `ModelRegistry.register_model` resolves through `_ModelRegistry`.
+                made = _CONSTRUCTED_RE.match(attr.value or "")
+                add(f"{mod}.{attr.target}", attr.line, attr.line, "attribute", (made.group(1),) if made else ())
         for imp in facts.imports:
             # Module-level names a file re-exports (`from vllm import LLM` works through them).
             if imp.scope != "<module>" or imp.name in (None, "*") or not path.endswith("__init__.py"):
                 continue  # only packages' re-exports: `from vllm import LLM` style citations
+            if imp.level == 0 and imp.module.split(".", 1)[0] != mod.split(".", 1)[0]:
+                continue  # `from typing import Sequence` in an __init__ is not the project's `Sequence`
             name = imp.asname or imp.name
             if name:
                 add(f"{mod}.{name}", imp.line, imp.line, "import")

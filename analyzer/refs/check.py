@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 from analyzer.refs.extract import extract_references, markdown_parser
 from analyzer.refs.models import AMBIGUOUS, BROKEN, NOT_CHECKABLE, OK, Finding, Reference
 from analyzer.refs.pinview import PinView
-from analyzer.refs.resolve import resolve
+from analyzer.refs.resolve import find_symbol, resolve, resolve_member
 from analyzer.refs.suggest import History, suggest
 
 IgnoreFn = Callable[[Reference], bool]
@@ -36,9 +36,25 @@ def check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str
         candidates = [p for p in pins if p.project == ref.framework]
     if not candidates:
         return [Finding(ref, None, NOT_CHECKABLE, note=f"no pin for {ref.framework}", framework=ref.framework)]
-    findings = [resolve(ref, pin) for pin in candidates]
-    if ref.tentative and not any(f.status == OK for f in findings):
-        return []  # a plain variable name in code font, not a citation
+    if ref.doc_defined or ref.scope:
+        # Named by the document's own snippet: a citation only if the snippet mirrors the
+        # project's code (the project defines the name too); else the author's invention.
+        probe = ref.target.split(".", 1)[0] if ref.doc_defined else ref.scope
+        if not any(find_symbol(probe or "", pin)[0] for pin in candidates):
+            return []
+    if ref.owner:
+        findings = [resolve_member(ref, pin) for pin in candidates]
+    else:
+        findings = [resolve(ref, pin) for pin in candidates]
+    if ref.tentative and not ref.owner and not any(f.status == OK for f in findings):
+        if ref.origin != "inline":
+            return []  # a lower-case name in a snippet or diagram: ordinary code
+        # A bare name in code font that no pin defines: a variable, or a name that was
+        # removed. Said so, never called broken without more to go on.
+        for f in findings:
+            f.status = NOT_CHECKABLE
+            f.note = f"`{ref.target}` is defined nowhere in {f.pin}: a variable's name, or a removed one"
+        return findings
     if ref.framework == AMBIGUOUS:
         # The text named no single project: the pins that know the reference decide.
         oks = [f for f in findings if f.status == OK]
@@ -70,10 +86,13 @@ def check_upgrade(refs: Iterable[Reference], old: PinView, new: PinView, history
     for ref in refs:
         if ref.framework not in {old.project, AMBIGUOUS}:
             continue
-        before = resolve(ref, old)
+        if (ref.doc_defined or ref.scope) and not find_symbol((ref.target.split(".", 1)[0] if ref.doc_defined else ref.scope) or "", old)[0]:
+            continue  # the author's own code
+        resolve_fn = resolve_member if ref.owner else resolve
+        before = resolve_fn(ref, old)
         if (ref.framework == AMBIGUOUS or ref.tentative) and before.status != OK:
             continue  # not this project's name as far as the old pin can tell
-        after = resolve(ref, new)
+        after = resolve_fn(ref, new)
         after.previous_status = before.status
         after.framework = new.project
         if after.status == BROKEN:

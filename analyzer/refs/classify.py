@@ -26,7 +26,7 @@ _DOTTED_RE = re.compile(rf"^{_IDENT}(?:\.{_IDENT})*$")
 _CALL_RE = re.compile(rf"^(?P<name>{_IDENT}(?:\.{_IDENT})*)\((?P<args>[^()]*)\)$")
 _FLAG_RE = re.compile(r"^(?P<flag>--[A-Za-z0-9][A-Za-z0-9_.-]*)(?:[= ].*)?$")
 _ENV_RE = re.compile(r"^\$?\{?(?P<name>[A-Z][A-Z0-9_]*[A-Z0-9])\}?(?:=.*)?$")
-_PATH_RE = re.compile(r"^(?P<path>[A-Za-z0-9_.][A-Za-z0-9_.\-/]*)(?::(?P<suffix>\d+(?:-\d+)?|" + _IDENT + r"(?:\." + _IDENT + r")*))?$")
+_PATH_RE = re.compile(r"^(?P<path>[A-Za-z0-9_.][A-Za-z0-9_.\-/]*)(?::{1,2}(?P<suffix>\d+(?:-\d+)?|" + _IDENT + r"(?:\." + _IDENT + r")*))?$")
 _CAMEL_RE = re.compile(r"^_*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*$")
 
 # Names that look like classes but are never the projects' own (standard library,
@@ -41,10 +41,45 @@ FOREIGN_NAMES = frozenset(
         "StopIteration", "FastAPI", "BaseModel", "StreamingResponse", "JSONResponse", "OpenAI", "AsyncOpenAI", "AutoTokenizer",
         "AutoModelForCausalLM", "AutoConfig", "PreTrainedTokenizer", "Qwen", "FlashAttention",
         "FlashInfer", "DeepEP", "DeepGEMM", "Mooncake", "Triton", "CuPy", "NumPy", "Python",
+        # Standard library and dependencies a serving text names next to the projects' own.
+        "ProfilerActivity", "DataLoader", "OrderedDict", "Literal", "Annotated", "Generic", "TypeVar", "Awaitable", "AsyncIterator", "AsyncGenerator",
+        "Generator", "Future", "Event", "Lock", "Condition", "Semaphore", "ProcessPoolExecutor",
+        "PreTrainedModel", "PretrainedConfig", "GenerationConfig", "AutoProcessor", "AutoModel",
+        "APIRouter", "HTTPException", "Depends", "ORJSONResponse", "ConfigDict", "RLock", "ZMQ", "PyNccl", "NCCL",
+        "CUDAGraph", "CUDA", "ROCm", "PagedAttention", "FlashAttention2", "FlashAttention3",
+        "HuggingFace", "TensorRT", "JSONDecodeError", "OSError", "TimeoutError", "ImportError",
+        "AttributeError", "IndexError", "OverflowError", "MemoryError", "OutOfMemoryError",
     }
 )
+# Python builtins called in snippets (`len(x)`, `print(y)`): never a citation.
+BUILTINS = frozenset(
+    {
+        "print", "len", "range", "min", "max", "sum", "sorted", "list", "dict", "set", "tuple",
+        "int", "float", "str", "bool", "isinstance", "getattr", "setattr", "hasattr", "super",
+        "enumerate", "zip", "map", "filter", "open", "iter", "next", "abs", "any", "all", "type",
+        "repr", "round", "format", "input", "id", "hash", "vars", "object", "property", "staticmethod",
+        "classmethod", "reversed", "divmod", "pow", "ord", "chr", "bytes", "bytearray", "memoryview",
+        "frozenset", "slice", "callable", "exec", "eval", "compile", "globals", "locals", "dir",
+    }
+)
+# Files at a repository's root that no wheel contains.
+REPO_ROOT_FILES = frozenset({"setup.py", "CMakeLists.txt", "pyproject.toml", "setup.cfg", "MANIFEST.in", "Dockerfile", "Makefile", "requirements.txt", "use_existing_torch.py"})
+# Source files a bare name may cite (`scheduler.py`); documents and data (`README.md`,
+# `generation_config.json`) are not the projects' code.
+CODE_FILE_EXTENSIONS = (".py", ".pyi", ".cu", ".cuh", ".cpp", ".cc", ".h", ".hpp", ".rs", ".proto")
 # `torch.cat`, `np.zeros`: lower-case dotted names rooted here are ordinary code.
-FOREIGN_ROOTS = frozenset({"torch", "np", "numpy", "os", "sys", "math", "time", "asyncio", "json", "re", "self", "cls", "nn", "F", "triton", "tl", "transformers", "collections", "itertools", "functools", "random", "heapq", "typing", "dataclasses"})
+FOREIGN_ROOTS = frozenset(
+    {
+        "torch", "np", "numpy", "os", "sys", "math", "time", "asyncio", "json", "re", "self", "cls", "nn", "F",
+        "triton", "tl", "transformers", "collections", "itertools", "functools", "random", "heapq", "typing",
+        "dataclasses", "importlib", "setuptools", "pytest", "requests", "httpx", "aiohttp", "fastapi", "uvicorn",
+        "pydantic", "zmq", "ray", "cuda", "nvtx", "flashinfer", "flash_attn", "xgrammar", "outlines", "openai",
+        "client", "subprocess", "threading", "multiprocessing", "logging", "pathlib", "contextlib", "inspect",
+        "pickle", "socket", "signal", "queue", "uuid", "base64", "hashlib", "struct", "weakref", "abc", "enum",
+        "copy", "gc", "io", "shutil", "tempfile", "argparse", "datetime", "traceback", "warnings", "safetensors",
+        "huggingface_hub", "tokenizers", "accelerate", "peft", "deepspeed", "megatron", "tqdm", "psutil", "pynvml",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +91,8 @@ class Classified:
     line_range: tuple[int, int] | None = None
     repo_layout: bool = False
     tentative: bool = False
+    symbol: str | None = None  # `path.py:Class.method` / `path.py::Class`: what the file should define
+    bare_file: bool = False  # `scheduler.py`: a file name without folders
 
 
 def env_framework(name: str) -> str | None:
@@ -95,9 +132,11 @@ def classify_env(text: str) -> Classified | None:
 
 def classify_path(text: str) -> Classified | None:
     m = _PATH_RE.match(text)
-    if m is None or "/" not in m.group("path") or "//" in text:
+    if m is None or "//" in text:
         return None
     path = m.group("path")
+    if "/" not in path:
+        return _bare_file(path, m.group("suffix"))
     if path.startswith("./"):
         path = path[2:]
     path = path.rstrip("/") or path
@@ -113,11 +152,24 @@ def classify_path(text: str) -> Classified | None:
     if suffix and suffix[0].isdigit():
         start, _, end = suffix.partition("-")
         line_range = (int(start), int(end or start))
-    elif suffix:
-        # `path.py:Class.method` names a symbol inside the file; check the file part.
-        pass
     reason = "path prefix" if framework else ""
-    return Classified(PATH, path, framework, reason, line_range, repo_layout)
+    symbol = suffix if suffix and not suffix[0].isdigit() else None
+    return Classified(PATH, path, framework, reason, line_range, repo_layout, symbol=symbol)
+
+
+def _bare_file(name: str, suffix: str | None) -> Classified | None:
+    """`schedule_batch.py`, `io_struct.py::GenerateReqInput`, `async_llm.py:903`: a source file
+    named without its folders, found by name."""
+    if not name.endswith(CODE_FILE_EXTENSIONS) or name.startswith(".") or name.count(".") != 1:
+        return None
+    line_range = None
+    symbol = None
+    if suffix and suffix[0].isdigit():
+        start, _, end = suffix.partition("-")
+        line_range = (int(start), int(end or start))
+    elif suffix:
+        symbol = suffix
+    return Classified(PATH, name, None, "", line_range, symbol=symbol, bare_file=True)
 
 
 def classify_symbol(text: str) -> Classified | None:

@@ -1,31 +1,59 @@
 """Walk a Markdown file's token stream (markdown-it-py) and collect references.
 
-Sources: inline code spans, fenced/indented code blocks (shell commands and
-Python imports), and links to GitHub blob/tree URLs of vLLM and SGLang.
+Sources: inline code spans, links to GitHub blob/tree URLs of vLLM and SGLang
+(and relative links when the document says where it lives), shell commands,
+Python snippets (imports, class bases, calls, annotations), text and diagram
+blocks (call forms, dotted names, paths, class names the prose also cites), and
+the bodies of mkdocs admonitions (`!!! note`), read as Markdown.
 """
 
 from __future__ import annotations
 
 import ast
+import posixpath
 import re
 from dataclasses import dataclass, field, replace
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from analyzer.refs.classify import Classified, classify, classify_env
-from analyzer.refs.framework import decide
+from analyzer.refs.classify import (
+    BUILTINS,
+    FOREIGN_NAMES,
+    FOREIGN_ROOTS,
+    Classified,
+    classify,
+    classify_env,
+    classify_path,
+    classify_symbol,
+)
+from analyzer.refs.framework import decide, document_project
 from analyzer.refs.models import PATH, SYMBOL, Reference
-from analyzer.refs.shell import looks_like_command, shell_refs
+from analyzer.refs.shell import last_command, looks_like_command, shell_refs
 
 _GITHUB_RE = re.compile(
     r"^https?://github\.com/(?P<repo>vllm-project/vllm|sgl-project/sglang)/(?P<mode>blob|tree)/"
     r"(?P<ref>[^/#?]+)/(?P<path>[^#?]*)(?:#L(?P<start>\d+)(?:-L(?P<end>\d+))?)?$"
 )
 _REPO_FRAMEWORK = {"vllm-project/vllm": "vllm", "sgl-project/sglang": "sglang"}
-_SHELL_LANGS = {"", "bash", "sh", "shell", "console", "zsh", "shell-session", "terminal"}
+_SHELL_LANGS = {"bash", "sh", "shell", "console", "zsh", "shell-session", "terminal"}
 _PYTHON_LANGS = {"python", "py", "python3", "pycon"}
+# Blocks read for names written the way code is written: plain text, diagrams, no language.
+_TEXT_LANGS = {"", "text", "txt", "plain", "plaintext", "mermaid", "plantuml", "ascii", "diagram", "dot", "graphviz", "none", "log", "output"}
 _ROOTS = ("vllm", "sglang")
+_ATLAS_PATH_RE = re.compile(r"<!--\s*atlas:[^>]*?\brepo=(?P<repo>[\w.-]+/[\w.-]+)[^>]*?\bpath=(?P<path>\S+?)\s*-->")
+_ADMONITION_RE = re.compile(r"^(?P<indent> *)(?:!!!|\?\?\?\+?) *[A-Za-z]")
+_AUTOREF_RE = re.compile(r"^(?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+$")
+_CODE_SPAN_RE = re.compile(r"`([^`\n]+)`")
+_CLASSNAME_RE = re.compile(r"^_*[A-Z][A-Za-z0-9_]*$")
+_KEY_RE = re.compile(r"""["']([A-Za-z_][A-Za-z0-9_]*)["']\s*:""")
+# In text blocks: `a.b.c(`, `Foo.bar`, paths, and class names of two humps or more.
+_TEXT_CALL_RE = re.compile(r"(?<![\w.$/-])((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*)\(")
+_TEXT_DOTTED_RE = re.compile(r"(?<![\w.$/-])(_*[A-Z][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?![\w(])")
+_TEXT_PATH_RE = re.compile(
+    r"(?<![\w./-])((?:[A-Za-z0-9_.-]+/)+[A-Za-z0-9_.-]*|[A-Za-z0-9_-]+\.(?:py|cu|cuh|cpp|cc|h|hpp|rs))(?::\d+(?:-\d+)?)?(?![\w/])"
+)
+_TEXT_CLASS_RE = re.compile(r"(?<![\w.])(_*(?:[A-Z][a-z0-9]+|[A-Z]{2,}(?=[A-Z][a-z]))(?:[A-Z][A-Za-z0-9]*)+)(?![\w.(])")
 
 
 def markdown_parser() -> MarkdownIt:
@@ -45,14 +73,38 @@ class _Pending:
     command: str | None = None
     commit: str | None = None
     link_symbol: str | None = None
+    owner: str | None = None
+    scope: str | None = None
+    doc_defined: bool = False
+
+
+@dataclass(slots=True)
+class _DocFacts:
+    """What the whole document says about its own names, gathered before the walk."""
+
+    project: tuple[str | None, str] = (None, "")
+    code_spans: set[str] = field(default_factory=set)  # texts written in code font in the prose
+    defined: set[str] = field(default_factory=set)  # classes/functions its Python snippets define
+    instances: dict[str, str] = field(default_factory=dict)  # `llm` -> `LLM` (`llm = LLM(...)`)
+    imported: dict[str, str] = field(default_factory=dict)  # `LLM` -> `vllm.LLM`
+    foreign: set[str] = field(default_factory=set)  # names imported from other packages
+    # Variables, parameters, keyword arguments and payload keys of the document's own
+    # snippets (`"target_token": 67`): a bare name in code font that is one of these is
+    # the example's, not the project's.
+    local_names: set[str] = field(default_factory=set)
+    repo: str | None = None  # `vllm-project/vllm` when the document says where it lives
+    path: str | None = None  # its path in that repository
 
 
 @dataclass(slots=True)
 class _Walker:
     file: str
     lines: list[str]
+    facts: _DocFacts = field(default_factory=_DocFacts)
     headings: list[tuple[int, str]] = field(default_factory=list)
     refs: list[Reference] = field(default_factory=list)
+    command: tuple[str, str | None] | None = None  # the last vLLM/SGLang command the text ran
+    server: tuple[str, str | None] | None = None  # the last server command: where bare options go
 
     # ----- helpers -------------------------------------------------------
     def _col(self, line: int, needle: str, start: int = 0) -> int:
@@ -65,7 +117,7 @@ class _Walker:
         heading_texts = [text for _, text in self.headings]
         for p in pending:
             length = len(p.text) if p.origin == "inline" else 0
-            decision = decide(p.found.framework, p.found.reason, block, p.offset, siblings, heading_texts, length)
+            decision = decide(p.found.framework, p.found.reason, block, p.offset, siblings, heading_texts, length, self.facts.project)
             self.refs.append(
                 Reference(
                     file=self.file,
@@ -80,141 +132,303 @@ class _Walker:
                     command=p.command,
                     line_range=p.found.line_range,
                     commit=p.commit,
-                    link_symbol=p.link_symbol,
+                    link_symbol=p.link_symbol or p.found.symbol,
                     repo_layout=p.found.repo_layout,
                     tentative=p.found.tentative,
+                    owner=p.owner,
+                    scope=p.scope,
+                    doc_defined=p.doc_defined,
+                    bare_file=p.found.bare_file,
                 )
             )
 
     # ----- inline content ------------------------------------------------
-    def inline(self, token: Token) -> None:
+    def inline(self, token: Token, owner: str | None = None) -> list[str]:
+        """References of one paragraph (or list item, table cell); returns its code spans.
+        `owner`: the class a list item's leading bare name belongs to."""
         line = (token.map[0] + 1) if token.map else 1
         plain = ""
         cursor: dict[int, int] = {}
         pending: list[_Pending] = []
+        codes: list[str] = []
         link: tuple[str, int, int] | None = None  # href, line, plain offset at link start
         link_codes: list[str] = []
+        link_text = ""
         for child in token.children or []:
             if child.type in {"softbreak", "hardbreak"}:
                 line += 1
                 plain += "\n"
             elif child.type == "text":
                 plain += child.content
+                if link is not None:
+                    link_text += child.content
             elif child.type == "code_inline":
                 text = child.content
+                codes.append(text)
                 col = self._col(line, text, cursor.get(line, 0))
                 if col >= 0:
                     cursor[line] = col + len(text)
                 if link is not None:
                     link_codes.append(text)
-                pending.extend(self._code_span(text, line, col, len(plain)))
+                found = self._code_span(text, line, col, len(plain))
+                if owner is not None and not plain.strip():
+                    found = [replace(p, owner=owner) if p.found.tentative else p for p in found]
+                pending.extend(found)
                 plain += text
             elif child.type == "link_open":
                 link = (str(child.attrs.get("href", "")), line, len(plain))
                 link_codes = []
+                link_text = ""
             elif child.type == "link_close" and link is not None:
-                found = self._link(link[0], link[1], link[2], link_codes)
-                if found is not None:
-                    pending.append(found)
+                found_link = self._link(link[0], link[1], link[2], link_codes, link_text)
+                if found_link is not None:
+                    pending.append(found_link)
                 link = None
         self._emit(pending, plain)
+        return codes
 
     def _code_span(self, text: str, line: int, col: int, offset: int) -> list[_Pending]:
         if looks_like_command(text):
             out = []
-            for ref in shell_refs(text):
+            for ref in shell_refs(text, self.server or self.command):
                 found = Classified(ref.kind, ref.target, ref.framework, f"command {ref.command}" if ref.command else "text")
                 inner = col + ref.col if col >= 0 and ref.col >= 0 else -1
                 if not ref.server_flag and ref.kind == "flag":
                     found = replace(found, reason=f"flag of {ref.command}")
                 out.append(_Pending(line, inner, ref.text, found, offset, "inline", ref.command))
             return out
-        found = classify(text)
+        stripped = text.strip()
+        instance = self._through_instance(stripped)
+        found = instance or classify(text)
         if found is None:
-            if _GITHUB_RE.match(text.strip()):
-                link = self._link(text.strip(), line, offset, [])
+            if _GITHUB_RE.match(stripped):
+                link = self._link(stripped, line, offset, [], "")
                 return [link] if link else []
             return []
-        written = text.strip()
+        written = stripped
         if found.kind in {"env", "flag"} and found.target in written:
             # `VLLM_X=1`, `$VLLM_X`, `--flag=value`: the name alone is what a fix replaces.
             shift = written.find(found.target)
             col = col + (len(text) - len(text.lstrip())) + shift if col >= 0 else -1
             written = found.target
-        return [_Pending(line, col, written, found, offset, "inline")]
+        root = found.target.split(".", 1)[0]
+        if found.tentative and found.target in self.facts.local_names:
+            return []  # the example's own variable or payload key
+        defined = found.kind == SYMBOL and root in self.facts.defined
+        return [_Pending(line, col, written, found, offset, "inline", doc_defined=defined)]
 
-    def _link(self, href: str, line: int, offset: int, codes: list[str]) -> _Pending | None:
-        m = _GITHUB_RE.match(href)
-        if m is None:
+    def _through_instance(self, text: str) -> Classified | None:
+        """`llm.generate` where the document made `llm = LLM(...)`: `LLM.generate`."""
+        m = re.fullmatch(r"([a-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)(?:\(.*\))?", text)
+        if m is None or m.group(1) not in self.facts.instances:
             return None
-        framework = _REPO_FRAMEWORK[m.group("repo")]
-        path = m.group("path").rstrip("/")
-        line_range = None
-        if m.group("start"):
-            start = int(m.group("start"))
-            line_range = (start, int(m.group("end") or start))
+        owner = self.facts.instances[m.group(1)].rsplit(".", 1)[-1]
+        return Classified(SYMBOL, f"{owner}.{m.group(2)}", None, f"`{m.group(1)}` is a `{owner}`")
+
+    def _link(self, href: str, line: int, offset: int, codes: list[str], text: str) -> _Pending | None:
+        m = _GITHUB_RE.match(href)
         symbol = None
         for code in codes:
             found = classify(code)
             if found is not None and found.kind == SYMBOL:
                 symbol = found.target
                 break
+        if m is None:
+            return self._other_link(href, line, offset, codes, text, symbol)
+        framework = _REPO_FRAMEWORK[m.group("repo")]
+        path = m.group("path").rstrip("/")
+        line_range = None
+        if m.group("start"):
+            start = int(m.group("start"))
+            line_range = (start, int(m.group("end") or start))
         found = Classified(PATH, path, framework, "GitHub link", line_range, repo_layout=True)
         return _Pending(line, self._col(line, href), href, found, offset, "link", commit=m.group("ref"), link_symbol=symbol)
+
+    def _other_link(self, href: str, line: int, offset: int, codes: list[str], text: str, symbol: str | None) -> _Pending | None:
+        """mkdocs autorefs (`[X][vllm.a.X]`, rendered as a link to `vllm.a.X`) and links
+        relative to the document's own place in its repository."""
+        if _AUTOREF_RE.match(href):
+            found = classify_symbol(href)
+            if found is not None:
+                return _Pending(line, self._col(line, href), href, found, offset, "link")
+        if href.startswith(("http://", "https://", "mailto:", "#")) or not self.facts.path or not self.facts.repo:
+            return None
+        framework = _REPO_FRAMEWORK.get(self.facts.repo)
+        if framework is None:
+            return None
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(self.facts.path), href.split("#", 1)[0]))
+        if target.startswith("..") or not target or target == ".":
+            return None
+        found = Classified(PATH, target, framework, f"relative link in {self.facts.repo}", repo_layout=True)
+        return _Pending(line, self._col(line, href), href, found, offset, "link", link_symbol=symbol)
 
     # ----- code blocks ---------------------------------------------------
     def code_block(self, token: Token) -> None:
         if not token.map:
             return
         first = token.map[0] + (2 if token.type == "fence" else 1)  # 1-based line of the block's first content line
-        lang = (token.info or "").strip().split(maxsplit=1)[0].lower() if token.info else ""
+        lang = (token.info or "").strip().split(maxsplit=1)[0].lower().strip("{}.") if token.info else ""
         content = token.content
         pending: list[_Pending] = []
         if lang in _PYTHON_LANGS:
             pending = self._python(content, first)
-        elif lang in _SHELL_LANGS:
-            for ref in shell_refs(content):
+        if lang in _SHELL_LANGS or lang in _TEXT_LANGS:
+            refs = shell_refs(content, self.server or self.command)
+            self.command = last_command(refs) or self.command
+            for ref in refs:
+                if ref.server_flag and ref.command:
+                    self.server = (ref.command, ref.framework)
+            for ref in refs:
                 line = first + ref.line
                 col = self._col(line, ref.text) if ref.col >= 0 else -1
                 reason = f"command {ref.command}" if ref.command else "text"
                 found = Classified(ref.kind, ref.target, ref.framework, reason)
                 pending.append(_Pending(line, col, ref.text, found, 0, "fence", ref.command))
+        if lang in _TEXT_LANGS:
+            taken = {(p.line, p.text) for p in pending}
+            pending.extend(p for p in self._text(content, first) if (p.line, p.text) not in taken)
         self._emit(pending, "")
 
-    def _python(self, content: str, first: int) -> list[_Pending]:
-        """Imports from vllm/sglang and env var names in a Python snippet; the rest is example code."""
-        try:
-            trees = [(0, ast.parse(content))]
-        except SyntaxError:
-            # Snippets with `...` placeholders: parse the lines that parse on their own.
-            trees = []
-            for i, raw in enumerate(content.splitlines()):
-                try:
-                    trees.append((i, ast.parse(raw.strip())))
-                except SyntaxError:
-                    continue
+    def _text(self, content: str, first: int) -> list[_Pending]:
+        """Names written the way code is written, in a text block or a diagram."""
         out: list[_Pending] = []
-        for base, tree in trees:
-            for node in ast.walk(tree):
-                line = first + base + getattr(node, "lineno", 1) - 1
-                if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                    if node.module.split(".")[0] in _ROOTS:
-                        for alias in node.names:
-                            if alias.name == "*":
-                                continue
-                            target = f"{node.module}.{alias.name}"
-                            found = Classified(SYMBOL, target, node.module.split(".")[0], "import")
-                            out.append(_Pending(line, self._col(line, alias.name), alias.name, found, 0, "fence"))
-                elif isinstance(node, ast.Import):
-                    for alias in node.names:
-                        if alias.name.split(".")[0] in _ROOTS:
-                            found = Classified(SYMBOL, alias.name, alias.name.split(".")[0], "import")
-                            out.append(_Pending(line, self._col(line, alias.name), alias.name, found, 0, "fence"))
-                elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-                    env = classify_env(node.value)
-                    if env is not None:
-                        out.append(_Pending(line, self._col(line, node.value), node.value, env, 0, "fence"))
+        for i, raw in enumerate(content.splitlines()):
+            line = first + i
+            if raw.lstrip().startswith(("$ ", "# ", "pip ", "curl ")):
+                continue
+            spans: list[tuple[int, int]] = []
+
+            def free(start: int, end: int, _spans: list[tuple[int, int]] = spans) -> bool:
+                return all(end <= a or start >= b for a, b in _spans)
+
+            for m in _TEXT_PATH_RE.finditer(raw):
+                found = classify_path(m.group(0))
+                if found is not None and (found.framework or found.bare_file or "/" in found.target.strip("/")):
+                    spans.append(m.span())
+                    out.append(_Pending(line, self._col(line, m.group(0)), m.group(0), found, 0, "fence"))
+            for m in _TEXT_CALL_RE.finditer(raw):
+                name = m.group(1)
+                root = name.split(".", 1)[0]
+                if not free(*m.span(1)) or root in FOREIGN_ROOTS or root in BUILTINS or root in FOREIGN_NAMES:
+                    continue
+                if root in self.facts.instances:
+                    owner = self.facts.instances[root].rsplit(".", 1)[-1]
+                    found = Classified(SYMBOL, f"{owner}.{name.split('.', 1)[1]}", None, f"`{root}` is a `{owner}`")
+                elif _CLASSNAME_RE.match(root) or root in _ROOTS:
+                    found = classify_symbol(name)
+                else:
+                    # `scheduler.schedule()`, `step()`: an instance or a bare function, named by its last part.
+                    found = Classified(SYMBOL, name.rsplit(".", 1)[-1], None, "", tentative=True)
+                if found is None:
+                    continue
+                spans.append(m.span(1))
+                out.append(_Pending(line, m.start(1), name + "()", replace(found, target=found.target), 0, "fence", doc_defined=root in self.facts.defined))
+            for m in _TEXT_DOTTED_RE.finditer(raw):
+                if not free(*m.span(1)) or m.group(1).split(".", 1)[0] in FOREIGN_NAMES:
+                    continue
+                found = classify_symbol(m.group(1))
+                if found is not None:
+                    spans.append(m.span(1))
+                    out.append(_Pending(line, m.start(1), m.group(1), found, 0, "fence", doc_defined=m.group(1).split(".", 1)[0] in self.facts.defined))
+            for m in _TEXT_CLASS_RE.finditer(raw):
+                name = m.group(1)
+                if not free(*m.span(1)) or name in FOREIGN_NAMES:
+                    continue
+                # A class name in a diagram is a citation when the prose writes it in code font too.
+                cited = name in self.facts.code_spans
+                found = Classified(SYMBOL, name, None, "", tentative=not cited)
+                out.append(_Pending(line, m.start(1), name, found, 0, "fence", doc_defined=name in self.facts.defined))
+        # Fix the written text of calls back to what is on the line.
+        fixed = []
+        for p in out:
+            if p.text.endswith("()") and p.col >= 0:
+                written = self.lines[p.line - 1][p.col :].split("(", 1)[0]
+                p = replace(p, text=written)
+            fixed.append(p)
+        return fixed
+
+    def _python(self, content: str, first: int) -> list[_Pending]:
+        """Imports from vllm/sglang, env var names, class bases, calls and annotations naming
+        classes, in a Python snippet. Names inside the snippet's own top-level classes and
+        functions carry that scope: checked only when the project defines it too."""
+        out: list[_Pending] = []
+        for base, tree in _parse_snippet(content):
+            for top in tree.body:
+                scope = top.name if isinstance(top, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) else None
+                out.extend(self._python_stmt(top, scope, first + base))
         return out
+
+    def _python_stmt(self, top: ast.stmt, scope: str | None, first: int) -> list[_Pending]:
+        out: list[_Pending] = []
+        seen: set[tuple[int, str]] = set()
+
+        def add(node_line: int, text: str, found: Classified, doc_defined: bool = False, in_scope: str | None = scope) -> None:
+            line = first + node_line - 1
+            if (line, text) in seen:
+                return
+            seen.add((line, text))
+            out.append(_Pending(line, self._col(line, text), text, found, 0, "fence", scope=in_scope, doc_defined=doc_defined))
+
+        for node in ast.walk(top):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                if node.module.split(".")[0] in _ROOTS:
+                    for alias in node.names:
+                        if alias.name == "*":
+                            continue
+                        target = f"{node.module}.{alias.name}"
+                        found = Classified(SYMBOL, target, node.module.split(".")[0], "import")
+                        add(getattr(alias, "lineno", node.lineno), alias.name, found, in_scope=None)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.split(".")[0] in _ROOTS:
+                        found = Classified(SYMBOL, alias.name, alias.name.split(".")[0], "import")
+                        add(node.lineno, alias.name, found, in_scope=None)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                env = classify_env(node.value)
+                if env is not None:
+                    add(node.lineno, node.value, env, in_scope=None)
+            elif isinstance(node, ast.ClassDef):
+                # `class SchedulerOutput:` mirrors the project's class or is the author's own.
+                add(node.lineno, node.name, Classified(SYMBOL, node.name, None, "class statement"), doc_defined=True, in_scope=None)
+                for b in node.bases:
+                    name = _dotted(b.value if isinstance(b, ast.Subscript) else b)
+                    if name and (found := self._code_name(name)) is not None:
+                        add(b.lineno, name, found, doc_defined=name.split(".", 1)[0] in self.facts.defined, in_scope=None)
+            elif isinstance(node, ast.Call):
+                name = _dotted(node.func)
+                if name and (found := self._code_name(name)) is not None:
+                    add(node.lineno, name, found, doc_defined=name.split(".", 1)[0] in self.facts.defined)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                name = _dotted(node)
+                if name and _CLASSNAME_RE.match(name.split(".", 1)[0]) and (found := self._code_name(name)) is not None:
+                    add(node.lineno, name, found, doc_defined=name.split(".", 1)[0] in self.facts.defined)
+            elif isinstance(node, ast.AnnAssign | ast.arg) and node.annotation is not None:
+                for sub in ast.walk(node.annotation):
+                    if isinstance(sub, ast.Name) and _CLASSNAME_RE.match(sub.id) and (found := self._code_name(sub.id)) is not None:
+                        add(sub.lineno, sub.id, found, doc_defined=sub.id in self.facts.defined)
+        return out
+
+    def _code_name(self, name: str) -> Classified | None:
+        """What a name used in a snippet cites, or None for the author's variables, the
+        standard library and dependencies."""
+        parts = name.split(".")
+        root = parts[0]
+        if root in self.facts.foreign or root in FOREIGN_ROOTS or root in FOREIGN_NAMES or root in BUILTINS:
+            return None
+        if root in self.facts.imported:
+            full = self.facts.imported[root]
+            if len(parts) == 1:
+                return None  # the import line is the citation
+            # `SamplingParams.extra_args`: the member through the class's short name.
+            return Classified(SYMBOL, ".".join([full.rsplit(".", 1)[-1], *parts[1:]]), full.split(".", 1)[0], "import")
+        if root in self.facts.instances and len(parts) == 2:
+            owner = self.facts.instances[root].rsplit(".", 1)[-1]
+            return Classified(SYMBOL, f"{owner}.{parts[1]}", None, f"`{root}` is a `{owner}`")
+        if root in _ROOTS:
+            return classify_symbol(name)
+        if _CLASSNAME_RE.match(root) and not root.isupper():
+            return Classified(SYMBOL, name, None, "")
+        return None
 
     # ----- headings ------------------------------------------------------
     def heading(self, level: int, text: str) -> None:
@@ -223,21 +437,149 @@ class _Walker:
         self.headings.append((level, text))
 
 
+def _dotted(node: ast.expr) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _parse_snippet(content: str) -> list[tuple[int, ast.Module]]:
+    """(line offset, tree) pairs: the whole snippet, or, when `...` placeholders or prompts
+    break it, each line that parses on its own."""
+    try:
+        return [(0, ast.parse(content))]
+    except SyntaxError:
+        trees = []
+        for i, raw in enumerate(content.splitlines()):
+            try:
+                trees.append((i, ast.parse(raw.strip().removeprefix(">>> ").removeprefix("... "))))
+            except SyntaxError:
+                continue
+        return trees
+
+
+def _document_facts(source: str, tokens: list[Token]) -> _DocFacts:
+    facts = _DocFacts(project=document_project(source))
+    m = _ATLAS_PATH_RE.search(source)
+    if m:
+        facts.repo, facts.path = m.group("repo"), m.group("path")
+    facts.code_spans = {span.strip() for span in _CODE_SPAN_RE.findall(source)}
+    for token in tokens:
+        if token.type not in {"fence", "code_block"}:
+            continue
+        facts.local_names.update(_KEY_RE.findall(token.content))
+        lang = (token.info or "").strip().split(maxsplit=1)[0].lower() if token.info else ""
+        if lang not in _PYTHON_LANGS:
+            continue
+        for _, tree in _parse_snippet(token.content):
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    facts.local_names.add(node.id)
+                elif isinstance(node, ast.arg) or (isinstance(node, ast.keyword) and node.arg):
+                    facts.local_names.add(node.arg)
+                if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+                    facts.defined.add(node.name)
+                elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                    for alias in node.names:
+                        name = alias.asname or alias.name
+                        if node.module.split(".")[0] in _ROOTS:
+                            facts.imported[name] = f"{node.module}.{alias.name}"
+                        else:
+                            facts.foreign.add(name)
+                elif isinstance(node, ast.Import):
+                    for alias in node.names:
+                        if alias.name.split(".")[0] not in _ROOTS:
+                            facts.foreign.add((alias.asname or alias.name).split(".")[0])
+                elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                    made = _dotted(node.value.func)
+                    if made and _CLASSNAME_RE.match(made.rsplit(".", 1)[-1]):
+                        for target in node.targets:
+                            if isinstance(target, ast.Name):
+                                facts.instances[target.id] = facts.imported.get(made, made)
+    return facts
+
+
+def _dedent_admonitions(source: str) -> tuple[str, dict[int, int]]:
+    """mkdocs admonitions (`!!! note`, `??? code "..."`) indent their body by four spaces,
+    which CommonMark reads as an indented code block: dedent the bodies so they are read
+    as Markdown. Returns the text and, per 1-based line, how many columns were removed."""
+    lines = source.splitlines(keepends=True)
+    shift: dict[int, int] = {}
+    i = 0
+    while i < len(lines):
+        m = _ADMONITION_RE.match(lines[i])
+        if m is None:
+            i += 1
+            continue
+        body = len(m.group("indent")) + 4
+        j = i + 1
+        while j < len(lines) and (not lines[j].strip() or lines[j].startswith(" " * body)):
+            j += 1
+        while j > i + 1 and not lines[j - 1].strip():
+            j -= 1
+        for k in range(i + 1, j):
+            if lines[k].startswith(" " * body):
+                lines[k] = lines[k][: body - 4] + lines[k][body:]
+                shift[k + 1] = shift.get(k + 1, 0) + 4
+        i += 1  # nested admonitions in the body are found on the next lines
+    return "".join(lines), shift
+
+
+def _lead_owner(codes: list[str], text: str) -> str | None:
+    """The class a list introduced by `text` describes: "`Req` has these fields:"."""
+    if not text.rstrip().endswith((":", "：")):
+        return None
+    names = [c.strip() for c in codes if _CLASSNAME_RE.match(c.strip()) and c.strip() not in FOREIGN_NAMES]
+    return names[-1] if names else None
+
+
 def extract_references(file: str, source: str, parser: MarkdownIt | None = None) -> list[Reference]:
     """All references in one Markdown document, in source order."""
     parser = parser or markdown_parser()
-    tokens = parser.parse(source)
-    walker = _Walker(file, source.splitlines())
+    text, shift = _dedent_admonitions(source)
+    tokens = parser.parse(text)
+    walker = _Walker(file, text.splitlines(), _document_facts(source, tokens))
     heading_level = 0
+    lead: tuple[list[str], str] | None = None  # code spans and text of the last paragraph outside lists
+    owners: list[str | None] = []  # per open list
+    item_start = False
+    in_paragraph = False
     for token in tokens:
         if token.type == "heading_open":
             heading_level = int(token.tag[1:])
+        elif token.type in {"bullet_list_open", "ordered_list_open"}:
+            owners.append(_lead_owner(*lead) if lead else None)
+            lead = None
+        elif token.type in {"bullet_list_close", "ordered_list_close"}:
+            owners.pop() if owners else None
+        elif token.type == "list_item_open":
+            item_start = True
+        elif token.type == "paragraph_open":
+            in_paragraph = True
+        elif token.type == "paragraph_close":
+            in_paragraph = False
         elif token.type == "inline":
             if heading_level:
                 walker.heading(heading_level, token.content)
                 heading_level = 0
-            walker.inline(token)
+                walker.inline(token)
+                lead = None
+                continue
+            owner = owners[-1] if owners and item_start else None
+            codes = walker.inline(token, owner)
+            if in_paragraph and not owners:
+                lead = (codes, token.content)
+            item_start = False
         elif token.type in {"fence", "code_block"}:
             walker.code_block(token)
-    walker.refs.sort(key=lambda r: (r.line, r.col))
-    return walker.refs
+            lead = None
+    refs = walker.refs
+    if shift:
+        refs = [replace(r, col=r.col + shift.get(r.line, 0)) if r.col >= 0 else r for r in refs]
+    refs.sort(key=lambda r: (r.line, r.col))
+    return refs

@@ -23,7 +23,9 @@ VOCABULARY = {
     "sglang": ("RadixCache", "RadixAttention", "ScheduleBatch", "TokenizerManager", "launch_server", "srt/", "ModelWorkerBatch", "ForwardBatch"),
 }
 _BOTH_RE = re.compile(r"\b(both|either)\s+(engines|projects|frameworks|systems|servers)\b", re.IGNORECASE)
-_SENTENCE_END_RE = re.compile(r"[.;!?](?:\s|$)|\n\s*\n")
+_SENTENCE_END_RE = re.compile(r"[.;!?](?:\s|$)|[。；！？]|\n\s*\n")
+_ATLAS_COMMENT_RE = re.compile(r"<!--\s*atlas:[^>]*?\brepo=(?P<repo>[\w.-]+/[\w.-]+)")
+_REPOS = {"vllm-project/vllm": "vllm", "sgl-project/sglang": "sglang"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +46,21 @@ def mentions(text: str) -> list[tuple[int, str]]:
     return sorted(found)
 
 
+def document_project(source: str) -> tuple[str | None, str]:
+    """The project a whole document is about: what its `<!-- atlas: repo=... -->` comment
+    says, else the project its text names at least three times as often as the other."""
+    m = _ATLAS_COMMENT_RE.search(source)
+    if m and m.group("repo") in _REPOS:
+        return _REPOS[m.group("repo")], f"the document belongs to {m.group('repo')}"
+    counts = {"vllm": 0, "sglang": 0}
+    for _, fw in mentions(source):
+        counts[fw] += 1
+    top, other = sorted(counts, key=lambda fw: -counts[fw])
+    if counts[top] >= 3 and counts[top] >= 3 * counts[other]:
+        return top, f"the document is about {top} ({counts[top]} mentions, {counts[other]} of {other})"
+    return None, ""
+
+
 def _single(frameworks: set[str]) -> str | None:
     return next(iter(frameworks)) if len(frameworks) == 1 else None
 
@@ -56,13 +73,15 @@ def decide(
     siblings: Sequence[str | None],
     headings: Sequence[str],
     length: int = 0,
+    document: tuple[str | None, str] = (None, ""),
 ) -> Decision:
     """Decide a reference's framework.
 
     own: the framework its text implies (path prefix, env prefix, ...), if any;
     block/offset/length: the paragraph (or list item, table cell) and where the reference sits in it;
     siblings: text-implied frameworks of the other references in the same block;
-    headings: enclosing heading texts, outermost first.
+    headings: enclosing heading texts, outermost first;
+    document: the project the whole document is about, when one is (see `document_project`).
     """
     if own is not None:
         return Decision(own, own_reason or "text")
@@ -96,5 +115,7 @@ def decide(
         if in_heading:
             break  # a heading naming both projects settles nothing further up
     named = sorted({fw for _, fw in found})
+    if document[0] is not None and (not named or named == [document[0]]):
+        return Decision(document[0], document[1])
     why = f"block names {' and '.join(named)}" if named else "no project named nearby"
     return Decision(AMBIGUOUS, why)

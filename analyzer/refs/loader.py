@@ -13,7 +13,7 @@ from pathlib import Path
 
 from analyzer.refs.build import envs_from, flags_from, list_files, symbols_from_facts
 from analyzer.refs.config import RefsError
-from analyzer.refs.pinview import PinView
+from analyzer.refs.pinview import FORMAT_VERSION, PinView
 from analyzer.settings import Settings
 from analyzer.snapshots import (
     Snapshot,
@@ -27,7 +27,9 @@ from analyzer.snapshots import (
 
 
 def view_cache_path(settings: Settings, pin: str) -> Path:
-    return settings.cache_dir / "refs" / "views" / f"{pin}.sqlite"
+    # The format version is in the name: checkouts of different versions sharing one cache
+    # keep their own views instead of rebuilding each other's.
+    return settings.cache_dir / "refs" / "views" / f"{pin}.v{FORMAT_VERSION}.sqlite"
 
 
 def _cached(path: Path) -> PinView | None:

@@ -49,6 +49,17 @@ class Reference:
     # `hash_block_tokens` in code font may be a function or just a variable name:
     # reported only when a pin defines it (or, across an upgrade, when the old pin did).
     tentative: bool = False
+    # The class a bare name belongs to, from the text that introduces it: a list after
+    # "`Req` has these fields:" gives its items' names the owner `Req`.
+    owner: str | None = None
+    # In a Python snippet: the snippet's own top-level class or function the name sits in.
+    # A snippet that mirrors the project's code (`def add_request` of `LLMEngine`) is checked;
+    # the author's own code (`class PriorityQueue`) is not a citation.
+    scope: str | None = None
+    # Named by a `class`/`def` of the document's own snippets: a reference only when the
+    # project defines it too (the snippet mirrors real code), else the author's invention.
+    doc_defined: bool = False
+    bare_file: bool = False  # `scheduler.py` written without folders: looked up by file name
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ from analyzer.refs.symbols import (
     write_symbols,
 )
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 
 __all__ = ["EnvEntry", "FlagEntry", "PinView", "SymbolEntry"]
 

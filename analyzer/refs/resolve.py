@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from analyzer.refs.classify import REPO_ONLY_DIRS
+from analyzer.refs.classify import REPO_ONLY_DIRS, REPO_ROOT_FILES
 from analyzer.refs.models import (
     BROKEN,
     ENV,
@@ -53,8 +53,55 @@ def resolve(ref: Reference, pin: PinView) -> Finding:
 
 
 # ----- paths ---------------------------------------------------------------
+def _repo_only(ref: Reference, pin: PinView) -> bool:
+    """`csrc/...`, or `vllm/examples/...` written with the repository's folder name first."""
+    dirs = REPO_ONLY_DIRS.get(pin.project, ())
+    parts = ref.target.lstrip("/").removeprefix(pin.layout_prefix).split("/")
+    return parts[0] in dirs or (len(parts) > 1 and parts[0] == pin.project and parts[1] in dirs and not pin.has_path("/".join(parts[:2])))
+
+
+def suffix_matches(path: str, pin: PinView) -> list[str]:
+    """Package paths ending with a path written without its top folders
+    (`v1/core/sched/scheduler.py`, `scheduler_components/batch_result_processor.py`)."""
+    tail = "/" + path.strip("/")
+    return sorted(p for p in (*pin.files, *pin.dirs) if p.endswith(tail))
+
+
+def _resolve_bare_file(ref: Reference, pin: PinView) -> Finding:
+    name = ref.target
+    named = pin.files_named(name)
+    if named:
+        if ref.link_symbol:
+            holders = [f for f in named if _defines(pin, f, ref.link_symbol)]
+            if not holders:
+                return Finding(ref, pin.pin, BROKEN, resolved_at=named[0], note=f"`{ref.link_symbol}` is not defined in any file named {name}")
+            named = holders
+        note = f"{len(named)} files named {name}" if len(named) > 1 else ""
+        return Finding(ref, pin.pin, OK, resolved_at=named[0], note=note)
+    if name in REPO_ROOT_FILES:
+        return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"a file at the repository's root; {pin.pin} holds the package only")
+    if not name.endswith((".py", ".pyi")) and pin.kind == "release":
+        return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"C++/CUDA/Rust sources are not in the wheel {pin.pin}")
+    return Finding(ref, pin.pin, BROKEN, note=f"no file named {name} in {pin.pin}")
+
+
+def _defines(pin: PinView, path: str, symbol: str) -> bool:
+    suffix = "." + symbol
+    module = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    return any(e.full.endswith(suffix) for e in pin.definitions_in(path)) or bool(pin.table.named(f"{module}.{symbol}"))
+
+
 def _resolve_path(ref: Reference, pin: PinView) -> Finding:
+    if ref.bare_file:
+        return _resolve_bare_file(ref, pin)
+    if _repo_only(ref, pin):
+        return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"a repository folder; {pin.pin} is a wheel snapshot" if pin.kind == "release" else "a repository folder")
     path = package_path(ref.target, pin)
+    if path is None:
+        tails = suffix_matches(ref.target, pin) if "/" in ref.target else []
+        if tails:
+            note = f"written without its top folders; {len(tails)} matches" if len(tails) > 1 else "written without its top folders"
+            return Finding(ref, pin.pin, OK, resolved_at=tails[0], note=note)
     if path is None:
         first = ref.target.lstrip("/").removeprefix(pin.layout_prefix).split("/", 1)[0]
         in_repo_only = first in REPO_ONLY_DIRS.get(pin.project, ()) or ref.target.split("/", 1)[0] in REPO_ONLY_DIRS.get(pin.project, ())
@@ -68,6 +115,10 @@ def _resolve_path(ref: Reference, pin: PinView) -> Finding:
     finding = Finding(ref, pin.pin, OK, resolved_at=path)
     if ref.line_range is not None and path in pin.files:
         _check_lines(finding, path, pin)
+    elif ref.link_symbol and ref.origin != "link" and path in pin.files and not _defines(pin, path, ref.link_symbol):
+        # `path.py:Class.method`: the file is there, the name is not.
+        finding.status = BROKEN
+        finding.note = f"`{ref.link_symbol}` is not defined in {path}"
     if ref.commit and not _same_revision(ref.commit, pin):
         # The link itself may be fine at its own commit; what matters to the book is the pin.
         finding.note = "; ".join(x for x in (finding.note, f"link names {ref.commit}, checked against {pin.pin}") if x)
@@ -171,11 +222,36 @@ def _resolve_symbol(ref: Reference, pin: PinView) -> Finding:
     return Finding(ref, pin.pin, OK, resolved_at=found[0].location, note="; ".join(notes))
 
 
+def resolve_member(ref: Reference, pin: PinView) -> Finding:
+    """A bare name the text gives an owner (the fields listed after "`Req` has:")."""
+    assert ref.owner is not None
+    plain = resolve(ref, pin)
+    owners = [e for e in pin.find_symbol(ref.owner) if e.kind == "class"]
+    if not owners:
+        if plain.status == OK:
+            plain.note = "; ".join(x for x in (plain.note, f"its class `{ref.owner}` is not defined in {pin.pin}") if x)
+            return plain
+        return Finding(ref, pin.pin, BROKEN, note=f"listed as a member of `{ref.owner}`, which is not defined in {pin.pin}")
+    found, how = find_symbol(f"{ref.owner}.{ref.target}", pin)
+    if found:
+        return Finding(ref, pin.pin, OK, resolved_at=found[0].location, note=how or f"member of `{ref.owner}`")
+    if plain.status == OK:
+        # Defined, but not on the class the text names: say so, without calling it broken
+        # (the list may describe keyword arguments rather than fields).
+        plain.note = "; ".join(x for x in (plain.note, f"not a member of `{ref.owner}`") if x)
+        return plain
+    return Finding(ref, pin.pin, BROKEN, note=f"`{ref.owner}` has no member `{ref.target}` in {pin.pin}")
+
+
 # ----- flags and env vars -----------------------------------------------------
 def _resolve_flag(ref: Reference, pin: PinView) -> Finding:
     flag = ref.target
     entry = pin.flag_map.get(flag)
     note = ""
+    if entry is None and "." in flag:
+        # `--compilation-config.level=3`: one field of a JSON config flag.
+        entry = pin.flag_map.get(flag.split(".", 1)[0])
+        note = "a field of a config flag"
     if entry is None and flag.startswith("--no-"):
         # argparse BooleanOptionalAction: `--no-x` exists wherever `--x` does.
         entry = pin.flag_map.get("--" + flag[5:])

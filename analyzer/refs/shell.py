@@ -19,9 +19,17 @@ SERVER_COMMANDS = {
     "sglang serve": "sglang",
     "sglang.launch_server": "sglang",
 }
-_WRAPPERS = {"sudo", "env", "time", "nohup", "exec", "command", "$", ">"}
+_WRAPPERS = {"sudo", "env", "time", "nohup", "exec", "command", "$", ">", "numactl", "taskset", "srun", "mpirun"}
+# Profilers and launchers that run another command after their own options:
+# `nsys profile -o out --trace cuda vllm serve ...`, `ncu --set full python -m ...`.
+_LAUNCHERS = {"nsys": {"profile", "launch"}, "ncu": set(), "nvprof": set(), "rocprof": set(), "compute-sanitizer": set(), "cuda-gdb": set()}
+_PROJECT_PROGRAMS = {"vllm", "sglang", "python", "python3", "uv", "torchrun"}
 _SEPARATORS = {"&&", "||", "|", ";", "&"}
 _ASSIGN_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=")
+_SHORT_FLAG_RE = re.compile(r"-[A-Za-z][A-Za-z0-9]{0,3}(?:=.*)?")
+_COMMENT_FLAG_RE = re.compile(r"(?<![\w-])--[A-Za-z0-9][A-Za-z0-9_.-]*[A-Za-z0-9]")
+# Subcommands whose flags are their own parser's: `vllm bench serve`, `vllm bench latency`.
+_SUBCOMMANDS = {"vllm bench": ("serve", "latency", "throughput", "startup", "sweep", "mm-processor")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +105,24 @@ def _split_commands(tokens: list[_Token]) -> Iterator[list[_Token]]:
         yield current
 
 
-def _command_refs(tokens: list[_Token]) -> Iterator[ShellRef]:
+def _skip_launcher(tokens: list[_Token], i: int) -> int:
+    """Index of the command a profiler or launcher runs, or `i` when there is none."""
+    program = tokens[i].text.rsplit("/", 1)[-1]
+    if program not in _LAUNCHERS:
+        return i
+    j = i + 1
+    if j < len(tokens) and tokens[j].text in _LAUNCHERS[program]:
+        j += 1
+    while j < len(tokens):
+        word = tokens[j].text
+        base = word.rsplit("/", 1)[-1]
+        if base in _PROJECT_PROGRAMS or re.fullmatch(r"python[0-9.]*", base):
+            return j
+        j += 1
+    return i
+
+
+def _command_refs(tokens: list[_Token], default: tuple[str, str | None] | None = None) -> Iterator[ShellRef]:
     i = 0
     # Leading `VAR=value` assignments and wrappers.
     while i < len(tokens):
@@ -114,10 +139,17 @@ def _command_refs(tokens: list[_Token]) -> Iterator[ShellRef]:
             break
     if i >= len(tokens):
         return
+    i = _skip_launcher(tokens, i)
     program = tokens[i].text.rsplit("/", 1)[-1]
     rest = tokens[i + 1 :]
     command: str | None = None
     framework: str | None = None
+    if tokens[i].text.startswith("--") and default is not None:
+        # A fragment of options (`--observability-config '{...}'`): more options for the
+        # command the passage runs.
+        command, framework = default
+        rest = tokens[i:]
+        program = ""
     if program == "export":
         for tok in rest:
             m = _ASSIGN_RE.match(tok.text)
@@ -130,6 +162,9 @@ def _command_refs(tokens: list[_Token]) -> Iterator[ShellRef]:
         command = f"{program} {rest[0].text}"
         framework = program
         rest = rest[1:]
+        if rest and rest[0].text in _SUBCOMMANDS.get(command, ()):
+            command = f"{command} {rest[0].text}"  # `vllm bench serve`
+            rest = rest[1:]
     elif re.fullmatch(r"python[0-9.]*", program) or program == "uv" or program == "torchrun":
         while rest and rest[0].text in {"run", "python", "python3"}:
             rest = rest[1:]
@@ -157,19 +192,54 @@ def _command_refs(tokens: list[_Token]) -> Iterator[ShellRef]:
         if tok.text.startswith("--") and len(tok.text) > 2:
             flag = tok.text.split("=", 1)[0]
             yield ShellRef(tok.line, tok.col, flag, FLAG, flag, framework, command, server)
+        elif _SHORT_FLAG_RE.fullmatch(tok.text):
+            # `-tp 2`, `-O3`: short options are the parser's too.
+            flag = tok.text.split("=", 1)[0]
+            yield ShellRef(tok.line, tok.col, flag, FLAG, flag, framework, command, server)
         else:
             env = classify_env(tok.text) if env_framework(tok.text.lstrip("$")) else None
             if env is not None:
                 yield ShellRef(tok.line, tok.col, tok.text, ENV, env.target, env.framework, command)
 
 
-def shell_refs(snippet: str) -> list[ShellRef]:
-    """Every reference inside a shell snippet (one or many commands)."""
+def _comment_flags(snippet: str, refs: list[ShellRef]) -> list[ShellRef]:
+    """Flags written in a comment (`# add --enable-prefix-caching for ...`) belong to the
+    command the comment annotates: the next one, else the one before."""
+    out: list[ShellRef] = []
+    commands = [(r.line, r.command, r.framework, r.server_flag) for r in refs if r.command]
+    for idx, raw in enumerate(snippet.splitlines()):
+        hash_at = raw.find("#")
+        if hash_at < 0 or (raw[:hash_at].strip() and raw[hash_at - 1] != " "):
+            continue
+        comment = raw[hash_at + 1 :]
+        after = [c for c in commands if c[0] > idx] or [c for c in reversed(commands) if c[0] < idx]
+        if not after:
+            continue
+        _, command, framework, server = after[0]
+        for m in _COMMENT_FLAG_RE.finditer(comment):
+            flag = m.group(0)
+            out.append(ShellRef(idx, hash_at + 1 + m.start(), flag, FLAG, flag, framework, command, server))
+    return out
+
+
+def shell_refs(snippet: str, default: tuple[str, str | None] | None = None) -> list[ShellRef]:
+    """Every reference inside a shell snippet (one or many commands). `default` is the
+    (command, framework) an options-only fragment continues, when the passage ran one."""
     refs: list[ShellRef] = []
     for group in _logical_lines(snippet):
         for command in _split_commands(_tokens(group)):
-            refs.extend(_command_refs(command))
+            refs.extend(_command_refs(command, default))
+    refs.extend(_comment_flags(snippet, refs))
+    refs.sort(key=lambda r: (r.line, r.col))
     return refs
+
+
+def last_command(refs: list[ShellRef]) -> tuple[str, str | None] | None:
+    """The last vLLM/SGLang command a snippet runs, for fragments that follow it."""
+    for ref in reversed(refs):
+        if ref.command:
+            return ref.command, ref.framework
+    return None
 
 
 def looks_like_command(text: str) -> bool:

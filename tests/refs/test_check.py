@@ -33,11 +33,21 @@ def test_each_reference_is_checked_against_its_own_project(vllm30: PinView, sgla
     assert kernels.status == "not-checkable"
 
 
-def test_tentative_names_only_count_when_defined(vllm30: PinView) -> None:
+def test_bare_names_defined_nowhere_are_reported_not_checkable(vllm30: PinView) -> None:
     findings = check_references(extract_all([("ch.md", DOC)]), [vllm30])
-    texts = {f.ref.text for f in findings}
-    assert "hash_block_tokens" in texts
-    assert "num_tokens" not in texts
+    by_text = {f.ref.text: f for f in findings}
+    assert by_text["hash_block_tokens"].status == "ok"
+    # A bare name no pin defines: said so with a reason, never silently dropped, never "broken".
+    assert by_text["num_tokens"].status == "not-checkable" and "defined nowhere" in by_text["num_tokens"].note
+
+
+def test_bare_names_of_the_documents_own_code_are_not_references(vllm30: PinView) -> None:
+    doc = (
+        "In vLLM the request carries `target_token` and `num_tokens`.\n\n"
+        "```python\nllm.generate(p, SamplingParams(extra_args={\"target_token\": 67}))\nnum_tokens = 3\n```\n"
+    )
+    texts = {f.ref.text for f in check_references(extract_all([("ch.md", doc)]), [vllm30])}
+    assert "target_token" not in texts and "num_tokens" not in texts
 
 
 def test_missing_pin_is_not_checkable(vllm30: PinView) -> None:
