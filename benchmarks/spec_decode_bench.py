@@ -4,9 +4,9 @@
     .venv/bin/python benchmarks/spec_decode_bench.py --model DIR     # a trained checkpoint
     .venv/bin/python benchmarks/spec_decode_bench.py --model DIR --draft-model SMALL_DIR
 
-Each batch size runs the same greedy workload three ways: plain decoding, speculation with
-a fixed draft length (num_speculative_tokens), and the load-adaptive draft length
-(spec_decode/draft_length.py). It prints tokens/s, the speedup over plain decoding, the
+Each batch size runs the same greedy workload up to four ways: plain decoding, speculation
+with a fixed draft length (num_speculative_tokens), the load-adaptive draft length
+(spec_decode/draft_length.py) and, for n-gram drafting, token trees of 3 branches. It prints tokens/s, the speedup over plain decoding, the
 acceptance rate, the mean accepted length and the draft lengths the adaptive policy chose,
 side by side, and checks that every speculative output equals the plain one.
 
@@ -96,8 +96,11 @@ def main() -> None:
             prompts = workload(batch, seed=batch, motif_len=12, repeats=4)
             plain_tps, plain_tokens, _, _ = run(model, prompts, args.max_tokens, None, batch)
             print(f"{batch:>5} {'plain':>9} {plain_tps:>8.1f} {1.0:>8.2f}")
-            for mode in ("fixed", "adaptive"):
-                spec = {**base, "draft_length": mode}
+            modes = ["fixed", "adaptive"] + ([] if args.draft_model else ["tree"])
+            for mode in modes:
+                spec = {**base, "draft_length": "fixed" if mode == "tree" else mode}
+                if mode == "tree":
+                    spec["tree_width"] = 3
                 tps, tokens, engine, chosen = run(model, prompts, args.max_tokens, spec, batch)
                 s = engine.stats().spec_decoding
                 assert s is not None

@@ -132,7 +132,15 @@ class Engine:
             ) from None
         spec = SpeculativeConfig.from_value(config.speculative_config)
         self.spec = (
-            SpecDecoder(spec, config, self.model_config, self.eos_token_ids, self.max_model_len)
+            SpecDecoder(
+                spec,
+                config,
+                self.model_config,
+                self.eos_token_ids,
+                self.max_model_len,
+                self.runner,
+                self.kv,
+            )
             if spec is not None
             else None
         )
@@ -274,6 +282,7 @@ class Engine:
                 block_table=self.kv.block_tables[item.seq.seq_id],
                 want_prompt_logits=self._wants_prompt_logits(item) or bool(item.seq.spec_token_ids),
                 kv_policy=item.seq.params.kv_eviction,
+                tree_parents=self.spec.tree_parents(item.seq) if self.spec else None,
             )
             for item in out.scheduled
         ]
@@ -335,7 +344,8 @@ class Engine:
             lo = len(rows)
             logit_starts.append(num_logits)
             if seq.spec_token_ids:
-                rows.extend(SpecDecoder.sampling_rows(row, seq.spec_token_ids))
+                assert self.spec is not None
+                rows.extend(self.spec.sampling_rows(row, seq))
             else:
                 rows.append(row)
             spans.append((lo, len(rows)))
@@ -355,10 +365,9 @@ class Engine:
                 item.seq, rows[lo:hi], logits[lstart : lstart + hi - lo], token_ids[lo:hi],
                 sampled.logprobs[lo:hi], self.sampler,
             )  # fmt: skip
-            # Only the last sampled token and the accepted drafts hold valid K/V: the
-            # scheduler's on_step_done advances and caches exactly those.
+            # Only the last sampled token and the accepted drafts (left in spec_token_ids)
+            # hold valid K/V: the scheduler's on_step_done advances and caches exactly those.
             item.num_new_tokens = 1 + accepted
-            del item.seq.spec_token_ids[accepted:]
             result.tokens.append(tokens)
             result.logprobs.append(logprobs)
         return result

@@ -27,6 +27,9 @@ class SeqInput:
     # Logits for every new row (prompt logprobs), not just the last one.
     want_prompt_logits: bool = False
     kv_policy: StreamingLLM | None = None  # the request's KV eviction (kv_window.py)
+    # Speculative tree drafts (spec_decode/tree.py): the parent row of each new row, -1 for
+    # row 0. A row then sits at start + its depth and attends to its ancestors only.
+    tree_parents: Sequence[int] | None = None
 
 
 @dataclass(slots=True)
@@ -80,6 +83,8 @@ class ForwardBatch:
     prefill_seq_idx: list[int]
     # Per sequence, its request's KV eviction policy; empty when no sequence has one.
     kv_policies: list[StreamingLLM | None] = field(default_factory=list)
+    # Sequence index -> [n, n] bool ancestor mask of its new rows (tree drafts only).
+    tree_masks: dict[int, torch.Tensor] = field(default_factory=dict)
 
     @property
     def num_seqs(self) -> int:
@@ -115,6 +120,7 @@ class ForwardBatch:
             decode_groups=[g.to(device) for g in self.decode_groups],
             prefill_seq_idx=self.prefill_seq_idx,
             kv_policies=self.kv_policies,
+            tree_masks={i: m.to(device) for i, m in self.tree_masks.items()},
         )
 
 
@@ -161,6 +167,7 @@ def build_forward_batch(
     context_lens: list[int] = []
     logits_rows: list[int] = []
     logits_start = [0]
+    tree_masks: dict[int, torch.Tensor] = {}
     for i, s in enumerate(seqs):
         n = len(s.token_ids)
         if n == 0:
@@ -174,7 +181,11 @@ def build_forward_batch(
             )
         input_ids.extend(s.token_ids)
         new_positions = range(s.start_position, end)
-        positions.extend(new_positions)
+        if s.tree_parents is None:
+            positions.extend(new_positions)
+        else:  # tree nodes sit at their depth; their K/V still fill consecutive slots
+            positions.extend(s.start_position + d for d in tree_depths(s.tree_parents))
+            tree_masks[i] = ancestor_mask(s.tree_parents, device)
         bt = s.block_table
         slots.extend(bt[p // block_size] * block_size + p % block_size for p in new_positions)
         row0 = query_start[-1]
@@ -233,7 +244,30 @@ def build_forward_batch(
         decode_groups=groups,
         prefill_seq_idx=prefill_idx,
         kv_policies=policies,
+        tree_masks=tree_masks,
     )
+
+
+def tree_depths(parents: Sequence[int]) -> list[int]:
+    """Depth of each tree node (row 0, the root, has depth 0); parents come first."""
+    depths: list[int] = []
+    for i, parent in enumerate(parents):
+        if (i == 0) != (parent == -1) or parent >= i:
+            raise ValueError(f"tree parents must list -1 for row 0, then earlier rows: {parents}")
+        depths.append(0 if i == 0 else depths[parent] + 1)
+    return depths
+
+
+def ancestor_mask(parents: Sequence[int], device: torch.device | str = "cpu") -> torch.Tensor:
+    """[n, n] bool: row i may attend to row j iff j is i or one of its ancestors."""
+    n = len(parents)
+    mask = [[False] * n for _ in range(n)]
+    for i in range(n):
+        j = i
+        while j != -1:
+            mask[i][j] = True
+            j = parents[j]
+    return torch.tensor(mask, dtype=torch.bool, device=device)
 
 
 def _padded_table(

@@ -83,7 +83,12 @@ class PagedAttention(nn.Module):
         for i in batch.prefill_seq_idx:
             lo, n = starts[i], batch.query_lens_cpu[i]
             policy = batch.kv_policies[i] if batch.kv_policies else None
-            if batch.context_lens_cpu[i] == n and not needs_mask(self.sliding_window, [policy]):
+            tree = batch.tree_masks.get(i)
+            if (
+                batch.context_lens_cpu[i] == n
+                and tree is None
+                and not needs_mask(self.sliding_window, [policy])
+            ):
                 # Nothing cached before this chunk: its own K/V are the whole context, so
                 # skip reading them back and let the kernel apply the causal mask itself.
                 out[lo : lo + n] = self._causal(q[lo : lo + n], k[lo : lo + n], v[lo : lo + n])
@@ -96,6 +101,7 @@ class PagedAttention(nn.Module):
                 batch.context_lens_cpu[i],
                 batch.block_size,
                 policy,
+                tree,
             )
         return out
 
@@ -119,7 +125,10 @@ class PagedAttention(nn.Module):
         context_len: int,
         block_size: int,
         policy: StreamingLLM | None = None,
+        tree: torch.Tensor | None = None,
     ) -> torch.Tensor:
+        """`tree` [n, n]: speculative tree drafts, each new row sees only its ancestors
+        among the new rows (and the whole cached context)."""
         n = q.shape[0]
         used = block_table[: -(-context_len // block_size)]
         keys = gather_kv(k_cache, used)[:context_len]  # [C, Hkv, D]
@@ -128,6 +137,9 @@ class PagedAttention(nn.Module):
         q_pos = torch.arange(context_len - n, context_len, device=q.device)
         k_pos = torch.arange(context_len, device=q.device)
         mask = visible(q_pos, k_pos, self.sliding_window, policy)  # [n, C]
+        if tree is not None:
+            mask = mask.clone()
+            mask[:, context_len - n :] &= tree
         # 4-D inputs (a batch of one): 3-D ones miss PyTorch's fused CPU kernel, ~2.5x slower.
         out = F.scaled_dot_product_attention(
             q.transpose(0, 1).unsqueeze(0),

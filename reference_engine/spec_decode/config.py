@@ -30,6 +30,9 @@ class SpeculativeConfig:
     model: str | None = None  # draft_model: a checkpoint folder sharing the target's tokenizer
     num_draft_blocks: int | None = None  # draft_model: its KV pool (None: the target's size)
     draft_length: str = "fixed"  # "fixed" | "adaptive"
+    # ngram: > 1 proposes a token tree of up to this many distinct continuations, each up
+    # to num_speculative_tokens deep, verified at once with tree attention (tree.py).
+    tree_width: int = 1
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -45,6 +48,10 @@ class SpeculativeConfig:
             )
         if self.method == "draft_model" and not self.model:
             raise SpeculativeConfigError("method 'draft_model' needs 'model': the draft checkpoint")
+        if self.tree_width < 1:
+            raise SpeculativeConfigError("tree_width must be at least 1")
+        if self.tree_width > 1 and self.method != "ngram":
+            raise SpeculativeConfigError("tree drafts (tree_width > 1) are implemented for ngram only")
         if self.draft_length not in DRAFT_LENGTHS:
             raise SpeculativeConfigError(
                 f"draft_length must be fixed or adaptive, got {self.draft_length!r}"

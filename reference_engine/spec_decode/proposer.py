@@ -24,6 +24,9 @@ class DraftProposal:
 
     token_ids: list[int]
     probs: torch.Tensor | None = None
+    # Tree drafts (tree.py): the parent row of each draft, 0 being the root (the last sampled
+    # token); None for a chain, where draft i follows draft i - 1.
+    parents: list[int] | None = None
 
 
 class Proposer(ABC):

@@ -23,7 +23,9 @@ from collections.abc import Sequence as Seq
 import torch
 
 from reference_engine.config import EngineConfig, ModelConfig
+from reference_engine.forward_batch import tree_depths
 from reference_engine.kv_cache_manager import KVCacheManager
+from reference_engine.model_runner import ModelRunner
 from reference_engine.sampler import (
     Sampler,
     SamplingMetadata,
@@ -39,6 +41,16 @@ from reference_engine.spec_decode.metrics import SpecDecodingStats
 from reference_engine.spec_decode.ngram_proposer import NgramProposer
 from reference_engine.spec_decode.proposer import Proposer
 from reference_engine.spec_decode.rejection_sampler import accept_by_sampling, rejection_sample
+from reference_engine.spec_decode.tree import compact_path, path_tokens, prune_tree, walk_tree
+
+
+def _first_branch(parents: Seq[int]) -> int:
+    """How many drafts the first branch of a tree has (draft i's parent row is parents[i];
+    the first branch is rows 1, 2, ... each the child of the one before)."""
+    n = 0
+    while n < len(parents) and parents[n] == n:
+        n += 1
+    return n
 
 
 class SpecDecoder:
@@ -52,11 +64,21 @@ class SpecDecoder:
         model_config: ModelConfig,
         eos_token_ids: Seq[int],
         max_model_len: int,
+        runner: ModelRunner,
+        kv: KVCacheManager,
     ) -> None:
         self.config = config
+        self.runner = runner  # tree drafts move accepted K/V within its cache
+        self.kv = kv
+        # Tree rows attend by depth; sliding windows and KV eviction count slots: chains there.
+        self.trees_allowed = config.tree_width > 1 and not any(
+            w is not None for w in kv.sliding_windows
+        )
         self.proposer: Proposer
         if config.method == "ngram":
-            self.proposer = NgramProposer(config.prompt_lookup_min, config.prompt_lookup_max)
+            self.proposer = NgramProposer(
+                config.prompt_lookup_min, config.prompt_lookup_max, config.tree_width
+            )
         else:
             from reference_engine.spec_decode.draft_model_proposer import DraftModelProposer
 
@@ -69,6 +91,7 @@ class SpecDecoder:
         )
         self.stats = SpecDecodingStats()
         self._draft_probs: dict[str, torch.Tensor] = {}
+        self._tree_parents: dict[str, list[int]] = {}  # rows incl. the root (-1)
         self._tracked: set[str] = set()  # sequences the drafter may hold state for
 
     # --- after a step: drafts for the next one -------------------------------------
@@ -79,6 +102,7 @@ class SpecDecoder:
             self.proposer.release(sorted(gone))
             for seq_id in gone:
                 self._draft_probs.pop(seq_id, None)
+                self._tree_parents.pop(seq_id, None)
         self._tracked &= live
         decodes = [s for s in running if s.num_uncomputed_tokens == 1 and not s.in_prefill]
         k = self.policy.choose(len(running), self.stats)
@@ -91,7 +115,16 @@ class SpecDecoder:
         elapsed = time.perf_counter() - start
         drafted = 0
         for seq, proposal, room in zip(decodes, proposals, budgets, strict=True):
-            tokens = proposal.token_ids[:room]
+            self._tree_parents.pop(seq.seq_id, None)
+            if proposal.parents is not None and self.trees_allowed and not seq.params.kv_eviction:
+                tokens, parents = prune_tree(
+                    proposal.token_ids, proposal.parents, room, self._slot_room(seq)
+                )
+                self._tree_parents[seq.seq_id] = [-1, *parents]
+            else:
+                tokens = proposal.token_ids[:room]
+                if proposal.parents is not None:  # a tree where trees cannot run: its first path
+                    tokens = tokens[: _first_branch(proposal.parents)]
             seq.spec_token_ids = tokens
             drafted += len(tokens)
             self._tracked.add(seq.seq_id)
@@ -101,6 +134,17 @@ class SpecDecoder:
                 self._draft_probs.pop(seq.seq_id, None)
         self.stats.draft_time_s += elapsed
         self.policy.observe_draft(drafted, elapsed)
+
+    def _slot_room(self, seq: Sequence) -> int:
+        """Tree rows fill consecutive slots: all must lie inside the context window."""
+        return max(0, self.max_model_len - seq.num_tokens)
+
+    def tree_parents(self, seq: Sequence) -> list[int] | None:
+        """The parent of each row of this step's input (root first), for a tree draft."""
+        parents = self._tree_parents.get(seq.seq_id)
+        if parents is None or not seq.spec_token_ids:
+            return None
+        return parents[: 1 + len(seq.spec_token_ids)]  # the scheduler may cut trailing rows
 
     def _room(self, seq: Sequence, k: int) -> int:
         """Drafts past max_tokens or the context window would be cut anyway."""
@@ -117,13 +161,18 @@ class SpecDecoder:
             self.stats.num_draft_steps += 1
 
     # --- in the step: verification ---------------------------------------------------
-    @staticmethod
-    def sampling_rows(row: SamplingRow, drafts: Seq[int]) -> list[SamplingRow]:
-        """One row per verified position: row j sees drafts[:j] as already generated, so
-        penalties and min_tokens treat it as plain decoding would."""
+    def sampling_rows(self, row: SamplingRow, seq: Sequence) -> list[SamplingRow]:
+        """One row per verified position: a row sees the drafts on its path as already
+        generated, so penalties and min_tokens treat it as plain decoding would."""
+        drafts = seq.spec_token_ids
+        parents = self.tree_parents(seq)
+        if parents is None:
+            paths = [list(drafts[:j]) for j in range(len(drafts) + 1)]
+        else:
+            tokens = [0, *drafts]
+            paths = [path_tokens(tokens, parents, j) for j in range(len(tokens))]
         return [
-            dataclasses.replace(row, output_token_ids=[*row.output_token_ids, *drafts[:j]])
-            for j in range(len(drafts) + 1)
+            dataclasses.replace(row, output_token_ids=[*row.output_token_ids, *p]) for p in paths
         ]
 
     def verify(
@@ -135,9 +184,19 @@ class SpecDecoder:
         sampled_logprobs: list[TokenLogprobs | None],
         sampler: Sampler,
     ) -> tuple[list[int], list[TokenLogprobs | None], int]:
-        """(emitted tokens, their logprobs, accepted drafts)."""
+        """(emitted tokens, their logprobs, accepted drafts). Leaves only the accepted
+        drafts in seq.spec_token_ids (in path order), their K/V at the path's positions."""
         drafts = list(seq.spec_token_ids)
         q = self._draft_probs.pop(seq.seq_id, None)
+        parents = self.tree_parents(seq)
+        if parents is not None:
+            tokens, path = walk_tree([0, *drafts], parents, sampled)
+            logprobs = [sampled_logprobs[r] for r in [0, *path]]
+            compact_path(self.runner.kv_caches, self.kv.block_tables[seq.seq_id],
+                         seq.num_tokens - 1, path, self.kv.block_size)  # fmt: skip
+            self.stats.record(max(tree_depths(parents)), len(path))
+            seq.spec_token_ids = tokens[: len(path)]
+            return tokens, logprobs, len(path)
         if q is None or seq.params.greedy:
             tokens = accept_by_sampling(drafts, sampled)
             logprobs = sampled_logprobs[: len(tokens)]
@@ -153,6 +212,7 @@ class SpecDecoder:
                 )
         accepted = len(tokens) - 1
         self.stats.record(len(drafts), accepted)
+        seq.spec_token_ids = tokens[:accepted]
         return tokens, logprobs, accepted
 
     @staticmethod

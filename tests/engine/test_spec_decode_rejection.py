@@ -22,6 +22,7 @@ from reference_engine.config import EngineConfig
 from reference_engine.engine import Engine
 from reference_engine.sampling_params import SamplingParams
 from reference_engine.spec_decode.rejection_sampler import accept_by_sampling, rejection_sample
+from reference_engine.spec_decode.tree import path_tokens, walk_tree
 
 ALPHA = 1e-3
 V = 3  # a small vocabulary: every 3-token sequence is a cell
@@ -63,6 +64,12 @@ def generate(
 ) -> tuple[int, ...]:
     out: tuple[int, ...] = ()
     while len(out) < length:
+        if sampler == "tree":  # a fixed token tree: root -> 0 -> 2, root -> 1
+            tokens, parents = [0, 0, 1, 2], [-1, 0, 0, 1]
+            rows = [tuple(path_tokens(tokens, parents, r)) for r in range(4)]
+            draws = [int(torch.multinomial(target(out + r), 1, generator=generator)) for r in rows]
+            out = out + tuple(walk_tree(tokens, parents, draws)[0])
+            continue
         drafts: list[int] = []
         qs = []
         for _ in range(k):
@@ -95,7 +102,7 @@ def exact_joint(target: Callable[[tuple[int, ...]], torch.Tensor], length: int) 
 
 @pytest.mark.parametrize(
     ("drafter", "sampler"),
-    [("model", "rejection"), ("fixed", "rejection"), ("fixed", "by_sampling")],
+    [("model", "rejection"), ("fixed", "rejection"), ("fixed", "by_sampling"), ("fixed", "tree")],
 )
 def test_rejection_sampling_keeps_the_target_distribution(drafter: str, sampler: str) -> None:
     target = toy_model(0, sharp=1.0)
