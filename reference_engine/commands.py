@@ -282,6 +282,8 @@ def bench_command(
 # fastapi. Imported last: they use the helpers above when they run.
 from reference_engine.loadtest.cli import add_loadtest_command  # noqa: E402
 from reference_engine.server.cli import add_serve_command  # noqa: E402
+from reference_engine.train_cli import add_train_tiny_command  # noqa: E402
 
 add_serve_command(engine_app)
 add_loadtest_command(engine_app)
+add_train_tiny_command(engine_app)
