@@ -149,6 +149,7 @@ class Tally:
     misses: list[str] = field(default_factory=list)
     alarms: list[str] = field(default_factory=list)
     wrong_homes: list[str] = field(default_factory=list)
+    suggested: list[str] = field(default_factory=list)
 
     def add(self, other: Tally) -> None:
         for name in ("tp", "fn", "fp", "distractors", "false_alarms", "refs", "found", "homes", "right_homes"):
@@ -156,6 +157,7 @@ class Tally:
         self.misses += other.misses
         self.alarms += other.alarms
         self.wrong_homes += other.wrong_homes
+        self.suggested += other.suggested
 
 
 def _ratio(a: int, b: int) -> str:
@@ -196,6 +198,7 @@ def evaluate(
                     right = label.home != "-" and same_home(label.home, best.replacement)
                     band = next(i for i, (lo, hi) in enumerate(BANDS) if lo <= best.confidence < hi)
                     bands[(band, right)] += 1
+                    t.suggested.append(f"{where}: {'right' if right else 'WRONG'} {best.confidence:.2f} {best.replacement} ({best.reason}); home {label.home}")
             else:
                 t.fn += 1
                 status = "not extracted" if f is None else f"{f.status} at {f.pin}: {f.note}"
@@ -232,7 +235,7 @@ def report(title: str, tallies: dict[str, Tally], verbose: bool) -> Tally:
         f"{_ratio(t.false_alarms, t.distractors):>14} {_ratio(t.found, t.refs):>16} {_ratio(t.right_homes, t.homes):>14}"
     )
     if verbose:
-        for name, items in (("missed", t.misses), ("false alarms", t.alarms), ("wrong homes", t.wrong_homes)):
+        for name, items in (("missed", t.misses), ("false alarms", t.alarms), ("wrong homes", t.wrong_homes), ("suggested", t.suggested)):
             for item in items:
                 print(f"    {name}: {item}")
     return total

@@ -79,6 +79,11 @@ def register(app: typer.Typer) -> None:
         json_output: bool = typer.Option(False, "--json", help="Print findings as JSON."),
         sarif: Path = typer.Option(None, "--sarif", help="Write SARIF 2.1.0 to FILE ('-' for stdout)."),
         fix: bool = typer.Option(False, "--fix", help="Show a diff applying high-confidence replacements."),
+        min_confidence: float = typer.Option(
+            HIGH_CONFIDENCE, "--min-confidence", min=0.0, max=1.0,
+            help=f"With --fix: apply only suggestions at least this confident (default {HIGH_CONFIDENCE}; "
+            "benchmarks/check_real_docs.py prints how often each confidence band is right).",
+        ),
         write: bool = typer.Option(False, "--write", help="With --fix: rewrite the files (atomically)."),
         show_all: bool = typer.Option(False, "--all", help="List ok references in the table too."),
     ) -> None:
@@ -105,7 +110,7 @@ def register(app: typer.Typer) -> None:
         broken = [f for f in findings if f.status == BROKEN]
         fixed: set[int] = set()
         if fix:
-            chosen = pick_fixes(findings, HIGH_CONFIDENCE)
+            chosen = pick_fixes(findings, min_confidence)
             files = {book.display(p): p for p in book.files}
             try:
                 plans = plan_fixes(chosen, files)
@@ -118,7 +123,7 @@ def register(app: typer.Typer) -> None:
                 sys.stdout.flush()
                 (sys.stderr if out is err else sys.stdout).write(diff)
             else:
-                out.print("no high-confidence replacements to apply")
+                out.print(f"no replacements with confidence >= {min_confidence} to apply")
             for plan in plans:
                 for reason in plan.skipped:
                     out.print(f"[yellow]skipped[/] {escape(reason)}")

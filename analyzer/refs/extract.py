@@ -112,7 +112,7 @@ class _Walker:
             return self.lines[line - 1].find(needle, start)
         return -1
 
-    def _emit(self, pending: list[_Pending], block: str) -> None:
+    def _emit(self, pending: list[_Pending], block: str, paragraph: str = "") -> None:
         siblings = [p.found.framework for p in pending]
         heading_texts = [text for _, text in self.headings]
         for p in pending:
@@ -139,6 +139,7 @@ class _Walker:
                     scope=p.scope,
                     doc_defined=p.doc_defined,
                     bare_file=p.found.bare_file,
+                    paragraph=paragraph,
                 )
             )
 
@@ -184,7 +185,7 @@ class _Walker:
                 if found_link is not None:
                     pending.append(found_link)
                 link = None
-        self._emit(pending, plain)
+        self._emit(pending, plain, token.content)
         return codes
 
     def _code_span(self, text: str, line: int, col: int, offset: int) -> list[_Pending]:

@@ -60,6 +60,8 @@ class Reference:
     # project defines it too (the snippet mirrors real code), else the author's invention.
     doc_defined: bool = False
     bare_file: bool = False  # `scheduler.py` written without folders: looked up by file name
+    # The paragraph's Markdown, for a replacement the text names itself ("use `X` instead").
+    paragraph: str = field(default="", compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

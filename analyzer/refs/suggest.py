@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from analyzer.refs.fuzzy import closest
 from analyzer.refs.models import ENV, FLAG, PATH, SYMBOL, Reference, Suggestion
-from analyzer.refs.pinview import PinView
+from analyzer.refs.pinview import PinView, SymbolEntry
 from analyzer.refs.resolve import find_symbol, package_path, short_name
 
 
@@ -27,6 +27,9 @@ class History:
 
 
 def suggest(ref: Reference, pin: PinView, history: History | None = None) -> list[Suggestion]:
+    named = _named_in_text(ref, pin)
+    if named is not None:
+        return [named]
     if ref.kind == PATH:
         found = _paths(ref, pin, history)
     elif ref.kind == SYMBOL:
@@ -42,6 +45,44 @@ def suggest(ref: Reference, pin: PinView, history: History | None = None) -> lis
         if s.replacement != ref.target and (s.replacement not in best or best[s.replacement].confidence < s.confidence):
             best[s.replacement] = s
     return sorted(best.values(), key=lambda s: -s.confidence)[:5]
+
+
+_NEW, _OLD = r"`(?P<new>[^`]+)`", r"`{old}`"
+_REPLACEMENT_PATTERNS = (
+    r"\buse\s+" + _NEW + r"\s+instead\s+of\s+" + _OLD,
+    _OLD + r"[^.;]{0,160}?\buse\s+" + _NEW + r"\s+instead\b",
+    r"\binstead\s+of\s+" + _OLD + r",?\s+use\s+" + _NEW,
+    _OLD + r"\s+(?:is|was|has\s+been|got)\s+(?:renamed|moved)\s+(?:to|into)\s+" + _NEW,
+    _OLD + r"\s+(?:is|was|has\s+been)\s+(?:deprecated|replaced|superseded)(?:\s+in\s+favou?r\s+of|\s+by|\s+with)\s+" + _NEW,
+    r"\breplace\s+" + _OLD + r"\s+with\s+" + _NEW,
+    _OLD + r"\s*(?:->|→|=>)\s*" + _NEW,
+)
+
+
+def _named_in_text(ref: Reference, pin: PinView) -> Suggestion | None:
+    """A replacement the paragraph itself names: "use `Backend` instead of `_Backend`",
+    "`--x` was renamed to `--y`". Taken when it exists in the pin."""
+    if not ref.paragraph or ref.origin != "inline":
+        return None
+    old = re.escape(ref.text)
+    for pattern in _REPLACEMENT_PATTERNS:
+        for m in re.finditer(pattern.replace("{old}", old), ref.paragraph, re.IGNORECASE):
+            new = m.group("new").strip()
+            if new == ref.text or not _exists(new, ref.kind, pin):
+                continue
+            return Suggestion(new, 0.95, "the text names it as the replacement", None)
+    return None
+
+
+def _exists(text: str, kind: str, pin: PinView) -> bool:
+    if kind == FLAG:
+        return text.split("=", 1)[0] in pin.flag_map
+    if kind == ENV:
+        return text in pin.env_map or text in pin.deprecated_env
+    if kind == PATH:
+        return package_path(text, pin) is not None and pin.has_path(package_path(text, pin) or "")
+    name = text.removesuffix("()")
+    return bool(find_symbol(name, pin)[0])
 
 
 # ----- paths -------------------------------------------------------------------
@@ -109,13 +150,121 @@ def _paths(ref: Reference, pin: PinView, history: History | None) -> list[Sugges
                 new, count = moved.most_common(1)[0]
                 share = count / total
                 out.append(Suggestion(_write_path(ref, new, pin), round(0.5 + 0.45 * share, 2), f"{count} of {total} top-level definitions moved there", new))
-    basename = old_path.rsplit("/", 1)[-1]
-    same_name = pin.files_named(basename)
-    if len(same_name) == 1:
-        out.append(Suggestion(_write_path(ref, same_name[0], pin), 0.75, "only file with this name", same_name[0]))
-    pool = same_name or pin.path_pool()
-    for name, ratio in closest(old_path, pool, n=3, cutoff=0.6):
-        out.append(Suggestion(_write_path(ref, name, pin), round(ratio * 0.7, 2), "closest path", name))
+    if (ref.link_symbol and ref.origin != "link") or (ref.link_symbol and package_path(ref.target, pin) is None):
+        out.extend(_where_symbol_lives(ref, old_path, pin))
+    if ref.bare_file:
+        return out  # a file name with no folders: nothing to move it to but a spelling guess
+    out.extend(_same_name_nearby(ref, old_path, pin))
+    out.extend(_module_named_after_class(ref, old_path, pin))
+    if not any(s.confidence >= 0.5 for s in out):
+        basename = old_path.rstrip("/").rsplit("/", 1)[-1]
+        same_name = pin.files_named(basename)
+        pool = same_name or pin.path_pool()
+        for name, ratio in closest(old_path.rstrip("/"), pool, n=3, cutoff=0.6):
+            out.append(Suggestion(_write_path(ref, name, pin), round(ratio * 0.45, 2), "closest path", name))
+    return _agree(out)
+
+
+def _segments(path: str) -> list[str]:
+    return [p for p in path.strip("/").split("/") if p]
+
+
+def _subsequence(needle: list[str], hay: list[str]) -> bool:
+    it = iter(hay)
+    return all(any(x == y for y in it) for x in needle)
+
+
+def _same_name_nearby(ref: Reference, old_path: str, pin: PinView) -> list[Suggestion]:
+    """The same file or folder name in a package that keeps the old path's folders in order:
+    `vllm/core/scheduler.py` -> `vllm/v1/core/sched/scheduler.py`, `vllm/worker/` -> `vllm/v1/worker/`.
+    A module that became a package (`utils.py` -> `utils/`) and a package that became a module
+    (`output_processor/` -> `output_processor.py`) count as the same name."""
+    old = _segments(old_path)
+    if len(old) < 2:
+        return []
+    name, folders = old[-1], old[:-1]
+    is_dir = old_path.endswith("/") or "." not in name
+    stem = name.removesuffix(".py")
+    if is_dir:
+        pool = [d for d in pin.dirs if d.rsplit("/", 1)[-1] == name] + pin.files_named(f"{name}.py")
+    else:
+        pool = list(pin.files_named(name)) + [d for d in pin.dirs if d.rsplit("/", 1)[-1] == stem and name.endswith(".py")]
+    near = []
+    for cand in pool:
+        segs = _segments(cand)
+        if cand != old_path.strip("/") and _subsequence(folders, segs[:-1]):
+            near.append((len(segs) - len(old), cand))
+    near.sort()
+    out: list[Suggestion] = []
+    parent = folders[-1]
+    same_parent = [cand for _, cand in near if _segments(cand)[-2:-1] == [parent]]
+    for rank, (extra, cand) in enumerate(near[:3]):
+        if len(near) == 1:
+            confidence = 0.9 if extra <= 2 else 0.75  # the one place that keeps the old folders
+        elif same_parent == [cand]:
+            confidence = 0.85  # of several, the only one still in a folder of the same name
+        else:
+            confidence = 0.45 if rank == 0 else 0.35
+        where = cand + "/" if cand in pin.dirs and old_path.endswith("/") else cand
+        out.append(Suggestion(_write_path(ref, where, pin), confidence, "same name, same folders in order", cand))
+    return out
+
+
+def _module_named_after_class(ref: Reference, old_path: str, pin: PinView) -> list[Suggestion]:
+    """`worker.py` held `Worker`; `engine_core.py` held `EngineCore`: the file where that class lives now."""
+    name = old_path.rstrip("/").rsplit("/", 1)[-1]
+    if not name.endswith(".py"):
+        return []
+    key = name.removesuffix(".py").replace("_", "").lower()
+    classes = [e for e in pin.table.ending_with(_camel(name.removesuffix(".py"))) if e.kind == "class"]
+    classes += [e for e in _class_candidates(pin, key) if e not in classes]
+    hits = [e for e in classes if e.last.lower() == key and "." not in short_name(e, pin) and not e.path.startswith(("tests/", "test/"))]
+    if len(hits) != 1:
+        return []
+    return [Suggestion(_write_path(ref, hits[0].path, pin), 0.75, f"where `{hits[0].last}` lives", hits[0].location)]
+
+
+def _camel(stem: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in stem.split("_"))
+
+
+def _class_candidates(pin: PinView, key: str) -> list[SymbolEntry]:
+    """Classes whose lower-cased name is `key`, for acronyms (`llm_engine` -> `LLMEngine`)."""
+    pool = pin.defined_names()
+    names = {n for n, _ in closest(key, pool, n=5, cutoff=0.8) if n.lower() == key}
+    out: list[SymbolEntry] = []
+    for n in names:
+        out.extend(e for e in pin.table.ending_with(n) if e.kind == "class")
+    return out
+
+
+def _where_symbol_lives(ref: Reference, old_path: str, pin: PinView) -> list[Suggestion]:
+    """`utils.py:load_image` whose file is gone: the file that defines `load_image` now,
+    inside the package that replaced the module when there is one."""
+    assert ref.link_symbol is not None
+    last = ref.link_symbol.rsplit(".", 1)[-1]
+    defs = [e for e in pin.table.ending_with(last) if e.kind in {"class", "function"} and short_name(e, pin) == ref.link_symbol]
+    package = old_path.removesuffix(".py").rstrip("/") + "/"
+    inside = [e for e in defs if e.path.startswith(package)]
+    pick = inside or defs
+    files = sorted({e.path for e in pick})
+    if len(files) != 1:
+        return []
+    why = f"`{ref.link_symbol}` is defined there" + (" (the module became a package)" if inside else "")
+    return [Suggestion(_write_path(ref, files[0], pin), 0.9 if inside else 0.8, why, pick[0].location)]
+
+
+def _agree(found: list[Suggestion]) -> list[Suggestion]:
+    """Two independent rules naming the same place: more confident than either."""
+    by: dict[str, list[Suggestion]] = {}
+    for s in found:
+        by.setdefault(s.replacement, []).append(s)
+    out = []
+    for rep, group in by.items():
+        best = max(group, key=lambda s: s.confidence)
+        if len({s.reason for s in group}) > 1 and best.confidence >= 0.45:
+            best = Suggestion(rep, min(0.95, best.confidence + 0.15), "; ".join(sorted({s.reason for s in group})), best.location)
+        out.append(best)
     return out
 
 
@@ -126,16 +275,21 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
     out: list[Suggestion] = []
     root_dotted = parts[0] in pin.packages
     if root_dotted:
-        # `vllm.a.b.Foo` gone: is `Foo` defined in another module?
+        # `vllm.a.b.Foo` gone: `Foo` in another module of a related package (one that shares
+        # a folder with the old module), never the same last name somewhere unrelated.
         for tail_len in (1, 2):
             if len(parts) <= tail_len:
                 break
             tail = ".".join(parts[-tail_len:])
-            hits = [e for e in pin.find_symbol(tail) if e.kind in {"class", "function", "module"}]
+            old_module = parts[: len(parts) - tail_len]
+            hits = [
+                e for e in pin.find_symbol(tail)
+                if e.kind in {"class", "function", "module"} and set(old_module[1:]) & set(e.full.split(".")[1:-tail_len])
+            ]
             if hits:
-                confidence = 0.9 if len(hits) == 1 else 0.6
+                confidence = 0.9 if len(hits) == 1 else 0.5
                 for e in hits[:3]:
-                    out.append(Suggestion(e.full, confidence, "same name in another module", e.location))
+                    out.append(Suggestion(e.full, confidence, "same name in a related module", e.location))
                 break
     else:
         last = parts[-1]
@@ -147,18 +301,26 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
                 members = [e.full.rsplit(".", 1)[-1] for e in pin.symbols_under(cls.full)]
                 for name, ratio in closest(last, members, n=2, cutoff=0.6):
                     out.append(Suggestion(f"{owner}.{name}", round(ratio * 0.8, 2), f"closest member of `{owner}`", None))
-            # The member moved to another class.
+            # The member moved to another class: the class named like the old one first
+            # (`AbstractExecutor.profile` -> `Executor.profile`); the member must exist there.
             movers = [e for e in pin.find_symbol(last) if e.kind == "function" and "." in short_name(e, pin)]
-            for e in movers[:3]:
-                confidence = 0.7 if len(movers) == 1 else 0.45
-                out.append(Suggestion(short_name(e, pin), confidence, "same method on another class", e.location))
+            old_cls = owner.rsplit(".", 1)[-1].lower().lstrip("_")
+            related = [e for e in movers if _related_class(old_cls, short_name(e, pin).rsplit(".", 1)[0].rsplit(".", 1)[-1].lower().lstrip("_"))]
+            for e in related[:3]:
+                confidence = 0.8 if len(related) == 1 else 0.5
+                out.append(Suggestion(short_name(e, pin), confidence, f"`{last}` of a class named like `{owner}`", e.location))
+            for e in [m for m in movers if m not in related][:3]:
+                out.append(Suggestion(short_name(e, pin), 0.55 if len(movers) == 1 else 0.3, "same method on another class", e.location))
             if not owners and history is not None:
                 out.extend(_renamed_class(owner, pin, history, member=last))
         elif history is not None:
             out.extend(_renamed_class(target, pin, history))
         names = pin.defined_names() if len(parts) == 1 else []
         for name, ratio in closest(last, names, n=3, cutoff=0.7):
-            out.append(Suggestion(name, round(ratio * 0.7, 2), "closest name", None))
+            if name.rstrip("s") == last.rstrip("s"):
+                out.append(Suggestion(name, 0.85, "singular/plural of the same name", None))
+            else:
+                out.append(Suggestion(name, round(ratio * 0.5, 2), "closest name", None))
     if history is not None and not out:
         old_hits, _ = find_symbol(target, history.old)
         if old_hits:
@@ -181,6 +343,11 @@ def _renamed_class(old_name: str, pin: PinView, history: History, member: str | 
                 name = short_name(cand, pin) + (f".{member}" if member else "")
                 out.append(Suggestion(name, round(0.5 + 0.45 * overlap, 2), f"class in {new_path} shares {overlap:.0%} of its members", cand.location))
     return out
+
+
+def _related_class(old: str, new: str) -> bool:
+    """`abstractexecutor` / `executor`, `v1scheduler` / `scheduler`: one name holds the other."""
+    return bool(old) and bool(new) and old != new and (old.endswith(new) or new.endswith(old) or old.startswith(new) or new.startswith(old))
 
 
 # ----- flags -------------------------------------------------------------------
@@ -222,8 +389,13 @@ def _flags(ref: Reference, pin: PinView, history: History | None) -> list[Sugges
                 if entry.dest == old.dest:
                     out.append(Suggestion(entry.flag, 0.9, f"same destination `{old.dest}`", entry.defined_at))
     for name, ratio in closest(flag, pin.flag_map.keys(), n=3, cutoff=0.7):
-        out.append(Suggestion(name, round(ratio * 0.75, 2), "closest flag", pin.flag_map[name].defined_at))
+        out.append(Suggestion(name, _spelling_confidence(ratio), "closest flag", pin.flag_map[name].defined_at))
     return out
+
+
+def _spelling_confidence(ratio: float) -> float:
+    """A near-identical spelling (a typo, one letter) is likely; a merely similar name rarely is."""
+    return round(0.7 * ratio, 2) if ratio >= 0.92 else round(0.55 * ratio, 2)
 
 
 # ----- env vars ----------------------------------------------------------------
@@ -237,5 +409,5 @@ def _envs(ref: Reference, pin: PinView, _history: History | None) -> list[Sugges
         if name.startswith(old) and (swapped := new + name[len(old):]) in pin.env_map:
             out.append(Suggestion(swapped, 0.85, f"prefix `{old}` became `{new}`", pin.env_map[swapped].defined_at))
     for cand, ratio in closest(name, pin.env_map.keys(), n=3, cutoff=0.7):
-        out.append(Suggestion(cand, round(ratio * 0.75, 2), "closest env var", pin.env_map[cand].defined_at))
+        out.append(Suggestion(cand, _spelling_confidence(ratio), "closest env var", pin.env_map[cand].defined_at))
     return out

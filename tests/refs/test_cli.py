@@ -146,3 +146,16 @@ def test_fix_write_that_repairs_everything_exits_zero(book: Path) -> None:
     code, out, _ = _run(book, str(book), "--pin", "vllm@0.33.0", "--fix", "--write")
     assert code == 0, out
     assert chapter.read_text() == "In vLLM, start with `vllm serve m --no-enable-log-requests`.\n"
+
+
+def test_fix_threshold_is_stated_and_applied(book: Path) -> None:
+    chapter = book / "chapters" / "02.md"
+    chapter.write_text(STALE)
+    args = (str(book), "--from", "vllm@0.30.0", "--to", "vllm@0.33.0", "--fix")
+    code, out, _ = _run(book, *args, "--min-confidence", "0.99")
+    assert code == 1 and "no replacements with confidence >= 0.99 to apply" in out
+    assert "chat_message.py" not in out
+    code, out, _ = _run(book, *args, "--min-confidence", "0.5")
+    assert "+vLLM parses chat in `vllm/renderers/chat_utils/chat_message.py`" in out
+    code, _, _ = _run(book, *args, "--min-confidence", "1.5")
+    assert code == 2

@@ -76,3 +76,19 @@ def test_method_renamed_within_its_class(vllm30: PinView) -> None:
 def test_removed_symbol_has_no_confident_suggestion(vllm30: PinView, vllm33: PinView) -> None:
     found = suggest(ref("legacy_block_hash", "symbol", tentative=True), vllm33, History(vllm30))
     assert all(s.confidence < 0.8 for s in found)
+
+
+def test_replacement_named_in_the_paragraph_wins(vllm30: PinView) -> None:
+    text = "Use `KVCacheManager.allocate_slots` instead of `KVCacheManager.allocate_slot`, which is gone."
+    old = replace(ref("KVCacheManager.allocate_slot", "symbol"), paragraph=text)
+    found = suggest(old, vllm30)
+    assert found[0].replacement == "KVCacheManager.allocate_slots" and found[0].confidence >= 0.9
+    assert "the text names it" in found[0].reason
+    # A replacement the pin does not have is not taken from the text.
+    bogus = replace(old, paragraph="Use `KVCacheManager.nope` instead of `KVCacheManager.allocate_slot`.")
+    assert suggest(bogus, vllm30)[0].replacement != "KVCacheManager.nope"
+
+
+def test_moved_file_goes_where_its_folders_are_kept(vllm33: PinView) -> None:
+    found = suggest(ref("vllm/core/kv_cache_manager.py", "path"), vllm33)
+    assert found[0].replacement == "vllm/v1/core/kv_cache_manager.py" and found[0].confidence >= 0.85
