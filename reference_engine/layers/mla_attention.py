@@ -118,6 +118,10 @@ class MLAAttention(nn.Module):
             q_pos = torch.arange(ctx - n, ctx, device=q.device)
             policy = batch.kv_policies[i] if batch.kv_policies else None
             mask = visible(q_pos, torch.arange(ctx, device=q.device), None, policy)
+            tree = batch.tree_masks.get(i)
+            if tree is not None:  # speculative tree drafts: new rows see their ancestors only
+                mask = mask.clone()
+                mask[:, ctx - n :] &= tree
             rows = slice(lo, lo + n)
             attend = self._plain if self.prefill_path == "plain" else self._absorbed
             out[rows] = attend(q_nope[None, rows], q_rope[None, rows], context[None], mask[None])[0]

@@ -56,7 +56,7 @@ def walk_tree(
 
 
 def compact_path(
-    kv_caches: Sequence[tuple[torch.Tensor, torch.Tensor]],
+    kv_caches: Sequence[tuple[torch.Tensor, ...]],  # per layer: K, V (MLA: one latent cache)
     block_table: Sequence[int],
     start: int,
     path: Sequence[int],

@@ -73,11 +73,33 @@ def test_tree_helpers() -> None:
     assert branches == [[4, 1], [3, 1]]
 
 
-@pytest.mark.parametrize("family", ["qwen3", "llama"])
+def deepseek_dir(tmp_path_factory: pytest.TempPathFactory, random_checkpoint: Any) -> Path:
+    import shutil
+
+    from tests.engine.test_model_mla import write_deepseek
+
+    folder = tmp_path_factory.mktemp("deepseek-spec")
+    write_deepseek(folder, 512)
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        src = random_checkpoint("qwen3") / name
+        if src.is_file():
+            shutil.copy(src, folder / name)
+    return folder
+
+
+@pytest.mark.parametrize("family", ["qwen3", "llama", "deepseek_v3"])
 def test_tree_attention_equals_each_path(
-    family: str, random_checkpoint: Callable, make_runner: Callable
+    family: str,
+    random_checkpoint: Callable,
+    make_runner: Callable,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    runner = make_runner(random_checkpoint(family), num_blocks=32, block_size=4)
+    """Paged attention and DeepSeek-V3's latent attention (MLA) alike."""
+    if family == "deepseek_v3":
+        folder = deepseek_dir(tmp_path_factory, random_checkpoint)
+    else:
+        folder = random_checkpoint(family)
+    runner = make_runner(folder, num_blocks=32, block_size=4)
     rng = random.Random(family)
     context = [rng.randrange(3, 512) for _ in range(9)]
     tree_tokens = [rng.randrange(3, 512) for _ in PARENTS]
@@ -96,7 +118,7 @@ def test_tree_attention_equals_each_path(
         4,
     )
     tree_logits = runner.execute_model(batch)[1:]  # the decode's row comes first
-    tree_cache = [(k.clone(), v.clone()) for k, v in runner.kv_caches]
+    tree_cache = [tuple(c.clone() for c in layer) for layer in runner.kv_caches]
     for leaf in leaves(PARENTS):
         rows = rows_to(PARENTS, leaf)
         chain = [tree_tokens[r] for r in rows]
@@ -106,12 +128,12 @@ def test_tree_attention_equals_each_path(
         torch.testing.assert_close(tree_logits[rows], got, rtol=0, atol=1e-10)
         # The chain wrote its K/V at start .. start + depth; the tree's, moved into place
         # by compact_path, must be the same.
-        chain_cache = [(k.clone(), v.clone()) for k, v in runner.kv_caches]
-        moved = [(k.clone(), v.clone()) for k, v in tree_cache]
+        chain_cache = [tuple(c.clone() for c in layer) for layer in runner.kv_caches]
+        moved = [tuple(c.clone() for c in layer) for layer in tree_cache]
         compact_path(moved, table, start, rows[1:], 4)
         slots = [table[p // 4] * 4 + p % 4 for p in range(start, start + len(rows))]
-        for (ck, cv), (mk, mv) in zip(chain_cache, moved, strict=True):
-            for c, m in ((ck, mk), (cv, mv)):
+        for chain_layer, moved_layer in zip(chain_cache, moved, strict=True):
+            for c, m in zip(chain_layer, moved_layer, strict=True):
                 flat_c, flat_m = c.view(-1, *c.shape[2:]), m.view(-1, *m.shape[2:])
                 torch.testing.assert_close(flat_m[slots], flat_c[slots], rtol=0, atol=1e-12)
 
@@ -143,3 +165,4 @@ def test_tree_greedy_equals_plain_decoding(model_dir: Path, cache: str, preempti
         assert_tokens_equal_solo(drive(engine, reqs), reqs, solo, solo_cache)
         assert_pool_restored(engine)
     assert tree_steps > 0, "the workloads were meant to verify trees"
+
