@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 from analyzer.refs.extract import extract_references, markdown_parser
-from analyzer.refs.models import AMBIGUOUS, BROKEN, NOT_CHECKABLE, OK, Finding, Reference
+from analyzer.refs.models import AMBIGUOUS, BROKEN, NOT_CHECKABLE, OK, WARNING, Finding, Reference
 from analyzer.refs.pinview import PinView
 from analyzer.refs.resolve import find_symbol, resolve, resolve_member
 from analyzer.refs.suggest import History, suggest
@@ -23,7 +23,7 @@ def extract_all(documents: Iterable[tuple[str, str]], ignore: IgnoreFn | None = 
 
 
 def _with_suggestions(finding: Finding, pin: PinView, history: History | None) -> Finding:
-    if finding.status == BROKEN:
+    if finding.status in {BROKEN, WARNING}:
         finding.suggestions = suggest(finding.ref, pin, history)
     return finding
 
@@ -95,7 +95,7 @@ def check_upgrade(refs: Iterable[Reference], old: PinView, new: PinView, history
         after = resolve_fn(ref, new)
         after.previous_status = before.status
         after.framework = new.project
-        if after.status == BROKEN:
+        if after.status in {BROKEN, WARNING}:
             after.suggestions = suggest(ref, new, history)
             if before.status == OK:
                 after.note = "; ".join(x for x in (f"ok at {old.pin} ({before.resolved_at})", after.note) if x)
@@ -104,11 +104,11 @@ def check_upgrade(refs: Iterable[Reference], old: PinView, new: PinView, history
 
 
 def pick_fixes(findings: Iterable[Finding], threshold: float) -> list[Finding]:
-    """One broken finding per source position whose best suggestion clears `threshold`."""
+    """One broken (or stale-anchor) finding per source position whose best suggestion clears `threshold`."""
     best: dict[tuple[str, int, int], Finding] = {}
     for f in findings:
         s = f.best
-        if f.status != BROKEN or s is None or s.confidence < threshold or f.ref.col < 0:
+        if f.status not in {BROKEN, WARNING} or s is None or s.confidence < threshold or f.ref.col < 0:
             continue
         key = (f.ref.file, f.ref.line, f.ref.col)
         current = best.get(key)

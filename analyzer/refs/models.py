@@ -15,6 +15,9 @@ ENV = "env"
 OK = "ok"
 BROKEN = "broken"
 NOT_CHECKABLE = "not-checkable"
+# The file is there but a `#L` anchor or `:12` suffix no longer points at what the text
+# cites: the suggestion carries the new lines.
+WARNING = "warning"
 
 AMBIGUOUS = "ambiguous"
 FRAMEWORKS = ("vllm", "sglang")

@@ -8,14 +8,14 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from analyzer.refs.models import BROKEN, HIGH_CONFIDENCE, NOT_CHECKABLE, OK, Finding
+from analyzer.refs.models import BROKEN, HIGH_CONFIDENCE, NOT_CHECKABLE, OK, WARNING, Finding
 
-_STATUS_STYLE = {OK: "green", BROKEN: "bold red", NOT_CHECKABLE: "yellow"}
+_STATUS_STYLE = {OK: "green", BROKEN: "bold red", WARNING: "magenta", NOT_CHECKABLE: "yellow"}
 
 
 def summary(findings: list[Finding]) -> dict[str, int]:
     counts = Counter(f.status for f in findings)
-    return {status: counts.get(status, 0) for status in (OK, BROKEN, NOT_CHECKABLE)}
+    return {status: counts.get(status, 0) for status in (OK, BROKEN, WARNING, NOT_CHECKABLE)}
 
 
 def _suggestion_cell(f: Finding) -> str:
@@ -64,7 +64,8 @@ def to_json(findings: list[Finding]) -> list[dict[str, Any]]:
 
 
 def to_sarif(findings: list[Finding], uris: dict[str, str] | None = None, tool_version: str = "0.1.0") -> dict[str, Any]:
-    """SARIF 2.1.0: broken references as errors, not-checkable ones as notes.
+    """SARIF 2.1.0: broken references as errors, stale line anchors as warnings,
+    not-checkable ones as notes.
 
     `uris` maps a finding's file (relative to the book root) to the path code-scanning
     UIs should show, normally relative to the repository the check runs in."""
@@ -91,7 +92,7 @@ def to_sarif(findings: list[Finding], uris: dict[str, str] | None = None, tool_v
         results.append(
             {
                 "ruleId": rule_id,
-                "level": "error" if f.status == BROKEN else "note",
+                "level": "error" if f.status == BROKEN else "warning" if f.status == WARNING else "note",
                 "message": {"text": message},
                 "locations": [{"physicalLocation": {"artifactLocation": {"uri": uris.get(f.ref.file, f.ref.file)}, "region": region}}],
                 "properties": {"pin": f.pin, "framework": f.framework or f.ref.framework, "kind": f.ref.kind},

@@ -11,6 +11,7 @@ from analyzer.refs.models import (
     OK,
     PATH,
     SYMBOL,
+    WARNING,
     Finding,
     Reference,
 )
@@ -153,8 +154,8 @@ def _check_lines(finding: Finding, path: str, pin: PinView) -> None:
     start, end = ref.line_range
     defs = pin.definitions_in(path)
     lines = pin.read_lines(path)
-    if lines is not None and end > len(lines):
-        finding.status = BROKEN
+    if lines is not None and end > len(lines) and not ref.link_symbol:
+        finding.status = WARNING
         finding.note = f"L{start}-L{end} runs past the end of the file ({len(lines)} lines)"
         return
     if ref.link_symbol:
@@ -172,7 +173,7 @@ def _check_lines(finding: Finding, path: str, pin: PinView) -> None:
             return
         at = enclosing(defs, start)
         held = f"`{short_name(at, pin)}`" if at else "no definition"
-        finding.status = BROKEN
+        finding.status = WARNING  # the file is fine; the lines moved with the code
         finding.resolved_at = f"{path}:{named[0].line}"
         finding.note = f"L{start}-L{end} holds {held}; `{ref.link_symbol}` is at L{named[0].line}-L{named[0].end_line}"
         return

@@ -67,9 +67,10 @@ def test_upgrade_lists_what_breaks_with_replacements(vllm30: PinView, vllm33: Pi
     findings = check_upgrade(refs, vllm30, vllm33, history)
     assert all(f.pin == "vllm@0.33.0" for f in findings)
     assert not any(f.ref.text == "Scheduler.event_loop_overlap" for f in findings)  # SGLang's, not checked
-    newly = {f.ref.text: f for f in findings if f.previous_status == "ok" and f.status == "broken"}
+    newly = {f.ref.text: f for f in findings if f.previous_status == "ok" and f.status in {"broken", "warning"}}
     url = "https://github.com/vllm-project/vllm/blob/v0.30.0/vllm/v1/core/kv_cache_manager.py#L30-L60"
     assert set(newly) == {"VLLM_ENGINE_ITERATION_TIMEOUT_S", "vllm/entrypoints/chat_utils.py", url}
+    assert newly[url].status == "warning"  # the file is still there; only its lines moved
     assert newly[url].best is not None
     assert newly[url].best.replacement == url.replace("L30-L60", "L40-L70").replace("v0.30.0", "v0.33.0")
     path = newly["vllm/entrypoints/chat_utils.py"]
