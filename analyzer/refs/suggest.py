@@ -59,10 +59,13 @@ _REPLACEMENT_PATTERNS = (
 )
 
 
+_TRIGGER_RE = re.compile(r"instead|renamed|moved|deprecated|replaced|superseded|replace|->|→|=>", re.IGNORECASE)
+
+
 def _named_in_text(ref: Reference, pin: PinView) -> Suggestion | None:
     """A replacement the paragraph itself names: "use `Backend` instead of `_Backend`",
     "`--x` was renamed to `--y`". Taken when it exists in the pin."""
-    if not ref.paragraph or ref.origin != "inline":
+    if not ref.paragraph or ref.origin != "inline" or not _TRIGGER_RE.search(ref.paragraph):
         return None
     old = re.escape(ref.text)
     for pattern in _REPLACEMENT_PATTERNS:
