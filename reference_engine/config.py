@@ -19,6 +19,7 @@ SUPPORTED_ARCHITECTURES = (
     "MistralForCausalLM",
     "Qwen3MoeForCausalLM",
     "DeepseekV3ForCausalLM",
+    "Qwen3_5ForCausalLM",
 )
 
 _DTYPE_NAMES = {"float32", "float64", "float16", "bfloat16"}
@@ -102,7 +103,21 @@ class ModelConfig:
             latent = (1, self.kv_lora_rank + int(self.hf_config["qk_rope_head_dim"]))
             return [(latent,)] * self.num_hidden_layers
         kv = (num_kv_heads or self.num_key_value_heads, self.head_dim)
-        return [(kv, kv)] * self.num_hidden_layers
+        # Linear-attention layers of a hybrid keep a fixed-size state instead (no blocks).
+        return [() if t == "linear_attention" else (kv, kv) for t in self.layer_types]
+
+    @property
+    def layer_types(self) -> list[str]:
+        """Per layer: "full_attention", "sliding_attention" or "linear_attention" (hybrids)."""
+        types = self.hf_config.get("layer_types")
+        if types and len(types) == self.num_hidden_layers:
+            return [str(t) for t in types]
+        return ["full_attention"] * self.num_hidden_layers
+
+    @property
+    def has_recurrent_state(self) -> bool:
+        """Hybrid models: some layers carry a per-request recurrent state (GatedDeltaNet)."""
+        return "linear_attention" in self.layer_types
 
     @property
     def kv_elems_per_token(self) -> int:

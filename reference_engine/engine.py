@@ -87,7 +87,12 @@ class Engine:
         self.runner = ModelRunner(self.model_config, config)
         # Decode batches padded to captured sizes pay off only with CUDA graphs; on a CPU
         # the padding rows would be pure waste, so the plain runner serves every batch.
-        use_graphs = self.runner.device.type == "cuda" and not config.enforce_eager
+        # Hybrids read per-request state slots from a host list the graph would freeze.
+        use_graphs = (
+            self.runner.device.type == "cuda"
+            and not config.enforce_eager
+            and not self.model_config.has_recurrent_state
+        )
         self.graph_runner = DecodeGraphRunner(self.runner) if use_graphs else None
         self.block_size = config.block_size
         num_cpu_blocks = config.num_cpu_blocks if config.preemption_mode == "swap" else 0
@@ -97,6 +102,8 @@ class Engine:
             config.prefix_caching,
             num_cpu_blocks,
             sliding_windows=self.model_config.sliding_windows,
+            # Hybrids: one recurrent-state slot per running request (layers/gated_delta_net.py).
+            num_state_slots=config.max_num_seqs if self.model_config.has_recurrent_state else 0,
         )
         self.scheduler = Scheduler(
             SchedulerConfig(
@@ -131,6 +138,14 @@ class Engine:
                 f"sampling default ({exc}); pass generation_config='none' to ignore it"
             ) from None
         spec = SpeculativeConfig.from_value(config.speculative_config)
+        if spec is not None and (
+            self.model_config.has_recurrent_state or self.model_config.sliding_windows
+        ):
+            # Rejected drafts are rolled back by trimming blocks; a recurrent state or blocks
+            # already freed out of a window cannot be rolled back that way.
+            raise ConfigError(
+                "speculative decoding is not implemented for hybrid or sliding-window models"
+            )
         self.spec = (
             SpecDecoder(
                 spec,
@@ -209,6 +224,8 @@ class Engine:
     def _validate(self, token_ids: list[int], params: SamplingParams) -> None:
         if not token_ids:
             raise RequestError("the prompt is empty: at least one token is needed")
+        if params.kv_eviction is not None and self.spec is not None:
+            raise RequestError("kv_eviction cannot be combined with speculative decoding")
         vocab = self.model_config.vocab_size
         bad = [t for t in token_ids if not 0 <= t < vocab]
         if bad:
@@ -283,6 +300,7 @@ class Engine:
                 want_prompt_logits=self._wants_prompt_logits(item) or bool(item.seq.spec_token_ids),
                 kv_policy=item.seq.params.kv_eviction,
                 tree_parents=self.spec.tree_parents(item.seq) if self.spec else None,
+                state_slot=self.kv.state_slots.get(item.seq.seq_id, -1),
             )
             for item in out.scheduled
         ]

@@ -30,6 +30,8 @@ class SeqInput:
     # Speculative tree drafts (spec_decode/tree.py): the parent row of each new row, -1 for
     # row 0. A row then sits at start + its depth and attends to its ancestors only.
     tree_parents: Sequence[int] | None = None
+    # Hybrid models: the request's row in the recurrent-state pools (layers/gated_delta_net.py).
+    state_slot: int = -1
 
 
 @dataclass(slots=True)
@@ -85,6 +87,8 @@ class ForwardBatch:
     kv_policies: list[StreamingLLM | None] = field(default_factory=list)
     # Sequence index -> [n, n] bool ancestor mask of its new rows (tree drafts only).
     tree_masks: dict[int, torch.Tensor] = field(default_factory=dict)
+    # Per sequence, its recurrent-state slot (hybrid models; -1 elsewhere).
+    state_slots: list[int] = field(default_factory=list)
 
     @property
     def num_seqs(self) -> int:
@@ -121,6 +125,7 @@ class ForwardBatch:
             prefill_seq_idx=self.prefill_seq_idx,
             kv_policies=self.kv_policies,
             tree_masks={i: m.to(device) for i, m in self.tree_masks.items()},
+            state_slots=self.state_slots,
         )
 
 
@@ -245,6 +250,7 @@ def build_forward_batch(
         prefill_seq_idx=prefill_idx,
         kv_policies=policies,
         tree_masks=tree_masks,
+        state_slots=[s.state_slot for s in seqs],
     )
 
 

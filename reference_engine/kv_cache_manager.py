@@ -34,10 +34,16 @@ class KVCacheManager:
         prefix_caching: str = "none",
         num_cpu_blocks: int = 0,
         sliding_windows: Sequence[int | None] = (),
+        num_state_slots: int = 0,
     ) -> None:
         self.block_size = block_size
         # The model's per-layer windows: blocks out of every layer's window are freed.
         self.sliding_windows = list(sliding_windows)
+        # Hybrid models: a recurrent-state slot per running request, beside its blocks
+        # (vLLM's MambaManager, SGLang's HybridReqToTokenPool). Held from the first
+        # allocation to `free`; the runner's layers keep the state rows themselves.
+        self.state_pool = BlockPool(num_state_slots) if num_state_slots > 0 else None
+        self.state_slots: dict[str, int] = {}
         self.pool = BlockPool(num_blocks)
         self.host_pool = BlockPool(num_cpu_blocks) if num_cpu_blocks > 0 else None
         self.cache: PrefixCache = make_prefix_cache(prefix_caching, self.pool, block_size)
@@ -74,6 +80,10 @@ class KVCacheManager:
     def match_prefix(self, token_ids: Sequence[int]) -> MatchResult:
         """Cached prefix for a new request, always leaving at least one token to compute:
         the last prompt token must run through the model to produce logits."""
+        if self.state_pool is not None:
+            # A hybrid's cached blocks alone cannot resume it: its recurrent state at the
+            # match's end would be needed too, and no state checkpoints are kept.
+            return MatchResult(0, [])
         return self.cache.match_prefix(token_ids[: len(token_ids) - 1])
 
     def match_whole_blocks(self, token_ids: Sequence[int], match: MatchResult) -> MatchResult:
@@ -94,6 +104,9 @@ class KVCacheManager:
         writes the rest before reading them).
         """
         table = self.block_tables.get(seq_id, [])
+        needs_slot = self.state_pool is not None and seq_id not in self.state_slots
+        if needs_slot and self.state_pool is not None and self.state_pool.num_free == 0:
+            return False  # more running requests than slots: max_num_seqs bounds both
         held: list[int] = []  # references taken before allocating
         if match is not None:
             assert not table, "prefix matches apply only to requests holding no blocks"
@@ -116,6 +129,8 @@ class KVCacheManager:
                 # The source keeps its extra reference until the copy ran (`copies_done`).
                 self.blocks_to_copy.append((match.partial_block, new[0]))
         self.block_tables[seq_id] = table + shared + new
+        if needs_slot and self.state_pool is not None:
+            self.state_slots[seq_id] = self.state_pool.allocate(1)[0]
         return True
 
     def copies_done(self) -> None:
@@ -133,8 +148,10 @@ class KVCacheManager:
         assert child_id not in self.block_tables
         num_shared = num_tokens // self.block_size
         shared = self.block_tables[parent_id][:num_shared]
-        if FREED_BLOCK in shared:
-            # The parent ran on and freed blocks the child's window still needs.
+        if FREED_BLOCK in shared or self.state_pool is not None:
+            # A hybrid child would need the parent's recurrent state at the fork point,
+            # which the parent has moved past: it computes its prompt itself.
+            # Likewise when the parent ran on and freed blocks the child's window still needs.
             shared, num_shared = [], 0
         for b in shared:
             self.pool.incref(b)
@@ -147,8 +164,8 @@ class KVCacheManager:
     ) -> None:
         """Offer the request's computed tokens to the prefix cache (after their KV is written)."""
         table = self.block_tables.get(seq_id)
-        if table is None or num_computed_tokens == 0:
-            return
+        if table is None or num_computed_tokens == 0 or self.state_pool is not None:
+            return  # hybrids: prefix caching is off (see match_prefix)
         handle = self._cache_handles.get(seq_id)
         if handle is None and FREED_BLOCK in table:
             # Back from swap with blocks freed by its window: the cache would start indexing
@@ -207,6 +224,9 @@ class KVCacheManager:
             self.pool.free([b for b in table if b != FREED_BLOCK])
         if seq_id in self._cache_handles:
             self.cache.unlock(self._cache_handles.pop(seq_id))
+        slot = self.state_slots.pop(seq_id, None)
+        if slot is not None and self.state_pool is not None:
+            self.state_pool.free([slot])
         host = self.host_block_tables.pop(seq_id, None)
         if host is not None:
             assert self.host_pool is not None
@@ -214,6 +234,8 @@ class KVCacheManager:
 
     # --- swap preemption ---------------------------------------------------------
     def can_swap_out(self, seq_id: str) -> bool:
+        if self.state_pool is not None:
+            return False  # hybrids recompute: the recurrent state has no host pool
         return self.host_pool is not None and self.host_pool.num_free >= self.num_blocks_held(
             seq_id
         )
@@ -270,7 +292,14 @@ class KVCacheManager:
                     if b != FREED_BLOCK:
                         host_expected[b] = host_expected.get(b, 0) + 1
             self.host_pool.check_integrity(host_expected)
+        if self.state_pool is not None:
+            self.state_pool.check_integrity({s: 1 for s in self.state_slots.values()})
 
     def is_idle_clean(self) -> bool:
         """True when no request holds anything: only cache entries keep blocks."""
-        return not self.block_tables and not self.host_block_tables and not self.blocks_to_copy
+        return (
+            not self.block_tables
+            and not self.host_block_tables
+            and not self.blocks_to_copy
+            and not self.state_slots
+        )

@@ -68,6 +68,11 @@ class ModelRunner:
         # write their K/V there, so no real block is ever touched by padding.
         self.pad_block_id = self.num_blocks
         self.kv_caches = self._allocate(self.num_blocks + 1, self.device)
+        # Hybrid models: recurrent-state pools beside the paged KV, one slot per running
+        # request (the KVCacheManager hands slots out; layers/gated_delta_net.py).
+        allocate_state = getattr(self.model, "allocate_state_cache", None)
+        if allocate_state is not None:
+            allocate_state(engine_config.max_num_seqs, self.device)
         self.num_cpu_blocks = engine_config.num_cpu_blocks
         self.cpu_kv_caches = (
             self._allocate(self.num_cpu_blocks, torch.device("cpu"), pin=self.device.type == "cuda")

@@ -10,6 +10,7 @@ from reference_engine.config import ConfigError, ModelConfig
 from reference_engine.models.deepseek_v3 import DeepseekV3ForCausalLM
 from reference_engine.models.llama import LlamaForCausalLM
 from reference_engine.models.qwen3 import Qwen3ForCausalLM
+from reference_engine.models.qwen3_5 import Qwen3_5ForCausalLM
 from reference_engine.models.qwen3_moe import Qwen3MoeForCausalLM
 
 # Qwen2 is the Llama graph with q/k/v biases; ModelConfig sets those flags.
@@ -22,6 +23,8 @@ MODEL_REGISTRY = MappingProxyType(
         "MistralForCausalLM": LlamaForCausalLM,
         "Qwen3MoeForCausalLM": Qwen3MoeForCausalLM,
         "DeepseekV3ForCausalLM": DeepseekV3ForCausalLM,
+        # Hybrid: Gated DeltaNet + gated full attention, recurrent state per request.
+        "Qwen3_5ForCausalLM": Qwen3_5ForCausalLM,
     }
 )
 
@@ -39,5 +42,6 @@ __all__ = [
     "LlamaForCausalLM",
     "Qwen3ForCausalLM",
     "Qwen3MoeForCausalLM",
+    "Qwen3_5ForCausalLM",
     "model_class",
 ]

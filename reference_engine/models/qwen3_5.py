@@ -1,0 +1,168 @@
+"""Qwen3.5 (text): a hybrid of Gated DeltaNet layers and gated full-attention layers.
+
+`layer_types` interleaves them (three linear-attention layers, then one full-attention layer,
+in the published configs). Only the full-attention layers have paged KV
+(ModelConfig.kv_cache_shapes gives the others none); each linear-attention layer keeps a
+fixed-size state per running request (layers/gated_delta_net.py) in a slot the
+KVCacheManager assigns. What sets the full-attention layers apart from Qwen3's:
+
+- an output gate: q_proj emits each head's query and a gate side by side, and the attention
+  output is multiplied by sigmoid(gate) before o_proj;
+- RoPE on the first `partial_rotary_factor` of each head's dimensions only (text positions
+  are the same on all three multimodal-RoPE axes, so plain RoPE equals Qwen3.5's M-RoPE here);
+- q/k norms and the decoder norms store their scale as an offset from 1 (ZeroCenteredRMSNorm).
+
+Module names follow transformers' Qwen3_5ForCausalLM, so checkpoints load 1:1 (gate/up fused).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from reference_engine.config import ModelConfig
+from reference_engine.forward_batch import ForwardBatch
+from reference_engine.layers.attention import PagedAttention
+from reference_engine.layers.gated_delta_net import GatedDeltaNet
+from reference_engine.layers.linear import Linear
+from reference_engine.layers.norm import ZeroCenteredRMSNorm
+from reference_engine.layers.rotary import RopeAngles, RotaryEmbedding
+from reference_engine.models.llama import LlamaForCausalLM, LlamaMLP
+
+KVCache = tuple[torch.Tensor, ...]
+
+
+def rotary_dim(cfg: ModelConfig) -> int:
+    factor = float((cfg.hf_config.get("rope_parameters") or {}).get("partial_rotary_factor", 1.0))
+    return int(cfg.head_dim * factor)
+
+
+class Qwen3_5Attention(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.num_heads, self.num_kv_heads = cfg.num_attention_heads, cfg.num_key_value_heads
+        self.head_dim, self.rotary_dim = cfg.head_dim, rotary_dim(cfg)
+        bias = bool(cfg.hf_config.get("attention_bias", False))
+        self.q_proj = Linear(cfg.hidden_size, 2 * cfg.q_size, bias=bias)  # query and gate
+        self.k_proj = Linear(cfg.hidden_size, cfg.kv_size, bias=bias)
+        self.v_proj = Linear(cfg.hidden_size, cfg.kv_size, bias=bias)
+        self.o_proj = Linear(cfg.q_size, cfg.hidden_size, bias=bias)
+        self.q_norm = ZeroCenteredRMSNorm(cfg.head_dim, cfg.rms_norm_eps)
+        self.k_norm = ZeroCenteredRMSNorm(cfg.head_dim, cfg.rms_norm_eps)
+        self.attn = PagedAttention(
+            self.num_heads, self.num_kv_heads, self.head_dim, scale=self.head_dim**-0.5
+        )
+
+    def forward(
+        self, rope: RopeAngles, x: torch.Tensor, kv_cache: KVCache, batch: ForwardBatch
+    ) -> torch.Tensor:
+        q, gate = self.q_proj(x).view(-1, self.num_heads, 2 * self.head_dim).chunk(2, dim=-1)
+        q = self.q_norm(q)
+        k = self.k_norm(self.k_proj(x).view(-1, self.num_kv_heads, self.head_dim))
+        v = self.v_proj(x).view(-1, self.num_kv_heads, self.head_dim)
+        r = self.rotary_dim
+        q_rot, k_rot = rope.rotate(q[..., :r], k[..., :r])
+        q = torch.cat([q_rot, q[..., r:]], dim=-1)
+        k = torch.cat([k_rot, k[..., r:]], dim=-1)
+        out = self.attn(q, k, v, kv_cache, batch)  # type: ignore[arg-type]
+        return self.o_proj((out * torch.sigmoid(gate)).flatten(1))
+
+
+def _linear_attention(cfg: ModelConfig) -> GatedDeltaNet:
+    raw = cfg.hf_config
+    return GatedDeltaNet(
+        hidden_size=cfg.hidden_size,
+        num_k_heads=int(raw["linear_num_key_heads"]),
+        num_v_heads=int(raw["linear_num_value_heads"]),
+        head_k_dim=int(raw["linear_key_head_dim"]),
+        head_v_dim=int(raw["linear_value_head_dim"]),
+        conv_kernel=int(raw.get("linear_conv_kernel_dim", 4)),
+        eps=cfg.rms_norm_eps,
+    )
+
+
+class Qwen3_5DecoderLayer(nn.Module):
+    def __init__(self, cfg: ModelConfig, layer_type: str) -> None:
+        super().__init__()
+        self.is_linear = layer_type == "linear_attention"
+        if self.is_linear:
+            self.linear_attn = _linear_attention(cfg)
+        else:
+            self.self_attn = Qwen3_5Attention(cfg)
+        self.mlp = LlamaMLP(cfg)
+        self.input_layernorm = ZeroCenteredRMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.post_attention_layernorm = ZeroCenteredRMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+
+    def forward(
+        self, rope: RopeAngles, x: torch.Tensor, kv_cache: KVCache, batch: ForwardBatch
+    ) -> torch.Tensor:
+        h = self.input_layernorm(x)
+        if self.is_linear:
+            x = x + self.linear_attn(h, batch)
+        else:
+            x = x + self.self_attn(rope, h, kv_cache, batch)
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class Qwen3_5Model(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
+        self.rotary_emb = RotaryEmbedding(
+            rotary_dim(cfg), cfg.max_position_embeddings, cfg.rope_theta, cfg.rope_scaling
+        )
+        self.layers = nn.ModuleList(Qwen3_5DecoderLayer(cfg, t) for t in cfg.layer_types)
+        self.norm = ZeroCenteredRMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        positions: torch.Tensor,
+        kv_caches: list[KVCache],
+        batch: ForwardBatch,
+    ) -> torch.Tensor:
+        x = self.embed_tokens(input_ids)
+        rope = self.rotary_emb.lookup(positions)
+        for layer, kv_cache in zip(self.layers, kv_caches, strict=True):
+            x = layer(rope, x, kv_cache, batch)
+        return self.norm(x)
+
+
+class Qwen3_5ForCausalLM(nn.Module):
+    PACKED_MODULES: dict[str, tuple[str, str]] = {  # noqa: RUF012 - read-only table
+        "gate_proj": ("gate_up_proj", "gate"),
+        "up_proj": ("gate_up_proj", "up"),
+    }
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.config = cfg
+        self.model = Qwen3_5Model(cfg)
+        self.lm_head = (
+            None if cfg.tie_word_embeddings else Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
+        )
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        positions: torch.Tensor,
+        kv_caches: list[KVCache],
+        batch: ForwardBatch,
+    ) -> torch.Tensor:
+        return self.model(input_ids, positions, kv_caches, batch)
+
+    def allocate_state_cache(self, num_slots: int, device: torch.device) -> None:
+        """Recurrent-state pools of every linear-attention layer, one row per slot."""
+        dtype = self.model.embed_tokens.weight.dtype
+        for module in self.modules():
+            if isinstance(module, GatedDeltaNet):
+                module.allocate_state(num_slots, dtype, device)
+
+    def map_checkpoint_name(self, hf_name: str) -> tuple[str, str | None]:
+        return LlamaForCausalLM.map_checkpoint_name(self, hf_name)  # type: ignore[arg-type]
+
+    def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        if self.lm_head is None:
+            return F.linear(hidden, self.model.embed_tokens.weight)
+        return self.lm_head(hidden)

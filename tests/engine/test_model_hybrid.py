@@ -1,0 +1,153 @@
+"""Hybrid linear attention (Qwen3.5: Gated DeltaNet + gated full attention).
+
+- the chunked and step forms of the gated delta rule agree with the sequential recurrence;
+- logits match transformers' Qwen3_5ForCausalLM on packed batches mixing whole prefills,
+  chunked prefills and decodes, each sequence continuing from its own state slot;
+- random workloads with preemption equal solo runs token by token, and every state slot and
+  block comes back.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from test_model_hf_oracle import assert_plan_matches, spread_weights
+from test_verify_random_workloads import (
+    assert_pool_restored,
+    assert_tokens_equal_solo,
+    drive,
+    make_engine,
+    random_workload,
+    tight_engine,
+)
+
+from reference_engine.config import EngineConfig
+from reference_engine.layers.gated_delta_rule import (
+    gated_delta_chunked,
+    gated_delta_sequential,
+    gated_delta_step,
+    l2_normalize,
+)
+from reference_engine.loader import load_model_config
+from reference_engine.model_runner import ModelRunner
+
+transformers = pytest.importorskip("transformers")
+
+HYBRID_SHAPE: dict[str, Any] = {
+    "hidden_size": 48,
+    "intermediate_size": 80,
+    "num_hidden_layers": 4,
+    "layer_types": ["linear_attention", "linear_attention", "full_attention", "linear_attention"],
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 16,
+    "linear_num_key_heads": 2,
+    "linear_num_value_heads": 4,  # two value heads per key head, as in Qwen3.5
+    "linear_key_head_dim": 8,
+    "linear_value_head_dim": 6,
+    "linear_conv_kernel_dim": 4,
+    "max_position_embeddings": 256,
+    "rope_parameters": {
+        "rope_type": "default",
+        "rope_theta": 10000.0,
+        "partial_rotary_factor": 0.25,
+    },
+    "tie_word_embeddings": False,
+}
+
+
+def _inputs(t: int, h: int = 3, dk: int = 8, dv: int = 6, seed: int = 0) -> tuple[Any, ...]:
+    gen = torch.Generator().manual_seed(seed)
+
+    def r(*shape: int) -> torch.Tensor:
+        return torch.randn(*shape, generator=gen, dtype=torch.float64)
+
+    q = l2_normalize(r(t, h, dk)) * dk**-0.5
+    k = l2_normalize(r(t, h, dk))
+    g = -torch.rand(t, h, generator=gen, dtype=torch.float64)
+    beta = torch.rand(t, h, generator=gen, dtype=torch.float64)
+    return q, k, r(t, h, dv), g, beta, r(h, dk, dv)
+
+
+@pytest.mark.parametrize(("length", "chunk"), [(37, 8), (5, 64), (64, 16), (1, 4)])
+def test_chunked_form_equals_the_recurrence(length: int, chunk: int) -> None:
+    q, k, v, g, beta, s0 = _inputs(length)
+    s_seq, s_chunk = s0.clone(), s0.clone()
+    want = gated_delta_sequential(q, k, v, g, beta, s_seq)
+    got = gated_delta_chunked(q, k, v, g, beta, s_chunk, chunk_size=chunk)
+    torch.testing.assert_close(got, want, rtol=0, atol=1e-12)
+    torch.testing.assert_close(s_chunk, s_seq, rtol=0, atol=1e-12)
+
+
+def test_step_form_batches_independent_states() -> None:
+    """A batched step of three sequences equals stepping each one alone."""
+    rows = [_inputs(1, seed=s) for s in range(3)]
+    stack = [torch.cat([r[i] for r in rows]) for i in range(5)]
+    states = torch.stack([r[5] for r in rows])
+    out = gated_delta_step(*stack, states)
+    for j, (q, k, v, g, beta, s0) in enumerate(rows):
+        torch.testing.assert_close(out[j : j + 1], gated_delta_sequential(q, k, v, g, beta, s0))
+        torch.testing.assert_close(states[j], s0)
+
+
+def write_qwen3_5(folder: Path, vocab: int, **overrides: Any) -> torch.nn.Module:
+    config = transformers.Qwen3_5TextConfig(vocab_size=vocab, **{**HYBRID_SHAPE, **overrides})
+    config.architectures = ["Qwen3_5ForCausalLM"]
+    config._attn_implementation = "eager"
+    torch.manual_seed(0)
+    model = transformers.Qwen3_5ForCausalLM(config).to(torch.float64).eval()
+    spread_weights(model)
+    with torch.no_grad():  # decay rates in Qwen3.5's range: A = exp(A_log) in (0, 16]
+        for layer in model.model.layers:
+            if hasattr(layer, "linear_attn"):
+                layer.linear_attn.A_log.uniform_(-2.0, 1.0)
+    model.save_pretrained(folder)
+    return model
+
+
+def test_logits_match_transformers(tmp_path: Path) -> None:
+    hf = write_qwen3_5(tmp_path, 300)
+    cfg = EngineConfig(model=str(tmp_path), dtype="float64", num_gpu_blocks=40, block_size=4)
+    model_cfg = load_model_config(cfg)
+    assert model_cfg.architecture == "Qwen3_5ForCausalLM" and model_cfg.has_recurrent_state
+    runner = ModelRunner(model_cfg, cfg)
+    # Paged KV for the one full-attention layer only.
+    assert [len(layer) for layer in runner.kv_caches] == [0, 0, 2, 0]
+    # transformers computes the decay g, the delta rule and the norms in float32 even in a
+    # float64 model: up to ~2e-4 on logits of magnitude ~7 here (continuations ~1e-5); a
+    # wrong state hand-over between chunks or steps moves logits by O(0.1).
+    assert_plan_matches(runner, hf, atol=5e-4)
+
+
+@pytest.fixture(scope="module")
+def hybrid_dir(tmp_path_factory: pytest.TempPathFactory, random_checkpoint: Any) -> Path:
+    folder = tmp_path_factory.mktemp("qwen3_5")
+    write_qwen3_5(folder, 512)
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        src = random_checkpoint("qwen3") / name
+        if src.is_file():
+            shutil.copy(src, folder / name)
+    return folder
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("cache", "preemption"), [("none", "recompute"), ("hash", "swap")])
+def test_hybrid_workloads_equal_solo(hybrid_dir: Path, cache: str, preemption: str) -> None:
+    solo = make_engine(hybrid_dir, prefix_caching="none", max_num_seqs=8)
+    rng = random.Random(f"hybrid-{cache}-{preemption}")
+    solo_cache: dict[Any, list[list[int]]] = {}
+    preemptions = 0
+    for _ in range(5):
+        reqs = random_workload(rng)
+        engine = tight_engine(hybrid_dir, reqs, rng, cache, preemption, "fcfs")
+        assert_tokens_equal_solo(drive(engine, reqs), reqs, solo, solo_cache)
+        preemptions += engine.stats().num_preemptions
+        assert_pool_restored(engine)
+        assert engine.kv.state_pool is not None
+        assert engine.kv.state_pool.num_free == engine.kv.state_pool.num_blocks
+    assert preemptions > 0
