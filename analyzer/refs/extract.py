@@ -46,6 +46,7 @@ _ADMONITION_RE = re.compile(r"^(?P<indent> *)(?:!!!|\?\?\?\+?) *[A-Za-z]")
 _AUTOREF_RE = re.compile(r"^(?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+$")
 _CODE_SPAN_RE = re.compile(r"`([^`\n]+)`")
 _CLASSNAME_RE = re.compile(r"^_*[A-Z][A-Za-z0-9_]*$")
+_NEW_NAME_RE = re.compile(r"\b(?:define|create|write|implement|add|name|call)\s+(?:a|an|your|the)?\s*(?:new|own|custom)\s*$", re.IGNORECASE)
 _KEY_RE = re.compile(r"""["']([A-Za-z_][A-Za-z0-9_]*)["']\s*:""")
 # In text blocks: `a.b.c(`, `Foo.bar`, paths, and class names of two humps or more.
 _TEXT_CALL_RE = re.compile(r"(?<![\w.$/-])((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*)\(")
@@ -172,6 +173,10 @@ class _Walker:
                 if link is not None:
                     link_codes.append(text)
                 found = self._code_span(text, line, col, len(plain))
+                if _NEW_NAME_RE.search(plain[-60:]):
+                    # "Define a new `Processor` class": a name for the reader's own code; a
+                    # citation only if the project has it.
+                    found = [replace(p, found=replace(p.found, tentative=True)) if p.found.kind == SYMBOL else p for p in found]
                 if owner is not None and not plain.strip():
                     found = [replace(p, owner=owner) if p.found.tentative else p for p in found]
                 pending.extend(found)

@@ -95,15 +95,17 @@ def decide(
     if _BOTH_RE.search(block, start, end):
         return Decision(AMBIGUOUS, "the sentence speaks of both projects")
     if found:
+        # The reference's own text first: `RadixAttention` is SGLang's word even in
+        # "replace vLLM's `Attention` with `RadixAttention`".
+        own_words = {fw for pos, fw in found if offset <= pos < offset + length}
+        if (one := _single(own_words)) is not None:
+            return Decision(one, "project vocabulary")
         before = [fw for pos, fw in found if start <= pos < offset]
         if before:
             return Decision(before[-1], "named earlier in the sentence")
         after = {fw for pos, fw in found if offset + length <= pos < end}
         if (one := _single(after)) is not None:
             return Decision(one, "named in the sentence")
-        own_words = {fw for pos, fw in found if offset <= pos < offset + length}
-        if (one := _single(own_words)) is not None:
-            return Decision(one, "project vocabulary")
     if (one := _single({s for s in siblings if s})) is not None:
         return Decision(one, "other references in the same block")
     if found and (one := _single({fw for _, fw in found})) is not None:

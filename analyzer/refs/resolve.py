@@ -194,7 +194,18 @@ def find_symbol(target: str, pin: PinView) -> tuple[list[SymbolEntry], str]:
         return [], ""
     owner, member = ".".join(parts[:-1]), parts[-1]
     seen: set[str] = set()
-    frontier = [e for e in pin.find_symbol(owner) if e.kind == "class"]
+    owners = pin.find_symbol(owner)
+    frontier = [e for e in owners if e.kind == "class"]
+    # `ModelRegistry.register_model`: a module-level object, looked up through its class.
+    for obj in (e for e in owners if e.kind == "attribute" and e.bases):
+        module = obj.full.rsplit(".", 1)[0]
+        made = [c for c in pin.find_symbol(obj.bases[0]) if c.kind == "class"]
+        made.sort(key=lambda c: not c.full.startswith(module + "."))  # the class in the same module first
+        for cls in made[:1]:
+            hits = pin.find_symbol(f"{cls.full}.{member}")
+            if hits:
+                return hits, f"`{owner}` is a `{cls.last}` object"
+            frontier.append(cls)
     for _ in range(_MAX_BASE_DEPTH):
         next_frontier: list[SymbolEntry] = []
         for cls in frontier:

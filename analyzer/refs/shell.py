@@ -122,7 +122,9 @@ def _skip_launcher(tokens: list[_Token], i: int) -> int:
     return i
 
 
-def _command_refs(tokens: list[_Token], default: tuple[str, str | None] | None = None) -> Iterator[ShellRef]:
+def _command_refs(
+    tokens: list[_Token], default: tuple[str, str | None] | None = None, seen: list[tuple[int, str, str | None, bool]] | None = None
+) -> Iterator[ShellRef]:
     i = 0
     # Leading `VAR=value` assignments and wrappers.
     while i < len(tokens):
@@ -168,6 +170,10 @@ def _command_refs(tokens: list[_Token], default: tuple[str, str | None] | None =
     elif re.fullmatch(r"python[0-9.]*", program) or program == "uv" or program == "torchrun":
         while rest and rest[0].text in {"run", "python", "python3"}:
             rest = rest[1:]
+        if program == "torchrun":
+            # torchrun's own options (`--nproc-per-node 2`) come before `-m module` or the script.
+            while rest and rest[0].text != "-m" and not rest[0].text.endswith(".py"):
+                rest = rest[1:]
         if len(rest) >= 2 and rest[0].text == "-m":
             module_tok = rest[1]
             module = module_tok.text
@@ -188,6 +194,8 @@ def _command_refs(tokens: list[_Token], default: tuple[str, str | None] | None =
     if command is None:
         return  # not a vLLM/SGLang command: its flags (`pip install --upgrade`) are not references
     server = command in SERVER_COMMANDS
+    if seen is not None:
+        seen.append((tokens[0].line, command, framework, server))
     for tok in rest:
         if tok.text.startswith("--") and len(tok.text) > 2:
             flag = tok.text.split("=", 1)[0]
@@ -202,11 +210,10 @@ def _command_refs(tokens: list[_Token], default: tuple[str, str | None] | None =
                 yield ShellRef(tok.line, tok.col, tok.text, ENV, env.target, env.framework, command)
 
 
-def _comment_flags(snippet: str, refs: list[ShellRef]) -> list[ShellRef]:
+def _comment_flags(snippet: str, commands: list[tuple[int, str, str | None, bool]]) -> list[ShellRef]:
     """Flags written in a comment (`# add --enable-prefix-caching for ...`) belong to the
     command the comment annotates: the next one, else the one before."""
     out: list[ShellRef] = []
-    commands = [(r.line, r.command, r.framework, r.server_flag) for r in refs if r.command]
     for idx, raw in enumerate(snippet.splitlines()):
         hash_at = raw.find("#")
         if hash_at < 0 or (raw[:hash_at].strip() and raw[hash_at - 1] != " "):
@@ -226,10 +233,12 @@ def shell_refs(snippet: str, default: tuple[str, str | None] | None = None) -> l
     """Every reference inside a shell snippet (one or many commands). `default` is the
     (command, framework) an options-only fragment continues, when the passage ran one."""
     refs: list[ShellRef] = []
+    commands: list[tuple[int, str, str | None, bool]] = []
     for group in _logical_lines(snippet):
         for command in _split_commands(_tokens(group)):
-            refs.extend(_command_refs(command, default))
-    refs.extend(_comment_flags(snippet, refs))
+            refs.extend(_command_refs(command, default, commands))
+    if "#" in snippet:
+        refs.extend(_comment_flags(snippet, commands))
     refs.sort(key=lambda r: (r.line, r.col))
     return refs
 

@@ -294,6 +294,11 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
                 for e in hits[:3]:
                     out.append(Suggestion(e.full, confidence, "same name in a related module", e.location))
                 break
+        if not out and len(parts) >= 2:
+            # A module that moved under a new folder: `sglang.bench_one_batch` -> `sglang.benchmark.one_batch`.
+            modules = [f.removesuffix(".py").removesuffix("/__init__").replace("/", ".") for f in pin.files if f.endswith(".py")]
+            for name, ratio in closest(target, modules, n=2, cutoff=0.85):
+                out.append(Suggestion(name, round(0.65 * ratio, 2), "closest module path", None))
     else:
         last = parts[-1]
         if len(parts) >= 2:

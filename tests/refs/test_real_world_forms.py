@@ -1,0 +1,175 @@
+"""Forms real authors write (issue 12), each checked against the fake pins: what is found,
+how it is judged, and what is left alone."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from analyzer.refs.check import check_references, extract_all
+from analyzer.refs.extract import extract_references
+from analyzer.refs.pinview import PinView
+from analyzer.refs.resolve import resolve
+from analyzer.refs.shell import shell_refs
+from analyzer.refs.symbols import SymbolEntry as Entry
+
+from .test_resolve import ref
+
+
+def _check(doc: str, *pins: PinView) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for f in check_references(extract_all([("ch.md", doc)]), list(pins)):
+        out.setdefault(f.ref.text, []).append(f.status)
+    return out
+
+
+def test_text_block_names_and_diagram_class_names_cited_in_prose(vllm30: PinView) -> None:
+    doc = (
+        "# vLLM\n\nThe `BlockSpaceManager` allocated blocks.\n\n"
+        "```\n"
+        "1. Scheduler.schedule()   # v1/core/sched/scheduler.py:50\n"
+        "   └── BlockSpaceManager allocates; ModelRunnerOutput goes back\n"
+        "2. AbstractScheduler.step()\n"
+        "```\n"
+    )
+    got = _check(doc, vllm30)
+    assert got["Scheduler.schedule"] == ["ok"]
+    assert got["v1/core/sched/scheduler.py:50"] == ["ok"]  # a path without its top package
+    assert got["BlockSpaceManager"] == ["broken", "broken"]  # prose and diagram
+    assert got["AbstractScheduler.step"] == ["broken"]
+    assert "ModelRunnerOutput" not in got  # a class-like word the prose never cites: not reported
+
+
+def test_python_snippet_mirrors_are_checked_the_authors_own_code_is_not(vllm30: PinView) -> None:
+    doc = (
+        "# vLLM\n\n```python\n"
+        "class Scheduler(SchedulerInterface):\n"
+        "    def schedule(self):\n"
+        "        seq = SequenceGroup(x)\n"
+        "        out: SchedulerOutputs = make()\n"
+        "class PriorityQueue:\n"
+        "    def __init__(self):\n"
+        "        self.model = LightweightRNN()\n"
+        "        self.q = Queue(maxsize=2)\n"
+        "```\n"
+    )
+    got = _check(doc, vllm30)
+    assert got["SchedulerInterface"] == ["ok"]
+    assert got["Scheduler"] == ["ok"]  # a class statement mirroring the project's class
+    assert got["SequenceGroup"] == ["broken"] and got["SchedulerOutputs"] == ["broken"]
+    assert "PriorityQueue" not in got and "LightweightRNN" not in got and "Queue" not in got
+
+
+def test_names_the_document_defines_or_introduces_are_not_broken(vllm30: PinView) -> None:
+    doc = (
+        "# vLLM\n\nDefine a new `MyScheduler` class, then pass `target_token` per request.\n"
+        "We subclass it as `DummyLogitsProcessor`.\n\n"
+        "```python\nclass DummyLogitsProcessor:\n    pass\n"
+        "llm.generate(p, SamplingParams(extra_args={\"target_token\": 67}))\n```\n"
+    )
+    got = _check(doc, vllm30)
+    assert "broken" not in got.get("MyScheduler", [])
+    assert "DummyLogitsProcessor" not in got and "target_token" not in got
+
+
+def test_bare_file_names_suffix_paths_and_symbols_in_files(vllm30: PinView, sglang20: PinView) -> None:
+    doc = (
+        "# SGLang\n\nSee `radix_cache.py`, `radix_cache.py::RadixCache`, `radix_cache.py::NoSuchThing`, "
+        "`mem_cache/radix_cache.py`, `gone_module.py` and `custom_all_reduce.cu`.\n"
+    )
+    got = _check(doc, vllm30, sglang20)
+    assert got["radix_cache.py"] == ["ok"]
+    assert got["radix_cache.py::RadixCache"] == ["ok"]
+    assert got["radix_cache.py::NoSuchThing"] == ["broken"]
+    assert got["mem_cache/radix_cache.py"] == ["ok"]
+    assert got["gone_module.py"] == ["broken"]
+    assert got["custom_all_reduce.cu"] == ["not-checkable"]  # CUDA sources are not in a wheel
+
+
+def test_repository_folder_written_with_the_project_name_first(vllm30: PinView) -> None:
+    assert resolve(ref("vllm/examples/offline.py", "path"), vllm30).status == "not-checkable"
+    assert resolve(ref("vllm/tests/", "path"), vllm30).status == "not-checkable"
+
+
+def test_admonition_bodies_are_markdown() -> None:
+    doc = "# vLLM\n\n!!! note\n    Call `Scheduler.schedule` and see [x](https://github.com/vllm-project/vllm/blob/main/vllm/envs.py).\n"
+    refs = extract_references("ch.md", doc)
+    lines = doc.splitlines()
+    texts = {r.text for r in refs}
+    assert "Scheduler.schedule" in texts and any(r.origin == "link" for r in refs)
+    for r in refs:  # columns still point into the original, indented text
+        assert lines[r.line - 1][r.col : r.col + len(r.text)] == r.text
+
+
+def test_relative_links_and_autorefs_resolve_from_the_documents_place(vllm30: PinView) -> None:
+    doc = (
+        "<!-- atlas: repo=vllm-project/vllm path=docs/features/x.md -->\n# vLLM\n\n"
+        "See [the env](../../vllm/envs.py), [gone](../../vllm/nope.py), [docs](../design/y.md) "
+        "and [Scheduler][vllm.v1.core.sched.scheduler.Scheduler].\n\n"
+        "[vllm.v1.core.sched.scheduler.Scheduler]: vllm.v1.core.sched.scheduler.Scheduler\n"
+    )
+    got = _check(doc, vllm30)
+    assert got["../../vllm/envs.py"] == ["ok"]
+    assert got["../../vllm/nope.py"] == ["broken"]
+    assert got["../design/y.md"] == ["not-checkable"]
+    assert got["vllm.v1.core.sched.scheduler.Scheduler"] == ["ok"]
+
+
+def test_shell_wrappers_short_flags_comment_flags_and_fragments() -> None:
+    refs = shell_refs("nsys profile -o out --trace cuda vllm serve m -tp 2 --max-num-seqs 8")
+    flags = [(r.text, r.command) for r in refs if r.kind == "flag"]
+    assert flags == [("-tp", "vllm serve"), ("--max-num-seqs", "vllm serve")]
+    refs = shell_refs("# add --enable-prefix-caching to reuse prefixes\nvllm serve m\n")
+    assert [(r.text, r.command, r.line) for r in refs if r.kind == "flag"] == [("--enable-prefix-caching", "vllm serve", 0)]
+    refs = shell_refs("--profiler-config '{}'", default=("vllm serve", "vllm"))
+    assert [(r.text, r.command, r.server_flag) for r in refs] == [("--profiler-config", "vllm serve", True)]
+    refs = shell_refs("CUDA_VISIBLE_DEVICES=0 torchrun --nproc-per-node 2 -m sglang.launch_server --model-path m")
+    assert [r.text for r in refs] == ["sglang.launch_server", "--model-path"]
+
+
+def test_option_fragment_is_judged_against_the_passages_server(vllm30: PinView) -> None:
+    doc = (
+        "# vLLM\n\n```bash\nvllm serve m --max-num-seqs 4\n```\n\n"
+        "```bash\nvllm bench serve --num-prompts 4\n```\n\n"
+        "```bash\n--no-such-option '{}'\n```\n"
+    )
+    got = {f.ref.text: f for f in check_references(extract_all([("ch.md", doc)]), [vllm30])}
+    assert got["--no-such-option"].status == "broken" and got["--no-such-option"].ref.command == "vllm serve"
+    assert got["--num-prompts"].status == "not-checkable"  # a benchmark's flag is never judged by the server's parser
+
+
+def test_members_listed_after_their_class(vllm30: PinView) -> None:
+    doc = (
+        "# vLLM\n\nThe `KVCacheManager` has these members:\n\n"
+        "- `allocate_slots`: allocation\n- `free_everything`: gone\n\n"
+        "The `SchedulerOutputs` object (V0) contains:\n\n- `scheduled_seq_groups`: the batch\n"
+    )
+    got = _check(doc, vllm30)
+    assert got["allocate_slots"] == ["ok"]
+    assert got["free_everything"] == ["broken"]
+    assert got["scheduled_seq_groups"] == ["broken"]  # its class is gone
+
+
+def test_module_level_object_member_through_its_class(vllm30: PinView) -> None:
+    table = vllm30.table
+    extra = [
+        Entry("vllm.registry.ModelRegistry", "vllm/registry.py", 90, 90, "attribute", ("_ModelRegistry",)),
+        Entry("vllm.registry._ModelRegistry", "vllm/registry.py", 10, 80, "class"),
+        Entry("vllm.registry._ModelRegistry.register_model", "vllm/registry.py", 20, 30, "function"),
+    ]
+    pin = replace(vllm30, symbols=[*table, *extra])
+    found = resolve(ref("ModelRegistry.register_model", "symbol"), pin)
+    assert found.status == "ok" and "`_ModelRegistry` object" in found.note
+    assert resolve(ref("ModelRegistry.unregister", "symbol"), pin).status == "broken"
+
+
+def test_project_vocabulary_beats_an_earlier_mention(vllm30: PinView, sglang20: PinView) -> None:
+    doc = "# Porting\n\nReplace vLLM's `Attention` with `RadixCache` in the port.\n"
+    refs = extract_all([("ch.md", doc)])
+    radix = next(r for r in refs if r.text == "RadixCache")
+    assert radix.framework == "sglang"
+
+
+def test_document_project_decides_when_the_paragraph_does_not() -> None:
+    doc = "# Notes\n\nvLLM, vLLM and vLLM again.\n\n## Flags\n\nUse `--max-num-seqs` here.\n"
+    flag = next(r for r in extract_references("ch.md", doc) if r.text == "--max-num-seqs")
+    assert flag.framework == "vllm" and "document" in flag.framework_reason
