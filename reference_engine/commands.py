@@ -55,6 +55,16 @@ def parse_json_option(name: str, value: str | None) -> Any:
         raise ValueError(f"{name} is not valid JSON: {exc}") from None
 
 
+QUANTIZATION = typer.Option(
+    None,
+    "--quantization",
+    "-q",
+    help="Quantize the weights on load: int8 (W8A16), int4 (W4A16, group 128) or fp8 "
+    "(e4m3, 128x128 blocks). A checkpoint from `atlas engine quantize` needs no flag.",
+)
+KV_CACHE_DTYPE = typer.Option(
+    "auto", "--kv-cache-dtype", help="auto (the model's dtype), int8 or fp8 (per-token-head scales)."
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -129,6 +139,8 @@ def run_command(
     dtype: str = typer.Option("float32", "--dtype"),
     threads: int = THREADS,
     speculative_config: str = SPECULATIVE_CONFIG,
+    quantization: str = QUANTIZATION,
+    kv_cache_dtype: str = KV_CACHE_DTYPE,
     json_output: bool = JSON,
 ) -> None:
     """Generate text for one or more prompts."""
@@ -141,6 +153,7 @@ def run_command(
         engine = _make_engine(
             settings, model, threads, prefix_caching=prefix_caching, dtype=dtype,
             speculative_config=parse_json_option("--speculative-config", speculative_config),
+            quantization=quantization, kv_cache_dtype=kv_cache_dtype,
         )  # fmt: skip
         if not json_output:
             _random_weights_notice(engine, console)
@@ -281,9 +294,11 @@ def bench_command(
 # `serve` and `loadtest` live beside their packages; importing them loads neither torch nor
 # fastapi. Imported last: they use the helpers above when they run.
 from reference_engine.loadtest.cli import add_loadtest_command  # noqa: E402
+from reference_engine.quantize_cli import add_quantize_command  # noqa: E402
 from reference_engine.server.cli import add_serve_command  # noqa: E402
 from reference_engine.train_cli import add_train_tiny_command  # noqa: E402
 
 add_serve_command(engine_app)
 add_loadtest_command(engine_app)
 add_train_tiny_command(engine_app)
+add_quantize_command(engine_app)

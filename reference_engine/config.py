@@ -57,6 +57,9 @@ class ModelConfig:
     # SamplingParams defaults the checkpoint recommends (generation_config.json), e.g.
     # Qwen3's temperature 0.6 / top_p 0.95 / top_k 20; vLLM applies them by default too.
     generation_defaults: dict[str, float | int] = field(default_factory=dict)
+    # config.json's `quantization_config` (a compressed-tensors checkpoint; see
+    # layers/quantization/checkpoint.py); None for a float checkpoint.
+    quantization_config: dict[str, Any] | None = None
     # Per layer: its sliding-window length, or None for full attention (Mistral: every layer;
     # Qwen2/Qwen3 `layer_types`: some). Empty means every layer attends to the whole context.
     sliding_windows: list[int | None] = field(default_factory=list)
@@ -156,6 +159,7 @@ class ModelConfig:
                 eos_token_ids=_as_id_list(raw.get("eos_token_id")),
                 model_dir=model_dir,
                 random_weights=bool(raw.get("atlas_random_weights", False)),
+                quantization_config=raw.get("quantization_config"),
             )
         except KeyError as exc:
             raise ConfigError(f"config.json lacks the field {exc.args[0]!r}") from None
@@ -312,6 +316,12 @@ class EngineConfig:
     # "auto": requests that leave a sampling field unset take the checkpoint's
     # generation_config.json value (vLLM's default); "none": the library defaults.
     generation_config: Literal["auto", "none"] = "auto"
+    # Weight quantization on the fly: "int8" (W8A16), "int4" (W4A16, group 128), "fp8"
+    # (e4m3, 128x128 blocks); None runs the checkpoint as stored (layers/quantization/).
+    quantization: str | None = None
+    # "auto": the KV cache in the model's dtype; "int8" / "fp8": one byte per value plus a
+    # float32 scale per token per head (layers/quantization/kv_cache.py).
+    kv_cache_dtype: str = "auto"
     seed: int = 0
     # vLLM's speculative_config dict, e.g. {"method": "ngram", "num_speculative_tokens": 4}
     # or {"model": "path/to/draft", "num_speculative_tokens": 4} (spec_decode/config.py).
@@ -332,6 +342,12 @@ class EngineConfig:
             raise ConfigError(
                 f"generation_config must be auto or none, got {self.generation_config}"
             )
+        if self.quantization not in (None, "int8", "int4", "fp8"):
+            raise ConfigError(
+                f"quantization must be int8, int4 or fp8 (or None), got {self.quantization}"
+            )
+        if self.kv_cache_dtype not in ("auto", "int8", "fp8"):
+            raise ConfigError(f"kv_cache_dtype must be auto, int8 or fp8, got {self.kv_cache_dtype}")
         if self.device not in ("cpu", "cuda", "auto"):
             raise ConfigError(f"device must be cpu, cuda or auto, got {self.device}")
         if self.block_size < 1:
@@ -403,6 +419,10 @@ class EngineConfig:
 
     def kv_bytes_per_block(self, model: ModelConfig) -> int:
         elem = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2}[self.resolved_dtype(model)]
+        if self.kv_cache_dtype != "auto":
+            # one byte per value plus a float32 scale per (token, head) row
+            shapes = model.kv_cache_shapes()
+            return self.block_size * sum(h * (d + 4) for layer in shapes for h, d in layer)
         # Every cached tensor of every layer (K and V, or MLA's latent), one block of tokens.
         return self.block_size * model.kv_elems_per_token * elem
 

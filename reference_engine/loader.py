@@ -37,22 +37,35 @@ _IGNORED_SUFFIXES = ("rotary_emb.inv_freq",)
 
 
 def build_model(
-    cfg: ModelConfig, dtype: torch.dtype, device: torch.device | str
+    cfg: ModelConfig,
+    dtype: torch.dtype,
+    device: torch.device | str,
+    quantization: str | None = None,
 ) -> LlamaForCausalLM:
-    """The model with weights from `cfg.model_dir`, or randomly initialised when it is None."""
+    """The model with weights from `cfg.model_dir`, or randomly initialised when it is None.
+
+    A quantized checkpoint's projections are built quantized and filled as stored; a float
+    one is quantized after loading when `quantization` asks (layers/quantization/)."""
+    from reference_engine.layers import quantization as quant
+
+    stored = quant.checkpoint_scheme(cfg, quantization)
     cls = model_class(cfg)
     if cfg.model_dir is None:
         with torch.device(device):
             model = cls(cfg).to(dtype)
         _reset_rotary(model)
-        return model.eval()
-    # Build on the meta device: random-initialising 0.6B parameters only to overwrite them
-    # would cost more than loading them.
-    with torch.device("meta"):
-        model = cls(cfg).to(dtype)
-    model.to_empty(device=device)
-    _reset_rotary(model)
-    load_weights(model, cfg.model_dir)
+    else:
+        # Build on the meta device: random-initialising 0.6B parameters only to overwrite
+        # them would cost more than loading them.
+        with torch.device("meta"):
+            model = cls(cfg).to(dtype)
+        if stored is not None:
+            quant.prepare_quantized_model(model, stored)
+        model.to_empty(device=device)
+        _reset_rotary(model)
+        load_weights(model, cfg.model_dir)
+    if stored is None and quantization is not None:
+        quant.quantize_model(model, quant.get_scheme(quantization))
     return model.eval()
 
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import torch
 
-from reference_engine.config import EngineConfig, ModelConfig
+from reference_engine.config import ConfigError, EngineConfig, ModelConfig
 from reference_engine.distributed.parallel_linear import local_kv_heads
 from reference_engine.distributed.parallel_state import (
     SINGLE_PROCESS,
@@ -21,6 +21,7 @@ from reference_engine.distributed.parallel_state import (
 from reference_engine.forward_batch import ForwardBatch
 from reference_engine.layers.cpu_gemm import packing_supported
 from reference_engine.layers.linear import Linear
+from reference_engine.layers.quantization.kv_cache import kv_row_width, kv_storage_dtype
 from reference_engine.loader import DTYPES, build_model
 
 BlockMapping = Sequence[tuple[int, int]]  # (source block id, destination block id)
@@ -55,7 +56,9 @@ class ModelRunner:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(engine_config.seed)
             with building_with(parallel):
-                self.model = build_model(model_config, self.dtype, self.device)
+                self.model = build_model(
+                    model_config, self.dtype, self.device, engine_config.quantization
+                )
         # float32 on a CPU: projections multiply with prepacked weights (layers/cpu_gemm.py).
         self.packed_weights = engine_config.cpu_prepack and packing_supported(
             self.device, self.dtype
@@ -89,12 +92,17 @@ class ModelRunner:
     ) -> list[tuple[torch.Tensor, ...]]:
         """Per layer, its cache tensors [num_blocks, block_size, heads, dim]: (K, V), or
         MLA's one latent (ModelConfig.kv_cache_shapes)."""
+        kv_dtype = self.engine_config.kv_cache_dtype
+        if kv_dtype != "auto" and self.model_config.kv_lora_rank is not None:
+            raise ConfigError("kv_cache_dtype int8/fp8 covers K/V caches, not MLA's latent")
+        dtype = kv_storage_dtype(kv_dtype) or self.dtype
 
         def new(heads: int, dim: int) -> torch.Tensor:
             # Zeros, not empty: padded gather rows read unwritten slots (masked, but NaN
             # garbage times a zero weight would still poison the sum).
-            shape = (num_blocks, self.block_size, heads, dim)
-            t = torch.zeros(shape, dtype=self.dtype, device=device)
+            # A quantized row carries its scale after its values (quantization/kv_cache.py).
+            shape = (num_blocks, self.block_size, heads, kv_row_width(dim, kv_dtype))
+            t = torch.zeros(shape, dtype=dtype, device=device)
             return t.pin_memory() if pin else t
 
         shapes = self.model_config.kv_cache_shapes(self.num_kv_heads)
@@ -118,9 +126,7 @@ class ModelRunner:
     @property
     def kv_bytes_per_token(self) -> int:
         """What one token caches across all layers (K and V, or MLA's latent)."""
-        elem = torch.empty((), dtype=self.dtype).element_size()
-        shapes = self.model_config.kv_cache_shapes(self.num_kv_heads)
-        return sum(h * d for layer in shapes for h, d in layer) * elem
+        return sum(c[0, 0].numel() * c.element_size() for layer in self.kv_caches for c in layer)
 
     def step_bytes(self, batch: ForwardBatch) -> int:
         """Bytes a forward pass must move at the least: every weight once, every context

@@ -23,6 +23,11 @@ from torch import nn
 
 from reference_engine.forward_batch import DecodeGroup, ForwardBatch
 from reference_engine.kv_window import StreamingLLM, needs_mask, visible
+from reference_engine.layers.quantization.kv_cache import (
+    dequantize_kv,
+    is_quantized_cache,
+    quantize_kv,
+)
 
 
 def write_kv(
@@ -31,19 +36,34 @@ def write_kv(
     k: torch.Tensor,
     v: torch.Tensor,
     slot_mapping: torch.Tensor,
-) -> None:
-    """Store each new token's K/V at its flat slot (block_id * block_size + offset)."""
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Store each new token's K/V at its flat slot (block_id * block_size + offset), and
+    return the K/V attention must use: as given, or, for a quantized cache (rows stored
+    quantized with their scale, quantization/kv_cache.py), the values the cache now holds,
+    so a prompt attends to the same numbers however it was chunked or cached."""
+    quantized = is_quantized_cache(k_cache)
+    rows_k = quantize_kv(k, k_cache.dtype) if quantized else k
+    rows_v = quantize_kv(v, v_cache.dtype) if quantized else v
     num_kv_heads, head_dim = k_cache.shape[-2:]
-    k_cache.view(-1, num_kv_heads, head_dim).index_copy_(0, slot_mapping, k)
-    v_cache.view(-1, num_kv_heads, head_dim).index_copy_(0, slot_mapping, v)
+    k_cache.view(-1, num_kv_heads, head_dim).index_copy_(0, slot_mapping, rows_k)
+    v_cache.view(-1, num_kv_heads, head_dim).index_copy_(0, slot_mapping, rows_v)
+    if quantized:
+        return dequantize_kv(rows_k, k.dtype), dequantize_kv(rows_v, v.dtype)
+    return k, v
 
 
-def gather_kv(cache: torch.Tensor, block_tables: torch.Tensor) -> torch.Tensor:
-    """[..., W] block ids -> [..., W * block_size, Hkv, D]: the sequence's context in order."""
+def gather_kv(
+    cache: torch.Tensor, block_tables: torch.Tensor, dtype: torch.dtype | None = None
+) -> torch.Tensor:
+    """[..., W] block ids -> [..., W * block_size, Hkv, D]: the sequence's context in order
+    (dequantized to `dtype` when the cache is quantized: only the gathered blocks are)."""
     num_kv_heads, head_dim = cache.shape[2:]
     # index_select on the flat id list is several times faster on CPU than cache[block_tables]
     blocks = cache.index_select(0, block_tables.reshape(-1))
-    return blocks.view(*block_tables.shape[:-1], -1, num_kv_heads, head_dim)
+    blocks = blocks.view(*block_tables.shape[:-1], -1, num_kv_heads, head_dim)
+    if is_quantized_cache(cache):
+        return dequantize_kv(blocks, dtype or torch.float32)
+    return blocks
 
 
 class PagedAttention(nn.Module):
@@ -72,7 +92,7 @@ class PagedAttention(nn.Module):
         batch: ForwardBatch,
     ) -> torch.Tensor:  # [T, Hq, D]
         k_cache, v_cache = kv_cache
-        write_kv(k_cache, v_cache, k, v, batch.slot_mapping)
+        k, v = write_kv(k_cache, v_cache, k, v, batch.slot_mapping)
         if batch.decode_only:
             return self._decode_groups(q, k_cache, v_cache, batch.decode_groups)
         out = torch.empty_like(q)
@@ -131,8 +151,8 @@ class PagedAttention(nn.Module):
         among the new rows (and the whole cached context)."""
         n = q.shape[0]
         used = block_table[: -(-context_len // block_size)]
-        keys = gather_kv(k_cache, used)[:context_len]  # [C, Hkv, D]
-        values = gather_kv(v_cache, used)[:context_len]
+        keys = gather_kv(k_cache, used, q.dtype)[:context_len]  # [C, Hkv, D]
+        values = gather_kv(v_cache, used, q.dtype)[:context_len]
         # Row i of the chunk sits at position context_len - n + i and sees keys up to there.
         q_pos = torch.arange(context_len - n, context_len, device=q.device)
         k_pos = torch.arange(context_len, device=q.device)
@@ -190,8 +210,8 @@ class PagedAttention(nn.Module):
         """q [B, Hq, D], one query per sequence at its last position -> [B, Hq, D];
         key_mask [B, L] marks the real context among the L gathered slots."""
         b = q.shape[0]
-        keys = gather_kv(k_cache, block_tables)  # [B, L, Hkv, D], L = W * block_size
-        values = gather_kv(v_cache, block_tables)
+        keys = gather_kv(k_cache, block_tables, q.dtype)  # [B, L, Hkv, D], L = W * block_size
+        values = gather_kv(v_cache, block_tables, q.dtype)
         # Grouped-query layout: the G query heads sharing a KV head become G query rows of
         # that head ([B, Hkv, G, D]), so each KV head's keys are read once, not G times
         # (~1.2x faster on CPU than SDPA's enable_gqa for a group of 8 rows, no gain for

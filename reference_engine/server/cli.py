@@ -35,6 +35,12 @@ def serve_command(
     block_size: int = typer.Option(16, "--block-size", min=1),
     prefix_caching: str = typer.Option("hash", "--prefix-caching", help="none, hash or radix."),
     dtype: str = typer.Option("float32", "--dtype"),
+    quantization: str = typer.Option(
+        None, "--quantization", "-q", help="int8, int4 or fp8 weights, quantized on load."
+    ),
+    kv_cache_dtype: str = typer.Option(
+        "auto", "--kv-cache-dtype", help="auto, int8 or fp8 (per-token-head scales)."
+    ),
     device: str = typer.Option("cpu", "--device", help="cpu, cuda or auto."),
     generation_config: str = typer.Option(
         "auto",
@@ -105,6 +111,8 @@ def serve_command(
         "dtype": dtype,
         "device": device,
         "generation_config": generation_config,
+        "quantization": quantization,
+        "kv_cache_dtype": kv_cache_dtype,
     }
 
     cfg = ServeConfig(
