@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from analyzer.refs.fuzzy import NamePool
 from analyzer.refs.symbols import (
@@ -69,6 +70,8 @@ class PinView:
     _name_pool: NamePool | None = field(init=False, repr=False, default=None)
     _path_pool: NamePool | None = field(init=False, repr=False, default=None)
     _basenames: dict[str, list[str]] | None = field(init=False, repr=False, default=None)
+    # Flags of non-server commands (`vllm bench serve`), read from the sources on first use.
+    command_flag_cache: dict[str, Any] = field(init=False, repr=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         symbols = self.symbols

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from analyzer.refs.classify import REPO_ONLY_DIRS, REPO_ROOT_FILES
+from analyzer.refs.commandflags import command_flags
 from analyzer.refs.models import (
     BROKEN,
     ENV,
@@ -275,10 +276,31 @@ def _resolve_flag(ref: Reference, pin: PinView) -> Finding:
     if entry is not None:
         return Finding(ref, pin.pin, OK, resolved_at=entry.defined_at, note=note)
     if ref.command and ref.command not in SERVER_COMMANDS:
-        return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"flags of `{ref.command}` are not indexed")
+        return _resolve_command_flag(ref, pin)
     if not pin.flags:
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"no flags extracted for {pin.pin}")
     return Finding(ref, pin.pin, BROKEN, note=f"no flag {flag} in {pin.pin}")
+
+
+def _resolve_command_flag(ref: Reference, pin: PinView) -> Finding:
+    """A flag of a benchmark or script (`vllm bench serve --num-prompts`): its own parser decides."""
+    assert ref.command is not None
+    parser = command_flags(pin, ref.command)
+    if parser is None:
+        return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"flags of `{ref.command}` are not indexed for {pin.pin}")
+    flag = ref.target.split(".", 1)[0]
+    spellings = {flag, flag.replace("_", "-")} if pin.project == "vllm" else {flag}
+    if flag.startswith("--no-"):
+        spellings.add("--" + flag[5:])
+    where = parser.module.replace(".", "/") + ".py"
+    if spellings & parser.flags:
+        return Finding(ref, pin.pin, OK, resolved_at=where, note=f"a flag of `{ref.command}`")
+    prefixed = sorted(f for f in parser.flags if f.startswith(flag))
+    if len(prefixed) == 1 and flag.startswith("--"):
+        return Finding(ref, pin.pin, OK, resolved_at=where, note=f"argparse takes it as `{prefixed[0]}` (a unique prefix)")
+    if not parser.complete:
+        return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"`{ref.command}` builds some flag names at run time")
+    return Finding(ref, pin.pin, BROKEN, note=f"no flag {flag} in `{ref.command}` ({parser.module}) at {pin.pin}")
 
 
 def _resolve_env(ref: Reference, pin: PinView) -> Finding:

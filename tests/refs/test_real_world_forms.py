@@ -4,10 +4,11 @@ how it is judged, and what is left alone."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from analyzer.refs.check import check_references, extract_all
 from analyzer.refs.extract import extract_references
-from analyzer.refs.pinview import PinView
+from analyzer.refs.pinview import FlagEntry, PinView
 from analyzer.refs.resolve import resolve
 from analyzer.refs.shell import shell_refs
 from analyzer.refs.symbols import SymbolEntry as Entry
@@ -173,3 +174,42 @@ def test_document_project_decides_when_the_paragraph_does_not() -> None:
     doc = "# Notes\n\nvLLM, vLLM and vLLM again.\n\n## Flags\n\nUse `--max-num-seqs` here.\n"
     flag = next(r for r in extract_references("ch.md", doc) if r.text == "--max-num-seqs")
     assert flag.framework == "vllm" and "document" in flag.framework_reason
+
+
+def _bench_pin(tmp_path: Path, source: str) -> PinView:
+    root = tmp_path / "tree"
+    (root / "vllm" / "benchmarks").mkdir(parents=True)
+    (root / "vllm" / "benchmarks" / "latency.py").write_text(source, encoding="utf-8")
+    (root / "vllm" / "benchmarks" / "common.py").write_text(
+        "def add_common(parser):\n    parser.add_argument('--num-iters', type=int)\n", encoding="utf-8"
+    )
+    files = frozenset({"vllm/benchmarks/latency.py", "vllm/benchmarks/common.py", "vllm/engine/arg_utils.py"})
+    return PinView(
+        pin="vllm@0.30.0", project="vllm", kind="release", layout_prefix="", packages=("vllm",), files=files,
+        symbols=[], flags=[FlagEntry("--model", (), "model", "vllm/engine/arg_utils.py:1")], envs=[], tree=str(root),
+    )
+
+
+def test_benchmark_flags_are_judged_against_the_benchmarks_own_parser(tmp_path: Path) -> None:
+    pin = _bench_pin(
+        tmp_path,
+        "from vllm.benchmarks.common import add_common\n"
+        "def add_cli_args(parser):\n"
+        "    parser.add_argument('--input-len', type=int)\n"
+        "    parser.add_argument('--correctness-test', action='store_true')\n"
+        "    add_common(parser)\n",
+    )
+    doc = "# vLLM\n\n```bash\nvllm bench latency --model m --input-len 8 --num-iters 3 --correct --output-lenn 4\n```\n"
+    got = {f.ref.text: f for f in check_references(extract_all([("ch.md", doc)]), [pin])}
+    assert got["--input-len"].status == "ok" and got["--input-len"].resolved_at == "vllm/benchmarks/latency.py"
+    assert got["--num-iters"].status == "ok"  # from a module the benchmark imports
+    assert got["--model"].status == "ok"
+    assert got["--correct"].status == "ok" and "unique prefix" in got["--correct"].note
+    assert got["--output-lenn"].status == "broken" and "vllm bench latency" in got["--output-lenn"].note
+
+
+def test_benchmark_parser_built_at_run_time_is_not_checkable(tmp_path: Path) -> None:
+    pin = _bench_pin(tmp_path, "def add_cli_args(parser, names):\n    for n in names:\n        parser.add_argument(f'--{n}')\n")
+    doc = "# vLLM\n\n```bash\nvllm bench latency --whatever 1\n```\n"
+    (finding,) = [f for f in check_references(extract_all([("ch.md", doc)]), [pin]) if f.ref.text == "--whatever"]
+    assert finding.status == "not-checkable" and "run time" in finding.note

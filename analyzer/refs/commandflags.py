@@ -1,0 +1,117 @@
+"""Flags of the projects' other entry points (benchmarks, profiling and offline scripts), read
+statically from the pinned sources: `vllm bench serve`, `python -m sglang.bench_serving`.
+
+A flag belongs to the command the passage runs: a benchmark's `--num-prompts` is judged
+against the benchmark's own parser, never against the server's. The parser is found by
+reading (never importing) the command's module and the project modules it imports:
+every `add_argument("--x", ...)` whose name is a literal. When some names are not
+literals (`add_argument(f"--{name}")`), the set is incomplete and a flag missing from it
+is not called broken.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from analyzer.refs.pinview import PinView
+
+# `vllm bench <sub>` runs these modules' parsers.
+CLI_MODULES = {
+    "vllm bench serve": "vllm.benchmarks.serve",
+    "vllm bench latency": "vllm.benchmarks.latency",
+    "vllm bench throughput": "vllm.benchmarks.throughput",
+    "vllm bench startup": "vllm.benchmarks.startup",
+    "vllm bench mm-processor": "vllm.benchmarks.mm_processor",
+}
+# Parsers whose flags are the engine's or server's own (`EngineArgs.add_cli_args(parser)`).
+_SERVER_PARSERS = {"EngineArgs", "AsyncEngineArgs", "ServerArgs"}
+_MAX_DEPTH = 2
+_SHIM_LINES = 60  # a module this short that re-exports another (`from x import *`) is followed
+
+
+@dataclass(frozen=True, slots=True)
+class CommandFlags:
+    module: str  # the module whose parser was read
+    flags: frozenset[str]
+    complete: bool  # every add_argument name was a literal
+    server: bool  # the command also takes the engine/server flags
+
+
+def _module_file(pin: PinView, module: str) -> str | None:
+    base = module.replace(".", "/")
+    for candidate in (f"{base}.py", f"{base}/__init__.py", f"{base}/__main__.py"):
+        if candidate in pin.files:
+            return candidate
+    return None
+
+
+def _resolve_relative(current: str, node: ast.ImportFrom) -> str | None:
+    if node.level == 0:
+        return node.module
+    package = current.split(".")
+    package = package[: len(package) - node.level]
+    return ".".join([*package, node.module] if node.module else package) or None
+
+
+def command_flags(pin: PinView, command: str) -> CommandFlags | None:
+    """The flags a non-server command accepts at this pin, or None when the command's module
+    is not in the snapshot (or the snapshot's sources are not on disk)."""
+    cache = pin.command_flag_cache
+    if command in cache:
+        return cache[command]
+    result = _read(pin, command)
+    cache[command] = result
+    return result
+
+
+def _read(pin: PinView, command: str) -> CommandFlags | None:
+    module = CLI_MODULES.get(command, command)
+    if module.split(".", 1)[0] not in pin.packages or pin.tree is None:
+        return None
+    start = _module_file(pin, module)
+    if start is None:
+        return None
+    parent = module.rsplit(".", 1)[0]
+    flags: set[str] = set()
+    complete = True
+    server = False
+    seen: set[str] = set()
+    queue: list[tuple[str, str, int]] = [(module, start, 0)]
+    while queue:
+        name, path, depth = queue.pop(0)
+        if path in seen:
+            continue
+        seen.add(path)
+        try:
+            source = (Path(pin.tree) / path).read_text(encoding="utf-8", errors="replace")
+            tree = ast.parse(source)
+        except (OSError, SyntaxError, ValueError):
+            complete = False
+            continue
+        shim = source.count("\n") < _SHIM_LINES
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                if node.func.attr == "add_argument" and node.args:
+                    names = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+                    if len(names) < len(node.args):
+                        complete = False
+                    flags.update(n for n in names if n.startswith("-"))
+                elif node.func.attr == "add_cli_args" and isinstance(node.func.value, ast.Name) and node.func.value.id in _SERVER_PARSERS:
+                    server = True
+            elif isinstance(node, ast.ImportFrom) and depth < _MAX_DEPTH:
+                target = _resolve_relative(name, node)
+                if not target or target.split(".", 1)[0] not in pin.packages:
+                    continue
+                related = target.startswith(parent + ".") or ".benchmark" in target or shim
+                for alias in node.names:
+                    # `from vllm.benchmarks.datasets import add_dataset_parser` may name a module or a member.
+                    for mod in (f"{target}.{alias.name}", target):
+                        file = _module_file(pin, mod)
+                        if file and related:
+                            queue.append((mod, file, depth + 1))
+                            break
+    return CommandFlags(module, frozenset(flags), complete, server)
