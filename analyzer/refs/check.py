@@ -68,8 +68,18 @@ def check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str
         for f in findings:
             f.framework = next(p.project for p in candidates if p.pin == f.pin)
             f.note = "; ".join(x for x in (f.note, f"framework ambiguous in the text ({ref.framework_reason})") if x)
+        unsure = [f for f in findings if f.status == NOT_CHECKABLE]
+        if unsure and len(unsure) < len(findings):
+            return unsure  # one project cannot tell: not called broken on the other's word alone
     by_pin = {p.pin: p for p in candidates}
-    return [_with_suggestions(f, by_pin[f.pin], histories.get(f.pin or "")) for f in findings]
+    out = [_with_suggestions(f, by_pin[f.pin], histories.get(f.pin or "")) for f in findings]
+    if ref.framework == AMBIGUOUS and len(out) > 1 and all(f.status == BROKEN for f in out):
+        # Defined in neither project: one broken reference, reported once, against the pin
+        # with the most confident suggestion.
+        best = max(out, key=lambda f: f.best.confidence if f.best else -1.0)
+        best.note = "; ".join(x for x in (best.note, "defined in neither project") if x)
+        return [best]
+    return out
 
 
 def check_references(refs: Iterable[Reference], pins: Sequence[PinView], histories: dict[str, History] | None = None) -> list[Finding]:

@@ -213,3 +213,9 @@ def test_benchmark_parser_built_at_run_time_is_not_checkable(tmp_path: Path) -> 
     doc = "# vLLM\n\n```bash\nvllm bench latency --whatever 1\n```\n"
     (finding,) = [f for f in check_references(extract_all([("ch.md", doc)]), [pin]) if f.ref.text == "--whatever"]
     assert finding.status == "not-checkable" and "run time" in finding.note
+
+
+def test_a_name_neither_project_defines_is_reported_once(vllm30: PinView, sglang20: PinView) -> None:
+    doc = "# Notes\n\nThe `GoneEverywhereManager` did it.\n"
+    findings = [f for f in check_references(extract_all([("ch.md", doc)]), [vllm30, sglang20]) if f.ref.text == "GoneEverywhereManager"]
+    assert len(findings) == 1 and findings[0].status == "broken" and "neither project" in findings[0].note
