@@ -24,6 +24,7 @@ from reference_engine.kv_cache_manager import KVCacheManager
 from reference_engine.loader import LoadedTokenizer, load_model_config, load_tokenizer
 from reference_engine.model_runner import ModelRunner
 from reference_engine.outputs import CompletionOutput, RequestMetrics, RequestOutput
+from reference_engine.prefix_cache.state_checkpoints import num_state_rows
 from reference_engine.sampler import (
     Sampler,
     SamplingMetadata,
@@ -102,8 +103,11 @@ class Engine:
             config.prefix_caching,
             num_cpu_blocks,
             sliding_windows=self.model_config.sliding_windows,
-            # Hybrids: one recurrent-state slot per running request (layers/gated_delta_net.py).
-            num_state_slots=config.max_num_seqs if self.model_config.has_recurrent_state else 0,
+            # Hybrids: a recurrent-state slot per running request (layers/gated_delta_net.py)
+            # and checkpoint rows for prefix caching (prefix_cache/state_checkpoints.py).
+            state_rows=num_state_rows(config.max_num_seqs, config.prefix_caching)
+            if self.model_config.has_recurrent_state
+            else (0, 0),
         )
         self.scheduler = Scheduler(
             SchedulerConfig(
@@ -300,7 +304,7 @@ class Engine:
                 want_prompt_logits=self._wants_prompt_logits(item) or bool(item.seq.spec_token_ids),
                 kv_policy=item.seq.params.kv_eviction,
                 tree_parents=self.spec.tree_parents(item.seq) if self.spec else None,
-                state_slot=self.kv.state_slots.get(item.seq.seq_id, -1),
+                **self.kv.state_inputs(item.seq.seq_id, item.start, item.end),
             )
             for item in out.scheduled
         ]

@@ -32,6 +32,11 @@ class SeqInput:
     tree_parents: Sequence[int] | None = None
     # Hybrid models: the request's row in the recurrent-state pools (layers/gated_delta_net.py).
     state_slot: int = -1
+    # Hybrid prefix caching (prefix_cache/state_checkpoints.py): a checkpoint row to start
+    # from instead of zero state, and a row to snapshot the state into at the last block
+    # boundary this step crosses; -1 for none.
+    state_restore: int = -1
+    state_checkpoint: int = -1
 
 
 @dataclass(slots=True)
@@ -89,6 +94,8 @@ class ForwardBatch:
     tree_masks: dict[int, torch.Tensor] = field(default_factory=dict)
     # Per sequence, its recurrent-state slot (hybrid models; -1 elsewhere).
     state_slots: list[int] = field(default_factory=list)
+    state_restores: list[int] = field(default_factory=list)
+    state_checkpoints: list[int] = field(default_factory=list)
 
     @property
     def num_seqs(self) -> int:
@@ -126,6 +133,8 @@ class ForwardBatch:
             kv_policies=self.kv_policies,
             tree_masks={i: m.to(device) for i, m in self.tree_masks.items()},
             state_slots=self.state_slots,
+            state_restores=self.state_restores,
+            state_checkpoints=self.state_checkpoints,
         )
 
 
@@ -251,6 +260,8 @@ def build_forward_batch(
         kv_policies=policies,
         tree_masks=tree_masks,
         state_slots=[s.state_slot for s in seqs],
+        state_restores=[s.state_restore for s in seqs],
+        state_checkpoints=[s.state_checkpoint for s in seqs],
     )
 
 

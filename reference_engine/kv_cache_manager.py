@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from reference_engine.block_pool import BlockPool
 from reference_engine.kv_window import FREED_BLOCK, StreamingLLM, dead_blocks
 from reference_engine.prefix_cache import MatchResult, PrefixCache, make_prefix_cache
+from reference_engine.prefix_cache.hashed import _ROOT_HASH, hash_block
+from reference_engine.prefix_cache.state_checkpoints import StateCheckpoints
 
 BlockMapping = list[tuple[int, int]]  # (source block, destination block)
 
@@ -34,7 +36,7 @@ class KVCacheManager:
         prefix_caching: str = "none",
         num_cpu_blocks: int = 0,
         sliding_windows: Sequence[int | None] = (),
-        num_state_slots: int = 0,
+        state_rows: tuple[int, int] = (0, 0),
     ) -> None:
         self.block_size = block_size
         # The model's per-layer windows: blocks out of every layer's window are freed.
@@ -42,8 +44,18 @@ class KVCacheManager:
         # Hybrid models: a recurrent-state slot per running request, beside its blocks
         # (vLLM's MambaManager, SGLang's HybridReqToTokenPool). Held from the first
         # allocation to `free`; the runner's layers keep the state rows themselves.
-        self.state_pool = BlockPool(num_state_slots) if num_state_slots > 0 else None
+        num_slots, num_checkpoints = state_rows
+        self.state_pool = BlockPool(num_slots) if num_slots > 0 else None
         self.state_slots: dict[str, int] = {}
+        # Prefix caching for hybrids (hash cache only): state snapshots at block boundaries,
+        # rows after the running slots. Pending rows are held for one step each.
+        self.state_checkpoints = (
+            StateCheckpoints(num_checkpoints, first_row=num_slots)
+            if num_slots > 0 and num_checkpoints > 0 and prefix_caching == "hash"
+            else None
+        )
+        self._pending_restores: dict[str, int] = {}
+        self._pending_checkpoints: dict[str, int] = {}
         self.pool = BlockPool(num_blocks)
         self.host_pool = BlockPool(num_cpu_blocks) if num_cpu_blocks > 0 else None
         self.cache: PrefixCache = make_prefix_cache(prefix_caching, self.pool, block_size)
@@ -81,10 +93,53 @@ class KVCacheManager:
         """Cached prefix for a new request, always leaving at least one token to compute:
         the last prompt token must run through the model to produce logits."""
         if self.state_pool is not None:
-            # A hybrid's cached blocks alone cannot resume it: its recurrent state at the
-            # match's end would be needed too, and no state checkpoints are kept.
-            return MatchResult(0, [])
+            return self._match_with_state(token_ids[: len(token_ids) - 1])
         return self.cache.match_prefix(token_ids[: len(token_ids) - 1])
+
+    def _match_with_state(self, token_ids: Sequence[int]) -> MatchResult:
+        """A hybrid's cached blocks alone cannot resume it: the match is cut back to the
+        longest prefix whose recurrent state was checkpointed (state_checkpoints.py)."""
+        if self.state_checkpoints is None:
+            return MatchResult(0, [])
+        match = self.cache.match_prefix(token_ids)
+        key, best, row = _ROOT_HASH, 0, None
+        bs = self.block_size
+        for i in range(len(match.blocks)):
+            key = hash_block(key, token_ids[i * bs : (i + 1) * bs])
+            found = self.state_checkpoints.lookup(key)
+            if found is not None:
+                best, row = i + 1, found
+        if row is None:
+            return MatchResult(0, [])
+        cut = self.cache.match_prefix(token_ids[: best * bs])
+        cut.state_row = row
+        return cut
+
+    def state_inputs(self, seq_id: str, start: int, end: int) -> dict[str, int]:
+        """The state rows a hybrid sequence's step uses (SeqInput's state_* fields): its
+        slot, a checkpoint to start from (a prefix hit's), and a fresh row to snapshot the
+        state at the last block boundary in (start, end] into, filed in `cache_computed`."""
+        rows = {
+            "state_slot": self.state_slots.get(seq_id, -1),
+            "state_restore": self._pending_restores.get(seq_id, -1),
+            "state_checkpoint": -1,
+        }
+        boundary = end // self.block_size * self.block_size
+        if self.state_checkpoints is not None and boundary > start and seq_id in self.state_slots:
+            row = self.state_checkpoints.take()
+            if row is not None:
+                self._pending_checkpoints[seq_id] = row
+                rows["state_checkpoint"] = row
+        return rows
+
+    def states_done(self) -> None:
+        """After a step: restores were consumed; snapshots nobody filed are dropped."""
+        if self.state_checkpoints is None:
+            return
+        for row in [*self._pending_restores.values(), *self._pending_checkpoints.values()]:
+            self.state_checkpoints.release(row)
+        self._pending_restores.clear()
+        self._pending_checkpoints.clear()
 
     def match_whole_blocks(self, token_ids: Sequence[int], match: MatchResult) -> MatchResult:
         """`match` cut back to its full blocks, for when a partial block's copy does not fit:
@@ -131,6 +186,9 @@ class KVCacheManager:
         self.block_tables[seq_id] = table + shared + new
         if needs_slot and self.state_pool is not None:
             self.state_slots[seq_id] = self.state_pool.allocate(1)[0]
+        if match is not None and match.state_row is not None and self.state_checkpoints:
+            self.state_checkpoints.pin(match.state_row)  # until its first step ran
+            self._pending_restores[seq_id] = match.state_row
         return True
 
     def copies_done(self) -> None:
@@ -164,16 +222,22 @@ class KVCacheManager:
     ) -> None:
         """Offer the request's computed tokens to the prefix cache (after their KV is written)."""
         table = self.block_tables.get(seq_id)
-        if table is None or num_computed_tokens == 0 or self.state_pool is not None:
-            return  # hybrids: prefix caching is off (see match_prefix)
+        if table is None or num_computed_tokens == 0:
+            return
+        if self.state_pool is not None and self.state_checkpoints is None:
+            return  # hybrids without state checkpoints: prefix caching is off
         handle = self._cache_handles.get(seq_id)
         if handle is None and FREED_BLOCK in table:
             # Back from swap with blocks freed by its window: the cache would start indexing
             # from block 0 and meet the holes. Blocks offered before the swap stay cached.
             return
-        self._cache_handles[seq_id] = self.cache.cache_blocks(
-            token_ids, table, num_computed_tokens, handle
-        )
+        cursor = self.cache.cache_blocks(token_ids, table, num_computed_tokens, handle)
+        self._cache_handles[seq_id] = cursor
+        row = self._pending_checkpoints.pop(seq_id, None)
+        if row is not None and self.state_checkpoints is not None:
+            # The hashed cache's cursor now ends at the block boundary the snapshot was
+            # taken at: its chained hash names exactly that prefix.
+            self.state_checkpoints.file(cursor.last_hash, row)  # type: ignore[union-attr]
 
     def pin_cached_prefix(self, holder_id: str, token_ids: Sequence[int]) -> int:
         """Pin the cached prefix of `token_ids` for a holder that is not a request (a KV
@@ -294,6 +358,11 @@ class KVCacheManager:
             self.host_pool.check_integrity(host_expected)
         if self.state_pool is not None:
             self.state_pool.check_integrity({s: 1 for s in self.state_slots.values()})
+        if self.state_checkpoints is not None:
+            pending = [*self._pending_restores.values(), *self._pending_checkpoints.values()]
+            self.state_checkpoints.rows.check_integrity(
+                self.state_checkpoints.expected_refs(pending)
+            )
 
     def is_idle_clean(self) -> bool:
         """True when no request holds anything: only cache entries keep blocks."""
@@ -302,4 +371,6 @@ class KVCacheManager:
             and not self.host_block_tables
             and not self.blocks_to_copy
             and not self.state_slots
+            and not self._pending_restores
+            and not self._pending_checkpoints
         )

@@ -23,6 +23,7 @@ from reference_engine.layers.cpu_gemm import packing_supported
 from reference_engine.layers.linear import Linear
 from reference_engine.layers.quantization.kv_cache import kv_row_width, kv_storage_dtype
 from reference_engine.loader import DTYPES, build_model
+from reference_engine.prefix_cache.state_checkpoints import num_state_rows
 
 BlockMapping = Sequence[tuple[int, int]]  # (source block id, destination block id)
 
@@ -75,7 +76,10 @@ class ModelRunner:
         # request (the KVCacheManager hands slots out; layers/gated_delta_net.py).
         allocate_state = getattr(self.model, "allocate_state_cache", None)
         if allocate_state is not None:
-            allocate_state(engine_config.max_num_seqs, self.device)
+            slots, checkpoints = num_state_rows(
+                engine_config.max_num_seqs, engine_config.prefix_caching
+            )
+            allocate_state(slots + checkpoints, self.device)
         self.num_cpu_blocks = engine_config.num_cpu_blocks
         self.cpu_kv_caches = (
             self._allocate(self.num_cpu_blocks, torch.device("cpu"), pin=self.device.type == "cuda")

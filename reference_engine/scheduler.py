@@ -281,6 +281,7 @@ class Scheduler:
                 self.kv.cache_computed(seq.seq_id, tokens, seq.num_computed_tokens)
             # Then free what slid out of every window (cached blocks stay in the cache).
             self.kv.release_unseen_blocks(seq.seq_id, seq.num_computed_tokens, policy)
+        self.kv.states_done()  # hybrids: drop state snapshots no cache entry took
 
     def abort(self, seq: Sequence) -> None:
         if not seq.is_finished:

@@ -12,7 +12,10 @@ Both live in this module's state pools, one row ("slot") per running request; th
 KVCacheManager hands out slots beside block tables (vLLM's MambaManager, SGLang's
 MambaPool / HybridReqToTokenPool) and the batch says which slot each sequence owns
 (`ForwardBatch.state_slots`). A sequence whose chunk starts at position 0 starts from zero
-state; any later chunk or decode continues from its slot, and writes the state back.
+state, one resuming from a prefix hit from the hit's checkpoint row; any later chunk or
+decode continues from its slot and writes the state back. When the step crosses a block
+boundary the KVCacheManager may ask for a snapshot there (`state_checkpoints`): the chunk is
+split at the boundary and the state copied into that row (prefix_cache/state_checkpoints.py).
 Prefill chunks take the chunked form, decode rows one batched step.
 """
 
@@ -108,31 +111,54 @@ class GatedDeltaNet(nn.Module):
         )
         core = x.new_empty(x.shape[0], self.num_v_heads, self.head_v_dim)
         slots = batch.state_slots
+        checkpoints = batch.state_checkpoints
         if batch.num_decodes:
             rows = batch.query_start_loc[batch.decode_seq_idx]
             seqs = batch.decode_seq_idx.tolist()
-            for i in seqs:  # a one-token prompt is a "decode" row at position 0
-                if batch.context_lens_cpu[i] == 1:
-                    self.conv_state[slots[i]].zero_()
-                    self.ssm_state[slots[i]].zero_()
+            for i in seqs:  # a one-token chunk may be a prompt's first (or first after a hit)
+                self._start(batch, i, batch.context_lens_cpu[i] == 1)
             slot_ids = torch.tensor([slots[i] for i in seqs], device=x.device)
             core[rows] = self._decode(mixed[rows], g[rows], beta[rows], slot_ids)
+            for i in seqs:  # the step ended on a block boundary: snapshot for the cache
+                if checkpoints and checkpoints[i] >= 0:
+                    self._copy_row(slots[i], checkpoints[i])
         starts = _starts(batch.query_lens_cpu)
         for i in batch.prefill_seq_idx:
             lo, n = starts[i], batch.query_lens_cpu[i]
-            fresh = batch.context_lens_cpu[i] == n  # the chunk starts at position 0
-            rows = slice(lo, lo + n)
-            core[rows] = self._prefill(mixed[rows], g[rows], beta[rows], slots[i], fresh)
+            start = batch.context_lens_cpu[i] - n
+            self._start(batch, i, start == 0)
+            # Split at the last block boundary the chunk crosses when it is to be snapshot.
+            snapshot = checkpoints[i] if checkpoints else -1
+            cut = n if snapshot < 0 else (start + n) // batch.block_size * batch.block_size - start
+            head = slice(lo, lo + cut)
+            core[head] = self._prefill(mixed[head], g[head], beta[head], slots[i])
+            if snapshot >= 0:
+                self._copy_row(slots[i], snapshot)
+                if cut < n:
+                    tail = slice(lo + cut, lo + n)
+                    core[tail] = self._prefill(mixed[tail], g[tail], beta[tail], slots[i])
         out = self.norm(core.reshape(-1, self.head_v_dim), z.reshape(-1, self.head_v_dim))
         return self.out_proj(out.view(x.shape[0], -1))
 
     # --- per kind of row ----------------------------------------------------------
-    def _prefill(
-        self, mixed: torch.Tensor, g: torch.Tensor, beta: torch.Tensor, slot: int, fresh: bool
-    ) -> torch.Tensor:
-        if fresh:
+    def _start(self, batch: ForwardBatch, i: int, fresh: bool) -> None:
+        """Sequence i's state before its rows: zero at position 0, a prefix hit's checkpoint
+        when it resumes from one, else what its slot holds from its previous step."""
+        slot = batch.state_slots[i]
+        restore = batch.state_restores[i] if batch.state_restores else -1
+        if restore >= 0:
+            self._copy_row(restore, slot)
+        elif fresh:
             self.conv_state[slot].zero_()
             self.ssm_state[slot].zero_()
+
+    def _copy_row(self, src: int, dst: int) -> None:
+        self.conv_state[dst].copy_(self.conv_state[src])
+        self.ssm_state[dst].copy_(self.ssm_state[src])
+
+    def _prefill(
+        self, mixed: torch.Tensor, g: torch.Tensor, beta: torch.Tensor, slot: int
+    ) -> torch.Tensor:
         qkv = self._conv(mixed[None], self.conv_state[slot : slot + 1])[0]
         q, k, v = self._split(qkv)
         state = self.ssm_state[slot]

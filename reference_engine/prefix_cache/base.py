@@ -34,6 +34,8 @@ class MatchResult:
     blocks: list[int]
     handle: object | None = None
     partial_block: int | None = None
+    # Hybrid models: the recurrent-state checkpoint row at the match's end (state_checkpoints.py).
+    state_row: int | None = None
 
 
 @dataclass(slots=True)

@@ -18,6 +18,7 @@ import pytest
 import torch
 from test_model_hf_oracle import assert_plan_matches, spread_weights
 from test_verify_random_workloads import (
+    Req,
     assert_pool_restored,
     assert_tokens_equal_solo,
     drive,
@@ -35,6 +36,7 @@ from reference_engine.layers.gated_delta_rule import (
 )
 from reference_engine.loader import load_model_config
 from reference_engine.model_runner import ModelRunner
+from reference_engine.sampling_params import SamplingParams
 
 transformers = pytest.importorskip("transformers")
 
@@ -141,13 +143,34 @@ def test_hybrid_workloads_equal_solo(hybrid_dir: Path, cache: str, preemption: s
     solo = make_engine(hybrid_dir, prefix_caching="none", max_num_seqs=8)
     rng = random.Random(f"hybrid-{cache}-{preemption}")
     solo_cache: dict[Any, list[list[int]]] = {}
-    preemptions = 0
-    for _ in range(5):
+    preemptions = hits = 0
+    for _ in range(6):
         reqs = random_workload(rng)
         engine = tight_engine(hybrid_dir, reqs, rng, cache, preemption, "fcfs")
         assert_tokens_equal_solo(drive(engine, reqs), reqs, solo, solo_cache)
         preemptions += engine.stats().num_preemptions
+        hits += engine.stats().prefix_cache_hit_tokens
         assert_pool_restored(engine)
         assert engine.kv.state_pool is not None
         assert engine.kv.state_pool.num_free == engine.kv.state_pool.num_blocks
     assert preemptions > 0
+    assert (hits > 0) == (cache == "hash")  # hits need a state checkpoint at their end
+
+
+def test_multi_turn_prompt_resumes_from_a_state_checkpoint(hybrid_dir: Path) -> None:
+    """Turn 2's prompt extends turn 1's conversation: the engine starts it from turn 1's
+    cached blocks and the recurrent state checkpointed at their end, and its tokens equal
+    a cold run's."""
+    rng = random.Random(11)
+    turn1 = [rng.randrange(3, 500) for _ in range(13)]
+    params = SamplingParams(temperature=0.0, max_tokens=9, ignore_eos=True)
+    warm = make_engine(hybrid_dir, prefix_caching="hash")
+    reply = drive(warm, [Req(turn1, params, 0)])["0"].outputs[0].token_ids
+    turn2 = turn1 + reply + [rng.randrange(3, 500) for _ in range(6)]
+    got = drive(warm, [Req(turn2, params, 0)])["0"]
+    # Turn 1 computed 13 + 8 tokens (its last sample is never fed back): checkpoints at 4,
+    # 8, ..., 20; turn 2 matches 5 full blocks and resumes at 20.
+    assert got.num_cached_tokens == 20
+    cold = drive(make_engine(hybrid_dir, prefix_caching="none"), [Req(turn2, params, 0)])["0"]
+    assert got.outputs[0].token_ids == cold.outputs[0].token_ids
+    assert_pool_restored(warm)
