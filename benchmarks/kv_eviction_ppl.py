@@ -17,7 +17,13 @@ run with eviction would (tests/engine/test_model_sliding_window.py checks the ru
 dense attention with the same mask, and batched against solo). "KV kept" is the most
 blocks (of 16 tokens) a request holds at the window's end once dead blocks are freed, as a
 fraction of the full cache's. StreamingLLM's finding to look for: dropping the first tokens
-hurts far more than their count suggests, and a few sinks recover most of it.
+hurts more than their count suggests, and a few sinks recover part of it.
+
+Measured (default model, 8192 held-out tokens, windows of 512, 2-core machine): full cache
+155.45; StreamingLLM(4, 16) 164.67 (1.06x) vs recent-only 166.60 (1.07x); (4, 32) 158.91 vs
+159.50; from 128 recent tokens on, within 0.1% of the full cache at 28% of its KV. This
+4M-parameter model leans on the last few dozen tokens, so eviction costs little and sinks
+help only a little; a large model's long-range use is what makes the book's curves steep.
 """
 
 from __future__ import annotations
@@ -73,7 +79,7 @@ def main() -> None:
 
     full_blocks = -(-window // BLOCK_SIZE)
     rows: list[tuple[str, StreamingLLM | None]] = [("full cache", None)]
-    for recent in (window // 8, window // 4, window // 2):
+    for recent in (window // 32, window // 16, window // 8, window // 4, window // 2):
         rows.append((f"StreamingLLM(4, {recent})", StreamingLLM(4, recent)))
         rows.append((f"recent only (0, {recent})", StreamingLLM(0, recent)))
     print(
