@@ -78,6 +78,22 @@ def envs_from(items: Iterable[Any]) -> list[EnvEntry]:
     return [EnvEntry(_get(e, "name"), _get(e, "defined_at"), tuple(_get(e, "deprecated_names") or ())) for e in items]
 
 
+_ENV_LITERAL_RE = re.compile(r"""["']((?:VLLM|SGLANG|SGL)_[A-Z0-9_]*[A-Z0-9])["']""")
+
+
+def env_literals(package_root: Path) -> frozenset[str]:
+    """Env var names the sources spell as string literals (read statically, never imported)."""
+    found: set[str] = set()
+    for path in package_root.rglob("*.py"):
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if "VLLM_" in text or "SGL" in text:
+            found.update(_ENV_LITERAL_RE.findall(text))
+    return frozenset(found)
+
+
 def list_files(package_root: Path) -> frozenset[str]:
     """Package-relative paths of every file under the package root (not only Python)."""
     files: set[str] = set()

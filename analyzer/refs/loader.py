@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from analyzer.refs.build import envs_from, flags_from, list_files, symbols_from_facts
+from analyzer.refs.build import env_literals, envs_from, flags_from, list_files, symbols_from_facts
 from analyzer.refs.config import RefsError
 from analyzer.refs.pinview import FORMAT_VERSION, PinView
 from analyzer.settings import Settings
@@ -93,6 +93,7 @@ def build_view(settings: Settings, snapshot: Snapshot) -> PinView:
         symbols=symbols_from_facts(index.modules.values()),
         flags=flags_from(flags),
         envs=envs_from(envs),
+        env_literals=env_literals(root),
         upstream_commit=snapshot.upstream_commit,
         store_commit=snapshot.store_commit,
         tree=str(root),

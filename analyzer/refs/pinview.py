@@ -27,7 +27,7 @@ from analyzer.refs.symbols import (
     write_symbols,
 )
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 
 __all__ = ["EnvEntry", "FlagEntry", "PinView", "SymbolEntry"]
 
@@ -61,6 +61,9 @@ class PinView:
     upstream_commit: str | None = None
     store_commit: str | None = None
     tree: str | None = None  # package root on disk, for reading lines behind anchors
+    # Every `"VLLM_..."` / `"SGLANG_..."` string literal in the sources: env vars read through
+    # helpers (`get_bool_env_var("SGLANG_X")`) that the env var index does not list.
+    env_literals: frozenset[str] = frozenset()
     table: SymbolTable = field(init=False, repr=False)
     dirs: frozenset[str] = field(init=False, repr=False)
     flag_map: dict[str, FlagEntry] = field(init=False, repr=False)
@@ -151,6 +154,7 @@ class PinView:
             "tree": self.tree,
             "flags": [[f.flag, list(f.aliases), f.dest, f.defined_at] for f in self.flags],
             "envs": [[v.name, v.defined_at, list(v.deprecated_names)] for v in self.envs],
+            "env_literals": sorted(self.env_literals),
         }
 
     def save(self, path: Path) -> None:
@@ -198,6 +202,7 @@ class PinView:
             symbols=SqliteSymbols(conn),
             flags=[FlagEntry(f[0], tuple(f[1]), f[2], f[3]) for f in header["flags"]],
             envs=[EnvEntry(v[0], v[1], tuple(v[2])) for v in header["envs"]],
+            env_literals=frozenset(header.get("env_literals", ())),
             upstream_commit=header.get("upstream_commit"),
             store_commit=header.get("store_commit"),
             tree=header.get("tree"),

@@ -314,6 +314,8 @@ def _resolve_env(ref: Reference, pin: PinView) -> Finding:
             ref, pin.pin, OK, resolved_at=renamed.defined_at,
             note=f"deprecated name of {renamed.name}",
         )
+    if name in pin.env_literals:
+        return Finding(ref, pin.pin, OK, note="read in the sources by name (not in the env var index)")
     if not pin.envs:
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"no env vars extracted for {pin.pin}")
     return Finding(ref, pin.pin, BROKEN, note=f"no env var {name} in {pin.pin}")

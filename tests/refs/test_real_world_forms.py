@@ -219,3 +219,15 @@ def test_a_name_neither_project_defines_is_reported_once(vllm30: PinView, sglang
     doc = "# Notes\n\nThe `GoneEverywhereManager` did it.\n"
     findings = [f for f in check_references(extract_all([("ch.md", doc)]), [vllm30, sglang20]) if f.ref.text == "GoneEverywhereManager"]
     assert len(findings) == 1 and findings[0].status == "broken" and "neither project" in findings[0].note
+
+
+def test_env_vars_read_through_helpers_count_as_defined(tmp_path: Path, sglang20: PinView) -> None:
+    from analyzer.refs.build import env_literals
+
+    (tmp_path / "sglang").mkdir()
+    (tmp_path / "sglang" / "x.py").write_text('flag = get_bool_env_var("SGLANG_CACHE_DIT_ENABLED")\nname = "SGLANGX"\n', encoding="utf-8")
+    found = env_literals(tmp_path)
+    assert found == frozenset({"SGLANG_CACHE_DIT_ENABLED"})
+    pin = replace(sglang20, env_literals=found)
+    assert resolve(ref("SGLANG_CACHE_DIT_ENABLED", "env", framework="sglang"), pin).status == "ok"
+    assert resolve(ref("SGLANG_NOT_READ_ANYWHERE", "env", framework="sglang"), pin).status == "broken"
