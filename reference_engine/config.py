@@ -322,6 +322,10 @@ class EngineConfig:
     # "auto": the KV cache in the model's dtype; "int8" / "fp8": one byte per value plus a
     # float32 scale per token per head (layers/quantization/kv_cache.py).
     kv_cache_dtype: str = "auto"
+    # Multi-LoRA (lora/): adapters per batch (device slots) and the largest rank they hold.
+    enable_lora: bool = False
+    max_loras: int = 1
+    max_lora_rank: int = 16
     seed: int = 0
     # vLLM's speculative_config dict, e.g. {"method": "ngram", "num_speculative_tokens": 4}
     # or {"model": "path/to/draft", "num_speculative_tokens": 4} (spec_decode/config.py).
@@ -346,6 +350,8 @@ class EngineConfig:
             raise ConfigError(
                 f"quantization must be int8, int4 or fp8 (or None), got {self.quantization}"
             )
+        if self.max_loras < 1 or self.max_lora_rank < 1:
+            raise ConfigError("max_loras and max_lora_rank must be positive")
         if self.kv_cache_dtype not in ("auto", "int8", "fp8"):
             raise ConfigError(f"kv_cache_dtype must be auto, int8 or fp8, got {self.kv_cache_dtype}")
         if self.device not in ("cpu", "cuda", "auto"):

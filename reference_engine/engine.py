@@ -22,6 +22,9 @@ from reference_engine.detokenizer import IncrementalDetokenizer, annotate_logpro
 from reference_engine.forward_batch import SeqInput, build_forward_batch
 from reference_engine.kv_cache_manager import KVCacheManager
 from reference_engine.loader import LoadedTokenizer, load_model_config, load_tokenizer
+from reference_engine.lora.adapter import LoRAError
+from reference_engine.lora.manager import LoRAManager
+from reference_engine.lora.request import LoRARequest
 from reference_engine.model_runner import ModelRunner
 from reference_engine.outputs import CompletionOutput, RequestMetrics, RequestOutput
 from reference_engine.prefix_cache.state_checkpoints import num_state_rows
@@ -92,6 +95,7 @@ class Engine:
         use_graphs = (
             self.runner.device.type == "cuda"
             and not config.enforce_eager
+            and not config.enable_lora  # the batch's adapter mapping changes every step
             and not self.model_config.has_recurrent_state
         )
         self.graph_runner = DecodeGraphRunner(self.runner) if use_graphs else None
@@ -117,6 +121,7 @@ class Engine:
                 preemption_mode=config.preemption_mode,
                 policy=config.scheduling_policy,
                 prefix_caching=config.prefix_caching != "none",
+                max_loras=config.max_loras if config.enable_lora else 0,
             ),
             self.kv,
         )
@@ -163,6 +168,16 @@ class Engine:
             if spec is not None
             else None
         )
+        self.lora = (
+            LoRAManager(
+                self.runner.model, config.max_loras, config.max_lora_rank,
+                self.runner.device, self.runner.dtype,
+            )
+            if config.enable_lora
+            else None
+        )  # fmt: skip
+        if self.lora is not None and self.spec is not None:
+            raise ConfigError("LoRA adapters with speculative decoding are not implemented")
         self.requests: dict[str, SequenceGroup] = {}
         self._order = itertools.count()
         self._num_steps = 0
@@ -190,11 +205,15 @@ class Engine:
         priority: int = 0,
         arrival_time: float | None = None,
         add_special_tokens: bool = True,
+        lora_request: LoRARequest | None = None,
     ) -> None:
-        """Queue a request. `arrival_time` uses `time.monotonic()`'s clock."""
+        """Queue a request. `arrival_time` uses `time.monotonic()`'s clock; `lora_request`
+        runs it with that adapter (registered and loaded on first use)."""
         params = params or self.default_sampling_params()
         if request_id in self.requests:
             raise RequestError(f"request id {request_id!r} is already in use")
+        if lora_request is not None:
+            self.add_lora(lora_request)
         if isinstance(prompt, str):
             text: str | None = prompt
             token_ids = self.tokenizer.encode(prompt, add_special_tokens=add_special_tokens)
@@ -219,6 +238,7 @@ class Engine:
                 detokenizer=IncrementalDetokenizer.from_params(
                     self.tokenizer.tokenizer, params, token_ids
                 ),
+                lora_name=lora_request.lora_name if lora_request else None,
             )
             parent = parent or seq
             group.seqs.append(seq)
@@ -247,6 +267,27 @@ class Engine:
                 f"the prompt has {len(token_ids)} tokens, more than max_num_batched_tokens="
                 f"{self.config.max_num_batched_tokens}, and chunked prefill is off"
             )
+
+    # --- LoRA adapters (lora/manager.py) ------------------------------------------
+    def add_lora(self, lora_request: LoRARequest) -> None:
+        """Register an adapter (vLLM's LLMEngine.add_lora); errors are RequestErrors."""
+        if self.lora is None:
+            raise RequestError("LoRA adapters need an engine started with enable_lora=True")
+        try:
+            self.lora.add_lora(lora_request)
+        except LoRAError as exc:
+            raise RequestError(str(exc)) from None
+
+    def remove_lora(self, name: str) -> bool:
+        """Forget an adapter; refused while a request still runs with it."""
+        if self.lora is None:
+            return False
+        if any(s.lora_name == name for g in self.requests.values() for s in g.seqs):
+            raise RequestError(f"LoRA adapter {name!r} is in use by running requests")
+        return self.lora.remove_lora(name)
+
+    def list_loras(self) -> list[LoRARequest]:
+        return self.lora.list_loras() if self.lora is not None else []
 
     def abort(self, request_id: str) -> bool:
         """Stop a request and free everything it holds; False when it is unknown or done."""
@@ -309,6 +350,10 @@ class Engine:
             for item in out.scheduled
         ]
         batch = build_forward_batch(inputs, self.block_size, device=self.runner.device)
+        if self.lora is not None:  # each sequence's rows run with its own adapter
+            self.lora.prepare_batch(
+                [item.seq.lora_name for item in out.scheduled], batch.query_lens_cpu
+            )
         if self.graph_runner is not None:
             logits = self.graph_runner.execute(batch)
         else:

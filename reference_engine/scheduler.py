@@ -33,6 +33,7 @@ class SchedulerConfig:
     preemption_mode: str = "recompute"  # "recompute" | "swap"
     policy: str = "fcfs"  # "fcfs" | "priority"
     prefix_caching: bool = True  # offer computed blocks to the cache after each step
+    max_loras: int = 0  # distinct LoRA adapters in the running set; 0: no limit (LoRA off)
 
 
 @dataclass(slots=True)
@@ -179,6 +180,8 @@ class Scheduler:
         for seq in self._ordered(self.swapped):
             if budget <= 0 or len(self.running) >= self.config.max_num_seqs:
                 break
+            if self._needs_lora_slot(seq):
+                continue
             n = min(seq.num_uncomputed_tokens, budget)
             mapping = self.kv.swap_in(seq.seq_id, seq.num_computed_tokens + n)
             if mapping is None:
@@ -197,9 +200,19 @@ class Scheduler:
                 break
             if seq.waiting_for_fork():
                 continue  # its prompt blocks are still being computed by sibling 0
+            if self._needs_lora_slot(seq):
+                continue  # its adapter would be one more than max_loras in the running set
             if not self._admit(seq, out, budget):
                 break  # head-of-line: later arrivals do not overtake (FCFS / priority order)
             budget -= out.scheduled[-1].num_new_tokens
+
+    def _needs_lora_slot(self, seq: Sequence) -> bool:
+        """vLLM's max_loras: the running set uses at most that many distinct adapters, so
+        every batch fits the LoRA slots."""
+        if not self.config.max_loras or seq.lora_name is None:
+            return False
+        active = {s.lora_name for s in self.running if s.lora_name is not None}
+        return seq.lora_name not in active and len(active) >= self.config.max_loras
 
     def _admit(self, seq: Sequence, out: SchedulerOutput, budget: int) -> bool:
         parent = seq.fork_parent
@@ -215,7 +228,12 @@ class Scheduler:
                 return True
             self.kv.free(seq.seq_id)  # undo the fork
             return False
-        if not self.config.prefix_caching or seq.wants_prompt_logprobs or seq.params.kv_eviction:
+        if (
+            not self.config.prefix_caching
+            or seq.wants_prompt_logprobs
+            or seq.params.kv_eviction
+            or seq.lora_name is not None  # its KV is the adapter's: the cache holds the base's
+        ):
             # Prompt logprobs need every prompt position's logits, so no cache hits for them;
             # an evicting request's KV depends on its policy, not only on its tokens.
             return self._start(seq, out, budget, 0, None)
@@ -275,7 +293,7 @@ class Scheduler:
             seq = item.seq
             seq.num_computed_tokens = item.end
             policy = seq.params.kv_eviction
-            if self.config.prefix_caching and policy is None:
+            if self.config.prefix_caching and policy is None and seq.lora_name is None:
                 # Accepted speculative drafts are computed tokens not yet appended.
                 tokens = seq.all_token_ids + seq.spec_token_ids
                 self.kv.cache_computed(seq.seq_id, tokens, seq.num_computed_tokens)

@@ -67,6 +67,8 @@ class Sequence:
     # Speculative drafts to verify in the next step (written by SpecDecoder.propose, cut by
     # the scheduler to the token budget, consumed by the engine's update).
     spec_token_ids: list[int] = field(default_factory=list)
+    # The LoRA adapter this request runs with (lora/request.py); None: the base model.
+    lora_name: str | None = None
 
     @property
     def num_prompt_tokens(self) -> int:
