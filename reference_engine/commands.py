@@ -141,6 +141,12 @@ def run_command(
     speculative_config: str = SPECULATIVE_CONFIG,
     quantization: str = QUANTIZATION,
     kv_cache_dtype: str = KV_CACHE_DTYPE,
+    structured_outputs: str = typer.Option(
+        None,
+        "--structured-outputs",
+        help='Constrain the output, as JSON: {"json": SCHEMA}, {"regex": "..."}, '
+        '{"choice": [...]}, {"grammar": "EBNF"} or {"json_object": true}.',
+    ),
     json_output: bool = JSON,
 ) -> None:
     """Generate text for one or more prompts."""
@@ -149,7 +155,14 @@ def run_command(
 
     def go() -> None:
         from reference_engine.sampling_params import SamplingParams
+        from reference_engine.structured_output import StructuredOutputsParams
 
+        constraint = parse_json_option("--structured-outputs", structured_outputs)
+        if constraint is not None and not isinstance(constraint, dict):
+            raise ValueError("--structured-outputs must be a JSON object")
+        unknown = sorted(set(constraint or {}) - {"json", "regex", "choice", "grammar", "json_object"})
+        if unknown:
+            raise ValueError(f"--structured-outputs: unknown keys {unknown}")
         engine = _make_engine(
             settings, model, threads, prefix_caching=prefix_caching, dtype=dtype,
             speculative_config=parse_json_option("--speculative-config", speculative_config),
@@ -164,6 +177,7 @@ def run_command(
             top_k=top_k,
             seed=seed,
             max_tokens=max_tokens,
+            structured_outputs=StructuredOutputsParams(**constraint) if constraint else None,
         )
         for i, text in enumerate(prompt):
             if chat:

@@ -41,11 +41,18 @@ from reference_engine.scheduler import ScheduledSeq, Scheduler, SchedulerConfig,
 from reference_engine.sequence import Sequence, SequenceGroup, SequenceStatus
 from reference_engine.spec_decode import SpecDecodingStats, SpeculativeConfig
 from reference_engine.spec_decode.spec_decoder import SpecDecoder
-from reference_engine.stop_checker import StopChecker
+from reference_engine.stop_checker import StopChecker, StopDecision
+from reference_engine.structured_output.manager import ConstrainedRow, StructuredOutputManager
+from reference_engine.structured_output.xgrammar_backend import GrammarError
 
 
 class RequestError(ValueError):
-    """A request the engine cannot serve; the message is fit to show a user."""
+    """A request the engine cannot serve; the message is fit to show a user, `param` names
+    the request field at fault where it is not the prompt."""
+
+    def __init__(self, message: str, param: str | None = None) -> None:
+        super().__init__(message)
+        self.param = param
 
 
 @dataclass(slots=True)
@@ -178,6 +185,9 @@ class Engine:
         )  # fmt: skip
         if self.lora is not None and self.spec is not None:
             raise ConfigError("LoRA adapters with speculative decoding are not implemented")
+        self.structured = StructuredOutputManager(
+            self.tokenizer.tokenizer, self.model_config.vocab_size, self.eos_token_ids
+        )
         self.requests: dict[str, SequenceGroup] = {}
         self._order = itertools.count()
         self._num_steps = 0
@@ -220,6 +230,12 @@ class Engine:
         else:
             text, token_ids = None, [int(t) for t in prompt]
         self._validate(token_ids, params)
+        grammar = None
+        if params.structured_outputs is not None:
+            try:
+                grammar = self.structured.compile(params.structured_outputs)
+            except GrammarError as exc:
+                raise RequestError(str(exc), param="structured_outputs") from None
         arrival = time.monotonic() if arrival_time is None else arrival_time
         group = SequenceGroup(request_id, text, token_ids, params, [], RequestMetrics(arrival))
         parent: Sequence | None = None
@@ -241,6 +257,8 @@ class Engine:
                 lora_name=lora_request.lora_name if lora_request else None,
             )
             parent = parent or seq
+            if grammar is not None:
+                self.structured.add(seq, grammar)
             group.seqs.append(seq)
             self.scheduler.add(seq)
         self.requests[request_id] = group
@@ -390,6 +408,7 @@ class Engine:
         spans: list[tuple[int, int]] = []  # each item's sampling rows
         logit_starts: list[int] = []  # each item's first logits row
         num_logits = 0
+        constrained: list[ConstrainedRow] = []  # structured-output rows to mask
         for item in out.scheduled:
             seq = item.seq
             if self._wants_prompt_logits(item):
@@ -416,7 +435,13 @@ class Engine:
             else:
                 rows.append(row)
             spans.append((lo, len(rows)))
-            num_logits += sum(r.num_logits_rows for r in rows[lo:])
+            for r in rows[lo:]:
+                num_logits += r.num_logits_rows
+                if r.do_sample and self.structured.is_constrained(seq):
+                    # A speculative row's state includes the drafts before it.
+                    extra = r.output_token_ids[len(seq.output_token_ids) :]
+                    constrained.append(ConstrainedRow(num_logits - 1, seq, extra))
+        self.structured.apply(logits, constrained)
         sampled = self.sampler(logits, SamplingMetadata.build(rows))
         token_ids = sampled.token_ids()
         result = _StepSamples([], [], [])
@@ -494,14 +519,17 @@ class Engine:
         delta.text += result.text_delta
         assert delta.token_ids is not None
         delta.token_ids.append(token)
-        if result.decision is None:
+        decision = result.decision
+        if decision is None and not self.structured.accept(seq, token):
+            # The grammar is complete: the request ends here, its held-back text flushed.
+            delta.text += seq.detokenizer.update([], finished=True).text_delta
+            decision = StopDecision("stop")
+        if decision is None:
             return True
-        seq.finish_reason = result.decision.finish_reason
-        seq.stop_reason = result.decision.stop_reason
+        seq.finish_reason = decision.finish_reason
+        seq.stop_reason = decision.stop_reason
         status = (
-            SequenceStatus.FINISHED_STOPPED
-            if result.decision.is_stop
-            else SequenceStatus.FINISHED_LENGTH
+            SequenceStatus.FINISHED_STOPPED if decision.is_stop else SequenceStatus.FINISHED_LENGTH
         )
         self.scheduler.finish(seq, status)
         return False

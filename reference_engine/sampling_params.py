@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from reference_engine.kv_window import StreamingLLM
+from reference_engine.structured_output.params import StructuredOutputsParams
 
 
 @dataclass(slots=True)
@@ -27,6 +28,8 @@ class SamplingParams:
     logprobs: int | None = None  # number of top logprobs per generated token
     prompt_logprobs: int | None = None
     skip_special_tokens: bool = True
+    # JSON Schema / regex / grammar / choice constraint (structured_output/), vLLM's name
+    structured_outputs: StructuredOutputsParams | None = None
     # KV eviction for this request (attention sinks + recent window, see kv_window.py);
     # None keeps the whole context. Requests with a policy bypass the prefix cache: their
     # KV depends on the policy, not only on the tokens.

@@ -64,6 +64,13 @@ class _SamplingFields(_Strict):
     ignore_eos: bool = False
     include_stop_str_in_output: bool = False
     skip_special_tokens: bool = True
+    # Structured output: OpenAI's response_format, and vLLM's fields (server/structured.py)
+    response_format: dict[str, Any] | None = None
+    structured_outputs: dict[str, Any] | None = None
+    guided_json: dict[str, Any] | str | None = None
+    guided_regex: str | None = None
+    guided_choice: list[str] | None = None
+    guided_grammar: str | None = None
     # Disaggregated prefill/decode (vLLM's field): {"do_remote_decode": true} to a prefill
     # server; the prefill response's params, verbatim, to a decode server (disagg/).
     kv_transfer_params: dict[str, Any] | None = None
@@ -109,13 +116,12 @@ class ChatCompletionRequest(_SamplingFields):
     max_completion_tokens: Annotated[int, Field(le=INT32_MAX)] | None = None  # wins if set
     logprobs: bool = False
     top_logprobs: Annotated[int, Field(ge=0, le=MAX_LOGPROBS)] | None = None
-    # Accepted only at their "off" values: this engine has no tools or structured output.
+    # Accepted only at their "off" values: this engine has no tools.
     tools: list[dict[str, Any]] | None = None
     tool_choice: str | dict[str, Any] | None = None
     parallel_tool_calls: bool | None = None
     functions: list[dict[str, Any]] | None = None
     function_call: str | dict[str, Any] | None = None
-    response_format: dict[str, Any] | None = None
     # vLLM extensions for the chat template
     add_generation_prompt: bool = True
     chat_template_kwargs: dict[str, Any] | None = None

@@ -210,6 +210,7 @@ class Serving:
         self, req: _SamplingFields, max_tokens: int, logprobs: int | None
     ) -> SamplingParams:
         from reference_engine.sampling_params import SamplingParams
+        from reference_engine.server.structured import structured_outputs_from_request
 
         if req.min_tokens > max_tokens:
             raise APIError(
@@ -243,6 +244,7 @@ class Serving:
                 include_stop_str_in_output=req.include_stop_str_in_output,
                 logprobs=logprobs,
                 skip_special_tokens=req.skip_special_tokens,
+                structured_outputs=structured_outputs_from_request(req),
             )
         except ValueError as exc:
             raise APIError(str(exc), code="invalid_value") from None
@@ -281,7 +283,7 @@ class Serving:
                 prep.request_id, prep.token_ids, prep.params, prep.arrival, hook
             )
         except RequestError as exc:
-            raise APIError(str(exc), param="prompt") from None
+            raise APIError(str(exc), param=exc.param or "prompt") from None
         except EngineDeadError as exc:
             raise APIError(str(exc), status=503) from None
 

@@ -38,11 +38,6 @@ class ChatServing(Serving):
                 raise APIError(f"{name} is not supported by this server", param=name)
         if req.tool_choice not in (None, "none"):
             raise APIError("tool_choice is not supported by this server", param="tool_choice")
-        fmt = (req.response_format or {}).get("type", "text")
-        if fmt != "text":
-            raise APIError(
-                f"response_format {fmt!r} is not supported (only text)", param="response_format"
-            )
         if req.top_logprobs is not None and not req.logprobs:
             raise APIError("top_logprobs requires logprobs to be true", param="top_logprobs")
         token_ids = self._render(req)

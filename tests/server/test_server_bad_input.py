@@ -77,7 +77,7 @@ def _ok(live: LiveServer) -> None:
         (CHAT, {"model": MODEL, "messages": [{"role": "user", "content": 5}]}, "messages.0.content"),
         (CHAT, {"model": MODEL, "messages": MSGS, "max_completion_tokens": 10**6}, "max_completion_tokens"),
         (CHAT, {"model": MODEL, "messages": MSGS, "top_logprobs": 2}, "top_logprobs"),
-        (CHAT, {"model": MODEL, "messages": MSGS, "response_format": {"type": "json_object"}}, "response_format"),
+        (CHAT, {"model": MODEL, "messages": MSGS, "response_format": {"type": "xml"}}, "response_format"),
         (CHAT, {"model": MODEL, "messages": MSGS, "tool_choice": "auto"}, "tool_choice"),
         (CHAT, {"model": MODEL, "messages": [{"role": "user", "content": "w " * 300}]}, "messages"),
     ],
