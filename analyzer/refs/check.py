@@ -47,8 +47,8 @@ def check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str
     else:
         findings = [resolve(ref, pin) for pin in candidates]
     if ref.tentative and not ref.owner and not any(f.status == OK for f in findings):
-        if ref.origin != "inline":
-            return []  # a lower-case name in a snippet or diagram: ordinary code
+        if ref.origin != "inline" or ref.target.isupper() or ref.target != ref.text.split("(", 1)[0].strip():
+            return []  # ordinary code, a word in capitals, an object's member no pin knows
         # A bare name in code font that no pin defines: a variable, or a name that was
         # removed. Said so, never called broken without more to go on.
         for f in findings:

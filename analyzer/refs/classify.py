@@ -62,6 +62,13 @@ BUILTINS = frozenset(
         "frozenset", "slice", "callable", "exec", "eval", "compile", "globals", "locals", "dir",
     }
 )
+# Env vars and words in capitals that belong to other programs or to prose.
+FOREIGN_ENV_PREFIXES = ("CUDA_", "HF_", "NCCL_", "OMP_", "PYTORCH_", "TORCH_", "HIP_", "ROCM_", "LD_", "NVIDIA_", "TRANSFORMERS_", "HUGGING", "MKL_", "KMP_", "GLOO_", "RAY_", "UCX_", "NVSHMEM_", "TOKENIZERS_")
+CAPS_WORDS = frozenset(
+    {"NULL", "TRUE", "FALSE", "NONE", "JSON", "HTTP", "HTTPS", "GPU", "GPUS", "CPU", "CPUS", "TPU", "NPU", "API", "URL", "EOS", "BOS",
+     "TTFT", "TPOT", "ITL", "OOM", "RPC", "SSE", "MLA", "MOE", "TODO", "FIXME", "NOTE", "GET", "POST", "PUT", "DELETE", "PATH", "HOME",
+     "USER", "SHELL", "LORA", "FP8", "FP16", "BF16", "INT8", "INT4", "AWQ", "GPTQ", "KV", "DP", "TP", "PP", "EP", "SP", "CP", "RDMA"}
+)
 # Files at a repository's root that no wheel contains.
 REPO_ROOT_FILES = frozenset({"setup.py", "CMakeLists.txt", "pyproject.toml", "setup.cfg", "MANIFEST.in", "Dockerfile", "Makefile", "requirements.txt", "use_existing_torch.py"})
 # Source files a bare name may cite (`scheduler.py`); documents and data (`README.md`,
@@ -194,6 +201,12 @@ def classify_symbol(text: str) -> Classified | None:
         return Classified(SYMBOL, name, None, "")
     if len(parts) == 1 and "_" in root.strip("_") and root.islower():
         return Classified(SYMBOL, name, None, "", tentative=True)
+    if len(parts) == 1 and root.isupper() and len(root) >= 3 and not root.startswith(FOREIGN_ENV_PREFIXES) and root not in CAPS_WORDS:
+        # `LLM`, `WAITING`: a class or a constant when a pin defines it, else a word in capitals.
+        return Classified(SYMBOL, name, None, "caps", tentative=True)
+    if 2 <= len(parts) <= 3 and root.islower() and root.isidentifier() and root not in BUILTINS:
+        # `scheduler.schedule()`, `running_batch.batch_is_full`: a member through an object.
+        return Classified(SYMBOL, parts[-1], None, f"instance:{root}", tentative=True)
     return None
 
 

@@ -47,6 +47,8 @@ _AUTOREF_RE = re.compile(r"^(?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+$")
 _CODE_SPAN_RE = re.compile(r"`([^`\n]+)`")
 _CLASSNAME_RE = re.compile(r"^_*[A-Z][A-Za-z0-9_]*$")
 _NEW_NAME_RE = re.compile(r"\b(?:define|create|write|implement|add|name|call)\s+(?:a|an|your|the)?\s*(?:new|own|custom)\s*$", re.IGNORECASE)
+_PAYLOAD_RE = re.compile(r"(?:\s-d|--data(?:-raw|-binary)?|--json)\s+'([^']*)'", re.DOTALL)
+_INLINE_AUTOREF_RE = re.compile(r"\[([^\]\n]+)\]\[((?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)\]")
 _KEY_RE = re.compile(r"""["']([A-Za-z_][A-Za-z0-9_]*)["']\s*:""")
 # In text blocks: `a.b.c(`, `Foo.bar`, paths, and class names of two humps or more.
 _TEXT_CALL_RE = re.compile(r"(?<![\w.$/-])((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*)\(")
@@ -161,6 +163,11 @@ class _Walker:
                 line += 1
                 plain += "\n"
             elif child.type == "text":
+                for m in _INLINE_AUTOREF_RE.finditer(child.content):
+                    # `[X][vllm.a.X]` with no link definition: mkdocs autorefs still link it.
+                    found = classify_symbol(m.group(2))
+                    if found is not None:
+                        pending.append(_Pending(line, self._col(line, m.group(2)), m.group(2), found, len(plain) + m.start(2), "link"))
                 plain += child.content
                 if link is not None:
                     link_text += child.content
@@ -478,16 +485,22 @@ def _document_facts(source: str, tokens: list[Token]) -> _DocFacts:
     for token in tokens:
         if token.type not in {"fence", "code_block"}:
             continue
-        facts.local_names.update(_KEY_RE.findall(token.content))
         lang = (token.info or "").strip().split(maxsplit=1)[0].lower() if token.info else ""
+        if lang in {"json", "jsonc", "yaml", "yml"} | _PYTHON_LANGS:
+            facts.local_names.update(_KEY_RE.findall(token.content))
+        else:
+            # Request payloads (`curl -d '{...}'`), not a config flag's JSON (`--x-config '{...}'`,
+            # whose keys are the project's own field names).
+            for payload in _PAYLOAD_RE.findall(token.content):
+                facts.local_names.update(_KEY_RE.findall(payload))
         if lang not in _PYTHON_LANGS:
             continue
         for _, tree in _parse_snippet(token.content):
             for node in ast.walk(tree):
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                     facts.local_names.add(node.id)
-                elif isinstance(node, ast.arg) or (isinstance(node, ast.keyword) and node.arg):
-                    facts.local_names.add(node.arg)
+                elif isinstance(node, ast.arg):
+                    facts.local_names.add(node.arg)  # the snippet's own function's parameter
                 if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
                     facts.defined.add(node.name)
                 elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:

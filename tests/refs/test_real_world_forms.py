@@ -231,3 +231,20 @@ def test_env_vars_read_through_helpers_count_as_defined(tmp_path: Path, sglang20
     pin = replace(sglang20, env_literals=found)
     assert resolve(ref("SGLANG_CACHE_DIT_ENABLED", "env", framework="sglang"), pin).status == "ok"
     assert resolve(ref("SGLANG_NOT_READ_ANYWHERE", "env", framework="sglang"), pin).status == "broken"
+
+
+def test_words_in_capitals_objects_members_and_bare_autorefs(vllm30: PinView) -> None:
+    doc = (
+        "# vLLM\n\nPass it to the `LLM` class; `NOT_A_THING` and `GPU` are words. "
+        "Then `scheduler.schedule()` runs and `pool.no_such_member` is the author's.\n"
+        "Models implement [Scheduler][vllm.v1.core.sched.scheduler.Scheduler] and [Gone][vllm.v1.gone.Gone].\n\n"
+        "```bash\nvllm serve m --profiler-config '{\"torch_profiler_dir\": \"/tmp\"}'\n"
+        "curl localhost:8000/v1/completions -d '{\"hash_block_tokens\": 1}'\n```\n"
+    )
+    got = _check(doc, vllm30)
+    assert got["LLM"] == ["ok"]
+    assert "NOT_A_THING" not in got and "GPU" not in got
+    assert got["scheduler.schedule()"] == ["ok"]
+    assert "pool.no_such_member" not in got
+    assert got["vllm.v1.core.sched.scheduler.Scheduler"] == ["ok"]
+    assert got["vllm.v1.gone.Gone"] == ["broken"]
