@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -26,7 +26,12 @@ from reference_engine.server.async_engine import AsyncEngine, EngineDeadError, R
 from reference_engine.server.auth import APIKeyMiddleware
 from reference_engine.server.errors import APIError, error_body, from_validation_error
 from reference_engine.server.metrics import ServerMetrics
-from reference_engine.server.protocol import ChatCompletionRequest, CompletionRequest
+from reference_engine.server.protocol import (
+    ChatCompletionRequest,
+    CompletionRequest,
+    LoadLoRAAdapterRequest,
+    UnloadLoRAAdapterRequest,
+)
 from reference_engine.server.serving import ServingLimits
 from reference_engine.server.serving_chat import ChatServing
 from reference_engine.server.serving_completion import CompletionServing
@@ -147,6 +152,13 @@ def build_app(engine: AsyncEngine, options: ServerOptions) -> FastAPI:
 
     @app.get("/v1/models")
     async def models() -> dict[str, Any]:
+        # LoRA adapters are models of their own whose parent is the base (vLLM's listing).
+        adapters = [
+            {"id": a.lora_name, "object": "model", "created": 0, "owned_by": "atlas",
+             "root": a.lora_path, "parent": options.model_name,
+             "max_model_len": engine.max_model_len}
+            for a in await engine.call(lambda e: e.list_loras())
+        ]  # fmt: skip
         return {
             "object": "list",
             "data": [
@@ -157,9 +169,40 @@ def build_app(engine: AsyncEngine, options: ServerOptions) -> FastAPI:
                     "owned_by": "atlas",
                     "max_model_len": engine.max_model_len,
                     "random_weights": engine.engine.random_weights,
-                }
+                },
+                *adapters,
             ],
         }
+
+    @app.post("/v1/load_lora_adapter")
+    async def load_lora_adapter(request: Request) -> Response:
+        body = await parse(request, LoadLoRAAdapterRequest)
+        await lora_call(lambda e: load_lora(e, body.lora_name, body.lora_path))
+        return Response(f"Success: LoRA adapter '{body.lora_name}' added successfully.")
+
+    @app.post("/v1/unload_lora_adapter")
+    async def unload_lora_adapter(request: Request) -> Response:
+        body = await parse(request, UnloadLoRAAdapterRequest)
+        if not await lora_call(lambda e: e.remove_lora(body.lora_name)):
+            raise APIError(f"The LoRA adapter `{body.lora_name}` is not loaded.", status=404,
+                           param="lora_name", code="model_not_found")  # fmt: skip
+        return Response(f"Success: LoRA adapter '{body.lora_name}' removed successfully.")
+
+    async def lora_call(fn: Callable[[Any], T]) -> T:
+        from reference_engine.engine import RequestError
+
+        try:
+            return await engine.call(fn)
+        except RequestError as exc:  # rank above max_lora_rank, bad folder, in use, LoRA off
+            raise APIError(str(exc), param="lora_path") from None
+
+    def load_lora(e: Any, name: str, path: str) -> None:
+        from reference_engine.engine import RequestError
+        from reference_engine.lora import LoRARequest
+
+        if name == options.model_name or (e.lora is not None and name in e.lora.registry):
+            raise RequestError(f"The LoRA adapter `{name}` has already been loaded.")
+        e.add_lora(LoRARequest(name, len(e.list_loras()) + 1, path))
 
     async def serve(request: Request, serving: Any, model: type[BaseModel]) -> Response:
         """One request through a serving front end: parse, submit, then stream or collect."""

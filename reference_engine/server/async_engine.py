@@ -88,6 +88,7 @@ class _Add:
     arrival_time: float
     done: concurrent.futures.Future[None]
     hook: RequestHook | None = None
+    lora_request: Any = None
 
 
 @dataclass(slots=True)
@@ -242,9 +243,10 @@ class AsyncEngine:
         params: SamplingParams,
         arrival_time: float | None = None,
         hook: RequestHook | None = None,
+        lora_request: Any = None,
     ) -> RequestStream:
         """Queue a request; raises the engine's RequestError when it refuses it.
-        `hook`: see RequestHook."""
+        `hook`: see RequestHook; `lora_request`: the adapter it runs with."""
         self._check_alive()
         if request_id in self._streams:
             raise ValueError(f"request id {request_id!r} is already in flight")
@@ -254,7 +256,7 @@ class AsyncEngine:
         stream = RequestStream(self, request_id, outputs)
         done: concurrent.futures.Future[None] = concurrent.futures.Future()
         arrival = time.monotonic() if arrival_time is None else arrival_time
-        self._commands.put(_Add(request_id, token_ids, params, arrival, done, hook))
+        self._commands.put(_Add(request_id, token_ids, params, arrival, done, hook, lora_request))
         try:
             await asyncio.wrap_future(done)
         except BaseException:
@@ -390,7 +392,10 @@ class AsyncEngine:
             if cmd.hook is not None:
                 self._hooks[cmd.request_id] = cmd.hook
             try:
-                engine.add_request(cmd.request_id, cmd.token_ids, cmd.params, 0, cmd.arrival_time)
+                engine.add_request(
+                    cmd.request_id, cmd.token_ids, cmd.params, 0, cmd.arrival_time,
+                    lora_request=cmd.lora_request,
+                )  # fmt: skip
             except Exception as exc:  # RequestError and friends: the caller reports it
                 self._end_hook(cmd.request_id)
                 _settle(cmd.done, exc=exc)

@@ -41,6 +41,12 @@ def serve_command(
     kv_cache_dtype: str = typer.Option(
         "auto", "--kv-cache-dtype", help="auto, int8 or fp8 (per-token-head scales)."
     ),
+    enable_lora: bool = typer.Option(False, "--enable-lora", help="Serve LoRA adapters."),
+    lora_modules: list[str] = typer.Option(
+        [], "--lora-modules", help="NAME=PATH of a PEFT adapter (repeatable; implies --enable-lora)."
+    ),
+    max_loras: int = typer.Option(1, "--max-loras", min=1, help="Adapters in one batch."),
+    max_lora_rank: int = typer.Option(16, "--max-lora-rank", min=1),
     device: str = typer.Option("cpu", "--device", help="cpu, cuda or auto."),
     generation_config: str = typer.Option(
         "auto",
@@ -113,7 +119,17 @@ def serve_command(
         "generation_config": generation_config,
         "quantization": quantization,
         "kv_cache_dtype": kv_cache_dtype,
+        "enable_lora": enable_lora or bool(lora_modules),
+        "max_loras": max_loras,
+        "max_lora_rank": max_lora_rank,
     }
+    modules = []
+    for item in lora_modules:
+        lora_name, sep, path = item.partition("=")
+        if not sep or not lora_name or not path:
+            console.print(f"[bold red]error:[/] --lora-modules wants NAME=PATH, got {item!r}")
+            raise typer.Exit(2)
+        modules.append((lora_name, path))
 
     cfg = ServeConfig(
         host=host,
@@ -135,6 +151,7 @@ def serve_command(
         kv_port=kv_port,
         kv_lease_s=kv_lease_s,
         kv_timeout_s=kv_timeout_s,
+        lora_modules=tuple(modules),
     )
 
     def ready(name: str, engine: object) -> None:

@@ -47,6 +47,8 @@ class ServeConfig:
     kv_port: int = 0
     kv_lease_s: float = 60.0  # pinned KV waits this long for its decode instance
     kv_timeout_s: float = 30.0  # a decode instance waits this long for each answer
+    # --lora-modules: (name, PEFT folder) adapters registered at start-up
+    lora_modules: tuple[tuple[str, str], ...] = ()
 
 
 class GracefulServer(uvicorn.Server):
@@ -158,7 +160,22 @@ def build_server(
         except OSError as exc:
             raise ConfigError(f"cannot read the chat template {cfg.chat_template}: {exc}") from None
     name = model_name_for(engine, cfg.served_model_name)
+    _register_loras(engine, cfg.lora_modules, name)
     return make_server(AsyncEngine(engine), name, cfg), name, engine
+
+
+def _register_loras(engine: Any, modules: tuple[tuple[str, str], ...], served: str) -> None:
+    from reference_engine.config import ConfigError
+    from reference_engine.engine import RequestError
+    from reference_engine.lora import LoRARequest
+
+    for i, (lora_name, path) in enumerate(modules, start=1):
+        if lora_name == served:
+            raise ConfigError(f"--lora-modules name {lora_name!r} is the served model's name")
+        try:
+            engine.add_lora(LoRARequest(lora_name, i, path))
+        except RequestError as exc:
+            raise ConfigError(str(exc)) from None
 
 
 def serve(

@@ -48,6 +48,7 @@ class Prepared:
     token_ids: list[int]
     params: SamplingParams
     arrival: float
+    lora_request: Any = None  # LoRARequest when `model` named an adapter
 
 
 @dataclass(slots=True)
@@ -139,14 +140,23 @@ class Serving:
         self.limits = limits
 
     # --- checks ---------------------------------------------------------------------------
-    def check_model(self, model: str) -> None:
-        if model != self.model_name:
+    def check_model(self, model: str) -> Any:
+        """The LoRARequest `model` names (vLLM: a request picks an adapter by its name), or
+        None for the base model; anything else is a 404."""
+        if model == self.model_name:
+            return None
+        # A dict read from the event loop: the engine thread only swaps whole entries.
+        lora = self.engine.engine.lora
+        adapter = lora.registry.get(model) if lora is not None else None
+        if adapter is None:
             raise APIError(
-                f"The model `{model}` does not exist; this server serves `{self.model_name}`.",
+                f"The model `{model}` does not exist; this server serves `{self.model_name}`"
+                + (f" and the LoRA adapters {sorted(lora.registry)}." if lora else "."),
                 status=404,
                 param="model",
                 code="model_not_found",
             )
+        return adapter
 
     def check_common(self, req: _SamplingFields) -> None:
         if req.n > self.limits.max_n:
@@ -280,8 +290,9 @@ class Serving:
         self.check_overload(len(prep.token_ids))
         try:
             return await self.engine.add_request(
-                prep.request_id, prep.token_ids, prep.params, prep.arrival, hook
-            )
+                prep.request_id, prep.token_ids, prep.params, prep.arrival, hook,
+                lora_request=prep.lora_request,
+            )  # fmt: skip
         except RequestError as exc:
             raise APIError(str(exc), param=exc.param or "prompt") from None
         except EngineDeadError as exc:

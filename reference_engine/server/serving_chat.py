@@ -31,7 +31,7 @@ class ChatServing(Serving):
         self.text_of = TokenText(self.engine.tokenizer)
 
     def prepare(self, req: ChatCompletionRequest, arrival: float) -> Prepared:
-        self.check_model(req.model)
+        lora_request = self.check_model(req.model)
         self.check_common(req)
         for name in _UNSUPPORTED:
             if getattr(req, name):
@@ -47,7 +47,9 @@ class ChatServing(Serving):
         )
         num_logprobs = (req.top_logprobs or 0) if req.logprobs else None
         params = self.sampling_params(req, max_tokens, num_logprobs)
-        return Prepared(new_id("chatcmpl"), int(time.time()), token_ids, params, arrival)
+        return Prepared(
+            new_id("chatcmpl"), int(time.time()), token_ids, params, arrival, lora_request
+        )
 
     def _render(self, req: ChatCompletionRequest) -> list[int]:
         from reference_engine.config import ConfigError

@@ -28,7 +28,7 @@ class CompletionServing(Serving):
         self.text_of = TokenText(self.engine.tokenizer)
 
     def prepare(self, req: CompletionRequest, arrival: float) -> Prepared:
-        self.check_model(req.model)
+        lora_request = self.check_model(req.model)
         self.check_common(req)
         if req.echo:
             raise APIError("echo is not supported by this server", param="echo")
@@ -39,7 +39,9 @@ class CompletionServing(Serving):
         token_ids = self._prompt_ids(req.prompt)
         max_tokens = self.resolve_max_tokens(req.max_tokens, len(token_ids), "max_tokens", "prompt")
         params = self.sampling_params(req, max_tokens, req.logprobs)
-        return Prepared(new_id("cmpl"), int(time.time()), token_ids, params, arrival)
+        return Prepared(
+            new_id("cmpl"), int(time.time()), token_ids, params, arrival, lora_request
+        )
 
     def _prompt_ids(self, prompt: str | list[str] | list[int] | list[list[int]]) -> list[int]:
         if isinstance(prompt, list) and prompt and isinstance(prompt[0], str | list):
