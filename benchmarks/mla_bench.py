@@ -11,7 +11,8 @@ Part 2 times decode steps of a small random DeepSeek-V3-shaped model (MLA in eve
 dense MLPs so attention dominates) at a fixed context, once with the absorbed path (the
 engine's decode default) and once with the plain path that re-expands every cached latent
 into per-head K and V each step (layers/mla_attention.py says why the engine decodes
-absorbed). Timings are medians of interleaved rounds.
+absorbed). Timings are medians of interleaved rounds. It also prints what DeepSeek-V3.2's
+sparse attention (layers/dsa_indexer.py) reads per decode query against dense MLA.
 """
 
 from __future__ import annotations
@@ -106,6 +107,22 @@ def kv_table(elem_bytes: int, hidden: int, layers: int, heads: int) -> None:
         print(f"  {name:46s} {per_layer:6d} elems/layer  {total / 1024:9.1f} KiB  {ratio}")
 
 
+def dsa_traffic_table() -> None:
+    """Cache bytes one decode query reads per layer: dense MLA reads every latent; DSA
+    (DeepSeek-V3.2: index_head_dim 128, index_topk 2048) reads every token's indexer key
+    and only the selected latents. bf16 everywhere (the released model keeps indexer keys
+    in FP8, halving that column)."""
+    latent, index_key, topk, elem = 576, 128, 2048, 2
+    print("\nDSA decode traffic per query per layer (bf16; a kernel reading selected rows only):")
+    for context in (4096, 32768, 131072):
+        dense = context * latent * elem
+        sparse = context * index_key * elem + min(topk, context) * latent * elem
+        print(
+            f"  context {context:6d}: dense MLA {dense / 2**20:7.2f} MiB  DSA {sparse / 2**20:6.2f} "
+            f"MiB  ({dense / sparse:4.1f}x less)"
+        )
+
+
 def decode_steps(runner: ModelRunner, batch_size: int, context: int, block_size: int) -> Any:
     """Prefill `batch_size` sequences of `context` tokens, then return a function that runs
     one decode step for all of them at that context (the cache is rewritten in place)."""
@@ -131,6 +148,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     kv_table(2, args.hidden, args.layers, args.heads)
+    dsa_traffic_table()
 
     raw = small_mla(args.hidden, args.layers, args.heads)
     model_cfg = ModelConfig.from_dict(raw)

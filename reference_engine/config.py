@@ -19,6 +19,7 @@ SUPPORTED_ARCHITECTURES = (
     "MistralForCausalLM",
     "Qwen3MoeForCausalLM",
     "DeepseekV3ForCausalLM",
+    "DeepseekV32ForCausalLM",
     "Qwen3_5ForCausalLM",
 )
 
@@ -104,6 +105,10 @@ class ModelConfig:
         latent (compressed KV + the decoupled RoPE key), which every rank holds whole."""
         if self.kv_lora_rank is not None:
             latent = (1, self.kv_lora_rank + int(self.hf_config["qk_rope_head_dim"]))
+            if self.hf_config.get("index_topk"):  # DeepSeek-V3.2: + the DSA indexer's key
+                return [
+                    (latent, (1, int(self.hf_config["index_head_dim"])))
+                ] * self.num_hidden_layers
             return [(latent,)] * self.num_hidden_layers
         kv = (num_kv_heads or self.num_key_value_heads, self.head_dim)
         # Linear-attention layers of a hybrid keep a fixed-size state instead (no blocks).
@@ -353,7 +358,9 @@ class EngineConfig:
         if self.max_loras < 1 or self.max_lora_rank < 1:
             raise ConfigError("max_loras and max_lora_rank must be positive")
         if self.kv_cache_dtype not in ("auto", "int8", "fp8"):
-            raise ConfigError(f"kv_cache_dtype must be auto, int8 or fp8, got {self.kv_cache_dtype}")
+            raise ConfigError(
+                f"kv_cache_dtype must be auto, int8 or fp8, got {self.kv_cache_dtype}"
+            )
         if self.device not in ("cpu", "cuda", "auto"):
             raise ConfigError(f"device must be cpu, cuda or auto, got {self.device}")
         if self.block_size < 1:

@@ -27,6 +27,7 @@ SGLang's DeepseekV2AttentionMLA make the same split.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 import torch
@@ -36,6 +37,7 @@ from torch import nn
 from reference_engine.forward_batch import ForwardBatch
 from reference_engine.kv_window import visible
 from reference_engine.layers.attention import _starts, gather_kv
+from reference_engine.layers.dsa_indexer import DSAIndexer
 from reference_engine.layers.linear import Linear
 from reference_engine.layers.norm import RMSNorm
 from reference_engine.layers.rotary import RopeAngles
@@ -79,6 +81,8 @@ class MLAAttention(nn.Module):
         self.kv_b_proj = Linear(kv_lora_rank, num_heads * (qk_nope_head_dim + v_head_dim), False)
         self.o_proj = Linear(num_heads * v_head_dim, hidden_size, bias=bias)
         self.scale = (qk_nope_head_dim + qk_rope_head_dim) ** -0.5
+        # DeepSeek-V3.2's sparse attention (layers/dsa_indexer.py); None: dense MLA.
+        self.indexer: DSAIndexer | None = None
         # Which path each kind of row takes (see the module docstring); tests force both.
         self.prefill_path: Path = "plain"
         self.decode_path: Path = "absorbed"
@@ -90,11 +94,13 @@ class MLAAttention(nn.Module):
         kv_cache: tuple[torch.Tensor, ...],
         batch: ForwardBatch,
     ) -> torch.Tensor:
-        (cache,) = kv_cache  # [N, block_size, 1, rank + rope]
+        cache = kv_cache[0]  # [N, block_size, 1, rank + rope]
+        q_resid = None
         if self.q_proj is not None:
             q = self.q_proj(x)
         else:
-            q = self.q_b_proj(self.q_a_layernorm(self.q_a_proj(x)))
+            q_resid = self.q_a_layernorm(self.q_a_proj(x))
+            q = self.q_b_proj(q_resid)
         q = q.view(-1, self.num_heads, self.nope + self.rope_dim)
         q_nope, q_rope = q.split([self.nope, self.rope_dim], dim=-1)
         latent, k_rope = self.kv_a_proj_with_mqa(x).split([self.rank, self.rope_dim], dim=-1)
@@ -104,11 +110,17 @@ class MLAAttention(nn.Module):
         q_rope, k_rope = rope.rotate(_deinterleave(q_rope), _deinterleave(k_rope)[:, None, :])
         entry = torch.cat([latent, k_rope[:, 0]], dim=-1)  # what one token caches
         cache.view(-1, entry.shape[-1]).index_copy_(0, batch.slot_mapping, entry)
+        sparse: _Sparse | None = None
+        if self.indexer is not None:  # DSA: the indexer key is the cache's second tensor
+            assert q_resid is not None, "DSA needs the compressed query (q_lora_rank)"
+            index_q, index_k, index_w = self.indexer.project(x, q_resid, rope)
+            kv_cache[1].view(-1, index_k.shape[-1]).index_copy_(0, batch.slot_mapping, index_k)
+            sparse = _Sparse(self.indexer, index_q, index_w, kv_cache[1])
 
         out = q.new_empty(q.shape[0], self.num_heads, self.v_dim)
         if batch.num_decodes:
             rows = batch.query_start_loc[batch.decode_seq_idx]
-            out[rows] = self._decode(q_nope[rows], q_rope[rows], cache, batch)
+            out[rows] = self._decode(q_nope[rows], q_rope[rows], cache, batch, sparse, rows)
         starts = _starts(batch.query_lens_cpu)
         for i in batch.prefill_seq_idx:
             lo, n = starts[i], batch.query_lens_cpu[i]
@@ -123,6 +135,10 @@ class MLAAttention(nn.Module):
                 mask = mask.clone()
                 mask[:, ctx - n :] &= tree
             rows = slice(lo, lo + n)
+            if sparse is not None:
+                mask = sparse.narrow(
+                    rows, gather_kv(sparse.cache, used)[None, :ctx, 0], mask[None]
+                )[0]
             attend = self._plain if self.prefill_path == "plain" else self._absorbed
             out[rows] = attend(q_nope[None, rows], q_rope[None, rows], context[None], mask[None])[0]
         return self.o_proj(out.flatten(1))
@@ -172,7 +188,13 @@ class MLAAttention(nn.Module):
         return torch.einsum("bnhr,hvr->bnhv", out, w_uv)
 
     def _decode(
-        self, q_nope: torch.Tensor, q_rope: torch.Tensor, cache: torch.Tensor, batch: ForwardBatch
+        self,
+        q_nope: torch.Tensor,
+        q_rope: torch.Tensor,
+        cache: torch.Tensor,
+        batch: ForwardBatch,
+        sparse: _Sparse | None = None,
+        batch_rows: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """One query per decode row, attended in the batch's decode groups."""
         out = q_nope.new_empty(q_nope.shape[0], self.num_heads, self.v_dim)
@@ -180,9 +202,32 @@ class MLAAttention(nn.Module):
         for g in batch.decode_groups:
             rows = torch.arange(q_nope.shape[0], device=q_nope.device) if g.rows is None else g.rows
             context = gather_kv(cache, g.block_tables)[:, :, 0]  # [n, L, rank + rope]
-            part = attend(q_nope[rows, None], q_rope[rows, None], context, g.key_mask[:, None])
+            mask = g.key_mask[:, None]
+            if sparse is not None and batch_rows is not None:
+                keys = gather_kv(sparse.cache, g.block_tables)[:, :, 0]
+                mask = sparse.narrow(batch_rows[rows][:, None], keys, mask)
+            part = attend(q_nope[rows, None], q_rope[rows, None], context, mask)
             out[rows] = part[:, 0]
         return out
+
+
+@dataclass(slots=True)
+class _Sparse:
+    """One forward pass's indexer outputs, for narrowing each query's visible keys."""
+
+    indexer: DSAIndexer
+    q: torch.Tensor  # [T, H_index, D_index]
+    weights: torch.Tensor  # [T, H_index]
+    cache: torch.Tensor  # the indexer key cache [N, block_size, 1, D_index]
+
+    def narrow(
+        self, rows: slice | torch.Tensor, keys: torch.Tensor, mask: torch.Tensor
+    ) -> torch.Tensor:
+        """rows: the queries' token rows, shaped like mask's [B, n]; keys [B, C, D_index]."""
+        q, w = self.q[rows], self.weights[rows]
+        if q.dim() == 3:  # one sequence's slice of rows
+            q, w = q[None], w[None]
+        return self.indexer.select(q, w, keys, mask)
 
 
 def _deinterleave(x: torch.Tensor) -> torch.Tensor:

@@ -23,6 +23,8 @@ MODEL_REGISTRY = MappingProxyType(
         "MistralForCausalLM": LlamaForCausalLM,
         "Qwen3MoeForCausalLM": Qwen3MoeForCausalLM,
         "DeepseekV3ForCausalLM": DeepseekV3ForCausalLM,
+        # V3.2: the same family, MLA layers with a DSA indexer (ModelConfig sets the cache).
+        "DeepseekV32ForCausalLM": DeepseekV3ForCausalLM,
         # Hybrid: Gated DeltaNet + gated full attention, recurrent state per request.
         "Qwen3_5ForCausalLM": Qwen3_5ForCausalLM,
     }

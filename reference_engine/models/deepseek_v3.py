@@ -1,4 +1,4 @@
-"""DeepSeek-V3 (and V2's layout): the Llama-style pre-norm decoder with multi-head latent
+"""DeepSeek-V3 (and V2's layout; V3.2 adds a sparse-attention indexer, layers/dsa_indexer.py): the Llama-style pre-norm decoder with multi-head latent
 attention (layers/mla_attention.py) in every layer, a dense SwiGLU MLP in the first
 `first_k_dense_replace` layers and mixture-of-experts layers after them (routed experts
 with grouped top-k and shared experts, on layers/fused_moe.py).
@@ -19,6 +19,7 @@ from torch import nn
 
 from reference_engine.config import ConfigError, ModelConfig
 from reference_engine.forward_batch import ForwardBatch
+from reference_engine.layers.dsa_indexer import DSAIndexer
 from reference_engine.layers.fused_moe import FusedMoE
 from reference_engine.layers.linear import Linear
 from reference_engine.layers.mla_attention import MLAAttention
@@ -32,7 +33,7 @@ KVCache = tuple[torch.Tensor, ...]
 def _mla(cfg: ModelConfig) -> MLAAttention:
     raw: dict[str, Any] = cfg.hf_config
     assert cfg.kv_lora_rank is not None
-    return MLAAttention(
+    attn = MLAAttention(
         hidden_size=cfg.hidden_size,
         num_heads=cfg.num_attention_heads,
         q_lora_rank=raw.get("q_lora_rank"),
@@ -43,6 +44,16 @@ def _mla(cfg: ModelConfig) -> MLAAttention:
         rms_norm_eps=cfg.rms_norm_eps,
         bias=bool(raw.get("attention_bias", False)),
     )
+    if raw.get("index_topk"):  # DeepSeek-V3.2 sparse attention
+        attn.indexer = DSAIndexer(
+            hidden_size=cfg.hidden_size,
+            q_lora_rank=int(raw["q_lora_rank"]),
+            num_heads=int(raw["index_n_heads"]),
+            head_dim=int(raw["index_head_dim"]),
+            rope_dim=int(raw["qk_rope_head_dim"]),
+            topk=int(raw["index_topk"]),
+        )
+    return attn
 
 
 class DeepseekV3TopkRouter(nn.Module):
@@ -93,7 +104,9 @@ class DeepseekV3MoE(nn.Module):
 
 def _mlp(cfg: ModelConfig, layer: int) -> nn.Module:
     raw = cfg.hf_config
-    if layer < int(raw.get("first_k_dense_replace", 0)) or not raw.get("n_routed_experts"):
+    types = raw.get("mlp_layer_types")  # V3.2 spells the pattern out
+    dense = types[layer] == "dense" if types else layer < int(raw.get("first_k_dense_replace", 0))
+    if dense or not raw.get("n_routed_experts"):
         return LlamaMLP(cfg)
     return DeepseekV3MoE(cfg)
 

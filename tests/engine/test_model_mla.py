@@ -89,21 +89,30 @@ def test_logits_match_transformers_on_both_paths(tmp_path: Path, q_lora_rank: in
 
 
 @pytest.fixture(scope="module")
-def mla_dir(tmp_path_factory: pytest.TempPathFactory, random_checkpoint: Any) -> Path:
-    folder = tmp_path_factory.mktemp("deepseek-v3")
-    write_deepseek(folder, 512)
-    for name in ("tokenizer.json", "tokenizer_config.json"):
-        src = random_checkpoint("qwen3") / name
-        if src.is_file():
-            shutil.copy(src, folder / name)
-    return folder
+def model_dirs(tmp_path_factory: pytest.TempPathFactory, random_checkpoint: Any) -> dict[str, Path]:
+    folders = {}
+    for name, write in (("v3", write_deepseek), ("v32", lambda f, v: write_deepseek_v32(f, v))):
+        folder = tmp_path_factory.mktemp(f"deepseek-{name}")
+        write(folder, 512)
+        for file in ("tokenizer.json", "tokenizer_config.json"):
+            src = random_checkpoint("qwen3") / file
+            if src.is_file():
+                shutil.copy(src, folder / file)
+        folders[name] = folder
+    return folders
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("cache", "preemption"), [("hash", "recompute"), ("radix", "swap")])
-def test_mla_workloads_equal_solo(mla_dir: Path, cache: str, preemption: str) -> None:
+@pytest.mark.parametrize(
+    ("family", "cache", "preemption"),
+    [("v3", "hash", "recompute"), ("v3", "radix", "swap"), ("v32", "hash", "swap")],
+)
+def test_mla_workloads_equal_solo(
+    model_dirs: dict[str, Path], family: str, cache: str, preemption: str
+) -> None:
+    mla_dir = model_dirs[family]
     solo = make_engine(mla_dir, prefix_caching="none", max_num_seqs=8)
-    rng = random.Random(f"mla-{cache}-{preemption}")
+    rng = random.Random(f"mla-{family}-{cache}-{preemption}")
     solo_cache: dict[Any, list[list[int]]] = {}
     preemptions = hits = 0
     for _ in range(5):
@@ -114,3 +123,34 @@ def test_mla_workloads_equal_solo(mla_dir: Path, cache: str, preemption: str) ->
         hits += engine.stats().prefix_cache_hit_tokens
         assert_pool_restored(engine)
     assert preemptions > 0 and hits > 0
+
+
+# DeepSeek-V3.2: the same MLA shape plus a sparse-attention indexer keeping 6 tokens per
+# query, fewer than most queries in the plan see, so the selection matters.
+DSA_SHAPE: dict[str, Any] = {"index_n_heads": 8, "index_head_dim": 16, "index_topk": 6}
+
+
+def write_deepseek_v32(folder: Path, vocab: int) -> torch.nn.Module:
+    config = transformers.DeepseekV32Config(vocab_size=vocab, **{**MLA_SHAPE, **DSA_SHAPE})
+    config._attn_implementation = "eager"
+    config._experts_implementation = "eager"
+    torch.manual_seed(0)
+    model = transformers.DeepseekV32ForCausalLM(config).to(torch.float64).eval()
+    spread_weights(model)
+    model.save_pretrained(folder)
+    return model
+
+
+def test_sparse_attention_matches_transformers(tmp_path: Path) -> None:
+    """DSA: logits equal transformers' DeepseekV32ForCausalLM (the same top-k chosen), on
+    both MLA paths; the indexer key is cached beside the latent; dense MLA differs."""
+    hf = write_deepseek_v32(tmp_path, 300)
+    runner = _runner(tmp_path)
+    assert [tuple(t.shape[2:]) for t in runner.kv_caches[0]] == [(1, 16 + 8), (1, 16)]
+    for prefill, decode in [("plain", "absorbed"), ("absorbed", "plain")]:
+        runner.model.set_attention_paths(prefill, decode)
+        assert_plan_matches(runner, hf)
+    for layer in runner.model.model.layers:
+        layer.self_attn.indexer.topk = 10**6  # keep everything: dense attention
+    with pytest.raises(AssertionError):
+        assert_plan_matches(runner, hf)  # without the selection the logits move
