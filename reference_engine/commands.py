@@ -309,6 +309,7 @@ def bench_command(
 # fastapi. Imported last: they use the helpers above when they run.
 from reference_engine.loadtest.cli import add_loadtest_command  # noqa: E402
 from reference_engine.quantize_cli import add_quantize_command  # noqa: E402
+from reference_engine.router.cli import add_router_commands  # noqa: E402
 from reference_engine.server.cli import add_serve_command  # noqa: E402
 from reference_engine.train_cli import add_train_tiny_command  # noqa: E402
 
@@ -316,3 +317,4 @@ add_serve_command(engine_app)
 add_loadtest_command(engine_app)
 add_train_tiny_command(engine_app)
 add_quantize_command(engine_app)
+add_router_commands(engine_app)
