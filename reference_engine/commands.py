@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from analyzer.settings import Settings
+from reference_engine.distributed.cli_options import CP, EP, PP, TP, parallel_kwargs
 
 T = TypeVar("T")
 
@@ -147,6 +148,10 @@ def run_command(
         help='Constrain the output, as JSON: {"json": SCHEMA}, {"regex": "..."}, '
         '{"choice": [...]}, {"grammar": "EBNF"} or {"json_object": true}.',
     ),
+    tp: int = TP,
+    pp: int = PP,
+    ep: int = EP,
+    cp: int = CP,
     json_output: bool = JSON,
 ) -> None:
     """Generate text for one or more prompts."""
@@ -164,9 +169,14 @@ def run_command(
         if unknown:
             raise ValueError(f"--structured-outputs: unknown keys {unknown}")
         engine = _make_engine(
-            settings, model, threads, prefix_caching=prefix_caching, dtype=dtype,
+            settings,
+            model,
+            threads,
+            prefix_caching=prefix_caching,
+            dtype=dtype,
             speculative_config=parse_json_option("--speculative-config", speculative_config),
             quantization=quantization, kv_cache_dtype=kv_cache_dtype,
+            **parallel_kwargs(tp, pp, ep, cp),
         )  # fmt: skip
         if not json_output:
             _random_weights_notice(engine, console)
@@ -185,7 +195,10 @@ def run_command(
                 engine.add_request(str(i), rendered, params, add_special_tokens=False)
             else:
                 engine.add_request(str(i), text, params)
-        finals = _drive(engine, console, stream and not json_output and len(prompt) * n == 1)
+        try:
+            finals = _drive(engine, console, stream and not json_output and len(prompt) * n == 1)
+        finally:
+            engine.shutdown()  # stops the worker processes of a multi-rank engine
         if json_output:
             payload = {
                 "model": str(engine.model_config.model_dir),

@@ -335,6 +335,16 @@ class EngineConfig:
     # vLLM's speculative_config dict, e.g. {"method": "ngram", "num_speculative_tokens": 4}
     # or {"model": "path/to/draft", "num_speculative_tokens": 4} (spec_decode/config.py).
     speculative_config: dict[str, Any] | None = None
+    # Ranks one model runs on (reference_engine/distributed/): world = tp * pp. Expert
+    # parallelism spans the tensor-parallel ranks (ep = tp) or, with tp = 1, ep ranks that
+    # each run the whole attention. Context parallelism is not implemented yet.
+    tensor_parallel_size: int = 1
+    pipeline_parallel_size: int = 1
+    expert_parallel_size: int = 1
+    context_parallel_size: int = 1
+    distributed_backend: Literal["auto", "gloo", "nccl"] = "auto"  # auto: nccl on CUDA
+    # A collective that waits longer than this means a rank hung or died: the engine stops.
+    distributed_timeout_s: float = 300.0
 
     DEFAULT_KV_BYTES = 1 << 30
     DEFAULT_MAX_MODEL_LEN = 4096
@@ -342,7 +352,16 @@ class EngineConfig:
     def __post_init__(self) -> None:
         self.verify()
 
+    @property
+    def world_size(self) -> int:
+        """Processes one engine runs on (the driver counts as rank 0)."""
+        tp_or_ep = max(self.tensor_parallel_size, self.expert_parallel_size)
+        return tp_or_ep * self.pipeline_parallel_size
+
     def verify(self) -> None:
+        from reference_engine.distributed.parallel_config import verify_sizes
+
+        verify_sizes(self)
         if self.dtype not in _DTYPE_NAMES | {"auto"}:
             raise ConfigError(
                 f"dtype must be one of {sorted(_DTYPE_NAMES)} or auto, got {self.dtype}"

@@ -19,13 +19,13 @@ import torch
 from reference_engine.config import ConfigError, EngineConfig, ModelConfig
 from reference_engine.cuda_graph import DecodeGraphRunner
 from reference_engine.detokenizer import IncrementalDetokenizer, annotate_logprobs
+from reference_engine.distributed.executor import create_runner
 from reference_engine.forward_batch import SeqInput, build_forward_batch
 from reference_engine.kv_cache_manager import KVCacheManager
 from reference_engine.loader import LoadedTokenizer, load_model_config, load_tokenizer
 from reference_engine.lora.adapter import LoRAError
 from reference_engine.lora.manager import LoRAManager
 from reference_engine.lora.request import LoRARequest
-from reference_engine.model_runner import ModelRunner
 from reference_engine.outputs import CompletionOutput, RequestMetrics, RequestOutput
 from reference_engine.prefix_cache.state_checkpoints import num_state_rows
 from reference_engine.sampler import (
@@ -95,7 +95,9 @@ class Engine:
         self.model_config: ModelConfig = load_model_config(config)
         assert self.model_config.model_dir is not None
         self.tokenizer: LoadedTokenizer = load_tokenizer(self.model_config.model_dir)
-        self.runner = ModelRunner(self.model_config, config)
+        # One process: a ModelRunner; several ranks: the driver's DistributedExecutor, which
+        # has the same interface (reference_engine/distributed/executor.py).
+        self.runner = create_runner(self.model_config, config)
         # Decode batches padded to captured sizes pay off only with CUDA graphs; on a CPU
         # the padding rows would be pure waste, so the plain runner serves every batch.
         # Hybrids read per-request state slots from a host list the graph would freeze.
@@ -104,6 +106,7 @@ class Engine:
             and not config.enforce_eager
             and not config.enable_lora  # the batch's adapter mapping changes every step
             and not self.model_config.has_recurrent_state
+            and config.world_size == 1  # a captured graph would skip the other ranks
         )
         self.graph_runner = DecodeGraphRunner(self.runner) if use_graphs else None
         self.block_size = config.block_size
@@ -579,6 +582,12 @@ class Engine:
             num_generated_tokens=self._num_generated_tokens,
             spec_decoding=self.spec.stats.snapshot() if self.spec is not None else None,
         )
+
+    def shutdown(self) -> None:
+        """Stop the worker processes of a multi-rank engine (nothing to do in one process)."""
+        stop = getattr(self.runner, "shutdown", None)
+        if stop is not None:
+            stop()
 
     def check_integrity(self) -> None:
         """Raise unless every KV block reference is accounted for (tests call it when idle)."""

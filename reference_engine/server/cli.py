@@ -8,6 +8,8 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from reference_engine.distributed.cli_options import CP, EP, PP, TP, parallel_kwargs
+
 
 def add_serve_command(engine_app: typer.Typer) -> None:
     engine_app.command("serve")(serve_command)
@@ -96,6 +98,10 @@ def serve_command(
     kv_timeout_s: float = typer.Option(
         30.0, "--kv-timeout", min=0.1, help="Decode: seconds to wait for each answer of a prefill."
     ),
+    tp: int = TP,
+    pp: int = PP,
+    ep: int = EP,
+    cp: int = CP,
 ) -> None:
     """Serve the engine over an OpenAI-compatible HTTP API (completions, chat, SSE
     streaming, /metrics) until Ctrl-C."""
@@ -122,6 +128,7 @@ def serve_command(
         "enable_lora": enable_lora or bool(lora_modules),
         "max_loras": max_loras,
         "max_lora_rank": max_lora_rank,
+        **parallel_kwargs(tp, pp, ep, cp),
     }
     modules = []
     for item in lora_modules:

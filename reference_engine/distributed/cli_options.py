@@ -1,0 +1,33 @@
+"""`--tp/--pp/--ep/--cp` for `atlas engine run` and `atlas engine serve` (no torch import:
+`atlas --help` must work where torch is not installed)."""
+
+from __future__ import annotations
+
+import typer
+
+TP = typer.Option(
+    1, "--tp", "--tensor-parallel-size", min=1, help="Tensor-parallel ranks (processes)."
+)
+PP = typer.Option(
+    1, "--pp", "--pipeline-parallel-size", min=1, help="Pipeline stages (not implemented yet)."
+)
+EP = typer.Option(
+    1,
+    "--ep",
+    "--expert-parallel-size",
+    min=1,
+    help="Expert-parallel ranks (a mixture-of-experts model; equal to --tp, or with --tp 1).",
+)
+CP = typer.Option(
+    1, "--cp", "--context-parallel-size", min=1, help="Context-parallel ranks (not implemented yet)."
+)
+
+
+def parallel_kwargs(tp: int, pp: int, ep: int, cp: int) -> dict[str, int]:
+    """EngineConfig fields for the four options."""
+    return {
+        "tensor_parallel_size": tp,
+        "pipeline_parallel_size": pp,
+        "expert_parallel_size": ep,
+        "context_parallel_size": cp,
+    }

@@ -1,0 +1,226 @@
+"""Run one model over several processes: the driver's side (vLLM's MultiprocExecutor).
+
+Who owns what:
+- the driver (this process, rank 0) owns every decision: the Engine, its Scheduler and
+  KVCacheManager (block tables, the block pool, the prefix cache), the Sampler and the
+  requests. It is also a rank like the others: it holds shard 0 of the weights and of the KV
+  cache and runs its part of each forward pass.
+- ranks 1..N-1 (worker.py) own only their weight shard and their KV shard, indexed by the
+  same block ids, so one block table on the driver addresses every rank's cache.
+
+How a step reaches the ranks: the engine calls swap_out / swap_in / copy_blocks and then
+execute_model, exactly as it calls a ModelRunner. The executor collects the block moves and
+broadcasts them with the ForwardBatch as one `StepInput` (torch.distributed broadcasts of
+its pickled bytes, worker.send_step); every rank then runs the same forward pass, whose collectives
+(all-reduce after row-parallel layers, all-gather of vocabulary-parallel logits, all-to-all
+of expert-parallel tokens) meet inside the model. The driver returns the gathered logits to
+the engine, which samples.
+
+Launch: `spawn` (the default) starts ranks 1..N-1 with torch.multiprocessing on this host.
+Under torchrun (RANK / WORLD_SIZE / MASTER_ADDR set, possibly across machines) every rank
+runs the same script: rank 0 becomes the driver and the others serve it inside
+`create_runner` and exit when the driver shuts down.
+
+Failure: before each step the driver checks its workers are alive; a dead one, a failed or
+timed-out collective (EngineConfig.distributed_timeout_s) stops every worker and raises
+`WorkerError`. Workers exit when their driver disappears (worker._exit_with_parent).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import sys
+import time
+from multiprocessing.connection import wait
+from typing import Any
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+from reference_engine.config import EngineConfig, ModelConfig
+from reference_engine.distributed.parallel_config import verify_model
+from reference_engine.distributed.worker import (
+    Groups,
+    StepInput,
+    init_groups,
+    run_step,
+    send_step,
+    worker_main,
+)
+from reference_engine.forward_batch import ForwardBatch
+from reference_engine.model_runner import BlockMapping, ModelRunner
+
+
+class WorkerError(RuntimeError):
+    """A rank died, hung or failed: the engine has stopped every rank and cannot continue."""
+
+
+def create_runner(model_config: ModelConfig, engine_config: EngineConfig) -> Any:
+    """A ModelRunner for one process; a DistributedExecutor when the layout needs ranks."""
+    if engine_config.world_size == 1:
+        return ModelRunner(model_config, engine_config)
+    verify_model(model_config, engine_config)
+    env_rank = _torchrun_rank(engine_config)
+    if env_rank is not None and env_rank > 0:
+        worker_main(env_rank, model_config, engine_config, "env://")
+        sys.exit(0)  # torchrun rank > 0: served the driver until it shut down
+    return DistributedExecutor(model_config, engine_config, torchrun=env_rank is not None)
+
+
+def _torchrun_rank(cfg: EngineConfig) -> int | None:
+    if "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
+        return None
+    world = int(os.environ["WORLD_SIZE"])
+    if world != cfg.world_size:
+        from reference_engine.config import ConfigError
+
+        raise ConfigError(
+            f"torchrun started {world} processes but the engine's layout needs "
+            f"{cfg.world_size} (tp x pp)"
+        )
+    return int(os.environ["RANK"])
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class DistributedExecutor:
+    """Rank 0 of a multi-process model, with ModelRunner's interface for the Engine."""
+
+    def __init__(
+        self, model_config: ModelConfig, engine_config: EngineConfig, torchrun: bool = False
+    ) -> None:
+        self.engine_config = engine_config
+        self.timeout_s = engine_config.distributed_timeout_s
+        self.procs: list[Any] = []
+        self._pending = StepInput()
+        self._closed = False
+        if torchrun:
+            init_method = "env://"
+        else:
+            init_method = f"tcp://127.0.0.1:{_free_port()}"
+            ctx = mp.get_context("spawn")
+            for rank in range(1, engine_config.world_size):
+                proc = ctx.Process(
+                    target=worker_main,
+                    args=(rank, model_config, engine_config, init_method, os.getpid()),
+                    name=f"atlas-rank-{rank}",
+                    daemon=True,
+                )
+                proc.start()
+                self.procs.append(proc)
+        try:
+            self.groups: Groups = init_groups(engine_config, 0, init_method)
+            self.runner = ModelRunner(model_config, engine_config, self.groups.state)
+            self._wait(dist.barrier(group=self.groups.control, async_op=True), "loading")
+        except BaseException as exc:
+            self.shutdown(graceful=False)
+            if isinstance(exc, WorkerError):
+                raise
+            raise WorkerError(f"distributed start failed: {exc}") from exc
+
+    # ------------------------------------------------------------------ ModelRunner's face
+
+    @property
+    def device(self) -> torch.device:
+        return self.runner.device
+
+    @property
+    def num_blocks(self) -> int:
+        return self.runner.num_blocks
+
+    @property
+    def max_model_len(self) -> int:
+        return self.runner.max_model_len
+
+    @property
+    def model(self) -> torch.nn.Module:
+        """Rank 0's shard."""
+        return self.runner.model
+
+    def swap_out(self, mapping: BlockMapping) -> None:
+        self._pending.blocks_to_swap_out = list(mapping)
+
+    def swap_in(self, mapping: BlockMapping) -> None:
+        self._pending.blocks_to_swap_in = list(mapping)
+
+    def copy_blocks(self, mapping: BlockMapping) -> None:
+        self._pending.blocks_to_copy = list(mapping)
+
+    def execute_model(self, batch: ForwardBatch) -> torch.Tensor:
+        step, self._pending = self._pending, StepInput()
+        step.batch = batch.to("cpu") if batch.input_ids.device.type != "cpu" else batch
+        logits = self._broadcast_and_run(step)
+        assert logits is not None
+        return logits
+
+    # ------------------------------------------------------------------ the step
+
+    def _broadcast_and_run(self, step: StepInput) -> torch.Tensor | None:
+        if self._closed:
+            raise WorkerError("the distributed engine was shut down")
+        self._check_workers()
+        try:
+            for work in send_step(self.groups, step):
+                self._wait(work, "receiving a step")
+            return run_step(self.runner, step)
+        except Exception as exc:
+            dead = self._dead_workers()
+            self.shutdown(graceful=False)
+            why = f"{dead}" if dead else f"a collective failed: {exc}"
+            raise WorkerError(f"distributed step failed, every rank stopped ({why})") from exc
+
+    def _dead_workers(self) -> str:
+        dead = [p for p in self.procs if not p.is_alive()]
+        return ", ".join(f"{p.name} (pid {p.pid}) exited with code {p.exitcode}" for p in dead)
+
+    def _check_workers(self) -> None:
+        dead = self._dead_workers()
+        if dead:
+            self.shutdown(graceful=False)
+            raise WorkerError(f"a worker died, every rank stopped: {dead}")
+
+    def _wait(self, work: Any, what: str) -> None:
+        """Wait for an async collective while watching the workers and the clock."""
+        deadline = time.monotonic() + self.timeout_s
+        sentinels = [p.sentinel for p in self.procs]
+        while not work.is_completed():
+            if sentinels and wait(sentinels, timeout=0.02):
+                self._check_workers()
+            elif not sentinels:
+                time.sleep(0.02)
+            if time.monotonic() > deadline:
+                raise WorkerError(f"ranks did not finish {what} within {self.timeout_s:.0f} s")
+        work.wait()
+
+    # ------------------------------------------------------------------ shutdown
+
+    def shutdown(self, graceful: bool = True) -> None:
+        """Stop every worker (asking first when `graceful`), then leave the group."""
+        if self._closed:
+            return
+        self._closed = True
+        if graceful and hasattr(self, "groups") and not self._dead_workers():
+            try:
+                for work in send_step(self.groups, StepInput(stop=True)):
+                    self._wait(work, "stopping")
+            except Exception:  # a worker died meanwhile: terminate below
+                graceful = False
+        for p in self.procs:
+            p.join(timeout=10 if graceful else 0)
+            if p.is_alive():
+                p.kill()
+                p.join(timeout=10)
+        if dist.is_initialized():
+            with contextlib.suppress(Exception):  # a broken group still has to be forgotten
+                dist.destroy_process_group()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.shutdown(graceful=False)

@@ -1,0 +1,146 @@
+"""A rank's process: join the group, load this rank's shard, then run every step the driver
+broadcasts until it says stop (vLLM's Worker / WorkerProc; SGLang's TpModelWorker).
+
+What a rank owns: its slice of the weights and its slice of every KV block (the KV heads its
+attention heads read, under the *same* block ids on every rank). What it does not own: block
+tables, the block pool, the prefix cache, the queues, the sampler: those live on the driver,
+which decides and broadcasts. A step reaches a rank as one `StepInput` (block moves and the
+packed `ForwardBatch`), broadcast with torch.distributed (its length, then its pickled bytes) on a control group
+whose timeout is long (an idle engine sends nothing); the forward pass's collectives run on
+the compute group, whose timeout is `EngineConfig.distributed_timeout_s`.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from reference_engine.config import EngineConfig, ModelConfig
+from reference_engine.distributed.parallel_state import GroupCoordinator, ParallelState
+from reference_engine.forward_batch import ForwardBatch
+from reference_engine.model_runner import BlockMapping, ModelRunner
+
+# The control group waits for the next step as long as the engine stays idle.
+CONTROL_TIMEOUT = timedelta(days=7)
+
+
+@dataclass(slots=True)
+class StepInput:
+    """One step for every rank, made by the driver (DistributedExecutor)."""
+
+    blocks_to_swap_out: BlockMapping = field(default_factory=list)
+    blocks_to_swap_in: BlockMapping = field(default_factory=list)
+    blocks_to_copy: BlockMapping = field(default_factory=list)
+    batch: ForwardBatch | None = None  # None: block moves only
+    stop: bool = False
+
+
+@dataclass(slots=True)
+class Groups:
+    """The torch.distributed groups of one rank, made once by `init_groups`."""
+
+    state: ParallelState
+    control: Any  # ProcessGroup for StepInput broadcasts
+
+
+def backend_for(cfg: EngineConfig) -> str:
+    if cfg.distributed_backend != "auto":
+        return cfg.distributed_backend
+    return "nccl" if cfg.resolved_device() == "cuda" else "gloo"
+
+
+def init_groups(cfg: EngineConfig, rank: int, init_method: str) -> Groups:
+    """Join the world (this rank of cfg.world_size) and build the groups every rank makes in
+    the same order: torch.distributed requires all ranks to create each group together."""
+    world = cfg.world_size
+    if backend_for(cfg) == "nccl":
+        torch.cuda.set_device(rank % torch.cuda.device_count())
+    dist.init_process_group(
+        backend_for(cfg),
+        init_method=init_method,
+        rank=rank,
+        world_size=world,
+        timeout=timedelta(seconds=cfg.distributed_timeout_s),
+    )
+    control = dist.new_group(list(range(world)), timeout=CONTROL_TIMEOUT, backend="gloo")
+    everyone = GroupCoordinator(rank, world, dist.group.WORLD, tuple(range(world)))
+    single = GroupCoordinator()
+    tp = everyone if cfg.tensor_parallel_size > 1 else single
+    ep = everyone if cfg.expert_parallel_size > 1 else single
+    return Groups(ParallelState(tp=tp, ep=ep), control)
+
+
+def receive_step(groups: Groups) -> StepInput:
+    """Wait (as long as the engine idles) for the driver's next StepInput."""
+    size = torch.zeros(1, dtype=torch.int64)
+    dist.broadcast(size, src=0, group=groups.control)
+    payload = torch.empty(int(size.item()), dtype=torch.uint8)
+    dist.broadcast(payload, src=0, group=groups.control)
+    return pickle.loads(payload.numpy().tobytes())
+
+
+def send_step(groups: Groups, step: StepInput) -> list[Any]:
+    """Start broadcasting `step` from the driver: what broadcast_object_list does (a length,
+    then the pickled bytes), but asynchronous, so the driver can watch its workers and the
+    clock meanwhile (DistributedExecutor._wait). Returns the pending works."""
+    data = pickle.dumps(step)
+    size = torch.tensor([len(data)], dtype=torch.int64)
+    payload = torch.frombuffer(bytearray(data), dtype=torch.uint8)
+    return [
+        dist.broadcast(size, src=0, group=groups.control, async_op=True),
+        dist.broadcast(payload, src=0, group=groups.control, async_op=True),
+    ]
+
+
+def run_step(runner: ModelRunner, step: StepInput) -> torch.Tensor | None:
+    """The same on every rank: block moves on this rank's KV shard, then the forward pass
+    (whose collectives meet the other ranks')."""
+    runner.swap_out(step.blocks_to_swap_out)
+    runner.swap_in(step.blocks_to_swap_in)
+    runner.copy_blocks(step.blocks_to_copy)
+    if step.batch is None:
+        return None
+    return runner.execute_model(step.batch)
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    """A worker must not outlive its driver (killed, or stuck before its next broadcast)."""
+
+    def watch() -> None:
+        while True:
+            if os.getppid() != parent_pid:
+                os._exit(3)
+            time.sleep(0.5)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def worker_main(
+    rank: int,
+    model_config: ModelConfig,
+    engine_config: EngineConfig,
+    init_method: str,
+    parent_pid: int | None = None,
+) -> None:
+    """Entry point of ranks 1..N-1 (spawned by the driver, or started by torchrun)."""
+    if parent_pid is not None:
+        _exit_with_parent(parent_pid)
+    groups = init_groups(engine_config, rank, init_method)
+    runner = ModelRunner(model_config, engine_config, groups.state)
+    dist.barrier(group=groups.control)  # every shard is loaded: the driver may start
+    try:
+        while True:
+            step = receive_step(groups)
+            if step.stop:
+                break
+            run_step(runner, step)
+    finally:
+        dist.destroy_process_group()
