@@ -19,7 +19,11 @@ EP = typer.Option(
     help="Expert-parallel ranks (a mixture-of-experts model; equal to --tp, or with --tp 1).",
 )
 CP = typer.Option(
-    1, "--cp", "--context-parallel-size", min=1, help="Context-parallel ranks (not implemented yet)."
+    1,
+    "--cp",
+    "--context-parallel-size",
+    min=1,
+    help="Context-parallel ranks (not implemented yet).",
 )
 
 

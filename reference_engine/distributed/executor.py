@@ -44,6 +44,7 @@ from reference_engine.config import EngineConfig, ModelConfig
 from reference_engine.distributed.parallel_config import verify_model
 from reference_engine.distributed.worker import (
     Groups,
+    Rendezvous,
     StepInput,
     init_groups,
     run_step,
@@ -52,6 +53,8 @@ from reference_engine.distributed.worker import (
 )
 from reference_engine.forward_batch import ForwardBatch
 from reference_engine.model_runner import BlockMapping, ModelRunner
+
+STARTUP_TIMEOUT_S = 600.0
 
 
 class WorkerError(RuntimeError):
@@ -65,7 +68,7 @@ def create_runner(model_config: ModelConfig, engine_config: EngineConfig) -> Any
     verify_model(model_config, engine_config)
     env_rank = _torchrun_rank(engine_config)
     if env_rank is not None and env_rank > 0:
-        worker_main(env_rank, model_config, engine_config, "env://")
+        worker_main(env_rank, model_config, engine_config, None)
         sys.exit(0)  # torchrun rank > 0: served the driver until it shut down
     return DistributedExecutor(model_config, engine_config, torchrun=env_rank is not None)
 
@@ -101,24 +104,29 @@ class DistributedExecutor:
         self.procs: list[Any] = []
         self._pending = StepInput()
         self._closed = False
-        if torchrun:
-            init_method = "env://"
-        else:
-            init_method = f"tcp://127.0.0.1:{_free_port()}"
-            ctx = mp.get_context("spawn")
-            for rank in range(1, engine_config.world_size):
-                proc = ctx.Process(
-                    target=worker_main,
-                    args=(rank, model_config, engine_config, init_method, os.getpid()),
-                    name=f"atlas-rank-{rank}",
-                    daemon=True,
-                )
-                proc.start()
-                self.procs.append(proc)
+        world = engine_config.world_size
         try:
-            self.groups: Groups = init_groups(engine_config, 0, init_method)
+            if torchrun:
+                met = Rendezvous()
+            else:
+                met = Rendezvous(port=_free_port()).connect(world, True, self.timeout_s)
+                ctx = mp.get_context("spawn")
+                for rank in range(1, world):
+                    proc = ctx.Process(
+                        target=worker_main,
+                        args=(rank, model_config, engine_config, met.for_workers(), os.getpid()),
+                        name=f"atlas-rank-{rank}",
+                        daemon=True,
+                    )
+                    proc.start()
+                    self.procs.append(proc)
+                self._wait_arrivals(met.store, world - 1)
+            self.groups: Groups = init_groups(engine_config, 0, met)
             self.runner = ModelRunner(model_config, engine_config, self.groups.state)
-            self._wait(dist.barrier(group=self.groups.control, async_op=True), "loading")
+            # Loading is slower than a step: bounded by the larger of the step timeout and
+            # STARTUP_TIMEOUT_S, while dead workers are noticed at once.
+            loaded = dist.barrier(group=self.groups.control, async_op=True)
+            self._wait(loaded, "loading", max(self.timeout_s, STARTUP_TIMEOUT_S))
         except BaseException as exc:
             self.shutdown(graceful=False)
             if isinstance(exc, WorkerError):
@@ -186,9 +194,17 @@ class DistributedExecutor:
             self.shutdown(graceful=False)
             raise WorkerError(f"a worker died, every rank stopped: {dead}")
 
-    def _wait(self, work: Any, what: str) -> None:
+    def _wait_arrivals(self, store: Any, count: int) -> None:
+        """Wait until every spawned worker reached the store (imports take seconds),
+        watching for one that died on the way; startup is not bounded by the step timeout."""
+        while store.add("arrived", 0) < count:
+            self._check_workers()
+            time.sleep(0.05)
+
+    def _wait(self, work: Any, what: str, timeout_s: float | None = None) -> None:
         """Wait for an async collective while watching the workers and the clock."""
-        deadline = time.monotonic() + self.timeout_s
+        timeout_s = self.timeout_s if timeout_s is None else timeout_s
+        deadline = time.monotonic() + timeout_s
         sentinels = [p.sentinel for p in self.procs]
         while not work.is_completed():
             if sentinels and wait(sentinels, timeout=0.02):
@@ -196,7 +212,7 @@ class DistributedExecutor:
             elif not sentinels:
                 time.sleep(0.02)
             if time.monotonic() > deadline:
-                raise WorkerError(f"ranks did not finish {what} within {self.timeout_s:.0f} s")
+                raise WorkerError(f"ranks did not finish {what} within {timeout_s:.0f} s")
         work.wait()
 
     # ------------------------------------------------------------------ shutdown

@@ -75,6 +75,11 @@ def verify_model(model: ModelConfig, cfg: EngineConfig) -> None:
             f"expert_parallel_size {ep} needs a mixture-of-experts model; "
             f"{model.architecture} has no experts"
         )
-    need(model.num_hidden_layers, cfg.pipeline_parallel_size, "num_hidden_layers", "pipeline_parallel_size")
+    need(
+        model.num_hidden_layers,
+        cfg.pipeline_parallel_size,
+        "num_hidden_layers",
+        "pipeline_parallel_size",
+    )
     if problems:
         raise ConfigError("this parallel layout does not fit the model: " + "; ".join(problems))

@@ -6,8 +6,9 @@ attention heads read, under the *same* block ids on every rank). What it does no
 tables, the block pool, the prefix cache, the queues, the sampler: those live on the driver,
 which decides and broadcasts. A step reaches a rank as one `StepInput` (block moves and the
 packed `ForwardBatch`), broadcast with torch.distributed (its length, then its pickled bytes) on a control group
-whose timeout is long (an idle engine sends nothing); the forward pass's collectives run on
-the compute group, whose timeout is `EngineConfig.distributed_timeout_s`.
+(the world group) whose timeout is long, since an idle engine sends nothing; the forward
+pass's collectives run on the compute group, whose timeout is
+`EngineConfig.distributed_timeout_s`.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ class Groups:
     """The torch.distributed groups of one rank, made once by `init_groups`."""
 
     state: ParallelState
-    control: Any  # ProcessGroup for StepInput broadcasts
+    control: Any  # the world ProcessGroup, for StepInput broadcasts
 
 
 def backend_for(cfg: EngineConfig) -> str:
@@ -57,25 +58,55 @@ def backend_for(cfg: EngineConfig) -> str:
     return "nccl" if cfg.resolved_device() == "cuda" else "gloo"
 
 
-def init_groups(cfg: EngineConfig, rank: int, init_method: str) -> Groups:
+def init_groups(cfg: EngineConfig, rank: int, rendezvous: Rendezvous) -> Groups:
     """Join the world (this rank of cfg.world_size) and build the groups every rank makes in
-    the same order: torch.distributed requires all ranks to create each group together."""
+    the same order (torch.distributed requires all ranks to create each group together).
+    The world group, with its long timeout, carries StepInputs; the compute group, with
+    `distributed_timeout_s`, carries the forward pass's collectives."""
     world = cfg.world_size
     if backend_for(cfg) == "nccl":
         torch.cuda.set_device(rank % torch.cuda.device_count())
-    dist.init_process_group(
-        backend_for(cfg),
-        init_method=init_method,
-        rank=rank,
-        world_size=world,
-        timeout=timedelta(seconds=cfg.distributed_timeout_s),
+    if rendezvous.store is None:  # torchrun: MASTER_ADDR / MASTER_PORT from the environment
+        dist.init_process_group(
+            backend_for(cfg), init_method="env://", rank=rank, world_size=world,
+            timeout=CONTROL_TIMEOUT,
+        )  # fmt: skip
+    else:
+        dist.init_process_group(
+            backend_for(cfg), store=rendezvous.store, rank=rank, world_size=world,
+            timeout=CONTROL_TIMEOUT,
+        )  # fmt: skip
+    compute = dist.new_group(
+        list(range(world)), timeout=timedelta(seconds=cfg.distributed_timeout_s)
     )
-    control = dist.new_group(list(range(world)), timeout=CONTROL_TIMEOUT, backend="gloo")
-    everyone = GroupCoordinator(rank, world, dist.group.WORLD, tuple(range(world)))
+    everyone = GroupCoordinator(rank, world, compute, tuple(range(world)))
     single = GroupCoordinator()
     tp = everyone if cfg.tensor_parallel_size > 1 else single
     ep = everyone if cfg.expert_parallel_size > 1 else single
-    return Groups(ParallelState(tp=tp, ep=ep), control)
+    return Groups(ParallelState(tp=tp, ep=ep), dist.group.WORLD)
+
+
+@dataclass(slots=True)
+class Rendezvous:
+    """Where ranks meet: the driver's TCPStore (spawned ranks), or None for torchrun's
+    environment. The driver waits on the store's `arrived` counter while watching its
+    workers, so a worker that dies while starting is reported at once."""
+
+    host: str = "127.0.0.1"
+    port: int = 0
+    store: Any = None
+
+    def connect(self, world: int, is_driver: bool, timeout_s: float) -> Rendezvous:
+        store = dist.TCPStore(
+            self.host, self.port, world, is_master=is_driver,
+            timeout=timedelta(seconds=timeout_s), wait_for_workers=False,
+        )  # fmt: skip
+        if not is_driver:
+            store.add("arrived", 1)
+        return Rendezvous(self.host, self.port, store)
+
+    def for_workers(self) -> Rendezvous:
+        return Rendezvous(self.host, self.port, None)
 
 
 def receive_step(groups: Groups) -> StepInput:
@@ -127,13 +158,20 @@ def worker_main(
     rank: int,
     model_config: ModelConfig,
     engine_config: EngineConfig,
-    init_method: str,
+    rendezvous: Rendezvous | None,
     parent_pid: int | None = None,
 ) -> None:
-    """Entry point of ranks 1..N-1 (spawned by the driver, or started by torchrun)."""
+    """Entry point of ranks 1..N-1: spawned by the driver (`rendezvous` names its store), or
+    started by torchrun (`rendezvous` None)."""
     if parent_pid is not None:
         _exit_with_parent(parent_pid)
-    groups = init_groups(engine_config, rank, init_method)
+    world = engine_config.world_size
+    met = (
+        rendezvous.connect(world, False, engine_config.distributed_timeout_s)
+        if rendezvous is not None
+        else Rendezvous()
+    )
+    groups = init_groups(engine_config, rank, met)
     runner = ModelRunner(model_config, engine_config, groups.state)
     dist.barrier(group=groups.control)  # every shard is loaded: the driver may start
     try:
