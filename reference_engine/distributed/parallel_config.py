@@ -47,9 +47,39 @@ def verify_sizes(cfg: EngineConfig) -> None:
         raise ConfigError("distributed_timeout_s must be positive")
 
 
+# Families whose every layer is built from the parallel layers and verified across ranks.
+SHARDED_ARCHITECTURES = (
+    "Qwen3ForCausalLM",
+    "LlamaForCausalLM",
+    "Qwen2ForCausalLM",
+    "Qwen3MoeForCausalLM",
+)
+
+
 def verify_model(model: ModelConfig, cfg: EngineConfig) -> None:
     """Does the layout divide this model? Raises ConfigError naming what does not."""
     tp, ep = cfg.tensor_parallel_size, cfg.expert_parallel_size
+    if model.architecture not in SHARDED_ARCHITECTURES:
+        raise ConfigError(
+            f"{model.architecture} does not run across ranks yet; the distributed engine "
+            f"shards {', '.join(SHARDED_ARCHITECTURES)}"
+        )
+    unsupported = [
+        name
+        for name, on in (
+            ("quantization", cfg.quantization is not None),
+            ("kv_cache_dtype", cfg.kv_cache_dtype != "auto"),
+            ("enable_lora", cfg.enable_lora),
+            ("speculative_config", cfg.speculative_config is not None),
+            ("sliding-window layers", bool(model.sliding_windows)),
+        )
+        if on
+    ]
+    if unsupported:
+        raise ConfigError(
+            f"{', '.join(unsupported)} with several ranks is not implemented yet "
+            "(run those features in one process)"
+        )
     problems = []
 
     def need(value: int, size: int, what: str, knob: str) -> None:

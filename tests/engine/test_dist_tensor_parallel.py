@@ -86,13 +86,17 @@ def test_each_rank_loads_its_slice_of_the_checkpoint(random_checkpoint: Any, fam
         assert torch.equal(
             params[p + "mlp.gate_up_proj.weight"], torch.cat([half(gate, 0), half(up, 0)])
         )
-        assert torch.equal(params[p + "mlp.down_proj.weight"], half(full[p + "mlp.down_proj.weight"], 1))
+        assert torch.equal(
+            params[p + "mlp.down_proj.weight"], half(full[p + "mlp.down_proj.weight"], 1)
+        )
         embed = full["model.embed_tokens.weight"]
         assert torch.equal(params["model.embed_tokens.weight"], half(embed, 0))
         if "lm_head.weight" in full:
             assert torch.equal(params["lm_head.weight"], half(full["lm_head.weight"], 0))
         if family == "llama":  # o_proj's bias is whole on every rank (added after the sum)
-            assert torch.equal(params[p + "self_attn.o_proj.bias"], full[p + "self_attn.o_proj.bias"])
+            assert torch.equal(
+                params[p + "self_attn.o_proj.bias"], full[p + "self_attn.o_proj.bias"]
+            )
         # Norms are replicated.
         assert torch.equal(params["model.norm.weight"], full["model.norm.weight"])
 
@@ -164,7 +168,9 @@ def test_killed_worker_stops_the_engine_with_a_clear_error(random_checkpoint: An
 
 @pytest.mark.slow
 def test_hung_worker_stops_the_engine_after_the_timeout(random_checkpoint: Any) -> None:
-    engine = make_engine(random_checkpoint("qwen3"), tensor_parallel_size=2, distributed_timeout_s=4)
+    engine = make_engine(
+        random_checkpoint("qwen3"), tensor_parallel_size=2, distributed_timeout_s=4
+    )
     (worker,) = engine.runner.procs
     os.kill(worker.pid, signal.SIGSTOP)  # alive but never answers
     engine.add_request("a", [5, 6, 7], SamplingParams(temperature=0.0, max_tokens=2))
@@ -174,3 +180,18 @@ def test_hung_worker_stops_the_engine_after_the_timeout(random_checkpoint: Any) 
     assert time.monotonic() - start < 30
     worker.join(timeout=10)
     assert not worker.is_alive() and not dist.is_initialized()
+
+
+@pytest.mark.parametrize(
+    ("knobs", "message"),
+    [
+        ({"enable_lora": True}, "enable_lora with several ranks is not implemented"),
+        ({"quantization": "int8"}, "quantization with several ranks"),
+    ],
+)
+def test_features_not_sharded_yet_say_so(
+    random_checkpoint: Any, knobs: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        make_engine(random_checkpoint("qwen3"), tensor_parallel_size=2, **knobs)
+    assert not dist.is_initialized()
