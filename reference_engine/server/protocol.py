@@ -40,6 +40,13 @@ Stop = str | list[str] | None
 Seed = Annotated[int, Field(ge=MIN_SEED, le=MAX_SEED)]
 
 
+class KVEviction(_Strict):
+    """This engine's extension: StreamingLLM KV eviction for one request (kv_window.py)."""
+
+    sink_tokens: Count = 4
+    recent_tokens: Annotated[int, Field(ge=1, le=INT32_MAX)] = 256
+
+
 class _SamplingFields(_Strict):
     """Fields both endpoints share; defaults follow the OpenAI API."""
 
@@ -74,6 +81,9 @@ class _SamplingFields(_Strict):
     # Disaggregated prefill/decode (vLLM's field): {"do_remote_decode": true} to a prefill
     # server; the prefill response's params, verbatim, to a decode server (disagg/).
     kv_transfer_params: dict[str, Any] | None = None
+    # KV eviction (this engine's extension): keep the first sink_tokens and the last
+    # recent_tokens of the context; blocks in between are freed while the request runs.
+    kv_eviction: KVEviction | None = None
 
     def stop_list(self) -> list[str]:
         if self.stop is None:

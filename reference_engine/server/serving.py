@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from reference_engine.kv_window import StreamingLLM
 from reference_engine.server.async_engine import (
     AsyncEngine,
     EngineDeadError,
@@ -25,7 +26,7 @@ from reference_engine.server.protocol import MAX_STOP_SEQUENCES, _SamplingFields
 
 if TYPE_CHECKING:
     from reference_engine.outputs import RequestOutput
-    from reference_engine.sampling_params import SamplingParams
+from reference_engine.sampling_params import SamplingParams
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +256,11 @@ class Serving:
                 logprobs=logprobs,
                 skip_special_tokens=req.skip_special_tokens,
                 structured_outputs=structured_outputs_from_request(req),
+                kv_eviction=(
+                    StreamingLLM(req.kv_eviction.sink_tokens, req.kv_eviction.recent_tokens)
+                    if req.kv_eviction is not None
+                    else None
+                ),
             )
         except ValueError as exc:
             raise APIError(str(exc), code="invalid_value") from None

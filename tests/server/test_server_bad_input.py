@@ -61,6 +61,8 @@ def _ok(live: LiveServer) -> None:
         (COMPLETIONS, {"model": MODEL, "prompt": "x", "suffix": "y"}, "suffix"),
         (COMPLETIONS, {"model": MODEL, "prompt": "x", "logit_bias": {"5": 1}}, "logit_bias"),
         (COMPLETIONS, {"model": MODEL, "prompt": "x", "frobnicate": 1}, "frobnicate"),
+        (COMPLETIONS, {"model": MODEL, "prompt": "x", "kv_eviction": {"recent_tokens": 0}}, "kv_eviction.recent_tokens"),
+        (COMPLETIONS, {"model": MODEL, "prompt": "x", "kv_eviction": {"sinks": 2}}, "kv_eviction.sinks"),
         (COMPLETIONS, {"model": MODEL, "prompt": "x", "min_tokens": 9, "max_tokens": 2}, "min_tokens"),
         (COMPLETIONS, {"model": MODEL, "prompt": "x", "stream_options": {"include_usage": True}}, "stream_options"),
         (COMPLETIONS, {"model": MODEL, "prompt": ["a", "b"]}, "prompt"),
@@ -150,3 +152,11 @@ def test_errors_are_counted_and_nothing_leaks(live: LiveServer) -> None:
     report = live.wait_idle()
     assert report["num_blocks_held"] == 0
     assert report["integrity"] == "ok"
+
+
+def test_kv_eviction_is_served(live: LiveServer) -> None:
+    body = {"model": MODEL, "prompt": "a b c d e f g h", "max_tokens": 12, "ignore_eos": True}
+    body["kv_eviction"] = {"sink_tokens": 2, "recent_tokens": 4}
+    resp = _post(live, COMPLETIONS, body)
+    assert resp.status_code == 200, resp.text
+    assert resp.json()["usage"]["completion_tokens"] == 12
