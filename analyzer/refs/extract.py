@@ -264,7 +264,12 @@ class _Walker:
             found = classify_symbol(href)
             if found is not None:
                 return _Pending(line, self._col(line, href), href, found, offset, "link")
-        if href.startswith(("http://", "https://", "mailto:", "#")) or not self.facts.path or not self.facts.repo:
+        if href.startswith(("gh-file:", "gh-dir:")) and self.facts.repo in _REPO_FRAMEWORK:
+            # vLLM's mkdocs macro: a path from the repository's root.
+            target = href.split(":", 1)[1].split("#", 1)[0].strip("/")
+            found = Classified(PATH, target, _REPO_FRAMEWORK[self.facts.repo], "gh-file link", repo_layout=True)
+            return _Pending(line, self._col(line, href), href, found, offset, "link", link_symbol=symbol)
+        if href.startswith(("http://", "https://", "mailto:", "#")) or ":" in href.split("/", 1)[0] or not self.facts.path or not self.facts.repo:
             return None
         framework = _REPO_FRAMEWORK.get(self.facts.repo)
         if framework is None:
