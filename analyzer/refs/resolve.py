@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+
 from analyzer.refs.classify import REPO_ONLY_DIRS, REPO_ROOT_FILES
 from analyzer.refs.commandflags import command_flags
 from analyzer.refs.models import (
@@ -277,9 +280,33 @@ def _resolve_flag(ref: Reference, pin: PinView) -> Finding:
         return Finding(ref, pin.pin, OK, resolved_at=entry.defined_at, note=note)
     if ref.command and ref.command not in SERVER_COMMANDS:
         return _resolve_command_flag(ref, pin)
+    if flag.startswith("--") and "." not in flag and pin.flags:
+        full, prefixed = abbreviation_of(flag, pin.flag_map)
+        if full is not None:
+            return Finding(ref, pin.pin, OK, resolved_at=pin.flag_map[full].defined_at, note=f"argparse takes it as `{full}` (a unique prefix)")
+        if len(prefixed) > 1 and all(p.startswith(flag + "-") and p[len(flag) + 1 :].count("-") == 0 for p in prefixed):
+            shown = ", ".join(prefixed[:4])
+            return Finding(ref, pin.pin, BROKEN, note=f"an ambiguous prefix at {pin.pin} ({shown}): argparse refuses it")
     if not pin.flags:
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"no flags extracted for {pin.pin}")
     return Finding(ref, pin.pin, BROKEN, note=f"no flag {flag} in {pin.pin}")
+
+
+# What a shorthand may leave out: `--tp` for `--tp-size`, `--model` for `--model-path`,
+# `--cuda-graph-bs` for `--cuda-graph-bs-decode`. A prefix that drops more (`--lora` for
+# `--lora-modules`) names another option by accident, and is not taken as an abbreviation.
+_SHORTHAND_RE = re.compile(r"-(?:size|path|name|mode|type|dir|file|len)")
+
+
+def abbreviation_of(flag: str, names: Iterable[str]) -> tuple[str | None, list[str]]:
+    """(the one option argparse would take `flag` for, every option it prefixes). A word cut
+    short (`--correct` for `--correctness-test`) or a known shorthand (`--tp`) counts."""
+    prefixed = sorted({n for n in names if n.startswith(flag) and n != flag})
+    if len(prefixed) == 1:
+        rest = prefixed[0][len(flag):]
+        if not rest.startswith("-") or _SHORTHAND_RE.fullmatch(rest):
+            return prefixed[0], prefixed
+    return None, prefixed
 
 
 def _resolve_command_flag(ref: Reference, pin: PinView) -> Finding:
@@ -295,9 +322,9 @@ def _resolve_command_flag(ref: Reference, pin: PinView) -> Finding:
     where = parser.module.replace(".", "/") + ".py"
     if spellings & parser.flags:
         return Finding(ref, pin.pin, OK, resolved_at=where, note=f"a flag of `{ref.command}`")
-    prefixed = sorted(f for f in parser.flags if f.startswith(flag))
-    if len(prefixed) == 1 and flag.startswith("--"):
-        return Finding(ref, pin.pin, OK, resolved_at=where, note=f"argparse takes it as `{prefixed[0]}` (a unique prefix)")
+    full, _ = abbreviation_of(flag, parser.flags)
+    if full is not None:
+        return Finding(ref, pin.pin, OK, resolved_at=where, note=f"argparse takes it as `{full}` (a unique prefix)")
     if not parser.complete:
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"`{ref.command}` builds some flag names at run time")
     return Finding(ref, pin.pin, BROKEN, note=f"no flag {flag} in `{ref.command}` ({parser.module}) at {pin.pin}")

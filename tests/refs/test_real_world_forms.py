@@ -248,3 +248,13 @@ def test_words_in_capitals_objects_members_and_bare_autorefs(vllm30: PinView) ->
     assert "pool.no_such_member" not in got
     assert got["vllm.v1.core.sched.scheduler.Scheduler"] == ["ok"]
     assert got["vllm.v1.gone.Gone"] == ["broken"]
+
+
+def test_argparse_abbreviations(sglang20: PinView, vllm30: PinView) -> None:
+    # `--chunked-prefill` leaves out `-size`: argparse takes it for `--chunked-prefill-size`.
+    short = resolve(ref("--chunked-prefill", "flag", framework="sglang"), sglang20)
+    assert short.status == "ok" and "--chunked-prefill-size" in short.note
+    # A word cut short is an abbreviation too; dropping whole words names another option by accident.
+    assert resolve(ref("--gpu-mem", "flag"), vllm30).status == "ok"
+    assert resolve(ref("--gpu-memory", "flag"), vllm30).status == "broken"
+    assert resolve(ref("--max-num", "flag"), vllm30).status == "broken"  # ambiguous: two options
