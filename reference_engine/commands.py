@@ -142,6 +142,9 @@ def run_command(
     speculative_config: str = SPECULATIVE_CONFIG,
     quantization: str = QUANTIZATION,
     kv_cache_dtype: str = KV_CACHE_DTYPE,
+    deterministic: bool = typer.Option(
+        False, "--deterministic", help="Batch-invariant mode: logits independent of batch mates."
+    ),
     structured_outputs: str = typer.Option(
         None,
         "--structured-outputs",
@@ -175,6 +178,7 @@ def run_command(
             prefix_caching=prefix_caching,
             dtype=dtype,
             speculative_config=parse_json_option("--speculative-config", speculative_config),
+            deterministic=deterministic,
             quantization=quantization, kv_cache_dtype=kv_cache_dtype,
             **parallel_kwargs(tp, pp, ep, cp),
         )  # fmt: skip

@@ -345,6 +345,8 @@ class EngineConfig:
     distributed_backend: Literal["auto", "gloo", "nccl"] = "auto"  # auto: nccl on CUDA
     # A collective that waits longer than this means a rank hung or died: the engine stops.
     distributed_timeout_s: float = 300.0
+    # Batch-invariant mode: logits bitwise identical alone or in any batch (batch_invariant.py)
+    deterministic: bool = False
 
     DEFAULT_KV_BYTES = 1 << 30
     DEFAULT_MAX_MODEL_LEN = 4096

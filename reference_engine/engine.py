@@ -105,6 +105,7 @@ class Engine:
             self.runner.device.type == "cuda"
             and not config.enforce_eager
             and not config.enable_lora  # the batch's adapter mapping changes every step
+            and not config.deterministic  # per-token attention calls: no static graph
             and not self.model_config.has_recurrent_state
             and config.world_size == 1  # a captured graph would skip the other ranks
         )

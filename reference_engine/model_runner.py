@@ -7,10 +7,12 @@ The scheduler decides *what* runs and which blocks each sequence owns; the runne
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 
 import torch
 
+from reference_engine.batch_invariant import BatchInvariantMode, check_supported
 from reference_engine.config import ConfigError, EngineConfig, ModelConfig
 from reference_engine.distributed.parallel_linear import local_kv_heads
 from reference_engine.distributed.parallel_state import (
@@ -19,6 +21,7 @@ from reference_engine.distributed.parallel_state import (
     building_with,
 )
 from reference_engine.forward_batch import ForwardBatch
+from reference_engine.layers.attention import PagedAttention
 from reference_engine.layers.cpu_gemm import packing_supported
 from reference_engine.layers.linear import Linear
 from reference_engine.layers.quantization.kv_cache import kv_row_width, kv_storage_dtype
@@ -61,9 +64,18 @@ class ModelRunner:
                     model_config, self.dtype, self.device, engine_config.quantization
                 )
         # float32 on a CPU: projections multiply with prepacked weights (layers/cpu_gemm.py).
-        self.packed_weights = engine_config.cpu_prepack and packing_supported(
-            self.device, self.dtype
+        # Deterministic mode reroutes F.linear into fixed tiles; packed weights bypass it.
+        self.deterministic = engine_config.deterministic
+        self.packed_weights = (
+            engine_config.cpu_prepack
+            and not self.deterministic
+            and packing_supported(self.device, self.dtype)
         )
+        if self.deterministic:
+            check_supported(self.model)
+            for module in self.model.modules():
+                if isinstance(module, PagedAttention):
+                    module.batch_invariant = True
         if self.packed_weights:
             for module in self.model.modules():
                 if isinstance(module, Linear):
@@ -117,8 +129,9 @@ class ModelRunner:
         """One forward pass -> logits [len(batch.logits_indices), vocab], float32 (float64
         when the model runs in float64, so tests keep their precision)."""
         batch = batch if batch.input_ids.device == self.device else batch.to(self.device)
-        hidden = self.model(batch.input_ids, batch.positions, self.kv_caches, batch)
-        logits = self.model.compute_logits(hidden[batch.logits_indices])
+        with BatchInvariantMode() if self.deterministic else contextlib.nullcontext():
+            hidden = self.model(batch.input_ids, batch.positions, self.kv_caches, batch)
+            logits = self.model.compute_logits(hidden[batch.logits_indices])
         return logits.to(torch.promote_types(self.dtype, torch.float32))
 
     # ------------------------------------------------------------------ memory traffic

@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from reference_engine.batch_invariant import batch_invariant_attention
 from reference_engine.forward_batch import DecodeGroup, ForwardBatch
 from reference_engine.kv_window import StreamingLLM, needs_mask, visible
 from reference_engine.layers.quantization.kv_cache import (
@@ -82,6 +83,7 @@ class PagedAttention(nn.Module):
         self.scale = scale
         # Query q sees keys q-W+1 .. q only (kv_window.py); None: the whole context.
         self.sliding_window = sliding_window
+        self.batch_invariant = False  # set by the ModelRunner in deterministic mode
 
     def forward(
         self,
@@ -93,6 +95,10 @@ class PagedAttention(nn.Module):
     ) -> torch.Tensor:  # [T, Hq, D]
         k_cache, v_cache = kv_cache
         k, v = write_kv(k_cache, v_cache, k, v, batch.slot_mapping)
+        if self.batch_invariant:  # deterministic mode: one call per token (batch_invariant.py)
+            return batch_invariant_attention(
+                q, k_cache, v_cache, batch, self.num_kv_heads, self.scale, self.sliding_window
+            )
         if batch.decode_only:
             return self._decode_groups(q, k_cache, v_cache, batch.decode_groups)
         out = torch.empty_like(q)

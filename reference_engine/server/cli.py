@@ -56,6 +56,11 @@ def serve_command(
         help="auto: unset sampling fields take the checkpoint's generation_config.json; none: ignore it.",
     ),
     max_n: int = typer.Option(8, "--max-n", min=1, help="Largest `n` a request may ask for."),
+    deterministic: bool = typer.Option(
+        False,
+        "--deterministic",
+        help="Batch-invariant mode: a request's logits do not depend on its batch mates.",
+    ),
     speculative_config: str = typer.Option(
         None,
         "--speculative-config",
@@ -129,6 +134,7 @@ def serve_command(
         "max_loras": max_loras,
         "max_lora_rank": max_lora_rank,
         **parallel_kwargs(tp, pp, ep, cp),
+        "deterministic": deterministic,
     }
     modules = []
     for item in lora_modules:
