@@ -45,6 +45,7 @@ _ATLAS_PATH_RE = re.compile(r"<!--\s*atlas:[^>]*?\brepo=(?P<repo>[\w.-]+/[\w.-]+
 _ADMONITION_RE = re.compile(r"^(?P<indent> *)(?:!!!|\?\?\?\+?) *[A-Za-z]")
 _AUTOREF_RE = re.compile(r"^(?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+$")
 _CODE_SPAN_RE = re.compile(r"`([^`\n]+)`")
+_FENCE_RE = re.compile(r"^(?P<f> {0,3}(?:```|~~~)).*?^(?P=f)", re.MULTILINE | re.DOTALL)
 _CLASSNAME_RE = re.compile(r"^_*[A-Z][A-Za-z0-9_]*$")
 _NEW_NAME_RE = re.compile(r"\b(?:define|create|write|implement|add|name|call)\s+(?:a|an|your|the)?\s*(?:new|own|custom)\s*$", re.IGNORECASE)
 _PAYLOAD_RE = re.compile(r"(?:\s-d|--data(?:-raw|-binary)?|--json)\s+'([^']*)'", re.DOTALL)
@@ -87,6 +88,7 @@ class _DocFacts:
 
     project: tuple[str | None, str] = (None, "")
     code_spans: set[str] = field(default_factory=set)  # texts written in code font in the prose
+    plain_words: set[str] = field(default_factory=set)  # words of the prose outside code font
     defined: set[str] = field(default_factory=set)  # classes/functions its Python snippets define
     instances: dict[str, str] = field(default_factory=dict)  # `llm` -> `LLM` (`llm = LLM(...)`)
     imported: dict[str, str] = field(default_factory=dict)  # `LLM` -> `vllm.LLM`
@@ -227,6 +229,9 @@ class _Walker:
         root = found.target.split(".", 1)[0]
         if found.tentative and found.target in self.facts.local_names:
             return []  # the example's own variable or payload key
+        if found.kind == SYMBOL and "." not in found.target and found.target in self.facts.plain_words and not found.tentative:
+            # `HiCache` that the text also writes as a plain word: a term when no pin has it.
+            found = replace(found, tentative=True)
         defined = found.kind == SYMBOL and root in self.facts.defined
         return [_Pending(line, col, written, found, offset, "inline", doc_defined=defined)]
 
@@ -487,6 +492,8 @@ def _document_facts(source: str, tokens: list[Token]) -> _DocFacts:
     if m:
         facts.repo, facts.path = m.group("repo"), m.group("path")
     facts.code_spans = {span.strip() for span in _CODE_SPAN_RE.findall(source)}
+    prose = _CODE_SPAN_RE.sub(" ", _FENCE_RE.sub(" ", source))
+    facts.plain_words = set(re.findall(r"(?<![\w./-])[A-Za-z_][A-Za-z0-9_]*(?![\w/(])", prose))
     for token in tokens:
         if token.type not in {"fence", "code_block"}:
             continue

@@ -258,3 +258,9 @@ def test_argparse_abbreviations(sglang20: PinView, vllm30: PinView) -> None:
     assert resolve(ref("--gpu-mem", "flag"), vllm30).status == "ok"
     assert resolve(ref("--gpu-memory", "flag"), vllm30).status == "broken"
     assert resolve(ref("--max-num", "flag"), vllm30).status == "broken"  # ambiguous: two options
+
+
+def test_a_term_the_prose_also_writes_plainly_is_not_broken(vllm30: PinView) -> None:
+    doc = "# vLLM\n\nHiCache keeps blocks on the host. Enable `HiCache` with a flag; `GoneManager` is code.\n"
+    got = _check(doc, vllm30)
+    assert got["HiCache"] == ["not-checkable"] and got["GoneManager"] == ["broken"]
