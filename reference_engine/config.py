@@ -331,6 +331,7 @@ class EngineConfig:
     enable_lora: bool = False
     max_loras: int = 1
     max_lora_rank: int = 16
+    weight_version: str = "default"  # label of the loaded weights in every output (SGLang's)
     seed: int = 0
     # vLLM's speculative_config dict, e.g. {"method": "ngram", "num_speculative_tokens": 4}
     # or {"model": "path/to/draft", "num_speculative_tokens": 4} (spec_decode/config.py).

@@ -44,6 +44,7 @@ from reference_engine.spec_decode.spec_decoder import SpecDecoder
 from reference_engine.stop_checker import StopChecker, StopDecision
 from reference_engine.structured_output.manager import ConstrainedRow, StructuredOutputManager
 from reference_engine.structured_output.xgrammar_backend import GrammarError
+from reference_engine.weight_update import WeightUpdater
 
 
 class RequestError(ValueError):
@@ -192,6 +193,7 @@ class Engine:
         self.structured = StructuredOutputManager(
             self.tokenizer.tokenizer, self.model_config.vocab_size, self.eos_token_ids
         )
+        self.weights = WeightUpdater(self, config.weight_version)
         self.requests: dict[str, SequenceGroup] = {}
         self._order = itertools.count()
         self._num_steps = 0
@@ -564,6 +566,7 @@ class Engine:
             prompt_logprobs=group.seqs[0].prompt_logprobs,
             metrics=group.metrics,
             num_cached_tokens=group.seqs[0].num_cached_tokens,
+            weight_version=self.weights.version,
         )
 
     # --- introspection ------------------------------------------------------------

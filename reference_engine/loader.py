@@ -8,7 +8,7 @@ fused projections (the model's `PACKED_MODULES` table).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -143,6 +143,14 @@ def load_weights(model: LlamaForCausalLM, model_dir: Path) -> None:
     tensor (a fused projection, a tensor-parallel shard, a rank's experts) says so with
     `checkpoint_shards(param)` and `load_checkpoint_tensor(param, shard, tensor)`; any other
     parameter takes the whole tensor of the same name."""
+    load_named_tensors(model, iter_checkpoint_tensors(model_dir), f"checkpoint in {model_dir}")
+
+
+def load_named_tensors(
+    model: LlamaForCausalLM, tensors: Iterable[tuple[str, CheckpointTensor]], source: str
+) -> None:
+    """load_weights from any (checkpoint name, tensor) stream: a folder, or tensors a trainer
+    sent (weight_update.py); every parameter must be filled."""
     params = dict(model.named_parameters())
     # Every (parameter, shard) the model needs; whatever is left at the end was never loaded.
     pending: set[tuple[str, str | None]] = set()
@@ -151,7 +159,7 @@ def load_weights(model: LlamaForCausalLM, model_dir: Path) -> None:
         shards = getattr(module, "checkpoint_shards", None)
         pending.update((name, s) for s in (shards(attr) if shards else [None]))
     tied = model.lm_head is None
-    for hf_name, tensor in iter_checkpoint_tensors(model_dir):
+    for hf_name, tensor in tensors:
         if hf_name.endswith(_IGNORED_SUFFIXES) or (tied and hf_name == "lm_head.weight"):
             continue
         name, shard = model.map_checkpoint_name(hf_name)
@@ -169,7 +177,7 @@ def load_weights(model: LlamaForCausalLM, model_dir: Path) -> None:
         pending.discard((name, shard))
     if pending:
         names = sorted(f"{n}[{s}]" if s else n for n, s in pending)
-        raise ConfigError(f"checkpoint in {model_dir} lacks {len(names)} tensors, e.g. {names[:4]}")
+        raise ConfigError(f"{source} lacks {len(names)} tensors, e.g. {names[:4]}")
 
 
 def _owner(model: torch.nn.Module, param_name: str) -> tuple[torch.nn.Module, str]:

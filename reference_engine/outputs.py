@@ -52,3 +52,5 @@ class RequestOutput:
     prompt_logprobs: list[Any] | None = None  # per prompt position; None for position 0
     metrics: RequestMetrics | None = None
     num_cached_tokens: int = 0
+    # Label of the weights that produced this step's tokens (weight_update.py).
+    weight_version: str = "default"

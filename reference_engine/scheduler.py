@@ -91,6 +91,21 @@ class Scheduler:
     def has_unfinished(self) -> bool:
         return bool(self.waiting or self.running or self.swapped)
 
+    def recompute_all(self) -> list[Sequence]:
+        """Drop the KV of every running and swapped request and queue it again with its
+        tokens (recompute preemption for all at once): the weights that computed that KV
+        are being replaced (weight_update.py). Returns those requests."""
+        moved = self.running + self.swapped
+        for seq in moved:
+            self.kv.free(seq.seq_id)
+            seq.num_computed_tokens = 0
+            seq.spec_token_ids.clear()
+            seq.status = SequenceStatus.PREEMPTED
+        self.waiting.extend(moved)
+        self.running.clear()
+        self.swapped.clear()
+        return moved
+
     def finish(self, seq: Sequence, status: SequenceStatus) -> None:
         """Take `seq` out of whichever queue holds it and release all its blocks."""
         assert status.is_finished
