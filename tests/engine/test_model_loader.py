@@ -240,7 +240,6 @@ def test_config_rope_forms() -> None:
         ({"architectures": ["MixtralForCausalLM"]}, "unsupported architecture"),
         ({"architectures": None}, "unsupported architecture"),
         ({"vocab_size": None}, "vocab_size"),
-        ({"use_sliding_window": True}, "sliding-window"),
         ({"hidden_act": "gelu"}, "silu"),
         ({"num_key_value_heads": 3}, "multiple"),
     ],
