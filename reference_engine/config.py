@@ -21,6 +21,7 @@ SUPPORTED_ARCHITECTURES = (
     "DeepseekV3ForCausalLM",
     "DeepseekV32ForCausalLM",
     "Qwen3_5ForCausalLM",
+    "Qwen3NextForCausalLM",
 )
 
 _DTYPE_NAMES = {"float32", "float64", "float16", "bfloat16"}

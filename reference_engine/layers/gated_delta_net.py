@@ -102,13 +102,10 @@ class GatedDeltaNet(nn.Module):
         )
 
     def forward(self, x: torch.Tensor, batch: ForwardBatch) -> torch.Tensor:
-        mixed = self.in_proj_qkv(x)  # [T, conv_dim], before the convolution
-        z = self.in_proj_z(x).view(-1, self.num_v_heads, self.head_v_dim)
-        beta = self.in_proj_b(x).sigmoid()
+        mixed, z, b, a = self.project(x)  # mixed: [T, conv_dim], before the convolution
+        beta = b.sigmoid()
         compute = torch.promote_types(x.dtype, torch.float32)
-        g = -self.A_log.to(compute).exp() * F.softplus(
-            self.in_proj_a(x).to(compute) + self.dt_bias.to(compute)
-        )
+        g = -self.A_log.to(compute).exp() * F.softplus(a.to(compute) + self.dt_bias.to(compute))
         core = x.new_empty(x.shape[0], self.num_v_heads, self.head_v_dim)
         slots = batch.state_slots
         checkpoints = batch.state_checkpoints
@@ -139,6 +136,14 @@ class GatedDeltaNet(nn.Module):
                     core[tail] = self._prefill(mixed[tail], g[tail], beta[tail], slots[i])
         out = self.norm(core.reshape(-1, self.head_v_dim), z.reshape(-1, self.head_v_dim))
         return self.out_proj(out.view(x.shape[0], -1))
+
+    def project(
+        self, x: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """x -> q|k|v (the convolution's input), z [T, Hv, Dv], b and a [T, Hv]. Qwen3.5
+        keeps four projections; Qwen3-Next fuses them (models/qwen3_next.py)."""
+        z = self.in_proj_z(x).view(-1, self.num_v_heads, self.head_v_dim)
+        return self.in_proj_qkv(x), z, self.in_proj_b(x), self.in_proj_a(x)
 
     # --- per kind of row ----------------------------------------------------------
     def _start(self, batch: ForwardBatch, i: int, fresh: bool) -> None:

@@ -12,6 +12,7 @@ from reference_engine.models.llama import LlamaForCausalLM
 from reference_engine.models.qwen3 import Qwen3ForCausalLM
 from reference_engine.models.qwen3_5 import Qwen3_5ForCausalLM
 from reference_engine.models.qwen3_moe import Qwen3MoeForCausalLM
+from reference_engine.models.qwen3_next import Qwen3NextForCausalLM
 
 # Qwen2 is the Llama graph with q/k/v biases; ModelConfig sets those flags.
 MODEL_REGISTRY = MappingProxyType(
@@ -27,6 +28,7 @@ MODEL_REGISTRY = MappingProxyType(
         "DeepseekV32ForCausalLM": DeepseekV3ForCausalLM,
         # Hybrid: Gated DeltaNet + gated full attention, recurrent state per request.
         "Qwen3_5ForCausalLM": Qwen3_5ForCausalLM,
+        "Qwen3NextForCausalLM": Qwen3NextForCausalLM,
     }
 )
 
@@ -44,6 +46,7 @@ __all__ = [
     "LlamaForCausalLM",
     "Qwen3ForCausalLM",
     "Qwen3MoeForCausalLM",
+    "Qwen3NextForCausalLM",
     "Qwen3_5ForCausalLM",
     "model_class",
 ]

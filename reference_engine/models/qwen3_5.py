@@ -17,6 +17,8 @@ Module names follow transformers' Qwen3_5ForCausalLM, so checkpoints load 1:1 (g
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -69,9 +71,9 @@ class Qwen3_5Attention(nn.Module):
         return self.o_proj((out * torch.sigmoid(gate)).flatten(1))
 
 
-def _linear_attention(cfg: ModelConfig) -> GatedDeltaNet:
+def _linear_attention(cfg: ModelConfig, cls: type[GatedDeltaNet]) -> GatedDeltaNet:
     raw = cfg.hf_config
-    return GatedDeltaNet(
+    return cls(
         hidden_size=cfg.hidden_size,
         num_k_heads=int(raw["linear_num_key_heads"]),
         num_v_heads=int(raw["linear_num_value_heads"]),
@@ -82,15 +84,25 @@ def _linear_attention(cfg: ModelConfig) -> GatedDeltaNet:
     )
 
 
+def dense_mlp(cfg: ModelConfig, layer_idx: int) -> nn.Module:
+    return LlamaMLP(cfg)
+
+
 class Qwen3_5DecoderLayer(nn.Module):
-    def __init__(self, cfg: ModelConfig, layer_type: str) -> None:
+    def __init__(
+        self,
+        cfg: ModelConfig,
+        layer_idx: int,
+        linear_cls: type[GatedDeltaNet] = GatedDeltaNet,
+        make_mlp: Callable[[ModelConfig, int], nn.Module] = dense_mlp,
+    ) -> None:
         super().__init__()
-        self.is_linear = layer_type == "linear_attention"
+        self.is_linear = cfg.layer_types[layer_idx] == "linear_attention"
         if self.is_linear:
-            self.linear_attn = _linear_attention(cfg)
+            self.linear_attn = _linear_attention(cfg, linear_cls)
         else:
             self.self_attn = Qwen3_5Attention(cfg)
-        self.mlp = LlamaMLP(cfg)
+        self.mlp = make_mlp(cfg, layer_idx)
         self.input_layernorm = ZeroCenteredRMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.post_attention_layernorm = ZeroCenteredRMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
 
@@ -106,13 +118,20 @@ class Qwen3_5DecoderLayer(nn.Module):
 
 
 class Qwen3_5Model(nn.Module):
-    def __init__(self, cfg: ModelConfig) -> None:
+    def __init__(
+        self,
+        cfg: ModelConfig,
+        linear_cls: type[GatedDeltaNet] = GatedDeltaNet,
+        make_mlp: Callable[[ModelConfig, int], nn.Module] = dense_mlp,
+    ) -> None:
         super().__init__()
         self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
         self.rotary_emb = RotaryEmbedding(
             rotary_dim(cfg), cfg.max_position_embeddings, cfg.rope_theta, cfg.rope_scaling
         )
-        self.layers = nn.ModuleList(Qwen3_5DecoderLayer(cfg, t) for t in cfg.layer_types)
+        self.layers = nn.ModuleList(
+            Qwen3_5DecoderLayer(cfg, i, linear_cls, make_mlp) for i in range(cfg.num_hidden_layers)
+        )
         self.norm = ZeroCenteredRMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
 
     def forward(
@@ -135,10 +154,15 @@ class Qwen3_5ForCausalLM(nn.Module):
         "up_proj": ("gate_up_proj", "up"),
     }
 
+    # What a family on this graph swaps (models/qwen3_next.py): the linear-attention layer
+    # and the MLP of each layer.
+    linear_attention_cls: type[GatedDeltaNet] = GatedDeltaNet
+    make_mlp: Callable[[ModelConfig, int], nn.Module] = staticmethod(dense_mlp)
+
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.config = cfg
-        self.model = Qwen3_5Model(cfg)
+        self.model = Qwen3_5Model(cfg, self.linear_attention_cls, type(self).make_mlp)
         self.lm_head = (
             None if cfg.tie_word_embeddings else Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
         )

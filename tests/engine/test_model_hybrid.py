@@ -126,6 +126,35 @@ def test_logits_match_transformers(tmp_path: Path) -> None:
     assert_plan_matches(runner, hf, atol=5e-4)
 
 
+NEXT_SHAPE: dict[str, Any] = {
+    # Qwen3-Next: fused GDN projections; layer 1 dense (mlp_only_layers), the others MoE
+    # with 6 experts, top 2, and a gated shared expert.
+    "num_experts": 6,
+    "num_experts_per_tok": 2,
+    "moe_intermediate_size": 24,
+    "shared_expert_intermediate_size": 32,
+    "mlp_only_layers": [1],
+}
+
+
+def test_qwen3_next_logits_match_transformers(tmp_path: Path) -> None:
+    config = transformers.Qwen3NextConfig(vocab_size=300, **{**HYBRID_SHAPE, **NEXT_SHAPE})
+    config._attn_implementation = "eager"
+    config._experts_implementation = "eager"  # the grouped-mm kernel has no float64
+    torch.manual_seed(0)
+    hf = transformers.Qwen3NextForCausalLM(config).to(torch.float64).eval()
+    spread_weights(hf)
+    with torch.no_grad():
+        for layer in hf.model.layers:
+            if hasattr(layer, "linear_attn"):
+                layer.linear_attn.A_log.uniform_(-2.0, 1.0)
+    hf.save_pretrained(tmp_path)
+    cfg = EngineConfig(model=str(tmp_path), dtype="float64", num_gpu_blocks=40, block_size=4)
+    runner = ModelRunner(load_model_config(cfg), cfg)
+    assert type(runner.model).__name__ == "Qwen3NextForCausalLM"
+    assert_plan_matches(runner, hf, atol=5e-4)  # float32 rounding in HF, as for Qwen3.5
+
+
 @pytest.fixture(scope="module")
 def hybrid_dir(tmp_path_factory: pytest.TempPathFactory, random_checkpoint: Any) -> Path:
     folder = tmp_path_factory.mktemp("qwen3_5")
