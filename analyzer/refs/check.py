@@ -47,8 +47,13 @@ def check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str
     else:
         findings = [resolve(ref, pin) for pin in candidates]
     if ref.tentative and not ref.owner and not any(f.status == OK for f in findings):
-        if ref.origin != "inline" or ref.target.isupper() or ref.target != ref.text.split("(", 1)[0].strip():
-            return []  # ordinary code, a word in capitals, an object's member no pin knows
+        if ref.origin == "inline" and ref.target.isupper():
+            # A word in capitals no pin knows: kept aside, judged by its siblings (see below).
+            for f in findings:
+                f.status, f.note = NOT_CHECKABLE, _CAPS_PENDING
+            return findings
+        if ref.origin != "inline" or ref.target != ref.text.split("(", 1)[0].strip():
+            return []  # ordinary code, an object's member no pin knows
         # A bare name in code font that no pin defines: a variable, or a name that was
         # removed. Said so, never called broken without more to go on.
         for f in findings:
@@ -82,11 +87,38 @@ def check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str
     return out
 
 
+_CAPS_PENDING = "a word in capitals no pin defines"
+
+
+def _enum_siblings(findings: list[Finding], pins: Sequence[PinView]) -> list[Finding]:
+    """`WAITING`, `RUNNING` or `SWAPPED`: when the other names of the enumeration are members
+    of one class, a name missing from that class is broken; alone, a word in capitals is prose."""
+    by_pin = {p.pin: p for p in pins}
+    classes: dict[tuple[str, str, str], set[str]] = {}  # (file, paragraph, pin) -> owner classes
+    for f in findings:
+        if f.status == OK and f.ref.origin == "inline" and f.ref.target.isupper() and f.pin in by_pin:
+            owners = {e.parent for e in by_pin[f.pin].find_symbol(f.ref.target) if e.kind == "attribute"}
+            key = (f.ref.file, f.ref.paragraph, f.pin)
+            classes[key] = classes[key] & owners if key in classes else owners  # the class they all belong to
+    out = []
+    for f in findings:
+        if f.note != _CAPS_PENDING:
+            out.append(f)
+            continue
+        owners = classes.get((f.ref.file, f.ref.paragraph, f.pin or ""), set())
+        if len(owners) == 1 and f.ref.paragraph:
+            owner = next(iter(owners))
+            f.status = BROKEN
+            f.note = f"not a member of `{owner.rsplit('.', 1)[-1]}`, unlike the other names listed with it"
+            out.append(f)
+    return out
+
+
 def check_references(refs: Iterable[Reference], pins: Sequence[PinView], histories: dict[str, History] | None = None) -> list[Finding]:
     findings: list[Finding] = []
     for ref in refs:
         findings.extend(check_reference(ref, pins, histories))
-    return findings
+    return _enum_siblings(findings, pins)
 
 
 def check_upgrade(refs: Iterable[Reference], old: PinView, new: PinView, history: History) -> list[Finding]:

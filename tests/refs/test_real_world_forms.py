@@ -264,3 +264,17 @@ def test_a_term_the_prose_also_writes_plainly_is_not_broken(vllm30: PinView) -> 
     doc = "# vLLM\n\nHiCache keeps blocks on the host. Enable `HiCache` with a flag; `GoneManager` is code.\n"
     got = _check(doc, vllm30)
     assert got["HiCache"] == ["not-checkable"] and got["GoneManager"] == ["broken"]
+
+
+def test_a_name_missing_from_the_enumeration_its_siblings_belong_to(vllm30: PinView) -> None:
+    extra = [
+        Entry("vllm.v1.request.RequestStatus", "vllm/v1/request.py", 1, 20, "class"),
+        Entry("vllm.v1.request.RequestStatus.WAITING", "vllm/v1/request.py", 3, 3, "attribute"),
+        Entry("vllm.v1.request.RequestStatus.RUNNING", "vllm/v1/request.py", 4, 4, "attribute"),
+    ]
+    pin = replace(vllm30, symbols=[*vllm30.table, *extra])
+    doc = "# vLLM\n\nThe status is `WAITING`, `RUNNING`, or `SWAPPED`.\n\nAll in `UPPERCASE` here.\n"
+    got = _check(doc, pin)
+    assert got["WAITING"] == ["ok"] and got["RUNNING"] == ["ok"]
+    assert got["SWAPPED"] == ["broken"]
+    assert "UPPERCASE" not in got  # alone, a word in capitals is prose
