@@ -5,7 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 from analyzer.refs.extract import extract_references, markdown_parser
-from analyzer.refs.models import AMBIGUOUS, BROKEN, NOT_CHECKABLE, OK, WARNING, Finding, Reference
+from analyzer.refs.models import (
+    AMBIGUOUS,
+    BROKEN,
+    NOT_CHECKABLE,
+    OK,
+    SYMBOL,
+    WARNING,
+    Finding,
+    Reference,
+)
 from analyzer.refs.pinview import PinView
 from analyzer.refs.resolve import find_symbol, resolve, resolve_member
 from analyzer.refs.suggest import History, suggest
@@ -52,8 +61,8 @@ def check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str
             for f in findings:
                 f.status, f.note = NOT_CHECKABLE, _CAPS_PENDING
             return findings
-        if ref.origin != "inline" or ref.target != ref.text.split("(", 1)[0].strip():
-            return []  # ordinary code, an object's member no pin knows
+        if ref.origin != "inline" or ref.kind != SYMBOL or ref.target != ref.text.split("(", 1)[0].strip():
+            return []  # ordinary code, another program's flag, an object's member no pin knows
         # A bare name in code font that no pin defines: a variable, or a name that was
         # removed. Said so, never called broken without more to go on.
         for f in findings:

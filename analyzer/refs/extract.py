@@ -28,8 +28,8 @@ from analyzer.refs.classify import (
     classify_symbol,
 )
 from analyzer.refs.framework import decide, document_project
-from analyzer.refs.models import PATH, SYMBOL, Reference
-from analyzer.refs.shell import last_command, looks_like_command, shell_refs
+from analyzer.refs.models import FLAG, PATH, SYMBOL, Reference
+from analyzer.refs.shell import foreign_flags, last_command, looks_like_command, shell_refs
 
 _GITHUB_RE = re.compile(
     r"^https?://github\.com/(?P<repo>vllm-project/vllm|sgl-project/sglang)/(?P<mode>blob|tree)/"
@@ -97,6 +97,7 @@ class _DocFacts:
     # snippets (`"target_token": 67`): a bare name in code font that is one of these is
     # the example's, not the project's.
     local_names: set[str] = field(default_factory=set)
+    foreign_flags: set[str] = field(default_factory=set)  # flags the document passes to other programs
     repo: str | None = None  # `vllm-project/vllm` when the document says where it lives
     path: str | None = None  # its path in that repository
 
@@ -229,6 +230,10 @@ class _Walker:
         root = found.target.split(".", 1)[0]
         if found.tentative and found.target in self.facts.local_names:
             return []  # the example's own variable or payload key
+        if found.kind == FLAG and found.target in self.facts.foreign_flags:
+            # A flag the document also passes to another program (`torchrun --nproc-per-node`):
+            # the projects' only when a pin has it.
+            found = replace(found, tentative=True)
         if found.kind == SYMBOL and "." not in found.target and found.target in self.facts.plain_words and not found.tentative:
             # `HiCache` that the text also writes as a plain word: a term when no pin has it.
             found = replace(found, tentative=True)
@@ -492,12 +497,17 @@ def _document_facts(source: str, tokens: list[Token]) -> _DocFacts:
     if m:
         facts.repo, facts.path = m.group("repo"), m.group("path")
     facts.code_spans = {span.strip() for span in _CODE_SPAN_RE.findall(source)}
+    for span in facts.code_spans:
+        if looks_like_command(span):
+            facts.foreign_flags |= foreign_flags(span)
     prose = _CODE_SPAN_RE.sub(" ", _FENCE_RE.sub(" ", source))
     facts.plain_words = set(re.findall(r"(?<![\w./-])[A-Za-z_][A-Za-z0-9_]*(?![\w/(])", prose))
     for token in tokens:
         if token.type not in {"fence", "code_block"}:
             continue
         lang = (token.info or "").strip().split(maxsplit=1)[0].lower() if token.info else ""
+        if lang in _SHELL_LANGS or lang in _TEXT_LANGS:
+            facts.foreign_flags |= foreign_flags(token.content)
         if lang in {"json", "jsonc", "yaml", "yml"} | _PYTHON_LANGS:
             facts.local_names.update(_KEY_RE.findall(token.content))
         else:

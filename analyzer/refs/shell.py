@@ -123,7 +123,10 @@ def _skip_launcher(tokens: list[_Token], i: int) -> int:
 
 
 def _command_refs(
-    tokens: list[_Token], default: tuple[str, str | None] | None = None, seen: list[tuple[int, str, str | None, bool]] | None = None
+    tokens: list[_Token],
+    default: tuple[str, str | None] | None = None,
+    seen: list[tuple[int, str, str | None, bool]] | None = None,
+    foreign: set[str] | None = None,
 ) -> Iterator[ShellRef]:
     i = 0
     # Leading `VAR=value` assignments and wrappers.
@@ -186,12 +189,14 @@ def _command_refs(
         elif rest and not rest[0].text.startswith("-"):
             script_tok = rest[0]
             path = classify_path(script_tok.text)
-            if path is not None:
+            if path is not None and not path.bare_file:  # `python test.py`: the reader's own script
                 framework = path.framework
                 command = script_tok.text
                 yield ShellRef(script_tok.line, script_tok.col, script_tok.text, PATH, path.target, path.framework, None)
             rest = rest[1:]
     if command is None:
+        if foreign is not None:
+            foreign.update(t.text.split("=", 1)[0] for t in tokens[i + 1 :] if t.text.startswith("--") and len(t.text) > 2)
         return  # not a vLLM/SGLang command: its flags (`pip install --upgrade`) are not references
     server = command in SERVER_COMMANDS
     if seen is not None:
@@ -241,6 +246,17 @@ def shell_refs(snippet: str, default: tuple[str, str | None] | None = None) -> l
         refs.extend(_comment_flags(snippet, commands))
     refs.sort(key=lambda r: (r.line, r.col))
     return refs
+
+
+def foreign_flags(snippet: str) -> set[str]:
+    """Flags the snippet passes to other programs (`torchrun --nproc-per-node`, `pip install
+    --upgrade`): a text naming them in code font is not naming the projects' flags."""
+    found: set[str] = set()
+    for group in _logical_lines(snippet):
+        for command in _split_commands(_tokens(group)):
+            for _ in _command_refs(command, None, None, found):
+                pass
+    return found
 
 
 def last_command(refs: list[ShellRef]) -> tuple[str, str | None] | None:

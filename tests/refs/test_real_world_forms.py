@@ -278,3 +278,14 @@ def test_a_name_missing_from_the_enumeration_its_siblings_belong_to(vllm30: PinV
     assert got["WAITING"] == ["ok"] and got["RUNNING"] == ["ok"]
     assert got["SWAPPED"] == ["broken"]
     assert "UPPERCASE" not in got  # alone, a word in capitals is prose
+
+
+def test_flags_of_other_programs_and_the_readers_own_scripts(vllm30: PinView) -> None:
+    doc = (
+        "# vLLM\n\nAdjust `--nproc-per-node` to your GPUs; vLLM's own is `--max-num-seqs`, not `--max-num-seqz`.\n\n"
+        "```bash\nNCCL_DEBUG=TRACE torchrun --nproc-per-node=2 test.py\npython my_script.py --max-num-seqs 4\n```\n"
+    )
+    got = _check(doc, vllm30)
+    assert "--nproc-per-node" not in got  # torchrun's, as the document's own command shows
+    assert "test.py" not in got and "my_script.py" not in got  # the reader's scripts
+    assert got["--max-num-seqs"] == ["ok"] and got["--max-num-seqz"] == ["broken"]
