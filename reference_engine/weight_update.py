@@ -152,6 +152,14 @@ class WeightUpdater:
         """Receive one broadcast per tensor from rank 0, in `names` order, then apply.
         Everything is received before it is checked, so a refused update still consumes
         the trainer's broadcasts and the group stays in step."""
+        staged = self.receive(names, dtypes, shapes)
+        return self.apply_staged(staged, version, policy)
+
+    def receive(
+        self, names: Sequence[str], dtypes: Sequence[str], shapes: Sequence[Sequence[int]]
+    ) -> list[tuple[str, torch.Tensor]]:
+        """The broadcasts alone, into new tensors (the server receives off the engine
+        thread, then applies between two steps)."""
         import torch.distributed as dist
 
         if self.group is None:
@@ -168,6 +176,11 @@ class WeightUpdater:
             buf = torch.empty(tuple(shape), dtype=DTYPES[dtype])
             self.group.broadcast([buf], opts).wait()
             staged.append((name, buf))
+        return staged
+
+    def apply_staged(
+        self, staged: list[tuple[str, torch.Tensor]], version: str | None, policy: str
+    ) -> UpdateResult:
         self._precheck(policy)
         return self._apply(staged, version, policy, "the broadcast")
 

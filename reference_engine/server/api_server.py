@@ -35,6 +35,7 @@ from reference_engine.server.protocol import (
 from reference_engine.server.serving import ServingLimits
 from reference_engine.server.serving_chat import ChatServing
 from reference_engine.server.serving_completion import CompletionServing
+from reference_engine.server.weight_update_api import add_weight_update_routes
 
 if TYPE_CHECKING:
     from reference_engine.engine import Engine
@@ -96,6 +97,7 @@ def build_app(engine: AsyncEngine, options: ServerOptions) -> FastAPI:
 
     app = FastAPI(title="atlas reference engine", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.engine = engine
+    add_weight_update_routes(app, engine)
     app.state.metrics = metrics
     app.state.disagg = role
 

@@ -178,6 +178,8 @@ class AsyncEngine:
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
         self._closing = False
+        # Set while a weight update drains in-flight requests: new ones wait on it.
+        self._admission_gate: asyncio.Event | None = None
         # Admitted streams that have not produced an output yet, with their prompt sizes:
         # the queue the server's overload limits look at (event loop side only).
         self._pending: dict[str, int] = {}
@@ -213,6 +215,16 @@ class AsyncEngine:
         for target in self._streams.values():
             target.put_nowait(_EndOfStream())
 
+    def pause_admission(self) -> None:
+        """Hold new requests (they wait, they are not refused) until resume_admission."""
+        if self._admission_gate is None:
+            self._admission_gate = asyncio.Event()
+
+    def resume_admission(self) -> None:
+        gate, self._admission_gate = self._admission_gate, None
+        if gate is not None:
+            gate.set()
+
     @property
     def is_running(self) -> bool:
         alive = self._thread is not None and self._thread.is_alive()
@@ -247,6 +259,9 @@ class AsyncEngine:
     ) -> RequestStream:
         """Queue a request; raises the engine's RequestError when it refuses it.
         `hook`: see RequestHook; `lora_request`: the adapter it runs with."""
+        gate = self._admission_gate
+        if gate is not None:  # a weight update is draining: wait for the new weights
+            await gate.wait()
         self._check_alive()
         if request_id in self._streams:
             raise ValueError(f"request id {request_id!r} is already in flight")

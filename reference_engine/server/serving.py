@@ -113,6 +113,7 @@ class ChunkFactory:
         if not choices:
             return []
         chunk = self.chunk(choices)
+        chunk["weight_version"] = out.weight_version  # SGLang's field: which weights made it
         if self.continuous_usage:
             chunk["usage"] = usage(out)
         return [chunk]

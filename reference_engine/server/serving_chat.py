@@ -116,6 +116,7 @@ class ChatServing(Serving):
             "model": self.model_name,
             "choices": choices,
             "usage": usage(final),
+            "weight_version": final.weight_version,
         }
 
     def stream(self, req: ChatCompletionRequest, prep: Prepared, stream: Any) -> AsyncIterator[str]:

@@ -85,6 +85,7 @@ class CompletionServing(Serving):
             "model": self.model_name,
             "choices": choices,
             "usage": usage(final),
+            "weight_version": final.weight_version,
         }
 
     def _logprobs(
