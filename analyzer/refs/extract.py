@@ -50,6 +50,7 @@ _CLASSNAME_RE = re.compile(r"^_*[A-Z][A-Za-z0-9_]*$")
 _NEW_NAME_RE = re.compile(r"\b(?:define|create|write|implement|add|name|call)\s+(?:a|an|your|the)?\s*(?:new|own|custom)\s*$", re.IGNORECASE)
 _PAYLOAD_RE = re.compile(r"(?:\s-d|--data(?:-raw|-binary)?|--json)\s+'([^']*)'", re.DOTALL)
 _INLINE_AUTOREF_RE = re.compile(r"\[([^\]\n]+)\]\[((?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)\]")
+_FIELDS_RE = re.compile(r"\b(?:fields?|attributes?|members?|properties|contain(?:s|ing)?)\b|字段|属性|成员|包含", re.IGNORECASE)
 _KEY_RE = re.compile(r"""["']([A-Za-z_][A-Za-z0-9_]*)["']\s*:""")
 # In text blocks: `a.b.c(`, `Foo.bar`, paths, and class names of two humps or more.
 _TEXT_CALL_RE = re.compile(r"(?<![\w.$/-])((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*)\(")
@@ -78,6 +79,7 @@ class _Pending:
     commit: str | None = None
     link_symbol: str | None = None
     owner: str | None = None
+    owner_strict: bool = False
     scope: str | None = None
     doc_defined: bool = False
 
@@ -142,6 +144,7 @@ class _Walker:
                     repo_layout=p.found.repo_layout,
                     tentative=p.found.tentative,
                     owner=p.owner,
+                    owner_strict=p.owner_strict,
                     scope=p.scope,
                     doc_defined=p.doc_defined,
                     bare_file=p.found.bare_file,
@@ -150,7 +153,7 @@ class _Walker:
             )
 
     # ----- inline content ------------------------------------------------
-    def inline(self, token: Token, owner: str | None = None) -> list[str]:
+    def inline(self, token: Token, owner: tuple[str, bool] | None = None) -> list[str]:
         """References of one paragraph (or list item, table cell); returns its code spans.
         `owner`: the class a list item's leading bare name belongs to."""
         line = (token.map[0] + 1) if token.map else 1
@@ -188,7 +191,7 @@ class _Walker:
                     # citation only if the project has it.
                     found = [replace(p, found=replace(p.found, tentative=True)) if p.found.kind == SYMBOL else p for p in found]
                 if owner is not None and not plain.strip():
-                    found = [replace(p, owner=owner) if p.found.tentative else p for p in found]
+                    found = [replace(p, owner=owner[0], owner_strict=owner[1]) if p.found.tentative else p for p in found]
                 pending.extend(found)
                 plain += text
             elif child.type == "link_open":
@@ -571,12 +574,15 @@ def _dedent_admonitions(source: str) -> tuple[str, dict[int, int]]:
     return "".join(lines), shift
 
 
-def _lead_owner(codes: list[str], text: str) -> str | None:
-    """The class a list introduced by `text` describes: "`Req` has these fields:"."""
+def _lead_owner(codes: list[str], text: str) -> tuple[str, bool] | None:
+    """The class a list introduced by `text` describes ("`Req` has these fields:"), and whether
+    the text says the items are its fields (rather than, say, options passed to it)."""
     if not text.rstrip().endswith((":", "：")):
         return None
     names = [c.strip() for c in codes if _CLASSNAME_RE.match(c.strip()) and c.strip() not in FOREIGN_NAMES]
-    return names[-1] if names else None
+    if not names:
+        return None
+    return names[-1], bool(_FIELDS_RE.search(text))
 
 
 def extract_references(file: str, source: str, parser: MarkdownIt | None = None) -> list[Reference]:
@@ -587,7 +593,7 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
     walker = _Walker(file, text.splitlines(), _document_facts(source, tokens))
     heading_level = 0
     lead: tuple[list[str], str] | None = None  # code spans and text of the last paragraph outside lists
-    owners: list[str | None] = []  # per open list
+    owners: list[tuple[str, bool] | None] = []  # per open list
     item_start = False
     in_paragraph = False
     for token in tokens:

@@ -55,6 +55,7 @@ class Reference:
     # The class a bare name belongs to, from the text that introduces it: a list after
     # "`Req` has these fields:" gives its items' names the owner `Req`.
     owner: str | None = None
+    owner_strict: bool = False  # the text says these are the owner's fields ("`Req` has these fields:")
     # In a Python snippet: the snippet's own top-level class or function the name sits in.
     # A snippet that mirrors the project's code (`def add_request` of `LLMEngine`) is checked;
     # the author's own code (`class PriorityQueue`) is not a citation.

@@ -251,6 +251,10 @@ def resolve_member(ref: Reference, pin: PinView) -> Finding:
     found, how = find_symbol(f"{ref.owner}.{ref.target}", pin)
     if found:
         return Finding(ref, pin.pin, OK, resolved_at=found[0].location, note=how or f"member of `{ref.owner}`")
+    if plain.status == OK and ref.owner_strict:
+        # The text lists these as the class's fields; a field of the same name elsewhere
+        # (another class, another subsystem) does not make it one.
+        return Finding(ref, pin.pin, BROKEN, note=f"`{ref.owner}` has no member `{ref.target}` in {pin.pin} (one is defined at {plain.resolved_at})")
     if plain.status == OK:
         # Defined, but not on the class the text names: say so, without calling it broken
         # (the list may describe keyword arguments rather than fields).

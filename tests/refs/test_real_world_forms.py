@@ -289,3 +289,12 @@ def test_flags_of_other_programs_and_the_readers_own_scripts(vllm30: PinView) ->
     assert "--nproc-per-node" not in got  # torchrun's, as the document's own command shows
     assert "test.py" not in got and "my_script.py" not in got  # the reader's scripts
     assert got["--max-num-seqs"] == ["ok"] and got["--max-num-seqz"] == ["broken"]
+
+
+def test_fields_of_a_class_versus_options_passed_to_it(vllm30: PinView) -> None:
+    doc = (
+        "# vLLM\n\nThe `KVCacheManager` has these fields:\n\n- `hash_block_tokens`: defined elsewhere only\n\n"
+        "Pass these options to `KVCacheManager`:\n\n- `hash_block_tokens`: an option\n"
+    )
+    got = _check(doc, vllm30)
+    assert got["hash_block_tokens"] == ["broken", "ok"]
