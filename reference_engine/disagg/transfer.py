@@ -22,9 +22,8 @@ class KVLayout:
 
     num_layers: int
     block_size: int
-    num_kv_heads: int
-    head_dim: int
-    dtype: str
+    cache_shapes: str  # each cache tensor of a layer: [block_size, heads, row width]
+    dtype: str  # the cache's storage dtype (int8 / fp8 for a quantized cache)
     model_fingerprint: str  # config and a sample of the weights: same model, same KV
 
     @classmethod
@@ -40,9 +39,8 @@ class KVLayout:
         return cls(
             num_layers=cfg.num_hidden_layers,
             block_size=engine.block_size,
-            num_kv_heads=cfg.num_key_value_heads,
-            head_dim=cfg.head_dim,
-            dtype=str(runner.dtype).removeprefix("torch."),
+            cache_shapes=str([list(c.shape[1:]) for c in runner.kv_caches[0]]),
+            dtype=str(runner.kv_caches[0][0].dtype).removeprefix("torch."),
             model_fingerprint=h.hexdigest(),
         )
 
