@@ -314,6 +314,11 @@ class EngineConfig:
     prefix_caching: PrefixCaching = "hash"
     preemption_mode: PreemptionMode = "recompute"
     num_cpu_blocks: int = 0  # host KV pool for swap preemption
+    # Hierarchical KV (kv_tiers/): evicted prefix-cache blocks go to host memory, then disk.
+    kv_host_blocks: int = 0  # 0: no host tier
+    kv_disk_dir: str | None = None  # None: no disk tier
+    kv_disk_blocks: int = 4096
+    kv_tier_policy: str = "write_back"  # or "write_through"
     scheduling_policy: SchedulingPolicy = "fcfs"
     cuda_graph_batch_sizes: tuple[int, ...] = (1, 2, 4, 8, 16, 24, 32)
     enforce_eager: bool = False  # True: never capture CUDA graphs
@@ -396,6 +401,14 @@ class EngineConfig:
             raise ConfigError(
                 f"prefix_caching must be none, hash or radix, got {self.prefix_caching}"
             )
+        if self.kv_tier_policy not in ("write_back", "write_through"):
+            raise ConfigError(
+                f"kv_tier_policy must be write_back or write_through, got {self.kv_tier_policy}"
+            )
+        if self.kv_host_blocks < 0 or self.kv_disk_blocks < 1:
+            raise ConfigError("kv_host_blocks must be >= 0 and kv_disk_blocks >= 1")
+        if (self.kv_host_blocks or self.kv_disk_dir) and self.prefix_caching == "none":
+            raise ConfigError("KV tiers keep prefix-cache blocks: they need prefix caching")
         if self.preemption_mode not in ("recompute", "swap"):
             raise ConfigError(
                 f"preemption_mode must be recompute or swap, got {self.preemption_mode}"

@@ -22,6 +22,7 @@ from reference_engine.detokenizer import IncrementalDetokenizer, annotate_logpro
 from reference_engine.distributed.executor import create_runner
 from reference_engine.forward_batch import SeqInput, build_forward_batch
 from reference_engine.kv_cache_manager import KVCacheManager
+from reference_engine.kv_tiers.hierarchy import make_kv_tiers
 from reference_engine.loader import LoadedTokenizer, load_model_config, load_tokenizer
 from reference_engine.lora.adapter import LoRAError
 from reference_engine.lora.manager import LoRAManager
@@ -202,6 +203,7 @@ class Engine:
         # Requests the current step touched (scheduled or preempted): when a step raises,
         # the server aborts exactly these and keeps serving the rest.
         self.step_request_ids: set[str] = set()
+        self.kv_tiers = make_kv_tiers(self)  # host / disk tiers under the prefix cache, or None
 
     @property
     def random_weights(self) -> bool:
@@ -236,6 +238,8 @@ class Engine:
         else:
             text, token_ids = None, [int(t) for t in prompt]
         self._validate(token_ids, params)
+        if self.kv_tiers is not None and self.kv_tiers.wants(params, lora_request):
+            self.kv_tiers.promote(token_ids)  # tiered prefix blocks back while it waits
         grammar = None
         if params.structured_outputs is not None:
             try:
@@ -348,6 +352,8 @@ class Engine:
             self.spec.observe_forward(out, time.perf_counter() - start)
         sampled = self._sample(out, logits)
         self.scheduler.on_step_done(out)
+        if self.kv_tiers is not None:
+            self.kv_tiers.after_step(out)  # write-through: computed blocks down the tiers
         self._num_steps += 1
         outputs = self._update(out, sampled)
         if self.spec is not None:

@@ -11,7 +11,7 @@ entries empties the pool; `check_integrity` tests rely on that.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import MutableSequence, Sequence
+from collections.abc import Callable, MutableSequence, Sequence
 from dataclasses import dataclass
 
 from reference_engine.block_pool import BlockPool
@@ -68,6 +68,9 @@ class PrefixCache(ABC):
         self.pool = pool
         self.block_size = block_size
         self.stats = PrefixCacheStats()
+        # Told (chained hash of every token up to the block's end, block id) before an
+        # evicted full block's reference is dropped: a KV tier keeps it (kv_tiers/).
+        self.evict_listener: Callable[[bytes, int], None] | None = None
 
     @abstractmethod
     def match_prefix(self, token_ids: Sequence[int]) -> MatchResult:

@@ -94,6 +94,8 @@ class HashedPrefixCache(PrefixCache):
                 break
             block = self._table[key]
             if self.pool.ref_count(block) == 1:  # only this entry holds it
+                if self.evict_listener is not None:
+                    self.evict_listener(key, block)
                 del self._table[key]
                 self.pool.decref(block)
                 freed += 1

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 
 from reference_engine.block_pool import BlockPool
 from reference_engine.prefix_cache.base import MatchResult, PrefixCache
+from reference_engine.prefix_cache.hashed import _ROOT_HASH, hash_block
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -285,15 +286,37 @@ class RadixPrefixCache(PrefixCache):
             del parent.children[leaf.key[0]]
             leaf.parent = None
             dropped = leaf.blocks
+            first = leaf.start // self.block_size  # block index of dropped[0]
             if leaf.start % self.block_size and not parent.children:
                 # The parent ends inside this block and has no other child to hold it.
                 parent.blocks.append(dropped[0])
                 dropped = dropped[1:]
+                first += 1
+            if self.evict_listener is not None:
+                self._tell_evicted(parent, leaf, first, dropped)
             for b in dropped:
                 freed += self.pool.decref(b)
             if parent is not self.root and not parent.children and parent.lock_ref == 0:
                 heapq.heappush(leaves, (parent.last_access, id(parent), parent))
         return freed
+
+    def _tell_evicted(self, parent: RadixNode, leaf: RadixNode, first: int, dropped: list[int]) -> None:
+        """Name each full block the leaf drops by the chained hash of its path's tokens."""
+        assert self.evict_listener is not None
+        bs = self.block_size
+        tokens = self._path_tokens(parent) + leaf.key
+        key = _ROOT_HASH
+        for i in range(len(tokens) // bs):
+            key = hash_block(key, tokens[i * bs : (i + 1) * bs])
+            if i >= first and i - first < len(dropped):
+                self.evict_listener(key, dropped[i - first])
+
+    def _path_tokens(self, node: RadixNode) -> list[int]:
+        parts: list[list[int]] = []
+        while node.parent is not None:
+            parts.append(node.key)
+            node = node.parent
+        return [t for part in reversed(parts) for t in part]
 
     def num_evictable_blocks(self) -> int:
         # Unpinned nodes form whole subtrees, all reachable by leaf-first eviction. An upper

@@ -82,6 +82,9 @@ def build_app(engine: AsyncEngine, options: ServerOptions) -> FastAPI:
     role = options.disagg
     if role is not None:
         metrics.sources.append(role.metric_samples)
+    tiers = getattr(engine.engine, "kv_tiers", None)
+    if tiers is not None:  # read racily from the event loop: counters, fine for a scrape
+        metrics.sources.append(tiers.metric_samples)
     completion = CompletionServing(engine, options.model_name, metrics, options.limits)
     chat = ChatServing(engine, options.model_name, metrics, options.limits)
 

@@ -88,6 +88,16 @@ def serve_command(
     max_body_bytes: int = typer.Option(
         8 << 20, "--max-body-bytes", min=1024, help="Larger request bodies get 413."
     ),
+    kv_host_blocks: int = typer.Option(
+        0, "--kv-host-blocks", min=0, help="Host-memory tier for evicted prefix blocks (0: none)."
+    ),
+    kv_disk_dir: Path = typer.Option(
+        None, "--kv-disk-dir", help="Disk tier folder for evicted prefix blocks (kept across restarts)."
+    ),
+    kv_disk_blocks: int = typer.Option(4096, "--kv-disk-blocks", min=1),
+    kv_tier_policy: str = typer.Option(
+        "write_back", "--kv-tier-policy", help="write_back (on eviction) or write_through."
+    ),
     role: str = typer.Option(
         "colocated",
         "--role",
@@ -128,6 +138,10 @@ def serve_command(
         "dtype": dtype,
         "device": device,
         "generation_config": generation_config,
+        "kv_host_blocks": kv_host_blocks,
+        "kv_disk_dir": str(kv_disk_dir) if kv_disk_dir is not None else None,
+        "kv_disk_blocks": kv_disk_blocks,
+        "kv_tier_policy": kv_tier_policy,
         "quantization": quantization,
         "kv_cache_dtype": kv_cache_dtype,
         "enable_lora": enable_lora or bool(lora_modules),

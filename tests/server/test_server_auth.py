@@ -107,3 +107,4 @@ def test_serve_takes_the_key_from_the_environment(monkeypatch: pytest.MonkeyPatc
         app, ["engine", "serve", "--api-key", "flag"], env={"ATLAS_API_KEY": "from-env"}
     )
     assert seen["cfg"].api_key == "flag"
+

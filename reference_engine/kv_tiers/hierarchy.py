@@ -1,0 +1,231 @@
+"""KVTierHierarchy: moves prefix-cache blocks between the device, host memory and disk.
+
+Owner: the Engine; everything here runs on the engine thread, between or inside steps.
+
+- Demotion. The prefix cache calls `on_evict(key, block)` for every block it evicts;
+  with write-back, that is when the block's KV is copied to the host tier, and the host
+  tier's own evictions go to disk. With write-through, every full block a request
+  computes is copied to the host tier (and to disk) right after the step that computed
+  it, so an eviction costs nothing and the disk holds everything for a restart.
+- Promotion. When a request arrives (`Engine.add_request`, so while it waits for
+  admission), the full blocks of its prompt past the device cache's own match are
+  looked up tier by tier, in order, until the first miss; the ones found are copied
+  into fresh device blocks and indexed in the prefix cache, where admission finds them
+  as an ordinary hit. A disk hit is also put back in the host tier.
+- Checks. Every entry is decoded with its checksum and layout (entry.py); a bad one is
+  dropped and counted, and the request computes that block and everything after it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import torch
+
+from reference_engine.disagg.kv_io import gather_blocks, scatter_blocks
+from reference_engine.disagg.transfer import KVLayout
+from reference_engine.kv_tiers.disk import DiskTier
+from reference_engine.kv_tiers.entry import EntryError, decode_entry, encode_entry
+from reference_engine.kv_tiers.host import HostTier
+from reference_engine.prefix_cache.hashed import _ROOT_HASH, hash_block
+
+if TYPE_CHECKING:
+    from reference_engine.engine import Engine
+    from reference_engine.sampling_params import SamplingParams
+    from reference_engine.scheduler import SchedulerOutput
+
+POLICIES = ("write_back", "write_through")
+
+
+@dataclass(frozen=True, slots=True)
+class TierConfig:
+    host_blocks: int = 0  # 0: no host tier
+    disk_dir: str | None = None  # None: no disk tier
+    disk_blocks: int = 4096
+    policy: str = "write_back"
+
+
+def make_kv_tiers(engine: Engine) -> KVTierHierarchy | None:
+    """The engine's tiers from its EngineConfig (kv_host_blocks, kv_disk_dir, ...)."""
+    from reference_engine.config import ConfigError
+
+    cfg = engine.config
+    if not cfg.kv_host_blocks and not cfg.kv_disk_dir:
+        return None
+    if engine.kv.state_pool is not None:
+        raise ConfigError("KV tiers do not keep a hybrid model's recurrent state snapshots")
+    tiers = TierConfig(cfg.kv_host_blocks, cfg.kv_disk_dir, cfg.kv_disk_blocks, cfg.kv_tier_policy)
+    try:
+        return KVTierHierarchy(tiers, engine)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def chain_keys(token_ids: Sequence[int], block_size: int, num_blocks: int) -> list[bytes]:
+    """The key of each of the first `num_blocks` full blocks: a hash of every token up to
+    the block's end (the hashed prefix cache's chained hash)."""
+    keys, parent = [], _ROOT_HASH
+    for i in range(num_blocks):
+        parent = hash_block(parent, token_ids[i * block_size : (i + 1) * block_size])
+        keys.append(parent)
+    return keys
+
+
+@dataclass(slots=True)
+class _Cursor:
+    """Write-through progress of one sequence: blocks already written, last chain key."""
+
+    seq: object  # the Sequence itself: a request id reused later must not inherit the chain
+    num_blocks: int = 0
+    last_key: bytes = _ROOT_HASH
+
+
+class KVTierHierarchy:
+    def __init__(self, cfg: TierConfig, engine: Engine) -> None:
+        if cfg.policy not in POLICIES:
+            raise ValueError(
+                f"the KV tier policy must be write_back or write_through, got {cfg.policy!r}"
+            )
+        self.cfg = cfg
+        self.engine = engine
+        self.block_size = engine.block_size
+        self.layout = repr(KVLayout.of(engine).to_json())
+        self.host = HostTier(cfg.host_blocks) if cfg.host_blocks > 0 else None
+        self.disk = DiskTier(Path(cfg.disk_dir), cfg.disk_blocks) if cfg.disk_dir else None
+        self.tiers: list[HostTier | DiskTier] = [t for t in (self.host, self.disk) if t is not None]
+        if not self.tiers:
+            raise ValueError("a KV tier hierarchy needs a host tier, a disk tier or both")
+        self._cursors: dict[str, _Cursor] = {}
+        self._holders = itertools.count()
+        self.num_demoted = 0  # blocks copied down on eviction (write-back)
+        self.num_written_through = 0
+        self.num_promoted = 0  # blocks copied back to the device
+        engine.kv.cache.evict_listener = self.on_evict
+
+    @staticmethod
+    def wants(params: SamplingParams, lora_request: object | None) -> bool:
+        """Whether a request may take cached blocks at all (as the scheduler decides)."""
+        return lora_request is None and params.prompt_logprobs is None and not params.kv_eviction
+
+    # --- storing ---------------------------------------------------------------------------
+    def _encode(self, block: int) -> bytes:
+        layers = gather_blocks(self.engine.runner, [block])
+        return encode_entry(layers, self.layout)
+
+    def _store(self, key: bytes, data: bytes, through: bool) -> None:
+        if self.host is None:
+            assert self.disk is not None
+            self.disk.put(key, data)
+            return
+        for old_key, old in self.host.put(key, data):
+            if self.disk is not None and not through:
+                self.disk.put(old_key, old)  # write-back: the host's overflow goes down
+        if through and self.disk is not None:
+            self.disk.put(key, data)
+
+    def on_evict(self, key: bytes, block: int) -> None:
+        """The device cache is dropping `block` (its KV is intact until freed)."""
+        if any(key in tier for tier in self.tiers):
+            return  # written through already, or demoted earlier and promoted back
+        self._store(key, self._encode(block), through=False)
+        self.num_demoted += 1
+
+    def after_step(self, out: SchedulerOutput) -> None:
+        """Write-through: copy every newly computed full block down the tiers."""
+        if self.cfg.policy != "write_through":
+            return
+        kv, bs = self.engine.kv, self.block_size
+        for item in out.scheduled:
+            seq = item.seq
+            table = kv.block_tables.get(seq.seq_id)
+            if table is None or seq.lora_name is not None or seq.params.kv_eviction:
+                continue  # the prefix cache does not take these either
+            cursor = self._cursors.get(seq.seq_id)
+            if cursor is None or cursor.seq is not seq:
+                cursor = self._cursors[seq.seq_id] = _Cursor(seq)
+            tokens = seq.all_token_ids
+            for i in range(cursor.num_blocks, min(seq.num_computed_tokens // bs, len(table))):
+                key = hash_block(cursor.last_key, tokens[i * bs : (i + 1) * bs])
+                if not any(key in tier for tier in self.tiers):
+                    self._store(key, self._encode(table[i]), through=True)
+                    self.num_written_through += 1
+                cursor.num_blocks, cursor.last_key = i + 1, key
+        for seq_id in [s for s in self._cursors if s not in kv.block_tables]:
+            del self._cursors[seq_id]
+
+    # --- promotion --------------------------------------------------------------------------
+    def _load(self, key: bytes) -> list[torch.Tensor] | None:
+        for tier in self.tiers:
+            data = tier.get(key)
+            if data is None:
+                continue
+            try:
+                layers = decode_entry(data, self.layout)
+            except EntryError:
+                tier.drop(key)  # never used: recomputed from here on
+                return None
+            if tier is self.disk and self.host is not None:
+                self._store(key, data, through=False)
+            return layers
+        return None
+
+    def promote(self, token_ids: Sequence[int]) -> int:
+        """Bring the prompt's tiered blocks back into the device prefix cache; returns how
+        many blocks came back."""
+        kv, bs = self.engine.kv, self.block_size
+        usable = list(token_ids[: len(token_ids) - 1])  # the last token is always computed
+        num_full = len(usable) // bs
+        match = kv.cache.match_prefix(usable)
+        if match.partial_block is not None:
+            match = kv.match_whole_blocks(usable, match)
+        have = match.num_cached_tokens // bs
+        if have >= num_full:
+            return 0
+        keys = chain_keys(usable, bs, num_full)
+        loaded: list[list[torch.Tensor]] = []
+        for key in keys[have:]:
+            layers = self._load(key)
+            if layers is None:
+                break
+            loaded.append(layers)
+        if not loaded:
+            return 0
+        holder = f"kv-tier:{next(self._holders)}"
+        num_tokens = (have + len(loaded)) * bs
+        if not kv.allocate_slots(holder, num_tokens, match):
+            return 0  # the device is full of pinned blocks: compute instead
+        fresh = kv.block_tables[holder][have:]
+        layers = [torch.cat([entry[j] for entry in loaded], dim=1) for j in range(len(loaded[0]))]
+        scatter_blocks(self.engine.runner, fresh, layers)
+        kv.cache_computed(holder, usable, num_tokens)
+        kv.free(holder)  # the cache's own references keep them; admission pins them again
+        self.num_promoted += len(loaded)
+        return len(loaded)
+
+    # --- /metrics ---------------------------------------------------------------------------
+    def metric_samples(self) -> list[tuple[str, str, str, list[tuple[str, float]]]]:
+        def per_tier(attr: str) -> list[tuple[str, float]]:
+            return [(f'{{tier="{t.name}"}}', float(getattr(t.stats, attr))) for t in self.tiers]
+
+        return [
+            ("atlas_kv_tier_capacity_blocks", "gauge", "KV blocks each tier holds at most.",
+             [(f'{{tier="{t.name}"}}', t.capacity) for t in self.tiers]),
+            ("atlas_kv_tier_used_blocks", "gauge", "KV blocks in each tier.",
+             [(f'{{tier="{t.name}"}}', len(t)) for t in self.tiers]),
+            ("atlas_kv_tier_hit_rate", "gauge", "Lookups that found their block, per tier.",
+             [(f'{{tier="{t.name}"}}', t.stats.hit_rate) for t in self.tiers]),
+            ("atlas_kv_tier_lookups_total", "counter", "Block lookups per tier.", per_tier("lookups")),
+            ("atlas_kv_tier_hits_total", "counter", "Block lookups that hit, per tier.", per_tier("hits")),
+            ("atlas_kv_tier_corrupt_total", "counter", "Entries found damaged and dropped.", per_tier("corrupt")),
+            ("atlas_kv_tier_evicted_total", "counter", "Entries pushed out of each tier.", per_tier("evicted")),
+            ("atlas_kv_tier_promoted_blocks_total", "counter", "Blocks copied back to the device.",
+             [("", self.num_promoted)]),
+            ("atlas_kv_tier_demoted_blocks_total", "counter", "Blocks copied down on eviction (write-back).",
+             [("", self.num_demoted)]),
+            ("atlas_kv_tier_written_through_blocks_total", "counter", "Blocks copied down as computed.",
+             [("", self.num_written_through)]),
+        ]  # fmt: skip
