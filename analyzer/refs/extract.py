@@ -500,6 +500,8 @@ def _document_facts(source: str, tokens: list[Token]) -> _DocFacts:
     if m:
         facts.repo, facts.path = m.group("repo"), m.group("path")
     facts.code_spans = {span.strip() for span in _CODE_SPAN_RE.findall(source)}
+    # `CudaGraphRunner.can_run()` in the prose cites `CudaGraphRunner` too.
+    facts.code_spans |= {m.group(0) for span in list(facts.code_spans) if (m := re.match(r"_*[A-Z][A-Za-z0-9_]*(?=\.)", span))}
     for span in facts.code_spans:
         if looks_like_command(span):
             facts.foreign_flags |= foreign_flags(span)
