@@ -12,6 +12,7 @@ from typing import Any
 
 from reference_engine.config import EngineConfig
 from reference_engine.engine import Engine
+from reference_engine.lora.request import LoRARequest
 from reference_engine.outputs import RequestOutput
 from reference_engine.sampling_params import SamplingParams
 
@@ -35,13 +36,25 @@ class LLM:
         prompts: Prompt | Sequence[Prompt],
         sampling_params: SamplingParams | Sequence[SamplingParams] | None = None,
         priority: Sequence[int] | None = None,
+        lora_request: LoRARequest | Sequence[LoRARequest | None] | None = None,
     ) -> list[RequestOutput]:
+        """`lora_request`: one adapter for every prompt, or one per prompt (vLLM's API;
+        the engine needs enable_lora=True)."""
         batch = _as_prompt_list(prompts)
         params = self._per_prompt(sampling_params, len(batch))
+        loras = (
+            list(lora_request)
+            if isinstance(lora_request, Sequence)
+            else [lora_request] * len(batch)
+        )
+        if len(loras) != len(batch):
+            raise ValueError(f"{len(loras)} LoRA requests for {len(batch)} prompts")
         ids = []
         for i, (prompt, p) in enumerate(zip(batch, params, strict=True)):
             request_id = str(next(self._ids))
-            self.engine.add_request(request_id, prompt, p, priority[i] if priority else 0)
+            self.engine.add_request(
+                request_id, prompt, p, priority[i] if priority else 0, lora_request=loras[i]
+            )
             ids.append(request_id)
         return self._run(ids)
 

@@ -200,3 +200,19 @@ def test_bad_adapters_are_clear_errors(lora_setup, tmp_path: Path) -> None:  # t
         plain.add_request("y", [1, 2], lora_request=LoRARequest("a", 1, str(folders["a"])))
     with pytest.raises(ConfigError, match="max_loras"):
         EngineConfig(max_loras=0)
+
+
+def test_llm_generate_takes_lora_requests(lora_setup) -> None:  # type: ignore[no-untyped-def]
+    from reference_engine.llm import LLM
+
+    base, folders, _ = lora_setup
+    llm = LLM(str(base), dtype="float64", enable_lora=True, max_loras=2, max_lora_rank=8)
+    a = LoRARequest("a", 1, str(folders["a"]))
+    params = SamplingParams(temperature=0.0, max_tokens=6, ignore_eos=True)
+    mixed = llm.generate([[5, 6, 7], [5, 6, 7]], params, lora_request=[a, None])
+    solo_a = llm.generate([[5, 6, 7]], params, lora_request=a)
+    solo_base = llm.generate([[5, 6, 7]], params)
+    assert mixed[0].outputs[0].token_ids == solo_a[0].outputs[0].token_ids
+    assert mixed[1].outputs[0].token_ids == solo_base[0].outputs[0].token_ids
+    with pytest.raises(ValueError, match="2 LoRA requests for 1 prompts"):
+        llm.generate([[1, 2]], params, lora_request=[a, a])
