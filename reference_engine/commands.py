@@ -145,6 +145,9 @@ def run_command(
     deterministic: bool = typer.Option(
         False, "--deterministic", help="Batch-invariant mode: logits independent of batch mates."
     ),
+    async_scheduling: bool = typer.Option(
+        False, "--async-scheduling", help="Overlap scheduling: plan step N+1 during step N."
+    ),
     structured_outputs: str = typer.Option(
         None,
         "--structured-outputs",
@@ -179,6 +182,7 @@ def run_command(
             dtype=dtype,
             speculative_config=parse_json_option("--speculative-config", speculative_config),
             deterministic=deterministic,
+            async_scheduling=async_scheduling,
             quantization=quantization, kv_cache_dtype=kv_cache_dtype,
             **parallel_kwargs(tp, pp, ep, cp),
         )  # fmt: skip

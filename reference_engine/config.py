@@ -354,6 +354,9 @@ class EngineConfig:
     distributed_timeout_s: float = 300.0
     # Batch-invariant mode: logits bitwise identical alone or in any batch (batch_invariant.py)
     deterministic: bool = False
+    # Overlap scheduling (vLLM's async scheduling): step N+1 is scheduled and built while
+    # step N's forward pass runs; tokens are handled one step late (overlap_scheduler.py).
+    async_scheduling: bool = False
 
     DEFAULT_KV_BYTES = 1 << 30
     DEFAULT_MAX_MODEL_LEN = 4096

@@ -20,7 +20,7 @@ from reference_engine.config import ConfigError, EngineConfig, ModelConfig
 from reference_engine.cuda_graph import DecodeGraphRunner
 from reference_engine.detokenizer import IncrementalDetokenizer, annotate_logprobs
 from reference_engine.distributed.executor import create_runner
-from reference_engine.forward_batch import SeqInput, build_forward_batch
+from reference_engine.forward_batch import ForwardBatch, SeqInput, build_forward_batch
 from reference_engine.kv_cache_manager import KVCacheManager
 from reference_engine.kv_tiers.hierarchy import make_kv_tiers
 from reference_engine.loader import LoadedTokenizer, load_model_config, load_tokenizer
@@ -28,6 +28,7 @@ from reference_engine.lora.adapter import LoRAError
 from reference_engine.lora.manager import LoRAManager
 from reference_engine.lora.request import LoRARequest
 from reference_engine.outputs import CompletionOutput, RequestMetrics, RequestOutput
+from reference_engine.overlap_scheduler import INFLIGHT_TOKEN, OverlapScheduler
 from reference_engine.prefix_cache.state_checkpoints import num_state_rows
 from reference_engine.sampler import (
     Sampler,
@@ -195,6 +196,14 @@ class Engine:
             self.tokenizer.tokenizer, self.model_config.vocab_size, self.eos_token_ids
         )
         self.weights = WeightUpdater(self, config.weight_version)
+        self.overlap: OverlapScheduler | None = None
+        if config.async_scheduling:
+            if self.spec is not None or self.model_config.has_recurrent_state:
+                raise ConfigError(
+                    "async scheduling with speculative decoding or recurrent-state models "
+                    "is not implemented"
+                )
+            self.overlap = OverlapScheduler(self)
         self.requests: dict[str, SequenceGroup] = {}
         self._order = itertools.count()
         self._num_steps = 0
@@ -332,6 +341,8 @@ class Engine:
 
     # --- the step -------------------------------------------------------------
     def step(self) -> list[RequestOutput]:
+        if self.overlap is not None:  # async scheduling: one step late (overlap_scheduler.py)
+            return self.overlap.step()
         self.step_request_ids = set()
         out = self.scheduler.schedule()
         self.step_request_ids = {item.seq.request_id for item in out.scheduled} | {
@@ -362,14 +373,21 @@ class Engine:
 
     def _run(self, out: SchedulerOutput) -> torch.Tensor:
         """Block moves, then one forward pass; returns logits for the rows the sampler uses."""
-        # Swap-outs first: the blocks they read may be handed to a swap-in or new tokens.
-        self.runner.swap_out(out.blocks_to_swap_out)
-        self.runner.swap_in(out.blocks_to_swap_in)
-        self.runner.copy_blocks(out.blocks_to_copy)  # partial prefix-cache hits
+        inputs, batch = self._prepare(out)
+        return self._forward(out, inputs, batch)
+
+    def _prepare(self, out: SchedulerOutput) -> tuple[list[SeqInput], ForwardBatch]:
+        """The step's packed batch (CPU work the overlap scheduler runs during a forward).
+        Tokens still being sampled by a step in flight enter as INFLIGHT_TOKEN placeholders,
+        filled in once known (overlap_scheduler.py)."""
         inputs = [
             SeqInput(
                 # Speculative drafts follow the last sampled token; each needs its logits.
-                token_ids=(item.seq.all_token_ids + item.seq.spec_token_ids)[item.start : item.end],
+                token_ids=(
+                    item.seq.all_token_ids
+                    + item.seq.spec_token_ids
+                    + [INFLIGHT_TOKEN] * item.seq.num_inflight_tokens
+                )[item.start : item.end],
                 start_position=item.start,
                 block_table=self.kv.block_tables[item.seq.seq_id],
                 want_prompt_logits=self._wants_prompt_logits(item) or bool(item.seq.spec_token_ids),
@@ -379,7 +397,20 @@ class Engine:
             )
             for item in out.scheduled
         ]
-        batch = build_forward_batch(inputs, self.block_size, device=self.runner.device)
+        return inputs, build_forward_batch(inputs, self.block_size, device=self.runner.device)
+
+    def _forward(
+        self,
+        out: SchedulerOutput,
+        inputs: list[SeqInput],
+        batch: ForwardBatch,
+        move_blocks: bool = True,
+    ) -> torch.Tensor:
+        if move_blocks:
+            # Swap-outs first: the blocks they read may be handed to a swap-in or new tokens.
+            self.runner.swap_out(out.blocks_to_swap_out)
+            self.runner.swap_in(out.blocks_to_swap_in)
+            self.runner.copy_blocks(out.blocks_to_copy)  # partial prefix-cache hits
         if self.lora is not None:  # each sequence's rows run with its own adapter
             self.lora.prepare_batch(
                 [item.seq.lora_name for item in out.scheduled], batch.query_lens_cpu
@@ -485,8 +516,10 @@ class Engine:
             group = self.requests[seq.request_id]
             if group.metrics.first_scheduled_time is None:
                 group.metrics.first_scheduled_time = now
-            # A decode runs the last sampled token (and any accepted drafts) from num_tokens-1.
-            is_decode = item.start == seq.num_tokens - 1 and item.start >= seq.num_prompt_tokens
+            # A decode runs the last sampled token (plus any accepted drafts) past the prompt.
+            is_decode = item.start >= seq.num_prompt_tokens and (
+                item.num_new_tokens == 1 or len(sampled.tokens[i]) > 1
+            )
             if not is_decode:
                 self._num_prompt_tokens_computed += item.num_new_tokens
             if sampled.prompt_logprobs[i] is not None:

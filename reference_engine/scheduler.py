@@ -41,16 +41,16 @@ class ScheduledSeq:
     seq: Sequence
     start: int  # tokens already in the KV cache before this step
     num_new_tokens: int
+    # Whether this step reaches the end of the sequence, so a token is sampled (past the
+    # end: speculative drafts are verified too). Fixed when scheduled: the sequence grows.
+    samples: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.samples = self.end >= self.seq.num_tokens
 
     @property
     def end(self) -> int:
         return self.start + self.num_new_tokens
-
-    @property
-    def samples(self) -> bool:
-        """Whether this step reaches the end of the sequence, so a token is sampled
-        (past the end: speculative drafts are verified too)."""
-        return self.end >= self.seq.num_tokens
 
 
 @dataclass(slots=True)

@@ -67,6 +67,9 @@ class Sequence:
     # Speculative drafts to verify in the next step (written by SpecDecoder.propose, cut by
     # the scheduler to the token budget, consumed by the engine's update).
     spec_token_ids: list[int] = field(default_factory=list)
+    # Overlap scheduling: tokens a step in flight is sampling, counted as the sequence's
+    # but not yet known (the next step is scheduled before they are; overlap_scheduler.py).
+    num_inflight_tokens: int = 0
     # The LoRA adapter this request runs with (lora/request.py); None: the base model.
     lora_name: str | None = None
 
@@ -76,7 +79,7 @@ class Sequence:
 
     @property
     def num_tokens(self) -> int:
-        return len(self.prompt_token_ids) + len(self.output_token_ids)
+        return len(self.prompt_token_ids) + len(self.output_token_ids) + self.num_inflight_tokens
 
     @property
     def all_token_ids(self) -> list[int]:

@@ -56,6 +56,11 @@ def serve_command(
         help="auto: unset sampling fields take the checkpoint's generation_config.json; none: ignore it.",
     ),
     max_n: int = typer.Option(8, "--max-n", min=1, help="Largest `n` a request may ask for."),
+    async_scheduling: bool = typer.Option(
+        False,
+        "--async-scheduling",
+        help="Overlap scheduling: step N+1 is scheduled while step N's forward pass runs.",
+    ),
     deterministic: bool = typer.Option(
         False,
         "--deterministic",
@@ -149,6 +154,7 @@ def serve_command(
         "max_lora_rank": max_lora_rank,
         **parallel_kwargs(tp, pp, ep, cp),
         "deterministic": deterministic,
+        "async_scheduling": async_scheduling,
     }
     modules = []
     for item in lora_modules:

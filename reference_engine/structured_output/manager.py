@@ -80,6 +80,9 @@ class StructuredOutputManager:
         bitmask = self.backend.allocate_bitmask(len(rows))
         for i, row in enumerate(rows):
             matcher = self._matcher(row.seq)
+            if matcher is None:  # ended while its step was in flight: the row is dropped
+                bitmask[i] = -1
+                continue
             advanced = 0
             for token in row.extra:
                 if not matcher.accept_token(token):
