@@ -152,6 +152,12 @@ class OverlapScheduler:
         sampled.prompt_logprobs = [sampled.prompt_logprobs[i] for i in keep]
         return self.engine._update(live, sampled)
 
+    def wait_forward(self) -> None:
+        """Block until the forward pass in flight is done (its outputs stay to collect):
+        weight updates must not change the model under it."""
+        if self.inflight is not None:
+            self.inflight.logits.result()
+
     def drain(self) -> list[RequestOutput]:
         """Collect the step in flight without launching another (its outputs, if any)."""
         prev, self.inflight = self.inflight, None

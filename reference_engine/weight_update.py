@@ -215,6 +215,8 @@ class WeightUpdater:
 
         start = time.perf_counter()
         engine = self.engine
+        if engine.overlap is not None:  # async scheduling: no forward may run on old and new
+            engine.overlap.wait_forward()
         model = engine.runner.model
         params = dict(model.named_parameters())
         for name, tensor in staged:  # dtypes: the loader would silently cast them
