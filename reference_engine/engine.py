@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
+from reference_engine import heavy_hitters
 from reference_engine.config import ConfigError, EngineConfig, ModelConfig
 from reference_engine.cuda_graph import DecodeGraphRunner
 from reference_engine.detokenizer import IncrementalDetokenizer, annotate_logprobs
@@ -23,6 +24,7 @@ from reference_engine.distributed.executor import create_runner
 from reference_engine.forward_batch import ForwardBatch, SeqInput, build_forward_batch
 from reference_engine.kv_cache_manager import KVCacheManager
 from reference_engine.kv_tiers.hierarchy import make_kv_tiers
+from reference_engine.kv_window import H2O
 from reference_engine.loader import LoadedTokenizer, load_model_config, load_tokenizer
 from reference_engine.lora.adapter import LoRAError
 from reference_engine.lora.manager import LoRAManager
@@ -287,6 +289,10 @@ class Engine:
             raise RequestError("the prompt is empty: at least one token is needed")
         if params.kv_eviction is not None and self.spec is not None:
             raise RequestError("kv_eviction cannot be combined with speculative decoding")
+        if isinstance(params.kv_eviction, H2O) and (
+            self.model_config.kv_lora_rank is not None or self.model_config.has_recurrent_state
+        ):
+            raise RequestError("H2O eviction needs a paged-attention model (not MLA or hybrid)")
         vocab = self.model_config.vocab_size
         bad = [t for t in token_ids if not 0 <= t < vocab]
         if bad:
@@ -391,7 +397,7 @@ class Engine:
                 start_position=item.start,
                 block_table=self.kv.block_tables[item.seq.seq_id],
                 want_prompt_logits=self._wants_prompt_logits(item) or bool(item.seq.spec_token_ids),
-                kv_policy=item.seq.params.kv_eviction,
+                kv_policy=heavy_hitters.view(item.seq, self.block_size),
                 tree_parents=self.spec.tree_parents(item.seq) if self.spec else None,
                 **self.kv.state_inputs(item.seq.seq_id, item.start, item.end),
             )
@@ -419,6 +425,8 @@ class Engine:
             logits = self.graph_runner.execute(batch)
         else:
             logits = self.runner.execute_model(batch)
+        if batch.attention_scores is not None:  # H2O requests: add up where attention went
+            heavy_hitters.record_scores(out.scheduled, batch)
         # Every sequence got at least its last row; keep only rows that will be used
         # (a prefill chunk short of the prompt's end samples nothing).
         keep: list[int] = []

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from reference_engine.kv_window import FREED_BLOCK, StreamingLLM, visible
+from reference_engine.kv_window import FREED_BLOCK, KVPolicy, visible
 
 
 @dataclass(slots=True)
@@ -26,7 +26,7 @@ class SeqInput:
     block_table: Sequence[int]  # physical block ids covering positions [0, start + len(new))
     # Logits for every new row (prompt logprobs), not just the last one.
     want_prompt_logits: bool = False
-    kv_policy: StreamingLLM | None = None  # the request's KV eviction (kv_window.py)
+    kv_policy: KVPolicy | None = None  # the request's KV eviction (kv_window.py)
     # Speculative tree drafts (spec_decode/tree.py): the parent row of each new row, -1 for
     # row 0. A row then sits at start + its depth and attends to its ancestors only.
     tree_parents: Sequence[int] | None = None
@@ -89,7 +89,10 @@ class ForwardBatch:
     decode_groups: list[DecodeGroup]
     prefill_seq_idx: list[int]
     # Per sequence, its request's KV eviction policy; empty when no sequence has one.
-    kv_policies: list[StreamingLLM | None] = field(default_factory=list)
+    kv_policies: list[KVPolicy | None] = field(default_factory=list)
+    # H2O (heavy_hitters.py): [B, widest context] attention mass per key, summed over the
+    # layers of this pass; None unless some sequence asks for it.
+    attention_scores: torch.Tensor | None = None
     # Sequence index -> [n, n] bool ancestor mask of its new rows (tree drafts only).
     tree_masks: dict[int, torch.Tensor] = field(default_factory=dict)
     # Per sequence, its recurrent-state slot (hybrid models; -1 elsewhere).
@@ -258,6 +261,9 @@ def build_forward_batch(
         decode_groups=groups,
         prefill_seq_idx=prefill_idx,
         kv_policies=policies,
+        attention_scores=torch.zeros(len(seqs), max(context_lens), device=device)
+        if any(getattr(p, "wants_scores", False) for p in policies)
+        else None,
         tree_masks=tree_masks,
         state_slots=[s.state_slot for s in seqs],
         state_restores=[s.state_restore for s in seqs],
@@ -307,7 +313,7 @@ def _group(
     block_size: int,
     width: int | None,
     device: torch.device | str,
-    policies: Sequence[StreamingLLM | None] | None = None,
+    policies: Sequence[KVPolicy | None] | None = None,
 ) -> DecodeGroup:
     used = [-(-ctx // block_size) for ctx in context_lens]
     width = max(used, default=0) if width is None else width
@@ -334,7 +340,7 @@ def decode_groups(
     device: torch.device | str = "cpu",
     group_size: int = DECODE_GROUP_SIZE,
     fixed_width: int | None = None,
-    policies: Sequence[StreamingLLM | None] | None = None,
+    policies: Sequence[KVPolicy | None] | None = None,
 ) -> list[DecodeGroup]:
     """Decode rows sorted by context length, longest first, in groups of `group_size`, each
     padded to its own widest table. A fixed width asks for static shapes: then, as for a

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reference_engine.block_pool import BlockPool
-from reference_engine.kv_window import FREED_BLOCK, StreamingLLM, dead_blocks
+from reference_engine.kv_window import FREED_BLOCK, dead_blocks
 from reference_engine.prefix_cache import MatchResult, PrefixCache, make_prefix_cache
 from reference_engine.prefix_cache.hashed import _ROOT_HASH, hash_block
 from reference_engine.prefix_cache.state_checkpoints import StateCheckpoints
@@ -257,7 +257,7 @@ class KVCacheManager:
 
     # --- release ----------------------------------------------------------------
     def release_unseen_blocks(
-        self, seq_id: str, num_computed_tokens: int, policy: StreamingLLM | None = None
+        self, seq_id: str, num_computed_tokens: int, policy: object | None = None
     ) -> int:
         """Free the request's blocks that no later query sees in any layer (sliding windows,
         its eviction policy; kv_window.py). Their table entries become FREED_BLOCK, so later
@@ -266,7 +266,14 @@ class KVCacheManager:
         if table is None:
             return 0
         dead = dead_blocks(num_computed_tokens, self.block_size, self.sliding_windows, policy)
-        freed = [i for i in dead if i < len(table) and table[i] != FREED_BLOCK]
+        return self.evict_blocks(seq_id, dead)
+
+    def evict_blocks(self, seq_id: str, indices: Sequence[int] | range) -> int:
+        """Free the given entries of the request's table (FREED_BLOCK from then on)."""
+        table = self.block_tables.get(seq_id)
+        if table is None:
+            return 0
+        freed = [i for i in indices if i < len(table) and table[i] != FREED_BLOCK]
         for i in freed:
             self.pool.decref(table[i])  # the prefix cache may keep its own reference
             table[i] = FREED_BLOCK

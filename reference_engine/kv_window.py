@@ -18,20 +18,28 @@ anyway; a freed block's table entry only has to point somewhere readable.
 
 Positions are the original ones: cached keys keep the rotation of the position they were
 written at (StreamingLLM's paper re-numbers positions inside the cache; that would need
-keys stored before RoPE). H2O-style score eviction is not implemented.
+keys stored before RoPE). H2O, eviction by accumulated attention, lives in heavy_hitters.py.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # tensor methods only: sampling_params imports this module without torch
     import torch
 
 # A block-table entry whose block was freed: the request will never read those slots again.
 FREED_BLOCK = -1
+
+
+class KVPolicy(Protocol):
+    """A per-request visibility rule on top of causality (SeqInput.kv_policy)."""
+
+    def narrow(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        """q [..., Q, 1], k [..., 1, K] positions -> bool keep mask."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,12 +56,31 @@ class StreamingLLM:
                 f"{self.sink_tokens} and {self.recent_tokens}"
             )
 
+    def narrow(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        return (k < self.sink_tokens) | (k > q - self.recent_tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class H2O:
+    """Per-request KV eviction by accumulated attention (heavy_hitters.py): hold at most
+    `budget_blocks` blocks once the prompt is done, never evicting the last `recent_tokens`."""
+
+    budget_blocks: int = 16
+    recent_tokens: int = 64
+
+    def __post_init__(self) -> None:
+        if self.budget_blocks < 1 or self.recent_tokens < 1:
+            raise ValueError(
+                "H2O needs budget_blocks >= 1 and recent_tokens >= 1, got "
+                f"{self.budget_blocks} and {self.recent_tokens}"
+            )
+
 
 def visible(
     q_pos: torch.Tensor,
     k_pos: torch.Tensor,
     layer_window: int | None,
-    policy: StreamingLLM | None,
+    policy: KVPolicy | None,
 ) -> torch.Tensor:
     """Bool mask [..., Q, K]: query positions q_pos [..., Q] against key positions
     k_pos [..., K], causal, then narrowed by the layer's window and the request's policy."""
@@ -62,11 +89,11 @@ def visible(
     if layer_window is not None:
         mask &= k > q - layer_window
     if policy is not None:
-        mask &= (k < policy.sink_tokens) | (k > q - policy.recent_tokens)
+        mask &= policy.narrow(q, k)
     return mask
 
 
-def needs_mask(layer_window: int | None, policies: Sequence[StreamingLLM | None]) -> bool:
+def needs_mask(layer_window: int | None, policies: Sequence[KVPolicy | None]) -> bool:
     return layer_window is not None or any(p is not None for p in policies)
 
 
@@ -74,13 +101,15 @@ def dead_blocks(
     num_computed_tokens: int,
     block_size: int,
     layer_windows: Sequence[int | None],
-    policy: StreamingLLM | None,
+    policy: object | None,
 ) -> range:
     """Block indices no query at position >= num_computed_tokens sees in any layer.
 
     The widest view over layers decides: a full-attention layer without a policy keeps
     everything; otherwise the next query sees back `span` positions (plus the sinks).
     """
+    if not isinstance(policy, StreamingLLM):
+        policy = None  # H2O frees by score (heavy_hitters.py), not by position
     windows = list(layer_windows) or [None]
     widest = None if any(w is None for w in windows) else max(w for w in windows if w)
     span = min(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from reference_engine.kv_window import StreamingLLM
+from reference_engine.kv_window import H2O, StreamingLLM
 from reference_engine.structured_output.params import StructuredOutputsParams
 
 
@@ -30,10 +30,11 @@ class SamplingParams:
     skip_special_tokens: bool = True
     # JSON Schema / regex / grammar / choice constraint (structured_output/), vLLM's name
     structured_outputs: StructuredOutputsParams | None = None
-    # KV eviction for this request (attention sinks + recent window, see kv_window.py);
+    # KV eviction for this request: StreamingLLM (attention sinks + recent window,
+    # kv_window.py) or H2O (heavy hitters by accumulated attention, heavy_hitters.py);
     # None keeps the whole context. Requests with a policy bypass the prefix cache: their
     # KV depends on the policy, not only on the tokens.
-    kv_eviction: StreamingLLM | None = None
+    kv_eviction: StreamingLLM | H2O | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.stop, str):

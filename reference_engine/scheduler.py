@@ -20,7 +20,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from reference_engine.heavy_hitters import evict as evict_heavy_hitters
 from reference_engine.kv_cache_manager import BlockMapping, KVCacheManager
+from reference_engine.kv_window import H2O
 from reference_engine.prefix_cache import MatchResult
 from reference_engine.sequence import Sequence, SequenceStatus
 
@@ -314,6 +316,8 @@ class Scheduler:
                 self.kv.cache_computed(seq.seq_id, tokens, seq.num_computed_tokens)
             # Then free what slid out of every window (cached blocks stay in the cache).
             self.kv.release_unseen_blocks(seq.seq_id, seq.num_computed_tokens, policy)
+            if isinstance(policy, H2O):
+                evict_heavy_hitters(seq, self.kv)  # lowest attention mass past the budget
         self.kv.states_done()  # hybrids: drop state snapshots no cache entry took
 
     def abort(self, seq: Sequence) -> None:

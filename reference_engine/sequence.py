@@ -64,6 +64,8 @@ class Sequence:
     logprobs: list[Any] | None = None
     prompt_logprobs: list[Any] | None = None
     num_preemptions: int = 0
+    # H2O eviction state (heavy_hitters.H2OState) when params.kv_eviction is H2O.
+    h2o: Any = None
     # Speculative drafts to verify in the next step (written by SpecDecoder.propose, cut by
     # the scheduler to the token budget, consumed by the engine's update).
     spec_token_ids: list[int] = field(default_factory=list)

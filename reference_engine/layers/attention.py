@@ -23,7 +23,8 @@ from torch import nn
 
 from reference_engine.batch_invariant import batch_invariant_attention
 from reference_engine.forward_batch import DecodeGroup, ForwardBatch
-from reference_engine.kv_window import StreamingLLM, needs_mask, visible
+from reference_engine.heavy_hitters import accumulate
+from reference_engine.kv_window import KVPolicy, needs_mask, visible
 from reference_engine.layers.quantization.kv_cache import (
     dequantize_kv,
     is_quantized_cache,
@@ -95,6 +96,8 @@ class PagedAttention(nn.Module):
     ) -> torch.Tensor:  # [T, Hq, D]
         k_cache, v_cache = kv_cache
         k, v = write_kv(k_cache, v_cache, k, v, batch.slot_mapping)
+        if batch.attention_scores is not None:  # H2O requests: where attention goes
+            accumulate(q, k_cache, batch, self.scale, self.sliding_window)
         if self.batch_invariant:  # deterministic mode: one call per token (batch_invariant.py)
             return batch_invariant_attention(
                 q, k_cache, v_cache, batch, self.num_kv_heads, self.scale, self.sliding_window
@@ -150,7 +153,7 @@ class PagedAttention(nn.Module):
         block_table: torch.Tensor,
         context_len: int,
         block_size: int,
-        policy: StreamingLLM | None = None,
+        policy: KVPolicy | None = None,
         tree: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """`tree` [n, n]: speculative tree drafts, each new row sees only its ancestors

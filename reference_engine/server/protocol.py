@@ -15,6 +15,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from reference_engine.kv_window import H2O, StreamingLLM
+
 MAX_LOGPROBS = 20  # the OpenAI API's own limit for top_logprobs
 MAX_STOP_SEQUENCES = 16
 # torch.Generator.manual_seed accepts [-2**63, 2**64); sample i uses seed + i.
@@ -41,10 +43,19 @@ Seed = Annotated[int, Field(ge=MIN_SEED, le=MAX_SEED)]
 
 
 class KVEviction(_Strict):
-    """This engine's extension: StreamingLLM KV eviction for one request (kv_window.py)."""
+    """This engine's extension: KV eviction for one request. "streaming_llm" keeps
+    sink_tokens + recent_tokens (kv_window.py); "h2o" keeps budget_blocks blocks, the
+    recent_tokens and the most attended ones (heavy_hitters.py)."""
 
+    policy: Literal["streaming_llm", "h2o"] = "streaming_llm"
     sink_tokens: Count = 4
     recent_tokens: Annotated[int, Field(ge=1, le=INT32_MAX)] = 256
+    budget_blocks: Annotated[int, Field(ge=1, le=INT32_MAX)] = 16
+
+    def to_policy(self) -> StreamingLLM | H2O:
+        if self.policy == "h2o":
+            return H2O(self.budget_blocks, self.recent_tokens)
+        return StreamingLLM(self.sink_tokens, self.recent_tokens)
 
 
 class _SamplingFields(_Strict):

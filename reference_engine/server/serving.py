@@ -13,7 +13,6 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from reference_engine.kv_window import StreamingLLM
 from reference_engine.server.async_engine import (
     AsyncEngine,
     EngineDeadError,
@@ -257,11 +256,7 @@ class Serving:
                 logprobs=logprobs,
                 skip_special_tokens=req.skip_special_tokens,
                 structured_outputs=structured_outputs_from_request(req),
-                kv_eviction=(
-                    StreamingLLM(req.kv_eviction.sink_tokens, req.kv_eviction.recent_tokens)
-                    if req.kv_eviction is not None
-                    else None
-                ),
+                kv_eviction=req.kv_eviction.to_policy() if req.kv_eviction else None,
             )
         except ValueError as exc:
             raise APIError(str(exc), code="invalid_value") from None

@@ -63,6 +63,7 @@ def _ok(live: LiveServer) -> None:
         (COMPLETIONS, {"model": MODEL, "prompt": "x", "frobnicate": 1}, "frobnicate"),
         (COMPLETIONS, {"model": MODEL, "prompt": "x", "kv_eviction": {"recent_tokens": 0}}, "kv_eviction.recent_tokens"),
         (COMPLETIONS, {"model": MODEL, "prompt": "x", "kv_eviction": {"sinks": 2}}, "kv_eviction.sinks"),
+        (COMPLETIONS, {"model": MODEL, "prompt": "x", "kv_eviction": {"policy": "lru"}}, "kv_eviction.policy"),
         (COMPLETIONS, {"model": MODEL, "prompt": "x", "min_tokens": 9, "max_tokens": 2}, "min_tokens"),
         (COMPLETIONS, {"model": MODEL, "prompt": "x", "stream_options": {"include_usage": True}}, "stream_options"),
         (COMPLETIONS, {"model": MODEL, "prompt": ["a", "b"]}, "prompt"),
@@ -156,7 +157,8 @@ def test_errors_are_counted_and_nothing_leaks(live: LiveServer) -> None:
 
 def test_kv_eviction_is_served(live: LiveServer) -> None:
     body = {"model": MODEL, "prompt": "a b c d e f g h", "max_tokens": 12, "ignore_eos": True}
-    body["kv_eviction"] = {"sink_tokens": 2, "recent_tokens": 4}
-    resp = _post(live, COMPLETIONS, body)
-    assert resp.status_code == 200, resp.text
-    assert resp.json()["usage"]["completion_tokens"] == 12
+    for policy in ({"sink_tokens": 2, "recent_tokens": 4}, {"policy": "h2o", "budget_blocks": 2}):
+        body["kv_eviction"] = policy
+        resp = _post(live, COMPLETIONS, body)
+        assert resp.status_code == 200, resp.text
+        assert resp.json()["usage"]["completion_tokens"] == 12
