@@ -91,6 +91,7 @@ class _DocFacts:
     project: tuple[str | None, str] = (None, "")
     code_spans: set[str] = field(default_factory=set)  # texts written in code font in the prose
     plain_words: set[str] = field(default_factory=set)  # words of the prose outside code font
+    words: frozenset[str] = frozenset()  # lower-cased words of the whole document
     defined: set[str] = field(default_factory=set)  # classes/functions its Python snippets define
     instances: dict[str, str] = field(default_factory=dict)  # `llm` -> `LLM` (`llm = LLM(...)`)
     imported: dict[str, str] = field(default_factory=dict)  # `LLM` -> `vllm.LLM`
@@ -149,6 +150,7 @@ class _Walker:
                     doc_defined=p.doc_defined,
                     bare_file=p.found.bare_file,
                     paragraph=paragraph,
+                    context=self.facts.words,
                 )
             )
 
@@ -506,6 +508,7 @@ def _document_facts(source: str, tokens: list[Token]) -> _DocFacts:
         if looks_like_command(span):
             facts.foreign_flags |= foreign_flags(span)
     prose = _CODE_SPAN_RE.sub(" ", _FENCE_RE.sub(" ", source))
+    facts.words = frozenset(w.lower() for w in re.findall(r"[A-Za-z]{3,}", re.sub(r"([a-z])([A-Z])", r"\1 \2", source)))
     facts.plain_words = set(re.findall(r"(?<![\w./-])[A-Za-z_][A-Za-z0-9_]*(?![\w/(])", prose))
     for token in tokens:
         if token.type not in {"fence", "code_block"}:

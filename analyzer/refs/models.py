@@ -66,6 +66,9 @@ class Reference:
     bare_file: bool = False  # `scheduler.py` written without folders: looked up by file name
     # The paragraph's Markdown, for a replacement the text names itself ("use `X` instead").
     paragraph: str = field(default="", compare=False, repr=False)
+    # Lower-cased words of the whole document (one set shared by its references): picks,
+    # among renamed candidates, the one in the text's own terms (`Decode...` in a text on decoding).
+    context: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

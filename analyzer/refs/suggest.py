@@ -314,8 +314,9 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
             movers = [e for e in pin.find_symbol(last) if e.kind == "function" and "." in short_name(e, pin)]
             old_cls = owner.rsplit(".", 1)[-1].lower().lstrip("_")
             related = [e for e in movers if _related_class(old_cls, short_name(e, pin).rsplit(".", 1)[0].rsplit(".", 1)[-1].lower().lstrip("_"))]
-            for e in related[:3]:
-                confidence = 0.8 if len(related) == 1 else 0.5
+            related = _in_context(related, old_cls, ref, lambda e: short_name(e, pin).rsplit(".", 1)[0].rsplit(".", 1)[-1])
+            for rank, e in enumerate(related[:3]):
+                confidence = 0.8 if len(related) == 1 else 0.7 if rank == 0 and _context_pick(related, old_cls, ref, pin) else 0.5
                 out.append(Suggestion(short_name(e, pin), confidence, f"`{last}` of a class named like `{owner}`", e.location))
             for e in [m for m in movers if m not in related][:3]:
                 out.append(Suggestion(short_name(e, pin), 0.55 if len(movers) == 1 else 0.3, "same method on another class", e.location))
@@ -323,6 +324,8 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
                 out.extend(_renamed_class(owner, pin, history, member=last))
         elif history is not None:
             out.extend(_renamed_class(target, pin, history))
+        if len(parts) == 1 and _CLASS_RE.match(last):
+            out.extend(_qualified_class(ref, last, pin))
         names = pin.defined_names() if len(parts) == 1 else []
         for name, ratio in closest(last, names, n=3, cutoff=0.7):
             if name.rstrip("s") == last.rstrip("s"):
@@ -351,6 +354,53 @@ def _renamed_class(old_name: str, pin: PinView, history: History, member: str | 
                 name = short_name(cand, pin) + (f".{member}" if member else "")
                 out.append(Suggestion(name, round(0.5 + 0.45 * overlap, 2), f"class in {new_path} shares {overlap:.0%} of its members", cand.location))
     return out
+
+
+_CLASS_RE = re.compile(r"^_*[A-Z][A-Za-z0-9]*$")
+
+
+def _extra_words(old: str, new: str) -> set[str]:
+    """`cudagraphrunner` vs `DecodeCudaGraphRunner` -> {"decode"}: the words the new name adds."""
+    words = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", new).lower().split()
+    joined = "".join(words)
+    at = joined.find(old)
+    if at < 0:
+        return set(words)
+    out, pos = set(), 0
+    for w in words:
+        if not (at <= pos < at + len(old)):
+            out.add(w)
+        pos += len(w)
+    return out
+
+
+def _in_context(items: list, old: str, ref: Reference, name_of) -> list:  # type: ignore[type-arg,no-untyped-def]
+    """Candidates whose added words the document uses first (`Decode...` in a text on decoding)."""
+    if not ref.context or len(items) < 2:
+        return items
+    return sorted(items, key=lambda e: -len(_extra_words(old, name_of(e)) & ref.context))
+
+
+def _context_pick(items: list, old: str, ref: Reference, pin: PinView) -> bool:  # type: ignore[type-arg]
+    """Whether the first candidate is the only one whose added words the document uses."""
+    hits = [e for e in items if _extra_words(old, short_name(e, pin).rsplit(".", 1)[0].rsplit(".", 1)[-1]) & ref.context]
+    return len(hits) == 1 and hits[0] is items[0]
+
+
+def _qualified_class(ref: Reference, old: str, pin: PinView) -> list[Suggestion]:
+    """A class gone under its name, present with a qualifier (`CudaGraphRunner` ->
+    `DecodeCudaGraphRunner`): the one whose qualifier the document uses, when one does."""
+    key = old.lower().lstrip("_")
+    # Qualified in front (`Decode` + `CudaGraphRunner`): a kind of the old class, not another thing
+    # that merely starts with its name (`SequencePoolerHead` is no `Sequence`).
+    names = sorted({n for n, _ in closest(old, pin.defined_names(), n=8, cutoff=0.6) if n != old and n.lower().endswith(key)})
+    classes = [n for n in names if any(e.kind == "class" for e in pin.table.ending_with(n))]
+    if not classes:
+        return []
+    used = [n for n in classes if _extra_words(key, n) & ref.context]
+    if len(used) == 1:
+        return [Suggestion(used[0], 0.7, f"of the classes named `...{old}`, the one in the text's terms", None)]
+    return [Suggestion(n, 0.35, f"one of {len(classes)} classes named `...{old}` (the text uses none of their words)", None) for n in classes[:3]]
 
 
 def _related_class(old: str, new: str) -> bool:

@@ -298,3 +298,23 @@ def test_fields_of_a_class_versus_options_passed_to_it(vllm30: PinView) -> None:
     )
     got = _check(doc, vllm30)
     assert got["hash_block_tokens"] == ["broken", "ok"]
+
+
+def test_a_gone_class_goes_to_the_qualified_one_the_text_talks_about(vllm30: PinView) -> None:
+    from analyzer.refs.suggest import suggest
+
+    extra = [
+        Entry("vllm.runner.DecodeCudaGraphRunner", "vllm/runner.py", 1, 50, "class"),
+        Entry("vllm.runner.DecodeCudaGraphRunner.capture", "vllm/runner.py", 10, 20, "function"),
+        Entry("vllm.runner.PrefillCudaGraphRunner", "vllm/runner.py", 60, 90, "class"),
+        Entry("vllm.runner.PrefillCudaGraphRunner.capture", "vllm/runner.py", 70, 80, "function"),
+    ]
+    pin = replace(vllm30, symbols=[*vllm30.table, *extra])
+    about_decoding = frozenset({"decode", "replay", "graph"})
+    cls = replace(ref("CudaGraphRunner", "symbol"), context=about_decoding)
+    assert suggest(cls, pin)[0].replacement == "DecodeCudaGraphRunner"
+    member = replace(ref("CudaGraphRunner.capture", "symbol"), context=about_decoding)
+    best = suggest(member, pin)[0]
+    assert best.replacement == "DecodeCudaGraphRunner.capture" and best.confidence >= 0.7
+    # With nothing in the text to choose by, no confident pick.
+    assert all(s.confidence < 0.5 for s in suggest(ref("CudaGraphRunner", "symbol"), pin))
