@@ -3,6 +3,8 @@
     .venv/bin/python benchmarks/spec_decode_bench.py                 # n-gram, random model
     .venv/bin/python benchmarks/spec_decode_bench.py --model DIR     # a trained checkpoint
     .venv/bin/python benchmarks/spec_decode_bench.py --model DIR --draft-model SMALL_DIR
+    .venv/bin/python benchmarks/spec_decode_bench.py --trained                # trained code model
+    .venv/bin/python benchmarks/spec_decode_bench.py --trained --draft-model small
 
 Each batch size runs the same greedy workload up to four ways: plain decoding, speculation
 with a fixed draft length (num_speculative_tokens), the load-adaptive draft length
@@ -10,7 +12,11 @@ with a fixed draft length (num_speculative_tokens), the load-adaptive draft leng
 acceptance rate, the mean accepted length and the draft lengths the adaptive policy chose,
 side by side, and checks that every speculative output equals the plain one.
 
-Without --model the target is a random-weights float32 Qwen3 (hidden 512, 8 layers, as
+--trained uses the model trained here (reference_engine/trained_model.py, "default", ~4M
+parameters, Python code) on prompts cut from its held-out files, and `--draft-model small`
+then drafts with the ~1M "small" recipe, which shares its tokenizer.
+
+Without --model or --trained the target is a random-weights float32 Qwen3 (hidden 512, 8 layers, as
 engine_bench.py) and the workload is repetitive (each prompt is a motif repeated four
 times), so prompt lookup shows the mechanism; how often drafts are accepted then depends
 on how much the random model's greedy output loops, which the acceptance column shows.
@@ -76,11 +82,27 @@ def main() -> None:
     ap.add_argument("--max-tokens", type=int, default=64)
     ap.add_argument("--k", type=int, default=4, help="num_speculative_tokens")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--trained", action="store_true", help="the trained code model, held-out prompts")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory() as tmp:
         model = args.model
-        if model is None:
+        prompts_for = lambda batch: workload(batch, seed=batch, motif_len=12, repeats=4)  # noqa: E731
+        if args.trained:
+            from tokenizers import Tokenizer
+
+            from reference_engine.trained_model import heldout_text, trained_model_dir
+
+            model = trained_model_dir("default")
+            if args.draft_model is not None and str(args.draft_model) == "small":
+                args.draft_model = trained_model_dir("small")
+            ids = Tokenizer.from_file(str(model / "tokenizer.json")).encode(heldout_text(model)).ids
+
+            def prompts_for(batch: int) -> list[list[int]]:
+                starts = random.Random(batch).sample(range(len(ids) - 200), batch)
+                return [ids[s : s + 96] for s in starts]
+
+        elif model is None:
             from engine_bench import write_model
 
             model = write_model(Path(tmp) / "target", hidden=512, layers=8)
@@ -93,7 +115,7 @@ def main() -> None:
         print(f"{'batch':>5} {'mode':>9} {'tok/s':>8} {'speedup':>8} {'accept':>7} "
               f"{'mean len':>8} {'k chosen (mean)':>15}  same output")  # fmt: skip
         for batch in args.batch_sizes:
-            prompts = workload(batch, seed=batch, motif_len=12, repeats=4)
+            prompts = prompts_for(batch)
             plain_tps, plain_tokens, _, _ = run(model, prompts, args.max_tokens, None, batch)
             print(f"{batch:>5} {'plain':>9} {plain_tps:>8.1f} {1.0:>8.2f}")
             modes = ["fixed", "adaptive"] + ([] if args.draft_model else ["tree"])
