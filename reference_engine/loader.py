@@ -162,6 +162,9 @@ def load_named_tensors(
     for hf_name, tensor in tensors:
         if hf_name.endswith(_IGNORED_SUFFIXES) or (tied and hf_name == "lm_head.weight"):
             continue
+        holds = getattr(model, "holds_checkpoint_tensor", None)
+        if holds is not None and not holds(hf_name):
+            continue  # another pipeline stage's layer
         name, shard = model.map_checkpoint_name(hf_name)
         if name not in params:
             raise ConfigError(

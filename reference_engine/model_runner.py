@@ -83,7 +83,7 @@ class ModelRunner:
         # One extra block at the end is scratch space: padded rows (CUDA-graph buckets)
         # write their K/V there, so no real block is ever touched by padding.
         self.pad_block_id = self.num_blocks
-        self.kv_caches = self._allocate(self.num_blocks + 1, self.device)
+        self.kv_caches = self._drop_other_stages(self._allocate(self.num_blocks + 1, self.device))
         # Hybrid models: recurrent-state pools beside the paged KV, one slot per running
         # request (the KVCacheManager hands slots out; layers/gated_delta_net.py).
         allocate_state = getattr(self.model, "allocate_state_cache", None)
@@ -94,7 +94,11 @@ class ModelRunner:
             allocate_state(slots + checkpoints, self.device)
         self.num_cpu_blocks = engine_config.num_cpu_blocks
         self.cpu_kv_caches = (
-            self._allocate(self.num_cpu_blocks, torch.device("cpu"), pin=self.device.type == "cuda")
+            self._drop_other_stages(
+                self._allocate(
+                    self.num_cpu_blocks, torch.device("cpu"), pin=self.device.type == "cuda"
+                )
+            )
             if self.num_cpu_blocks
             else []
         )
@@ -123,6 +127,18 @@ class ModelRunner:
 
         shapes = self.model_config.kv_cache_shapes(self.num_kv_heads)
         return [tuple(new(h, d) for h, d in layer) for layer in shapes]
+
+    def _drop_other_stages(
+        self, caches: list[tuple[torch.Tensor, ...]]
+    ) -> list[tuple[torch.Tensor, ...]]:
+        """A pipeline stage keeps the caches of its own layers; the others become empty."""
+        if self.parallel.pp.world_size == 1:
+            return caches
+        start, end = self.model.model.start_layer, self.model.model.end_layer
+        return [
+            c if start <= i < end else tuple(t.new_empty((0, *t.shape[1:])) for t in c)
+            for i, c in enumerate(caches)
+        ]
 
     @torch.inference_mode()
     def execute_model(self, batch: ForwardBatch) -> torch.Tensor:
@@ -184,6 +200,8 @@ class ModelRunner:
         dst_ids = torch.tensor([d for _, d in mapping], dtype=torch.int64)
         for src_layer, dst_layer in zip(src_caches, dst_caches, strict=True):
             for src, dst in zip(src_layer, dst_layer, strict=True):
+                if src.shape[0] == 0:
+                    continue  # a layer another pipeline stage caches
                 # Gather first: a mapping may read a block another pair overwrites. Only a
                 # copy *to* the GPU may be asynchronous: stream order protects its readers,
                 # while a host destination is read by the CPU right away.

@@ -42,11 +42,13 @@ import torch.multiprocessing as mp
 
 from reference_engine.config import EngineConfig, ModelConfig
 from reference_engine.distributed.parallel_config import verify_model
+from reference_engine.distributed.pipeline_parallel import StageTimes
 from reference_engine.distributed.worker import (
     Groups,
     Rendezvous,
     StepInput,
     init_groups,
+    report_busy,
     run_step,
     send_step,
     worker_main,
@@ -104,6 +106,8 @@ class DistributedExecutor:
         self.procs: list[Any] = []
         self._pending = StepInput()
         self._closed = False
+        # Pipeline parallelism: busy time of every rank and step wall time (bubble fraction).
+        self.stage_times = StageTimes()
         world = engine_config.world_size
         try:
             if torchrun:
@@ -177,7 +181,17 @@ class DistributedExecutor:
         try:
             for work in send_step(self.groups, step):
                 self._wait(work, "receiving a step")
-            return run_step(self.runner, step)
+            start = time.perf_counter()
+            logits = run_step(self.runner, step)
+            if self.runner.parallel.pp.world_size > 1:
+                busy = report_busy(self.groups).tolist()
+                times = self.stage_times
+                times.busy_s = [
+                    a + b for a, b in zip(times.busy_s or [0.0] * len(busy), busy, strict=True)
+                ]
+                times.wall_s += time.perf_counter() - start
+                times.steps += 1
+            return logits
         except Exception as exc:
             dead = self._dead_workers()
             self.shutdown(graceful=False)

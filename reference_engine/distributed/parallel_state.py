@@ -95,6 +95,8 @@ class ParallelState:
 
     tp: GroupCoordinator = field(default_factory=GroupCoordinator)
     ep: GroupCoordinator = field(default_factory=GroupCoordinator)
+    # rank = this stage, ranks = the global rank of each stage at this tensor-parallel rank
+    pp: GroupCoordinator = field(default_factory=GroupCoordinator)
 
 
 SINGLE_PROCESS = ParallelState()

@@ -26,6 +26,7 @@ import torch.distributed as dist
 
 from reference_engine.config import EngineConfig, ModelConfig
 from reference_engine.distributed.parallel_state import GroupCoordinator, ParallelState
+from reference_engine.distributed.pipeline_parallel import run_pipeline
 from reference_engine.forward_batch import ForwardBatch
 from reference_engine.model_runner import BlockMapping, ModelRunner
 
@@ -76,14 +77,26 @@ def init_groups(cfg: EngineConfig, rank: int, rendezvous: Rendezvous) -> Groups:
             backend_for(cfg), store=rendezvous.store, rank=rank, world_size=world,
             timeout=CONTROL_TIMEOUT,
         )  # fmt: skip
-    compute = dist.new_group(
-        list(range(world)), timeout=timedelta(seconds=cfg.distributed_timeout_s)
+    timeout = timedelta(seconds=cfg.distributed_timeout_s)
+    compute = dist.new_group(list(range(world)), timeout=timeout)
+    # Rank = stage * width + index within the stage; a stage's ranks are its TP (or EP) group.
+    stages = cfg.pipeline_parallel_size
+    width = world // stages
+    stage, index = divmod(rank, width)
+    stage_groups = [
+        dist.new_group(list(range(s * width, (s + 1) * width)), timeout=timeout)
+        if width > 1
+        else None
+        for s in range(stages)
+    ]
+    mine = GroupCoordinator(
+        index, width, stage_groups[stage], tuple(range(stage * width, (stage + 1) * width))
     )
-    everyone = GroupCoordinator(rank, world, compute, tuple(range(world)))
     single = GroupCoordinator()
-    tp = everyone if cfg.tensor_parallel_size > 1 else single
-    ep = everyone if cfg.expert_parallel_size > 1 else single
-    return Groups(ParallelState(tp=tp, ep=ep), dist.group.WORLD)
+    tp = mine if cfg.tensor_parallel_size > 1 else single
+    ep = mine if cfg.expert_parallel_size > 1 else single
+    pp = GroupCoordinator(stage, stages, compute, tuple(s * width + index for s in range(stages)))
+    return Groups(ParallelState(tp=tp, ep=ep, pp=pp), dist.group.WORLD)
 
 
 @dataclass(slots=True)
@@ -139,7 +152,23 @@ def run_step(runner: ModelRunner, step: StepInput) -> torch.Tensor | None:
     runner.copy_blocks(step.blocks_to_copy)
     if step.batch is None:
         return None
+    if runner.parallel.pp.world_size > 1:
+        logits, busy = run_pipeline(runner, step.batch, runner.parallel.pp.world_size)
+        step_busy[0] = busy
+        return logits
     return runner.execute_model(step.batch)
+
+
+# Busy seconds of this rank's last pipeline step (the driver gathers them: StageTimes).
+step_busy = [0.0]
+
+
+def report_busy(groups: Groups) -> torch.Tensor:
+    """Every rank's busy seconds in the last pipeline step, gathered on every rank."""
+    mine = torch.tensor([step_busy[0]], dtype=torch.float64)
+    parts = [torch.empty_like(mine) for _ in range(dist.get_world_size())]
+    dist.all_gather(parts, mine, group=groups.state.pp.group)
+    return torch.cat(parts)
 
 
 def _exit_with_parent(parent_pid: int) -> None:
@@ -180,5 +209,7 @@ def worker_main(
             if step.stop:
                 break
             run_step(runner, step)
+            if runner.parallel.pp.world_size > 1:
+                report_busy(groups)
     finally:
         dist.destroy_process_group()

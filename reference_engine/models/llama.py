@@ -20,6 +20,8 @@ from reference_engine.distributed.parallel_linear import (
     QKVParallelLinear,
     RowParallelLinear,
 )
+from reference_engine.distributed.parallel_state import current_parallel_state
+from reference_engine.distributed.pipeline_parallel import PPMissingLayer, layer_range
 from reference_engine.distributed.vocab_parallel_embedding import (
     ParallelLMHead,
     VocabParallelEmbedding,
@@ -120,8 +122,17 @@ class LlamaModel(nn.Module):
         self.rotary_emb = RotaryEmbedding(
             cfg.head_dim, cfg.max_position_embeddings, cfg.rope_theta, cfg.rope_scaling
         )
+        # Pipeline parallelism: this stage's layers [start, end); the rest hold no weights.
+        pp = current_parallel_state().pp
+        self.start_layer, self.end_layer = layer_range(
+            cfg.num_hidden_layers, pp.rank, pp.world_size
+        )
+        self.is_last_stage = pp.rank == pp.world_size - 1
         self.layers = nn.ModuleList(
-            LlamaDecoderLayer(cfg, attention_cls, i, make_mlp) for i in range(cfg.num_hidden_layers)
+            LlamaDecoderLayer(cfg, attention_cls, i, make_mlp)
+            if self.start_layer <= i < self.end_layer
+            else PPMissingLayer()
+            for i in range(cfg.num_hidden_layers)
         )
         for layer, window in zip(self.layers, cfg.sliding_windows, strict=False):
             layer.self_attn.attn.sliding_window = window  # Mistral, Qwen2/3 `layer_types`
@@ -133,12 +144,15 @@ class LlamaModel(nn.Module):
         positions: torch.Tensor,
         kv_caches: list[KVCache],
         batch: ForwardBatch,
+        hidden_states: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        x = self.embed_tokens(input_ids)
+        """`hidden_states`: what the previous pipeline stage sent (then no embedding); a
+        stage other than the last returns its layers' output un-normalised."""
+        x = self.embed_tokens(input_ids) if hidden_states is None else hidden_states
         rope = self.rotary_emb.lookup(positions)  # same angles for every layer
-        for layer, kv_cache in zip(self.layers, kv_caches, strict=True):
-            x = layer(rope, x, kv_cache, batch)
-        return self.norm(x)
+        for i in range(self.start_layer, self.end_layer):
+            x = self.layers[i](rope, x, kv_caches[i], batch)
+        return self.norm(x) if self.is_last_stage else x
 
 
 class LlamaForCausalLM(nn.Module):
@@ -172,6 +186,13 @@ class LlamaForCausalLM(nn.Module):
         batch: ForwardBatch,
     ) -> torch.Tensor:
         return self.model(input_ids, positions, kv_caches, batch)
+
+    def holds_checkpoint_tensor(self, hf_name: str) -> bool:
+        """False for a layer another pipeline stage holds (its tensors are never read)."""
+        parts = hf_name.split(".")
+        if len(parts) > 2 and parts[:2] == ["model", "layers"] and parts[2].isdigit():
+            return not isinstance(self.model.layers[int(parts[2])], PPMissingLayer)
+        return True
 
     def map_checkpoint_name(self, hf_name: str) -> tuple[str, str | None]:
         """Checkpoint tensor name -> (our parameter, shard); see loader.load_weights."""
