@@ -45,7 +45,8 @@ TIMEOUT_S = 60.0  # collectives; generous for a loaded 2-core machine
         ({"tensor_parallel_size": 0}, "positive integer"),
         ({"tensor_parallel_size": 2, "expert_parallel_size": 4}, "must equal"),
         ({"expert_parallel_size": 2}, "needs a mixture-of-experts model"),
-        ({"pipeline_parallel_size": 2}, "not implemented"),
+        ({"context_parallel_size": 2}, "not implemented"),
+        ({"pipeline_parallel_size": 3}, r"num_hidden_layers \(2\) is not divisible"),
     ],
 )
 def test_layouts_that_do_not_fit_fail_before_start(
