@@ -212,6 +212,7 @@ def build_app(engine: AsyncEngine, options: ServerOptions) -> FastAPI:
     async def serve(request: Request, serving: Any, model: type[BaseModel]) -> Response:
         """One request through a serving front end: parse, submit, then stream or collect."""
         arrival = time.monotonic()
+        serving.check_overload(0)  # a full queue refuses before parsing or tokenizing anything
         req = await parse(request, model)
         prep = serving.prepare(req, arrival)
         hook = await disaggregate(request, req, prep)
