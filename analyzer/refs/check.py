@@ -61,7 +61,7 @@ def check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str
             for f in findings:
                 f.status, f.note = NOT_CHECKABLE, _CAPS_PENDING
             return findings
-        if ref.origin != "inline" or ref.kind != SYMBOL or ref.target != ref.text.split("(", 1)[0].strip():
+        if ref.origin != "inline" or ref.kind != SYMBOL or ref.target != ref.text.split("(", 1)[0].split("=", 1)[0].strip():
             return []  # ordinary code, another program's flag, an object's member no pin knows
         # A bare name in code font that no pin defines: a variable, or a name that was
         # removed. Said so, never called broken without more to go on.

@@ -215,6 +215,18 @@ def classify_symbol(text: str) -> Classified | None:
     return None
 
 
+_PARAM_RE = re.compile(r"^(?P<name>[a-z][a-z0-9]*_[a-z0-9_]*)\s*=\s*\S.*$")
+
+
+def classify_param(text: str) -> Classified | None:
+    """`enable_prefix_caching=True`: a keyword the project takes, checked by its name when a pin
+    defines it (an engine argument, a config field), else left alone."""
+    m = _PARAM_RE.match(text)
+    if m is None:
+        return None
+    return Classified(SYMBOL, m.group("name"), None, "keyword", tentative=True)
+
+
 def classify(text: str) -> Classified | None:
     """Classify one code span's text; None when it is not a reference."""
     text = text.strip()
@@ -225,4 +237,5 @@ def classify(text: str) -> Classified | None:
         or classify_env(text)
         or classify_path(text)
         or classify_symbol(text)
+        or classify_param(text)
     )

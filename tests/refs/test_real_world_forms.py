@@ -318,3 +318,9 @@ def test_a_gone_class_goes_to_the_qualified_one_the_text_talks_about(vllm30: Pin
     assert best.replacement == "DecodeCudaGraphRunner.capture" and best.confidence >= 0.7
     # With nothing in the text to choose by, no confident pick.
     assert all(s.confidence < 0.5 for s in suggest(ref("CudaGraphRunner", "symbol"), pin))
+
+
+def test_keyword_forms_are_checked_by_name(vllm30: PinView) -> None:
+    got = _check("# vLLM\n\nSet `hash_block_tokens=3` or `no_such_kwarg=1`.\n", vllm30)
+    assert got["hash_block_tokens=3"] == ["ok"]
+    assert got["no_such_kwarg=1"] == ["not-checkable"]  # said so, never called broken on its own
