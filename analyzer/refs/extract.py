@@ -544,6 +544,8 @@ def _document_facts(source: str, tokens: list[Token]) -> _DocFacts:
                     for alias in node.names:
                         if alias.name.split(".")[0] not in _ROOTS:
                             facts.foreign.add((alias.asname or alias.name).split(".")[0])
+                        elif alias.asname:
+                            facts.imported[alias.asname] = alias.name  # `import sglang as sgl`
                 elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                     made = _dotted(node.value.func)
                     if made and _CLASSNAME_RE.match(made.rsplit(".", 1)[-1]):

@@ -324,3 +324,9 @@ def test_keyword_forms_are_checked_by_name(vllm30: PinView) -> None:
     got = _check("# vLLM\n\nSet `hash_block_tokens=3` or `no_such_kwarg=1`.\n", vllm30)
     assert got["hash_block_tokens=3"] == ["ok"]
     assert got["no_such_kwarg=1"] == ["not-checkable"]  # said so, never called broken on its own
+
+
+def test_project_imported_under_an_alias(sglang20: PinView) -> None:
+    doc = "# SGLang\n\n```python\nimport sglang as sgl\nsgl.launch_server(1)\nsgl.no_such_entry(2)\n```\n"
+    got = _check(doc, sglang20)
+    assert got["sgl.launch_server"] == ["ok"] and got["sgl.no_such_entry"] == ["broken"]
