@@ -15,6 +15,7 @@ from analyzer.refs.check import check_references, check_upgrade, extract_all, pi
 from analyzer.refs.config import BookConfig, RefsError, load_book
 from analyzer.refs.fix import plan_fixes, write_atomic
 from analyzer.refs.models import BROKEN, HIGH_CONFIDENCE, Finding
+from analyzer.refs.notebook import notebook_markdown
 from analyzer.refs.pinview import PinView
 from analyzer.refs.report import render_table, to_json, to_sarif
 from analyzer.refs.suggest import History
@@ -27,9 +28,12 @@ def _documents(book: BookConfig) -> list[tuple[str, str]]:
     docs = []
     for path in book.files:
         try:
-            docs.append((book.display(path), path.read_bytes().decode("utf-8")))
+            text = path.read_bytes().decode("utf-8")
         except UnicodeDecodeError as exc:
             raise RefsError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        if path.suffix.lower() == ".ipynb":
+            text = notebook_markdown(text, str(path))
+        docs.append((book.display(path), text))
     return docs
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from analyzer.refs.models import Reference
 
 CONFIG_NAME = "atlas.toml"
-MARKDOWN_SUFFIXES = (".md", ".markdown")
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".ipynb")  # notebooks are read as Markdown (see notebook.py)
 
 
 class RefsError(Exception):
@@ -63,7 +63,7 @@ def collect_files(paths: list[Path]) -> tuple[Path, ...]:
         elif path.suffix.lower() in MARKDOWN_SUFFIXES:
             files.append(path)
         else:
-            raise RefsError(f"not a Markdown file: {path}")
+            raise RefsError(f"not a Markdown file or notebook: {path}")
     if not files:
         raise RefsError("no Markdown files found in " + ", ".join(str(p) for p in paths))
     return tuple(dict.fromkeys(files))

@@ -420,6 +420,14 @@ class _Walker:
                 env = classify_env(node.value)
                 if env is not None:
                     add(node.lineno, node.value, env, in_scope=None)
+                elif looks_like_command(node.value):
+                    # `launch_server_cmd("python3 -m sglang.launch_server --model-path m ...")`
+                    for r in shell_refs(node.value):
+                        line = first + node.lineno - 1 + r.line
+                        found = Classified(r.kind, r.target, r.framework, f"command {r.command}" if r.command else "text")
+                        if (line, r.text) not in seen:
+                            seen.add((line, r.text))
+                            out.append(_Pending(line, self._col(line, r.text), r.text, found, 0, "fence", r.command))
             elif isinstance(node, ast.ClassDef):
                 # `class SchedulerOutput:` mirrors the project's class or is the author's own.
                 add(node.lineno, node.name, Classified(SYMBOL, node.name, None, "class statement"), doc_defined=True, in_scope=None)

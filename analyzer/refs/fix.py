@@ -55,6 +55,10 @@ def plan_fixes(findings: list[Finding], files: dict[str, Path]) -> list[FileFix]
     fixes: list[FileFix] = []
     for display, items in sorted(by_file.items()):
         path = files[display]
+        if path.suffix.lower() == ".ipynb":
+            # Findings point into the notebook's Markdown rendering, not its JSON: edit by hand.
+            fixes.append(FileFix(path, display, "", "", 0, [f"{display}: notebooks are not rewritten ({len(items)} suggestion(s))"]))
+            continue
         old = path.read_bytes().decode("utf-8")  # keep CRLF line endings as they are
         lines = old.splitlines(keepends=True)
         skipped: list[str] = []

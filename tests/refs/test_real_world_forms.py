@@ -330,3 +330,39 @@ def test_project_imported_under_an_alias(sglang20: PinView) -> None:
     doc = "# SGLang\n\n```python\nimport sglang as sgl\nsgl.launch_server(1)\nsgl.no_such_entry(2)\n```\n"
     got = _check(doc, sglang20)
     assert got["sgl.launch_server"] == ["ok"] and got["sgl.no_such_entry"] == ["broken"]
+
+
+def test_notebooks_are_read_as_markdown_and_left_unfixed(tmp_path: Path, sglang20: PinView) -> None:
+    import json
+
+    from analyzer.refs.commands import _documents
+    from analyzer.refs.config import RefsError, load_book
+    from analyzer.refs.fix import plan_fixes
+
+    nb = {
+        "cells": [
+            {"cell_type": "markdown", "source": ["# SGLang\n", "The `RadixCache` and `RadixKache` caches.\n"]},
+            {"cell_type": "code", "source": ["server = launch_server_cmd(\n", '    "python3 -m sglang.launch_server --model-path m --chunked-prefill-sise 8"\n', ")\n"]},
+            {"cell_type": "code", "source": ["!python3 -m sglang.launch_server --disable-radix-cache\n"]},
+        ]
+    }
+    path = tmp_path / "x.ipynb"
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    book = load_book([path])
+    got: dict[str, list[str]] = {}
+    findings = check_references(extract_all(_documents(book)), [sglang20])
+    for f in findings:
+        got.setdefault(f.ref.text, []).append(f.status)
+    assert got["RadixCache"] == ["ok"] and got["RadixKache"] == ["broken"]
+    assert got["--model-path"] == ["ok"] and got["--chunked-prefill-sise"] == ["broken"]
+    assert got["--disable-radix-cache"] == ["ok"]
+    (plan,) = plan_fixes([f for f in findings if f.status == "broken"], {book.display(path): path})
+    assert plan.applied == 0 and "not rewritten" in plan.skipped[0]
+    bad = tmp_path / "bad.ipynb"
+    bad.write_text("{not json", encoding="utf-8")
+    try:
+        _documents(load_book([bad]))
+    except RefsError as exc:
+        assert "not a Jupyter notebook" in str(exc)
+    else:
+        raise AssertionError("a damaged notebook must be a clear error")
