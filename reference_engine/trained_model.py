@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -120,8 +121,10 @@ def corpus_files() -> list[tuple[str, Path]]:
     return files
 
 
+@functools.cache
 def read_corpus() -> tuple[list[str], list[str], str]:
-    """(train texts, held-out texts, sha256 of all of it)."""
+    """(train texts, held-out texts, sha256 of all of it); read once per process (callers
+    must not modify the lists)."""
     digest = hashlib.sha256()
     train_texts: list[str] = []
     heldout: list[str] = []
@@ -216,6 +219,7 @@ def trained_model_dir(
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
         try:
             write_trained_model(tmp, variant, (train_texts, heldout, digest), log=log)
+            tmp.chmod(0o755)  # mkdtemp makes it private; the cache is shared
             os.replace(tmp, target)
         finally:
             if tmp.exists():
