@@ -276,6 +276,11 @@ class Engine:
                     self.tokenizer.tokenizer, params, token_ids
                 ),
                 lora_name=lora_request.lora_name if lora_request else None,
+                prefix_cache_tag=(
+                    self.lora.cache_tags[lora_request.lora_name]
+                    if lora_request and self.lora
+                    else 0
+                ),
             )
             parent = parent or seq
             if grammar is not None:

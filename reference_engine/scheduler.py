@@ -249,12 +249,11 @@ class Scheduler:
             not self.config.prefix_caching
             or seq.wants_prompt_logprobs
             or seq.params.kv_eviction
-            or seq.lora_name is not None  # its KV is the adapter's: the cache holds the base's
         ):
             # Prompt logprobs need every prompt position's logits, so no cache hits for them;
             # an evicting request's KV depends on its policy, not only on its tokens.
             return self._start(seq, out, budget, 0, None)
-        match = self.kv.match_prefix(seq.all_token_ids)
+        match = self.kv.match_prefix(seq.cache_token_ids(seq.all_token_ids))
         if self._start(seq, out, budget, match.num_cached_tokens, match):
             return True
         if match.partial_block is None or self._waits_for_budget(
@@ -263,7 +262,7 @@ class Scheduler:
             return False
         # Short of blocks: the partial block's copy costs one more than computing its
         # tokens, which a nearly full pool may not have. Settle for the whole blocks.
-        match = self.kv.match_whole_blocks(seq.all_token_ids, match)
+        match = self.kv.match_whole_blocks(seq.cache_token_ids(seq.all_token_ids), match)
         return self._start(seq, out, budget, match.num_cached_tokens, match)
 
     def _waits_for_budget(self, seq: Sequence, computed: int, budget: int) -> bool:
@@ -310,9 +309,9 @@ class Scheduler:
             seq = item.seq
             seq.num_computed_tokens = item.end
             policy = seq.params.kv_eviction
-            if self.config.prefix_caching and policy is None and seq.lora_name is None:
+            if self.config.prefix_caching and policy is None:
                 # Accepted speculative drafts are computed tokens not yet appended.
-                tokens = seq.all_token_ids + seq.spec_token_ids
+                tokens = seq.cache_token_ids(seq.all_token_ids + seq.spec_token_ids)
                 self.kv.cache_computed(seq.seq_id, tokens, seq.num_computed_tokens)
             # Then free what slid out of every window (cached blocks stay in the cache).
             self.kv.release_unseen_blocks(seq.seq_id, seq.num_computed_tokens, policy)

@@ -74,6 +74,17 @@ class Sequence:
     num_inflight_tokens: int = 0
     # The LoRA adapter this request runs with (lora/request.py); None: the base model.
     lora_name: str | None = None
+    # Its prefix-cache namespace (LoRAManager.cache_tags): 0 for the base model.
+    prefix_cache_tag: int = 0
+
+    def cache_token_ids(self, token_ids: list[int]) -> list[int]:
+        """Token ids as the prefix cache sees them. An adapter's KV differs from the base
+        model's for the same tokens, so each adapter looks up and offers tokens in its own
+        namespace (vLLM mixes the adapter into every block hash instead)."""
+        if not self.prefix_cache_tag:
+            return token_ids
+        offset = self.prefix_cache_tag << 32  # above every vocabulary id
+        return [t + offset for t in token_ids]
 
     @property
     def num_prompt_tokens(self) -> int:

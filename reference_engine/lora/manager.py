@@ -56,6 +56,10 @@ class LoRAManager:
         self.adapters: dict[str, LoRAAdapter] = {}  # host copies of registered adapters
         self.slots: OrderedDict[str, int] = OrderedDict()  # adapter -> slot, LRU first
         self.num_slot_loads = 0  # how many times an adapter was copied into a slot
+        # adapter -> its prefix-cache namespace; never reused, so an adapter registered
+        # again under an old name never meets KV cached for the previous one
+        self.cache_tags: dict[str, int] = {}
+        self._next_tag = 1
         self._segments: list[tuple[int, int, int]] | None = None
         self._row_slots: torch.Tensor | None = None
         self.targets: dict[str, _Target] = {}
@@ -93,11 +97,13 @@ class LoRAManager:
         self._check_shapes(adapter)
         self.adapters[request.lora_name] = adapter
         self.registry[request.lora_name] = request
+        self.cache_tags[request.lora_name] = self._next_tag
+        self._next_tag += 1
 
     def remove_lora(self, name: str) -> bool:
         if name not in self.registry:
             return False
-        del self.registry[name], self.adapters[name]
+        del self.registry[name], self.adapters[name], self.cache_tags[name]
         self.slots.pop(name, None)  # its slot is simply free again
         return True
 

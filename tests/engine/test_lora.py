@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -127,57 +128,66 @@ def test_mixed_batch_logits_equal_peft_merged_models(lora_setup) -> None:  # typ
         torch.testing.assert_close(logits[i], _oracle(merged[name], s)[-1], rtol=1e-5, atol=5e-5)
 
 
-def test_workloads_mixing_adapters_equal_solo_runs(lora_setup) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("cache", ["hash", "radix"])
+def test_workloads_mixing_adapters_equal_solo_runs(lora_setup, cache: str) -> None:  # type: ignore[no-untyped-def]
     base, folders, _ = lora_setup
     requests = {n: LoRARequest(n, i + 1, str(folders[n])) for i, n in enumerate(folders)}
     rng = random.Random(5)
+    # Shared prefixes under different adapters: each adapter's cached KV must stay its own.
+    prefixes = [[rng.randrange(500) for _ in range(9)] for _ in range(2)]
     work = []
-    for i in range(14):
+    for i in range(16):
         name = rng.choice(["a", "b", "c", None])
-        prompt = [rng.randrange(500) for _ in range(rng.randrange(2, 20))]
+        prompt = rng.choice(prefixes) + [rng.randrange(500) for _ in range(rng.randrange(1, 8))]
         work.append((str(i), prompt, name, rng.randrange(2, 10)))
 
     def engine(**kw: object) -> Engine:
         return Engine(EngineConfig(model=str(base), dtype="float64", block_size=4,
                                    enable_lora=True, max_lora_rank=8, **kw))  # type: ignore[arg-type]
 
-    solo = engine(max_loras=1, prefix_caching="none")
-    want = {}
-    for rid, prompt, name, n in work:
-        params = SamplingParams(temperature=0.0, max_tokens=n, ignore_eos=True)
-        solo.add_request(rid, prompt, params, lora_request=requests[name] if name else None)
-        while solo.has_unfinished_requests():
-            for out in solo.step():
+    def run(eng: Engine, items: list[tuple[str, list[int], str | None, int]],
+            one_by_one: bool) -> dict[str, Any]:  # fmt: skip
+        got: dict[str, Any] = {}
+        pending = list(items)
+        while pending or eng.has_unfinished_requests():
+            if pending and (not one_by_one or not eng.has_unfinished_requests()):
+                rid, prompt, name, n = pending.pop(0)
+                params = SamplingParams(temperature=0.0, max_tokens=n, ignore_eos=True)
+                eng.add_request(rid, prompt, params, lora_request=requests[name] if name else None)
+                if not one_by_one and pending and rng.random() < 0.6:
+                    continue  # several arrive in the same step
+            for out in eng.step():
                 if out.finished:
-                    want[rid] = out.outputs[0].token_ids
+                    got[out.request_id] = out
+        return got
+
+    want = run(engine(max_loras=1, prefix_caching="none"), work, one_by_one=True)
     # Two slots for three adapters, a small step budget: chunked prefills, LRU swaps.
-    mixed = engine(max_loras=2, max_num_batched_tokens=16, max_num_seqs=6, prefix_caching="hash")
-    for rid, prompt, name, n in work:
-        params = SamplingParams(temperature=0.0, max_tokens=n, ignore_eos=True)
-        mixed.add_request(rid, prompt, params, lora_request=requests[name] if name else None)
-    got, adapters_per_step = {}, []
-    while mixed.has_unfinished_requests():
-        running = {s.lora_name for s in mixed.scheduler.running if s.lora_name}
-        adapters_per_step.append(len(running))
-        for out in mixed.step():
-            if out.finished:
-                got[out.request_id] = out.outputs[0].token_ids
-    assert got == want
+    mixed = engine(max_loras=2, max_num_batched_tokens=16, max_num_seqs=6, prefix_caching=cache)
+    adapters_per_step: list[int] = []
+    real_step = mixed.step
+
+    def counting_step() -> list[Any]:
+        adapters_per_step.append(len({s.lora_name for s in mixed.scheduler.running
+                                      if s.lora_name}))  # fmt: skip
+        return real_step()
+
+    mixed.step = counting_step  # type: ignore[method-assign]
+    got = run(mixed, work, one_by_one=False)
+    assert {k: o.outputs[0].token_ids for k, o in got.items()} == {
+        k: o.outputs[0].token_ids for k, o in want.items()
+    }
     assert max(adapters_per_step) <= 2
     # three adapters went through two slots: at least one was evicted for another
     assert mixed.lora is not None and mixed.lora.num_slot_loads >= 3
+    # Adapter requests took prefix-cache hits too (from earlier requests of their adapter).
+    hits = [o.num_cached_tokens for k, o in got.items() if work[int(k)][2] is not None]
+    assert max(hits) > 0
     # And the adapters really change the output: the base model disagrees with some.
-    base_only = engine(prefix_caching="none")
-    changed = 0
-    for rid, prompt, name, n in work:
-        if name is None:
-            continue
-        base_only.add_request(rid, prompt, SamplingParams(temperature=0.0, max_tokens=n,
-                                                          ignore_eos=True))  # fmt: skip
-        while base_only.has_unfinished_requests():
-            for out in base_only.step():
-                if out.finished:
-                    changed += out.outputs[0].token_ids != want[rid]
+    base_only = run(engine(prefix_caching="none"),
+                    [(r, p, None, n) for r, p, name, n in work if name], one_by_one=True)  # fmt: skip
+    changed = sum(o.outputs[0].token_ids != want[k].outputs[0].token_ids
+                  for k, o in base_only.items())  # fmt: skip
     assert changed >= 3
 
 
