@@ -22,6 +22,7 @@ SUPPORTED_ARCHITECTURES = (
     "DeepseekV32ForCausalLM",
     "Qwen3_5ForCausalLM",
     "Qwen3NextForCausalLM",
+    "Qwen3_5ForConditionalGeneration",
 )
 
 _DTYPE_NAMES = {"float32", "float64", "float16", "bfloat16"}
@@ -135,6 +136,7 @@ class ModelConfig:
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any], model_dir: Path | None = None) -> ModelConfig:
+        raw = _text_side(raw)
         archs = raw.get("architectures") or []
         arch = next((a for a in archs if a in SUPPORTED_ARCHITECTURES), None)
         if arch is None:
@@ -231,6 +233,21 @@ def sampling_defaults(gen: dict[str, Any]) -> dict[str, float | int]:
         if isinstance(value, int | float) and not isinstance(value, bool):
             out[name] = int(value) if name in ("top_k", "max_tokens") else float(value)
     return out
+
+
+# Multimodal checkpoints whose language model's fields sit under "text_config".
+_TEXT_CONFIG_ARCHITECTURES = ("Qwen3_5ForConditionalGeneration",)
+
+
+def _text_side(raw: dict[str, Any]) -> dict[str, Any]:
+    """A vision-language config.json seen from its language model: text_config's fields at
+    the top (the top level's own keys, e.g. architectures and token ids, kept), the vision
+    config left under "vision_config" for the family to read."""
+    archs = raw.get("architectures") or []
+    text = raw.get("text_config")
+    if not isinstance(text, dict) or not any(a in _TEXT_CONFIG_ARCHITECTURES for a in archs):
+        return raw
+    return {**text, **{k: v for k, v in raw.items() if k != "text_config"}}
 
 
 def _sliding_windows(raw: dict[str, Any], arch: str, num_layers: int) -> list[int | None]:

@@ -194,7 +194,10 @@ class DecodeGraphRunner:
         return sorted(self._state.graphs)
 
     def execute(self, batch: ForwardBatch) -> torch.Tensor:
-        bucket = pick_bucket(batch.num_seqs, self.sizes) if batch.decode_only else None
+        # Per-request KV eviction (kv_window.py, heavy_hitters.py) narrows each row's key
+        # mask and may collect attention scores: the captured graphs know neither.
+        replayable = batch.decode_only and not batch.kv_policies
+        bucket = pick_bucket(batch.num_seqs, self.sizes) if replayable else None
         # decode-only tables are as wide as the longest context needs (build_forward_batch)
         width = pick_bucket(batch.block_tables.shape[1], self.widths)
         if bucket is None or width is None:

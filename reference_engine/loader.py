@@ -165,6 +165,9 @@ def load_named_tensors(
         holds = getattr(model, "holds_checkpoint_tensor", None)
         if holds is not None and not holds(hf_name):
             continue  # another pipeline stage's layer
+        # Parts of a checkpoint a family does not run (e.g. a vision tower it does not serve).
+        if hf_name.startswith(getattr(model, "IGNORED_CHECKPOINT_PREFIXES", ())):
+            continue
         name, shard = model.map_checkpoint_name(hf_name)
         if name not in params:
             raise ConfigError(

@@ -10,7 +10,7 @@ from reference_engine.config import ConfigError, ModelConfig
 from reference_engine.models.deepseek_v3 import DeepseekV3ForCausalLM
 from reference_engine.models.llama import LlamaForCausalLM
 from reference_engine.models.qwen3 import Qwen3ForCausalLM
-from reference_engine.models.qwen3_5 import Qwen3_5ForCausalLM
+from reference_engine.models.qwen3_5 import Qwen3_5ForCausalLM, Qwen3_5ForConditionalGeneration
 from reference_engine.models.qwen3_moe import Qwen3MoeForCausalLM
 from reference_engine.models.qwen3_next import Qwen3NextForCausalLM
 
@@ -28,6 +28,7 @@ MODEL_REGISTRY = MappingProxyType(
         "DeepseekV32ForCausalLM": DeepseekV3ForCausalLM,
         # Hybrid: Gated DeltaNet + gated full attention, recurrent state per request.
         "Qwen3_5ForCausalLM": Qwen3_5ForCausalLM,
+        "Qwen3_5ForConditionalGeneration": Qwen3_5ForConditionalGeneration,
         "Qwen3NextForCausalLM": Qwen3NextForCausalLM,
     }
 )
@@ -48,5 +49,6 @@ __all__ = [
     "Qwen3MoeForCausalLM",
     "Qwen3NextForCausalLM",
     "Qwen3_5ForCausalLM",
+    "Qwen3_5ForConditionalGeneration",
     "model_class",
 ]

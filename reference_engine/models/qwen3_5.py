@@ -190,3 +190,16 @@ class Qwen3_5ForCausalLM(nn.Module):
         if self.lm_head is None:
             return F.linear(hidden, self.model.embed_tokens.weight)
         return self.lm_head(hidden)
+
+
+class Qwen3_5ForConditionalGeneration(Qwen3_5ForCausalLM):
+    """The published Qwen3.5 checkpoints (Qwen3.5-0.8B among them): the same language model
+    under `model.language_model.*`, beside a vision tower (`model.visual.*`) this engine
+    does not run yet, so only text is served (an image in a request is a 400)."""
+
+    IGNORED_CHECKPOINT_PREFIXES = ("model.visual.",)
+
+    def map_checkpoint_name(self, hf_name: str) -> tuple[str, str | None]:
+        if hf_name.startswith("model.language_model."):
+            hf_name = "model." + hf_name.removeprefix("model.language_model.")
+        return super().map_checkpoint_name(hf_name)

@@ -126,6 +126,31 @@ def test_logits_match_transformers(tmp_path: Path) -> None:
     assert_plan_matches(runner, hf, atol=5e-4)
 
 
+def test_multimodal_checkpoint_serves_its_language_model(tmp_path: Path) -> None:
+    """Qwen3.5 as published: Qwen3_5ForConditionalGeneration, the language model under
+    model.language_model.*, text_config nested, a vision tower beside it (not run)."""
+    text = {**HYBRID_SHAPE, "vocab_size": 300}
+    text["rope_parameters"] = {**text["rope_parameters"], "mrope_section": [1, 1, 0]}
+    vision = {"depth": 1, "hidden_size": 16, "intermediate_size": 24, "num_heads": 2}
+    config = transformers.Qwen3_5Config(
+        text_config=text, vision_config={**vision, "out_hidden_size": 48, "patch_size": 4}
+    )
+    config._attn_implementation = "eager"
+    torch.manual_seed(0)
+    hf = transformers.Qwen3_5ForConditionalGeneration(config).to(torch.float64).eval()
+    spread_weights(hf)
+    with torch.no_grad():
+        for layer in hf.model.language_model.layers:
+            if hasattr(layer, "linear_attn"):
+                layer.linear_attn.A_log.uniform_(-2.0, 1.0)
+    hf.save_pretrained(tmp_path)
+    cfg = EngineConfig(model=str(tmp_path), dtype="float64", num_gpu_blocks=40, block_size=4)
+    model_cfg = load_model_config(cfg)
+    assert model_cfg.architecture == "Qwen3_5ForConditionalGeneration"
+    assert model_cfg.hidden_size == 48 and model_cfg.has_recurrent_state
+    assert_plan_matches(ModelRunner(model_cfg, cfg), hf, atol=5e-4)
+
+
 NEXT_SHAPE: dict[str, Any] = {
     # Qwen3-Next: fused GDN projections; layer 1 dense (mlp_only_layers), the others MoE
     # with 6 experts, top 2, and a gated shared expert.
