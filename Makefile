@@ -16,11 +16,13 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-# The report's browser tests drive Debian's headless Chromium and Graphviz's `dot`;
-# they fail (never skip) without them, so the test targets install them when missing.
+# The report's browser tests drive Debian's headless Chromium and Graphviz's `dot`, the
+# shared KV tier's tests a redis-server they start on 127.0.0.1; they fail (never skip)
+# without them, so the test targets install them when missing.
 sysdeps:
-	@if ! command -v chromium >/dev/null || ! command -v dot >/dev/null; then \
-		apt-get update -q && apt-get install -y -q chromium graphviz; fi
+	@if ! command -v chromium >/dev/null || ! command -v dot >/dev/null \
+		|| ! command -v redis-server >/dev/null; then \
+		apt-get update -q && apt-get install -y -q chromium graphviz redis-server; fi
 
 # Fetches the four pinned wheels on first run; ends by printing reports/index.html's location.
 demo: $(STAMP)

@@ -336,6 +336,7 @@ class EngineConfig:
     kv_disk_dir: str | None = None  # None: no disk tier
     kv_disk_blocks: int = 4096
     kv_tier_policy: str = "write_back"  # or "write_through"
+    kv_shared_url: str | None = None  # redis://host:port/db: a tier several instances share
     scheduling_policy: SchedulingPolicy = "fcfs"
     cuda_graph_batch_sizes: tuple[int, ...] = (1, 2, 4, 8, 16, 24, 32)
     enforce_eager: bool = False  # True: never capture CUDA graphs
@@ -427,7 +428,8 @@ class EngineConfig:
             )
         if self.kv_host_blocks < 0 or self.kv_disk_blocks < 1:
             raise ConfigError("kv_host_blocks must be >= 0 and kv_disk_blocks >= 1")
-        if (self.kv_host_blocks or self.kv_disk_dir) and self.prefix_caching == "none":
+        tiered = self.kv_host_blocks or self.kv_disk_dir or self.kv_shared_url
+        if tiered and self.prefix_caching == "none":
             raise ConfigError("KV tiers keep prefix-cache blocks: they need prefix caching")
         if self.preemption_mode not in ("recompute", "swap"):
             raise ConfigError(

@@ -31,6 +31,7 @@ from reference_engine.disagg.transfer import KVLayout
 from reference_engine.kv_tiers.disk import DiskTier
 from reference_engine.kv_tiers.entry import EntryError, decode_entry, encode_entry
 from reference_engine.kv_tiers.host import HostTier
+from reference_engine.kv_tiers.shared import SharedTier, SharedTierError
 from reference_engine.prefix_cache.hashed import _ROOT_HASH, hash_block
 
 if TYPE_CHECKING:
@@ -47,6 +48,7 @@ class TierConfig:
     disk_dir: str | None = None  # None: no disk tier
     disk_blocks: int = 4096
     policy: str = "write_back"
+    shared_url: str | None = None  # redis://host:port/db of a Redis / Valkey server
 
 
 def make_kv_tiers(engine: Engine) -> KVTierHierarchy | None:
@@ -54,14 +56,20 @@ def make_kv_tiers(engine: Engine) -> KVTierHierarchy | None:
     from reference_engine.config import ConfigError
 
     cfg = engine.config
-    if not cfg.kv_host_blocks and not cfg.kv_disk_dir:
+    if not cfg.kv_host_blocks and not cfg.kv_disk_dir and not cfg.kv_shared_url:
         return None
     if engine.kv.state_pool is not None:
         raise ConfigError("KV tiers do not keep a hybrid model's recurrent state snapshots")
-    tiers = TierConfig(cfg.kv_host_blocks, cfg.kv_disk_dir, cfg.kv_disk_blocks, cfg.kv_tier_policy)
+    tiers = TierConfig(
+        cfg.kv_host_blocks,
+        cfg.kv_disk_dir,
+        cfg.kv_disk_blocks,
+        cfg.kv_tier_policy,
+        cfg.kv_shared_url,
+    )
     try:
         return KVTierHierarchy(tiers, engine)
-    except ValueError as exc:
+    except (ValueError, SharedTierError) as exc:
         raise ConfigError(str(exc)) from None
 
 
@@ -96,7 +104,10 @@ class KVTierHierarchy:
         self.layout = repr(KVLayout.of(engine).to_json())
         self.host = HostTier(cfg.host_blocks) if cfg.host_blocks > 0 else None
         self.disk = DiskTier(Path(cfg.disk_dir), cfg.disk_blocks) if cfg.disk_dir else None
-        self.tiers: list[HostTier | DiskTier] = [t for t in (self.host, self.disk) if t is not None]
+        self.shared = SharedTier(cfg.shared_url, self.layout) if cfg.shared_url else None
+        self.tiers: list[HostTier | DiskTier | SharedTier] = [
+            t for t in (self.host, self.disk, self.shared) if t is not None
+        ]
         if not self.tiers:
             raise ValueError("a KV tier hierarchy needs a host tier, a disk tier or both")
         self._cursors: dict[str, _Cursor] = {}
@@ -117,9 +128,11 @@ class KVTierHierarchy:
         return encode_entry(layers, self.layout)
 
     def _store(self, key: bytes, data: bytes, through: bool) -> None:
+        if self.shared is not None:
+            self.shared.put(key, data)  # every block stored goes where other instances look
         if self.host is None:
-            assert self.disk is not None
-            self.disk.put(key, data)
+            if self.disk is not None:
+                self.disk.put(key, data)
             return
         for old_key, old in self.host.put(key, data):
             if self.disk is not None and not through:
@@ -168,8 +181,10 @@ class KVTierHierarchy:
             except EntryError:
                 tier.drop(key)  # never used: recomputed from here on
                 return None
-            if tier is self.disk and self.host is not None:
-                self._store(key, data, through=False)
+            if tier is not self.host and self.host is not None:
+                for old_key, old in self.host.put(key, data):  # closer for the next hit
+                    if self.disk is not None and self.cfg.policy == "write_back":
+                        self.disk.put(old_key, old)
             return layers
         return None
 
@@ -222,6 +237,9 @@ class KVTierHierarchy:
             ("atlas_kv_tier_hits_total", "counter", "Block lookups that hit, per tier.", per_tier("hits")),
             ("atlas_kv_tier_corrupt_total", "counter", "Entries found damaged and dropped.", per_tier("corrupt")),
             ("atlas_kv_tier_evicted_total", "counter", "Entries pushed out of each tier.", per_tier("evicted")),
+            ("atlas_kv_tier_shared_errors_total", "counter",
+             "Shared-tier operations that failed (server unreachable): misses, not failures.",
+             [("", self.shared.errors if self.shared is not None else 0)]),
             ("atlas_kv_tier_promoted_blocks_total", "counter", "Blocks copied back to the device.",
              [("", self.num_promoted)]),
             ("atlas_kv_tier_demoted_blocks_total", "counter", "Blocks copied down on eviction (write-back).",

@@ -100,6 +100,9 @@ def serve_command(
         None, "--kv-disk-dir", help="Disk tier folder for evicted prefix blocks (kept across restarts)."
     ),
     kv_disk_blocks: int = typer.Option(4096, "--kv-disk-blocks", min=1),
+    kv_shared_url: str = typer.Option(
+        None, "--kv-shared-url", help="redis://host:port/db: a KV tier shared with other instances."
+    ),
     kv_tier_policy: str = typer.Option(
         "write_back", "--kv-tier-policy", help="write_back (on eviction) or write_through."
     ),
@@ -147,6 +150,7 @@ def serve_command(
         "kv_disk_dir": str(kv_disk_dir) if kv_disk_dir is not None else None,
         "kv_disk_blocks": kv_disk_blocks,
         "kv_tier_policy": kv_tier_policy,
+        "kv_shared_url": kv_shared_url,
         "quantization": quantization,
         "kv_cache_dtype": kv_cache_dtype,
         "enable_lora": enable_lora or bool(lora_modules),
