@@ -215,6 +215,13 @@ class AsyncEngine:
         for target in self._streams.values():
             target.put_nowait(_EndOfStream())
 
+    async def admission_open(self) -> None:
+        """Return once no weight update is draining (new requests wait for the new weights)."""
+        gate = self._admission_gate
+        while gate is not None:
+            await gate.wait()
+            gate = self._admission_gate
+
     def pause_admission(self) -> None:
         """Hold new requests (they wait, they are not refused) until resume_admission."""
         if self._admission_gate is None:
@@ -259,9 +266,7 @@ class AsyncEngine:
     ) -> RequestStream:
         """Queue a request; raises the engine's RequestError when it refuses it.
         `hook`: see RequestHook; `lora_request`: the adapter it runs with."""
-        gate = self._admission_gate
-        if gate is not None:  # a weight update is draining: wait for the new weights
-            await gate.wait()
+        await self.admission_open()
         self._check_alive()
         if request_id in self._streams:
             raise ValueError(f"request id {request_id!r} is already in flight")

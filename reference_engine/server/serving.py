@@ -288,6 +288,7 @@ class Serving:
     async def submit(self, prep: Prepared, hook: Any = None) -> RequestStream:
         from reference_engine.engine import RequestError
 
+        await self.engine.admission_open()  # a weight update may be draining
         # No await between the check and add_request's bookkeeping: the check is atomic.
         self.check_overload(len(prep.token_ids))
         try:

@@ -77,12 +77,24 @@ def test_update_from_disk_with_drain(
     while not server.engine.num_streams and time.monotonic() < deadline:
         time.sleep(0.005)
     assert server.engine.num_streams == 1
-    r = server.http.post("/update_weights_from_disk",
-                         json={"model_path": str(new_weights), "weight_version": "step-1"})  # fmt: skip
-    t.join(timeout=60)
+    replies: dict[str, Any] = {}
+    upd = threading.Thread(target=lambda: replies.update(r=server.http.post(
+        "/update_weights_from_disk",
+        json={"model_path": str(new_weights), "weight_version": "step-1"})))  # fmt: skip
+    upd.start()
+    while server.engine._admission_gate is None and upd.is_alive():
+        time.sleep(0.005)
+    # Arrives while the update drains: held, then served by the new weights.
+    late: dict[str, Any] = {}
+    t2 = threading.Thread(target=lambda: late.update(_complete(server)))
+    t2.start()
+    for th in (t, upd, t2):
+        th.join(timeout=60)
+    r = replies["r"]
     assert r.status_code == 200, r.text
     assert r.json()["weight_version"] == "step-1" and r.json()["num_aborted"] == 0
     assert long["weight_version"] == "default"
+    assert late["weight_version"] == "step-1"
     after = _complete(server)
     assert after["weight_version"] == "step-1"
     assert after["choices"][0]["text"] == _fresh(new_weights, server_cache_dir)
