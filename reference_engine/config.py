@@ -360,9 +360,10 @@ class EngineConfig:
     # vLLM's speculative_config dict, e.g. {"method": "ngram", "num_speculative_tokens": 4}
     # or {"model": "path/to/draft", "num_speculative_tokens": 4} (spec_decode/config.py).
     speculative_config: dict[str, Any] | None = None
-    # Ranks one model runs on (reference_engine/distributed/): world = tp * pp. Expert
+    # Ranks one model runs on (reference_engine/distributed/): world = tp * pp * cp. Expert
     # parallelism spans the tensor-parallel ranks (ep = tp) or, with tp = 1, ep ranks that
-    # each run the whole attention. Context parallelism is not implemented yet.
+    # each run the whole attention. Context parallelism (ring attention of fresh prompts)
+    # runs alone.
     tensor_parallel_size: int = 1
     pipeline_parallel_size: int = 1
     expert_parallel_size: int = 1
@@ -386,7 +387,7 @@ class EngineConfig:
     def world_size(self) -> int:
         """Processes one engine runs on (the driver counts as rank 0)."""
         tp_or_ep = max(self.tensor_parallel_size, self.expert_parallel_size)
-        return tp_or_ep * self.pipeline_parallel_size
+        return tp_or_ep * self.pipeline_parallel_size * self.context_parallel_size
 
     def verify(self) -> None:
         from reference_engine.distributed.parallel_config import verify_sizes

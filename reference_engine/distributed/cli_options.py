@@ -9,7 +9,7 @@ TP = typer.Option(
     1, "--tp", "--tensor-parallel-size", min=1, help="Tensor-parallel ranks (processes)."
 )
 PP = typer.Option(
-    1, "--pp", "--pipeline-parallel-size", min=1, help="Pipeline stages (not implemented yet)."
+    1, "--pp", "--pipeline-parallel-size", min=1, help="Pipeline stages (contiguous layers each)."
 )
 EP = typer.Option(
     1,
@@ -23,7 +23,7 @@ CP = typer.Option(
     "--cp",
     "--context-parallel-size",
     min=1,
-    help="Context-parallel ranks (not implemented yet).",
+    help="Context-parallel ranks: ring attention of fresh prompts (alone).",
 )
 
 

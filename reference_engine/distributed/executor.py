@@ -84,7 +84,7 @@ def _torchrun_rank(cfg: EngineConfig) -> int | None:
 
         raise ConfigError(
             f"torchrun started {world} processes but the engine's layout needs "
-            f"{cfg.world_size} (tp x pp)"
+            f"{cfg.world_size} (tp x pp x cp)"
         )
     return int(os.environ["RANK"])
 

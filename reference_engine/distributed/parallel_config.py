@@ -14,8 +14,6 @@ from reference_engine.config import ConfigError
 if TYPE_CHECKING:
     from reference_engine.config import EngineConfig, ModelConfig
 
-IMPLEMENTED = "tensor, pipeline and expert parallelism"
-
 
 def verify_sizes(cfg: EngineConfig) -> None:
     """Model-independent checks (EngineConfig.verify)."""
@@ -34,10 +32,10 @@ def verify_sizes(cfg: EngineConfig) -> None:
             f"expert_parallel_size {ep} must equal tensor_parallel_size {tp} (experts are "
             "spread over the tensor-parallel ranks) or be used with tensor_parallel_size=1"
         )
-    if cfg.context_parallel_size > 1:
+    if cfg.context_parallel_size > 1 and cfg.world_size != cfg.context_parallel_size:
         raise ConfigError(
-            "context parallelism is not implemented in the reference engine yet "
-            f"({IMPLEMENTED} are); use context_parallel_size=1"
+            "context_parallel_size combines with no other parallelism yet; use it with "
+            "tensor, pipeline and expert parallel sizes 1"
         )
     if cfg.distributed_backend not in ("auto", "gloo", "nccl"):
         raise ConfigError(

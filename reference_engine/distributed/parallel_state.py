@@ -97,6 +97,8 @@ class ParallelState:
     ep: GroupCoordinator = field(default_factory=GroupCoordinator)
     # rank = this stage, ranks = the global rank of each stage at this tensor-parallel rank
     pp: GroupCoordinator = field(default_factory=GroupCoordinator)
+    # context parallelism: ranks that split a fresh prompt's attention (ring attention)
+    cp: GroupCoordinator = field(default_factory=GroupCoordinator)
 
 
 SINGLE_PROCESS = ParallelState()

@@ -95,8 +95,9 @@ def init_groups(cfg: EngineConfig, rank: int, rendezvous: Rendezvous) -> Groups:
     single = GroupCoordinator()
     tp = mine if cfg.tensor_parallel_size > 1 else single
     ep = mine if cfg.expert_parallel_size > 1 else single
+    cp = mine if cfg.context_parallel_size > 1 else single
     pp = GroupCoordinator(stage, stages, compute, tuple(s * width + index for s in range(stages)))
-    return Groups(ParallelState(tp=tp, ep=ep, pp=pp), dist.group.WORLD)
+    return Groups(ParallelState(tp=tp, ep=ep, pp=pp, cp=cp), dist.group.WORLD)
 
 
 @dataclass(slots=True)
