@@ -184,7 +184,12 @@ def _bare_file(name: str, suffix: str | None) -> Classified | None:
     return Classified(PATH, name, None, "", line_range, symbol=symbol, bare_file=True)
 
 
+_DATA_FILE_RE = re.compile(r"\.(?:txt|md|rst|json|jsonl|yaml|yml|toml|cfg|ini|lock|csv|png|jpg|svg|html|jinja|sh|log|whl|tar|gz|zip)$", re.IGNORECASE)
+
+
 def classify_symbol(text: str) -> Classified | None:
+    if _DATA_FILE_RE.search(text):
+        return None  # `CMakeLists.txt`, `README.md`: a file's name, not a dotted symbol
     name = text
     call = _CALL_RE.match(text)
     is_call = call is not None

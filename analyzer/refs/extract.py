@@ -51,6 +51,8 @@ _NEW_NAME_RE = re.compile(r"\b(?:define|create|write|implement|add|name|call)\s+
 _PAYLOAD_RE = re.compile(r"(?:\s-d|--data(?:-raw|-binary)?|--json)\s+'([^']*)'", re.DOTALL)
 _INLINE_AUTOREF_RE = re.compile(r"\[([^\]\n]+)\]\[((?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)\]")
 _FIELDS_RE = re.compile(r"\b(?:fields?|attributes?|members?|properties|contain(?:s|ing)?)\b|字段|属性|成员|包含", re.IGNORECASE)
+_ENTRY_GROUP_RE = re.compile(r"""entry[-_]points\.["']([\w.-]+)["']""")
+_ENTRY_GROUP_TEXT_RE = re.compile(r"`([\w.-]+)`\s+entry[ -]?point\s+group", re.IGNORECASE)
 _KEY_RE = re.compile(r"""["']([A-Za-z_][A-Za-z0-9_]*)["']\s*:""")
 # In text blocks: `a.b.c(`, `Foo.bar`, paths, and class names of two humps or more.
 _TEXT_CALL_RE = re.compile(r"(?<![\w.$/-])((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*)\(")
@@ -235,6 +237,8 @@ class _Walker:
         root = found.target.split(".", 1)[0]
         if found.tentative and found.target in self.facts.local_names:
             return []  # the example's own variable or payload key
+        if found.kind == SYMBOL and stripped in self.facts.local_names and "." in stripped:
+            return []  # an entry-point group the document declares or names
         if found.kind == FLAG and found.target in self.facts.foreign_flags:
             # A flag the document also passes to another program (`torchrun --nproc-per-node`):
             # the projects' only when a pin has it.
@@ -509,6 +513,10 @@ def _document_facts(source: str, tokens: list[Token]) -> _DocFacts:
     m = _ATLAS_PATH_RE.search(source)
     if m:
         facts.repo, facts.path = m.group("repo"), m.group("path")
+    # Entry-point groups (`[project.entry-points."vllm.logits_processors"]`, "the
+    # `vllm.general_plugins` entry point group"): names of a packaging mechanism, not modules.
+    facts.local_names |= set(_ENTRY_GROUP_RE.findall(source))
+    facts.local_names |= {m.group(1) for m in _ENTRY_GROUP_TEXT_RE.finditer(source)}
     facts.code_spans = {span.strip() for span in _CODE_SPAN_RE.findall(source)}
     # `CudaGraphRunner.can_run()` in the prose cites `CudaGraphRunner` too.
     facts.code_spans |= {m.group(0) for span in list(facts.code_spans) if (m := re.match(r"_*[A-Z][A-Za-z0-9_]*(?=\.)", span))}
@@ -563,6 +571,29 @@ def _document_facts(source: str, tokens: list[Token]) -> _DocFacts:
     return facts
 
 
+_MYST_OPEN_RE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})\{(?P<name>note|tip|important|caution|warning|attention|danger|error|hint|seealso|admonition|dropdown)\}[^\n]*$")
+
+
+def _unwrap_myst(source: str) -> str:
+    """MyST directives (```` ```{note} ````) hold Markdown, not code: blank out their fence
+    lines so the body is read as prose (line numbers and columns stay as they were)."""
+    lines = source.splitlines(keepends=True)
+    i = 0
+    while i < len(lines):
+        m = _MYST_OPEN_RE.match(lines[i].rstrip("\n"))
+        if m is None:
+            i += 1
+            continue
+        fence = m.group("fence")
+        for j in range(i + 1, len(lines)):
+            if lines[j].strip() == fence:
+                lines[i] = "\n"
+                lines[j] = "\n"
+                break
+        i += 1
+    return "".join(lines)
+
+
 def _dedent_admonitions(source: str) -> tuple[str, dict[int, int]]:
     """mkdocs admonitions (`!!! note`, `??? code "..."`) indent their body by four spaces,
     which CommonMark reads as an indented code block: dedent the bodies so they are read
@@ -603,7 +634,7 @@ def _lead_owner(codes: list[str], text: str) -> tuple[str, bool] | None:
 def extract_references(file: str, source: str, parser: MarkdownIt | None = None) -> list[Reference]:
     """All references in one Markdown document, in source order."""
     parser = parser or markdown_parser()
-    text, shift = _dedent_admonitions(source)
+    text, shift = _dedent_admonitions(_unwrap_myst(source))
     tokens = parser.parse(text)
     walker = _Walker(file, text.splitlines(), _document_facts(source, tokens))
     heading_level = 0

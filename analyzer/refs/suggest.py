@@ -186,7 +186,7 @@ def _same_name_nearby(ref: Reference, old_path: str, pin: PinView) -> list[Sugge
     if len(old) < 2:
         return []
     name, folders = old[-1], old[:-1]
-    is_dir = old_path.endswith("/") or "." not in name
+    is_dir = ref.text.rstrip("`").endswith("/") or "." not in name
     stem = name.removesuffix(".py")
     if is_dir:
         pool = [d for d in pin.dirs if d.rsplit("/", 1)[-1] == name] + pin.files_named(f"{name}.py")
@@ -196,7 +196,9 @@ def _same_name_nearby(ref: Reference, old_path: str, pin: PinView) -> list[Sugge
     for cand in pool:
         segs = _segments(cand)
         if cand != old_path.strip("/") and _subsequence(folders, segs[:-1]):
-            near.append((len(segs) - len(old), cand))
+            # A folder stays a folder (and a file a file) before it becomes the other.
+            kept_kind = (cand in pin.dirs) == is_dir
+            near.append((len(segs) - len(old) + (0 if kept_kind else 1), cand))
     near.sort()
     out: list[Suggestion] = []
     parent = folders[-1]
@@ -208,7 +210,7 @@ def _same_name_nearby(ref: Reference, old_path: str, pin: PinView) -> list[Sugge
             confidence = 0.85  # of several, the only one still in a folder of the same name
         else:
             confidence = 0.45 if rank == 0 else 0.35
-        where = cand + "/" if cand in pin.dirs and old_path.endswith("/") else cand
+        where = cand + "/" if cand in pin.dirs and ref.text.rstrip("`").endswith("/") else cand
         out.append(Suggestion(_write_path(ref, where, pin), confidence, "same name, same folders in order", cand))
     return out
 

@@ -366,3 +366,22 @@ def test_notebooks_are_read_as_markdown_and_left_unfixed(tmp_path: Path, sglang2
         assert "not a Jupyter notebook" in str(exc)
     else:
         raise AssertionError("a damaged notebook must be a clear error")
+
+
+def test_myst_directives_entry_point_groups_and_file_names(vllm30: PinView) -> None:
+    doc = (
+        "# vLLM\n\n```{note}\nSet `--max-num-seqz` and `--max-num-seqs` here.\n```\n\n"
+        "vLLM scans the `vllm.my_plugins` entry point group; see `CMakeLists.txt` and `README.md`.\n\n"
+        "```python\nprint(1)\n```\n"
+    )
+    got = _check(doc, vllm30)
+    assert got["--max-num-seqz"] == ["broken"] and got["--max-num-seqs"] == ["ok"]  # the directive's body is prose
+    assert "vllm.my_plugins" not in got and "CMakeLists.txt" not in got and "README.md" not in got
+
+
+def test_a_folder_goes_to_a_folder_before_a_module(vllm33: PinView) -> None:
+    from analyzer.refs.suggest import suggest
+
+    pin = replace(vllm33, files=frozenset({*vllm33.files, "vllm/v1/attention/backend.py", "vllm/config/attention.py"}))
+    best = suggest(ref("vllm/attention/", "path"), pin)[0]
+    assert best.replacement == "vllm/v1/attention/"
