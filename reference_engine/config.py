@@ -303,9 +303,13 @@ def _rope_settings(raw: dict[str, Any]) -> tuple[float, dict[str, Any] | None]:
     rope_type = (scaling or {}).get("rope_type", (scaling or {}).get("type", "default"))
     if rope_type in (None, "default"):
         return theta, None
-    if rope_type != "llama3":
-        raise ConfigError(f"RoPE scaling {rope_type!r} is not implemented (default and llama3 are)")
-    return theta, dict(scaling)
+    if rope_type not in ("llama3", "yarn"):
+        raise ConfigError(
+            f"RoPE scaling {rope_type!r} is not implemented (default, llama3 and yarn are)"
+        )
+    if rope_type == "yarn" and not scaling.get("original_max_position_embeddings"):
+        raise ConfigError("yarn RoPE scaling needs original_max_position_embeddings")
+    return theta, {**dict(scaling), "rope_type": rope_type}
 
 
 PrefixCaching = Literal["none", "hash", "radix"]

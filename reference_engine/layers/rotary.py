@@ -19,7 +19,52 @@ def rope_inv_freq(head_dim: int, theta: float, scaling: dict[str, Any] | None) -
     inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))
     if scaling is None:
         return inv_freq
+    if scaling.get("rope_type") == "yarn":
+        return _yarn_inv_freq(head_dim, theta, scaling)
     return _llama3_inv_freq(inv_freq, scaling)
+
+
+def yarn_mscale(factor: float, mscale: float = 1.0) -> float:
+    """YaRN's attention temperature: 0.1 * mscale * ln(factor) + 1 (1 when not stretched)."""
+    return 1.0 if factor <= 1 else 0.1 * mscale * math.log(factor) + 1.0
+
+
+def rope_attention_factor(scaling: dict[str, Any] | None) -> float:
+    """What YaRN multiplies cos and sin by (1.0 for the other schemes). DeepSeek sets mscale
+    and mscale_all_dim equal, making it 1 and moving the temperature into the softmax scale
+    instead (models/deepseek_v3.py)."""
+    if scaling is None or scaling.get("rope_type") != "yarn":
+        return 1.0
+    if scaling.get("attention_factor") is not None:
+        return float(scaling["attention_factor"])
+    factor = float(scaling["factor"])
+    mscale, mscale_all_dim = scaling.get("mscale"), scaling.get("mscale_all_dim")
+    if mscale and mscale_all_dim:
+        return yarn_mscale(factor, float(mscale)) / yarn_mscale(factor, float(mscale_all_dim))
+    return yarn_mscale(factor)
+
+
+def _yarn_inv_freq(dim: int, theta: float, s: dict[str, Any]) -> torch.Tensor:
+    # YaRN (arXiv 2309.00071): frequencies that turn fewer than beta_slow times over the
+    # original context are interpolated (divided by `factor`), those turning more than
+    # beta_fast times are kept, with a linear ramp over the dimensions in between.
+    factor, base = float(s["factor"]), theta
+    old_len = float(s["original_max_position_embeddings"])
+    beta_fast, beta_slow = float(s.get("beta_fast") or 32), float(s.get("beta_slow") or 1)
+
+    def dim_for(rotations: float) -> float:  # the dimension that turns `rotations` times
+        return dim * math.log(old_len / (rotations * 2 * math.pi)) / (2 * math.log(base))
+
+    low, high = dim_for(beta_fast), dim_for(beta_slow)
+    if s.get("truncate", True):
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, dim - 1)
+    if low == high:
+        high += 0.001
+    ramp = ((torch.arange(dim // 2, dtype=torch.float32) - low) / (high - low)).clamp(0, 1)
+    pos_freqs = base ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim)
+    keep = 1 - ramp  # 1: extrapolate (keep the frequency), 0: interpolate
+    return (1.0 / (factor * pos_freqs)) * (1 - keep) + (1.0 / pos_freqs) * keep
 
 
 def _llama3_inv_freq(inv_freq: torch.Tensor, s: dict[str, Any]) -> torch.Tensor:
@@ -63,7 +108,7 @@ class RotaryEmbedding(nn.Module):
         inv_freq = rope_inv_freq(self.head_dim, self.theta, self.scaling).to(device)
         pos = torch.arange(self.max_position, dtype=torch.float32, device=device)
         freqs = torch.outer(pos, inv_freq)  # [max_pos, head_dim / 2]
-        cache = torch.cat([freqs.cos(), freqs.sin()], dim=-1)
+        cache = torch.cat([freqs.cos(), freqs.sin()], dim=-1) * rope_attention_factor(self.scaling)
         self.cos_sin_cache = cache.to(dtype or torch.get_default_dtype())
 
     def lookup(self, positions: torch.Tensor) -> RopeAngles:

@@ -24,7 +24,7 @@ from reference_engine.layers.fused_moe import FusedMoE
 from reference_engine.layers.linear import Linear
 from reference_engine.layers.mla_attention import MLAAttention
 from reference_engine.layers.norm import RMSNorm
-from reference_engine.layers.rotary import RopeAngles, RotaryEmbedding
+from reference_engine.layers.rotary import RopeAngles, RotaryEmbedding, yarn_mscale
 from reference_engine.models.llama import LlamaForCausalLM, LlamaMLP
 
 KVCache = tuple[torch.Tensor, ...]
@@ -44,6 +44,11 @@ def _mla(cfg: ModelConfig) -> MLAAttention:
         rms_norm_eps=cfg.rms_norm_eps,
         bias=bool(raw.get("attention_bias", False)),
     )
+    scaling = cfg.rope_scaling or {}
+    if scaling.get("rope_type") == "yarn" and scaling.get("mscale_all_dim"):
+        # YaRN's temperature on the whole head, folded into the softmax scale (DeepSeek's way).
+        m = yarn_mscale(float(scaling["factor"]), float(scaling["mscale_all_dim"]))
+        attn.scale *= m * m
     if raw.get("index_topk"):  # DeepSeek-V3.2 sparse attention
         attn.indexer = DSAIndexer(
             hidden_size=cfg.hidden_size,

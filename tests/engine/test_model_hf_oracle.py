@@ -114,6 +114,15 @@ def _qwen3_moe_unnormalised() -> object:
     )
 
 
+def _qwen3_yarn() -> object:
+    # YaRN context extension (Qwen3's long-context recipe): interpolated low frequencies
+    # and a cos/sin temperature; the original 16 positions are crossed by the plan.
+    yarn = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16}
+    return transformers.Qwen3Config(
+        **SMALL, num_key_value_heads=2, head_dim=16, rope_parameters={**yarn, "rope_theta": 1e4}
+    )
+
+
 CONFIGS: dict[str, tuple[Callable[[], object], str]] = {
     "qwen3": (_qwen3, "Qwen3ForCausalLM"),
     "qwen3-untied-bias": (_qwen3_untied_bias, "Qwen3ForCausalLM"),
@@ -122,6 +131,7 @@ CONFIGS: dict[str, tuple[Callable[[], object], str]] = {
     "qwen2": (_qwen2, "Qwen2ForCausalLM"),
     "mistral-sliding": (_mistral_sliding, "MistralForCausalLM"),
     "qwen3-layer-types": (_qwen3_layer_types, "Qwen3ForCausalLM"),
+    "qwen3-yarn": (_qwen3_yarn, "Qwen3ForCausalLM"),
     "qwen3-moe": (_qwen3_moe, "Qwen3MoeForCausalLM"),
     "qwen3-moe-unnormalised": (_qwen3_moe_unnormalised, "Qwen3MoeForCausalLM"),
 }

@@ -141,6 +141,25 @@ def write_deepseek_v32(folder: Path, vocab: int) -> torch.nn.Module:
     return model
 
 
+def test_yarn_rope_matches_transformers(tmp_path: Path) -> None:
+    """DeepSeek-V3's published RoPE: YaRN with mscale_all_dim, whose temperature goes into
+    the softmax scale."""
+    yarn = {
+        "rope_type": "yarn",
+        "rope_theta": 10000.0,
+        "factor": 8.0,
+        "original_max_position_embeddings": 16,
+        "beta_fast": 32,
+        "beta_slow": 1,
+        "mscale": 1.0,
+        "mscale_all_dim": 1.0,
+    }
+    hf = write_deepseek(tmp_path, 300, rope_parameters=yarn)
+    runner = _runner(tmp_path)
+    assert runner.model_config.rope_scaling["rope_type"] == "yarn"
+    assert_plan_matches(runner, hf)
+
+
 def test_sparse_attention_matches_transformers(tmp_path: Path) -> None:
     """DSA: logits equal transformers' DeepseekV32ForCausalLM (the same top-k chosen), on
     both MLA paths; the indexer key is cached beside the latent; dense MLA differs."""
