@@ -216,6 +216,7 @@ def test_a_killed_decode_instance_leaves_nothing_pinned(server_cache_dir: Path) 
             "kv_transfer_params"
         ]
         body = {**BODY, "kv_transfer_params": params}
+
         def post() -> None:
             with contextlib.suppress(httpx.HTTPError):  # its server is killed under it
                 httpx.post(base + "/v1/completions", json=body, timeout=30)
@@ -234,3 +235,23 @@ def test_a_killed_decode_instance_leaves_nothing_pinned(server_cache_dir: Path) 
             proc.kill()
             proc.wait()
         prefill.stop()
+
+
+def test_a_quantized_kv_cache_moves_as_stored(server_cache_dir: Path) -> None:
+    """int8 KV rows carry their scales: the bytes move as they are, tokens equal colocated."""
+    kw = {**KW, "kv_cache_dtype": "int8"}
+    servers = [
+        start_server(server_cache_dir, serve_options={"role": role}, **kw)
+        for role in ("prefill", "decode", "colocated")
+    ]
+    try:
+        prefill, decode, colocated = servers
+        for prompt in (list(range(3, 30)), list(range(50, 61))):
+            body = {**BODY, "prompt": prompt}
+            resp, params = prefill_then_decode(prefill, decode, "/v1/completions", body)
+            assert params is not None and params["num_tokens"] == len(prompt)
+            assert tokens_of(resp) == tokens_of(colocated.http.post("/v1/completions", json=body))
+        assert _role(decode).counters.received == 2 and _role(decode).counters.failed == 0
+    finally:
+        for srv in servers:
+            srv.stop()

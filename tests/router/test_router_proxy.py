@@ -161,3 +161,14 @@ def test_router_api_key_on_every_route(
             assert http.get("/metrics").status_code == 200
     finally:
         running.stop()
+
+
+def test_router_refuses_oversized_and_non_object_bodies(workers: list[LiveServer]) -> None:
+    running, _ = start_router(make_pool([workers[0].base_url], [], []), max_body_bytes=1024)
+    try:
+        resp = post(running.base_url, "/v1/completions", {**BODY, "prompt": "x" * 2000})
+        assert resp.status_code == 413 and resp.json()["error"]["type"] == "invalid_request_error"
+        resp = httpx.post(running.base_url + "/v1/completions", json=[1, 2], timeout=10)
+        assert resp.status_code == 400 and resp.json()["error"]["code"] == "invalid_json"
+    finally:
+        running.stop()

@@ -40,3 +40,11 @@ def test_commands_module_loads_neither_torch_nor_the_web_stack() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_decode_role_without_prefix_caching_is_one_clear_line(server_cache_dir: Path) -> None:
+    args = ["--cache-dir", str(server_cache_dir), "engine", "serve", "--role", "decode",
+            "--prefix-caching", "none"]  # fmt: skip
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1
+    assert "needs prefix caching" in result.output and "Traceback" not in result.output
