@@ -26,6 +26,9 @@ class NamePool:
     def __len__(self) -> int:
         return sum(len(v) for v in self._by_length.values())
 
+    def _all(self) -> list[str]:
+        return [n for names in self._by_length.values() for n in names]
+
     def window(self, length: int, cutoff: float) -> list[str]:
         lo = int(length * cutoff / (2 - cutoff))
         hi = int(length * (2 - cutoff) / cutoff) + 1

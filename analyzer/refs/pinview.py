@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import tempfile
 from collections import defaultdict
@@ -30,6 +31,14 @@ from analyzer.refs.symbols import (
 FORMAT_VERSION = 5
 
 __all__ = ["EnvEntry", "FlagEntry", "PinView", "SymbolEntry"]
+
+
+_LAST_WORD_RE = re.compile(r"[A-Z]?[a-z0-9]*$")
+
+
+def _last_word(name: str) -> str:
+    m = _LAST_WORD_RE.search(name)
+    return (m.group(0) if m and m.group(0) else name).lower()
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +84,7 @@ class PinView:
     _basenames: dict[str, list[str]] | None = field(init=False, repr=False, default=None)
     # Flags of non-server commands (`vllm bench serve`), read from the sources on first use.
     command_flag_cache: dict[str, Any] = field(init=False, repr=False, default_factory=dict)
+    _by_last_word: dict[str, list[str]] | None = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
         symbols = self.symbols
@@ -120,6 +130,16 @@ class PinView:
         if self._path_pool is None:
             self._path_pool = NamePool(sorted({f for f in self.files if f.endswith(".py")} | self.dirs))
         return self._path_pool
+
+    def names_ending_like(self, name: str) -> list[str]:
+        """Defined names whose last CamelCase word is `name`'s (`DecodeCudaGraphRunner` for
+        `CudaGraphRunner`), from an index built on first use."""
+        if self._by_last_word is None:
+            index: dict[str, list[str]] = defaultdict(list)
+            for n in self.defined_names()._all():
+                index[_last_word(n)].append(n)
+            self._by_last_word = dict(index)
+        return self._by_last_word.get(_last_word(name), [])
 
     def files_named(self, basename: str) -> list[str]:
         if self._basenames is None:

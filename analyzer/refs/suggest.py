@@ -326,7 +326,7 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
                 out.extend(_renamed_class(owner, pin, history, member=last))
         elif history is not None:
             out.extend(_renamed_class(target, pin, history))
-        if len(parts) == 1 and _CLASS_RE.match(last):
+        if len(parts) == 1 and _CLASS_RE.match(last) and sum(c.isupper() for c in last) >= 2 and ref.context:
             out.extend(_qualified_class(ref, last, pin))
         names = pin.defined_names() if len(parts) == 1 else []
         for name, ratio in closest(last, names, n=3, cutoff=0.7):
@@ -395,11 +395,14 @@ def _qualified_class(ref: Reference, old: str, pin: PinView) -> list[Suggestion]
     key = old.lower().lstrip("_")
     # Qualified in front (`Decode` + `CudaGraphRunner`): a kind of the old class, not another thing
     # that merely starts with its name (`SequencePoolerHead` is no `Sequence`).
-    names = sorted({n for n, _ in closest(old, pin.defined_names(), n=8, cutoff=0.6) if n != old and n.lower().endswith(key)})
+    names = sorted({n for n in pin.names_ending_like(old) if n != old and n.lower().endswith(key)})
     classes = [n for n in names if any(e.kind == "class" for e in pin.table.ending_with(n))]
     if not classes:
         return []
-    used = [n for n in classes if _extra_words(key, n) & ref.context]
+    # Words the text uses count for a candidate, words it never uses against it.
+    score = {n: len(_extra_words(key, n) & ref.context) - len(_extra_words(key, n) - ref.context) for n in classes}
+    top = max(score.values())
+    used = [n for n in classes if score[n] == top and top > 0]
     if len(used) == 1:
         return [Suggestion(used[0], 0.7, f"of the classes named `...{old}`, the one in the text's terms", None)]
     return [Suggestion(n, 0.35, f"one of {len(classes)} classes named `...{old}` (the text uses none of their words)", None) for n in classes[:3]]
