@@ -226,3 +226,25 @@ def test_llm_generate_takes_lora_requests(lora_setup) -> None:  # type: ignore[n
     assert mixed[1].outputs[0].token_ids == solo_base[0].outputs[0].token_ids
     with pytest.raises(ValueError, match="2 LoRA requests for 1 prompts"):
         llm.generate([[1, 2]], params, lora_request=[a, a])
+
+
+def test_adapters_on_a_quantized_base(lora_setup) -> None:  # type: ignore[no-untyped-def]
+    """LoRA deltas add onto quantized projections too (the hooks sit on QuantizedLinear)."""
+    from reference_engine.llm import LLM
+
+    base, folders, merged = lora_setup
+    llm = LLM(str(base), dtype="float64", quantization="int8", enable_lora=True,
+              max_loras=2, max_lora_rank=8)  # fmt: skip
+    a = LoRARequest("a", 1, str(folders["a"]))
+    params = SamplingParams(temperature=0.0, max_tokens=6, ignore_eos=True)
+    prompts = [[5, 6, 7, 8], [9, 10, 11], [5, 6, 7, 8]]
+    mixed = llm.generate(prompts, params, lora_request=[a, None, None])
+    alone = [llm.generate([p], params, lora_request=r)[0] for p, r in zip(prompts, [a, None, None],
+                                                                         strict=True)]  # fmt: skip
+    assert [o.outputs[0].token_ids for o in mixed] == [o.outputs[0].token_ids for o in alone]
+    assert mixed[0].outputs[0].token_ids != mixed[2].outputs[0].token_ids
+    # int8 weights plus the adapter stay close to peft's float merged model.
+    ids = prompts[0] + mixed[0].outputs[0].token_ids[:-1]
+    with torch.no_grad():
+        want = merged["a"](torch.tensor([ids])).logits[0, -1]
+    assert int(want.argmax()) == mixed[0].outputs[0].token_ids[-1]
