@@ -232,7 +232,7 @@ class WeightUpdater:
                 load_named_tensors(
                     model, [(n, _StagedTensor(n, t)) for n, t in staged], source
                 )
-        except (ConfigError, KeyError, RuntimeError) as exc:
+        except Exception as exc:  # whatever failed mid-copy, the old weights come back
             with torch.no_grad():
                 for n, p in params.items():
                     p.copy_(backup[n])

@@ -191,7 +191,10 @@ class LlamaForCausalLM(nn.Module):
         """False for a layer another pipeline stage holds (its tensors are never read)."""
         parts = hf_name.split(".")
         if len(parts) > 2 and parts[:2] == ["model", "layers"] and parts[2].isdigit():
-            return not isinstance(self.model.layers[int(parts[2])], PPMissingLayer)
+            index = int(parts[2])
+            # A layer the model does not have is the loader's clear "has no place" error.
+            if index < len(self.model.layers):
+                return not isinstance(self.model.layers[index], PPMissingLayer)
         return True
 
     def map_checkpoint_name(self, hf_name: str) -> tuple[str, str | None]:
