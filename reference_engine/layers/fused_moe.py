@@ -25,6 +25,7 @@ among them, which bounds how many devices one token's experts span under expert 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -97,11 +98,16 @@ def grouped_experts(
     expert_idx: torch.Tensor,
     w13: torch.Tensor,
     w2: torch.Tensor,
+    b13: torch.Tensor | None = None,
+    b2: torch.Tensor | None = None,
+    activation: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None,
 ) -> torch.Tensor:
     """SwiGLU experts over (token, expert) pairs -> one output row per pair, in pair order.
 
     x [T, H]; token_idx, expert_idx [P] (expert_idx indexes w13/w2's first axis). Pairs are
-    sorted by expert so each expert does one [n_e, H] x [H, 2I] and one [n_e, I] x [I, H]."""
+    sorted by expert so each expert does one [n_e, H] x [H, 2I] and one [n_e, I] x [I, H].
+    Optional per-expert biases b13 [E, 2I], b2 [E, H] and a gated activation (gate, up) ->
+    [n_e, I] other than silu(gate) * up serve GPT-OSS (models/gpt_oss.py)."""
     out = x.new_empty((token_idx.shape[0], x.shape[1]))
     if token_idx.numel() == 0:
         return out
@@ -113,8 +119,10 @@ def grouped_experts(
     for e, n in enumerate(counts):
         if n == 0:
             continue
-        gate, up = F.linear(rows[start : start + n], w13[e]).chunk(2, dim=-1)
-        done[start : start + n] = F.linear(F.silu(gate) * up, w2[e])
+        bias13 = None if b13 is None else b13[e]
+        gate, up = F.linear(rows[start : start + n], w13[e], bias13).chunk(2, dim=-1)
+        hidden = F.silu(gate) * up if activation is None else activation(gate, up)
+        done[start : start + n] = F.linear(hidden, w2[e], None if b2 is None else b2[e])
         start += n
     out[order] = done
     return out

@@ -8,6 +8,7 @@ from torch import nn
 
 from reference_engine.config import ConfigError, ModelConfig
 from reference_engine.models.deepseek_v3 import DeepseekV3ForCausalLM
+from reference_engine.models.gpt_oss import GptOssForCausalLM
 from reference_engine.models.llama import LlamaForCausalLM
 from reference_engine.models.qwen3 import Qwen3ForCausalLM
 from reference_engine.models.qwen3_5 import Qwen3_5ForCausalLM, Qwen3_5ForConditionalGeneration
@@ -30,6 +31,8 @@ MODEL_REGISTRY = MappingProxyType(
         "Qwen3_5ForCausalLM": Qwen3_5ForCausalLM,
         "Qwen3_5ForConditionalGeneration": Qwen3_5ForConditionalGeneration,
         "Qwen3NextForCausalLM": Qwen3NextForCausalLM,
+        # Llama graph + attention sinks + biased MoE with a clamped SwiGLU.
+        "GptOssForCausalLM": GptOssForCausalLM,
     }
 )
 
@@ -44,6 +47,7 @@ def model_class(cfg: ModelConfig) -> type[nn.Module]:
 __all__ = [
     "MODEL_REGISTRY",
     "DeepseekV3ForCausalLM",
+    "GptOssForCausalLM",
     "LlamaForCausalLM",
     "Qwen3ForCausalLM",
     "Qwen3MoeForCausalLM",

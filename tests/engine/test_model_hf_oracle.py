@@ -123,6 +123,21 @@ def _qwen3_yarn() -> object:
     )
 
 
+def _gpt_oss() -> object:
+    # Alternating sliding (window 5) / full layers, attention sinks, biased MoE experts with
+    # the clamped SwiGLU, YaRN RoPE (its own defaults, shrunk to this context).
+    yarn = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16}
+    return transformers.GptOssConfig(
+        **{**SMALL, "intermediate_size": 24},
+        num_key_value_heads=2,
+        head_dim=12,
+        num_local_experts=4,
+        num_experts_per_tok=2,
+        sliding_window=5,
+        rope_parameters={**yarn, "rope_theta": 1e4, "beta_fast": 32.0, "beta_slow": 1.0},
+    )
+
+
 CONFIGS: dict[str, tuple[Callable[[], object], str]] = {
     "qwen3": (_qwen3, "Qwen3ForCausalLM"),
     "qwen3-untied-bias": (_qwen3_untied_bias, "Qwen3ForCausalLM"),
@@ -132,6 +147,7 @@ CONFIGS: dict[str, tuple[Callable[[], object], str]] = {
     "mistral-sliding": (_mistral_sliding, "MistralForCausalLM"),
     "qwen3-layer-types": (_qwen3_layer_types, "Qwen3ForCausalLM"),
     "qwen3-yarn": (_qwen3_yarn, "Qwen3ForCausalLM"),
+    "gpt-oss": (_gpt_oss, "GptOssForCausalLM"),
     "qwen3-moe": (_qwen3_moe, "Qwen3MoeForCausalLM"),
     "qwen3-moe-unnormalised": (_qwen3_moe_unnormalised, "Qwen3MoeForCausalLM"),
 }
