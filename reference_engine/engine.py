@@ -553,7 +553,7 @@ class Engine:
                 if not self._append_token(seq, token, logprob, delta):
                     break
             if self.spec is not None:
-                self.spec.release_rejected(self.kv, seq)
+                self.spec.release_rejected(seq)
         outputs = []
         for group in touched.values():
             outputs.append(self._request_output(group, deltas))

@@ -90,6 +90,10 @@ class OverlapScheduler:
         self._cpu(time.perf_counter() - start)
 
         prev, self.inflight = self.inflight, None
+        # The requests a failure in this call touches: the step collected and the one built.
+        e.step_request_ids = {item.seq.request_id for item in out.scheduled}
+        if prev is not None:
+            e.step_request_ids |= {item.seq.request_id for item in prev.out.scheduled}
         sampled: _StepSamples | None = None
         if prev is not None:
             waited = time.perf_counter()
@@ -124,7 +128,6 @@ class OverlapScheduler:
             for item in out.scheduled:
                 if item.samples:
                     item.seq.num_inflight_tokens += 1
-        e.step_request_ids = {item.seq.request_id for item in out.scheduled}
 
         start = time.perf_counter()
         outputs = self._update(prev.out, sampled) if prev is not None and sampled else []

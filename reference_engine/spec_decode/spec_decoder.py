@@ -215,8 +215,7 @@ class SpecDecoder:
         seq.spec_token_ids = tokens[:accepted]
         return tokens, logprobs, accepted
 
-    @staticmethod
-    def release_rejected(kv: KVCacheManager, seq: Sequence) -> None:
+    def release_rejected(self, seq: Sequence) -> None:
         """Blocks allocated for drafts that were rejected hold nothing anyone reads."""
         if not seq.is_finished:
-            kv.trim(seq.seq_id, seq.num_computed_tokens + 1)
+            self.kv.trim(seq.seq_id, seq.num_computed_tokens + 1)

@@ -1,10 +1,12 @@
-"""Batch-invariant mode: every logprob of a request is bitwise identical whether it runs
+"""Batch-invariant mode: every logprob of a request (sampled and prompt) is bitwise identical
+whether it runs
 alone or batched with others, under any chunked-prefill budget, after prefix-cache hits
 (hashed and radix) and with speculative decoding, in float32 and bfloat16. Without the
 mode the same comparisons differ (the test can fail)."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from pathlib import Path
 from typing import Any
@@ -42,25 +44,29 @@ TARGET = [11, 57, 300, 42, 9, 77, 130, 5, 61, 250, 18, 33, 404]
 PARAMS = SamplingParams(temperature=0.0, max_tokens=10, logprobs=5, ignore_eos=True)
 
 
-def logprobs_of(engine: Engine, others: list[list[int]], warm: list[int] | None = None) -> list[Any]:
-    """The target's tokens and every logprob entry, run with `others` in the same batch;
-    `warm` runs first (to leave a prefix in the cache)."""
+def logprobs_of(
+    engine: Engine, others: list[list[int]], warm: list[int] | None = None, prompt: bool = False
+) -> list[Any]:
+    """The target's tokens and every logprob entry (with `prompt`, its prompt logprobs too),
+    run with `others` in the same batch; `warm` runs first (to leave a prefix in the cache)."""
     if warm is not None:
         engine.add_request("warm", warm, SamplingParams(temperature=0.0, max_tokens=2))
         while engine.has_unfinished_requests():
             engine.step()
-    engine.add_request("t", TARGET, PARAMS)
-    for i, prompt in enumerate(others):
-        engine.add_request(f"o{i}", prompt, SamplingParams(temperature=0.0, max_tokens=6,
+    params = dataclasses.replace(PARAMS, prompt_logprobs=5) if prompt else PARAMS
+    engine.add_request("t", TARGET, params)
+    for i, other in enumerate(others):
+        engine.add_request(f"o{i}", other, SamplingParams(temperature=0.0, max_tokens=6,
                                                            ignore_eos=True))  # fmt: skip
     final = None
     while engine.has_unfinished_requests():
         for out in engine.step():
             if out.request_id == "t" and out.finished:
-                final = out.outputs[0]
+                final, prompt_lps = out.outputs[0], out.prompt_logprobs
     assert final is not None and final.logprobs is not None
+    entries = final.logprobs + (prompt_lps[1:] if prompt else [])
     return [final.token_ids] + [
-        sorted((t, lp.logprob, lp.rank) for t, lp in entry.items()) for entry in final.logprobs
+        sorted((t, lp.logprob, lp.rank) for t, lp in entry.items()) for entry in entries
     ]
 
 
@@ -76,6 +82,7 @@ def scenarios(rng: random.Random) -> list[tuple[str, dict[str, Any], list[list[i
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_logprobs_bitwise_equal_across_batches(model_dir: Path, dtype: str) -> None:
     def engine(deterministic: bool, **kw: Any) -> Engine:
@@ -85,12 +92,14 @@ def test_logprobs_bitwise_equal_across_batches(model_dir: Path, dtype: str) -> N
 
     differed = []
     for deterministic in (True, False):
-        alone = logprobs_of(engine(deterministic), [])
+        alone = {p: logprobs_of(engine(deterministic), [], prompt=p) for p in (False, True)}
         for name, kw, others, warm in scenarios(random.Random(dtype)):
-            got = logprobs_of(engine(deterministic, **kw), others, warm)
+            # Prompt logprobs too, where no prefix hit skips prompt positions.
+            prompt = warm is None
+            got = logprobs_of(engine(deterministic, **kw), others, warm, prompt)
             if deterministic:
-                assert got == alone, f"{dtype} {name}: not bitwise equal to running alone"
-            elif got != alone:
+                assert got == alone[prompt], f"{dtype} {name}: not bitwise equal to running alone"
+            elif got != alone[prompt]:
                 differed.append(name)
     # The check has teeth: ordinary kernels do change a request's numbers with its batch.
     assert differed, f"{dtype}: plain mode matched too; the comparison proves nothing"

@@ -67,6 +67,7 @@ def random_schema(rng: random.Random, depth: int = 0) -> dict[str, Any]:
     return {"type": kind}
 
 
+@pytest.mark.slow
 def test_random_json_schemas_validate(model_dir: Path) -> None:
     rng = random.Random("schemas")
     engine = engine_for(model_dir)
