@@ -28,6 +28,7 @@ import torch
 
 from reference_engine.disagg.kv_io import gather_blocks, scatter_blocks
 from reference_engine.disagg.transfer import KVLayout
+from reference_engine.kv_cache_manager import FREED_BLOCK
 from reference_engine.kv_tiers.disk import DiskTier
 from reference_engine.kv_tiers.entry import EntryError, decode_entry, encode_entry
 from reference_engine.kv_tiers.host import HostTier
@@ -160,10 +161,13 @@ class KVTierHierarchy:
             cursor = self._cursors.get(seq.seq_id)
             if cursor is None or cursor.seq is not seq:
                 cursor = self._cursors[seq.seq_id] = _Cursor(seq)
-            tokens = seq.all_token_ids
-            for i in range(cursor.num_blocks, min(seq.num_computed_tokens // bs, len(table))):
+            # Accepted speculative drafts are computed tokens not appended yet (as in
+            # Scheduler.on_step_done); a block freed out of a sliding window has no KV left.
+            tokens = seq.all_token_ids + list(getattr(seq, "spec_token_ids", None) or [])
+            last = min(seq.num_computed_tokens, len(tokens)) // bs
+            for i in range(cursor.num_blocks, min(last, len(table))):
                 key = hash_block(cursor.last_key, tokens[i * bs : (i + 1) * bs])
-                if not any(key in tier for tier in self.tiers):
+                if table[i] != FREED_BLOCK and not any(key in tier for tier in self.tiers):
                     self._store(key, self._encode(table[i]), through=True)
                     self.num_written_through += 1
                 cursor.num_blocks, cursor.last_key = i + 1, key

@@ -142,3 +142,27 @@ def test_tiers_need_prefix_caching_and_a_known_policy(model_dir: Path, tmp_path:
         make(model_dir, prefix_caching="none", kv_host_blocks=4)
     with pytest.raises(ConfigError, match="write_back or write_through"):
         make(model_dir, kv_host_blocks=4, kv_tier_policy="lazy")
+
+
+def test_write_through_with_speculative_decoding_stores_only_real_blocks(
+    model_dir: Path, tmp_path: Path
+) -> None:
+    """Accepted drafts count as computed before they are appended: the blocks written
+    through must hold exactly the tokens their keys name (a restart then hits them)."""
+    spec = {"method": "ngram", "num_speculative_tokens": 3}
+    prompt = [5, 6, 7, 8] * 6 + [9]
+    params = [SamplingParams(max_tokens=24, temperature=0, ignore_eos=True)]
+    expected = generate(make(model_dir, prefix_caching="none"), [prompt], params)
+    kw: dict[str, Any] = {"kv_disk_dir": str(tmp_path), "kv_tier_policy": "write_through"}
+    first = make(model_dir, speculative_config=spec, **kw)
+    assert generate(first, [prompt], params) == expected
+    assert (
+        first.kv_tiers is not None
+        and first.kv_tiers.num_written_through >= (len(prompt) + 20) // BLOCK
+    )
+    # A later request whose prompt is the whole first answer reads those blocks back.
+    longer = prompt + expected[0][:-1]
+    reference = generate(make(model_dir, prefix_caching="none"), [longer], params[:1])
+    again = make(model_dir, **kw)
+    assert generate(again, [longer], params[:1]) == reference
+    assert again.kv_tiers is not None and again.kv_tiers.num_promoted == (len(longer) - 1) // BLOCK
