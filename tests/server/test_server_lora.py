@@ -123,3 +123,13 @@ def test_lora_modules_at_startup(server_cache_dir: Path, adapters: dict[str, Pat
     with pytest.raises(ConfigError, match="max_lora_rank"):
         build_server(kwargs, ServeConfig(lora_modules=(("huge", str(adapters["huge"])),)))
     assert json.loads((adapters["alpha"] / "adapter_config.json").read_text())["r"] == 4
+
+
+def test_serve_cli_rejects_a_malformed_lora_module() -> None:
+    from typer.testing import CliRunner
+
+    from analyzer.cli import app
+
+    result = CliRunner().invoke(app, ["engine", "serve", "--lora-modules", "no-equals-sign"])
+    assert result.exit_code == 2
+    assert "NAME=PATH" in result.output
