@@ -27,33 +27,32 @@ from analyzer.refs.classify import (
     classify_path,
     classify_symbol,
 )
-from analyzer.refs.framework import decide, document_project
+from analyzer.refs.document import (
+    CLASSNAME_RE,
+    PYTHON_LANGS,
+    ROOTS,
+    SHELL_LANGS,
+    TEXT_LANGS,
+    DocFacts,
+    dedent_admonitions,
+    document_facts,
+    dotted,
+    lead_owner,
+    parse_snippet,
+    unwrap_myst,
+)
+from analyzer.refs.framework import decide
 from analyzer.refs.models import FLAG, PATH, SYMBOL, Reference
-from analyzer.refs.shell import foreign_flags, last_command, looks_like_command, shell_refs
+from analyzer.refs.shell import last_command, looks_like_command, shell_refs
 
 _GITHUB_RE = re.compile(
     r"^https?://github\.com/(?P<repo>vllm-project/vllm|sgl-project/sglang)/(?P<mode>blob|tree)/"
     r"(?P<ref>[^/#?]+)/(?P<path>[^#?]*)(?:#L(?P<start>\d+)(?:-L(?P<end>\d+))?)?$"
 )
 _REPO_FRAMEWORK = {"vllm-project/vllm": "vllm", "sgl-project/sglang": "sglang"}
-_SHELL_LANGS = {"bash", "sh", "shell", "console", "zsh", "shell-session", "terminal"}
-_PYTHON_LANGS = {"python", "py", "python3", "pycon"}
-# Blocks read for names written the way code is written: plain text, diagrams, no language.
-_TEXT_LANGS = {"", "text", "txt", "plain", "plaintext", "mermaid", "plantuml", "ascii", "diagram", "dot", "graphviz", "none", "log", "output"}
-_ROOTS = ("vllm", "sglang")
-_ATLAS_PATH_RE = re.compile(r"<!--\s*atlas:[^>]*?\brepo=(?P<repo>[\w.-]+/[\w.-]+)[^>]*?\bpath=(?P<path>\S+?)\s*-->")
-_ADMONITION_RE = re.compile(r"^(?P<indent> *)(?:!!!|\?\?\?\+?) *[A-Za-z]")
 _AUTOREF_RE = re.compile(r"^(?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+$")
-_CODE_SPAN_RE = re.compile(r"`([^`\n]+)`")
-_FENCE_RE = re.compile(r"^(?P<f> {0,3}(?:```|~~~)).*?^(?P=f)", re.MULTILINE | re.DOTALL)
-_CLASSNAME_RE = re.compile(r"^_*[A-Z][A-Za-z0-9_]*$")
 _NEW_NAME_RE = re.compile(r"\b(?:define|create|write|implement|add|name|call)\s+(?:a|an|your|the)?\s*(?:new|own|custom)\s*$", re.IGNORECASE)
-_PAYLOAD_RE = re.compile(r"(?:\s-d|--data(?:-raw|-binary)?|--json)\s+'([^']*)'", re.DOTALL)
 _INLINE_AUTOREF_RE = re.compile(r"\[([^\]\n]+)\]\[((?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)\]")
-_FIELDS_RE = re.compile(r"\b(?:fields?|attributes?|members?|properties|contain(?:s|ing)?)\b|字段|属性|成员|包含", re.IGNORECASE)
-_ENTRY_GROUP_RE = re.compile(r"""entry[-_]points\.["']([\w.-]+)["']""")
-_ENTRY_GROUP_TEXT_RE = re.compile(r"`([\w.-]+)`\s+entry[ -]?point\s+group", re.IGNORECASE)
-_KEY_RE = re.compile(r"""["']([A-Za-z_][A-Za-z0-9_]*)["']\s*:""")
 # In text blocks: `a.b.c(`, `Foo.bar`, paths, and class names of two humps or more.
 _TEXT_CALL_RE = re.compile(r"(?<![\w.$/-])((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*)\(")
 _TEXT_DOTTED_RE = re.compile(r"(?<![\w.$/-])(_*[A-Z][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?![\w(])")
@@ -87,31 +86,10 @@ class _Pending:
 
 
 @dataclass(slots=True)
-class _DocFacts:
-    """What the whole document says about its own names, gathered before the walk."""
-
-    project: tuple[str | None, str] = (None, "")
-    code_spans: set[str] = field(default_factory=set)  # texts written in code font in the prose
-    plain_words: set[str] = field(default_factory=set)  # words of the prose outside code font
-    words: frozenset[str] = frozenset()  # lower-cased words of the whole document
-    defined: set[str] = field(default_factory=set)  # classes/functions its Python snippets define
-    instances: dict[str, str] = field(default_factory=dict)  # `llm` -> `LLM` (`llm = LLM(...)`)
-    imported: dict[str, str] = field(default_factory=dict)  # `LLM` -> `vllm.LLM`
-    foreign: set[str] = field(default_factory=set)  # names imported from other packages
-    # Variables, parameters, keyword arguments and payload keys of the document's own
-    # snippets (`"target_token": 67`): a bare name in code font that is one of these is
-    # the example's, not the project's.
-    local_names: set[str] = field(default_factory=set)
-    foreign_flags: set[str] = field(default_factory=set)  # flags the document passes to other programs
-    repo: str | None = None  # `vllm-project/vllm` when the document says where it lives
-    path: str | None = None  # its path in that repository
-
-
-@dataclass(slots=True)
 class _Walker:
     file: str
     lines: list[str]
-    facts: _DocFacts = field(default_factory=_DocFacts)
+    facts: DocFacts = field(default_factory=DocFacts)
     headings: list[tuple[int, str]] = field(default_factory=list)
     refs: list[Reference] = field(default_factory=list)
     command: tuple[str, str | None] | None = None  # the last vLLM/SGLang command the text ran
@@ -307,9 +285,9 @@ class _Walker:
         lang = (token.info or "").strip().split(maxsplit=1)[0].lower().strip("{}.") if token.info else ""
         content = token.content
         pending: list[_Pending] = []
-        if lang in _PYTHON_LANGS:
+        if lang in PYTHON_LANGS:
             pending = self._python(content, first)
-        if lang in _SHELL_LANGS or lang in _TEXT_LANGS:
+        if lang in SHELL_LANGS or lang in TEXT_LANGS:
             refs = shell_refs(content, self.server or self.command)
             self.command = last_command(refs) or self.command
             for ref in refs:
@@ -321,7 +299,7 @@ class _Walker:
                 reason = f"command {ref.command}" if ref.command else "text"
                 found = Classified(ref.kind, ref.target, ref.framework, reason)
                 pending.append(_Pending(line, col, ref.text, found, 0, "fence", ref.command))
-        if lang in _TEXT_LANGS:
+        if lang in TEXT_LANGS:
             taken = {(p.line, p.text) for p in pending}
             pending.extend(p for p in self._text(content, first) if (p.line, p.text) not in taken)
         self._emit(pending, "")
@@ -351,7 +329,7 @@ class _Walker:
                 if root in self.facts.instances:
                     owner = self.facts.instances[root].rsplit(".", 1)[-1]
                     found = Classified(SYMBOL, f"{owner}.{name.split('.', 1)[1]}", None, f"`{root}` is a `{owner}`")
-                elif _CLASSNAME_RE.match(root) or root in _ROOTS:
+                elif CLASSNAME_RE.match(root) or root in ROOTS:
                     found = classify_symbol(name)
                 else:
                     # `scheduler.schedule()`, `step()`: an instance or a bare function, named by its last part.
@@ -389,7 +367,7 @@ class _Walker:
         classes, in a Python snippet. Names inside the snippet's own top-level classes and
         functions carry that scope: checked only when the project defines it too."""
         out: list[_Pending] = []
-        for base, tree in _parse_snippet(content):
+        for base, tree in parse_snippet(content):
             for top in tree.body:
                 scope = top.name if isinstance(top, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) else None
                 out.extend(self._python_stmt(top, scope, first + base))
@@ -408,7 +386,7 @@ class _Walker:
 
         for node in ast.walk(top):
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                if node.module.split(".")[0] in _ROOTS:
+                if node.module.split(".")[0] in ROOTS:
                     for alias in node.names:
                         if alias.name == "*":
                             continue
@@ -417,7 +395,7 @@ class _Walker:
                         add(getattr(alias, "lineno", node.lineno), alias.name, found, in_scope=None)
             elif isinstance(node, ast.Import):
                 for alias in node.names:
-                    if alias.name.split(".")[0] in _ROOTS:
+                    if alias.name.split(".")[0] in ROOTS:
                         found = Classified(SYMBOL, alias.name, alias.name.split(".")[0], "import")
                         add(node.lineno, alias.name, found, in_scope=None)
             elif isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -436,20 +414,20 @@ class _Walker:
                 # `class SchedulerOutput:` mirrors the project's class or is the author's own.
                 add(node.lineno, node.name, Classified(SYMBOL, node.name, None, "class statement"), doc_defined=True, in_scope=None)
                 for b in node.bases:
-                    name = _dotted(b.value if isinstance(b, ast.Subscript) else b)
+                    name = dotted(b.value if isinstance(b, ast.Subscript) else b)
                     if name and (found := self._code_name(name)) is not None:
                         add(b.lineno, name, found, doc_defined=name.split(".", 1)[0] in self.facts.defined, in_scope=None)
             elif isinstance(node, ast.Call):
-                name = _dotted(node.func)
+                name = dotted(node.func)
                 if name and (found := self._code_name(name)) is not None:
                     add(node.lineno, name, found, doc_defined=name.split(".", 1)[0] in self.facts.defined)
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-                name = _dotted(node)
-                if name and _CLASSNAME_RE.match(name.split(".", 1)[0]) and (found := self._code_name(name)) is not None:
+                name = dotted(node)
+                if name and CLASSNAME_RE.match(name.split(".", 1)[0]) and (found := self._code_name(name)) is not None:
                     add(node.lineno, name, found, doc_defined=name.split(".", 1)[0] in self.facts.defined)
             elif isinstance(node, ast.AnnAssign | ast.arg) and node.annotation is not None:
                 for sub in ast.walk(node.annotation):
-                    if isinstance(sub, ast.Name) and _CLASSNAME_RE.match(sub.id) and (found := self._code_name(sub.id)) is not None:
+                    if isinstance(sub, ast.Name) and CLASSNAME_RE.match(sub.id) and (found := self._code_name(sub.id)) is not None:
                         add(sub.lineno, sub.id, found, doc_defined=sub.id in self.facts.defined)
         return out
 
@@ -469,9 +447,9 @@ class _Walker:
         if root in self.facts.instances and len(parts) == 2:
             owner = self.facts.instances[root].rsplit(".", 1)[-1]
             return Classified(SYMBOL, f"{owner}.{parts[1]}", None, f"`{root}` is a `{owner}`")
-        if root in _ROOTS:
+        if root in ROOTS:
             return classify_symbol(name)
-        if _CLASSNAME_RE.match(root) and not root.isupper():
+        if CLASSNAME_RE.match(root) and not root.isupper():
             return Classified(SYMBOL, name, None, "")
         return None
 
@@ -482,161 +460,12 @@ class _Walker:
         self.headings.append((level, text))
 
 
-def _dotted(node: ast.expr) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
-
-
-def _parse_snippet(content: str) -> list[tuple[int, ast.Module]]:
-    """(line offset, tree) pairs: the whole snippet, or, when `...` placeholders or prompts
-    break it, each line that parses on its own."""
-    try:
-        return [(0, ast.parse(content))]
-    except SyntaxError:
-        trees = []
-        for i, raw in enumerate(content.splitlines()):
-            try:
-                trees.append((i, ast.parse(raw.strip().removeprefix(">>> ").removeprefix("... "))))
-            except SyntaxError:
-                continue
-        return trees
-
-
-def _document_facts(source: str, tokens: list[Token]) -> _DocFacts:
-    facts = _DocFacts(project=document_project(source))
-    m = _ATLAS_PATH_RE.search(source)
-    if m:
-        facts.repo, facts.path = m.group("repo"), m.group("path")
-    # Entry-point groups (`[project.entry-points."vllm.logits_processors"]`, "the
-    # `vllm.general_plugins` entry point group"): names of a packaging mechanism, not modules.
-    facts.local_names |= set(_ENTRY_GROUP_RE.findall(source))
-    facts.local_names |= {m.group(1) for m in _ENTRY_GROUP_TEXT_RE.finditer(source)}
-    facts.code_spans = {span.strip() for span in _CODE_SPAN_RE.findall(source)}
-    # `CudaGraphRunner.can_run()` in the prose cites `CudaGraphRunner` too.
-    facts.code_spans |= {m.group(0) for span in list(facts.code_spans) if (m := re.match(r"_*[A-Z][A-Za-z0-9_]*(?=\.)", span))}
-    for span in facts.code_spans:
-        if looks_like_command(span):
-            facts.foreign_flags |= foreign_flags(span)
-    prose = _CODE_SPAN_RE.sub(" ", _FENCE_RE.sub(" ", source))
-    facts.words = frozenset(w.lower() for w in re.findall(r"[A-Za-z]{3,}", re.sub(r"([a-z])([A-Z])", r"\1 \2", source)))
-    facts.plain_words = set(re.findall(r"(?<![\w./-])[A-Za-z_][A-Za-z0-9_]*(?![\w/(])", prose))
-    for token in tokens:
-        if token.type not in {"fence", "code_block"}:
-            continue
-        lang = (token.info or "").strip().split(maxsplit=1)[0].lower() if token.info else ""
-        if lang in _SHELL_LANGS or lang in _TEXT_LANGS:
-            facts.foreign_flags |= foreign_flags(token.content)
-        if lang in {"json", "jsonc", "yaml", "yml"} | _PYTHON_LANGS:
-            facts.local_names.update(_KEY_RE.findall(token.content))
-        else:
-            # Request payloads (`curl -d '{...}'`), not a config flag's JSON (`--x-config '{...}'`,
-            # whose keys are the project's own field names).
-            for payload in _PAYLOAD_RE.findall(token.content):
-                facts.local_names.update(_KEY_RE.findall(payload))
-        if lang not in _PYTHON_LANGS:
-            continue
-        for _, tree in _parse_snippet(token.content):
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                    facts.local_names.add(node.id)
-                elif isinstance(node, ast.arg):
-                    facts.local_names.add(node.arg)  # the snippet's own function's parameter
-                if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-                    facts.defined.add(node.name)
-                elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                    for alias in node.names:
-                        name = alias.asname or alias.name
-                        if node.module.split(".")[0] in _ROOTS:
-                            facts.imported[name] = f"{node.module}.{alias.name}"
-                        else:
-                            facts.foreign.add(name)
-                elif isinstance(node, ast.Import):
-                    for alias in node.names:
-                        if alias.name.split(".")[0] not in _ROOTS:
-                            facts.foreign.add((alias.asname or alias.name).split(".")[0])
-                        elif alias.asname:
-                            facts.imported[alias.asname] = alias.name  # `import sglang as sgl`
-                elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-                    made = _dotted(node.value.func)
-                    if made and _CLASSNAME_RE.match(made.rsplit(".", 1)[-1]):
-                        for target in node.targets:
-                            if isinstance(target, ast.Name):
-                                facts.instances[target.id] = facts.imported.get(made, made)
-    return facts
-
-
-_MYST_OPEN_RE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})\{(?P<name>note|tip|important|caution|warning|attention|danger|error|hint|seealso|admonition|dropdown)\}[^\n]*$")
-
-
-def _unwrap_myst(source: str) -> str:
-    """MyST directives (```` ```{note} ````) hold Markdown, not code: blank out their fence
-    lines so the body is read as prose (line numbers and columns stay as they were)."""
-    lines = source.splitlines(keepends=True)
-    i = 0
-    while i < len(lines):
-        m = _MYST_OPEN_RE.match(lines[i].rstrip("\n"))
-        if m is None:
-            i += 1
-            continue
-        fence = m.group("fence")
-        for j in range(i + 1, len(lines)):
-            if lines[j].strip() == fence:
-                lines[i] = "\n"
-                lines[j] = "\n"
-                break
-        i += 1
-    return "".join(lines)
-
-
-def _dedent_admonitions(source: str) -> tuple[str, dict[int, int]]:
-    """mkdocs admonitions (`!!! note`, `??? code "..."`) indent their body by four spaces,
-    which CommonMark reads as an indented code block: dedent the bodies so they are read
-    as Markdown. Returns the text and, per 1-based line, how many columns were removed."""
-    lines = source.splitlines(keepends=True)
-    shift: dict[int, int] = {}
-    i = 0
-    while i < len(lines):
-        m = _ADMONITION_RE.match(lines[i])
-        if m is None:
-            i += 1
-            continue
-        body = len(m.group("indent")) + 4
-        j = i + 1
-        while j < len(lines) and (not lines[j].strip() or lines[j].startswith(" " * body)):
-            j += 1
-        while j > i + 1 and not lines[j - 1].strip():
-            j -= 1
-        for k in range(i + 1, j):
-            if lines[k].startswith(" " * body):
-                lines[k] = lines[k][: body - 4] + lines[k][body:]
-                shift[k + 1] = shift.get(k + 1, 0) + 4
-        i += 1  # nested admonitions in the body are found on the next lines
-    return "".join(lines), shift
-
-
-def _lead_owner(codes: list[str], text: str) -> tuple[str, bool] | None:
-    """The class a list introduced by `text` describes ("`Req` has these fields:"), and whether
-    the text says the items are its fields (rather than, say, options passed to it)."""
-    if not text.rstrip().endswith((":", "：")):
-        return None
-    names = [c.strip() for c in codes if _CLASSNAME_RE.match(c.strip()) and c.strip() not in FOREIGN_NAMES]
-    if not names:
-        return None
-    return names[-1], bool(_FIELDS_RE.search(text))
-
-
 def extract_references(file: str, source: str, parser: MarkdownIt | None = None) -> list[Reference]:
     """All references in one Markdown document, in source order."""
     parser = parser or markdown_parser()
-    text, shift = _dedent_admonitions(_unwrap_myst(source))
+    text, shift = dedent_admonitions(unwrap_myst(source))
     tokens = parser.parse(text)
-    walker = _Walker(file, text.splitlines(), _document_facts(source, tokens))
+    walker = _Walker(file, text.splitlines(), document_facts(source, tokens))
     heading_level = 0
     lead: tuple[list[str], str] | None = None  # code spans and text of the last paragraph outside lists
     owners: list[tuple[str, bool] | None] = []  # per open list
@@ -646,7 +475,7 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
         if token.type == "heading_open":
             heading_level = int(token.tag[1:])
         elif token.type in {"bullet_list_open", "ordered_list_open"}:
-            owners.append(_lead_owner(*lead) if lead else None)
+            owners.append(lead_owner(*lead) if lead else None)
             lead = None
         elif token.type in {"bullet_list_close", "ordered_list_close"}:
             owners.pop() if owners else None

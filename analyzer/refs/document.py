@@ -1,0 +1,205 @@
+"""What a Markdown document says about its own names, read before the walk: its project,
+what it writes in code font, the classes, variables and payload keys of its own snippets,
+the flags it passes to other programs; and the two rewrites that make mkdocs/MyST bodies
+readable as Markdown (admonitions dedented, directive fences blanked)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from markdown_it.token import Token
+
+from analyzer.refs.classify import FOREIGN_NAMES
+from analyzer.refs.framework import document_project
+from analyzer.refs.shell import foreign_flags, looks_like_command
+
+SHELL_LANGS = {"bash", "sh", "shell", "console", "zsh", "shell-session", "terminal"}
+PYTHON_LANGS = {"python", "py", "python3", "pycon"}
+# Blocks read for names written the way code is written: plain text, diagrams, no language.
+TEXT_LANGS = {"", "text", "txt", "plain", "plaintext", "mermaid", "plantuml", "ascii", "diagram", "dot", "graphviz", "none", "log", "output"}
+ROOTS = ("vllm", "sglang")
+CLASSNAME_RE = re.compile(r"^_*[A-Z][A-Za-z0-9_]*$")
+_ATLAS_PATH_RE = re.compile(r"<!--\s*atlas:[^>]*?\brepo=(?P<repo>[\w.-]+/[\w.-]+)[^>]*?\bpath=(?P<path>\S+?)\s*-->")
+_ADMONITION_RE = re.compile(r"^(?P<indent> *)(?:!!!|\?\?\?\+?) *[A-Za-z]")
+_CODE_SPAN_RE = re.compile(r"`([^`\n]+)`")
+_FENCE_RE = re.compile(r"^(?P<f> {0,3}(?:```|~~~)).*?^(?P=f)", re.MULTILINE | re.DOTALL)
+_PAYLOAD_RE = re.compile(r"(?:\s-d|--data(?:-raw|-binary)?|--json)\s+'([^']*)'", re.DOTALL)
+_FIELDS_RE = re.compile(r"\b(?:fields?|attributes?|members?|properties|contain(?:s|ing)?)\b|字段|属性|成员|包含", re.IGNORECASE)
+_ENTRY_GROUP_RE = re.compile(r"""entry[-_]points\.["']([\w.-]+)["']""")
+_ENTRY_GROUP_TEXT_RE = re.compile(r"`([\w.-]+)`\s+entry[ -]?point\s+group", re.IGNORECASE)
+_KEY_RE = re.compile(r"""["']([A-Za-z_][A-Za-z0-9_]*)["']\s*:""")
+
+
+@dataclass(slots=True)
+class DocFacts:
+    """What the whole document says about its own names, gathered before the walk."""
+
+    project: tuple[str | None, str] = (None, "")
+    code_spans: set[str] = field(default_factory=set)  # texts written in code font in the prose
+    plain_words: set[str] = field(default_factory=set)  # words of the prose outside code font
+    words: frozenset[str] = frozenset()  # lower-cased words of the whole document
+    defined: set[str] = field(default_factory=set)  # classes/functions its Python snippets define
+    instances: dict[str, str] = field(default_factory=dict)  # `llm` -> `LLM` (`llm = LLM(...)`)
+    imported: dict[str, str] = field(default_factory=dict)  # `LLM` -> `vllm.LLM`
+    foreign: set[str] = field(default_factory=set)  # names imported from other packages
+    # Variables, parameters, keyword arguments and payload keys of the document's own
+    # snippets (`"target_token": 67`): a bare name in code font that is one of these is
+    # the example's, not the project's.
+    local_names: set[str] = field(default_factory=set)
+    foreign_flags: set[str] = field(default_factory=set)  # flags the document passes to other programs
+    repo: str | None = None  # `vllm-project/vllm` when the document says where it lives
+    path: str | None = None  # its path in that repository
+
+
+
+def dotted(node: ast.expr) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def parse_snippet(content: str) -> list[tuple[int, ast.Module]]:
+    """(line offset, tree) pairs: the whole snippet, or, when `...` placeholders or prompts
+    break it, each line that parses on its own."""
+    try:
+        return [(0, ast.parse(content))]
+    except SyntaxError:
+        trees = []
+        for i, raw in enumerate(content.splitlines()):
+            try:
+                trees.append((i, ast.parse(raw.strip().removeprefix(">>> ").removeprefix("... "))))
+            except SyntaxError:
+                continue
+        return trees
+
+
+def document_facts(source: str, tokens: list[Token]) -> DocFacts:
+    facts = DocFacts(project=document_project(source))
+    m = _ATLAS_PATH_RE.search(source)
+    if m:
+        facts.repo, facts.path = m.group("repo"), m.group("path")
+    # Entry-point groups (`[project.entry-points."vllm.logits_processors"]`, "the
+    # `vllm.general_plugins` entry point group"): names of a packaging mechanism, not modules.
+    facts.local_names |= set(_ENTRY_GROUP_RE.findall(source))
+    facts.local_names |= {m.group(1) for m in _ENTRY_GROUP_TEXT_RE.finditer(source)}
+    facts.code_spans = {span.strip() for span in _CODE_SPAN_RE.findall(source)}
+    # `CudaGraphRunner.can_run()` in the prose cites `CudaGraphRunner` too.
+    facts.code_spans |= {m.group(0) for span in list(facts.code_spans) if (m := re.match(r"_*[A-Z][A-Za-z0-9_]*(?=\.)", span))}
+    for span in facts.code_spans:
+        if looks_like_command(span):
+            facts.foreign_flags |= foreign_flags(span)
+    prose = _CODE_SPAN_RE.sub(" ", _FENCE_RE.sub(" ", source))
+    facts.words = frozenset(w.lower() for w in re.findall(r"[A-Za-z]{3,}", re.sub(r"([a-z])([A-Z])", r"\1 \2", source)))
+    facts.plain_words = set(re.findall(r"(?<![\w./-])[A-Za-z_][A-Za-z0-9_]*(?![\w/(])", prose))
+    for token in tokens:
+        if token.type not in {"fence", "code_block"}:
+            continue
+        lang = (token.info or "").strip().split(maxsplit=1)[0].lower() if token.info else ""
+        if lang in SHELL_LANGS or lang in TEXT_LANGS:
+            facts.foreign_flags |= foreign_flags(token.content)
+        if lang in {"json", "jsonc", "yaml", "yml"} | PYTHON_LANGS:
+            facts.local_names.update(_KEY_RE.findall(token.content))
+        else:
+            # Request payloads (`curl -d '{...}'`), not a config flag's JSON (`--x-config '{...}'`,
+            # whose keys are the project's own field names).
+            for payload in _PAYLOAD_RE.findall(token.content):
+                facts.local_names.update(_KEY_RE.findall(payload))
+        if lang not in PYTHON_LANGS:
+            continue
+        for _, tree in parse_snippet(token.content):
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    facts.local_names.add(node.id)
+                elif isinstance(node, ast.arg):
+                    facts.local_names.add(node.arg)  # the snippet's own function's parameter
+                if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+                    facts.defined.add(node.name)
+                elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                    for alias in node.names:
+                        name = alias.asname or alias.name
+                        if node.module.split(".")[0] in ROOTS:
+                            facts.imported[name] = f"{node.module}.{alias.name}"
+                        else:
+                            facts.foreign.add(name)
+                elif isinstance(node, ast.Import):
+                    for alias in node.names:
+                        if alias.name.split(".")[0] not in ROOTS:
+                            facts.foreign.add((alias.asname or alias.name).split(".")[0])
+                        elif alias.asname:
+                            facts.imported[alias.asname] = alias.name  # `import sglang as sgl`
+                elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                    made = dotted(node.value.func)
+                    if made and CLASSNAME_RE.match(made.rsplit(".", 1)[-1]):
+                        for target in node.targets:
+                            if isinstance(target, ast.Name):
+                                facts.instances[target.id] = facts.imported.get(made, made)
+    return facts
+
+
+_MYST_OPEN_RE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})\{(?P<name>note|tip|important|caution|warning|attention|danger|error|hint|seealso|admonition|dropdown)\}[^\n]*$")
+
+
+def unwrap_myst(source: str) -> str:
+    """MyST directives (```` ```{note} ````) hold Markdown, not code: blank out their fence
+    lines so the body is read as prose (line numbers and columns stay as they were)."""
+    lines = source.splitlines(keepends=True)
+    i = 0
+    while i < len(lines):
+        m = _MYST_OPEN_RE.match(lines[i].rstrip("\n"))
+        if m is None:
+            i += 1
+            continue
+        fence = m.group("fence")
+        for j in range(i + 1, len(lines)):
+            if lines[j].strip() == fence:
+                lines[i] = "\n"
+                lines[j] = "\n"
+                break
+        i += 1
+    return "".join(lines)
+
+
+def dedent_admonitions(source: str) -> tuple[str, dict[int, int]]:
+    """mkdocs admonitions (`!!! note`, `??? code "..."`) indent their body by four spaces,
+    which CommonMark reads as an indented code block: dedent the bodies so they are read
+    as Markdown. Returns the text and, per 1-based line, how many columns were removed."""
+    lines = source.splitlines(keepends=True)
+    shift: dict[int, int] = {}
+    i = 0
+    while i < len(lines):
+        m = _ADMONITION_RE.match(lines[i])
+        if m is None:
+            i += 1
+            continue
+        body = len(m.group("indent")) + 4
+        j = i + 1
+        while j < len(lines) and (not lines[j].strip() or lines[j].startswith(" " * body)):
+            j += 1
+        while j > i + 1 and not lines[j - 1].strip():
+            j -= 1
+        for k in range(i + 1, j):
+            if lines[k].startswith(" " * body):
+                lines[k] = lines[k][: body - 4] + lines[k][body:]
+                shift[k + 1] = shift.get(k + 1, 0) + 4
+        i += 1  # nested admonitions in the body are found on the next lines
+    return "".join(lines), shift
+
+
+def lead_owner(codes: list[str], text: str) -> tuple[str, bool] | None:
+    """The class a list introduced by `text` describes ("`Req` has these fields:"), and whether
+    the text says the items are its fields (rather than, say, options passed to it)."""
+    if not text.rstrip().endswith((":", "：")):
+        return None
+    names = [c.strip() for c in codes if CLASSNAME_RE.match(c.strip()) and c.strip() not in FOREIGN_NAMES]
+    if not names:
+        return None
+    return names[-1], bool(_FIELDS_RE.search(text))
+
+
