@@ -189,8 +189,11 @@ class WeightUpdater:
         engine = self.engine
         if policy not in POLICIES:
             raise WeightUpdateError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
-        if engine.config.quantization or engine.model_config.quantization_config:
-            raise WeightUpdateError("live updates of quantized weights are not implemented")
+        if engine.model_config.quantization_config:
+            raise WeightUpdateError(
+                "live updates of a pre-quantized checkpoint are not implemented (an engine "
+                "quantizing on load, --quantization, takes float updates)"
+            )
         if engine.runner.parallel.tp.world_size > 1:
             raise WeightUpdateError("live updates run in one process only (tensor_parallel 1)")
         if policy == "refuse" and engine.has_unfinished_requests():
@@ -219,6 +222,7 @@ class WeightUpdater:
             engine.overlap.wait_forward()
         model = engine.runner.model
         params = dict(model.named_parameters())
+        staged = self._quantize_projections(model, staged)
         for name, tensor in staged:  # dtypes: the loader would silently cast them
             ours, _ = model.map_checkpoint_name(name)
             if ours in params and tensor.dtype != params[ours].dtype:
@@ -253,6 +257,39 @@ class WeightUpdater:
         self.version = version if version is not None else f"v{self.num_updates}"
         return UpdateResult(self.version, len(staged), aborted, recomputed,
                             time.perf_counter() - start)  # fmt: skip
+
+
+    def _quantize_projections(
+        self, model: torch.nn.Module, staged: list[tuple[str, torch.Tensor]]
+    ) -> list[tuple[str, torch.Tensor]]:
+        """An engine quantizing on load (`--quantization`) serves packed projections while
+        the trainer holds float ones (low-precision rollouts behind a full-precision
+        trainer): each float projection weight is quantized here, by the layer's own
+        scheme, into the tensors the layer stores."""
+        from reference_engine.layers.quantization.linear import QuantizedLinear
+
+        if not self.engine.config.quantization:
+            return staged
+        out: list[tuple[str, torch.Tensor]] = []
+        for name, tensor in staged:
+            ours, _ = model.map_checkpoint_name(name)
+            module_name, _, attr = ours.rpartition(".")
+            try:
+                module = model.get_submodule(module_name)
+            except AttributeError:
+                module = None  # unknown: the loader refuses it with a clear message
+            if isinstance(module, QuantizedLinear) and attr == "weight" and tensor.dtype in (
+                torch.float16, torch.bfloat16, torch.float32, torch.float64
+            ):
+                prefix = name[: -len("weight")]
+                try:
+                    packed = module.scheme.quantize(tensor)
+                except (ConfigError, RuntimeError) as exc:
+                    raise WeightUpdateError(f"update refused: {name}: {exc}") from None
+                out.extend((prefix + k, v) for k, v in packed.items())
+            else:
+                out.append((name, tensor))
+        return out
 
 
 class WeightBroadcaster:

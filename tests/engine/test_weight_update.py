@@ -172,3 +172,21 @@ def test_trainer_process_drives_rounds_over_torch_distributed(
     assert trainer.exitcode == 0
     with pytest.raises(WeightUpdateError, match="already joined"):
         engine.weights.init_group("127.0.0.1", port, rank=1, world_size=2)
+
+
+@pytest.mark.parametrize("scheme", ["int8", "fp8"])
+def test_quantized_engine_takes_float_updates(folders: tuple[Path, Path], scheme: str) -> None:
+    """Low-precision rollouts behind a full-precision trainer: float weights in, quantized by
+    the serving layers, the same as a fresh engine quantizing the new checkpoint on load."""
+    old, new = folders
+    engine = _engine(old, quantization=scheme)
+    before, _ = _generate(engine, PROMPTS)
+    engine.weights.update_from_tensors(load_file(str(new / "model.safetensors")).items())
+    after, versions = _generate(engine, PROMPTS)
+    assert (after, versions) == (_generate(_engine(new, quantization=scheme), PROMPTS)[0], {"v1"})
+    assert after != before
+    bad = load_file(str(new / "model.safetensors"))
+    bad["model.layers.0.mlp.up_proj.weight"] = bad["model.layers.0.mlp.up_proj.weight"][:-1]
+    with pytest.raises(WeightUpdateError, match="up_proj"):
+        engine.weights.update_from_tensors(bad.items())
+    assert _generate(engine, PROMPTS)[0] == after
