@@ -24,7 +24,7 @@ from reference_engine.distributed.executor import create_runner
 from reference_engine.forward_batch import ForwardBatch, SeqInput, build_forward_batch
 from reference_engine.kv_cache_manager import KVCacheManager
 from reference_engine.kv_tiers.hierarchy import make_kv_tiers
-from reference_engine.kv_window import H2O
+from reference_engine.kv_window import H2O, max_len_in_pool
 from reference_engine.loader import LoadedTokenizer, load_model_config, load_tokenizer
 from reference_engine.lora.adapter import LoRAError
 from reference_engine.lora.manager import LoRAManager
@@ -141,9 +141,19 @@ class Engine:
             ),
             self.kv,
         )
-        # A sequence can never outgrow the whole KV pool: preemption could not save it.
-        self.max_model_len = min(
-            self.runner.max_model_len, self.runner.num_blocks * self.block_size
+        # A sequence can never outgrow the whole KV pool: preemption could not save it
+        # (unless every layer slides: then it holds only its window, kv_window.py).
+        pool_len = max_len_in_pool(
+            self.runner.num_blocks,
+            self.block_size,
+            self.model_config.sliding_windows,
+            config.max_num_batched_tokens,
+            config.enable_chunked_prefill,
+        )
+        self.max_model_len = (
+            self.runner.max_model_len
+            if pool_len is None
+            else min(self.runner.max_model_len, pool_len)
         )
         self.eos_token_ids = sorted(
             set(self.model_config.eos_token_ids) | set(self.tokenizer.eos_token_ids)

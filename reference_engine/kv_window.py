@@ -123,3 +123,23 @@ def dead_blocks(
     # The next query is at num_computed_tokens and sees keys > num_computed_tokens - span.
     end = max(0, (num_computed_tokens - span + 1) // block_size)
     return range(first, max(first, end))
+
+
+def max_len_in_pool(
+    num_blocks: int,
+    block_size: int,
+    layer_windows: Sequence[int | None],
+    max_chunk_tokens: int,
+    chunked_prefill: bool,
+) -> int | None:
+    """The longest sequence a pool of `num_blocks` can carry alone: the pool's size, unless
+    every layer slides and prefill is chunked. Then a sequence never holds more than its
+    window plus one step's chunk (dead blocks are freed after every step), so when that fits,
+    the pool bounds no length at all (None)."""
+    windows = list(layer_windows)
+    pool = num_blocks * block_size
+    if not windows or any(w is None for w in windows) or not chunked_prefill:
+        return pool
+    widest = max(w for w in windows if w is not None)
+    need = -(-(widest + max_chunk_tokens) // block_size) + 2  # + partial blocks at both ends
+    return None if need <= num_blocks else pool

@@ -132,6 +132,25 @@ def test_sliding_window_frees_blocks_while_running(random_checkpoint: Any) -> No
     assert logits[len(prompt) - 1 :].argmax(-1).tolist() == out.outputs[0].token_ids
 
 
+def test_sliding_model_serves_sequences_longer_than_its_pool(random_checkpoint: Any) -> None:
+    """Mistral (window 7) on a pool of 8 blocks of 4 (32 tokens): a 100-token sequence runs,
+    freeing as it slides, with the tokens of a run on a pool that never frees anything."""
+    folder = random_checkpoint("mistral")
+    small = make_engine(folder, num_gpu_blocks=8, max_num_batched_tokens=8, prefix_caching="hash")
+    assert small.max_model_len == small.runner.max_model_len > 8 * BLOCK_SIZE
+    rng = random.Random(9)
+    prompt = [rng.randrange(3, 500) for _ in range(20)]
+    params = SamplingParams(temperature=0.0, max_tokens=80, ignore_eos=True)
+    got = drive(small, [_req(prompt, params)])["0"].outputs[0].token_ids
+    big = make_engine(folder, max_num_batched_tokens=8, prefix_caching="none")
+    assert got == drive(big, [_req(prompt, params)])["0"].outputs[0].token_ids
+    assert len(got) == 80
+    assert_pool_restored(small)
+    # A full-attention model's sequences stay capped by its pool.
+    capped = make_engine(random_checkpoint("qwen3"), num_gpu_blocks=8)
+    assert capped.max_model_len == 8 * BLOCK_SIZE
+
+
 def test_streaming_llm_bounds_a_full_attention_request(random_checkpoint: Any) -> None:
     engine = make_engine(random_checkpoint("qwen3"), prefix_caching="hash")
     rng = random.Random(6)
