@@ -61,6 +61,9 @@ def make_kv_tiers(engine: Engine) -> KVTierHierarchy | None:
         return None
     if engine.kv.state_pool is not None:
         raise ConfigError("KV tiers do not keep a hybrid model's recurrent state snapshots")
+    if cfg.kv_tier_policy == "write_through" and getattr(engine, "overlap", None) is not None:
+        # The overlapped step indexes blocks before their forward pass has written them.
+        raise ConfigError("kv_tier_policy write_through with async scheduling is not implemented")
     tiers = TierConfig(
         cfg.kv_host_blocks,
         cfg.kv_disk_dir,

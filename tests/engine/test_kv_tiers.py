@@ -166,3 +166,23 @@ def test_write_through_with_speculative_decoding_stores_only_real_blocks(
     again = make(model_dir, **kw)
     assert generate(again, [longer], params[:1]) == reference
     assert again.kv_tiers is not None and again.kv_tiers.num_promoted == (len(longer) - 1) // BLOCK
+
+
+def test_write_through_refuses_async_scheduling(model_dir: Path, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="async scheduling"):
+        make(
+            model_dir,
+            kv_disk_dir=str(tmp_path),
+            kv_tier_policy="write_through",
+            async_scheduling=True,
+        )
+
+
+def test_write_back_under_async_scheduling_gives_solo_tokens(
+    model_dir: Path, tmp_path: Path
+) -> None:
+    solo = make(model_dir, prefix_caching="none")
+    tiered = make(model_dir, kv_host_blocks=12, kv_disk_dir=str(tmp_path), async_scheduling=True)
+    prompts, params = workload(2, 12)
+    assert generate(tiered, prompts, params) == generate(solo, prompts, params)
+    assert tiered.kv_tiers is not None and tiered.kv_tiers.num_promoted > 0
