@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 from analyzer.graphs import queries  # noqa: E402
 from analyzer.graphs.callgraph import build_call_graph  # noqa: E402
 from analyzer.graphs.state import build_state  # noqa: E402
+from analyzer.graphs.state_source import SourceReader  # noqa: E402
 from analyzer.graphs.store import (  # noqa: E402
     Target,
     _cache_dir,
@@ -76,7 +77,7 @@ def stage_row(settings: Settings, target: Target) -> dict[str, object]:
     resolver = CallResolver(project)
     gc.disable()  # as build_graphs does
     calls, row["call_graph_s"] = timed(build_call_graph, project, resolver)
-    state, row["state_graph_s"] = timed(build_state, project, resolver)
+    state, row["state_graph_s"] = timed(build_state, project, resolver, SourceReader(target.root))
     graphs, row["pack_s"] = timed(pack_graphs, project, calls, state, target.label)
     _, row["write_cache_s"] = timed(save_graphs, settings, target, graphs, calls.unresolved)
     gc.freeze()  # keep the built graphs out of later collections, as a fresh process would

@@ -1,10 +1,27 @@
 """State ownership: for each class, the state it owns and who reads / writes it.
 
 Owned state is a class's dataclass-style fields, class attributes and `self.x`
-instance attributes. Every attribute access of the facts whose object resolves
-to an instance (or the class) of a project class is attributed to the class in
-the MRO that declares the attribute; a write from a function that is not a
-method of that class (or a subclass) is flagged `outside`.
+instance attributes. An attribute belongs to the most basic class in the MRO
+that declares it, except that a mixin (a constructor-less class composed into
+others, such as SGLang's scheduler mixins) never owns state its composite sets
+up: the composite does. Each read and write records the function, its site, its
+kind, how the object was reached and whose code it is:
+
+kind: assign, augassign, del, item_assign, item_del, mutating_call (`method`
+names the builtin or user-defined method, or the function the object is passed
+to), field_write (`self.running_batch.reqs = []` changes `running_batch`'s
+object; `method` names the field), read.
+via: direct (`self.x`, `obj.x`), alias (a local or a method's return value that
+is the attribute's object), element (an object fetched from a container:
+`self.requests[rid]`, `.get(rid)`, `for req in self.reqs`).
+by: owner, subclass (an override or subclass method), mixin / base (a method of
+a mixin or base class running on the owner's instances), outside (any other
+function; `outside` is then True).
+
+Writes through user-defined methods and arguments use `Mutation` (state_flow):
+which functions change their receiver / a parameter, to a fixed point over the
+call graph. Only functions whose own body does the change are writers: a method
+calling another method of `self` that writes `x` is not listed for `x`, its callee is.
 """
 
 from __future__ import annotations
@@ -16,20 +33,35 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
+from analyzer.graphs.state_flow import (
+    EXTERNAL_ARG_MUTATORS,
+    WRITE_KINDS,
+    Mutation,
+    Obj,
+    Tracer,
+)
+from analyzer.graphs.state_source import SourceReader
+from analyzer.index.extract import MUTATING_METHODS
+from analyzer.index.models import ModuleFacts
 from analyzer.resolve import CallResolver, Project
-from analyzer.resolve.infer import Ctx
 
-_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
-WRITE_KINDS = ("assign", "augassign", "del", "item_assign", "item_del", "mutating_call")
+__all__ = ["WRITE_KINDS", "Access", "ClassState", "StateAttr", "build_state", "state_graph"]
+
+_PLACE_LIKE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_MAX_OWNERS = 64  # subclasses searched for the owner of state a mixin uses
 
 
 @dataclass(frozen=True, slots=True)
 class Access:
     function: str  # global name of the reading / writing function (or module)
-    kind: str  # read | assign | augassign | del | item_assign | item_del | mutating_call
+    kind: str  # read | assign | augassign | del | item_assign | item_del | mutating_call | field_write
     site: str  # path:line
-    method: str | None = None  # the mutating method: append, heappush, ...
-    outside: bool = False  # from a function that is not a method of the owner (or subclass)
+    method: str | None = None  # mutating_call: append, add_request, calc_priority; field_write: the field
+    outside: bool = False  # from a function that is not a method of the owner, a subclass or a mixin
+    via: str = "direct"  # direct | alias | element
+    detail: str | None = None  # how the object was reached: `q = self._select_queue()`, `for req in self.reqs`
+    by: str = "owner"  # owner | subclass | mixin | base | outside
+    writer_class: str | None = None  # the class whose method this is
 
 
 @dataclass(slots=True)
@@ -40,6 +72,7 @@ class StateAttr:
     annotation: str | None = None
     reads: list[Access] = field(default_factory=list)
     writes: list[Access] = field(default_factory=list)
+    created: list[str] = field(default_factory=list)  # `path:line  self.x = value` of each declaration
 
 
 @dataclass(slots=True)
@@ -48,6 +81,8 @@ class ClassState:
     path: str
     line: int
     attrs: dict[str, StateAttr] = field(default_factory=dict)
+    # Attributes this class sets or uses that a base (or, for a mixin, its composite) owns.
+    inherited: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def outside_writes(self) -> list[tuple[str, Access]]:
@@ -55,12 +90,20 @@ class ClassState:
 
 
 def _declared(project: Project, cls: str) -> dict[str, StateAttr]:
-    fact = project.classes[cls].fact
+    cd = project.classes[cls]
+    fact = cd.fact
     out: dict[str, StateAttr] = {}
+
+    def created(line: int, text: str) -> str:
+        return f"{cd.path}:{line}  {text}"
+
     for asg in fact.fields:
-        out.setdefault(asg.target, StateAttr(asg.target, "field", asg.line, asg.annotation))
+        attr = out.setdefault(asg.target, StateAttr(asg.target, "field", asg.line, asg.annotation))
+        value = f" = {asg.value}" if asg.value else ""
+        attr.created.append(created(asg.line, f"{asg.target}: {asg.annotation}{value}"))
     for asg in fact.class_attributes:
-        out.setdefault(asg.target, StateAttr(asg.target, "class", asg.line, asg.annotation))
+        attr = out.setdefault(asg.target, StateAttr(asg.target, "class", asg.line, asg.annotation))
+        attr.created.append(created(asg.line, f"{asg.target} = {asg.value}"))
     for asg in fact.instance_attributes:
         base, _, name = asg.target.rpartition(".")
         if "." in base or not name:
@@ -68,61 +111,220 @@ def _declared(project: Project, cls: str) -> dict[str, StateAttr]:
         attr = out.setdefault(name, StateAttr(name, "instance", asg.line, asg.annotation))
         if attr.annotation is None and asg.annotation:
             attr.annotation = asg.annotation
+        ann = f": {asg.annotation}" if asg.annotation else ""
+        value = f" = {asg.value}" if asg.value else ""
+        if len(attr.created) < 8:
+            attr.created.append(created(asg.line, f"{asg.target}{ann}{value}  (in {asg.scope})"))
     return out
 
 
-def build_state(project: Project, resolver: CallResolver | None = None) -> dict[str, ClassState]:
-    resolver = resolver or CallResolver(project)
-    infer = resolver.infer
-    states = {
-        name: ClassState(name, cd.path, cd.fact.line, _declared(project, name))
-        for name, cd in project.classes.items()
-    }
-    owner_memo: dict[tuple[str, str], str | None] = {}
-    declared = {name for st in states.values() for name in st.attrs}
+class Ownership:
+    """Which class owns `attr` as used on an instance of `cls`."""
 
-    def owner_of(cls: str, attr: str) -> str | None:
+    def __init__(self, project: Project, declared: dict[str, set[str]]) -> None:
+        self.p = project
+        self.h = project.hierarchy
+        self.declared = declared
+        self.mixins = _mixins(project)
+        self._memo: dict[tuple[str, str], tuple[str, ...]] = {}
+
+    def owners(self, cls: str, attr: str) -> tuple[str, ...]:
         key = (cls, attr)
-        if key not in owner_memo:
-            found = next((c for c in project.hierarchy.mro(cls) if c in states and attr in states[c].attrs), None)
-            if found is None:
-                # A mixin touching state its subclass owns (`self.waiting_queue` in a
-                # scheduler mixin): the subclass is the owner.
-                found = next(
-                    (c for c in project.hierarchy.descendants(cls) if c in states and attr in states[c].attrs),
-                    None,
-                )
-            owner_memo[key] = found
-        return owner_memo[key]
+        found = self._memo.get(key)
+        if found is not None:
+            return found
+        declared = self.declared
+        decl = [c for c in self.h.mro(cls) if attr in declared.get(c, ())]
+        solid = [c for c in decl if c not in self.mixins]
+        if solid:
+            found = (solid[-1],)
+        else:
+            # A mixin (or an abstract base) using state its subclasses set up: the
+            # most basic subclasses that declare it own it.
+            down = [d for d in self.h.descendants(cls)[:_MAX_OWNERS]
+                    if attr in declared.get(d, ()) and d not in self.mixins]
+            down = [d for d in down if not any(o != d and self.h.is_subclass(d, o) for o in down)]
+            found = tuple(sorted(down)) if down else tuple(decl[-1:])
+        self._memo[key] = found
+        return found
 
+    def relation(self, writer: str | None, owner: str) -> str:
+        if writer is None:
+            return "outside"
+        if writer == owner:
+            return "owner"
+        if self.h.is_subclass(writer, owner):
+            return "subclass"
+        if self.h.is_subclass(owner, writer):
+            return "mixin" if writer in self.mixins else "base"
+        return "outside"
+
+
+def _mixins(project: Project) -> set[str]:
+    """Constructor-less classes composed into others next to further project bases,
+    or named `...Mixin`."""
+    out: set[str] = set()
+    for cls, cd in project.classes.items():
+        bases = [b for b in project.hierarchy.bases_of(cls) if b in project.classes]
+        if len(bases) >= 2:
+            out.update(b for b in bases if f"{b}.__init__" not in project.functions)
+        if cd.fact.name.endswith("Mixin") and f"{cls}.__init__" not in project.functions:
+            out.add(cls)
+    return out
+
+
+class _Builder:
+    def __init__(self, project: Project, resolver: CallResolver, source: SourceReader) -> None:
+        self.p = project
+        self.r = resolver
+        self.infer = resolver.infer
+        self.source = source
+        self.states = {
+            name: ClassState(name, cd.path, cd.fact.line, _declared(project, name))
+            for name, cd in project.classes.items()
+        }
+        declared = {name: set(st.attrs) for name, st in self.states.items()}
+        self.names = {a for attrs in declared.values() for a in attrs}
+        self.own = Ownership(project, declared)
+        self.tracer = Tracer(project, resolver, source)
+        self.mutation = Mutation(self.tracer)
+        self._seen: dict[tuple[str, str], set[tuple]] = {}
+        self._aliases: set[tuple[str, str, str]] = set()  # (function, module, local name)
+        self._where: dict[tuple[str, str], tuple[str, str | None]] = {}
+
+    def record(self, cls: str, attr: str, kind: str, facts: ModuleFacts, scope: str, line: int,
+               method: str | None = None, obj: Obj | None = None, create: bool = False) -> None:
+        owners = self.own.owners(cls, attr)
+        if not owners:
+            if not create or kind == "read" or self.p.member_function(cls, attr):
+                return  # a method / property, or a read of something never set
+            self.states[cls].attrs[attr] = StateAttr(attr, "undeclared", line)
+            self.own.declared.setdefault(cls, set()).add(attr)
+            self.own._memo[(cls, attr)] = owners = (cls,)
+        where = self._where.get((facts.module, scope))
+        if where is None:
+            where = self._where[(facts.module, scope)] = (
+                self.r.caller_of(facts.module, scope), self.infer.class_of_scope(facts.module, scope)
+            )
+        func, writer = where
+        site = f"{facts.path}:{line}"
+        via, detail = (obj.via, obj.detail) if obj is not None else ("direct", None)
+        detail = None if detail is None else str(detail)
+        for owner in owners:
+            by = self.own.relation(writer, owner)
+            key = (func, kind, site, method)
+            seen = self._seen.setdefault((owner, attr), set())
+            if key in seen:
+                continue
+            seen.add(key)
+            st = self.states[owner].attrs[attr]
+            access = Access(func, kind, site, method, by == "outside", via, detail, by, writer)
+            (st.reads if kind == "read" else st.writes).append(access)
+
+    def accesses(self, facts: ModuleFacts) -> None:
+        for acc in facts.accesses:
+            write = acc.kind in WRITE_KINDS
+            if not write and acc.attr not in self.names:
+                continue  # only declared state has readers worth listing
+            objs = self.tracer.objects(acc.base, facts.module, acc.scope)
+            for o in objs:
+                if o.cls is not None and o.cls in self.states:
+                    self.record(o.cls, acc.attr, acc.kind, facts, acc.scope, acc.line, acc.method, o,
+                                create=o.via == "direct")
+                if write and o.place is not None:
+                    # `self.running_batch.reqs = []` also changes running_batch's object.
+                    self.record(*o.place, "field_write", facts, acc.scope, acc.line, acc.attr, o)
+                if o.via == "alias" and o.place is not None:
+                    self._aliases.add((self.r.caller_of(facts.module, acc.scope), facts.module, acc.base))
+
+    def calls(self, facts: ModuleFacts) -> None:
+        t, m = self.tracer, self.mutation
+        for site in facts.calls:
+            head, _, method = site.callee.rpartition(".")
+            if (head and head not in ("self", "cls") and (method in MUTATING_METHODS or m.name_mutates(method))
+                    and self._place_like(facts, site.scope, head)):
+                for o in t.objects(head, facts.module, site.scope, loops=False):
+                    if o.place is None:
+                        continue
+                    if o.cls is not None and self.p.member_function(o.cls, method):
+                        mutating = m.method_mutates(o.cls, method)
+                    else:
+                        mutating = method in MUTATING_METHODS
+                    if mutating:
+                        self.record(*o.place, "mutating_call", facts, site.scope, site.line, method, o)
+            if not site.args:
+                continue
+            external = EXTERNAL_ARG_MUTATORS.get(site.callee)
+            for i, arg in enumerate(site.args):
+                if arg == "self" or arg.startswith("*"):
+                    continue
+                if external is not None and i == 0:
+                    name: str | None = external
+                else:
+                    # The callee first (memoised): most calls mutate no argument at all.
+                    name = next((target.rpartition(".")[2] for target, j in m.arg_targets(facts, site, i)
+                                 if m.mutates(target, j)), None)
+                if name is None or not self._place_like(facts, site.scope, arg):
+                    continue
+                for o in t.objects(arg, facts.module, site.scope, loops=False):
+                    if o.place is None:
+                        continue
+                    obj = Obj(o.cls, o.place, o.via, o.detail or f"passed to {site.callee}()")
+                    self.record(*o.place, "mutating_call", facts, site.scope, site.line, name, obj)
+
+    def _place_like(self, facts: ModuleFacts, scope: str, text: str) -> bool:
+        """An attribute (`self.x`, `a.b`) or a local name bound by assignment: only
+        these can hold an attribute's object (parameters and loop variables do not)."""
+        if "." in text:
+            return _PLACE_LIKE.fullmatch(text) is not None
+        if not text.isidentifier():
+            return False
+        fd = self.tracer.function_of(facts.module, scope)
+        return fd is not None and text in self.p.scope(facts.module, fd.fact.qualname).assignments
+
+    def alias_stores(self) -> None:
+        """`q = self.waiting; q[0] = r` / `del q[k]` / `q += ...`: only the source says."""
+        t = self.tracer
+        for func, module, name in sorted(self._aliases):
+            ff = t.functions.get(func)
+            if ff is None:
+                continue
+            for store in t.source.stores(ff.facts, ff.fd, name):
+                for o in t.objects(name, module, ff.fd.fact.qualname):
+                    if o.place is not None:
+                        self.record(*o.place, store.kind, ff.facts, ff.fd.fact.qualname, store.line, None, o)
+
+    def inherited(self) -> None:
+        """Drop from a class's table the attributes a base (or its composite) owns."""
+        for name, st in self.states.items():
+            for attr in list(st.attrs):
+                owners = self.own.owners(name, attr)
+                if owners and name not in owners and not (st.attrs[attr].reads or st.attrs[attr].writes):
+                    for owner in owners:
+                        if owner in self.states and attr in self.states[owner].attrs:
+                            self.states[owner].attrs[attr].created.extend(
+                                c for c in st.attrs[attr].created[:4]
+                                if len(self.states[owner].attrs[attr].created) < 12
+                            )
+                    del st.attrs[attr]
+                    st.inherited[attr] = list(owners)
+
+
+def build_state(
+    project: Project, resolver: CallResolver | None = None, source: SourceReader | None = None
+) -> dict[str, ClassState]:
+    """`source` reads function bodies for loop bindings, returned attributes and stores
+    into aliases; without it (facts only) those writers are not found."""
+    b = _Builder(project, resolver or CallResolver(project), source or SourceReader(None))
     for facts in project.modules.values():
         if project.modules.get(facts.module) is not facts:
             continue
-        for acc in facts.accesses:
-            if acc.kind == "read" and acc.attr not in declared:
-                continue  # only declared state has readers worth listing
-            if not _DOTTED.fullmatch(acc.base):
-                continue  # `self.x[0].y`, `f().y`: not an object whose class we can name
-            ctx = Ctx(facts.module, acc.scope, acc.line)
-            base = infer.eval_text(acc.base, ctx)
-            if base is None or base.kind not in ("instance", "class") or base.name not in states:
-                continue
-            owner = owner_of(base.name, acc.attr)
-            if owner is None:
-                if acc.kind == "read" or project.member_function(base.name, acc.attr):
-                    continue  # a method / property, or a read of something never set
-                owner = base.name
-                states[owner].attrs[acc.attr] = StateAttr(acc.attr, "undeclared", acc.line)
-                owner_memo[(base.name, acc.attr)] = owner
-            func = resolver.caller_of(facts.module, acc.scope)
-            writer_cls = infer.class_of_scope(facts.module, acc.scope)
-            inside = writer_cls is not None and (
-                project.hierarchy.is_subclass(writer_cls, owner) or project.hierarchy.is_subclass(owner, writer_cls)
-            )
-            record = Access(func, acc.kind, f"{facts.path}:{acc.line}", acc.method, not inside)
-            attr = states[owner].attrs[acc.attr]
-            (attr.reads if acc.kind == "read" else attr.writes).append(record)
-    return states
+        # Every function's module is the one being walked: the tracer keys on it.
+        b.accesses(facts)
+        b.calls(facts)
+    b.alias_stores()
+    b.inherited()
+    return b.states
 
 
 def state_graph(states: Mapping[str, ClassState]) -> nx.DiGraph:

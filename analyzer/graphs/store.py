@@ -24,12 +24,13 @@ from pathlib import Path
 from analyzer.graphs.callgraph import CallGraphResult, Unresolved, build_call_graph
 from analyzer.graphs.compact import CompactCallGraph
 from analyzer.graphs.state import ClassState, StateIndex, build_state
+from analyzer.graphs.state_source import SourceReader
 from analyzer.index.models import ModuleFacts
 from analyzer.resolve import CallResolver, Project
 from analyzer.settings import Settings
 from analyzer.snapshots.models import Snapshot
 
-GRAPHS_VERSION = "4"
+GRAPHS_VERSION = "5"
 
 
 class GraphError(Exception):
@@ -118,12 +119,16 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def build_graphs(facts: list[ModuleFacts], label: str = "") -> tuple[Graphs, list[Unresolved]]:
+def build_graphs(
+    facts: list[ModuleFacts], label: str = "", root: Path | None = None
+) -> tuple[Graphs, list[Unresolved]]:
+    """`root`: the indexed tree, whose function bodies the state graph reads where
+    the facts fall short (loop variables, returned attributes); None: facts only."""
     with _gc_paused():
         project = Project(facts)
         resolver = CallResolver(project)
         calls = build_call_graph(project, resolver)
-        state = build_state(project, resolver)
+        state = build_state(project, resolver, SourceReader(root))
         return pack_graphs(project, calls, state, label), calls.unresolved
 
 
@@ -173,7 +178,7 @@ def load_graphs(settings: Settings, target: Target, *, rebuild: bool = False, pr
                 return graphs
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
             pass  # a damaged or stale cache is rebuilt, not fatal
-    graphs, unresolved = build_graphs(load_facts(settings, target, progress=progress), target.label)
+    graphs, unresolved = build_graphs(load_facts(settings, target, progress=progress), target.label, target.root)
     save_graphs(settings, target, graphs, unresolved)
     return graphs
 

@@ -1,0 +1,254 @@
+"""What the index facts do not say about a function body, read from its source
+on demand: loop and comprehension bindings, return expressions (an `ast` parse
+of the function's lines) and stores into a plain name (`q[k] = v`, `del q[k]`,
+`q += x`: a regex over them).
+
+The state graph needs these for a few functions only (those whose accesses go
+through a loop variable, a local alias or a parameter), so instead of parsing
+whole trees it parses one function's lines, when asked, with `ast` (static:
+nothing is imported or run). A file whose bytes no longer match the facts'
+hash is never read: its functions simply have no body facts.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from analyzer.index.models import ModuleFacts
+from analyzer.resolve.project import FuncDef
+
+
+@dataclass(frozen=True, slots=True)
+class LoopBinding:
+    """`for <target> in <iterable>` (statement or comprehension); `position` is the
+    index of `name` in a tuple target (`for rid, req in d.items()`), None when the
+    target is the name itself."""
+
+    name: str
+    iterable: str
+    line: int
+    position: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NameStore:
+    """A change of the object a plain name holds: `q[k] = v` (item_assign),
+    `del q[k]` (item_del), `q += x` (augassign)."""
+
+    name: str
+    kind: str
+    line: int
+
+
+@dataclass(slots=True)
+class BodyFacts:
+    loops: dict[str, list[LoopBinding]] = field(default_factory=dict)
+    return_nodes: list[ast.expr] = field(default_factory=list)
+
+    @property
+    def returns(self) -> list[str]:
+        return [ast.unparse(n) for n in self.return_nodes]
+
+
+_EMPTY = BodyFacts()
+# The target list of a `for` (statement or comprehension): names, commas, brackets.
+_LOOP_TARGET = re.compile(r"\bfor\s+([\w\s,()\[\]]+?)\s+in\b")
+_STOP_WORDS = (" if ", " for ", " async for ")
+
+
+def _loop_headers(text: str, first_line: int) -> list[LoopBinding]:
+    out: list[LoopBinding] = []
+    for m in _LOOP_TARGET.finditer(text):
+        targets = [t.strip(" ()[]") for t in m.group(1).split(",")]
+        names = [t for t in targets if t.isidentifier()]
+        if not names:
+            continue
+        iterable = _iterable_text(text, m.end())
+        if not iterable:
+            continue
+        line = first_line + text.count("\n", 0, m.start())
+        if len(targets) == 1:
+            out.append(LoopBinding(names[0], iterable, line))
+        else:
+            out.extend(LoopBinding(t, iterable, line, i) for i, t in enumerate(targets) if t.isidentifier())
+    return out
+
+
+def _iterable_text(text: str, start: int) -> str | None:
+    """The expression after `in`: up to the `:` of a statement, or the `if` / `for` /
+    closing bracket of a comprehension, at bracket depth 0."""
+    depth = 0
+    i = start
+    quote = ""
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 2
+                continue
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            if depth == 0:
+                break
+            depth -= 1
+        elif depth == 0 and (ch in ":\n#" or any(text.startswith(w, i) for w in _STOP_WORDS)):
+            break
+        i += 1
+    expr = " ".join(text[start:i].split())
+    return expr or None
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _walk(func: ast.FunctionDef | ast.AsyncFunctionDef, out: BodyFacts, offset: int) -> None:
+    """One function's own code: nested defs, classes and lambdas are other scopes."""
+    stack: list[ast.AST] = list(func.body)
+    while stack:
+        node = stack.pop()
+        t = type(node)
+        if t is ast.For or t is ast.AsyncFor:
+            _bind(node.target, node.iter, node.lineno + offset, out)  # type: ignore[attr-defined]
+        elif t is ast.comprehension:
+            _bind(node.target, node.iter, node.iter.lineno + offset, out)  # type: ignore[attr-defined]
+        elif t is ast.Return and node.value is not None:  # type: ignore[attr-defined]
+            out.return_nodes.append(node.value)  # type: ignore[attr-defined]
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, _SCOPES):
+                stack.append(child)
+
+
+def _bind(target: ast.expr, iterable: ast.expr, line: int, out: BodyFacts) -> None:
+    if isinstance(target, ast.Name):
+        out.loops.setdefault(target.id, []).append(LoopBinding(target.id, ast.unparse(iterable), line))
+    elif isinstance(target, ast.Tuple | ast.List):
+        text = None
+        for i, el in enumerate(target.elts):
+            if isinstance(el, ast.Name):
+                text = text or ast.unparse(iterable)
+                out.loops.setdefault(el.id, []).append(LoopBinding(el.id, text, line, i))
+
+
+def name_stores(text: str, name: str, first_line: int) -> list[NameStore]:
+    """`name[...] = v`, `del name[...]`, `name += x` in a function's text: a scan of
+    its lines, enough for the plain statements these are."""
+    out: list[NameStore] = []
+    if not any(f"{name}{op}" in text for op in ("[", " [", " +=", "+=", " |=", " -=")) and f"del {name}" not in text:
+        return out
+    for i, line in enumerate(text.splitlines()):
+        if name not in line:
+            continue
+        stripped = line.lstrip()
+        if stripped.startswith("del ") and stripped[4:].lstrip().startswith(name + "["):
+            out.append(NameStore(name, "item_del", first_line + i))
+            continue
+        if not stripped.startswith(name):
+            continue
+        rest = stripped[len(name):].lstrip()
+        if rest.startswith("["):
+            depth = 0
+            for j, ch in enumerate(rest):
+                depth += ch == "["
+                depth -= ch == "]"
+                if depth == 0:
+                    tail = rest[j + 1 :].lstrip()
+                    if (tail.startswith("=") and not tail.startswith("==")) or tail[:2] in _AUG:
+                        out.append(NameStore(name, "item_assign", first_line + i))
+                    break
+        elif rest[:2] in _AUG:
+            out.append(NameStore(name, "augassign", first_line + i))
+    return out
+
+
+_AUG = frozenset({"+=", "-=", "|=", "&=", "*="})
+
+
+class SourceReader:
+    """Reads function bodies of one indexed tree (paths relative to `root`)."""
+
+    def __init__(self, root: Path | None) -> None:
+        self.root = root
+        self._lines: dict[str, list[str] | None] = {}
+        self._bodies: dict[str, BodyFacts] = {}
+        self._loops: dict[str, dict[str, list[LoopBinding]]] = {}
+        self.parsed = 0  # functions parsed, for the benchmark
+
+    def _file_lines(self, facts: ModuleFacts) -> list[str] | None:
+        if facts.path in self._lines:
+            return self._lines[facts.path]
+        lines: list[str] | None = None
+        if self.root is not None:
+            try:
+                data = (self.root / facts.path).read_bytes()
+            except OSError:
+                data = None
+            if data is not None and hashlib.sha256(data).hexdigest() == facts.sha256:
+                lines = data.decode("utf-8", "replace").splitlines()
+        self._lines[facts.path] = lines
+        return lines
+
+    def segment(self, facts: ModuleFacts, fd: FuncDef) -> str | None:
+        lines = self._file_lines(facts)
+        if lines is None:
+            return None
+        return "\n".join(lines[fd.fact.line - 1 : fd.fact.end_line])
+
+    def stores(self, facts: ModuleFacts, fd: FuncDef, name: str) -> list[NameStore]:
+        text = self.segment(facts, fd)
+        return [] if text is None else name_stores(text, name, fd.fact.line)
+
+    def loops(self, facts: ModuleFacts, fd: FuncDef, name: str) -> list[LoopBinding]:
+        """Where `name` is a loop target in the function (`for name in xs`, `for i, name in
+        enumerate(xs)`, comprehensions alike), read from the `for` headers' text."""
+        found = self._loops.get(fd.name)
+        if found is None:
+            found = self._loops[fd.name] = {}
+            text = self.segment(facts, fd)
+            if text is not None and "for" in text:
+                for b in _loop_headers(text, fd.fact.line):
+                    found.setdefault(b.name, []).append(b)
+        return found.get(name, [])
+
+    def mentions(self, facts: ModuleFacts, fd: FuncDef, pattern: re.Pattern[str]) -> bool:
+        text = self.segment(facts, fd)
+        return text is not None and pattern.search(text) is not None
+
+    def body(self, facts: ModuleFacts, fd: FuncDef) -> BodyFacts:
+        found = self._bodies.get(fd.name)
+        if found is not None:
+            return found
+        out = _EMPTY
+        text = self.segment(facts, fd)
+        if text is not None:
+            offset = fd.fact.line - 1
+            indented = text[:1].isspace()
+            try:
+                tree = ast.parse("if 1:\n" + text if indented else text)
+            except (SyntaxError, ValueError, RecursionError):
+                tree = None
+            func = _first_function(tree) if tree is not None else None
+            if func is not None:
+                out = BodyFacts()
+                self.parsed += 1
+                _walk(func, out, offset - 1 if indented else offset)
+        self._bodies[fd.name] = out
+        return out
+
+
+def _first_function(tree: ast.Module) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    node: ast.AST = tree
+    for _ in range(3):  # the module, then `if 1:` for an indented segment
+        body = getattr(node, "body", [])
+        if not body:
+            return None
+        node = body[0]
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            return node
+    return None
