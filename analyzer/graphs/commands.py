@@ -48,6 +48,15 @@ def _graphs(ctx: typer.Context, target: str, rebuild: bool = False) -> Graphs:
         raise _fail(str(exc)) from None
 
 
+def _owns_state(graphs: Graphs, symbol: str) -> bool:
+    """`Scheduler` names a class that owns state (else `Scheduler.waiting` may be an attribute)."""
+    try:
+        queries.state_query(graphs.state, symbol)
+    except QueryError:
+        return False
+    return True
+
+
 def _check_confidence(value: str) -> str:
     if value not in _CONFIDENCES:
         raise _fail(f"--min-confidence must be one of {', '.join(_CONFIDENCES)}, not {value!r}")
@@ -115,11 +124,20 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         target: str = typer.Argument(..., help="Snapshot (vllm@0.30.0) or directory."),
         cls: str = typer.Argument(..., help="Class, e.g. Scheduler or vllm.v1.core.sched.scheduler.Scheduler."),
+        attr: str = typer.Option(None, "--attr", help="One attribute's story: creation, every writer and reader."),
         as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
-        """The state CLASS owns and which methods read and write it (outside writers flagged)."""
+        """The state CLASS owns and who reads and writes it, writers grouped by how they
+        write (mixin and outside writers marked); --attr NAME (or CLASS.NAME) for one attribute."""
         graphs = _graphs(ctx, target)
         try:
+            if attr is not None or ("." in cls and not _owns_state(graphs, cls)):
+                state, name = queries.attr_query(graphs.state, cls, attr)
+                if as_json:
+                    _emit(queries.attr_to_dict(state, name))
+                else:
+                    render.render_attr(Console(), state, state.attrs[name])
+                return
             state = queries.state_query(graphs.state, cls)
         except QueryError as exc:
             raise _fail(str(exc)) from None

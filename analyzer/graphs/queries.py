@@ -135,6 +135,7 @@ def state_to_dict(state: ClassState) -> dict:
         "class": state.cls,
         "path": state.path,
         "line": state.line,
+        "inherited": dict(state.inherited),
         "attributes": [
             {
                 "name": a.name,
@@ -145,7 +146,42 @@ def state_to_dict(state: ClassState) -> dict:
                 "writers": sorted({w.function for w in a.writes}),
                 "writes": [asdict(w) for w in a.writes],
                 "outside_writes": [asdict(w) for w in a.writes if w.outside],
+                "created": list(a.created),
             }
             for a in sorted(state.attrs.values(), key=lambda a: (a.line, a.name))
         ],
+    }
+
+
+def attr_query(states: Mapping[str, ClassState], symbol: str, attr: str | None) -> tuple[ClassState, str]:
+    """`Scheduler` + `waiting`, or `Scheduler.waiting` alone: the class and attribute."""
+    if attr is None:
+        cls, _, attr = symbol.rpartition(".")
+        if not cls:
+            raise QueryError(f"name an attribute: CLASS --attr NAME or CLASS.ATTR, not {symbol!r}")
+        symbol = cls
+    state = state_query(states, symbol)
+    if attr not in state.attrs:
+        owners = state.inherited.get(attr)
+        if owners:
+            raise QueryError(f"{state.cls} does not own {attr!r}; {', '.join(owners)} does")
+        known = ", ".join(sorted(state.attrs)[:30])
+        raise QueryError(f"{state.cls} owns no attribute {attr!r}; it owns: {known}")
+    return state, attr
+
+
+def attr_to_dict(state: ClassState, attr: str) -> dict:
+    a = state.attrs[attr]
+    return {
+        "class": state.cls,
+        "attribute": a.name,
+        "origin": a.origin,
+        "path": state.path,
+        "line": a.line,
+        "annotation": a.annotation,
+        "created": list(a.created),
+        "writers": sorted({w.function for w in a.writes}),
+        "writes": [asdict(w) for w in a.writes],
+        "readers": sorted({r.function for r in a.reads}),
+        "reads": [asdict(r) for r in a.reads],
     }

@@ -45,7 +45,7 @@ from analyzer.index.extract import MUTATING_METHODS
 from analyzer.index.models import ModuleFacts
 from analyzer.resolve import CallResolver, Project
 
-__all__ = ["WRITE_KINDS", "Access", "ClassState", "StateAttr", "build_state", "state_graph"]
+__all__ = ["WRITE_KINDS", "Access", "ClassState", "StateAttr", "build_state", "how", "state_graph"]
 
 _PLACE_LIKE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _MAX_OWNERS = 64  # subclasses searched for the owner of state a mixin uses
@@ -87,6 +87,31 @@ class ClassState:
     @property
     def outside_writes(self) -> list[tuple[str, Access]]:
         return [(a.name, w) for a in self.attrs.values() for w in a.writes if w.outside]
+
+
+_KIND_TEXT = {
+    "assign": "assigns",
+    "augassign": "augments (+=)",
+    "del": "deletes",
+    "item_assign": "stores an item",
+    "item_del": "deletes an item",
+    "field_write": "sets a field of its object",
+    "mutating_call": "calls a mutating method",
+    "read": "reads",
+}
+_VIA_TEXT = {"alias": " through a local alias", "element": " on an element fetched from a container"}
+
+
+def how(access: Access) -> str:
+    """How an access reads / writes, in words: `calls add_request()`, `sets .reqs`,
+    `assigns on an element fetched from a container`."""
+    if access.kind == "mutating_call" and access.method:
+        text = f"calls {access.method}()"
+    elif access.kind == "field_write" and access.method:
+        text = f"sets .{access.method}"
+    else:
+        text = _KIND_TEXT.get(access.kind, access.kind)
+    return text + _VIA_TEXT.get(access.via, "")
 
 
 def _declared(project: Project, cls: str) -> dict[str, StateAttr]:
@@ -212,6 +237,8 @@ class _Builder:
         detail = None if detail is None else str(detail)
         for owner in owners:
             by = self.own.relation(writer, owner)
+            if by == "outside" and obj is not None and obj.param == 0 and writer in self.own.mixins:
+                by = "mixin"  # `self: Scheduler` in a mixin the resolver could not place in the MRO
             key = (func, kind, site, method)
             seen = self._seen.setdefault((owner, attr), set())
             if key in seen:
@@ -258,13 +285,14 @@ class _Builder:
             for i, arg in enumerate(site.args):
                 if arg == "self" or arg.startswith("*"):
                     continue
+                if not self._place_like(facts, site.scope, arg):
+                    continue
                 if external is not None and i == 0:
                     name: str | None = external
                 else:
-                    # The callee first (memoised): most calls mutate no argument at all.
                     name = next((target.rpartition(".")[2] for target, j in m.arg_targets(facts, site, i)
                                  if m.mutates(target, j)), None)
-                if name is None or not self._place_like(facts, site.scope, arg):
+                if name is None:
                     continue
                 for o in t.objects(arg, facts.module, site.scope, loops=False):
                     if o.place is None:

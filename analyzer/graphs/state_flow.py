@@ -47,6 +47,9 @@ _WRAPPERS = frozenset({"Optional", "Annotated", "ClassVar", "Final", "Required",
 _MAX_BINDINGS = 6  # bindings of one local name followed
 _MAX_DEPTH = 10
 _DESCENDANTS = 64
+# A binding whose value may be an attribute's object or an element of one:
+# `self.x`, `a.b`, `x[k]`, `x.get(k)`, `self.m()`, `a.b.m()`.
+_MAY_HOLD_STATE = re.compile(r"\bself\b|\w\.\w+\s*(\.|\[|$)|\]|\[|\w\.\w+\.\w+\s*\(|\.(get|pop|popleft|setdefault)\s*\(")
 _RETURNS_ATTR = re.compile(r"\breturn\b[^\n]*\bself\.")
 
 
@@ -203,6 +206,11 @@ class Tracer:
             value = self.infer.eval_text(name, Ctx(module, sc))
             cls = value.name if value is not None and value.kind == "instance" else None
             ann = Ann(prm.annotation, module, _parent(sc)) if prm.annotation else None
+            if i == 0 and ann is not None and cls is not None:
+                # `def f(self: Scheduler)` in a mixin: the instance is the composite's.
+                declared = self.infer.annotation(ann.text, module, ann.scope, "annotation")
+                if declared is not None and declared.kind == "instance" and declared.name != cls:
+                    cls = declared.name
             return (Obj(cls, None, "direct", None, i, ann),)
         key = (module, sc, name, loops)
         found = self._local_memo.get(key)
@@ -211,6 +219,10 @@ class Tracer:
         self._local_memo[key] = ()  # cycle guard: `x = x.next`
         out: list[Obj] = []
         asgs = self.p.scope(module, sc).assignments.get(name, [])
+        if asgs and not any(asg.value and _MAY_HOLD_STATE.search(asg.value) for asg in asgs):
+            # `x = Foo(...)`, `x = f(y)`: no attribute or element in sight, the plain type will do.
+            found = self._local_memo[key] = self._infer(ast.Name(id=name, ctx=ast.Load()), module, scope)
+            return found
         for asg in sorted(asgs, key=lambda a: -a.line)[:_MAX_BINDINGS]:
             if asg.value is None:
                 continue
@@ -220,7 +232,8 @@ class Tracer:
             binding = f"{name} = {asg.value}"
             for o in self.eval(node, module, sc, loops, depth):
                 via = "alias" if o.via == "direct" and o.place is not None else o.via
-                out.append(Obj(o.cls, o.place, via, o.detail if via == o.via and o.detail else binding, None, o.ann))
+                detail = o.detail if via == "element" and o.detail else binding
+                out.append(Obj(o.cls, o.place, via, detail, None, o.ann))
             if asg.annotation and not any(o.cls for o in out):
                 value = self.infer.annotation(asg.annotation, module, sc, "annotation")
                 if value is not None and value.kind == "instance":
@@ -503,6 +516,23 @@ def _container_args(node: ast.expr, project: Project) -> ast.expr | None:
     return None
 
 
+@dataclass(slots=True)
+class _Uses:
+    written: set[str]  # names whose object an access writes (`n.x = v`, `n.x.append(v)`)
+    receivers: dict[str, list[tuple[CallSite, str, str]]]  # name -> (site, receiver text, method)
+    arguments: dict[str, list[tuple[CallSite, int]]]  # name -> (site, positional index)
+
+
+def _root(text: str) -> str:
+    """`a.b[c].d` -> `a`."""
+    end = len(text)
+    for sep in (".", "["):
+        i = text.find(sep)
+        if 0 <= i < end:
+            end = i
+    return text[:end]
+
+
 class Mutation:
     """Which parameters a function changes in place, to a fixed point over the call
     graph: (function, i) holds when the body writes parameter i's object (an
@@ -520,6 +550,7 @@ class Mutation:
         self._memo: dict[tuple[str, int], bool] = {}
         self._names: dict[str, bool] = {}
         self._targets: dict[tuple[str, str, str], tuple[tuple[str, bool], ...]] = {}
+        self._uses_memo: dict[str, _Uses] = {}
 
     def name_mutates(self, method: str) -> bool:
         """Some project method of this name changes its receiver (a cheap first filter)."""
@@ -597,34 +628,45 @@ class Mutation:
         if index >= len(params) or params[index].kind not in ("positional_only", "positional"):
             return False, []
         name = params[index].name
-        prefix = (name + ".", name + "[")
-        for acc in ff.accesses:
-            if acc.kind in WRITE_KINDS and (acc.base == name or acc.base.startswith(prefix)):
-                return True, []
+        uses = self._uses(ff)
+        if name in uses.written:
+            return True, []
         deps: list[tuple[str, int]] = []
-        for site in ff.calls:
-            head, _, method = site.callee.rpartition(".")
-            if head == name or head.startswith(prefix):
-                objs = self.t.objects(head, ff.facts.module, site.scope, loops=False)
-                for o in objs:
-                    if o.cls is not None and self.p.member_function(o.cls, method):
-                        deps.extend((f, 0) for f in self.implementations(o.cls, method))
-                    elif method in MUTATING_METHODS:
-                        return True, []  # a builtin container (or a subclass of one) changed in place
-                if not objs and method in MUTATING_METHODS:
-                    return True, []
-            if not site.args:
-                continue
-            if site.callee in EXTERNAL_ARG_MUTATORS:
-                arg = site.args[0]
-                if arg == name or arg.startswith(prefix):
-                    return True, []
-            for i, arg in enumerate(site.args):
-                if arg == name or arg.startswith(prefix):
-                    deps.extend(self.arg_targets(ff.facts, site, i))
+        for site, head, method in uses.receivers.get(name, ()):
+            objs = self.t.objects(head, ff.facts.module, site.scope, loops=False)
+            for o in objs:
+                if o.cls is not None and self.p.member_function(o.cls, method):
+                    deps.extend((f, 0) for f in self.implementations(o.cls, method))
+                elif method in MUTATING_METHODS:
+                    return True, []  # a builtin container (or a subclass of one) changed in place
+            if not objs and method in MUTATING_METHODS:
+                return True, []
+        for site, i in uses.arguments.get(name, ()):
+            if i == 0 and site.callee in EXTERNAL_ARG_MUTATORS:
+                return True, []
+            deps.extend(self.arg_targets(ff.facts, site, i))
         if index > 0 and self.t.source.stores(ff.facts, ff.fd, name):
             return True, []
         return False, deps
+
+    def _uses(self, ff: FunctionFacts) -> _Uses:
+        """One pass over a function's facts, grouped by the name each expression starts with."""
+        found = self._uses_memo.get(ff.fd.name)
+        if found is not None:
+            return found
+        uses = _Uses(set(), {}, {})
+        for acc in ff.accesses:
+            if acc.kind in WRITE_KINDS:
+                uses.written.add(_root(acc.base))
+        for site in ff.calls:
+            head, _, method = site.callee.rpartition(".")
+            if head:
+                uses.receivers.setdefault(_root(head), []).append((site, head, method))
+            for i, arg in enumerate(site.args):
+                if not arg.startswith("*"):
+                    uses.arguments.setdefault(_root(arg), []).append((site, i))
+        self._uses_memo[ff.fd.name] = uses
+        return uses
 
     def arg_targets(self, facts: ModuleFacts, site: CallSite, i: int) -> list[tuple[str, int]]:
         """(function, parameter index) that positional argument i of a call site binds,
