@@ -48,6 +48,11 @@ def _graphs(ctx: typer.Context, target: str, rebuild: bool = False) -> Graphs:
         raise _fail(str(exc)) from None
 
 
+def _wide_console() -> Console:
+    """Piped or captured output is not wrapped at 80 columns: long names stay whole."""
+    return Console() if sys.stdout.isatty() else Console(width=200)
+
+
 def _owns_state(graphs: Graphs, symbol: str) -> bool:
     """`Scheduler` names a class that owns state (else `Scheduler.waiting` may be an attribute)."""
     try:
@@ -136,7 +141,7 @@ def register(app: typer.Typer) -> None:
                 if as_json:
                     _emit(queries.attr_to_dict(state, name))
                 else:
-                    render.render_attr(Console(), state, state.attrs[name])
+                    render.render_attr(_wide_console(), state, state.attrs[name])
                 return
             state = queries.state_query(graphs.state, cls)
         except QueryError as exc:
@@ -144,7 +149,7 @@ def register(app: typer.Typer) -> None:
         if as_json:
             _emit(queries.state_to_dict(state))
         else:
-            render.render_state(Console(), state)
+            render.render_state(_wide_console(), state)
 
     @app.command("graph")
     def graph_cmd(

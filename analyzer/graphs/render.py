@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
@@ -69,7 +70,7 @@ def _site_key(site: str) -> tuple[str, int]:
     return path, int(line) if line.isdigit() else 0
 
 
-_BY_MARK = {"mixin": " [mixin]", "base": " [base class]", "subclass": " [subclass]", "outside": " OUTSIDE"}
+_BY_MARK = {"mixin": " \\[mixin]", "base": " \\[base class]", "subclass": " \\[subclass]", "outside": " OUTSIDE"}
 
 
 def grouped_writers(attr: StateAttr) -> dict[str, dict[str, list[Access]]]:
@@ -110,12 +111,12 @@ def render_state(console: Console, state: ClassState) -> None:
 def render_attr(console: Console, state: ClassState, attr: StateAttr) -> None:
     """One attribute's story: where it is created, every writer and reader with site."""
     short = _shorten(state)
-    ann = f": {attr.annotation}" if attr.annotation else ""
+    ann = f": {escape(attr.annotation)}" if attr.annotation else ""
     console.print(f"[bold]{state.cls}.{attr.name}[/bold]{ann}  ({attr.origin}, {state.path}:{attr.line})",
                   highlight=False)
     console.print("[bold]created[/bold]")
     for c in attr.created or [f"{state.path}:{attr.line}"]:
-        console.print(f"  {c}", highlight=False)
+        console.print(f"  {escape(c)}", highlight=False)
     functions = {w.function for w in attr.writes}
     console.print(f"[bold]written by[/bold] {len(functions)} function(s) at {len(attr.writes)} site(s)")
     for text, by_func in grouped_writers(attr).items():
@@ -125,7 +126,7 @@ def render_attr(console: Console, state: ClassState, attr: StateAttr) -> None:
             style = "red" if writes[0].outside else "default"
             console.print(f"    [{style}]{short(func)}{mark}[/{style}]", highlight=False)
             for w in writes:
-                detail = f"  ({w.detail})" if w.detail else ""
+                detail = f"  ({escape(w.detail)})" if w.detail else ""
                 console.print(f"      [dim]{w.site}{detail}[/dim]", highlight=False)
     readers: dict[str, list[Access]] = {}
     for r in sorted(attr.reads, key=lambda r: (r.function, _site_key(r.site))):

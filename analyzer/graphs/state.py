@@ -48,6 +48,8 @@ from analyzer.resolve import CallResolver, Project
 __all__ = ["WRITE_KINDS", "Access", "ClassState", "StateAttr", "build_state", "how", "state_graph"]
 
 _PLACE_LIKE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+# `q = self.waiting`, `q = a.b.c`, `q = self._select_queue(...)`: values that may be an attribute's object.
+_ALIAS_VALUE = re.compile(r"\w+(\.\w+)+\s*(\(.*\))?\s*$", re.S)
 _MAX_OWNERS = 64  # subclasses searched for the owner of state a mixin uses
 
 
@@ -270,7 +272,7 @@ class _Builder:
             head, _, method = site.callee.rpartition(".")
             if (head and head not in ("self", "cls") and (method in MUTATING_METHODS or m.name_mutates(method))
                     and self._place_like(facts, site.scope, head)):
-                for o in t.objects(head, facts.module, site.scope, loops=False):
+                for o in t.objects(head, facts.module, site.scope):
                     if o.place is None:
                         continue
                     if o.cls is not None and self.p.member_function(o.cls, method):
@@ -301,18 +303,32 @@ class _Builder:
                     self.record(*o.place, "mutating_call", facts, site.scope, site.line, name, obj)
 
     def _place_like(self, facts: ModuleFacts, scope: str, text: str) -> bool:
-        """An attribute (`self.x`, `a.b`) or a local name bound by assignment: only
-        these can hold an attribute's object (parameters and loop variables do not)."""
+        """An attribute (`self.x`, `a.b`), a local name bound by assignment, or a loop
+        variable over a literal of attributes: only these can hold an attribute's
+        object (parameters and other loop variables do not)."""
         if "." in text:
             return _PLACE_LIKE.fullmatch(text) is not None
         if not text.isidentifier():
             return False
         fd = self.tracer.function_of(facts.module, scope)
-        return fd is not None and text in self.p.scope(facts.module, fd.fact.qualname).assignments
+        if fd is None or fd.module != facts.module:
+            return False
+        if text in self.p.scope(facts.module, fd.fact.qualname).assignments:
+            return True
+        # A loop variable over attributes: `for queue in (self.running, self.waiting)`.
+        ff = self.tracer.functions.get(fd.name)
+        return ff is not None and any(
+            "(" in b.iterable or "[" in b.iterable for b in self.source.loops(ff.facts, fd, text)
+        ) and any(o.place is not None for o in self.tracer.objects(text, facts.module, scope))
 
     def alias_stores(self) -> None:
         """`q = self.waiting; q[0] = r` / `del q[k]` / `q += ...`: only the source says."""
         t = self.tracer
+        for facts in self.p.modules.values():
+            for asg in facts.assignments:
+                if asg.value and _ALIAS_VALUE.match(asg.value):
+                    func = self.r.caller_of(facts.module, asg.scope)
+                    self._aliases.add((func, facts.module, asg.target))
         for func, module, name in sorted(self._aliases):
             ff = t.functions.get(func)
             if ff is None:
@@ -388,7 +404,9 @@ class StateIndex(Mapping[str, ClassState]):
 
     def __init__(self, states: dict[str, ClassState]) -> None:
         self._blobs = {
-            name: pickle.dumps(st, protocol=pickle.HIGHEST_PROTOCOL) for name, st in states.items() if st.attrs
+            name: pickle.dumps(st, protocol=pickle.HIGHEST_PROTOCOL)
+            for name, st in states.items()
+            if st.attrs or st.inherited
         }
         self._cache: dict[str, ClassState] = {}
 

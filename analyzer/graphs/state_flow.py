@@ -232,8 +232,7 @@ class Tracer:
             binding = f"{name} = {asg.value}"
             for o in self.eval(node, module, sc, loops, depth):
                 via = "alias" if o.via == "direct" and o.place is not None else o.via
-                detail = o.detail if via == "element" and o.detail else binding
-                out.append(Obj(o.cls, o.place, via, detail, None, o.ann))
+                out.append(Obj(o.cls, o.place, via, binding, None, o.ann))
             if asg.annotation and not any(o.cls for o in out):
                 value = self.infer.annotation(asg.annotation, module, sc, "annotation")
                 if value is not None and value.kind == "instance":
@@ -301,8 +300,10 @@ class Tracer:
             fd = self.p.functions[func]
             out: list[Obj] = []
             value = self.infer.returns(func)
-            if value is not None and value.kind == "instance":
-                out.append(Obj(value.name, ann=Ann(fd.fact.returns or "", fd.module, _parent(fd.fact.qualname))))
+            if fd.fact.returns:
+                # Kept even when not a project class: `-> list[Sequence]` still types its elements.
+                cls = value.name if value is not None and value.kind == "instance" else None
+                out.append(Obj(cls, ann=Ann(fd.fact.returns, fd.module, _parent(fd.fact.qualname))))
             ff = self.functions.get(func)
             if ff is not None and self.source.mentions(ff.facts, fd, _RETURNS_ATTR):
                 for expr in self.source.body(ff.facts, fd).returns:
@@ -331,6 +332,10 @@ class Tracer:
                 return self.elements(node.args[0], module, scope, loops, depth, detail)
             if isinstance(node.func, ast.Attribute) and node.func.attr == "values":
                 return self.elements(node.func.value, module, scope, loops, depth, detail, mapping_value=True)
+        if isinstance(node, ast.Tuple | ast.List):
+            # `for queue in (self.running, self.waiting)`: each item is itself an alias.
+            items = tuple(o for el in node.elts for o in self.eval(el, module, scope, loops, depth))
+            return tuple(Obj(o.cls, o.place, "alias" if o.place else o.via, detail, None, o.ann) for o in items)
         out: list[Obj] = []
         for o in self.eval(node, module, scope, loops, depth):
             out.extend(self._element_objs(o, detail, mapping_value))
@@ -645,7 +650,8 @@ class Mutation:
             if i == 0 and site.callee in EXTERNAL_ARG_MUTATORS:
                 return True, []
             deps.extend(self.arg_targets(ff.facts, site, i))
-        if index > 0 and self.t.source.stores(ff.facts, ff.fd, name):
+        receiver = index == 0 and self._receiver_index(func) == 0
+        if not receiver and self.t.source.stores(ff.facts, ff.fd, name):
             return True, []
         return False, deps
 

@@ -90,7 +90,11 @@ def _column(col: Column, graphviz: bool) -> list[str]:
         for st in col.state:
             out += [f"{code(st.cls)}:", "", "| attribute | written by | readers |", "|---|---|---|"]
             for a in st.attrs:
-                writers = ", ".join(("**outside** " if w.outside else "") + code(w.function) for w in a.writers)
+                writers = ", ".join(
+                    ("**outside** " if w.outside else "") + code(w.function)
+                    + (f" ({esc(w.how)}{', mixin' if w.by == 'mixin' else ''})" if w.how else "")
+                    for w in a.writers
+                )
                 more = f" +{a.more_writers} more" if a.more_writers else ""
                 out.append(f"| {code(a.name)} | {writers}{more} | {a.readers} |")
             out.append("")

@@ -79,6 +79,8 @@ class Writer:
     site: str
     permalink: str | None = None
     label: str = ""  # the owner's own methods by method name; outside writers in full
+    how: str = ""  # `calls add_request()`, `assigns on an element fetched from a container`, ...
+    by: str = "owner"  # owner | subclass | mixin | base | outside
 
 
 @dataclass(slots=True)

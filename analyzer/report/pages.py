@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from analyzer.graphs.state import ClassState
+from dataclasses import replace
+
+from analyzer.graphs.state import ClassState, how
 from analyzer.index import SymbolMatch
 from analyzer.mappings import SIDES, ConceptMapping, KnobRef, SideMapping
 from analyzer.report.callpath import find_call_path, target_nodes
@@ -156,12 +158,19 @@ def state_view(source: SideSource, st: ClassState) -> StateView:
     attrs = []
     for a in sorted(st.attrs.values(), key=lambda a: (a.line, a.name)):
         by_function: dict[str, Writer] = {}
+        hows: dict[str, list[str]] = {}
         for w in a.writes:
+            hows.setdefault(w.function, [])
+            if how(w) not in hows[w.function]:
+                hows[w.function].append(how(w))
             prev = by_function.get(w.function)
             if prev is None or (w.outside and not prev.outside):
                 label = w.function.removeprefix(st.cls + ".") if not w.outside else w.function
-                by_function[w.function] = Writer(w.function, w.outside, w.site, _site_link(source, w.site), label)
-        writers = sorted(by_function.values(), key=lambda w: (not w.outside, w.function))
+                by_function[w.function] = Writer(w.function, w.outside, w.site, _site_link(source, w.site), label,
+                                                 by=w.by)
+        by_function = {f: replace(wr, how="; ".join(hows[f])) for f, wr in by_function.items()}
+        # Outside writers first, then grouped by how they write.
+        writers = sorted(by_function.values(), key=lambda w: (not w.outside, w.how, w.function))
         attrs.append(AttrView(a.name, a.origin, a.line, a.annotation, writers[:MAX_WRITERS],
                               len({r.function for r in a.reads}), max(0, len(writers) - MAX_WRITERS)))
     link = source.permalinks.url(st.path, st.line) if source.permalinks else None

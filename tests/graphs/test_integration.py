@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from analyzer.graphs import queries
@@ -61,3 +63,45 @@ def test_sglang_scheduler_queue_writers(sglang: Graphs) -> None:
 def test_every_call_site_is_accounted_for(vllm: Graphs) -> None:
     meta = vllm.meta
     assert meta["edges"] > 10_000 and meta["unresolved_sites"] > 0
+
+
+def _labels(target: str) -> list[dict]:
+    from analyzer.graphs.state_eval import load_expectations
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "state_labels" / "upstream.toml"
+    return [e for e in load_expectations(path) if e["target"] == target]
+
+
+@pytest.mark.parametrize(("target", "fixture"), [("vllm@0.30.0", "vllm"), ("sglang@0.5.20", "sglang")])
+def test_hand_labelled_writers_of_central_state(target: str, fixture: str, request: pytest.FixtureRequest) -> None:
+    """Writers labelled by hand from the snapshot sources (benchmarks/state_labels)."""
+    from analyzer.graphs.state_eval import score
+
+    graphs: Graphs = request.getfixturevalue(fixture)
+    s = score(graphs.state, _labels(target), rule_key="rules")["all"]
+    assert s.recall >= 0.95 and s.precision >= 0.95, (s.misses, s.extras)
+
+
+def test_vllm_waiting_queue_written_through_its_own_methods(vllm: Graphs) -> None:
+    """The issue's first example: `waiting` is changed through RequestQueue methods."""
+    st = queries.state_query(vllm.state, "v1.core.sched.scheduler.Scheduler")
+    prefix = "vllm.v1.core.sched.scheduler.Scheduler."
+    by_func = {}
+    for w in st.attrs["waiting"].writes:
+        by_func.setdefault(w.function.removeprefix(prefix), set()).add((w.kind, w.method, w.via))
+    assert by_func["_enqueue_waiting_request"] == {("mutating_call", "add_request", "direct")}
+    assert by_func["_preempt_request"] == {("mutating_call", "prepend_request", "direct")}
+    assert ("mutating_call", "remove_requests", "direct") in by_func["finish_requests"]
+    assert ("mutating_call", "pop_request", "alias") in by_func["schedule"]
+    assert "get_request_counts" not in by_func  # len(self.waiting) only reads it
+    assert all(not w.outside for w in st.attrs["waiting"].writes)
+
+
+def test_vllm_request_counter_written_on_an_element_of_requests(vllm: Graphs) -> None:
+    """The issue's second example: `request = self.requests[req_id]; request.num_computed_tokens += n`."""
+    st = queries.state_query(vllm.state, "v1.request.Request")
+    writes = [w for w in st.attrs["num_computed_tokens"].writes
+              if w.function.endswith("Scheduler._update_after_schedule")]
+    assert [(w.kind, w.via, w.detail, w.outside) for w in writes] == [
+        ("augassign", "element", "request = self.requests[req_id]", True)
+    ]
