@@ -187,6 +187,11 @@ class Tracer:
             return tuple(o for v in node.values for o in self.eval(v, module, scope, loops, d))
         if isinstance(node, ast.Await | ast.NamedExpr):
             return self.eval(node.value, module, scope, loops, d)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            # `self.running + self.swapped`: a new container holding both sides' elements.
+            sides = self.eval(node.left, module, scope, loops, d) + self.eval(node.right, module, scope, loops, d)
+            if sides:
+                return tuple(Obj(o.cls, None, o.via, o.detail, None, o.ann) for o in sides)
         return self._infer(node, module, scope)
 
     def _infer(self, node: ast.expr, module: str, scope: str) -> tuple[Obj, ...]:
