@@ -182,7 +182,7 @@ class _ZmqSession(KVSession):
 class ZmqKVReceiver(KVReceiver):
     """Decode side: one DEALER socket per transfer, on the server's event loop."""
 
-    def __init__(self, timeout_s: float = 30.0) -> None:
+    def __init__(self, timeout_s: float = 5.0) -> None:
         self.timeout_s = timeout_s
         self._ctx = zmq.asyncio.Context()
 

@@ -119,7 +119,7 @@ def serve_command(
         60.0, "--kv-lease-timeout", min=0.1, help="Prefill: seconds pinned KV waits for its decode."
     ),
     kv_timeout_s: float = typer.Option(
-        30.0, "--kv-timeout", min=0.1, help="Decode: seconds to wait for each answer of a prefill."
+        5.0, "--kv-timeout", min=0.1, help="Decode: seconds to wait for each answer of a prefill."
     ),
     tp: int = TP,
     pp: int = PP,

@@ -46,7 +46,7 @@ class ServeConfig:
     kv_host: str | None = None  # default: host (an unspecified address advertises this host's)
     kv_port: int = 0
     kv_lease_s: float = 60.0  # pinned KV waits this long for its decode instance
-    kv_timeout_s: float = 30.0  # a decode instance waits this long for each answer
+    kv_timeout_s: float = 5.0  # a decode instance waits this long for each answer (a dead prefill)
     # --lora-modules: (name, PEFT folder) adapters registered at start-up
     lora_modules: tuple[tuple[str, str], ...] = ()
 

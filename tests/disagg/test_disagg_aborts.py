@@ -33,7 +33,7 @@ PREFILL_ONLY = {**BODY, "kv_transfer_params": {"do_remote_decode": True}}
 def pair(server_cache_dir: Path) -> Iterator[tuple[LiveServer, LiveServer]]:
     prefill = start_server(server_cache_dir, serve_options={"role": "prefill"}, **KW)
     decode = start_server(
-        server_cache_dir, serve_options={"role": "decode", "kv_timeout_s": 5}, **KW
+        server_cache_dir, serve_options={"role": "decode", "kv_timeout_s": 2}, **KW
     )
     yield prefill, decode
     prefill.stop()
@@ -255,3 +255,18 @@ def test_a_quantized_kv_cache_moves_as_stored(server_cache_dir: Path) -> None:
     finally:
         for srv in servers:
             srv.stop()
+
+
+def test_a_dead_prefill_instance_costs_one_timeout(pair: tuple[LiveServer, LiveServer]) -> None:
+    prefill, decode = pair
+    params = prefill.http.post("/v1/completions", json=PREFILL_ONLY).json()["kv_transfer_params"]
+    _role(prefill).release(params["transfer_id"], "abort")
+    dead = {**params, "remote_port": _free_port()}  # nobody listens there
+    failed = _role(decode).counters.failed
+    start = time.monotonic()
+    resp = decode.http.post("/v1/completions", json={**BODY, "kv_transfer_params": dead})
+    assert resp.status_code == 200  # computed here instead
+    assert 1.5 < time.monotonic() - start < 30
+    assert _role(decode).counters.failed == failed + 1
+    assert "no answer" in (_role(decode).last_error or "")
+    _assert_clean(prefill, decode)

@@ -127,8 +127,16 @@ def test_disaggregated_pair_through_the_router(
         events = [json.loads(e) for e in sse_data(streamed.text)[:-1]]
         assert "".join(c["text"] for e in events for c in e["choices"]) == expected
         assert events[-1]["usage"]["prompt_tokens_details"]["cached_tokens"] > 0  # KV came over
-        assert decode.server.config.app.state.disagg.counters.received == 2
-        assert [w.num_requests for w in router.pool.workers] == [2, 2]
+        chat = post(running.base_url, "/v1/chat/completions", {**CHAT, "stream": True})
+        direct_chat = post(workers[0].base_url, "/v1/chat/completions", {**CHAT, "stream": True})
+
+        def text(resp: httpx.Response) -> str:
+            return "".join(c["delta"].get("content") or "" for e in sse_data(resp.text)[:-1]
+                           for c in json.loads(e)["choices"])  # fmt: skip
+
+        assert text(chat) == text(direct_chat)
+        assert decode.server.config.app.state.disagg.counters.received == 3
+        assert [w.num_requests for w in router.pool.workers] == [3, 3]
         assert httpx.get(running.base_url + "/health").status_code == 200
     finally:
         running.stop()
