@@ -13,8 +13,10 @@ from rich.console import Console
 from rich.table import Table
 
 from analyzer.settings import Settings
+from analyzer.snapshots.lock import lock_releases
 from analyzer.snapshots.locks import load_locks
 from analyzer.snapshots.models import Snapshot, SnapshotError
+from analyzer.snapshots.releases import IndexOptions
 from analyzer.snapshots.store import (
     add_git_pin,
     diff_changes,
@@ -125,12 +127,60 @@ def fetch_cmd(
         _echo_json(results)
 
 
+@snapshot_app.command("lock")
+def lock_cmd(
+    ctx: typer.Context,
+    refs: list[str] = typer.Argument(
+        ..., help="Releases to pin, e.g. vllm@0.31.0 sglang@latest (@latest: newest on the index)."
+    ),
+    find_links: list[Path] = typer.Option(
+        [], "--find-links", "-f", help="Folder of wheels/sdists searched before the index."
+    ),
+    index_url: str = typer.Option(
+        None, "--index-url", "-i", help="PEP 691 simple index (default $PIP_INDEX_URL, else PyPI)."
+    ),
+    no_index: bool = typer.Option(False, "--no-index", help="Only the --find-links folders."),
+    lock_dir: Path = LOCK_DIR,
+    as_json: bool = JSON,
+) -> None:
+    """Pin releases in one command: download, verify, store, and record file name,
+    sha256 and upstream commit in the lock file. Re-running is a no-op."""
+    settings = _settings(ctx)
+    options = IndexOptions(tuple(find_links), index_url, no_index)
+    console = Console(stderr=True, soft_wrap=True)
+    results = []
+    for text in refs:
+        with console.status(f"locking {text} ..."):
+            (result,) = _run(
+                lambda t=text: lock_releases(settings, [t], options, lock_dir=_lock_dir(lock_dir))
+            )
+        results.append(result)
+        if as_json:
+            continue
+        commit = result.upstream_commit or "no upstream commit recorded in the artifact"
+        verb = {
+            "locked": "[green]locked[/]",
+            "fetched": "[green]fetched[/] (was locked)",
+            "unchanged": "already locked and fetched (nothing to do)",
+        }[result.action]
+        console.print(f"{result.ref}: {verb} {result.artifact}, {commit}, in {result.lock_file}")
+    if as_json:
+        _echo_json([asdict(r) for r in results])
+
+
+def _lock_dir(explicit: Path | None) -> Path | None:
+    return explicit
+
+
 @snapshot_app.command("add")
 def add_cmd(
     ctx: typer.Context,
     name: str = typer.Argument(..., help="NAME (ref NAME@<sha12>) or PROJECT@LABEL (used as is)."),
     url: str = typer.Option(..., "--git", help="Repository URL or local path."),
-    commit: str = typer.Option(..., "--commit", help="Commit SHA (short SHAs are resolved)."),
+    commit: str = typer.Option(None, "--commit", help="Commit SHA (short SHAs are resolved)."),
+    git_ref: str = typer.Option(
+        None, "--ref", help="Tag or branch instead of --commit, resolved to its commit now."
+    ),
     layout_prefix: str = typer.Option(
         None,
         "--layout-prefix",
@@ -142,10 +192,18 @@ def add_cmd(
 ) -> None:
     """Pin a git commit as a snapshot (recorded in the user's store, not the repository)."""
     settings = _settings(ctx)
-    with Console(stderr=True).status(f"pinning {commit} of {url} ..."):
+    if (commit is None) == (git_ref is None):
+        raise typer.BadParameter("give exactly one of --commit SHA and --ref TAG_OR_BRANCH")
+    with Console(stderr=True).status(f"pinning {commit or git_ref} of {url} ..."):
         snap, added = _run(
             lambda: add_git_pin(
-                settings, name, url, commit, layout_prefix=layout_prefix, lock_dir=lock_dir
+                settings,
+                name,
+                url,
+                commit,
+                layout_prefix=layout_prefix,
+                lock_dir=lock_dir,
+                git_ref=git_ref,
             )
         )
     if as_json:

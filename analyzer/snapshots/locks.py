@@ -20,6 +20,7 @@ source checkouts), or through `$ATLAS_LOCK_DIR`, or `--lock-dir`.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tomllib
@@ -135,3 +136,89 @@ def _entry(path: Path, defaults: dict[str, Any], version: str, table: Any) -> Lo
         repository=text("repository", ""),
         lock_file=path,
     )
+
+
+# ------------------------------------------------------------------ writing
+
+
+_DEFAULT_KEYS = ("package", "repository", "layout_prefix", "commit_source")
+
+
+def project_defaults(project: str, *lock_dirs: Path | None) -> dict[str, str]:
+    """Top-level keys of the first lock file naming `project` in these folders
+    (the book's, then the toolkit's own): a new lock file starts from them."""
+    for folder in lock_dirs:
+        if folder is None or not folder.is_dir():
+            continue
+        path = lock_file_for(folder, project)
+        if path is None:
+            continue
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return {k: str(data[k]) for k in _DEFAULT_KEYS if isinstance(data.get(k), str)}
+    return {}
+
+
+def lock_file_for(folder: Path, project: str) -> Path | None:
+    """The lock file whose top-level `project` is `project`, if any."""
+    for path in sorted(folder.glob("*.toml")):
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise SnapshotError(f"lock file {path} is not valid TOML: {exc}") from None
+        if str(data.get("project", "")).lower() == project:
+            return path
+    return None
+
+
+def _toml_str(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def record_release(
+    folder: Path,
+    ref: SnapshotRef,
+    *,
+    artifact: str,
+    sha256: str,
+    upstream_commit: str | None,
+    defaults: dict[str, str],
+) -> Path:
+    """Append a `[releases."VERSION"]` table to the project's lock file in
+    `folder` (created with `defaults` when missing). Comments and other tables
+    are kept as written; the file is replaced atomically."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = lock_file_for(folder, ref.project)
+    if path is None:
+        path = folder / f"{ref.project}.toml"
+        if path.exists():
+            raise SnapshotError(f"{path} exists but pins another project; rename it first")
+        lines = [
+            f"# Pinned {ref.project} releases, written by `atlas snapshot lock`.",
+            "# Format: see snapshots/README.md in Serving Atlas.",
+            f"project = {_toml_str(ref.project)}",
+        ]
+        lines += [f"{k} = {_toml_str(v)}" for k, v in defaults.items() if k in _DEFAULT_KEYS]
+        text = "\n".join(lines) + "\n"
+    else:
+        text = path.read_text(encoding="utf-8")
+        if not text.endswith("\n"):
+            text += "\n"
+    table = [
+        "",
+        f"[releases.{_toml_str(ref.version)}]",
+        f"artifact = {_toml_str(artifact)}",
+        f"sha256 = {_toml_str(sha256)}",
+    ]
+    if upstream_commit:
+        table.append(f"upstream_commit = {_toml_str(upstream_commit)}")
+    else:
+        table.append("# the artifact records no upstream commit")
+    text += "\n".join(table) + "\n"
+    try:
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:  # e.g. the version is already a table there
+        raise SnapshotError(f"could not add {ref} to {path}: {exc}") from None
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+    return path

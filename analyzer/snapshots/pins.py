@@ -162,6 +162,33 @@ def find_commit(store: GitStore, url: str, sha: str) -> tuple[Path, str]:
     return mirror, full
 
 
+def check_git_ref(name: str) -> str:
+    """A tag or branch name as git allows it, and never option-like."""
+    name = name.strip()
+    if (
+        not name
+        or name.startswith(("-", "/"))
+        or ".." in name
+        or any(c in name for c in " ~^:?*[\\")
+        or any(ord(c) < 32 for c in name)
+        or name.endswith((".", "/", ".lock"))
+    ):
+        raise SnapshotError(f"--ref {name!r} is not a valid tag or branch name")
+    return name
+
+
+def resolve_named_ref(store: GitStore, url: str, name: str) -> tuple[Path, str]:
+    """The commit a tag or branch names now: the mirror is always fetched first,
+    since branches move (and tags occasionally do)."""
+    mirror = ensure_mirror(store, url)
+    update_mirror(mirror, url)
+    for candidate in (f"refs/tags/{name}", f"refs/heads/{name}"):
+        full = resolve_commit(mirror, candidate)
+        if full is not None:
+            return mirror, full
+    raise SnapshotError(f"{url} has no tag or branch named {name!r}")
+
+
 def export_commit(mirror: Path, commit: str, dest_tar: Path) -> None:
     with dest_tar.open("wb") as out:
         try:

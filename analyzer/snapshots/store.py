@@ -138,37 +138,44 @@ def ensure_snapshot(
 def _fetch_release(
     store: GitStore, entry: LockEntry, *, wheel: Path | None, find_links: Path | None
 ) -> None:
-    name = str(entry.ref)
     staging = store.staging_dir("fetch-")
     try:
         artifact = locate_artifact(entry, staging / "download", wheel=wheel, find_links=find_links)
-        verify_sha256(artifact, entry.sha256)
-        tree = staging / "tree"
-        if entry.kind == "wheel":
-            report = extract_zip(artifact, tree)
-        else:
-            report = extract_tar(artifact, tree, strip_top=True)
-        packages = detect_packages(tree)
-        found = recorded_commit(tree, packages)
-        if entry.upstream_commit and found and not _same_commit(entry.upstream_commit, found):
-            raise SnapshotError(
-                f"{name}: the lock says upstream commit {entry.upstream_commit}, "
-                f"the artifact records {found}"
-            )
-        meta = _meta(
-            "release",
-            name,
-            source=entry.artifact,
-            layout_prefix=entry.layout_prefix,
-            upstream_commit=entry.upstream_commit or found,
-            packages=packages,
-            report=report,
-            sha256=entry.sha256,
-        )
-        commit = store.commit_tree(tree, name, meta)
-        store.publish(name, commit, tree)
+        _store_artifact(store, entry, artifact, staging)
     finally:
         discard(staging)
+
+
+def _store_artifact(store: GitStore, entry: LockEntry, artifact: Path, staging: Path) -> str | None:
+    """Verify `artifact` against the entry's sha256, extract it and publish it
+    under the entry's name; returns the commit the artifact records."""
+    name = str(entry.ref)
+    verify_sha256(artifact, entry.sha256)
+    tree = staging / "tree"
+    if entry.kind == "wheel":
+        report = extract_zip(artifact, tree)
+    else:
+        report = extract_tar(artifact, tree, strip_top=True)
+    packages = detect_packages(tree)
+    found = recorded_commit(tree, packages)
+    if entry.upstream_commit and found and not _same_commit(entry.upstream_commit, found):
+        raise SnapshotError(
+            f"{name}: the lock says upstream commit {entry.upstream_commit}, "
+            f"the artifact records {found}"
+        )
+    meta = _meta(
+        "release",
+        name,
+        source=entry.artifact,
+        layout_prefix=entry.layout_prefix,
+        upstream_commit=entry.upstream_commit or found,
+        packages=packages,
+        report=report,
+        sha256=entry.sha256,
+    )
+    commit = store.commit_tree(tree, name, meta)
+    store.publish(name, commit, tree)
+    return entry.upstream_commit or found
 
 
 def _fetch_pin(store: GitStore, pin: GitPin) -> None:
@@ -251,14 +258,16 @@ def add_git_pin(
     settings: Settings,
     name: str,
     url: str,
-    commit: str,
+    commit: str | None,
     *,
     layout_prefix: str | None = None,
     lock_dir: Path | None = None,
+    git_ref: str | None = None,
 ) -> tuple[Snapshot, bool]:
-    """Pin `commit` of `url` as a snapshot; returns it and whether anything was added."""
+    """Pin `commit` of `url` (or the commit tag/branch `git_ref` names now) as a
+    snapshot; returns it and whether anything was added."""
     source = pinning.check_url(url)
-    sha = pinning.check_sha(commit)
+    sha = pinning.check_sha(commit) if git_ref is None else pinning.check_git_ref(git_ref)
     # Validate the name before any network traffic.
     if "@" in name:
         check_ref(SnapshotRef.parse(name))
@@ -269,7 +278,10 @@ def add_git_pin(
     try:
         with store.locked():
             store.clean_tmp()
-            _mirror, full = pinning.find_commit(store, source, sha)
+            if git_ref is None:
+                _mirror, full = pinning.find_commit(store, source, sha)
+            else:
+                _mirror, full = pinning.resolve_named_ref(store, source, sha)
             ref = pinning.pin_ref(name, full)
             key = str(ref)
             locks = load_locks(lock_dir)
