@@ -41,6 +41,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from reference_engine.config import EngineConfig, ModelConfig
+from reference_engine.distributed.eplb import RebalanceReport
 from reference_engine.distributed.parallel_config import verify_model
 from reference_engine.distributed.pipeline_parallel import StageTimes
 from reference_engine.distributed.worker import (
@@ -51,6 +52,7 @@ from reference_engine.distributed.worker import (
     report_busy,
     run_step,
     send_step,
+    step_report,
     worker_main,
 )
 from reference_engine.forward_batch import ForwardBatch
@@ -171,6 +173,14 @@ class DistributedExecutor:
         logits = self._broadcast_and_run(step)
         assert logits is not None
         return logits
+
+    def rebalance_experts(self, num_redundant: int) -> RebalanceReport:
+        """EPLB on request: every rank re-plans its expert placement from the load measured
+        so far (distributed/eplb.py); call it between steps."""
+        self._broadcast_and_run(StepInput(rebalance_experts=num_redundant))
+        report = step_report[0]
+        assert report is not None
+        return report
 
     # ------------------------------------------------------------------ the step
 

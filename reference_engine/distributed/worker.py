@@ -25,6 +25,7 @@ import torch
 import torch.distributed as dist
 
 from reference_engine.config import EngineConfig, ModelConfig
+from reference_engine.distributed.eplb import RebalanceReport, rebalance_experts
 from reference_engine.distributed.parallel_state import GroupCoordinator, ParallelState
 from reference_engine.distributed.pipeline_parallel import run_pipeline
 from reference_engine.forward_batch import ForwardBatch
@@ -43,6 +44,8 @@ class StepInput:
     blocks_to_copy: BlockMapping = field(default_factory=list)
     batch: ForwardBatch | None = None  # None: block moves only
     stop: bool = False
+    # EPLB: re-plan expert placements with this many redundant slots per layer (eplb.py)
+    rebalance_experts: int | None = None
 
 
 @dataclass(slots=True)
@@ -151,6 +154,8 @@ def run_step(runner: ModelRunner, step: StepInput) -> torch.Tensor | None:
     runner.swap_out(step.blocks_to_swap_out)
     runner.swap_in(step.blocks_to_swap_in)
     runner.copy_blocks(step.blocks_to_copy)
+    if step.rebalance_experts is not None:
+        step_report[0] = rebalance_experts(runner.model, step.rebalance_experts)
     if step.batch is None:
         return None
     if runner.parallel.pp.world_size > 1:
@@ -162,6 +167,8 @@ def run_step(runner: ModelRunner, step: StepInput) -> torch.Tensor | None:
 
 # Busy seconds of this rank's last pipeline step (the driver gathers them: StageTimes).
 step_busy = [0.0]
+# The last EPLB re-plan's report on this rank.
+step_report: list[RebalanceReport | None] = [None]
 
 
 def report_busy(groups: Groups) -> torch.Tensor:

@@ -212,6 +212,18 @@ class FusedMoE(nn.Module):
             out = self.tp.all_reduce(out)
         return out
 
+    def set_placement(self, placement: ExpertPlacement) -> None:
+        """Adopt a new expert-parallel placement (EPLB): this rank's slots change, so its
+        expert weights are re-allocated, empty; distributed/eplb.py reloads them."""
+        assert self.ep.world_size > 1, "placements are for expert parallelism"
+        self.placement = placement
+        self.local_experts = placement.local_experts(self.ep.rank)
+        n, inter = len(self.local_experts), self.local_intermediate
+        like = self.w13_weight
+        self.w13_weight = nn.Parameter(like.new_empty((n, 2 * inter, self.hidden_size)))
+        self.w2_weight = nn.Parameter(like.new_empty((n, self.hidden_size, inter)))
+        self.expert_load = None
+
     def record_load(self, expert_idx: torch.Tensor) -> None:
         counts = torch.bincount(expert_idx, minlength=self.num_experts)
         self.expert_load = counts if self.expert_load is None else self.expert_load + counts

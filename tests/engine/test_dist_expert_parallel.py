@@ -91,3 +91,35 @@ def test_ep2_tokens_equal_one_process(random_checkpoint: Any, tp: int) -> None:
     finally:
         engine.shutdown()
     assert not dist.is_initialized()
+
+
+@pytest.mark.slow
+def test_eplb_replan_keeps_outputs(random_checkpoint: Any) -> None:
+    """Measured load -> redundant copies of hot experts on both ranks; tokens unchanged."""
+    model_dir = random_checkpoint("qwen3_moe")
+    rng = random.Random("eplb")
+    workloads = [random_workload(rng) for _ in range(4)]
+    solo = make_engine(model_dir, prefix_caching="none", max_num_seqs=8)
+    solo_cache: dict[Any, list[list[int]]] = {}
+    engine = make_engine(
+        model_dir, expert_parallel_size=2, distributed_timeout_s=60, prefix_caching="hash"
+    )
+    try:
+        for reqs in workloads[:2]:
+            assert_tokens_equal_solo(drive(engine, reqs), reqs, solo, solo_cache)
+        report = engine.runner.rebalance_experts(num_redundant=2)
+        assert report.layers == ["model.layers.0.mlp.experts"]  # layer 1 is dense
+        assert report.max_rank_load_after[0] <= report.max_rank_load_before[0]
+        moe = engine.runner.model.model.layers[0].mlp.experts
+        assert len(moe.local_experts) == 5 and moe.placement.slots_per_rank == 5
+        assert len(moe.placement.physical_to_logical) == 10
+        for slot, e in enumerate(moe.local_experts):  # reloaded from the checkpoint
+            p = f"model.layers.0.mlp.experts.{e}."
+            down = dict(iter_checkpoint(model_dir))[p + "down_proj.weight"]
+            assert torch.equal(moe.w2_weight[slot], down)
+        for reqs in workloads[2:]:
+            assert_tokens_equal_solo(drive(engine, reqs), reqs, solo, solo_cache)
+            assert_pool_restored(engine)
+    finally:
+        engine.shutdown()
+    assert not dist.is_initialized()
