@@ -260,7 +260,7 @@ class Engine:
             text, token_ids = None, [int(t) for t in prompt]
         self._validate(token_ids, params)
         if self.kv_tiers is not None and self.kv_tiers.wants(params, lora_request):
-            self.kv_tiers.promote(token_ids)  # tiered prefix blocks back while it waits
+            self.kv_tiers.promote(request_id, token_ids)  # tiered prefix blocks back
         grammar = None
         if params.structured_outputs is not None:
             try:

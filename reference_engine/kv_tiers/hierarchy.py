@@ -19,6 +19,7 @@ Owner: the Engine; everything here runs on the engine thread, between or inside 
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,6 +117,10 @@ class KVTierHierarchy:
             raise ValueError("a KV tier hierarchy needs a host tier, a disk tier or both")
         self._cursors: dict[str, _Cursor] = {}
         self._holders = itertools.count()
+        # The tiers are read by the server's prefetch thread and written by the engine
+        # thread (demotion, write-through); one lock keeps their indexes consistent.
+        self._lock = threading.RLock()
+        self._prefetched: dict[str, None] = {}  # request ids promoted ahead of add_request
         self.num_demoted = 0  # blocks copied down on eviction (write-back)
         self.num_written_through = 0
         self.num_promoted = 0  # blocks copied back to the device
@@ -132,6 +137,10 @@ class KVTierHierarchy:
         return encode_entry(layers, self.layout)
 
     def _store(self, key: bytes, data: bytes, through: bool) -> None:
+        with self._lock:
+            self._store_locked(key, data, through)
+
+    def _store_locked(self, key: bytes, data: bytes, through: bool) -> None:
         if self.shared is not None:
             self.shared.put(key, data)  # every block stored goes where other instances look
         if self.host is None:
@@ -144,9 +153,13 @@ class KVTierHierarchy:
         if through and self.disk is not None:
             self.disk.put(key, data)
 
+    def _stored(self, key: bytes) -> bool:
+        with self._lock:
+            return any(key in tier for tier in self.tiers)
+
     def on_evict(self, key: bytes, block: int) -> None:
         """The device cache is dropping `block` (its KV is intact until freed)."""
-        if any(key in tier for tier in self.tiers):
+        if self._stored(key):
             return  # written through already, or demoted earlier and promoted back
         self._store(key, self._encode(block), through=False)
         self.num_demoted += 1
@@ -170,7 +183,7 @@ class KVTierHierarchy:
             last = min(seq.num_computed_tokens, len(tokens)) // bs
             for i in range(cursor.num_blocks, min(last, len(table))):
                 key = hash_block(cursor.last_key, tokens[i * bs : (i + 1) * bs])
-                if table[i] != FREED_BLOCK and not any(key in tier for tier in self.tiers):
+                if table[i] != FREED_BLOCK and not self._stored(key):
                     self._store(key, self._encode(table[i]), through=True)
                     self.num_written_through += 1
                 cursor.num_blocks, cursor.last_key = i + 1, key
@@ -180,53 +193,91 @@ class KVTierHierarchy:
     # --- promotion --------------------------------------------------------------------------
     def _load(self, key: bytes) -> list[torch.Tensor] | None:
         for tier in self.tiers:
-            data = tier.get(key)
+            with self._lock:
+                data = tier.get(key)
             if data is None:
                 continue
             try:
                 layers = decode_entry(data, self.layout)
             except EntryError:
-                tier.drop(key)  # never used: recomputed from here on
+                with self._lock:
+                    tier.drop(key)  # never used: recomputed from here on
                 return None
             if tier is not self.host and self.host is not None:
-                for old_key, old in self.host.put(key, data):  # closer for the next hit
-                    if self.disk is not None and self.cfg.policy == "write_back":
-                        self.disk.put(old_key, old)
+                with self._lock:
+                    for old_key, old in self.host.put(key, data):  # closer for the next hit
+                        if self.disk is not None and self.cfg.policy == "write_back":
+                            self.disk.put(old_key, old)
             return layers
         return None
 
-    def promote(self, token_ids: Sequence[int]) -> int:
-        """Bring the prompt's tiered blocks back into the device prefix cache; returns how
-        many blocks came back."""
-        kv, bs = self.engine.kv, self.block_size
-        usable = list(token_ids[: len(token_ids) - 1])  # the last token is always computed
-        num_full = len(usable) // bs
-        match = kv.cache.match_prefix(usable)
-        if match.partial_block is not None:
-            match = kv.match_whole_blocks(usable, match)
-        have = match.num_cached_tokens // bs
-        if have >= num_full:
-            return 0
-        keys = chain_keys(usable, bs, num_full)
+    def plan(self, token_ids: Sequence[int]) -> tuple[int, list[bytes]]:
+        """Engine thread: how many of the prompt's full blocks the device already holds, and
+        the keys of the rest (the last prompt token is always computed)."""
+        bs = self.block_size
+        usable = token_ids[: len(token_ids) - 1]
+        have = self._device_blocks(usable)
+        return have, chain_keys(usable, bs, len(usable) // bs)[have:]
+
+    def _device_blocks(self, usable: Sequence[int]) -> int:
+        match = self.engine.kv.cache.match_prefix(usable)
+        return match.num_cached_tokens // self.block_size
+
+    def fetch(self, keys: list[bytes]) -> list[list[torch.Tensor]]:
+        """Any thread: read and check the blocks tier by tier, up to the first miss. The
+        server runs this off the engine thread while the request waits (prefetch.py)."""
         loaded: list[list[torch.Tensor]] = []
-        for key in keys[have:]:
+        for key in keys:
             layers = self._load(key)
             if layers is None:
                 break
             loaded.append(layers)
+        return loaded
+
+    def install(
+        self,
+        request_id: str | None,
+        token_ids: Sequence[int],
+        have: int,
+        loaded: list[list[torch.Tensor]],
+    ) -> int:
+        """Engine thread: copy fetched blocks into fresh device blocks and index them in the
+        prefix cache, where admission finds them as an ordinary hit. Returns how many."""
+        if request_id is not None:
+            self._prefetched[request_id] = None  # Engine.add_request need not look again
+            while len(self._prefetched) > 4096:  # requests refused after their prefetch
+                self._prefetched.pop(next(iter(self._prefetched)))
+        kv, bs = self.engine.kv, self.block_size
+        usable = list(token_ids[: len(token_ids) - 1])
+        now = self._device_blocks(usable)
+        if now < have:
+            return 0  # evicted meanwhile: the fetched blocks no longer join a cached prefix
+        loaded = loaded[now - have :]
         if not loaded:
             return 0
+        match = kv.cache.match_prefix(usable[: now * bs])
+        if match.partial_block is not None:
+            match = kv.match_whole_blocks(usable, match)
         holder = f"kv-tier:{next(self._holders)}"
-        num_tokens = (have + len(loaded)) * bs
+        num_tokens = (now + len(loaded)) * bs
         if not kv.allocate_slots(holder, num_tokens, match):
             return 0  # the device is full of pinned blocks: compute instead
-        fresh = kv.block_tables[holder][have:]
+        fresh = kv.block_tables[holder][now:]
         layers = [torch.cat([entry[j] for entry in loaded], dim=1) for j in range(len(loaded[0]))]
         scatter_blocks(self.engine.runner, fresh, layers)
         kv.cache_computed(holder, usable, num_tokens)
         kv.free(holder)  # the cache's own references keep them; admission pins them again
         self.num_promoted += len(loaded)
         return len(loaded)
+
+    def promote(self, request_id: str, token_ids: Sequence[int]) -> int:
+        """Engine thread, when a request is added: bring the prompt's tiered blocks back,
+        unless the server already prefetched them. Returns how many blocks came back."""
+        if request_id in self._prefetched:
+            del self._prefetched[request_id]
+            return 0
+        have, keys = self.plan(token_ids)
+        return self.install(None, token_ids, have, self.fetch(keys)) if keys else 0
 
     # --- /metrics ---------------------------------------------------------------------------
     def metric_samples(self) -> list[tuple[str, str, str, list[tuple[str, float]]]]:

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Receive, Scope, Send
 
+from reference_engine.kv_tiers.prefetch import prefetch
 from reference_engine.server.async_engine import AsyncEngine, EngineDeadError, RequestStream
 from reference_engine.server.auth import APIKeyMiddleware
 from reference_engine.server.errors import APIError, error_body, from_validation_error
@@ -215,6 +216,8 @@ def build_app(engine: AsyncEngine, options: ServerOptions) -> FastAPI:
         serving.check_overload(0)  # a full queue refuses before parsing or tokenizing anything
         req = await parse(request, model)
         prep = serving.prepare(req, arrival)
+        if tiers is not None and tiers.wants(prep.params, prep.lora_request):
+            await prefetch(engine, prep.request_id, prep.token_ids)  # off the engine thread
         hook = await disaggregate(request, req, prep)
         stream = await serving.submit(prep, hook)
         if req.stream:
