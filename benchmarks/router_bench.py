@@ -9,7 +9,7 @@ tenants' prompts each, so where a tenant's requests land decides whether its pro
 still cached. The hit rate is the workers' own count (/metrics: prompt tokens served
 from the prefix cache / prompt tokens of finished requests), not the router's guess.
 
-    .venv/bin/python benchmarks/router_bench.py                # 2 workers, 8 tenants
+    .venv/bin/python benchmarks/router_bench.py                # 4 workers, 16 tenants
     .venv/bin/python benchmarks/router_bench.py --requests 120 --policies cache_aware,round_robin
 
 Target (issue 14): cache_aware at least doubles round_robin's hit rate, with a p99 TTFT
@@ -114,12 +114,12 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--policies", default="round_robin,least_outstanding,cache_aware")
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--tenants", type=int, default=8)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--tenants", type=int, default=16)
     parser.add_argument("--system-words", type=int, default=120)
     parser.add_argument("--requests", type=int, default=160)
     parser.add_argument("--concurrency", type=int, default=8)
-    parser.add_argument("--num-blocks", type=int, default=96, help="KV blocks per worker")
+    parser.add_argument("--num-blocks", type=int, default=128, help="KV blocks per worker")
     parser.add_argument("--block-size", type=int, default=16)
     parser.add_argument("--max-num-seqs", type=int, default=8)
     parser.add_argument("--prefix-caching", default="radix")
