@@ -16,7 +16,9 @@ its pickled bytes, worker.send_step); every rank then runs the same forward pass
 of expert-parallel tokens) meet inside the model. The driver returns the gathered logits to
 the engine, which samples.
 
-Launch: `spawn` (the default) starts ranks 1..N-1 with torch.multiprocessing on this host.
+Launch: `spawn` (the default) starts ranks 1..N-1 with torch.multiprocessing on this host;
+spawned processes re-import the main module, so a script that builds a multi-rank LLM needs
+the `if __name__ == "__main__":` guard (as with vLLM).
 Under torchrun (RANK / WORLD_SIZE / MASTER_ADDR set, possibly across machines) every rank
 runs the same script: rank 0 becomes the driver and the others serve it inside
 `create_runner` and exit when the driver shuts down.

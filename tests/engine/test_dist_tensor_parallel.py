@@ -10,17 +10,20 @@ with a clear error, leaving no process behind.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import random
 import signal
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
 import torch.distributed as dist
 from test_verify_random_workloads import (
+    Req,
     assert_pool_restored,
     assert_tokens_equal_solo,
     drive,
@@ -196,3 +199,86 @@ def test_features_not_sharded_yet_say_so(
     with pytest.raises(ConfigError, match=message):
         make_engine(random_checkpoint("qwen3"), tensor_parallel_size=2, **knobs)
     assert not dist.is_initialized()
+
+
+TORCHRUN_SCRIPT = """
+import json, os, sys
+from reference_engine import LLM, SamplingParams
+llm = LLM(model=sys.argv[1], dtype="float64", tensor_parallel_size=2, distributed_timeout_s=60)
+# Only rank 0 gets here: the other rank served it inside LLM() and exited.
+outs = llm.generate([[5, 6, 7], [9, 10]], SamplingParams(temperature=0.0, max_tokens=6))
+llm.engine.shutdown()
+json.dump([o.outputs[0].token_ids for o in outs], open(sys.argv[2], "w"))
+"""
+
+
+@pytest.mark.slow
+def test_torchrun_ranks_serve_the_driver(random_checkpoint: Any, tmp_path: Path) -> None:
+    """torchrun starts both ranks (env://); rank 0 drives, rank 1 serves, outputs as alone."""
+    import subprocess
+    import sys
+
+    model_dir = random_checkpoint("qwen3")
+    script, result = tmp_path / "run.py", tmp_path / "tokens.json"
+    script.write_text(TORCHRUN_SCRIPT)
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
+           "--master-port", str(_free_port()), str(script), str(model_dir), str(result)]  # fmt: skip
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    solo = make_engine(model_dir, prefix_caching="none")
+    params = SamplingParams(temperature=0.0, max_tokens=6)
+    want = [
+        drive(solo, [Req(p, params, 0)])["0"].outputs[0].token_ids for p in ([5, 6, 7], [9, 10])
+    ]
+    assert json.loads(result.read_text()) == want
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# Spawned workers re-import the main module: a script needs the __main__ guard (as with vLLM).
+DRIVER_SCRIPT = """
+import sys, time
+from reference_engine import LLM
+if __name__ == "__main__":
+    llm = LLM(model=sys.argv[1], dtype="float64", tensor_parallel_size=2, distributed_timeout_s=60)
+    print(" ".join(str(p.pid) for p in llm.engine.runner.procs), flush=True)
+    time.sleep(600)
+"""
+
+
+@pytest.mark.slow
+def test_workers_exit_when_the_driver_is_killed(random_checkpoint: Any, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    script = tmp_path / "driver.py"
+    script.write_text(DRIVER_SCRIPT)
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, str(script), str(random_checkpoint("qwen3"))]
+    driver = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert driver.stdout is not None
+        worker_pid = int(driver.stdout.readline())
+        driver.kill()  # SIGKILL: no chance to stop its workers
+        driver.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while _alive(worker_pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not _alive(worker_pid), "the worker outlived its driver"
+    finally:
+        driver.kill()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] != "Z"  # a zombie has exited
+    except FileNotFoundError:
+        return False
