@@ -14,6 +14,8 @@ from analyzer.mappings.models import (
     KnobRef,
     MappingError,
     SideMapping,
+    Step,
+    StepSide,
     SymbolRef,
 )
 
@@ -27,6 +29,8 @@ __all__ = [
     "KnobRef",
     "MappingError",
     "SideMapping",
+    "Step",
+    "StepSide",
     "SymbolRef",
     "default_mappings_dir",
     "load_mapping_file",

@@ -139,13 +139,29 @@ def run_verify(
             views.append(release_view(settings, ref, progress=progress, fetch=fetch))
     except (SnapshotError, FlagsError, StoreError) as exc:
         raise _fail(str(exc)) from None
+    graphs = _step_graphs(settings, views, progress) if any(c.steps for c in concepts) else {}
     # A pin checked now but missing from the lock files (a git pin) still counts as pinned.
     for view in views:
         if view.project != REFERENCE and view.version is not None:
             pinned.setdefault(view.project, [])
             if view.version not in pinned[view.project]:
                 pinned[view.project].append(view.version)
-    return verify_mappings(concepts, views, pinned)
+    return verify_mappings(concepts, views, pinned, graphs)
+
+
+def _step_graphs(settings: Settings, views: list, progress: bool) -> dict:
+    """Each view's call graph (cached after the first build), for the steps' chain check."""
+    from analyzer.graphs.store import GraphError, directory_target, load_graphs, open_target
+    from analyzer.mappings.pins import reference_root
+
+    out = {}
+    for view in views:
+        try:
+            target = directory_target(reference_root()) if view.project == REFERENCE else open_target(settings, view.label)
+            out[view.label] = load_graphs(settings, target, progress=progress).calls
+        except GraphError as exc:
+            raise _fail(str(exc)) from None
+    return out
 
 
 def trace_command(

@@ -17,6 +17,13 @@ shows the author all of them. File layout:
     flags = ["--block-size"]            # upstream only
     envs = ["VLLM_X"]                   # upstream only
     bridges = [{ name = "...", source = "a.b.send", target = "c.d.recv", transport = "zmq" }]
+
+    [[steps]]                           # optional, in order, after the side tables
+    title = "Admit waiting requests"
+    explain = "one or two sentences, ours"
+    reference = ["pkg.mod.Class.method"]                      # the symbol(s) doing it
+    vllm = { symbols = ["..."], process = "EngineCore" }      # process: drawn as a boundary
+    sglang = { none = "why SGLang has no counterpart" }       # a design difference
 """
 
 from __future__ import annotations
@@ -37,6 +44,8 @@ from analyzer.mappings.models import (
     KnobRef,
     MappingError,
     SideMapping,
+    Step,
+    StepSide,
     SymbolRef,
 )
 
@@ -47,7 +56,9 @@ _FLAG_RE = re.compile(r"--?[A-Za-z0-9][A-Za-z0-9_.-]*")
 _ENV_RE = re.compile(r"[A-Z_][A-Z0-9_]*")
 _VERSION_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+!-]*")
 
-_TOP_KEYS = {"title", "summary", "chapters", "related", *SIDES}
+_TOP_KEYS = {"title", "summary", "chapters", "related", "steps", *SIDES}
+_STEP_KEYS = {"title", "explain", *SIDES}
+_STEP_SIDE_KEYS = {"symbols", "none", "process"}
 _SIDE_KEYS = {"status", "note", "symbols", "entry_points", "flags", "envs", "bridges"}
 _SYMBOL_KEYS = {"name", "role", "releases"}
 _BRIDGE_KEYS = {"name", "source", "target", "transport", "carries", "note", "releases"}
@@ -117,6 +128,7 @@ def load_mapping_file(path: Path, problems: list[str]) -> ConceptMapping | None:
     if REFERENCE not in data:
         problems.append(f"{where}: missing [reference] table (say status = \"not-implemented\" if so)")
     sides = {name: _side(name, data.get(name), where, problems) for name in SIDES if name in data}
+    steps = _steps(data.get("steps", []), sides, where, problems)
     if len(problems) > before:
         return None
     return ConceptMapping(
@@ -128,7 +140,47 @@ def load_mapping_file(path: Path, problems: list[str]) -> ConceptMapping | None:
         upstream={name: sides[name] for name in UPSTREAMS if name in sides},
         chapters=tuple(chapters),
         related=tuple(related),
+        steps=tuple(steps),
     )
+
+
+def _steps(raw: Any, sides: dict[str, SideMapping], where: str, problems: list[str]) -> list[Step]:
+    if not isinstance(raw, list) or not all(isinstance(v, dict) for v in raw):
+        problems.append(f"{where}: steps must be an array of tables ([[steps]])")
+        return []
+    out = []
+    for i, item in enumerate(raw, start=1):
+        spot = f"{where}: step {i}"
+        _unknown_keys(item, _STEP_KEYS, spot, problems)
+        title = _text(item, "title", spot, problems, required=True)
+        explain = _text(item, "explain", spot, problems, required=True)
+        per_side = {}
+        for name in SIDES:
+            if name in item:
+                per_side[name] = _step_side(item[name], sides.get(name), f"{spot} ({title or '?'}) [{name}]", problems)
+        if not per_side:
+            problems.append(f"{spot}: names no side (reference, vllm, sglang)")
+        out.append(Step(title, explain, per_side))
+    return out
+
+
+def _step_side(raw: Any, side: SideMapping | None, spot: str, problems: list[str]) -> StepSide:
+    """A list of symbols (shorthand) or a table with `symbols` or `none`, and `process`."""
+    table = {"symbols": raw} if isinstance(raw, list) else raw
+    if not isinstance(table, dict):
+        problems.append(f"{spot}: must be a list of symbols or a table")
+        return StepSide()
+    _unknown_keys(table, _STEP_SIDE_KEYS, spot, problems)
+    symbols = _symbols(table, "symbols", spot, problems)
+    none = _text(table, "none", spot, problems)
+    process = _text(table, "process", spot, problems)
+    if symbols and none:
+        problems.append(f"{spot}: a step side names symbols or says why there is none, not both")
+    elif not symbols and not none:
+        problems.append(f"{spot}: name the symbol(s) or say why there is no counterpart (none = \"...\")")
+    if symbols and side is not None and side.is_gap:
+        problems.append(f"{spot}: the side's status is {side.status!r}; a step cannot name its symbols")
+    return StepSide(tuple(symbols), none, process)
 
 
 def _side(project: str, raw: Any, where: str, problems: list[str]) -> SideMapping:

@@ -137,6 +137,42 @@ class SideMapping:
 
 
 @dataclass(frozen=True, slots=True)
+class StepSide:
+    """What one project does for one step: the symbol(s) doing it, or why nothing does."""
+
+    symbols: tuple[SymbolRef, ...] = ()
+    none: str = ""  # "no counterpart" and why (a design difference, a finding)
+    process: str = ""  # the process / thread the step runs in (drawn as a boundary)
+
+    @property
+    def written(self) -> bool:
+        """False when the mapping says nothing for this side (a gap in the mapping)."""
+        return bool(self.symbols or self.none)
+
+    def symbols_for(self, version: str | None) -> list[SymbolRef]:
+        return [s for s in self.symbols if s.applies_to(version)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"symbols": [s.to_dict() for s in self.symbols], "none": self.none, "process": self.process}
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One row of a walkthrough: what happens, in our words, and who does it per side."""
+
+    title: str
+    explain: str
+    sides: dict[str, StepSide] = field(default_factory=dict)  # side name -> what it does
+
+    def side(self, project: str) -> StepSide:
+        return self.sides.get(project, StepSide())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"title": self.title, "explain": self.explain,
+                "sides": {name: self.side(name).to_dict() for name in SIDES}}
+
+
+@dataclass(frozen=True, slots=True)
 class ConceptMapping:
     """One concept of the book and where it lives in each project."""
 
@@ -148,6 +184,7 @@ class ConceptMapping:
     upstream: dict[str, SideMapping] = field(default_factory=dict)  # "vllm" / "sglang"
     chapters: tuple[str, ...] = ()  # book chapters / sections that discuss it, free text
     related: tuple[str, ...] = ()  # other concept ids
+    steps: tuple[Step, ...] = ()  # the walkthrough, in order
 
     def side(self, project: str) -> SideMapping:
         """The mapping for `reference`, `vllm` or `sglang` (an `unmapped` one if absent)."""
@@ -166,4 +203,5 @@ class ConceptMapping:
             "related": list(self.related),
             "reference": self.reference.to_dict(),
             "upstream": {name: self.side(name).to_dict() for name in UPSTREAMS},
+            "steps": [step.to_dict() for step in self.steps],
         }

@@ -7,7 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from analyzer.mappings.models import SIDES, ConceptMapping, SideMapping
-from analyzer.mappings.trace import TraceStep
+from analyzer.mappings.trace import StepLink, TraceStep
 from analyzer.mappings.verify import VerifyReport
 
 STATUS_STYLE = {
@@ -68,8 +68,26 @@ def print_concept(console: Console, concept: ConceptMapping) -> None:
     console.print(escape(concept.summary))
     if concept.related:
         console.print(f"related: {', '.join(concept.related)}")
+    if concept.steps:
+        _print_steps(console, concept)
     for side in SIDES:
         _print_side(console, concept.side(side))
+
+
+def _print_steps(console: Console, concept: ConceptMapping) -> None:
+    console.print(f"\n[bold]steps[/] ({len(concept.steps)})")
+    for i, step in enumerate(concept.steps, start=1):
+        console.print(f"  [bold]{i}. {escape(step.title)}[/]: {escape(step.explain)}", soft_wrap=True)
+        for name in SIDES:
+            part = step.side(name)
+            where = f" [dim]\\[{escape(part.process)}][/]" if part.process else ""
+            if part.symbols:
+                names = ", ".join(escape(r.name) + _releases(r.releases) for r in part.symbols)
+                console.print(f"     {name}{where}: {names}", soft_wrap=True)
+            elif part.none:
+                console.print(f"     {name}: [yellow]no counterpart[/] — {escape(part.none)}", soft_wrap=True)
+            else:
+                console.print(f"     {name}: [red]not written for this side[/]")
 
 
 def print_verify(console: Console, report: VerifyReport) -> None:
@@ -82,6 +100,12 @@ def print_verify(console: Console, report: VerifyReport) -> None:
             console.print(f"  [red]✗[/] {p.concept} {escape(f'[{p.kind}]')} {escape(p.message)}{hint}", soft_wrap=True)
     for note in report.notes:
         console.print(f"[dim]note: {note.concept}: {escape(note.message)}[/]", soft_wrap=True)
+    for concept, by_pin in report.chains.items():
+        for pin, links in by_pin.items():
+            broken = sum(1 for link in links if link.broken)
+            mark = "[red]✗[/]" if broken else "[green]✓[/]"
+            hops = ", ".join(_link_text(link) for link in links[1:])
+            console.print(f"  {mark} steps of {concept} at {pin}: {hops or 'one step'}", soft_wrap=True)
     cov = Table(title="coverage")
     cov.add_column("concept")
     for side in SIDES:
@@ -104,6 +128,14 @@ def print_verify(console: Console, report: VerifyReport) -> None:
         console.print(f"[yellow]… {len(report.warnings) - 10} more warnings (see --json)[/]")
     if report.ok:
         console.print("[green]all mapped names resolve[/]")
+
+
+def _link_text(link: StepLink) -> str:
+    if link.broken:
+        return f"[red]{link.index} broken[/]"
+    bridges = len(link.bridges)
+    via = f"{len(link.path) - bridges} calls" + (f" + {bridges} bridge{'s' if bridges > 1 else ''}" if bridges else "")
+    return f"{link.source}→{link.index} ({via})"
 
 
 def print_trace(console: Console, start: str, end: str, steps: list[TraceStep] | None) -> None:

@@ -13,8 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from analyzer.mappings.models import REFERENCE, SIDES, ConceptMapping, SideMapping, SymbolRef
+from analyzer.mappings.models import REFERENCE, SIDES, ConceptMapping, SideMapping, Step, SymbolRef
 from analyzer.mappings.pins import PinView
+from analyzer.mappings.trace import CallGraphLike, StepLink, bridges_for, chain_steps
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +23,7 @@ class Finding:
     concept: str
     project: str
     pin: str  # "vllm@0.30.0", or "reference"
-    kind: str  # "symbol" | "entry_point" | "bridge" | "flag" | "env" | "release"
+    kind: str  # "symbol" | "entry_point" | "bridge" | "flag" | "env" | "release" | "step" | "chain"
     name: str
     message: str
     suggestions: tuple[str, ...] = ()
@@ -57,6 +58,8 @@ class VerifyReport:
     notes: list[Finding] = field(default_factory=list)
     coverage: list[CoverageRow] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # e.g. flags that could not be read statically
+    # concept -> pin -> how each step of that side is reached (when a call graph was given)
+    chains: dict[str, dict[str, list[StepLink]]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -81,6 +84,8 @@ class VerifyReport:
             "coverage": [row.to_dict() for row in self.coverage],
             "gaps": {side: self.gaps(side) for side in SIDES},
             "warnings": self.warnings,
+            "chains": {c: {pin: [link.to_dict() for link in links] for pin, links in by_pin.items()}
+                       for c, by_pin in self.chains.items()},
         }
 
 
@@ -88,9 +93,13 @@ def verify_mappings(
     concepts: Iterable[ConceptMapping],
     views: Iterable[PinView],
     pinned: Mapping[str, Iterable[str]],
+    graphs: Mapping[str, CallGraphLike] | None = None,
 ) -> VerifyReport:
     """Check `concepts` against every view; `pinned` is project -> every pinned
-    version (a `releases` entry outside it is a problem even if that pin is not checked now)."""
+    version (a `releases` entry outside it is a problem even if that pin is not checked now).
+
+    `graphs` (view label -> call graph) turns on the step chain check: consecutive
+    steps of a side must be connected by calls or by the mappings' bridges."""
     concepts = list(concepts)
     views = list(views)
     pinned_sets = {project: set(versions) for project, versions in pinned.items()}
@@ -101,20 +110,53 @@ def verify_mappings(
         for side_name in SIDES:
             side = concept.side(side_name)
             if side_name != REFERENCE:
-                _check_releases(concept.id, side, pinned_sets.get(side_name, set()), report)
+                _check_releases(concept.id, side, pinned_sets.get(side_name, set()), report, concept.steps)
             for view in views:
                 if view.project == side_name:
                     _check_side(concept.id, side, view, report)
+                    _check_steps(concept, view, report)
+                    graph = (graphs or {}).get(view.label)
+                    if graph is not None and concept.steps:
+                        _check_chain(concept, concepts, view, graph, report)
         report.coverage.append(_coverage(concept))
     return report
 
 
-def _check_releases(concept: str, side: SideMapping, versions: set[str], report: VerifyReport) -> None:
+def _check_steps(concept: ConceptMapping, view: PinView, report: VerifyReport) -> None:
+    for i, step in enumerate(concept.steps, start=1):
+        for ref in step.side(view.project).symbols:
+            _check_symbol(concept.id, "step", ref, view, report, label=f"step {i} ({step.title}): {ref.name}")
+
+
+def _check_chain(
+    concept: ConceptMapping, concepts: list[ConceptMapping], view: PinView, graph: CallGraphLike,
+    report: VerifyReport,
+) -> None:
+    named = [(i, [ref.name for ref in step.side(view.project).symbols_for(view.version)])
+             for i, step in enumerate(concept.steps, start=1)]
+    named = [(i, names) for i, names in named if names]
+    if not named:
+        return
+    links = chain_steps(graph, named, bridges_for(concepts, view.project, view.version))
+    report.chains.setdefault(concept.id, {})[view.label] = links
+    for link in links:
+        if link.broken:
+            step = concept.steps[link.index - 1]
+            report.problems.append(Finding(
+                concept.id, view.project, view.label, "chain", f"step {link.index}",
+                f"the steps' chain breaks at step {link.index} ({step.title}): {link.broken}"))
+
+
+def _check_releases(
+    concept: str, side: SideMapping, versions: set[str], report: VerifyReport, steps: tuple[Step, ...] = ()
+) -> None:
     entries: list[tuple[str, str, tuple[str, ...]]] = [
         *(("symbol", s.name, s.releases) for s in (*side.symbols, *side.entry_points)),
         *((k.kind, k.name, k.releases) for k in (*side.flags, *side.envs)),
         *(("bridge", b.name, b.releases) for b in side.bridges),
     ]
+    for step in steps:
+        entries += [("step", s.name, s.releases) for s in step.side(side.project).symbols]
     for kind, name, releases in entries:
         for version in releases:
             if version not in versions:

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from analyzer.mappings import ConceptMapping
+from analyzer.mappings.trace import bridges_for
 from analyzer.report.graphviz import find_dot
 from analyzer.report.html import render_site
 from analyzer.report.markdown import render_markdown
@@ -61,7 +62,9 @@ def build_report(
         raise ValueError(f"format must be one of {', '.join(FORMATS)}")
     dot_path = find_dot() if dot is True else (dot or None)
     titles = {c.id: c.title for c in concepts}
-    pages = [build_page(c, sides, titles, dot_path) for c in concepts]
+    bridges = {project: bridges_for(concepts, project, side.version)
+               for project, side in sides.items() if side is not None}
+    pages = [build_page(c, sides, titles, dot_path, bridges) for c in concepts]
     notes = [n for s in sides.values() if s is not None for n in s.notes]
     meta = ReportMeta(
         generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),

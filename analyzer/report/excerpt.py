@@ -22,12 +22,14 @@ def excerpt_lines(kind: str) -> int:
     return MAX_LINES.get(kind, DEFAULT_MAX_LINES)
 
 
-def make_excerpt(lines: list[str], path: str, first: int, end: int, kind: str) -> Excerpt | None:
-    """Lines first..end (1-based, inclusive) of a file, cut to the kind's budget."""
+def make_excerpt(
+    lines: list[str], path: str, first: int, end: int, kind: str, max_lines: int | None = None
+) -> Excerpt | None:
+    """Lines first..end (1-based, inclusive) of a file, cut to the kind's budget (or `max_lines`)."""
     if first < 1 or first > len(lines):
         return None
     end = max(first, min(end, len(lines)))
-    last = min(end, first + excerpt_lines(kind) - 1)
+    last = min(end, first + (max_lines or excerpt_lines(kind)) - 1)
     code = "\n".join(lines[first - 1 : last]) + "\n"
     return Excerpt(path, first, last, end, code, highlight_python(code, first))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from analyzer.report.models import CallPathView, Column, ConceptPage, ReportMeta
+from analyzer.report.models import CallPathView, Column, ConceptPage, ReportMeta, SymbolView
 
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|#&])")
 
@@ -54,9 +54,35 @@ def concept_markdown(page: ConceptPage, meta: ReportMeta) -> str:
         out += [f"In the book: {esc(', '.join(page.chapters))}", ""]
     if page.related:
         out += ["Related: " + ", ".join(f"[{esc(t)}]({i}.md)" if linked else esc(t) for i, t, linked in page.related), ""]
+    if page.steps:
+        out += _steps(page)
     for col in page.columns:
         out += _column(col, meta.graphviz)
     return "\n".join(out) + "\n"
+
+
+def _steps(page: ConceptPage) -> list[str]:
+    """Each step as a section with one sub-section per side (Markdown has no grid)."""
+    out = ["## Step by step", ""]
+    for row in page.steps:
+        out += [f"### {row.index}. {esc(row.title)}", "", esc(row.explain), ""]
+        for col, cell in zip(page.columns, row.cells, strict=True):
+            where = f" ({esc(cell.process)})" if cell.process else ""
+            out.append(f"**{esc(col.heading)}**{where}:")
+            out.append("")
+            if cell.none:
+                out += [f"> No counterpart: {esc(cell.none)}", ""]
+            elif cell.missing:
+                out += [f"> {esc(cell.missing)}", ""]
+            if cell.broken:
+                out += [f"> The chain breaks here: {esc(cell.broken)}", ""]
+            elif cell.source:
+                hops = " → ".join((f"crosses {esc(via)} → " if via != "call" else "") + code(callee)
+                                  for callee, via in cell.hops)
+                out += [f"Reached from step {cell.source}: {hops or '(same code)'}", ""]
+            for s in cell.symbols:
+                out += _symbol(s, "####")
+    return out
 
 
 def _column(col: Column, graphviz: bool) -> list[str]:
@@ -67,20 +93,7 @@ def _column(col: Column, graphviz: bool) -> list[str]:
         out += [esc(col.note), ""]
     out += [f"> {esc(w)}" for w in col.warnings] + ([""] if col.warnings else [])
     for s in col.symbols:
-        out.append(f"### {code(s.name)}")
-        if s.role:
-            out.append(esc(s.role))
-        if not s.found:
-            out += ["", "Not found in this release.", ""]
-            continue
-        out += ["", f"{s.kind}, {link(f'{s.path}:{s.line}-{s.end_line}', s.permalink)}", ""]
-        if s.excerpt is not None:
-            width = len(str(s.excerpt.last))
-            body = "\n".join(f"{n:>{width}}  {text}" for n, text in
-                             enumerate(s.excerpt.code.rstrip("\n").split("\n"), start=s.excerpt.first))
-            out += [fence(body), ""]
-            if s.excerpt.truncated:
-                out += [f"(lines {s.excerpt.first}-{s.excerpt.last} of {s.excerpt.first}-{s.excerpt.end})", ""]
+        out += _symbol(s)
     if col.paths:
         out += ["### Life of a request", ""]
         for p in col.paths:
@@ -104,6 +117,23 @@ def _column(col: Column, graphviz: bool) -> list[str]:
             default = code(k.default) if k.found and k.default else ("not found" if not k.found else "—")
             out.append(f"| {code(k.name)} | {default} | {esc(k.role)} |")
         out.append("")
+    return out
+
+
+def _symbol(s: SymbolView, level: str = "###") -> list[str]:
+    out = [f"{level} {code(s.name)}"]
+    if s.role:
+        out.append(esc(s.role))
+    if not s.found:
+        return [*out, "", "Not found in this release.", ""]
+    out += ["", f"{s.kind}, {link(f'{s.path}:{s.line}-{s.end_line}', s.permalink)}", ""]
+    if s.excerpt is not None:
+        width = len(str(s.excerpt.last))
+        body = "\n".join(f"{n:>{width}}  {text}" for n, text in
+                         enumerate(s.excerpt.code.rstrip("\n").split("\n"), start=s.excerpt.first))
+        out += [fence(body), ""]
+        if s.excerpt.truncated:
+            out += [f"(lines {s.excerpt.first}-{s.excerpt.last} of {s.excerpt.first}-{s.excerpt.end})", ""]
     return out
 
 

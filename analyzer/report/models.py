@@ -148,6 +148,36 @@ class Column:
 
 
 @dataclass(slots=True)
+class StepCell:
+    """One side of one step: the code doing it, or a finding saying why there is none."""
+
+    project: str
+    symbols: list[SymbolView] = field(default_factory=list)
+    none: str = ""  # the mapping says this side has no counterpart, and why
+    missing: str = ""  # nothing to show: the mapping is silent, or the side is not in this report
+    process: str = ""  # the process / thread the step runs in
+    source: int | None = None  # the step it is reached from (call graph + bridges)
+    hops: list[tuple[str, str]] = field(default_factory=list)  # (callee, "call" or the bridge) from there
+    broken: str = ""  # the chain breaks here: why
+
+    @property
+    def finding(self) -> str:
+        return self.none or self.missing
+
+    @property
+    def crossings(self) -> list[str]:
+        return [via for _, via in self.hops if via != "call"]
+
+
+@dataclass(slots=True)
+class StepRow:
+    index: int  # 1-based
+    title: str
+    explain: str
+    cells: list[StepCell]  # one per column, in the columns' order
+
+
+@dataclass(slots=True)
 class ConceptPage:
     id: str
     title: str
@@ -155,6 +185,8 @@ class ConceptPage:
     chapters: list[str]
     related: list[tuple[str, str, bool]]  # (id, title, has a page in this build)
     columns: list[Column]
+    steps: list[StepRow] = field(default_factory=list)  # the walkthrough, aligned across columns
+    routes: dict[str, str] = field(default_factory=dict)  # column project -> SVG of its steps' route
 
     @property
     def search_text(self) -> str:

@@ -6,7 +6,8 @@ from dataclasses import replace
 
 from analyzer.graphs.state import ClassState, how
 from analyzer.index import SymbolMatch
-from analyzer.mappings import SIDES, ConceptMapping, KnobRef, SideMapping
+from analyzer.mappings import SIDES, Bridge, ConceptMapping, KnobRef, SideMapping, StepSide
+from analyzer.mappings.trace import StepLink, chain_steps
 from analyzer.report.callpath import find_call_path, target_nodes
 from analyzer.report.excerpt import make_excerpt
 from analyzer.report.graphviz import path_dot, render_svg, state_dot
@@ -18,6 +19,8 @@ from analyzer.report.models import (
     ConceptPage,
     KnobView,
     StateView,
+    StepCell,
+    StepRow,
     SymbolView,
     Writer,
 )
@@ -25,6 +28,9 @@ from analyzer.report.sources import SideSource, heading
 
 MAX_ENTRY_PATHS = 3
 MAX_WRITERS = 8  # per attribute; the rest are counted
+# A step's cell shows the whole function that does it (a class: its head); only
+# monoliths (vLLM's 900-line Scheduler.schedule) are cut, the permalink has the rest.
+STEP_MAX_LINES = {"function": 160, "method": 160}
 
 
 def build_page(
@@ -32,11 +38,56 @@ def build_page(
     sides: dict[str, SideSource | None],
     titles: dict[str, str],
     dot: str | None,
+    bridges: dict[str, dict[str, list[Bridge]]] | None = None,
 ) -> ConceptPage:
+    """`bridges`: project -> source symbol -> bridges, from every concept (the steps' chains cross them)."""
     columns = [build_column(concept.side(project), sides.get(project), dot) for project in SIDES]
     # A concept left out of this build (`--concept`) is named, not linked: no dead links.
     related = [(other, titles.get(other, other), other in titles) for other in concept.related]
-    return ConceptPage(concept.id, concept.title, concept.summary, list(concept.chapters), related, columns)
+    page = ConceptPage(concept.id, concept.title, concept.summary, list(concept.chapters), related, columns)
+    page.steps = step_rows(concept, sides, bridges or {})
+    return page
+
+
+def step_rows(
+    concept: ConceptMapping, sides: dict[str, SideSource | None], bridges: dict[str, dict[str, list[Bridge]]]
+) -> list[StepRow]:
+    """The concept's steps as rows of three cells, each cell linked to the step before it."""
+    rows = [StepRow(i, step.title, step.explain, []) for i, step in enumerate(concept.steps, start=1)]
+    for project in SIDES:
+        source = sides.get(project)
+        status = concept.side(project).status
+        cells = [_step_cell(project, step.side(project), source, status) for step in concept.steps]
+        if source is not None and source.graphs is not None:
+            named = [(i, [s.name for s in cell.symbols]) for i, cell in enumerate(cells, start=1) if cell.symbols]
+            links = chain_steps(source.graphs.calls, named, bridges.get(project, {}))
+            for link in links:
+                _apply_link(cells[link.index - 1], link)
+        for row, cell in zip(rows, cells, strict=True):
+            row.cells.append(cell)
+    return rows
+
+
+def _step_cell(project: str, part: StepSide, source: SideSource | None, status: str) -> StepCell:
+    cell = StepCell(project, none=part.none, process=part.process)
+    if source is None:
+        cell.missing = "this side's source is not part of this report"
+        return cell
+    if not part.written:
+        cell.missing = (f"no step mapped for this side (status: {status})" if status != "implemented"
+                        else "the mapping does not say who does this step here yet")
+        return cell
+    for ref in part.symbols_for(source.version):
+        cell.symbols.append(symbol_view(source, ref.name, ref.role, step=True))
+    if part.symbols and not cell.symbols:
+        cell.missing = f"the step's symbols are limited to other releases than {source.version}"
+    return cell
+
+
+def _apply_link(cell: StepCell, link: StepLink) -> None:
+    cell.source = link.source
+    cell.broken = link.broken
+    cell.hops = [(s.callee, "call" if s.via == "call" else s.via.removeprefix("bridge ")) for s in link.path]
 
 
 def build_column(mapping: SideMapping, source: SideSource | None, dot: str | None) -> Column:
@@ -69,7 +120,7 @@ def build_column(mapping: SideMapping, source: SideSource | None, dot: str | Non
     return col
 
 
-def symbol_view(source: SideSource, name: str, role: str) -> SymbolView:
+def symbol_view(source: SideSource, name: str, role: str, *, step: bool = False) -> SymbolView:
     matches = source.index.find_symbol(name)
     if not matches:
         return SymbolView(name, role, False, problem="not found in this release")
@@ -84,7 +135,8 @@ def symbol_view(source: SideSource, name: str, role: str) -> SymbolView:
     if lines is None:
         view.problem = f"cannot read {match.path}"
     else:
-        view.excerpt = make_excerpt(lines, view.path, match.line, match.end_line, match.kind)
+        budget = STEP_MAX_LINES.get(match.kind) if step else None
+        view.excerpt = make_excerpt(lines, view.path, match.line, match.end_line, match.kind, budget)
     return view
 
 

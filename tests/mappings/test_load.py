@@ -31,6 +31,10 @@ GOOD = """
 """
 
 
+_STEP = ('title = "x"\nsummary = "y"\n[reference]\nstatus = "implemented"\nsymbols = ["a.b"]\n'
+         '[vllm]\nstatus = "unmapped"\n[[steps]]\ntitle = "t"\nexplain = "e"\n')
+
+
 def _problems(folder: Path) -> list[str]:
     with pytest.raises(MappingError) as info:
         load_mappings(folder)
@@ -84,6 +88,13 @@ def test_good_file_loads_into_dataclasses(tmp_path: Path) -> None:
         ),
         ('title = "x"\nsummary = "y"\nrelated = ["nowhere"]\n[reference]\nstatus = "unmapped"\n', "'nowhere' has no mapping file"),
         ("title = [", "not valid TOML"),
+        (_STEP + 'reference = ["a.b"]\nvllm = { none = "x", symbols = ["c.d"] }\n', "not both"),
+        (_STEP + 'reference = { process = "main" }\n', "say why there is no counterpart"),
+        (_STEP + 'vllm = ["c.d"]\n', "[vllm]: the side's status is 'unmapped'"),
+        (_STEP + 'reference = ["a.b()"]\n', "is not a dotted qualified name"),
+        (_STEP + 'reference = ["a.b"]\nwho = 1\n', "step 1: unknown key 'who'"),
+        (_STEP.replace('explain = "e"\n', ""), "step 1: missing explain"),
+        ('title = "x"\nsummary = "y"\nsteps = 3\n[reference]\nstatus = "unmapped"\n', "array of tables"),
     ],
 )
 def test_malformed_files_say_what_and_where(tmp_path: Path, text: str, expected: str) -> None:
@@ -130,3 +141,14 @@ def test_committed_catalogue_loads_and_covers_the_book() -> None:
         for side in ("reference", "vllm", "sglang"):
             mapped = concept.side(side)
             assert mapped.symbols or mapped.status in ("not-implemented", "unmapped"), (concept.id, side)
+
+
+def test_steps_load_in_order_with_findings(tmp_path: Path) -> None:
+    (tmp_path / "c.toml").write_text(_STEP + 'reference = ["a.b"]\nvllm = { none = "a design difference" }\n'
+                                     '[[steps]]\ntitle = "u"\nexplain = "v"\nreference = { symbols = ["a.c"], process = "engine thread" }\n')
+    (concept,) = load_mappings(tmp_path)
+    first, second = concept.steps
+    assert first.title == "t" and first.side("reference").symbols[0].name == "a.b"
+    assert first.side("vllm").none == "a design difference" and not first.side("sglang").written
+    assert second.side("reference").process == "engine thread"
+    assert concept.to_dict()["steps"][1]["sides"]["reference"]["symbols"][0]["name"] == "a.c"

@@ -179,3 +179,53 @@ def test_reference_engine_names_are_checked(pins: FakePins, tmp_path: Path) -> N
     """)
     report = run_verify(pins.settings, load_mappings(tmp_path), ["vllm@1.0"], fetch=False)
     assert [(p.pin, p.name) for p in report.problems] == [("reference", "reference_engine.scheduler.Scheduler.plan")]
+
+
+STEPS = """
+    [[steps]]
+    title = "Schedule"
+    explain = "The step starts."
+    vllm = ["vllm.core.sched.Scheduler.schedule"]
+    sglang = {{ none = "fake world" }}
+
+    [[steps]]
+    title = "Preempt"
+    explain = "Out of blocks: a victim goes back to waiting."
+    vllm = [{{ name = "vllm.core.sched.Scheduler._preempt", releases = ["1.0"] }}, {{ name = "vllm.core.sched.Scheduler._preempt_request", releases = ["2.0"] }}]
+
+    [[steps]]
+    title = "Free the victim's blocks"
+    explain = "Its blocks return to the pool."
+    vllm = [{{ name = "vllm.core.pool.BlockPool.free", releases = ["1.0"] }}, {{ name = "vllm.core.kv.pool.BlockPool.free", releases = ["2.0"] }}]
+
+    [[steps]]
+    title = "{last}"
+    explain = "Back in the pool, then allocated again."
+    vllm = [{{ name = "vllm.core.pool.BlockPool.{method}", releases = ["1.0"] }}, {{ name = "vllm.core.kv.pool.BlockPool.{method}", releases = ["2.0"] }}]
+"""
+
+
+def test_steps_chain_through_the_call_graph_at_every_pin(pins: FakePins, tmp_path: Path) -> None:
+    # schedule -> _preempt(_request) -> BlockPool.free; allocate is a sibling called by schedule.
+    write_mapping(tmp_path, "scheduler", SCHEDULER + STEPS.format(last="Allocate", method="allocate"))
+    report = _verify(pins, tmp_path)
+    assert report.ok, report.problems
+    links = report.chains["scheduler"]["vllm@2.0"]
+    assert [(link.index, link.source) for link in links] == [(1, None), (2, 1), (3, 2), (4, 1)]
+    assert [s.callee for s in links[2].path] == ["vllm.core.kv.pool.BlockPool.free"]
+    assert set(report.chains["scheduler"]) == {"vllm@1.0", "vllm@2.0"}
+
+
+def test_broken_chain_and_missing_step_symbol_fail_with_where(pins: FakePins, tmp_path: Path) -> None:
+    # A step symbol that does not exist is stale; one that exists but is not reached
+    # from any earlier step breaks the chain.
+    write_mapping(tmp_path, "scheduler", SCHEDULER + STEPS.format(last="Gone", method="gone"))
+    stale = _verify(pins, tmp_path)
+    assert any(p.kind == "step" and p.name.endswith("BlockPool.gone") and "step 4 (Gone)" in p.message
+               for p in stale.problems)
+    # BlockPool.__init__ is called from Scheduler.__init__ only: no step reaches it.
+    write_mapping(tmp_path, "scheduler", SCHEDULER + STEPS.format(last="Init", method="__init__"))
+    broken = _verify(pins, tmp_path, ["vllm@1.0"])
+    chain = [p for p in broken.problems if p.kind == "chain"]
+    assert [(p.pin, p.name) for p in chain] == [("vllm@1.0", "step 4")], broken.problems
+    assert "breaks at step 4 (Init)" in chain[0].message and "not reached from step 3" in chain[0].message

@@ -138,6 +138,25 @@ MAPPINGS = {
         status = "partial"
         note = "only the waiting queue is mapped"
         symbols = ["sglang.srt.managers.scheduler.Scheduler", "sglang.srt.managers.scheduler.Scheduler.gone_method"]
+
+        [[steps]]
+        title = "A request enters"
+        explain = "The entry point takes the prompt. {HOSTILE}"
+        reference = ["refeng.engine.Engine.add_request"]
+        vllm = {{ symbols = ["vllm.entrypoints.api.create_completion"], process = "API server" }}
+        sglang = {{ none = "the fixture's SGLang has no HTTP entry" }}
+
+        [[steps]]
+        title = "Queued"
+        explain = "The request waits for the scheduler."
+        reference = ["refeng.scheduler.Scheduler.add"]
+        vllm = {{ symbols = ["vllm.v1.core.scheduler.Scheduler.add_request"], process = "EngineCore" }}
+        sglang = ["sglang.srt.managers.scheduler.Scheduler.handle_generate_request"]
+
+        [[steps]]
+        title = "Scheduled"
+        explain = "The scheduler moves it to running."
+        reference = ["refeng.scheduler.Scheduler.schedule"]
         ''',
     "request-entry.toml": '''
         title = "Where a request enters"

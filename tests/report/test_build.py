@@ -201,3 +201,41 @@ def test_state_drawing(world, tmp_path: Path) -> None:
     # The outside writer is drawn in full and in red; the owner's own writer by method name.
     assert "refeng.engine.Engine.add_request" in state.svg and "#b42318" in state.svg
     assert ">schedule<" in state.svg
+
+
+def test_steps_are_rows_of_three_cells(built) -> None:
+    """Each step is one row: per side the exact lines of its symbol, how the previous
+    step reaches it (across the ZMQ bridge for vLLM), or a finding when there is none."""
+    page = _page(built[0], "continuous-batching")
+    assert [r.title for r in page.steps] == ["A request enters", "Queued", "Scheduled"]
+    assert all(len(r.cells) == 3 for r in page.steps)
+    enter, queued, scheduled = page.steps
+    ref, vllm, sgl = queued.cells
+    assert [s.name for s in ref.symbols] == ["refeng.scheduler.Scheduler.add"]
+    excerpt = ref.symbols[0].excerpt
+    assert excerpt is not None and not excerpt.truncated
+    assert excerpt.code.splitlines() == ["    def add(self, request: str) -> None:",
+                                         "        self.waiting.append(request)"]
+    assert ref.source == 1 and ref.hops == [("refeng.scheduler.Scheduler.add", "call")]
+    # vLLM's request crosses the mapped ZMQ bridge into the engine core process.
+    assert vllm.source == 1 and vllm.process == "EngineCore"
+    assert vllm.crossings == ["engine core client (zmq)"]
+    assert vllm.hops[-1] == ("vllm.v1.core.scheduler.Scheduler.add_request", "call")
+    # A side with no counterpart is a finding, not an empty cell.
+    assert enter.cells[2].none and not enter.cells[2].symbols
+    assert sgl.source is None and not sgl.broken  # its first step
+    # The reference's schedule() is not called from add(): the chain breaks, and says where.
+    assert "not reached from step 2" in scheduled.cells[0].broken
+    assert "does not say" in scheduled.cells[1].missing and "status" in scheduled.cells[2].missing
+
+
+def test_steps_rendered_in_html_and_markdown(built) -> None:
+    out = built[1]
+    html = (out / "concepts" / "continuous-batching.html").read_text()
+    assert html.index('id="step-1"') < html.index('id="step-2"') < html.index('class="columns"')
+    assert "No counterpart: the fixture" in html and "crosses engine core client (zmq)" in html
+    assert "The chain breaks here" in html
+    assert "<script>window.pwned" not in html  # the step's prose is escaped like the rest
+    md = (out / "md" / "continuous-batching.md").read_text()
+    assert md.index("## Step by step") < md.index("### 2. Queued") < md.index("## Reference")
+    assert "#### `refeng.scheduler.Scheduler.add`" in md
