@@ -112,7 +112,12 @@ def _workloads(seed: str, count: int) -> list[list[Any]]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("family", "cache", "preemption"), [("qwen3", "hash", "recompute"), ("llama", "radix", "swap")]
+    ("family", "cache", "preemption"),
+    [
+        ("qwen3", "hash", "recompute"),
+        ("llama", "radix", "swap"),
+        ("qwen3_moe", "radix", "recompute"),  # every expert's MLP split, one all-reduce
+    ],
 )
 def test_tp2_tokens_equal_one_process(
     random_checkpoint: Any, family: str, cache: str, preemption: str
