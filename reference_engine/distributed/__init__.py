@@ -1,0 +1,13 @@
+"""One model over several processes (torch.distributed: gloo on a CPU, NCCL on CUDA).
+
+One concept per file:
+- parallel_state.py: groups of ranks and their collectives (GroupCoordinator, ParallelState)
+- parallel_config.py: layouts that do not fit the model fail before any rank starts
+- executor.py: the driver (rank 0): spawns or joins the ranks, broadcasts each step, stops
+  every rank when one fails; worker.py: the other ranks' loop
+- parallel_linear.py, vocab_parallel_embedding.py: tensor parallelism
+- pipeline_parallel.py: stages of layers, micro-batches, bubble fraction
+- expert_dispatch.py, expert_placement.py, eplb.py: expert parallelism and its balancing
+- ring_attention.py: context parallelism
+- cli_options.py: --tp/--pp/--ep/--cp
+"""
