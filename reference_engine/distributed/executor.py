@@ -50,11 +50,11 @@ from reference_engine.distributed.worker import (
     Groups,
     Rendezvous,
     StepInput,
+    StepResult,
+    gather_busy,
     init_groups,
-    report_busy,
     run_step,
     send_step,
-    step_report,
     worker_main,
 )
 from reference_engine.forward_batch import ForwardBatch
@@ -172,21 +172,20 @@ class DistributedExecutor:
     def execute_model(self, batch: ForwardBatch) -> torch.Tensor:
         step, self._pending = self._pending, StepInput()
         step.batch = batch.to("cpu") if batch.input_ids.device.type != "cpu" else batch
-        logits = self._broadcast_and_run(step)
+        logits = self._broadcast_and_run(step).logits
         assert logits is not None
         return logits
 
     def rebalance_experts(self, num_redundant: int) -> RebalanceReport:
         """EPLB on request: every rank re-plans its expert placement from the load measured
         so far (distributed/eplb.py); call it between steps."""
-        self._broadcast_and_run(StepInput(rebalance_experts=num_redundant))
-        report = step_report[0]
+        report = self._broadcast_and_run(StepInput(rebalance_experts=num_redundant)).rebalance
         assert report is not None
         return report
 
     # ------------------------------------------------------------------ the step
 
-    def _broadcast_and_run(self, step: StepInput) -> torch.Tensor | None:
+    def _broadcast_and_run(self, step: StepInput) -> StepResult:
         if self._closed:
             raise WorkerError("the distributed engine was shut down")
         self._check_workers()
@@ -194,16 +193,16 @@ class DistributedExecutor:
             for work in send_step(self.groups, step):
                 self._wait(work, "receiving a step")
             start = time.perf_counter()
-            logits = run_step(self.runner, step)
+            result = run_step(self.runner, step)
             if self.runner.parallel.pp.world_size > 1:
-                busy = report_busy(self.groups).tolist()
+                busy = gather_busy(self.groups, result.busy_s)
                 times = self.stage_times
                 times.busy_s = [
                     a + b for a, b in zip(times.busy_s or [0.0] * len(busy), busy, strict=True)
                 ]
                 times.wall_s += time.perf_counter() - start
                 times.steps += 1
-            return logits
+            return result
         except Exception as exc:
             dead = self._dead_workers()
             self.shutdown(graceful=False)

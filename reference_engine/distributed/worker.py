@@ -148,35 +148,41 @@ def send_step(groups: Groups, step: StepInput) -> list[Any]:
     ]
 
 
-def run_step(runner: ModelRunner, step: StepInput) -> torch.Tensor | None:
+@dataclass(slots=True)
+class StepResult:
+    """What one rank's step produced (made by `run_step`)."""
+
+    logits: torch.Tensor | None = None  # on the driver (pipeline: global rank 0 only)
+    busy_s: float = 0.0  # pipeline parallelism: this stage's compute time in the step
+    rebalance: RebalanceReport | None = None  # EPLB: what this rank's re-plan did
+
+
+def run_step(runner: ModelRunner, step: StepInput) -> StepResult:
     """The same on every rank: block moves on this rank's KV shard, then the forward pass
     (whose collectives meet the other ranks')."""
     runner.swap_out(step.blocks_to_swap_out)
     runner.swap_in(step.blocks_to_swap_in)
     runner.copy_blocks(step.blocks_to_copy)
+    result = StepResult()
     if step.rebalance_experts is not None:
-        step_report[0] = rebalance_experts(runner.model, step.rebalance_experts)
+        result.rebalance = rebalance_experts(runner.model, step.rebalance_experts)
     if step.batch is None:
-        return None
+        return result
     if runner.parallel.pp.world_size > 1:
-        logits, busy = run_pipeline(runner, step.batch, runner.parallel.pp.world_size)
-        step_busy[0] = busy
-        return logits
-    return runner.execute_model(step.batch)
+        result.logits, result.busy_s = run_pipeline(
+            runner, step.batch, runner.parallel.pp.world_size
+        )
+    else:
+        result.logits = runner.execute_model(step.batch)
+    return result
 
 
-# Busy seconds of this rank's last pipeline step (the driver gathers them: StageTimes).
-step_busy = [0.0]
-# The last EPLB re-plan's report on this rank.
-step_report: list[RebalanceReport | None] = [None]
-
-
-def report_busy(groups: Groups) -> torch.Tensor:
-    """Every rank's busy seconds in the last pipeline step, gathered on every rank."""
-    mine = torch.tensor([step_busy[0]], dtype=torch.float64)
+def gather_busy(groups: Groups, busy_s: float) -> list[float]:
+    """Every rank's busy seconds in the last pipeline step (all ranks call it each step)."""
+    mine = torch.tensor([busy_s], dtype=torch.float64)
     parts = [torch.empty_like(mine) for _ in range(dist.get_world_size())]
     dist.all_gather(parts, mine, group=groups.state.pp.group)
-    return torch.cat(parts)
+    return torch.cat(parts).tolist()
 
 
 def _exit_with_parent(parent_pid: int) -> None:
@@ -216,8 +222,8 @@ def worker_main(
             step = receive_step(groups)
             if step.stop:
                 break
-            run_step(runner, step)
+            result = run_step(runner, step)
             if runner.parallel.pp.world_size > 1:
-                report_busy(groups)
+                gather_busy(groups, result.busy_s)
     finally:
         dist.destroy_process_group()
