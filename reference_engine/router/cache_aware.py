@@ -2,10 +2,12 @@
 unbalance the load (the policy of SGLang's router).
 
 1. If the load is unbalanced (the busiest worker has more than `balance_abs` requests
-   beyond the idlest, and more than `balance_rel` times as many), take the least loaded:
-   cache hits are worth little behind a long queue.
-2. Else match the prompt in the approximate tree: if the best worker's match covers more
-   than `cache_threshold` of the prompt, go there.
+   beyond the idlest, and more than `balance_rel` times as many), only the workers within
+   `balance_abs` of the least loaded stay in the running: a cache hit is worth little
+   behind a long queue. (SGLang's router takes the least loaded outright; keeping the
+   near-idle ones lets a prefix's affinity survive a short burst.)
+2. Match the prompt in the approximate tree among those: if the best worker's match
+   covers more than `cache_threshold` of the prompt, go there.
 3. Else go to the worker with the least in the tree (the most room to cache a new prefix).
 
 Every routed request is inserted into the tree under its worker.
@@ -43,14 +45,13 @@ class CacheAware(Policy):
         return chosen
 
     def _choose(self, key: Sequence[Hashable], workers: list[Worker]) -> Worker:
-        loads = [w.outstanding for w in workers]
-        idlest = min(workers, key=lambda w: (w.outstanding, w.num_requests))
-        if (
-            max(loads) - min(loads) > self.balance_abs
-            and max(loads) > min(loads) * self.balance_rel
-        ):
-            self.num_balanced += 1
-            return idlest
+        least = min(w.outstanding for w in workers)
+        most = max(w.outstanding for w in workers)
+        if most - least > self.balance_abs and most > least * self.balance_rel:
+            # Unbalanced: only workers near the least loaded compete, on their caches.
+            near = [w for w in workers if w.outstanding <= least + self.balance_abs]
+            self.num_balanced += len(near) < len(workers)
+            workers = near
         url, matched = self.tree.match(key, (w.url for w in workers))
         if url is not None and key and matched / len(key) > self.cache_threshold:
             self.num_cache_routed += 1

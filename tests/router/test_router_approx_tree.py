@@ -63,3 +63,19 @@ def test_sizes_stay_exact_under_random_inserts_evictions_and_removals() -> None:
             assert parent is not None
             if parent is not tree.root:
                 assert set(node.tenants) <= set(parent.tenants)
+
+
+def test_cache_aware_keeps_affinity_unless_the_cached_worker_is_far_busier() -> None:
+    from reference_engine.router.cache_aware import CacheAware
+    from reference_engine.router.worker import Worker
+
+    policy = CacheAware(cache_threshold=0.5, balance_abs=2, balance_rel=1.5)
+    a, b, c = Worker("http://a"), Worker("http://b"), Worker("http://c")
+    prompt = "tenant one: a long shared system prompt; question "
+    assert policy.pick(prompt + "1", [a, b, c]) is a  # all empty: the first smallest tree
+    assert policy.pick("tenant two: something else entirely " * 2, [a, b, c]) is b
+    a.outstanding, b.outstanding, c.outstanding = 2, 0, 1
+    assert policy.pick(prompt + "2", [a, b, c]) is a  # balanced enough: the cache wins
+    a.outstanding = 5
+    assert policy.pick(prompt + "3", [a, b, c]) is c  # a is far busier: b or c, smaller tree
+    assert policy.num_balanced == 1
