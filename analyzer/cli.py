@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "analyzer.diff.commands",
     "analyzer.report.commands",
     "analyzer.demo",
+    "analyzer.project_commands",
     "reference_engine.commands",
 )
 

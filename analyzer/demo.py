@@ -68,6 +68,9 @@ def register(app: typer.Typer) -> None:
         ),
         book: Path = typer.Option(SAMPLE_BOOK, help="Manuscript to check against its pins."),
         report_dir: Path = typer.Option(REPORT_DIR, "--report-dir", help="Where to write the walkthrough site."),
+        newest: bool = typer.Option(
+            False, "--newest", help="Walkthrough columns: the newest locked releases, not the book's pins."
+        ),
     ) -> None:
         """Fetch and index the pinned releases, check the sample manuscript, render the walkthrough."""
         from analyzer.snapshots import SnapshotError, load_locks
@@ -88,7 +91,7 @@ def register(app: typer.Typer) -> None:
         console.print(_release_table(summaries))
         console.print(_engine_summary(settings))
         _check_book(settings, console, book)
-        index = _build_report(settings, console, refs, report_dir)
+        index = _build_report(settings, console, refs, report_dir, book=None if newest else book)
         console.print(
             "\nNext: `atlas show vllm@0.30.0 Scheduler.schedule`, `atlas flags sglang@0.5.20`,"
             " `atlas check examples/book`, `atlas engine run --prompt 'Hello'`."
@@ -147,15 +150,32 @@ def _check_book(settings: Settings, console: Console, book: Path) -> None:
     console.print(f"  details: atlas check {book}")
 
 
-def _build_report(settings: Settings, console: Console, refs: list[str], out: Path) -> Path | None:
-    """The walkthrough site; its failure fails the demo (it is the main job's product)."""
-    from analyzer.report.commands import newest_per_project, print_result, run_report
+def _build_report(
+    settings: Settings, console: Console, refs: list[str], out: Path, *, book: Path | None
+) -> Path | None:
+    """The walkthrough site; its failure fails the demo (it is the main job's product).
+    Its columns are the book's pins (newest locked ones with `--newest`, or when the
+    book pins neither project)."""
+    from analyzer.project import ProjectError, find_config, read_project
+    from analyzer.report.commands import book_columns, newest_per_project, print_result, run_report
     from analyzer.report.sources import ReportError
 
-    columns = newest_per_project(refs)
+    columns, why = newest_per_project(refs), "the newest locked release of each project"
+    config = find_config(book) if book is not None and book.exists() else None
+    if config is not None:
+        try:
+            pinned = book_columns(read_project(config).pins)
+        except ProjectError as exc:
+            console.print(f"[red]error:[/] {exc}", highlight=False)
+            raise typer.Exit(2) from None
+        if pinned:
+            columns, why = pinned, f"the pins of {config} (`atlas demo --newest` for the newest locked)"
     console.print(f"• walkthrough: reference engine | {' | '.join(columns)} (call and state graphs)")
+    console.print(f"  columns: {why}", highlight=False)
     try:
-        result = run_report(settings, out=out, releases=columns, progress=console.is_terminal)
+        result = run_report(
+            settings, out=out, releases=columns, columns_from=why, progress=console.is_terminal
+        )
     except ReportError as exc:
         console.print(f"[red]error:[/] {exc}", highlight=False)
         raise typer.Exit(2) from None

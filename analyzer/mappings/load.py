@@ -33,7 +33,6 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-import analyzer
 from analyzer.mappings.models import (
     REFERENCE,
     SIDES,
@@ -71,7 +70,9 @@ def default_mappings_dir() -> Path:
     env = os.environ.get(MAPPINGS_ENV)
     if env:
         return Path(env).expanduser()
-    return Path(analyzer.__file__).resolve().parent.parent / "mappings"
+    from analyzer.snapshots.locks import bundled_dir
+
+    return bundled_dir("mappings")
 
 
 def load_mappings(dir: Path | None = None) -> list[ConceptMapping]:

@@ -76,7 +76,9 @@ def register(app: typer.Typer) -> None:
     @app.command("check")
     def check(
         ctx: typer.Context,
-        paths: list[Path] = typer.Argument(..., help="Markdown files or folders (a book)."),
+        paths: list[Path] = typer.Argument(
+            None, help="Markdown files or folders (default: the manuscript atlas.toml names here)."
+        ),
         pin: list[str] = typer.Option([], "--pin", help="PROJECT@VERSION; replaces atlas.toml's pin for that project."),
         from_pin: str = typer.Option(None, "--from", help="Old pin: list what breaks when moving to --to."),
         to_pin: str = typer.Option(None, "--to", help="New pin of the same project."),
@@ -107,7 +109,7 @@ def register(app: typer.Typer) -> None:
         from analyzer.refs.loader import load_pin
 
         try:
-            book, findings, title = run_check(settings, paths, pin, from_pin, to_pin, load_pin)
+            book, findings, title = run_check(settings, list(paths or []), pin, from_pin, to_pin, load_pin)
         except RefsError as exc:
             err.print(f"[red]error:[/] {escape(str(exc))}")
             raise typer.Exit(2) from None

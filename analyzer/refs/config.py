@@ -69,8 +69,26 @@ def collect_files(paths: list[Path]) -> tuple[Path, ...]:
     return tuple(dict.fromkeys(files))
 
 
+def _project_manuscript() -> tuple[Path, ...]:
+    from analyzer.project import ProjectError, find_project
+
+    try:
+        project = find_project()
+    except ProjectError as exc:
+        raise RefsError(str(exc)) from None
+    if project is None:
+        raise RefsError(
+            "name the Markdown files or folders to check, or run inside a book project "
+            "(a folder with atlas.toml; `atlas init` writes one)"
+        )
+    return project.manuscript
+
+
 def load_book(paths: list[Path], cli_pins: list[str] | None = None) -> BookConfig:
-    """Files to check, and pins: atlas.toml's, with command-line pins replacing those of the same project."""
+    """Files to check, and pins: atlas.toml's, with command-line pins replacing those of the same project.
+    Without paths: the manuscript the book project around the working directory names."""
+    if not paths:
+        paths = list(_project_manuscript())
     files = collect_files(paths)
     config_path = find_config(paths[0])
     pins: tuple[str, ...] = ()

@@ -56,6 +56,7 @@ def build_report(
     *,
     fmt: str = "both",
     dot: str | bool | None = True,
+    columns_from: str = "",
 ) -> ReportResult:
     """`dot=True` looks Graphviz up on PATH; a path uses that binary; None/False draws no SVG."""
     if fmt not in FORMATS:
@@ -73,6 +74,7 @@ def build_report(
         no_graphviz_reason="" if dot_path else (
             "Graphviz `dot` was not found" if dot is True else "drawing was switched off (--no-graphviz)"),
         notes=notes,
+        columns_from=columns_from,
     )
     out.mkdir(parents=True, exist_ok=True)
     for name in _OWNED:

@@ -17,6 +17,7 @@ from analyzer.settings import Settings
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 ENGINE_DIR = REPO_ROOT / "reference_engine"
 DEFAULT_OUT = REPO_ROOT / "reports"
+SAMPLE_BOOK = REPO_ROOT / "examples" / "book"
 
 
 def _fail(message: str) -> typer.Exit:
@@ -40,11 +41,60 @@ def newest_per_project(refs: list[str]) -> list[str]:
     return [newest[p] for p in ("vllm", "sglang") if p in newest]
 
 
-def default_releases() -> list[str]:
-    """The newest pinned release of each upstream project."""
+def newest_releases() -> list[str]:
+    """The newest locked release of each upstream project (`--newest`)."""
     from analyzer.snapshots import load_locks
 
     return newest_per_project(list(load_locks()))
+
+
+def book_columns(pins: tuple[str, ...] | list[str]) -> list[str]:
+    """A book's first vLLM pin and first SGLang pin, in that order."""
+    first: dict[str, str] = {}
+    for pin in pins:
+        first.setdefault(pin.partition("@")[0].strip().lower(), pin.strip())
+    return [first[p] for p in ("vllm", "sglang") if p in first]
+
+
+def default_columns() -> tuple[list[str], str]:
+    """The report's columns when none are named, and why: the pins of the book
+    project around the working directory, else the sample book's, else the
+    newest locked releases. One setting (atlas.toml's pins) serves check and report."""
+    from analyzer.project import ProjectError, find_project, read_project
+
+    try:
+        project = find_project()
+        if project is not None and book_columns(project.pins):
+            return book_columns(project.pins), f"the pins of {project.config}"
+        sample = SAMPLE_BOOK / "atlas.toml"
+        if sample.is_file() and book_columns(read_project(sample).pins):
+            return (
+                book_columns(read_project(sample).pins),
+                "the pins of the sample book examples/book/atlas.toml "
+                "(`atlas report --newest` shows the newest locked releases)",
+            )
+    except ProjectError as exc:
+        raise ReportError(str(exc)) from None
+    return newest_releases(), "the newest locked release of each project"
+
+
+def default_releases() -> list[str]:
+    return default_columns()[0]
+
+
+def default_out() -> Path:
+    """`reports/` of the book project, else of the source checkout, else of the working directory."""
+    from analyzer.project import ProjectError, find_project
+
+    try:
+        project = find_project()
+    except ProjectError:
+        project = None
+    if project is not None:
+        return project.root / "reports"
+    if (REPO_ROOT / "pyproject.toml").is_file():
+        return DEFAULT_OUT
+    return Path.cwd() / "reports"
 
 
 def open_sides(settings: Settings, releases: list[str], *, progress: bool) -> dict[str, SideSource | None]:
@@ -65,8 +115,10 @@ def open_sides(settings: Settings, releases: list[str], *, progress: bool) -> di
 def run_report(
     settings: Settings,
     *,
-    out: Path = DEFAULT_OUT,
+    out: Path | None = None,
     releases: list[str] | None = None,
+    newest: bool = False,
+    columns_from: str | None = None,
     mappings_dir: Path | None = None,
     only: list[str] | None = None,
     fmt: str = "both",
@@ -87,12 +139,19 @@ def run_report(
         if unknown:
             raise ReportError(f"no concept mapping named {', '.join(unknown)} (have: {', '.join(sorted(known))})")
         concepts = [c for c in concepts if c.id in only]
+    if releases is not None:
+        columns_from = columns_from or "chosen with --release"
+    elif newest:
+        releases, columns_from = newest_releases(), "the newest locked release of each project (--newest)"
+    else:
+        releases, columns_from = default_columns()
+    out = out if out is not None else default_out()
     try:
-        sides = open_sides(settings, releases if releases is not None else default_releases(), progress=progress)
+        sides = open_sides(settings, releases, progress=progress)
     except SnapshotError as exc:
         raise ReportError(str(exc)) from None
     try:
-        return build_report(concepts, sides, out, fmt=fmt, dot=graphviz)
+        return build_report(concepts, sides, out, fmt=fmt, dot=graphviz, columns_from=columns_from)
     except OSError as exc:
         raise ReportError(f"cannot write the report under {out}: {exc}") from None
 
@@ -101,10 +160,14 @@ def register(app: typer.Typer) -> None:
     @app.command("report")
     def report_cmd(
         ctx: typer.Context,
-        out: Path = typer.Option(DEFAULT_OUT, "--out", "-o", help="Folder to write the site into."),
-        releases: list[str] = typer.Option(
-            None, "--release", "-r", help="vllm@X / sglang@Y per column (default: newest pinned of each)."
+        out: Path = typer.Option(
+            None, "--out", "-o", help="Folder to write the site into (default: reports/ of the book or repository)."
         ),
+        releases: list[str] = typer.Option(
+            None, "--release", "-r",
+            help="vllm@X / sglang@Y per column (default: the book's pins in atlas.toml, else the sample book's).",
+        ),
+        newest: bool = typer.Option(False, "--newest", help="Columns: the newest locked release of each project."),
         mappings_dir: Path = typer.Option(None, "--mappings", help="Concept mappings folder (default: mappings/)."),
         only: list[str] = typer.Option(None, "--concept", "-c", help="Only these concept ids."),
         fmt: str = typer.Option("both", "--format", help="html, md or both."),
@@ -116,7 +179,9 @@ def register(app: typer.Typer) -> None:
             raise _fail(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
         settings: Settings = ctx.obj
         try:
-            result = run_report(settings, out=out, releases=releases or None, mappings_dir=mappings_dir,
+            if newest and releases:
+                raise ReportError("--newest and --release name the columns twice; give one")
+            result = run_report(settings, out=out, releases=releases or None, newest=newest, mappings_dir=mappings_dir,
                                 only=only or None, fmt=fmt, graphviz=not no_graphviz,
                                 progress=sys.stderr.isatty() and not as_json)
         except ReportError as exc:

@@ -34,7 +34,8 @@ def link(text: str, url: str | None) -> str:
 def render_markdown(pages: list[ConceptPage], meta: ReportMeta, out: Path) -> list[Path]:
     folder = out / "md"
     folder.mkdir(parents=True, exist_ok=True)
-    lines = ["# Serving Atlas walkthrough", "", f"Generated {meta.generated} from: {esc('; '.join(meta.sides))}.", ""]
+    lines = ["# Serving Atlas walkthrough", "", f"Generated {meta.generated} from: {esc('; '.join(meta.sides))}."
+             + (f" Columns: {esc(meta.columns_from)}." if meta.columns_from else ""), ""]
     lines += [f"> {esc(n)}" for n in meta.notes]
     for page in pages:
         status = ", ".join(f"{c.heading}: {c.status}" for c in page.columns)

@@ -208,3 +208,4 @@ class ReportMeta:
     graphviz: bool  # SVG graphs (else the text fallback, said on every page)
     no_graphviz_reason: str = ""  # why there are no drawings, shown on every page
     notes: list[str] = field(default_factory=list)
+    columns_from: str = ""  # why these releases: "the pins of BOOK/atlas.toml", "--newest", ...

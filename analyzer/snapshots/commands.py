@@ -36,7 +36,8 @@ snapshot_app = typer.Typer(
 )
 
 LOCK_DIR = typer.Option(
-    None, "--lock-dir", help="Folder of lock files (default: the repository's snapshots/)."
+    None, "--lock-dir", help="Folder of lock files (default: the book project's lock folder, "
+    "then the toolkit's own snapshots/).",
 )
 JSON = typer.Option(False, "--json", help="Print machine-readable JSON.")
 
@@ -152,7 +153,7 @@ def lock_cmd(
     for text in refs:
         with console.status(f"locking {text} ..."):
             (result,) = _run(
-                lambda t=text: lock_releases(settings, [t], options, lock_dir=_lock_dir(lock_dir))
+                lambda t=text: lock_releases(settings, [t], options, lock_dir=lock_dir)
             )
         results.append(result)
         if as_json:
@@ -166,10 +167,6 @@ def lock_cmd(
         console.print(f"{result.ref}: {verb} {result.artifact}, {commit}, in {result.lock_file}")
     if as_json:
         _echo_json([asdict(r) for r in results])
-
-
-def _lock_dir(explicit: Path | None) -> Path | None:
-    return explicit
 
 
 @snapshot_app.command("add")

@@ -9,7 +9,7 @@ fails; a release already locked and fetched is left alone.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from analyzer.settings import Settings
@@ -22,6 +22,7 @@ from analyzer.snapshots.locks import (
     normalise_prefix,
     project_defaults,
     record_release,
+    write_lock_dir,
 )
 from analyzer.snapshots.models import LockEntry, SnapshotError, SnapshotRef
 from analyzer.snapshots.releases import (
@@ -60,7 +61,7 @@ def lock_releases(
     lock_dir: Path | None = None,
 ) -> list[LockResult]:
     """Lock each ref in turn; the first failure stops (earlier ones stay locked)."""
-    folder = lock_dir if lock_dir is not None else default_lock_dir()
+    folder = write_lock_dir(lock_dir)
     return [_lock_one(settings, text, options, folder) for text in refs]
 
 
@@ -88,6 +89,8 @@ def _lock_one(settings: Settings, text: str, options: IndexOptions, folder: Path
         version = str(newest)
     ref = check_ref(SnapshotRef(asked.project, version))
     locked = locks.get(str(ref))
+    # Pinned elsewhere (the toolkit's own locks): the book records that very artifact.
+    known = locked or _elsewhere(str(ref), folder)
 
     store = GitStore(settings.snapshot_store)
     try:
@@ -104,6 +107,26 @@ def _lock_one(settings: Settings, text: str, options: IndexOptions, folder: Path
                     )
                 _download_and_store(store, locked, match[0])
                 return _result(text, locked, "fetched")
+
+            if known is not None:
+                if store.tag_commit(str(ref)) is None:
+                    files = files if files is not None else list_files(package, options)
+                    match = [f for f in files if f.filename == known.artifact]
+                    if not match:
+                        raise SnapshotError(
+                            f"{ref} is locked in {known.lock_file} to {known.artifact}, "
+                            f"which {_where(options)} does not offer"
+                        )
+                    _download_and_store(store, known, match[0])
+                path = record_release(
+                    folder,
+                    ref,
+                    artifact=known.artifact,
+                    sha256=known.sha256,
+                    upstream_commit=known.upstream_commit,
+                    defaults=defaults,
+                )
+                return _result(text, replace(known, lock_file=path), "locked")
 
             files = files if files is not None else list_files(package, options)
             wanted = [v for v in versions(files) if str(v) == version]
@@ -145,6 +168,12 @@ def _lock_one(settings: Settings, text: str, options: IndexOptions, folder: Path
             return _result(text, entry, "locked")
     finally:
         store.close()
+
+
+def _elsewhere(name: str, folder: Path) -> LockEntry | None:
+    if folder == default_lock_dir():
+        return None
+    return load_locks().get(name)
 
 
 def _download_and_store(

@@ -63,20 +63,57 @@ def normalise_prefix(prefix: str) -> str:
     return prefix + "/"
 
 
+def bundled_dir(name: str) -> Path:
+    """A data folder of the toolkit (`snapshots`, `mappings`): the copy a wheel
+    ships under `analyzer/_bundled/` (see setup.py), else the source checkout's."""
+    package = Path(analyzer.__file__).resolve().parent
+    shipped = package / "_bundled" / name
+    return shipped if shipped.is_dir() else package.parent / name
+
+
 def default_lock_dir() -> Path:
+    """The toolkit's own lock files (`$ATLAS_LOCK_DIR` replaces them)."""
     env = os.environ.get(LOCK_DIR_ENV)
     if env:
         return Path(env).expanduser()
-    return Path(analyzer.__file__).resolve().parent.parent / "snapshots"
+    return bundled_dir("snapshots")
+
+
+def project_lock_dir() -> Path | None:
+    """The lock folder of the book project around the working directory, if any."""
+    from analyzer.project import ProjectError, find_project
+
+    try:
+        project = find_project()
+    except ProjectError as exc:
+        raise SnapshotError(str(exc)) from None
+    return project.lock_dir if project is not None else None
+
+
+def write_lock_dir(explicit: Path | None = None) -> Path:
+    """Where `atlas snapshot lock` records a release: --lock-dir, else the book
+    project's lock folder, else the toolkit's own."""
+    return explicit or project_lock_dir() or default_lock_dir()
 
 
 def load_locks(lock_dir: Path | None = None) -> dict[str, LockEntry]:
-    """Every pinned release, keyed `project@version`. A missing default folder
-    yields no locks; a missing folder named explicitly is an error."""
-    folder = lock_dir if lock_dir is not None else default_lock_dir()
+    """Every pinned release, keyed `project@version`. Without `lock_dir`: the
+    toolkit's lock files, then the book project's (which win where both pin a
+    release). A missing default folder yields no locks; a missing folder named
+    explicitly is an error."""
+    if lock_dir is None:
+        entries = _load_folder(default_lock_dir())
+        book = project_lock_dir()
+        if book is not None and book != default_lock_dir():
+            entries |= _load_folder(book)
+        return entries
+    if not lock_dir.is_dir():
+        raise SnapshotError(f"lock folder {lock_dir} does not exist")
+    return _load_folder(lock_dir)
+
+
+def _load_folder(folder: Path) -> dict[str, LockEntry]:
     if not folder.is_dir():
-        if lock_dir is not None:
-            raise SnapshotError(f"lock folder {folder} does not exist")
         return {}
     entries: dict[str, LockEntry] = {}
     for path in sorted(folder.glob("*.toml")):

@@ -14,7 +14,13 @@ from analyzer.snapshots.archive import ExtractReport, extract_tar, extract_zip
 from analyzer.snapshots.download import locate_artifact, verify_sha256
 from analyzer.snapshots.gitstore import GitStore, StoredSnapshot, discard
 from analyzer.snapshots.inspect_tree import detect_packages, recorded_commit
-from analyzer.snapshots.locks import check_ref, default_lock_dir, load_locks, normalise_prefix
+from analyzer.snapshots.locks import (
+    check_ref,
+    default_lock_dir,
+    load_locks,
+    normalise_prefix,
+    project_lock_dir,
+)
 from analyzer.snapshots.models import GitPin, LockEntry, Snapshot, SnapshotError, SnapshotRef
 
 
@@ -119,7 +125,8 @@ def fetch_snapshot(
                 else:
                     raise SnapshotError(
                         f"{name} is not pinned: no lock file in {_lock_dir_text(lock_dir)} names it "
-                        "and no git pin has that name (see `atlas snapshot list`)"
+                        f"and no git pin has that name; `atlas snapshot lock {name}` pins a release "
+                        "(see `atlas snapshot list`)"
                     )
     finally:
         store.close()
@@ -248,7 +255,10 @@ def _snapshot(stored: StoredSnapshot, tree: Path) -> Snapshot:
 
 
 def _lock_dir_text(lock_dir: Path | None) -> str:
-    return str(lock_dir if lock_dir is not None else default_lock_dir())
+    if lock_dir is not None:
+        return str(lock_dir)
+    book = project_lock_dir()
+    return str(default_lock_dir()) + (f" or {book}" if book is not None else "")
 
 
 # ------------------------------------------------------------------ git pins
