@@ -197,7 +197,8 @@ class Qwen3_5ForConditionalGeneration(Qwen3_5ForCausalLM):
     under `model.language_model.*`, beside a vision tower (`model.visual.*`) this engine
     does not run yet, so only text is served (an image in a request is a 400)."""
 
-    IGNORED_CHECKPOINT_PREFIXES = ("model.visual.",)
+    # The vision tower, and the multi-token-prediction layer the published files carry.
+    IGNORED_CHECKPOINT_PREFIXES = ("model.visual.", "mtp.")
 
     def map_checkpoint_name(self, hf_name: str) -> tuple[str, str | None]:
         if hf_name.startswith("model.language_model."):

@@ -1,0 +1,138 @@
+"""A Qwen3.5-0.8B-shaped checkpoint written by transformers, read by the engine and by transformers.
+
+    .venv/bin/python benchmarks/qwen3_5_checkpoint_check.py
+
+The book's linear-attention chapter runs Qwen/Qwen3.5-0.8B; no model hub is reachable here,
+so this builds the folder instead: transformers' own Qwen3_5ForConditionalGeneration (the
+published architecture) at the published text configuration (below: 24 layers, three Gated
+DeltaNet layers to one gated full-attention layer, 248320-token vocabulary, tied
+embeddings, M-RoPE sections [11, 11, 10], theta 1e7, a quarter of each head rotated), with
+a vision tower of the published depth and width (its other fields transformers' defaults:
+the engine skips the tower, only its weights' presence matters), random init, saved in
+bfloat16 with `save_pretrained`. Both readers then load the folder in float32 and the
+script prints parameter counts, the largest logit difference over a few prompts, and
+greedy-token agreement. The text config was read from two independent public copies of the
+published config.json; the real weights were never loaded here.
+
+Measured (2-core CPU, float32, shared machine): 752,393,024 language-model parameters on
+both sides; max |logit difference| 1.16e-05 over three prompts; greedy tokens 36/36; about
+14 minutes in all, most of it transformers' reference gated-delta kernels generating.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import torch  # noqa: E402
+
+from reference_engine import LLM, SamplingParams  # noqa: E402
+from reference_engine.forward_batch import SeqInput, build_forward_batch  # noqa: E402
+from reference_engine.tiny_model import build_tokenizer  # noqa: E402
+
+TEXT_CONFIG: dict[str, Any] = {
+    "vocab_size": 248320,
+    "hidden_size": 1024,
+    "intermediate_size": 3584,
+    "num_hidden_layers": 24,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 2,
+    "head_dim": 256,
+    "attention_bias": False,
+    "linear_num_key_heads": 16,
+    "linear_num_value_heads": 16,
+    "linear_key_head_dim": 128,
+    "linear_value_head_dim": 128,
+    "linear_conv_kernel_dim": 4,
+    "rms_norm_eps": 1e-6,
+    "max_position_embeddings": 262144,
+    "tie_word_embeddings": True,
+    "eos_token_id": 248044,
+    "layer_types": ["linear_attention"] * 3 + ["full_attention"],  # x 6, below
+    "rope_parameters": {
+        "rope_type": "default",
+        "rope_theta": 10000000.0,
+        "partial_rotary_factor": 0.25,
+        "mrope_interleaved": True,
+        "mrope_section": [11, 11, 10],
+    },
+}
+TEXT_CONFIG["layer_types"] = TEXT_CONFIG["layer_types"] * 6
+VISION_CONFIG = {"depth": 12, "hidden_size": 768, "out_hidden_size": 1024}
+PROMPTS = [[5, 17, 99, 3, 250, 11], [7] * 9, list(range(40, 61))]
+
+
+def build(folder: Path) -> dict[str, Any]:
+    import transformers
+
+    config = transformers.Qwen3_5Config(
+        text_config=TEXT_CONFIG, vision_config=VISION_CONFIG, tie_word_embeddings=True
+    )
+    start = time.perf_counter()
+    torch.manual_seed(0)
+    model = transformers.Qwen3_5ForConditionalGeneration(config)
+    init_s = time.perf_counter() - start
+    model.to(torch.bfloat16).save_pretrained(str(folder), safe_serialization=True)
+    del model
+    gc.collect()
+    fast = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=build_tokenizer(), eos_token="<|im_end|>", pad_token="<|endoftext|>"
+    )
+    fast.save_pretrained(str(folder))
+    size = sum(p.stat().st_size for p in folder.glob("*.safetensors"))
+    return {"init_s": round(init_s, 1), "weights_bytes": size}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--new-tokens", type=int, default=12)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    import transformers
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        print("built:", build(folder))
+        llm = LLM(
+            str(folder), dtype="float32", block_size=16, num_gpu_blocks=64, max_model_len=256,
+            max_num_seqs=4, cpu_prepack=False,
+        )  # fmt: skip
+        ours = sum(p.numel() for p in llm.engine.runner.model.parameters())
+        hf = transformers.AutoModelForImageTextToText.from_pretrained(
+            str(folder), dtype=torch.float32
+        ).eval()
+        text_params = sum(p.numel() for p in hf.model.language_model.parameters())
+        print(f"parameters: ours {ours:,}; transformers' language model {text_params:,}")
+        diffs = []
+        for tokens in PROMPTS:
+            with torch.no_grad():
+                want = hf(input_ids=torch.tensor([tokens])).logits[0]
+            blocks = list(range(-(-len(tokens) // 16)))
+            batch = build_forward_batch([SeqInput(tokens, 0, blocks, True, state_slot=0)], 16)
+            got = llm.engine.runner.execute_model(batch)
+            diffs.append((got - want).abs().max().item())
+        print(f"max |logit difference| over {len(PROMPTS)} prompts: {max(diffs):.2e}")
+        greedy = SamplingParams(temperature=0.0, max_tokens=args.new_tokens, ignore_eos=True)
+        agree = total = 0
+        for tokens, out in zip(PROMPTS, llm.generate(PROMPTS, greedy), strict=True):
+            with torch.no_grad():
+                theirs = hf.generate(
+                    input_ids=torch.tensor([tokens]), do_sample=False,
+                    max_new_tokens=args.new_tokens, min_new_tokens=args.new_tokens,
+                )[0, len(tokens):].tolist()  # fmt: skip
+            agree += sum(a == b for a, b in zip(out.outputs[0].token_ids, theirs, strict=True))
+            total += len(theirs)
+        print(f"greedy tokens agree: {agree}/{total}")
+
+
+if __name__ == "__main__":
+    main()
