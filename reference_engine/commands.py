@@ -158,6 +158,9 @@ def run_command(
     pp: int = PP,
     ep: int = EP,
     cp: int = CP,
+    profile: Path = typer.Option(
+        None, "--profile", help="Write a torch.profiler trace of the run's steps (Perfetto JSON)."
+    ),
     json_output: bool = JSON,
 ) -> None:
     """Generate text for one or more prompts."""
@@ -204,7 +207,10 @@ def run_command(
             else:
                 engine.add_request(str(i), text, params)
         try:
-            finals = _drive(engine, console, stream and not json_output and len(prompt) * n == 1)
+            if profile is not None:
+                finals = _drive_profiled(engine, console, profile, json_output)
+            else:
+                finals = _drive(engine, console, stream and not json_output and len(prompt) * n == 1)
         finally:
             engine.shutdown()  # stops the worker processes of a multi-rank engine
         if json_output:
@@ -232,6 +238,22 @@ def _drive(engine: Any, console: Console, stream: bool) -> dict[str, Any]:
         console.print()
         for out in finals.values():
             console.print(f"[dim]finish_reason={out.outputs[0].finish_reason}[/]")
+    return finals
+
+
+def _drive_profiled(engine: Any, console: Console, trace: Path, json_output: bool) -> dict[str, Any]:
+    """Every step of the run profiled (reference_engine/profiler.py); the breakdown printed."""
+    from reference_engine.profile_cli import print_breakdown
+    from reference_engine.profiler import profile_engine
+
+    finals: dict[str, Any] = {}
+
+    def keep(outputs: list[Any]) -> None:
+        finals.update({o.request_id: o for o in outputs if o.finished})
+
+    profiler = profile_engine(engine, 0, 1 << 30, keep)
+    profiler.export(trace)
+    print_breakdown(Console(stderr=True) if json_output else console, profiler, trace)
     return finals
 
 
@@ -329,6 +351,7 @@ def bench_command(
 # `serve` and `loadtest` live beside their packages; importing them loads neither torch nor
 # fastapi. Imported last: they use the helpers above when they run.
 from reference_engine.loadtest.cli import add_loadtest_command  # noqa: E402
+from reference_engine.profile_cli import add_profile_command  # noqa: E402
 from reference_engine.quantize_cli import add_quantize_command  # noqa: E402
 from reference_engine.router.cli import add_router_commands  # noqa: E402
 from reference_engine.server.cli import add_serve_command  # noqa: E402
@@ -339,3 +362,4 @@ add_loadtest_command(engine_app)
 add_train_tiny_command(engine_app)
 add_quantize_command(engine_app)
 add_router_commands(engine_app)
+add_profile_command(engine_app)
