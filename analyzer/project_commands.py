@@ -129,3 +129,48 @@ def register(app: typer.Typer) -> None:
                 " (or `atlas snapshot add` for a git commit)"
             )
         console.print("next: `atlas check` (the manuscript against the pins), `atlas report` (the walkthrough)")
+
+    @app.command("watch")
+    def watch_cmd(
+        ctx: typer.Context,
+        find_links: list[Path] = typer.Option(
+            [], "--find-links", "-f", help="Folder of wheels/sdists searched before the index."
+        ),
+        index_url: str = typer.Option(None, "--index-url", "-i", help="PEP 691 simple index (default PyPI)."),
+        no_index: bool = typer.Option(False, "--no-index", help="Only the --find-links folders."),
+        sarif: Path = typer.Option(
+            Path("atlas-watch.sarif"), "--sarif", help="Where to write SARIF when something broke ('-': stdout)."
+        ),
+        as_json: bool = typer.Option(False, "--json", help="Print the timelines as JSON."),
+    ) -> None:
+        """For CI: lock the newest release of every project the book pins, check the book
+        through every locked release newer than its pins, and exit 1 (writing SARIF)
+        when a reference broke. Run it in the book's folder."""
+        from analyzer.follow import LATEST, follow_command
+        from analyzer.project import find_project
+        from analyzer.snapshots.lock import lock_releases
+        from analyzer.snapshots.models import SnapshotError
+        from analyzer.snapshots.releases import IndexOptions
+
+        console = Console(stderr=True, soft_wrap=True)
+        try:
+            project = find_project()
+        except ProjectError as exc:
+            console.print(f"[red]error:[/] {escape(str(exc))}")
+            raise typer.Exit(2) from None
+        if project is None:
+            console.print("[red]error:[/] no atlas.toml here or above; run `atlas init` in the book's folder")
+            raise typer.Exit(2)
+        projects = sorted({p.partition("@")[0].strip().lower() for p in project.pins})
+        options = IndexOptions(tuple(find_links), index_url, no_index)
+        try:
+            results = lock_releases(ctx.obj, [f"{p}@{LATEST}" for p in projects], options)
+        except SnapshotError as exc:
+            console.print(f"[red]error:[/] {escape(str(exc))}")
+            raise typer.Exit(2) from None
+        for r in results:
+            console.print(f"newest {r.ref.partition('@')[0]}: {r.ref} ({r.action})")
+        code = follow_command(ctx.obj, [], [LATEST], as_json, sarif, False)
+        if sarif != Path("-"):
+            console.print(f"SARIF ({'something broke' if code == 1 else 'nothing broke'}): {escape(str(sarif))}")
+        raise typer.Exit(code)

@@ -92,6 +92,11 @@ def register(app: typer.Typer) -> None:
         ),
         write: bool = typer.Option(False, "--write", help="With --fix: rewrite the files (atomically)."),
         show_all: bool = typer.Option(False, "--all", help="List ok references in the table too."),
+        against: list[str] = typer.Option(
+            [], "--against",
+            help="Follow the book through newer releases: `latest` (every locked release newer than "
+            "each pin) or PROJECT@VERSION (repeat); prints where each reference first broke and where it went.",
+        ),
     ) -> None:
         """Check every path, symbol, flag and env var a book cites against its pins.
 
@@ -108,6 +113,10 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(2)
         from analyzer.refs.loader import load_pin
 
+        if against:
+            from analyzer.follow import follow_command
+
+            raise typer.Exit(follow_command(settings, list(paths or []), against, json_output, sarif, show_all))
         try:
             book, findings, title = run_check(settings, list(paths or []), pin, from_pin, to_pin, load_pin)
         except RefsError as exc:

@@ -104,3 +104,46 @@ def test_report_columns_default_to_the_book_pins(book: Path, monkeypatch: pytest
     columns, why = default_columns()
     assert columns == ["vllm@0.30.0", "sglang@0.5.20"]
     assert "--newest" in why
+
+
+def test_check_against_latest_says_where_each_reference_broke_and_went(
+    book: Path, tmp_path: Path
+) -> None:
+    _release(tmp_path / "index", "1.2", "engine")
+    (book / "atlas.toml").write_text('[book]\nmanuscript = ["chapters"]\n[check]\npins = ["demo@1.0"]\n')
+    index = str(tmp_path / "index")
+    locked = _atlas(tmp_path, "snapshot", "lock", "demo@1.0", "demo@1.1", "demo@1.2", "-f", index, "--no-index")
+    assert locked.exit_code == 0, locked.output
+    result = _atlas(tmp_path, "check", "--against", "latest", "--json")
+    assert result.exit_code == 1, result.output
+    payload = json.loads(result.stdout)
+    assert payload["followed"] == ["demo@1.1", "demo@1.2"]
+    path = next(r for r in payload["references"] if r["text"] == "demo/core.py")
+    assert path["broke_in"] == "demo@1.1"  # the first release where it broke, not the last
+    assert path["statuses"] == {"demo@1.1": "broken", "demo@1.2": "broken"}
+    assert path["went_to"].startswith("demo/engine.py")  # git saw the rename
+
+    result = _atlas(tmp_path, "check", "--against", "demo@1.0")  # nothing newer: nothing breaks
+    assert result.exit_code == 0 and "no newer release" in result.output
+    result = _atlas(tmp_path, "check", "--against", "other@2")
+    assert result.exit_code == 2 and "pins no release of that project" in result.output
+
+
+def test_watch_locks_the_newest_and_fails_with_sarif_when_something_broke(
+    book: Path, tmp_path: Path
+) -> None:
+    (book / "atlas.toml").write_text('[book]\nmanuscript = ["chapters"]\n[check]\npins = ["demo@1.0"]\n')
+    index = str(tmp_path / "index")
+    assert _atlas(tmp_path, "snapshot", "lock", "demo@1.0", "-f", index, "--no-index").exit_code == 0
+    result = _atlas(tmp_path, "watch", "-f", index, "--no-index", "--sarif", "out.sarif")
+    assert result.exit_code == 1, result.output
+    assert "demo@1.1 (locked)" in result.output
+    assert "demo@1.1" in load_locks(book / "locks")
+    sarif = json.loads((book / "out.sarif").read_text())
+    texts = {r["message"]["text"] for r in sarif["runs"][0]["results"]}
+    assert any("demo/core.py" in t for t in texts)
+
+    (book / "chapters" / "ch1.md").write_text("Nothing cited from upstream here but `demo/__init__.py`.\n")
+    result = _atlas(tmp_path, "watch", "-f", index, "--no-index", "--sarif", "out.sarif")
+    assert result.exit_code == 0, result.output
+    assert json.loads((book / "out.sarif").read_text())["runs"][0]["results"] == []
