@@ -173,3 +173,15 @@ def test_sparse_attention_matches_transformers(tmp_path: Path) -> None:
         layer.self_attn.indexer.topk = 10**6  # keep everything: dense attention
     with pytest.raises(AssertionError):
         assert_plan_matches(runner, hf)  # without the selection the logits move
+
+
+def test_h2o_is_refused_on_latent_attention(model_dirs: dict[str, Path]) -> None:
+    """H2O scores come from paged attention's probabilities; MLA does not produce them."""
+    from reference_engine.engine import RequestError
+    from reference_engine.kv_window import H2O
+    from reference_engine.sampling_params import SamplingParams
+
+    engine = make_engine(model_dirs["v3"], prefix_caching="none")
+    with pytest.raises(RequestError, match="H2O"):
+        engine.add_request("r", [5, 6, 7], SamplingParams(max_tokens=2, kv_eviction=H2O(2, 4)))
+    assert not engine.has_unfinished_requests()

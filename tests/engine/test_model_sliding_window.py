@@ -215,3 +215,19 @@ def _count_frees(engine: Engine) -> Any:
 
     engine.kv.release_unseen_blocks = counting  # type: ignore[method-assign]
     return lambda: count[0]
+
+
+def test_combinations_without_an_implementation_are_refused(random_checkpoint: Any) -> None:
+    """Speculative decoding rolls back by trimming blocks, which a window that already freed
+    them cannot undo: refused up front. KV eviction with it is refused per request."""
+    from reference_engine.config import ConfigError
+    from reference_engine.engine import RequestError
+
+    spec = {"method": "ngram", "num_speculative_tokens": 2}
+    with pytest.raises(ConfigError, match="sliding-window"):
+        make_engine(random_checkpoint("mistral"), speculative_config=spec)
+    engine = make_engine(random_checkpoint("qwen3"), speculative_config=spec)
+    params = SamplingParams(max_tokens=2, kv_eviction=StreamingLLM(2, 4))
+    with pytest.raises(RequestError, match="speculative"):
+        engine.add_request("r", [5, 6, 7], params)
+    assert not engine.has_unfinished_requests()
