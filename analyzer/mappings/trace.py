@@ -22,6 +22,7 @@ class CallGraphLike(Protocol):
 
     def __contains__(self, node: object) -> bool: ...
     def successors(self, node: str) -> Iterable[str]: ...
+    def predecessors(self, node: str) -> Iterable[str]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +149,7 @@ class StepLink:
 
     @property
     def bridges(self) -> list[TraceStep]:
-        return [s for s in self.path if s.via != "call"]
+        return [s for s in self.path if s.via not in ("call", "return")]
 
     def to_dict(self) -> dict[str, Any]:
         return {"index": self.index, "source": self.source, "path": [s.to_dict() for s in self.path],
@@ -162,34 +163,77 @@ def chain_steps(
     *,
     max_length: int = 16,
 ) -> list[StepLink]:
-    """Check that consecutive steps of one side are connected.
+    """Check that the steps of one side, and the symbols within each step, are connected.
 
-    `steps` is (step number, the step's symbols) for the steps this side names.
-    Step k must be reached from step k-1 by calls and bridges; if not, from an
-    earlier step (siblings called by one driver, e.g. `schedule` calling
-    `_schedule_running` then `_admit`); otherwise the chain is broken at k.
-    A step none of whose symbols is in the call graph breaks the chain too."""
+    `steps` is (step number, the step's symbols) for the steps this side names. Every
+    symbol must be reached by calls and bridges from the symbol before it; failing that,
+    from an earlier one (siblings called by one driver: `schedule` calling
+    `_schedule_running`, then `_admit`). A message received across a bridge is handled
+    by a loop: when the handler returns, control is back in the loop that called the
+    receiving end, so that loop may continue the chain ("return" in the path).
+    A symbol not in the call graph, or reached from nothing before it, breaks the chain.
+    The link reported for a step is that of its first symbol; `broken` names the first
+    symbol of the step that breaks it."""
     links: list[StepLink] = []
-    earlier: list[tuple[int, list[str]]] = []
+    # (step, symbol, its nodes, the loops a message it received returns to)
+    earlier: list[tuple[int, str, list[str], list[str]]] = []
     for index, names in steps:
-        nodes = [n for name in names for n in step_nodes(graph, name)]
-        if not nodes:
-            links.append(StepLink(index, None, broken=f"none of {', '.join(names)} is in the call graph"))
-            continue
-        if not earlier:
-            links.append(StepLink(index, None))
-            earlier.append((index, nodes))
-            continue
-        link = None
-        for source, source_nodes in reversed(earlier):
-            path = trace_between(graph, source_nodes, nodes, bridges, max_length=max_length)
-            if path is not None:
+        link: StepLink | None = None
+        for name in names:
+            nodes = step_nodes(graph, name)
+            if not nodes:
+                link = link if link and link.broken else StepLink(
+                    index, link.source if link else None, link.path if link else (),
+                    broken=f"{name} is not in the call graph")
+                continue
+            found = _reach(graph, earlier, nodes, bridges, max_length)
+            if found is None and earlier:
+                prev = earlier[-1]
+                broken = (f"{name} is not reached from {prev[1]} (step {prev[0]}) nor anything before it, "
+                          f"by calls or bridges within {max_length} hops")
+                link = link if link and link.broken else StepLink(
+                    index, link.source if link else None, link.path if link else (), broken=broken)
+                earlier.append((index, name, nodes, []))
+                continue
+            source, path = found if found is not None else (None, [])
+            if link is None:
                 link = StepLink(index, source, tuple(path))
-                break
-        if link is None:
-            prev = earlier[-1][0]
-            link = StepLink(index, None, broken=(
-                f"not reached from step {prev} (nor any earlier step) by calls or bridges within {max_length} hops"))
-        links.append(link)
-        earlier.append((index, nodes))
+            earlier.append((index, name, nodes, _loops_after(graph, path)))
+        links.append(link if link is not None else StepLink(index, None))
     return links
+
+
+def _reach(
+    graph: CallGraphLike,
+    earlier: list[tuple[int, str, list[str], list[str]]],
+    nodes: list[str],
+    bridges: dict[str, list[Bridge]],
+    max_length: int,
+) -> tuple[int, list[TraceStep]] | None:
+    """(the step it is reached from, the path), nearest earlier symbol first."""
+    for step, name, own, loops in reversed(earlier):
+        path = trace_between(graph, [*own, *loops], nodes, bridges, max_length=max_length)
+        if path is not None:
+            if path and path[0].caller not in own:  # it left through the receiving loop
+                path = [TraceStep(name, path[0].caller, "return"), *path]
+            elif not path and not set(own) & set(nodes):  # the loop itself is the next symbol
+                path = [TraceStep(name, next(n for n in nodes if n in loops), "return")]
+            return step, path
+    return None
+
+
+RECEIVER_DEPTH = 3  # how far up from a bridge's receiving end the polling loop may sit
+
+
+def _loops_after(graph: CallGraphLike, path: list[TraceStep]) -> list[str]:
+    """The callers of the last bridge's receiving end, up to RECEIVER_DEPTH levels (the loop
+    polling the socket, e.g. event_loop -> ingest_requests -> recv_requests): a handled
+    message returns there, and the loop goes on to the next step."""
+    crossings = [s for s in path if s.via not in ("call", "return")]
+    if not crossings or not hasattr(graph, "predecessors"):
+        return []
+    frontier, seen = [crossings[-1].callee], []
+    for _ in range(RECEIVER_DEPTH):
+        frontier = sorted({c for node in frontier if node in graph for c in graph.predecessors(node)} - set(seen))
+        seen += frontier
+    return seen

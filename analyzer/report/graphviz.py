@@ -10,7 +10,7 @@ import re
 import shutil
 import subprocess
 
-from analyzer.report.models import CallPathView, StateView
+from analyzer.report.models import CallPathView, StateView, StepRow
 
 DOT_TIMEOUT_S = 30
 _STYLE = {"certain": "solid", "inferred": "dashed", "guess": "dotted", "mapped": "bold"}
@@ -49,6 +49,45 @@ def path_dot(view: CallPathView) -> str:
             f"  {_q(step.caller)} -> {_q(step.callee)} [label={_q(label)}, "
             f"style={_STYLE.get(step.confidence, 'solid')}{color}];"
         )
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def route_dot(column: int, rows: list[StepRow]) -> str | None:
+    """One side's steps as a route: a box per step, grouped into one cluster per process or
+    thread (a boundary the request crosses), an edge from the step each one is reached from,
+    labelled with the bridge it crosses or the calls it takes. None when the side names no step."""
+    cells = [(row, row.cells[column]) for row in rows if row.cells[column].symbols]
+    if not cells:
+        return None
+    lines = [
+        "digraph route {",
+        "  rankdir=TB; bgcolor=transparent; compound=true;",
+        '  node [shape=box, style="rounded,filled", fillcolor="#f4f6fa", fontname="Helvetica", fontsize=10];',
+        '  edge [fontname="Helvetica", fontsize=9];',
+    ]
+    processes: dict[str, list[str]] = {}
+    for row, cell in cells:
+        processes.setdefault(cell.process or "", []).append(f"step{row.index}")
+    for n, (process, nodes) in enumerate(processes.items()):
+        body = [f"    step{r.index} [label={_q(f'{r.index}. {r.title}' + chr(10) + short_name(c.symbols[0].name))}, "
+                f"tooltip={_q(', '.join(s.name for s in c.symbols))}"
+                + (', fillcolor="#fde2e1"' if c.broken else "") + "];"
+                for r, c in cells if f"step{r.index}" in nodes]
+        if process:
+            lines += [f"  subgraph cluster_{n} {{", f"    label={_q(process)}; style=dashed; color=\"#9aa3b2\";",
+                      *body, "  }"]
+        else:
+            lines += [b[2:] for b in body]
+    for row, cell in cells:
+        if cell.source is None:
+            continue
+        crossings = cell.crossings
+        returns = any(via == "return" for _, via in cell.hops)
+        calls = sum(1 for _, via in cell.hops if via == "call")
+        label = "; ".join(crossings) or (f"back to the loop, {calls} call(s)" if returns else f"{calls} call(s)")
+        style = ', color="#b35c00", fontcolor="#b35c00", style=bold' if crossings else ""
+        lines.append(f"  step{cell.source} -> step{row.index} [label={_q(label)}{style}];")
     lines.append("}")
     return "\n".join(lines) + "\n"
 

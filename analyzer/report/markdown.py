@@ -78,7 +78,8 @@ def _steps(page: ConceptPage) -> list[str]:
             if cell.broken:
                 out += [f"> The chain breaks here: {esc(cell.broken)}", ""]
             elif cell.source:
-                hops = " → ".join((f"crosses {esc(via)} → " if via != "call" else "") + code(callee)
+                hops = " → ".join(("returns to the loop " if via == "return" else
+                                   f"crosses {esc(via)} → " if via != "call" else "") + code(callee)
                                   for callee, via in cell.hops)
                 out += [f"Reached from step {cell.source}: {hops or '(same code)'}", ""]
             for s in cell.symbols:

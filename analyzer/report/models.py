@@ -157,7 +157,7 @@ class StepCell:
     missing: str = ""  # nothing to show: the mapping is silent, or the side is not in this report
     process: str = ""  # the process / thread the step runs in
     source: int | None = None  # the step it is reached from (call graph + bridges)
-    hops: list[tuple[str, str]] = field(default_factory=list)  # (callee, "call" or the bridge) from there
+    hops: list[tuple[str, str]] = field(default_factory=list)  # (callee, "call", "return" or the bridge)
     broken: str = ""  # the chain breaks here: why
 
     @property
@@ -166,7 +166,7 @@ class StepCell:
 
     @property
     def crossings(self) -> list[str]:
-        return [via for _, via in self.hops if via != "call"]
+        return [via for _, via in self.hops if via not in ("call", "return")]
 
 
 @dataclass(slots=True)

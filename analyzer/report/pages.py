@@ -10,7 +10,7 @@ from analyzer.mappings import SIDES, Bridge, ConceptMapping, KnobRef, SideMappin
 from analyzer.mappings.trace import StepLink, chain_steps
 from analyzer.report.callpath import find_call_path, target_nodes
 from analyzer.report.excerpt import make_excerpt
-from analyzer.report.graphviz import path_dot, render_svg, state_dot
+from analyzer.report.graphviz import path_dot, render_svg, route_dot, state_dot
 from analyzer.report.models import (
     AttrView,
     BridgeView,
@@ -46,6 +46,12 @@ def build_page(
     related = [(other, titles.get(other, other), other in titles) for other in concept.related]
     page = ConceptPage(concept.id, concept.title, concept.summary, list(concept.chapters), related, columns)
     page.steps = step_rows(concept, sides, bridges or {})
+    if dot is not None and page.steps:
+        for i, col in enumerate(columns):
+            source_dot = route_dot(i, page.steps)
+            svg = render_svg(source_dot, dot) if source_dot else None
+            if svg:
+                page.routes[col.project] = svg
     return page
 
 

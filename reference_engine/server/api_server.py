@@ -210,7 +210,7 @@ def build_app(engine: AsyncEngine, options: ServerOptions) -> FastAPI:
             raise RequestError(f"The LoRA adapter `{name}` has already been loaded.")
         e.add_lora(LoRARequest(name, len(e.list_loras()) + 1, path))
 
-    async def serve(request: Request, serving: Any, model: type[BaseModel]) -> Response:
+    async def serve(request: Request, serving: CompletionServing | ChatServing, model: type[BaseModel]) -> Response:
         """One request through a serving front end: parse, submit, then stream or collect."""
         arrival = time.monotonic()
         serving.check_overload(0)  # a full queue refuses before parsing or tokenizing anything

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from analyzer.mappings import Bridge
 from analyzer.mappings.commands import register
-from analyzer.mappings.trace import trace_path
+from analyzer.mappings.trace import chain_steps, trace_path
 
 
 def _graph(*edges: tuple[str, str]) -> nx.DiGraph:
@@ -71,3 +71,29 @@ def test_cli_trace_on_a_fetched_release(pins: FakePins, tmp_path: Path) -> None:
     assert '"via": "bridge to-pool-process (pipe)"' in free.stdout
     missing = runner.invoke(app, ["map", "trace", "vllm@1.0", "BlockPool.free", "Scheduler.schedule", "--mappings", str(tmp_path)])
     assert missing.exit_code == 1 and "no path" in missing.stdout
+
+
+def test_steps_chain_returns_to_the_loop_that_received_the_message() -> None:
+    """The busy loop both receives the request and runs the step: after the handler returns,
+    the chain continues from the loop that called the bridge's receiving end."""
+    g = _graph(("api.generate", "client.send"), ("core.loop", "core.recv"), ("core.recv", "sched.add"),
+               ("core.loop", "core.step"), ("core.step", "sched.schedule"), ("other.main", "core.step"))
+    bridges = {"client.send": [Bridge("api-to-core", "client.send", "core.recv", "zmq")]}
+    links = chain_steps(g, [(1, ["api.generate"]), (2, ["sched.add"]), (3, ["sched.schedule"])], bridges)
+    assert [(link.index, link.source, link.broken) for link in links] == [(1, None, ""), (2, 1, ""), (3, 2, "")]
+    assert [(s.caller, s.callee, s.via) for s in links[2].path] == [
+        ("sched.add", "core.loop", "return"),
+        ("core.loop", "core.step", "call"),
+        ("core.step", "sched.schedule", "call"),
+    ]
+    assert [s.via for s in links[1].bridges] == ["bridge api-to-core (zmq)"]
+    # Without the bridge nothing links step 2 to step 1, and no loop is known to return to.
+    cut = chain_steps(g, [(1, ["api.generate"]), (2, ["sched.add"]), (3, ["sched.schedule"])], {})
+    assert "sched.add is not reached from api.generate (step 1)" in cut[1].broken
+    assert cut[2].broken and "not in the call graph" in chain_steps(g, [(1, ["nowhere"])], {})[0].broken
+
+
+def test_every_symbol_of_a_step_is_chained_not_only_its_first() -> None:
+    g = _graph(("a", "b"), ("x", "c"))
+    links = chain_steps(g, [(1, ["a"]), (2, ["b", "c"])], {})
+    assert links[1].source == 1 and "c is not reached from b (step 2)" in links[1].broken

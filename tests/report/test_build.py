@@ -10,6 +10,7 @@ import pytest
 
 from analyzer.report import build_report
 from analyzer.report.excerpt import make_excerpt
+from analyzer.report.graphviz import find_dot, route_dot
 from analyzer.report.markdown import code, fence
 from analyzer.report.models import ConceptPage
 
@@ -225,7 +226,7 @@ def test_steps_are_rows_of_three_cells(built) -> None:
     assert enter.cells[2].none and not enter.cells[2].symbols
     assert sgl.source is None and not sgl.broken  # its first step
     # The reference's schedule() is not called from add(): the chain breaks, and says where.
-    assert "not reached from step 2" in scheduled.cells[0].broken
+    assert "schedule is not reached from refeng.scheduler.Scheduler.add (step 2)" in scheduled.cells[0].broken
     assert "does not say" in scheduled.cells[1].missing and "status" in scheduled.cells[2].missing
 
 
@@ -239,3 +240,18 @@ def test_steps_rendered_in_html_and_markdown(built) -> None:
     md = (out / "md" / "continuous-batching.md").read_text()
     assert md.index("## Step by step") < md.index("### 2. Queued") < md.index("## Reference")
     assert "#### `refeng.scheduler.Scheduler.add`" in md
+
+
+def test_route_drawn_per_side_with_its_process_boundaries(world, tmp_path: Path) -> None:
+    concepts, sides, _ = world
+    dot = find_dot()
+    assert dot is not None, "Graphviz `dot` is required (make test installs it)"
+    page = _page(build_report(concepts, sides, tmp_path, fmt="html", dot=dot), "continuous-batching")
+    vllm = page.routes["vllm"]
+    assert vllm.startswith("<svg") and "API server" in vllm and "EngineCore" in vllm  # one cluster each
+    assert "engine core client (zmq)" in vllm  # the edge crossing between them
+    assert "1. A request enters" in page.routes["reference"]
+    html = (tmp_path / "concepts" / "continuous-batching.html").read_text()
+    assert html.count('class="route-svg"') == 3
+    source = route_dot(1, page.steps)
+    assert source is not None and "subgraph cluster_0" in source and "subgraph cluster_1" in source
