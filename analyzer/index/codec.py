@@ -22,6 +22,7 @@ from analyzer.index.models import (
     AttributeAccess,
     CallSite,
     Class,
+    Flow,
     Function,
     Import,
     ModuleFacts,
@@ -38,6 +39,7 @@ _NESTED_ITEMS: dict[tuple[type, str], type] = {
     (ModuleFacts, "assignments"): Assignment,
     (ModuleFacts, "calls"): CallSite,
     (ModuleFacts, "accesses"): AttributeAccess,
+    (ModuleFacts, "flows"): Flow,
     (Class, "fields"): Assignment,
     (Class, "class_attributes"): Assignment,
     (Class, "instance_attributes"): Assignment,
@@ -45,7 +47,7 @@ _NESTED_ITEMS: dict[tuple[type, str], type] = {
 }
 _PLACED = ("path", "module", "sha256")  # supplied by the caller, not stored
 
-for _cls in (Import, Class, Function, Assignment, CallSite, AttributeAccess, Param, ModuleFacts):
+for _cls in (Import, Class, Function, Assignment, CallSite, AttributeAccess, Param, Flow, ModuleFacts):
     _SPEC[_cls] = tuple(
         (f.name, _NESTED_ITEMS.get((_cls, f.name)))
         for f in fields(_cls)

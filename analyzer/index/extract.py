@@ -22,6 +22,7 @@ from analyzer.index.models import (
     AttributeAccess,
     CallSite,
     Class,
+    Flow,
     Function,
     Import,
     ModuleFacts,
@@ -30,7 +31,7 @@ from analyzer.index.models import (
 from analyzer.index.source import SourceError, decode_source, sha256_of
 
 # Bumped whenever extraction output changes: cached facts of older versions are ignored.
-EXTRACTOR_VERSION = "1"
+EXTRACTOR_VERSION = "2"
 
 # Methods that change the receiver in place (lists, dicts, sets, deques).
 MUTATING_METHODS = frozenset(
@@ -56,6 +57,9 @@ FIRST_ARG_MUTATORS: dict[str, str] = {
     }.items()
     for prefix in prefixes
 }
+_COMPS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+_FLOW_NODES = frozenset({cst.Lambda, cst.Yield, *_COMPS})
+_STORE_TARGETS = (cst.Subscript, cst.Attribute, cst.Tuple, cst.List)
 _PROPERTY_DECORATORS = frozenset(
     {"property", "cached_property", "functools.cached_property", "abc.abstractproperty"}
 )
@@ -111,6 +115,10 @@ class _Extractor:
         self._all: list[str] | None = None
         self._all_known = True
         self._module = module
+        self._lambdas: dict[str, int] = {}  # scope -> lambdas numbered so far
+
+    def _flow(self, kind: str, node: cst.CSTNode, ctx: _Ctx, target: str | None, value: str | None) -> None:
+        self.facts.flows.append(Flow(kind, self.loc.line(node), ctx.scope, target, value))
 
     def run(self) -> ModuleFacts:
         ctx = _Ctx(scope="<module>", prefix="", kind="module", cls=None, self_name=None)
@@ -134,6 +142,9 @@ class _Extractor:
             elif t is cst.If:
                 self._if(stmt, ctx)  # type: ignore[arg-type]
             elif t is cst.For:
+                self.loc.pair(stmt)
+                text = self.loc.text
+                self._flow("for", stmt, ctx, text(stmt.target), text(stmt.iter))  # type: ignore[attr-defined]
                 self._expr(stmt.target, ctx, "assign")  # type: ignore[attr-defined]
                 self._expr(stmt.iter, ctx)  # type: ignore[attr-defined]
                 self._suite(stmt.body, ctx)  # type: ignore[attr-defined]
@@ -203,6 +214,8 @@ class _Extractor:
             line = loc.line(node)
             for target in node.targets:  # type: ignore[attr-defined]
                 self._bind(target.target, node.value, None, ctx, line)  # type: ignore[attr-defined]
+                if isinstance(target.target, _STORE_TARGETS):
+                    self._flow("store", node, ctx, loc.text(target.target), loc.text(node.value))  # type: ignore[attr-defined]
         elif t is cst.AnnAssign:
             loc.pair(node)
             self._expr(node.target, ctx, "assign")  # type: ignore[attr-defined]
@@ -210,6 +223,8 @@ class _Extractor:
             if node.value is not None:  # type: ignore[attr-defined]
                 self._expr(node.value, ctx)  # type: ignore[attr-defined]
             self._bind(node.target, node.value, node.annotation.annotation, ctx, loc.line(node))  # type: ignore[attr-defined]
+            if node.value is not None and isinstance(node.target, _STORE_TARGETS):  # type: ignore[attr-defined]
+                self._flow("store", node, ctx, loc.text(node.target), loc.text(node.value))  # type: ignore[attr-defined]
         elif t is cst.AugAssign:
             loc.pair(node)
             self._expr(node.target, ctx, "augassign")  # type: ignore[attr-defined]
@@ -224,6 +239,11 @@ class _Extractor:
         elif t in LEAVES:
             return
         else:  # Return, Raise, Assert, ...
+            if t is cst.Return or t is cst.Raise:
+                loc.pair(node)
+                value = node.value if t is cst.Return else node.exc  # type: ignore[attr-defined]
+                if value is not None:
+                    self._flow("return" if t is cst.Return else "raise", node, ctx, None, loc.text(value))
             self._expr(node, ctx)
 
     def _with(self, node: cst.With, ctx: _Ctx) -> None:
@@ -477,6 +497,9 @@ class _Extractor:
             if t is cst.StarredElement:
                 self._expr(node.value, ctx, role, method)  # type: ignore[attr-defined]
                 return
+        if t in _FLOW_NODES:
+            if self._flow_expr(node, ctx):
+                return
         if t is cst.NamedExpr:
             self.loc.pair(node)
             self._expr(node.value, ctx)  # type: ignore[attr-defined]
@@ -493,6 +516,38 @@ class _Extractor:
                         self._expr(c, ctx)
             elif ct in fields:
                 self._expr(child, ctx)
+
+    def _flow_expr(self, node: cst.CSTNode, ctx: _Ctx) -> bool:
+        """Lambdas, yields and comprehension clauses; True when the node was walked here."""
+        loc = self.loc
+        loc.pair(node)
+        t = type(node)
+        if t is cst.Lambda:
+            n = self._lambdas[ctx.scope] = self._lambdas.get(ctx.scope, 0) + 1
+            qual = f"{ctx.prefix}<lambda{n}>"
+            self._flow("lambda", node, ctx, qual, loc.text(node))
+            self._expr(node.params, ctx)  # type: ignore[attr-defined]
+            names = {p.name.value for p in (*node.params.params, *node.params.posonly_params, *node.params.kwonly_params)}  # type: ignore[attr-defined]
+            shadowed = ctx.self_name in names
+            inner = _Ctx(
+                qual, qual + ".", "function", None if shadowed else ctx.cls,
+                None if shadowed else ctx.self_name, ctx.type_checking,
+            )
+            self._expr(node.body, inner)  # type: ignore[attr-defined]
+            return True
+        if t is cst.Yield:
+            value = node.value  # type: ignore[attr-defined]
+            if isinstance(value, cst.From):
+                self._flow("yield_from", node, ctx, None, loc.text(value.item))
+            elif value is not None:
+                self._flow("yield", node, ctx, None, loc.text(value))
+            return False
+        clause = node.for_in  # type: ignore[attr-defined]
+        while clause is not None:
+            # The clause's own line: an ast generator argument starts at the call's `(`.
+            self._flow("for", clause.iter, ctx, loc.text(clause.target), loc.text(clause.iter))
+            clause = clause.inner_for_in
+        return False
 
     def _attribute(self, node: cst.Attribute, ctx: _Ctx, role: str | None, method: str | None) -> None:
         loc = self.loc
@@ -517,14 +572,17 @@ class _Extractor:
         callee = text(func)
         args: list[str] = []
         keywords: list[str] = []
+        values: list[str] = []
         for a in node.args:
             if a.keyword is not None:
                 keywords.append(a.keyword.value)
+                values.append(text(a.value))
             elif a.star == "**":
                 keywords.append("**")
+                values.append(text(a.value))
             else:
                 args.append(a.star + text(a.value))
-        self.facts.calls.append(CallSite(callee, loc.line(node), loc.col(node), ctx.scope, args, keywords))
+        self.facts.calls.append(CallSite(callee, loc.line(node), loc.col(node), ctx.scope, args, keywords, values))
         if type(func) is cst.Attribute and func.attr.value in MUTATING_METHODS:
             loc.pair(func)  # `x.append` itself is no read worth recording; x is mutated
             self._expr(func.value, ctx, "mutating_call", func.attr.value)

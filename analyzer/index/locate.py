@@ -45,6 +45,15 @@ _CST_KIND: dict[type, str] = {
     cst.ImportFrom: "import",
     cst.With: "with",
     cst.NamedExpr: "walrus",
+    cst.Return: "return",
+    cst.Raise: "raise",
+    cst.Lambda: "lambda",
+    cst.Yield: "yield",
+    cst.For: "for",
+    cst.ListComp: "comp",
+    cst.SetComp: "comp",
+    cst.DictComp: "comp",
+    cst.GeneratorExp: "comp",
 }
 _AST_KIND: dict[type, str] = {
     ast.Call: "call",
@@ -60,6 +69,17 @@ _AST_KIND: dict[type, str] = {
     ast.With: "with",
     ast.AsyncWith: "with",
     ast.NamedExpr: "walrus",
+    ast.Return: "return",
+    ast.Raise: "raise",
+    ast.Lambda: "lambda",
+    ast.Yield: "yield",
+    ast.YieldFrom: "yield",
+    ast.For: "for",
+    ast.AsyncFor: "for",
+    ast.ListComp: "comp",
+    ast.SetComp: "comp",
+    ast.DictComp: "comp",
+    ast.GeneratorExp: "comp",
 }
 _SAME_TYPE: dict[type, tuple[type, ...]] = {
     cst.Assign: (ast.Assign,),
@@ -202,6 +222,9 @@ def _reg_call(loc: AstLocator, node: cst.Call, a: ast.Call) -> None:
     _check(len(positional) == len(a.args), "call positional arity")
     for arg, aa in zip(positional, a.args, strict=True):
         loc._reg(arg.value, aa.value if isinstance(aa, ast.Starred) else aa)
+    named = [arg for arg in node.args if arg.keyword is not None or arg.star == "**"]
+    for arg, ak in zip(named, a.keywords, strict=True):
+        loc._reg(arg.value, ak.value)
 
 
 def _reg_attr(loc: AstLocator, node: cst.Attribute, a: ast.Attribute) -> None:
@@ -304,7 +327,58 @@ def _reg_walrus(loc: AstLocator, node: cst.NamedExpr, a: ast.NamedExpr) -> None:
     loc._reg(node.value, a.value)
 
 
+def _reg_return(loc: AstLocator, node: cst.Return, a: ast.Return) -> None:
+    _check(isinstance(a, ast.Return), "return")
+    loc._reg(node.value, a.value)
+
+
+def _reg_raise(loc: AstLocator, node: cst.Raise, a: ast.Raise) -> None:
+    _check(isinstance(a, ast.Raise), "raise")
+    loc._reg(node.exc, a.exc)
+
+
+def _reg_lambda(loc: AstLocator, node: cst.Lambda, a: ast.Lambda) -> None:
+    _check(isinstance(a, ast.Lambda), "lambda")
+    loc._reg(node.body, a.body)
+
+
+def _reg_yield(loc: AstLocator, node: cst.Yield, a: ast.Yield | ast.YieldFrom) -> None:
+    if isinstance(node.value, cst.From):
+        _check(isinstance(a, ast.YieldFrom), "yield from")
+        loc._reg(node.value.item, a.value)
+    else:
+        _check(isinstance(a, ast.Yield), "yield")
+        loc._reg(node.value, a.value)
+
+
+def _reg_for(loc: AstLocator, node: cst.For, a: ast.For) -> None:
+    _check(isinstance(a, ast.For | ast.AsyncFor), "for")
+    _reg_seq(loc, node.target, a.target)
+    loc._reg(node.iter, a.iter)
+
+
+def _reg_comp(loc: AstLocator, node: cst.ListComp, a: ast.ListComp) -> None:
+    clause: cst.CompFor | None = node.for_in
+    gens = list(a.generators)
+    while clause is not None:
+        _check(bool(gens), "comprehension clauses")
+        gen = gens.pop(0)
+        _reg_seq(loc, clause.target, gen.target)
+        loc._reg(clause.iter, gen.iter)
+        clause = clause.inner_for_in
+    _check(not gens, "comprehension clauses")
+
+
 _REGISTER: dict[type, Any] = {
+    cst.Return: _reg_return,
+    cst.Raise: _reg_raise,
+    cst.Lambda: _reg_lambda,
+    cst.Yield: _reg_yield,
+    cst.For: _reg_for,
+    cst.ListComp: _reg_comp,
+    cst.SetComp: _reg_comp,
+    cst.DictComp: _reg_comp,
+    cst.GeneratorExp: _reg_comp,
     cst.Call: _reg_call,
     cst.Attribute: _reg_attr,
     cst.FunctionDef: _reg_def,

@@ -56,6 +56,7 @@ class CallSite:
     scope: str
     args: list[str] = field(default_factory=list)  # positional argument source texts
     keywords: list[str] = field(default_factory=list)  # keyword names (`**` for **kwargs)
+    keyword_values: list[str] = field(default_factory=list)  # source text of each keyword's value
 
 
 @dataclass(slots=True)
@@ -85,6 +86,23 @@ class Assignment:
     scope: str
     value: str | None = None
     annotation: str | None = None
+
+
+@dataclass(slots=True)
+class Flow:
+    """Where a value goes, for the call graph's function-value flow.
+
+    kind: "return" | "yield" | "yield_from" | "raise" (value only);
+    "for" (`for target in value`, comprehension clauses too);
+    "store" (`target = value` where target is a subscript, an attribute or a tuple);
+    "lambda" (target: the lambda's qualname `f.<lambda1>`, value: its source text;
+    calls in its body have that qualname as their scope)."""
+
+    kind: str
+    line: int
+    scope: str
+    target: str | None = None
+    value: str | None = None
 
 
 @dataclass(slots=True)
@@ -152,6 +170,7 @@ class ModuleFacts:
     assignments: list[Assignment] = field(default_factory=list)  # local bindings inside functions
     calls: list[CallSite] = field(default_factory=list)
     accesses: list[AttributeAccess] = field(default_factory=list)
+    flows: list[Flow] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -175,6 +194,7 @@ _NESTED: dict[tuple[str, str], type] = {
     ("ModuleFacts", "assignments"): Assignment,
     ("ModuleFacts", "calls"): CallSite,
     ("ModuleFacts", "accesses"): AttributeAccess,
+    ("ModuleFacts", "flows"): Flow,
     ("Class", "fields"): Assignment,
     ("Class", "class_attributes"): Assignment,
     ("Class", "instance_attributes"): Assignment,
