@@ -70,6 +70,8 @@ def build_call_graph(project: Project, resolver: CallResolver | None = None) -> 
     resolver = resolver or CallResolver(project)
     graph = nx.DiGraph()
     add_nodes(graph, project)
+    for name, ld in resolver.flow.lambdas.items():
+        graph.add_node(name, kind="lambda", path=project.modules[ld.module].path, line=ld.line)
     result = CallGraphResult(graph)
     for facts in project.modules.values():
         for rec in resolver.resolve_module(facts):

@@ -3,7 +3,9 @@
 Every module (its top-level code) and every function / method is a key even when
 it calls nothing. Constructor calls point at `__init__` when the project defines
 one (a class without one contributes no edge, as there is no code to run);
-builtins read `<builtin>.name`; other external callees keep their dotted name.
+builtins read `<builtin>.name`, methods of builtin containers and strings PyCG's
+`<**PyList**>.append` style; other external callees keep their dotted name.
+Lambdas are nodes of their own, `mod.f.<lambda1>` (numbered per enclosing scope).
 """
 
 from __future__ import annotations
@@ -12,12 +14,30 @@ from analyzer.graphs.callgraph import RANK
 from analyzer.index.models import ModuleFacts
 from analyzer.resolve import CallResolver, Project
 
+_BUILTIN_TYPES = {
+    "str": "<**PyStr**>", "list": "<**PyList**>", "dict": "<**PyDict**>", "set": "<**PySet**>",
+    "tuple": "<**PyTuple**>", "int": "<**PyNum**>", "float": "<**PyNum**>",
+}
+
+
+def pycg_name(name: str) -> str:
+    """An external callee as PyCG names it: `builtins.len` -> `<builtin>.len`,
+    `builtins.list.append` -> `<**PyList**>.append`."""
+    if not name.startswith("builtins."):
+        return name
+    rest = name[len("builtins."):]
+    head, _, attr = rest.partition(".")
+    if attr and head in _BUILTIN_TYPES:
+        return f"{_BUILTIN_TYPES[head]}.{attr}"
+    return "<builtin>." + rest
+
 
 def pycg_callgraph(facts: list[ModuleFacts], *, min_confidence: str = "guess") -> dict[str, list[str]]:
     project = Project(facts)
     resolver = CallResolver(project)
     out: dict[str, set[str]] = {name: set() for name in project.modules}
     out.update({name: set() for name in project.functions})
+    out.update({name: set() for name in resolver.flow.lambdas})
     for mod in project.modules.values():
         for rec in resolver.resolve_module(mod):
             targets = out.setdefault(rec.caller, set())
@@ -26,7 +46,7 @@ def pycg_callgraph(facts: list[ModuleFacts], *, min_confidence: str = "guess") -
                     continue
                 targets.add(edge.callee)
             for name in rec.external:
-                targets.add("<builtin>." + name[len("builtins."):] if name.startswith("builtins.") else name)
+                targets.add(pycg_name(name))
     return {k: sorted(v) for k, v in sorted(out.items())}
 
 

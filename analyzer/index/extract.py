@@ -497,9 +497,8 @@ class _Extractor:
             if t is cst.StarredElement:
                 self._expr(node.value, ctx, role, method)  # type: ignore[attr-defined]
                 return
-        if t in _FLOW_NODES:
-            if self._flow_expr(node, ctx):
-                return
+        if t in _FLOW_NODES and self._flow_expr(node, ctx):
+            return
         if t is cst.NamedExpr:
             self.loc.pair(node)
             self._expr(node.value, ctx)  # type: ignore[attr-defined]

@@ -16,6 +16,7 @@ import re
 from analyzer.index.models import AttributeAccess, CallSite, ModuleFacts
 from analyzer.resolve.decorators import Decorators
 from analyzer.resolve.exprs import dotted_name
+from analyzer.resolve.flow import FlowGraph
 from analyzer.resolve.infer import Ctx, Inferrer
 from analyzer.resolve.models import CallEdge, CallRecord, Value
 from analyzer.resolve.project import MODULE_SCOPE, Project, Symbol
@@ -43,6 +44,14 @@ _BUILTIN_METHODS = _words(
     "group match fullmatch search sub"
 )
 _VIA_KIND = {"annotation": "via-annotation", "attribute": "via-attribute-type"}
+# Builtins that call the function they are given: its position, or its `key=`.
+_HIGHER_ORDER_POS = frozenset(
+    {"builtins.map", "builtins.filter", "functools.reduce", "itertools.starmap", "itertools.filterfalse",
+     "itertools.takewhile", "itertools.dropwhile"}
+)
+_HIGHER_ORDER_KEY = frozenset(
+    {"builtins.sorted", "builtins.min", "builtins.max", "heapq.nsmallest", "heapq.nlargest", "itertools.groupby"}
+)
 
 
 _DOTTED_TEXT = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
@@ -60,6 +69,36 @@ class CallResolver:
         self.decorators = Decorators(project)
         self._candidates: dict[str, tuple[str, ...]] = {}
         self._site_memo: dict[tuple[str, str, str], CallRecord] = {}
+        self._flow: FlowGraph | None = None
+        self._owner_memo: dict[tuple[str, str], str] = {}
+
+    @property
+    def flow(self) -> FlowGraph:
+        """Function-value flow over the whole project, solved on first use."""
+        if self._flow is None:
+            self._flow = FlowGraph(self.p, self.infer)
+            self._flow.solve()
+        return self._flow
+
+    @property
+    def lambdas(self) -> dict[str, object]:
+        return self.flow.lambdas  # type: ignore[return-value]
+
+    def owner_of(self, module: str, scope: str) -> str:
+        """The call-graph node a scope's calls belong to: the innermost function or
+        lambda (class bodies run in their enclosing function, or the module)."""
+        key = (module, scope)
+        found = self._owner_memo.get(key)
+        if found is None:
+            found = module
+            lambdas = self.flow.lambdas
+            for sc in self.p.chain(scope):
+                qual = f"{module}.{sc}"
+                if sc != MODULE_SCOPE and (qual in self.p.functions or qual in lambdas):
+                    found = qual
+                    break
+            self._owner_memo[key] = found
+        return found
 
     # -- public -------------------------------------------------------------
 
@@ -82,6 +121,7 @@ class CallResolver:
             return []  # a duplicate module path the project ignored
         records = [self.resolve(facts, site) for site in facts.calls]
         records.extend(self.property_reads(facts))
+        records.extend(self.implicit_calls(facts))
         return records
 
     def resolve(self, facts: ModuleFacts, site: CallSite) -> CallRecord:
@@ -89,21 +129,50 @@ class CallResolver:
         # `self.step()` called twice): resolve it once, re-stamp the line.
         key = (facts.module, site.scope, site.callee)
         done = self._site_memo.get(key)
+        fresh = done is None
         if done is None:
             done = self._site_memo[key] = self._resolve(facts, site)
-            return done
+        if not any(n in _HIGHER_ORDER_POS or n in _HIGHER_ORDER_KEY for n in done.external):
+            return done if fresh else self._restamp(done, facts, site)
+        rec = self._restamp(done, facts, site)
+        self._higher_order(rec, facts, site)
+        return rec
+
+    def _restamp(self, done: CallRecord, facts: ModuleFacts, site: CallSite) -> CallRecord:
         rec = CallRecord(done.caller, done.expr, facts.path, site.line)
         rec.edges = [
             CallEdge(e.caller, e.callee, e.kind, e.confidence, facts.path, site.line, e.candidates)
             for e in done.edges
         ]
-        rec.external = done.external
+        rec.external = list(done.external)
         rec.unresolved = done.unresolved
         rec.candidates = done.candidates
         return rec
 
+    def _higher_order(self, rec: CallRecord, facts: ModuleFacts, site: CallSite) -> bool:
+        """`map(f, xs)`, `sorted(xs, key=f)`, `functools.reduce(f, xs)`: the builtin
+        calls f, so the caller does (the PyCG convention). Returns whether any was found."""
+        texts: list[str] = []
+        for name in rec.external:
+            if name in _HIGHER_ORDER_POS and site.args:
+                texts.append(site.args[0])
+            if name in _HIGHER_ORDER_KEY:
+                texts += [v for k, v in zip(site.keywords, site.keyword_values, strict=False) if k == "key"]
+        found = False
+        for text in texts:
+            node = self.p.parser.parse(text)
+            if node is None:
+                continue
+            for value in self.flow.callees(node, facts.module, site.scope):
+                if value.kind in ("function", "lambda", "class", "instance"):
+                    self._value_call(rec, value.with_via("local"), "dynamic")
+                    found = True
+        if found:
+            rec.unresolved = None
+        return found
+
     def _resolve(self, facts: ModuleFacts, site: CallSite) -> CallRecord:
-        rec = CallRecord(self.caller_of(facts.module, site.scope), site.callee, facts.path, site.line)
+        rec = CallRecord(self.owner_of(facts.module, site.scope), site.callee, facts.path, site.line)
         node = self.p.parser.parse(site.callee)
         if node is None:
             rec.unresolved = "callee expression could not be read"
@@ -118,13 +187,113 @@ class CallResolver:
                     self.infer.eval_text(receiver, ctx) if receiver else self.infer.eval(node.value, ctx)
                 )
                 self._attribute_call(rec, base, node.attr, ctx)
+                self._undecorate(rec)
+                if not rec.edges or any(e.kind == "via-attribute-type" for e in rec.edges):
+                    self._flow_call(rec, node, ctx)
         else:
-            self._value_call(rec, self.infer.eval(node, ctx), "direct")
-            if isinstance(node, ast.Name) and self.p.functions.get(rec.caller) is not None:
-                self._wrapper_call(rec, node.id, ctx)
+            if not isinstance(node, ast.Lambda | ast.Subscript):  # the flow stage knows container slots
+                self._value_call(rec, self.infer.eval(node, ctx), "direct")
+                self._undecorate(rec)
+            if not isinstance(node, ast.Name) or self._flows_name(node.id, ctx):
+                self._flow_call(rec, node, ctx)
         if not rec.edges and not rec.external and rec.unresolved is None:
             rec.unresolved = "callee could not be resolved"
         return rec
+
+    def _flows_name(self, name: str, ctx: Ctx) -> bool:
+        """A name whose value the flow stage knows better than one binding: a
+        parameter or local of a function or lambda, or a module variable."""
+        if self.flow.has_locals(ctx.module, ctx.scope, name):
+            return True
+        sym = self.p.lookup_in_module(ctx.module, name)
+        return sym is not None and sym.kind in ("variable", "function")
+
+    def _flow_call(self, rec: CallRecord, node: ast.expr, ctx: Ctx) -> None:
+        """Add every callable the flow stage says `node` may hold."""
+        have = {e.callee for e in rec.edges}
+        added = False
+        for value in sorted(self.flow.callees(node, ctx.module, ctx.scope), key=lambda v: (v.kind, v.name)):
+            if value.kind == "lambda":
+                if value.name not in have:
+                    self._edge(rec, value.name, "dynamic", "inferred")
+                    added = True
+            elif value.kind in ("function", "class"):
+                target = value.name
+                if value.kind == "class":
+                    init = self.p.member(Symbol("class", value.name), "__init__")
+                    target = init.name if init is not None and init.kind == "function" else value.name
+                if target not in have:
+                    kind = "constructor" if value.kind == "class" else "dynamic"
+                    self._edge(rec, target, kind, "inferred")
+                    added = True
+            elif value.kind == "instance" and not rec.edges:
+                self._value_call(rec, value.with_via("local"), "dynamic")
+                added = bool(rec.edges)
+            elif value.kind == "external" and not rec.edges and value.name not in rec.external:
+                rec.external.append(value.name)
+                added = True
+        if added:
+            rec.unresolved = None
+
+    def _undecorate(self, rec: CallRecord) -> None:
+        """A name bound by a project decorator holds what the decorator returned:
+        the call reaches that (the wrapper), and through it the original."""
+        out: list[CallEdge] = []
+        changed = False
+        for edge in rec.edges:
+            values = self.flow.decorated_values(edge.callee) if edge.callee in self.p.functions else None
+            if not values or any(v.name == edge.callee for v in values):
+                out.append(edge)
+                continue
+            changed = True
+            for v in values:
+                if v.kind in ("function", "lambda"):
+                    out.append(CallEdge(edge.caller, v.name, "dynamic", "inferred", edge.path, edge.line))
+        if changed:
+            seen: set[str] = set()
+            rec.edges = [e for e in out if not (e.callee in seen or seen.add(e.callee))]  # type: ignore[func-returns-value]
+
+    def implicit_calls(self, facts: ModuleFacts) -> list[CallRecord]:
+        """Calls no call expression shows: applying a decorator, `for x in obj`
+        (`__iter__`, `__next__`) and `raise Err` with a bare class."""
+        out: list[CallRecord] = []
+        m = facts.module
+        flow = self.flow
+        for fl in facts.flows:
+            if fl.kind not in ("for", "raise"):
+                continue
+            node = self.p.parser.parse(fl.value)
+            if node is None:
+                continue
+            rec = CallRecord(self.owner_of(m, fl.scope), fl.value or "", facts.path, fl.line)
+            if fl.kind == "for":
+                for target in flow.iteration_calls(node, m, fl.scope):
+                    self._edge(rec, target, "method", "inferred")
+            elif not isinstance(node, ast.Call):
+                value = self.infer.eval(node, Ctx(m, fl.scope, fl.line))
+                if value is not None and value.kind == "class":
+                    init = self.p.member(Symbol("class", value.name), "__init__")
+                    if init is not None and init.kind == "function":
+                        self._edge(rec, init.name, "constructor", "certain" if value.via == "symbol" else "inferred")
+            if rec.edges:
+                out.append(rec)
+        for fn in facts.functions:
+            if not fn.decorators:
+                continue
+            scope = fn.qualname.rpartition(".")[0] or MODULE_SCOPE
+            rec = CallRecord(self.owner_of(m, scope), "@decorator", facts.path, fn.line)
+            for text in fn.decorators:
+                node = self.p.parser.parse(text)
+                if node is None:
+                    continue
+                for value in flow.callees(node, m, scope):
+                    if value.kind in ("function", "lambda"):
+                        self._edge(rec, value.name, "direct", "inferred")
+                    elif value.kind == "external" and not value.name.startswith("builtins.") and not isinstance(node, ast.Call):
+                        rec.external.append(value.name)
+            if rec.edges or rec.external:
+                out.append(rec)
+        return out
 
     def property_reads(self, facts: ModuleFacts) -> list[CallRecord]:
         """Reading a property runs its getter: `self.num_free_blocks` is a call."""
@@ -248,6 +417,11 @@ class CallResolver:
             target = init.name if init is not None and init.kind == "function" else value.name
             conf = "certain" if value.via in ("symbol", "self") else "inferred"
             self._edge(rec, target, "constructor", conf)
+            if target == value.name:
+                # No project `__init__`: an external base class's constructor runs.
+                external = next((c for c in p.hierarchy.mro(value.name) if c not in p.classes), None)
+                if external is not None and external not in ("object", "builtins.object"):
+                    rec.external.append(f"{external}.__init__")
         elif value.kind == "instance":
             call = p.member(Symbol("class", value.name), "__call__")
             if call is not None and call.kind == "function":
@@ -263,12 +437,14 @@ class CallResolver:
             else:
                 rec.unresolved = f"instance of {value.name} is not callable"
         elif value.kind == "external":
-            rec.external.append(value.name)
+            rec.external.append(f"{value.name}.__call__" if value.via == "instance" else value.name)
         elif value.kind == "callables":
             for item in value.items:
                 self._value_call(rec, item.with_via("local"), "dynamic")
+        elif value.kind == "lambda" and value.name != "<lambda>":
+            self._edge(rec, value.name, "dynamic", "inferred")
         elif value.kind == "lambda":
-            rec.unresolved = "calls a lambda (calls in its body belong to the enclosing function)"
+            rec.unresolved = "calls a lambda the index did not record"
         else:
             rec.unresolved = f"calls a {value.kind}"
 

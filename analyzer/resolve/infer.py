@@ -26,6 +26,7 @@ from analyzer.resolve.project import (
 )
 
 _MAX_DEPTH = 12
+_BUILTIN_TYPES = frozenset({"list", "dict", "set", "frozenset", "tuple", "str", "bytes", "bytearray"})
 _MIXIN_LIMIT = 16  # subclasses searched for state a mixin uses but does not set
 _PARTIAL = {"functools.partial", "functools.partialmethod"}
 _CAST = {"typing.cast", "typing_extensions.cast"}
@@ -50,6 +51,9 @@ class Inferrer:
         self._text_memo: dict[tuple[str, str, str], Value | None] = {}
         self._local_memo: dict[tuple[str, str, str], Value | None] = {}
         self._params: dict[str, dict[str, tuple[int, str | None]]] = {}
+        # Lambda qualname -> its parameter names (set by the flow stage): they hide
+        # outer names of the same spelling and have no annotation to go by.
+        self.lambda_params: dict[str, frozenset[str]] = {}
 
     # -- entry points -------------------------------------------------------
 
@@ -120,6 +124,10 @@ class Inferrer:
                 break
             qual = f"{ctx.module}.{sc}"
             fd = p.functions.get(qual)
+            if fd is None and qual in self.lambda_params:
+                if name in self.lambda_params[qual]:
+                    return None
+                continue
             if fd is None:
                 # A class body sees its own names, but methods do not see the class's.
                 if index == 0 and qual in p.classes:
@@ -254,7 +262,7 @@ class Inferrer:
         if base.kind == "module":
             return self.symbol_value(p.lookup_in_module(base.name, attr), depth)
         if base.kind == "external":
-            return Value("external", f"{base.name}.{attr}", base.via)
+            return Value("external", f"{base.name}.{attr}", "local" if base.via == "instance" else base.via)
         if base.kind == "class":
             sym = p.member(Symbol("class", base.name), attr)
             if sym is not None:
@@ -356,6 +364,13 @@ class Inferrer:
                 inner = self.eval(node.args[0], ctx, depth)
                 if inner is not None and inner.kind == "instance":
                     return Value("class", inner.name, inner.via)
+            head, _, last = func.name.rpartition(".")
+            if head == "builtins" and last in _BUILTIN_TYPES:
+                return Value("external", func.name, "local")
+            if head and head != "builtins" and last[:1].isupper() and func.via != "instance":
+                # `Client()` of an external package: by convention a class, so
+                # `c.fetch()` is that class's method (`ext.Client.fetch`).
+                return Value("external", func.name, "instance")
             return None
         if func.kind == "instance":
             call = self.p.member(Symbol("class", func.name), "__call__")

@@ -1,0 +1,903 @@
+"""Where function values go: an assignment graph solved to a fixed point.
+
+The call resolver types receivers one value at a time; this stage follows the
+*callable* values a program passes around, as sets, the way PyCG-style analyses
+do. Locations are local names and parameters (per function or lambda), module
+variables, class/instance attributes (field-based: one slot per class and
+name), return and yield slots of each function, and container slots (one per
+container literal, keyed by constant index or key, plus one for unknown keys).
+Values are functions (bound or not), lambdas, classes, containers and generators.
+
+Constraints come from the index's facts: assignments and stores, `for` targets,
+returns / yields, call sites (arguments to parameters, `*args` / `**kwargs`
+containers, defaults), decorators (the decorated name holds what the decorator
+returns), container mutation (`d[k] = f`, `lst.append(f)`, `d.update(...)`) and
+higher-order builtins (`map`, `filter`, `sorted(key=)`, `functools.partial`).
+A worklist re-runs a constraint only when a location it read grew, so the
+solution is the least fixed point. Instances are not tracked here: where a
+receiver's type matters the resolver's own inference answers (annotations,
+constructor assignments), and this stage only adds what flows.
+
+Flow-insensitive within a function: `x = f1; x(); x = f2; x()` reaches both at
+both sites (sound; a site-precise answer would need an SSA form the facts lack).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from analyzer.index.models import CallSite, Flow, ModuleFacts
+from analyzer.resolve.infer import Ctx, Inferrer
+from analyzer.resolve.models import Value
+from analyzer.resolve.project import BUILTIN_NAMES, MODULE_SCOPE, Project, Symbol
+
+Loc = tuple[str, ...]
+_ANY = "?"  # container slot written with a key that is not a constant
+_ALL = "*"  # every element of a container
+_MAX_DEPTH = 10
+_EMPTY: frozenset[Value] = frozenset()
+# Builtins whose result iterates over the elements of their arguments: the
+# result is modelled as the argument containers themselves (aliasing, sound).
+_PASS_THROUGH = frozenset(
+    ["list", "tuple", "set", "frozenset", "sorted", "reversed", "iter", "enumerate", "zip", "filter", "itertools.chain", "itertools.islice", "itertools.cycle", "copy.copy", "copy.deepcopy"]
+)
+# (callable position, iterable position) of builtins that call their argument.
+_CALLS_ARG = {
+    "builtins.map": 0,
+    "builtins.filter": 0,
+    "functools.reduce": 0,
+    "itertools.starmap": 0,
+    "itertools.filterfalse": 0,
+    "itertools.takewhile": 0,
+    "itertools.dropwhile": 0,
+}
+_KEY_FUNCS = frozenset({"builtins.sorted", "builtins.min", "builtins.max", "heapq.nsmallest", "heapq.nlargest"})
+_PARTIAL = frozenset({"functools.partial", "functools.partialmethod"})
+_ELEMENT_METHODS = frozenset({"get", "pop", "setdefault", "popitem", "popleft", "__getitem__", "__next__"})
+_ALIAS_METHODS = frozenset({"values", "items", "copy", "keys", "__iter__"})
+_STORE_METHODS = {"append": 0, "add": 0, "appendleft": 0, "insert": 1, "setdefault": 1}
+_EXTEND_METHODS = frozenset({"extend", "update", "extendleft"})
+_CALLABLE = frozenset({"function", "lambda", "class"})
+
+
+@dataclass(slots=True)
+class LambdaDef:
+    module: str
+    scope: str  # where the lambda expression sits
+    qualname: str  # `f.<lambda1>`
+    line: int
+    node: ast.Lambda
+
+    @property
+    def name(self) -> str:
+        return f"{self.module}.{self.qualname}"
+
+
+@dataclass(slots=True)
+class _Signature:
+    positional: list[str]
+    keyword: set[str]
+    var_positional: str | None
+    var_keyword: str | None
+    defaults: list[tuple[str, str | ast.expr]] = field(default_factory=list)
+    all: set[str] = field(default_factory=set)
+
+
+def _norm(node: ast.AST) -> str:
+    return ast.unparse(node)
+
+
+class FlowGraph:
+    """Solve once per project (`solve()`), then ask `values(...)` at call sites."""
+
+    def __init__(self, project: Project, inferrer: Inferrer) -> None:
+        self.p = project
+        self.infer = inferrer
+        self.pts: dict[Loc, set[Value]] = {}
+        self._deps: dict[Loc, set[int]] = {}
+        self._constraints: list[tuple[str, ModuleFacts, object]] = []
+        self._current = -1
+        self._changed: list[Loc] = []
+        self.lambdas: dict[str, LambdaDef] = {}
+        self._lambda_by_text: dict[tuple[str, str, str], list[str]] = {}
+        self._locals: dict[tuple[str, str], set[str]] = {}  # (module, scope) -> bound names
+        self._generators: set[str] = set()
+        self._sigs: dict[str, _Signature | None] = {}
+        self._decorated: set[str] = set()
+        self._keys: dict[str, set[str]] = {}  # container -> constant keys written
+        self._collect()
+
+    # -- facts -> constraints ------------------------------------------------
+
+    def _collect(self) -> None:
+        p, inferrer = self.p, self.infer
+        for facts in p.modules.values():
+            m = facts.module
+            for fl in facts.flows:
+                if fl.kind == "lambda" and fl.target:
+                    node = p.parser.parse(fl.value)
+                    if isinstance(node, ast.Lambda):
+                        ld = LambdaDef(m, fl.scope, fl.target, fl.line, node)
+                        self.lambdas[ld.name] = ld
+                        self._lambda_by_text.setdefault((m, fl.scope, _norm(node)), []).append(ld.name)
+                        self._constraints.append(("lambda", facts, ld))
+                        a = node.args
+                        params = [*a.posonlyargs, *a.args, *a.kwonlyargs, *(x for x in (a.vararg, a.kwarg) if x)]
+                        inferrer.lambda_params[ld.name] = frozenset(x.arg for x in params)
+                elif fl.kind in ("yield", "yield_from"):
+                    self._generators.add(f"{m}.{fl.scope}")
+            for asg in facts.assignments:
+                self._locals.setdefault((m, asg.scope), set()).add(asg.target)
+            for fl in facts.flows:
+                if fl.kind == "for" or (fl.kind == "store" and fl.target and fl.target[:1] not in "."):
+                    for name in _target_names(p.parser.parse(fl.target)):
+                        self._locals.setdefault((m, fl.scope), set()).add(name)
+                if fl.kind != "lambda":
+                    self._constraints.append(("flow", facts, fl))
+            for asg in (*facts.assignments, *facts.module_attributes):
+                if asg.value:
+                    self._constraints.append(("assign", facts, asg))
+            for cls in facts.classes:
+                for asg in (*cls.class_attributes, *cls.fields):
+                    if asg.value:
+                        self._constraints.append(("classattr", facts, (cls.qualname, asg)))
+            for site in facts.calls:
+                if site.args or site.keywords:
+                    self._constraints.append(("call", facts, site))
+            for fn in facts.functions:
+                fd = p.functions.get(f"{m}.{fn.qualname}")
+                if fd is None:
+                    continue
+                if fn.decorators:
+                    self._decorated.add(fd.name)
+                    self._constraints.append(("decorate", facts, fd.name))
+                if any(prm.default for prm in fn.params):
+                    self._constraints.append(("defaults", facts, fd.name))
+
+    def solve(self) -> None:
+        # Returns and lambdas first, then decorators, bindings and calls: what a
+        # name holds is then mostly known before it is copied elsewhere.
+        order = {"flow": 0, "lambda": 0, "decorate": 1, "defaults": 2, "classattr": 3, "assign": 3, "call": 4}
+        todo = sorted(range(len(self._constraints)), key=lambda i: order[self._constraints[i][0]], reverse=True)
+        queued = set(todo)
+        while todo:
+            cid = todo.pop()
+            queued.discard(cid)
+            self._current = cid
+            self._run(cid)
+            for loc in self._changed:
+                for dep in self._deps.get(loc, ()):
+                    if dep not in queued:
+                        queued.add(dep)
+                        todo.append(dep)
+            self._changed.clear()
+        self._current = -1
+
+    # -- locations -----------------------------------------------------------
+
+    def read(self, loc: Loc) -> set[Value] | frozenset[Value]:
+        if self._current >= 0:
+            self._deps.setdefault(loc, set()).add(self._current)
+        return self.pts.get(loc, _EMPTY)
+
+    def write(self, loc: Loc, values: Iterable[Value]) -> None:
+        found = self.pts.get(loc)
+        for v in values:
+            if found is None:
+                found = self.pts[loc] = set()
+            if v not in found:
+                found.add(v)
+                if not self._changed or self._changed[-1] != loc:
+                    self._changed.append(loc)
+
+    # -- constraints ---------------------------------------------------------
+
+    def _run(self, cid: int) -> None:
+        kind, facts, item = self._constraints[cid]
+        m = facts.module
+        if kind == "assign":
+            asg = item  # type: ignore[assignment]
+            node = self.p.parser.parse(asg.value)  # type: ignore[attr-defined]
+            if node is None:
+                return
+            vals = self.eval(node, m, asg.scope)  # type: ignore[attr-defined]
+            if vals:
+                self.write(self._name_loc(m, asg.scope, asg.target), vals)  # type: ignore[attr-defined]
+        elif kind == "classattr":
+            qual, asg = item  # type: ignore[misc]
+            node = self.p.parser.parse(asg.value)
+            if node is not None:
+                vals = self.eval(node, m, qual)
+                if vals:
+                    self.write(("attr", f"{m}.{qual}", asg.target), vals)
+        elif kind == "flow":
+            self._flow(facts, item)  # type: ignore[arg-type]
+        elif kind == "call":
+            self._call(facts, item)  # type: ignore[arg-type]
+        elif kind == "lambda":
+            ld: LambdaDef = item  # type: ignore[assignment]
+            vals = self.eval(ld.node.body, m, ld.qualname)
+            if vals:
+                self.write(("ret", ld.name), vals)
+            for name, default in self.signature(ld.name).defaults:  # type: ignore[union-attr]
+                assert isinstance(default, ast.expr)
+                vals = self.eval(default, m, ld.scope)
+                if vals:
+                    self.write(("var", m, ld.qualname, name), vals)
+        elif kind == "decorate":
+            self._decorate(item)  # type: ignore[arg-type]
+        elif kind == "defaults":
+            fd = self.p.functions[item]  # type: ignore[index]
+            scope = fd.fact.qualname.rpartition(".")[0] or MODULE_SCOPE
+            for prm in fd.fact.params:
+                node = self.p.parser.parse(prm.default)
+                if node is not None:
+                    vals = self.eval(node, m, scope)
+                    if vals:
+                        self.write(("var", m, fd.fact.qualname, prm.name), vals)
+
+    def _flow(self, facts: ModuleFacts, fl: Flow) -> None:
+        m, parser = facts.module, self.p.parser
+        node = parser.parse(fl.value)
+        if node is None:
+            return
+        if fl.kind == "return":
+            vals = self.eval(node, m, fl.scope)
+            if vals:
+                self.write(("ret", f"{m}.{fl.scope}"), vals)
+        elif fl.kind == "yield":
+            vals = self.eval(node, m, fl.scope)
+            if vals:
+                self.write(("gen", f"{m}.{fl.scope}"), vals)
+        elif fl.kind == "yield_from":
+            vals = self.elements(self.eval(node, m, fl.scope))
+            if vals:
+                self.write(("gen", f"{m}.{fl.scope}"), vals)
+        elif fl.kind == "for":
+            target = parser.parse(fl.target)
+            if target is not None:
+                self._assign_target(target, self.elements(self.eval(node, m, fl.scope)), m, fl.scope, fl.line)
+        elif fl.kind == "store":
+            target = parser.parse(fl.target)
+            if target is None:
+                return
+            if (
+                isinstance(target, ast.Tuple | ast.List)
+                and isinstance(node, ast.Tuple | ast.List)
+                and len(target.elts) == len(node.elts)
+                and not any(isinstance(e, ast.Starred) for e in target.elts)
+            ):
+                # `a, b = f, g`: names are bound by the assignment facts; the rest here.
+                for t, v in zip(target.elts, node.elts, strict=True):
+                    if not isinstance(t, ast.Name):
+                        self._assign_target(t, self.eval(v, m, fl.scope), m, fl.scope, fl.line)
+                return
+            vals = self.eval(node, m, fl.scope)
+            if isinstance(target, ast.Tuple | ast.List):
+                self._unpack(target, vals, m, fl.scope, fl.line)
+            elif vals:
+                self._assign_target(target, vals, m, fl.scope, fl.line)
+
+    def _assign_target(self, target: ast.expr, vals: Iterable[Value], m: str, scope: str, line: int) -> None:
+        vals = set(vals)
+        if isinstance(target, ast.Name):
+            if vals:
+                self.write(self._name_loc(m, scope, target.id), vals)
+        elif isinstance(target, ast.Tuple | ast.List):
+            self._unpack(target, vals, m, scope, line)
+        elif isinstance(target, ast.Starred):
+            box = Value("container", f"{m}:{scope}:{line}:*{_norm(target)}")
+            self.write(("elt", box.name, _ALL), vals)
+            self._assign_target(target.value, {box}, m, scope, line)
+        elif isinstance(target, ast.Subscript) and vals:
+            key = _const_key(target.slice)
+            for c in self.eval(target.value, m, scope):
+                if c.kind == "container":
+                    self._store(c.name, key, vals)
+        elif isinstance(target, ast.Attribute) and vals:
+            for loc in self._attr_locs(target, m, scope):
+                self.write(loc, vals)
+
+    def _unpack(self, target: ast.Tuple | ast.List, vals: Iterable[Value], m: str, scope: str, line: int) -> None:
+        vals = set(vals)
+        n = len(target.elts)
+        for i, el in enumerate(target.elts):
+            if isinstance(el, ast.Starred):
+                # `first, *rest, last = xs`: the slots between, where their index is known.
+                out: set[Value] = set()
+                for v in vals:
+                    keys = self._keys.get(v.name) if v.kind == "container" else None
+                    if keys is not None and all(k.isdigit() for k in keys):
+                        count = len(keys)
+                        for k in keys:
+                            if i <= int(k) < count - (n - i - 1):
+                                out |= set(self.read(("elt", v.name, k)))
+                        out |= set(self.read(("elt", v.name, _ANY)))
+                    else:
+                        out |= self.elements({v}, unpack=True)
+                self._assign_target(el, out, m, scope, line)
+            else:
+                self._assign_target(el, self.elements(vals, key=str(i), unpack=True), m, scope, line)
+
+    def _store(self, container: str, key: str | None, vals: Iterable[Value]) -> None:
+        vals = list(vals)
+        if not vals:
+            return
+        if key is not None:
+            self._keys.setdefault(container, set()).add(key)
+        self.write(("elt", container, key if key is not None else _ANY), vals)
+        self.write(("elt", container, _ALL), vals)
+
+    def _attr_locs(self, target: ast.Attribute, m: str, scope: str) -> list[Loc]:
+        out: list[Loc] = []
+        for base in self._receiver(target.value, m, scope):
+            if base.kind in ("instance", "class"):
+                out.append(("attr", base.name, target.attr))
+            elif base.kind == "module":
+                out.append(("mod", base.name, target.attr))
+        return out
+
+    def _call(self, facts: ModuleFacts, site: CallSite) -> None:
+        m, scope, parser = facts.module, site.scope, self.p.parser
+        func = parser.parse(site.callee)
+        if func is None:
+            return
+        callees = self.eval(func, m, scope)
+        if isinstance(func, ast.Attribute):
+            self._container_method(func, site, m, scope)
+        if not callees:
+            return
+        args = [parser.parse(a) for a in site.args]
+        kwargs = list(zip(site.keywords, (parser.parse(v) for v in site.keyword_values), strict=False))
+        for callee in callees:
+            self._bind(callee, args, kwargs, m, scope)
+
+    def _bind(
+        self, callee: Value, args: list[ast.expr | None], kwargs: list[tuple[str, ast.expr | None]], m: str, scope: str
+    ) -> None:
+        if callee.kind == "external":
+            self._higher_order(callee.name, args, kwargs, m, scope)
+            return
+        target, skip = self._code_of(callee)
+        if target is None:
+            return
+        sig = self.signature(target)
+        if sig is None:
+            return
+        tmod, tqual = self._split(target)
+        if callee.via == "partial":
+            return  # its leading arguments are unknown here
+        positional = sig.positional[skip:]
+        for i, arg in enumerate(args):
+            if arg is None:
+                continue
+            if isinstance(arg, ast.Starred):
+                vals = self.elements(self.eval(arg.value, m, scope))
+                for name in positional[i:]:
+                    self.write(("var", tmod, tqual, name), vals)
+                if sig.var_positional:
+                    self._star_param(tmod, tqual, sig.var_positional, vals)
+                break
+            vals = self.eval(arg, m, scope)
+            if not vals:
+                continue
+            if i < len(positional):
+                self.write(("var", tmod, tqual, positional[i]), vals)
+            elif sig.var_positional:
+                self._star_param(tmod, tqual, sig.var_positional, vals)
+        for key, arg in kwargs:
+            if arg is None:
+                continue
+            vals = self.eval(arg, m, scope)
+            if key == "**":
+                vals = self.elements(vals)
+                for name in (*positional, *sig.keyword):
+                    self.write(("var", tmod, tqual, name), vals)
+                continue
+            if not vals:
+                continue
+            if key in positional or key in sig.keyword:
+                self.write(("var", tmod, tqual, key), vals)
+            elif sig.var_keyword:
+                self._star_param(tmod, tqual, sig.var_keyword, vals, key)
+
+    def _star_param(self, tmod: str, tqual: str, name: str, vals: Iterable[Value], key: str | None = None) -> None:
+        box = f"{tmod}.{tqual}:{name}"
+        self.write(("var", tmod, tqual, name), {Value("container", box)})
+        self._store(box, key, vals)
+
+    def _higher_order(
+        self, name: str, args: list[ast.expr | None], kwargs: list[tuple[str, ast.expr | None]], m: str, scope: str
+    ) -> None:
+        """`map(f, xs)`: f's first parameter receives the elements of xs."""
+        pos = _CALLS_ARG.get(name)
+        if pos is not None and len(args) > pos + 1 and args[pos] is not None and args[pos + 1] is not None:
+            funcs = self.eval(args[pos], m, scope)  # type: ignore[arg-type]
+            elems = self.elements(self.eval(args[pos + 1], m, scope))  # type: ignore[arg-type]
+            for f in funcs:
+                self._bind_first(f, elems)
+        if name in _KEY_FUNCS:
+            for key, arg in kwargs:
+                if key == "key" and arg is not None and args and args[0] is not None:
+                    elems = self.elements(self.eval(args[0], m, scope))
+                    for f in self.eval(arg, m, scope):
+                        self._bind_first(f, elems)
+
+    def _bind_first(self, f: Value, elems: Iterable[Value]) -> None:
+        target, skip = self._code_of(f)
+        sig = self.signature(target) if target else None
+        if sig is not None and len(sig.positional) > skip and target is not None:
+            tmod, tqual = self._split(target)
+            self.write(("var", tmod, tqual, sig.positional[skip]), elems)
+
+    def _container_method(self, func: ast.Attribute, site: CallSite, m: str, scope: str) -> None:
+        """`lst.append(f)`, `d.update({...})`, `d.setdefault(k, f)`: writes into a container."""
+        attr = func.attr
+        if attr not in _STORE_METHODS and attr not in _EXTEND_METHODS:
+            return
+        containers = [c for c in self.eval(func.value, m, scope) if c.kind == "container"]
+        if not containers:
+            return
+        parser = self.p.parser
+        if attr in _STORE_METHODS:
+            i = _STORE_METHODS[attr]
+            if len(site.args) <= i:
+                return
+            vals = self.eval(parser.parse(site.args[i]), m, scope)  # type: ignore[arg-type]
+            key = None
+            if attr == "setdefault":
+                kn = parser.parse(site.args[0])
+                key = _const_key(kn) if kn is not None else None
+            for c in containers:
+                self._store(c.name, key, vals)
+            return
+        for text in site.args:
+            node = parser.parse(text)
+            if node is None:
+                continue
+            for src in self.eval(node, m, scope):
+                if src.kind == "container":
+                    for c in containers:
+                        for loc_key, vals in self._slots(src.name):
+                            self._store(c.name, None if loc_key in (_ANY, _ALL) else loc_key, vals)
+        for key, text in zip(site.keywords, site.keyword_values, strict=False):
+            node = parser.parse(text)
+            if node is not None and key != "**":
+                vals = self.eval(node, m, scope)
+                for c in containers:
+                    self._store(c.name, key, vals)
+
+    def _slots(self, container: str) -> Iterator[tuple[str, set[Value] | frozenset[Value]]]:
+        keys = self._keys.get(container, ())
+        for key in (*keys, _ANY):
+            yield key, self.read(("elt", container, key))
+
+    def _decorate(self, func: str) -> None:
+        fd = self.p.functions[func]
+        m = fd.module
+        scope = fd.fact.qualname.rpartition(".")[0] or MODULE_SCOPE
+        vals: set[Value] = {Value("function", func, "raw")}
+        for text in reversed(fd.fact.decorators):
+            node = self.p.parser.parse(text)
+            if node is None:
+                continue
+            out: set[Value] = set()
+            for dec in self.eval(node, m, scope) or {Value("external", "?")}:
+                target, skip = self._code_of(dec)
+                if target is None or dec.kind == "class":
+                    out |= vals
+                    continue
+                sig = self.signature(target)
+                if sig is not None and len(sig.positional) > skip:
+                    tmod, tqual = self._split(target)
+                    self.write(("var", tmod, tqual, sig.positional[skip]), vals)
+                out |= set(self.read(("ret", target)))
+            # An external or class decorator keeps the function; a project one
+            # holds what it returns (nothing known yet: callers fall back to `func`).
+            vals = out
+        self.write(("dec", func), vals)
+
+    # -- evaluation ----------------------------------------------------------
+
+    def eval(self, node: ast.expr | None, m: str, scope: str, depth: int = 0) -> set[Value]:
+        """The callable values `node` may evaluate to (empty: none known)."""
+        if node is None or depth > _MAX_DEPTH:
+            return set()
+        d = depth + 1
+        if isinstance(node, ast.Name):
+            return self.resolve_decorated(self._name(node.id, m, scope, d))
+        if isinstance(node, ast.Attribute):
+            return self._attribute(node, m, scope, d)
+        if isinstance(node, ast.Call):
+            return self._call_result(node, m, scope, d)
+        if isinstance(node, ast.Lambda):
+            names = self._lambda_by_text.get((m, scope, _norm(node)), ())
+            return {Value("lambda", n) for n in names}
+        if isinstance(node, ast.Subscript):
+            key = _const_key(node.slice)
+            return set(self.elements(self.eval(node.value, m, scope, d), key=key))
+        if isinstance(node, ast.Dict | ast.List | ast.Tuple | ast.Set):
+            return self._literal(node, m, scope, d)
+        if isinstance(node, ast.IfExp):
+            return self.eval(node.body, m, scope, d) | self.eval(node.orelse, m, scope, d)
+        if isinstance(node, ast.BoolOp):
+            out: set[Value] = set()
+            for v in node.values:
+                out |= self.eval(v, m, scope, d)
+            return out
+        if isinstance(node, ast.NamedExpr):
+            return self.eval(node.value, m, scope, d)
+        if isinstance(node, ast.Await):
+            return self.eval(node.value, m, scope, d)
+        if isinstance(node, ast.Starred):
+            return self.eval(node.value, m, scope, d)
+        if isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp):
+            vals = self.eval(node.elt, m, scope, d)
+            if not vals:
+                return set()
+            box = Value("container", f"{m}:{scope}:{_norm(node)}")
+            self._store(box.name, None, vals)
+            return {box}
+        return set()
+
+    def _literal(self, node: ast.Dict | ast.List | ast.Tuple | ast.Set, m: str, scope: str, d: int) -> set[Value]:
+        box = f"{m}:{scope}:{_norm(node)}"
+        found = False
+        if isinstance(node, ast.Dict):
+            for k, v in zip(node.keys, node.values, strict=True):
+                if k is None:  # `{**other}`
+                    for src in self.eval(v, m, scope, d):
+                        if src.kind == "container":
+                            for key, vals in self._slots(src.name):
+                                self._store(box, None if key in (_ANY, _ALL) else key, vals)
+                                found = found or bool(vals)
+                    continue
+                vals = self.eval(v, m, scope, d)
+                if vals:
+                    self._store(box, _const_key(k), vals)
+                    found = True
+        else:
+            for i, e in enumerate(node.elts):
+                if isinstance(e, ast.Starred):
+                    vals = self.elements(self.eval(e.value, m, scope, d))
+                    key = None
+                else:
+                    vals = self.eval(e, m, scope, d)
+                    key = str(i) if not isinstance(node, ast.Set) else None
+                if vals:
+                    self._store(box, key, vals)
+                    found = True
+        # A container that holds no callable yet may still receive some (`d = {}; d[k] = f`).
+        return {Value("container", box)} if found or not _has_elements(node) else set()
+
+    def _name(self, name: str, m: str, scope: str, d: int) -> set[Value]:
+        p = self.p
+        for index, sc in enumerate(p.chain(scope)):
+            if sc == MODULE_SCOPE:
+                break
+            qual = f"{m}.{sc}"
+            is_code = qual in p.functions or qual in self.lambdas
+            if not is_code:
+                if index == 0 and qual in p.classes:
+                    sym = p.member(Symbol("class", qual), name)
+                    if sym is not None and sym.kind in ("function", "class") and sym.name == f"{qual}.{name}":
+                        return {Value(sym.kind, sym.name)}
+                    vals = self.read(("attr", qual, name))
+                    if vals:
+                        return set(vals)
+                continue
+            sig = self.signature(qual)
+            if (sig is not None and name in sig.all) or name in self._locals.get((m, sc), ()):
+                vals = set(self.read(("var", m, sc, name)))
+                if not vals:
+                    v = self.infer.eval(ast.Name(id=name, ctx=ast.Load()), Ctx(m, sc))
+                    if v is not None and v.kind in ("function", "class", "instance", "external", "module"):
+                        vals = {v}
+                return vals
+            nested = f"{qual}.{name}"
+            if nested in p.functions:
+                return {Value("function", nested)}
+            if nested in p.classes:
+                return {Value("class", nested)}
+            target = p.scope(m, sc).imports.get(name)
+            if target is not None:
+                return self._symbol(p.lookup_global(target))
+        if name in p.module_attrs(m) or name in self._locals.get((m, MODULE_SCOPE), ()):
+            vals = set(self.read(("mod", m, name)))
+            if vals:
+                return vals
+        sym = p.lookup_in_module(m, name)
+        if sym is not None:
+            return self._symbol(sym)
+        if name in BUILTIN_NAMES:
+            return {Value("external", f"builtins.{name}")}
+        return set()
+
+    def _symbol(self, sym: Symbol | None) -> set[Value]:
+        if sym is None:
+            return set()
+        if sym.kind == "variable":
+            module, _, var = sym.name.rpartition(".")
+            vals = set(self.read(("mod", module, var)))
+            if vals:
+                return vals
+            v = self.infer.symbol_value(sym)
+            return {v} if v is not None else set()
+        return {Value(sym.kind, sym.name)}
+
+    def resolve_decorated(self, vals: Iterable[Value]) -> set[Value]:
+        """A decorated function's name holds what its decorators returned."""
+        out: set[Value] = set()
+        for v in vals:
+            if v.kind == "function" and v.name in self._decorated and v.via != "raw":
+                dec = self.pts.get(("dec", v.name))
+                if self._current >= 0:
+                    self.read(("dec", v.name))
+                if dec:
+                    out |= {x if x.name != v.name else v.with_via("raw") for x in dec}
+                    continue
+            out.add(v)
+        return out
+
+    def _attribute(self, node: ast.Attribute, m: str, scope: str, d: int) -> set[Value]:
+        p = self.p
+        out: set[Value] = set()
+        for base in self._receiver(node.value, m, scope, d):
+            if base.kind == "module":
+                sym = p.lookup_in_module(base.name, node.attr)
+                out |= self._symbol(sym)
+                if sym is None or sym.kind == "variable":
+                    out |= set(self.read(("mod", base.name, node.attr)))
+            elif base.kind in ("instance", "class"):
+                sym = p.member(Symbol("class", base.name), node.attr)
+                if sym is not None and sym.kind == "function":
+                    fd = p.functions[sym.name]
+                    if fd.fact.is_property and base.kind == "instance":
+                        out |= set(self.read(("ret", sym.name)))
+                    else:
+                        bound = base.kind == "instance" and not fd.fact.is_staticmethod
+                        bound = bound or fd.fact.is_classmethod
+                        out.add(Value("function", sym.name, "attribute", bound=bound))
+                elif sym is not None:
+                    out.add(Value(sym.kind, sym.name))
+                else:
+                    for owner in p.hierarchy.mro(base.name):
+                        if owner in p.classes:
+                            out |= set(self.read(("attr", owner, node.attr)))
+            elif base.kind == "external":
+                out.add(Value("external", f"{base.name}.{node.attr}"))
+        return self.resolve_decorated(out)
+
+    def _receiver(self, node: ast.expr, m: str, scope: str, d: int = 0) -> set[Value]:
+        """Values of an attribute's base: this stage's sets, else the inferrer's type."""
+        vals = {v for v in self.eval(node, m, scope, d) if v.kind != "container"}
+        if vals:
+            return vals
+        v = self.infer.eval(node, Ctx(m, scope))
+        return {v} if v is not None else set()
+
+    def _call_result(self, node: ast.Call, m: str, scope: str, d: int) -> set[Value]:
+        func = node.func
+        callees = self.eval(func, m, scope, d)
+        out: set[Value] = set()
+        if isinstance(func, ast.Attribute) and func.attr in _ELEMENT_METHODS | _ALIAS_METHODS:
+            base = {c for c in self.eval(func.value, m, scope, d) if c.kind in ("container", "generator")}
+            if base:
+                if func.attr in _ALIAS_METHODS:
+                    out |= base
+                else:
+                    key = _const_key(node.args[0]) if node.args and func.attr != "setdefault" else None
+                    out |= set(self.elements(base, key=key))
+        for c in self.resolve_decorated(callees):
+            if c.kind == "function":
+                if c.via == "partial":
+                    out.add(c)
+                elif c.name in self._generators:
+                    out.add(Value("generator", c.name))
+                else:
+                    out |= set(self.read(("ret", c.name)))
+            elif c.kind == "lambda":
+                out |= set(self.read(("ret", c.name)))
+            elif c.kind == "class":
+                out.add(Value("instance", c.name))
+            elif c.kind == "instance":
+                call = self.p.member(Symbol("class", c.name), "__call__")
+                if call is not None and call.kind == "function":
+                    out |= set(self.read(("ret", call.name)))
+            elif c.kind == "external":
+                out |= self._external_result(c.name, node, m, scope, d)
+        return out
+
+    def _external_result(self, name: str, node: ast.Call, m: str, scope: str, d: int) -> set[Value]:
+        if name in _PARTIAL and node.args:
+            return {
+                Value(v.kind, v.name, "partial", bound=v.bound)
+                for v in self.eval(node.args[0], m, scope, d)
+                if v.kind in ("function", "lambda")
+            }
+        short = name.removeprefix("builtins.")
+        if short in _PASS_THROUGH or name in _PASS_THROUGH:
+            out: set[Value] = set()
+            for arg in node.args:
+                out |= {v for v in self.eval(arg, m, scope, d) if v.kind in ("container", "generator")}
+            return out
+        if name == "builtins.map" and node.args:
+            return {Value("mapped", v.name) for v in self.eval(node.args[0], m, scope, d) if v.kind in ("function", "lambda")}
+        if name == "builtins.next" and node.args:
+            return set(self.elements(self.eval(node.args[0], m, scope, d)))
+        if name == "builtins.getattr" and len(node.args) >= 2:
+            attr = node.args[1]
+            if isinstance(attr, ast.Constant) and isinstance(attr.value, str) and attr.value.isidentifier():
+                return self._attribute(ast.Attribute(value=node.args[0], attr=attr.value, ctx=ast.Load()), m, scope, d)
+        return set()
+
+    # -- elements ------------------------------------------------------------
+
+    def elements(self, vals: Iterable[Value], key: str | None = None, *, unpack: bool = False) -> set[Value]:
+        """What iterating (or indexing with `key`) over `vals` yields."""
+        out: set[Value] = set()
+        for v in vals:
+            if v.kind == "container":
+                if key is None:
+                    out |= set(self.read(("elt", v.name, _ALL)))
+                else:
+                    out |= set(self.read(("elt", v.name, key)))
+                    out |= set(self.read(("elt", v.name, _ANY)))
+            elif v.kind == "generator":
+                out |= set(self.read(("gen", v.name)))
+            elif v.kind == "mapped":
+                out |= set(self.read(("ret", v.name)))
+            elif v.kind == "instance":
+                out |= self._iterated(v.name)
+            elif unpack:
+                out.add(v)  # `for k, f in d.items()`: pairs are not modelled, their parts are
+        return out
+
+    def _iterated(self, cls: str) -> set[Value]:
+        p = self.p
+        it = p.member(Symbol("class", cls), "__iter__")
+        if it is None or it.kind != "function":
+            return set()
+        if it.name in self._generators:
+            return set(self.read(("gen", it.name)))
+        out: set[Value] = set()
+        for obj in self.read(("ret", it.name)) or {Value("instance", cls)}:
+            if obj.kind == "instance":
+                nxt = p.member(Symbol("class", obj.name), "__next__")
+                if nxt is not None and nxt.kind == "function":
+                    out |= set(self.read(("ret", nxt.name)))
+            else:
+                out |= self.elements({obj})
+        return out
+
+    def iteration_calls(self, node: ast.expr, m: str, scope: str) -> list[str]:
+        """`for x in obj`: the `__iter__` / `__next__` methods that run."""
+        out: list[str] = []
+        vals = {v for v in self.eval(node, m, scope) if v.kind == "instance"}
+        if not vals:
+            v = self.infer.eval(node, Ctx(m, scope))
+            if v is not None and v.kind == "instance":
+                vals = {v}
+        for v in vals:
+            it = self.p.member(Symbol("class", v.name), "__iter__")
+            if it is None or it.kind != "function":
+                continue
+            out.append(it.name)
+            if it.name in self._generators:
+                continue
+            for obj in self.pts.get(("ret", it.name), ()) or {Value("instance", v.name)}:
+                if obj.kind == "instance":
+                    nxt = self.p.member(Symbol("class", obj.name), "__next__")
+                    if nxt is not None and nxt.kind == "function":
+                        out.append(nxt.name)
+        return out
+
+    # -- code objects ----------------------------------------------------------
+
+    def _code_of(self, v: Value) -> tuple[str | None, int]:
+        """(function or lambda whose parameters receive the arguments, parameters to skip)."""
+        if v.kind == "lambda":
+            return v.name, 0
+        if v.kind == "function" and v.name in self.p.functions:
+            return v.name, 1 if v.bound else 0
+        if v.kind == "class":
+            init = self.p.member(Symbol("class", v.name), "__init__")
+            if init is not None and init.kind == "function":
+                return init.name, 1
+        if v.kind == "instance":
+            call = self.p.member(Symbol("class", v.name), "__call__")
+            if call is not None and call.kind == "function":
+                return call.name, 1
+        return None, 0
+
+    def _split(self, target: str) -> tuple[str, str]:
+        fd = self.p.functions.get(target)
+        if fd is not None:
+            return fd.module, fd.fact.qualname
+        ld = self.lambdas[target]
+        return ld.module, ld.qualname
+
+    def signature(self, target: str) -> _Signature | None:
+        found = self._sigs.get(target, False)
+        if found is not False:
+            return found  # type: ignore[return-value]
+        sig: _Signature | None = None
+        fd = self.p.functions.get(target)
+        if fd is not None:
+            sig = _Signature([], set(), None, None)
+            for prm in fd.fact.params:
+                if prm.kind in ("positional_only", "positional"):
+                    sig.positional.append(prm.name)
+                elif prm.kind == "keyword_only":
+                    sig.keyword.add(prm.name)
+                elif prm.kind == "var_positional":
+                    sig.var_positional = prm.name
+                elif prm.kind == "var_keyword":
+                    sig.var_keyword = prm.name
+        elif target in self.lambdas:
+            a = self.lambdas[target].node.args
+            sig = _Signature(
+                [x.arg for x in (*a.posonlyargs, *a.args)],
+                {x.arg for x in a.kwonlyargs},
+                a.vararg.arg if a.vararg else None,
+                a.kwarg.arg if a.kwarg else None,
+            )
+            pos = [*a.posonlyargs, *a.args]
+            sig.defaults = [(x.arg, dflt) for x, dflt in zip(pos[len(pos) - len(a.defaults):], a.defaults, strict=True)]
+            sig.defaults += [(x.arg, dflt) for x, dflt in zip(a.kwonlyargs, a.kw_defaults, strict=True) if dflt is not None]
+        if sig is not None:
+            sig.all = {*sig.positional, *sig.keyword, *(n for n in (sig.var_positional, sig.var_keyword) if n)}
+        self._sigs[target] = sig
+        return sig
+
+    def _name_loc(self, m: str, scope: str, name: str) -> Loc:
+        if scope == MODULE_SCOPE:
+            return ("mod", m, name)
+        qual = f"{m}.{scope}"
+        if qual in self.p.classes:
+            return ("attr", qual, name)
+        return ("var", m, scope, name)
+
+    # -- queries after solve() ---------------------------------------------------
+
+    def callees(self, node: ast.expr, m: str, scope: str) -> set[Value]:
+        return self.resolve_decorated(self.eval(node, m, scope))
+
+    def is_generator(self, func: str) -> bool:
+        return func in self._generators
+
+    def decorated_values(self, func: str) -> set[Value] | None:
+        if func not in self._decorated:
+            return None
+        return set(self.pts.get(("dec", func), ()))
+
+    def has_locals(self, m: str, scope: str, name: str) -> bool:
+        for sc in self.p.chain(scope):
+            if sc == MODULE_SCOPE:
+                return name in self._locals.get((m, sc), ())
+            sig = self.signature(f"{m}.{sc}")
+            if (sig is not None and name in sig.all) or name in self._locals.get((m, sc), ()):  # type: ignore[attr-defined]
+                return True
+        return False
+
+
+def _has_elements(node: ast.Dict | ast.List | ast.Tuple | ast.Set) -> bool:
+    return bool(node.keys if isinstance(node, ast.Dict) else node.elts)
+
+
+def _const_key(node: ast.expr | None) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str | int) and not isinstance(node.value, bool):
+        return str(node.value)
+    return None
+
+
+def _target_names(node: ast.expr | None) -> Iterator[str]:
+    if isinstance(node, ast.Name):
+        yield node.id
+    elif isinstance(node, ast.Tuple | ast.List):
+        for el in node.elts:
+            yield from _target_names(el)
+    elif isinstance(node, ast.Starred):
+        yield from _target_names(node.value)

@@ -1,0 +1,53 @@
+"""The function-value flow suite (tests/graphs/flow_cases): the static graph
+per category against hand-written expectations, and every expectation checked
+against what Python really runs (each case program executed under a profiler)."""
+
+from __future__ import annotations
+
+import pytest
+from graphs.flow_suite import (
+    CASE_IDS,
+    FLOW_CASES,
+    actual,
+    expected,
+    format_scores,
+    score_suite,
+    traced_edges,
+    untraced,
+)
+
+# Cases whose modules are not all in the case folder (`ext` stands for an
+# installed package), so they cannot run.
+_NOT_RUNNABLE = {c for c in CASE_IDS if c.startswith("external/")}
+
+
+def _edges(graph: dict[str, list[str]]) -> set[tuple[str, str]]:
+    return {(k, v) for k, vs in graph.items() for v in vs}
+
+
+@pytest.mark.parametrize("case_id", sorted(set(CASE_IDS) - _NOT_RUNNABLE))
+def test_expectation_is_what_python_runs(case_id: str) -> None:
+    modules = {p.stem for p in (FLOW_CASES / case_id).glob("*.py")}
+    exp = {(a, b) for a, b in _edges(expected(case_id)) if b.split(".")[0] in modules}
+    ran = traced_edges(case_id)
+    assert ran - exp == set(), "the run took calls the expectation lacks"
+    assert exp - ran == untraced(case_id), "expected calls the run did not take (list them in untraced.json)"
+
+
+def test_every_node_is_a_key() -> None:
+    for case_id in CASE_IDS:
+        missing = set(expected(case_id)) - set(actual(case_id))
+        assert {k for k in missing if not k.startswith(("<", "ext."))} == set(), case_id
+
+
+def test_flow_suite_scores() -> None:
+    scores = score_suite()
+    print("\nfunction-value flow suite (" + str(len(CASE_IDS)) + " cases)")
+    print("\n".join(format_scores(scores)))
+    tp = sum(t for t, _, _ in scores.values())
+    fp = sum(f for _, f, _ in scores.values())
+    fn = sum(n for _, _, n in scores.values())
+    assert len(scores) >= 14 and len(CASE_IDS) >= 60
+    assert tp / (tp + fp) >= 0.98 and tp / (tp + fn) >= 0.97
+    for cat, (t, _f, n) in scores.items():
+        assert t / (t + n) >= 0.9, f"{cat}: recall below 0.9"
