@@ -10,8 +10,14 @@
    correct; the others are looked up in benchmarks/callgraph_labels.json
    (hand labels, "edge": true/false) and listed when unlabelled.
 4. Reruns the micro-benchmark cases (tests/graphs/cases) and prints their totals.
+5. Scores the function-value flow suite (tests/graphs/flow_cases: one folder per
+   construct, expectations checked against profiled runs by its tests) per category.
+6. Traces a pure-Python library the project does not own (markdown_it parsing and
+   rendering a document, see benchmarks/library_trace.py) and compares its traced
+   edges with the static graph of its installed source: recall, and precision both
+   against the trace and on call sites whose line ran.
 
-    .venv/bin/python benchmarks/callgraph_accuracy.py [--model DIR] [--sample 60]
+    .venv/bin/python benchmarks/callgraph_accuracy.py [--model DIR] [--sample 60] [--skip-engine]
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from typing import Any
 import networkx as nx
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 PACKAGE = "reference_engine"
 LABELS = Path(__file__).with_name("callgraph_labels.json")
 _MAX_HOPS = 12
@@ -180,20 +187,40 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cache-dir", type=Path, default=Path("/tmp/atlas-graphs-bench"))
     parser.add_argument("--json", action="store_true", help="Print one JSON object.")
+    parser.add_argument("--skip-engine", action="store_true", help="Leave out the reference engine's trace.")
     args = parser.parse_args()
 
     sys.path.insert(0, str(ROOT))
-    workload = generation_workload(args.model)
-    dynamic = collect_dynamic_edges(workload)
-    graph = static_graph(args.cache_dir)
-    report: dict[str, object] = {
-        "recall": recall_report(graph, dynamic),
-        "precision_sample": precision_report(graph, dynamic, args.sample, args.seed),
-    }
+    report: dict[str, object] = {}
     p, r, n = micro_benchmark()
     report["micro_benchmark"] = {"cases": n, "precision": p, "recall": r}
+    sys.path.insert(0, str(ROOT / "tests"))
+    from graphs.flow_suite import CASE_IDS, format_scores, score_suite
+    from library_trace import library_report
+
+    scores = score_suite()
+    report["flow_suite"] = {cat: {"right": t, "extra": f, "missed": m} for cat, (t, f, m) in scores.items()}
+    library = library_report()
+    report["library_trace"] = library
+    if not args.skip_engine:
+        workload = generation_workload(args.model)
+        dynamic = collect_dynamic_edges(workload)
+        graph = static_graph(args.cache_dir)
+        report["recall"] = recall_report(graph, dynamic)
+        report["precision_sample"] = precision_report(graph, dynamic, args.sample, args.seed)
     if args.json:
         print(json.dumps(report, indent=1))
+        return 0
+    print(f"micro-benchmark: {n} cases, precision {p:.1%}, recall {r:.1%}")
+    print(f"function-value flow suite: {len(CASE_IDS)} cases")
+    print("\n".join(format_scores(scores)))
+    print(f"library trace ({library['library']}): {library['traced_edges']} traced edges, "
+          f"{library['static_edges']} static edges")
+    print(f"  recall {library['recall']:.1%}; precision vs trace {library['precision_vs_trace']:.1%} (lower bound); "
+          f"on executed sites {library['executed_site_precision']:.1%} of {library['executed_site_edges']} edges")
+    for line in library["missed"]:  # type: ignore[attr-defined]
+        print(f"    missed: {line}")
+    if args.skip_engine:
         return 0
     rec = report["recall"]
     prec = report["precision_sample"]
@@ -209,7 +236,6 @@ def main() -> int:
     print(f"  by confidence: {prec['by_confidence']}")
     for line in prec["unlabelled"]:  # type: ignore[union-attr]
         print(f"    unlabelled: {line}")
-    print(f"micro-benchmark: {n} cases, precision {p:.1%}, recall {r:.1%}")
     return 0
 
 

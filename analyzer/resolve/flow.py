@@ -107,6 +107,7 @@ class FlowGraph:
         self._sigs: dict[str, _Signature | None] = {}
         self._decorated: set[str] = set()
         self._keys: dict[str, set[str]] = {}  # container -> constant keys written
+        self._fields: dict[str, list[str]] = {}  # dataclass -> its fields, in `__init__` order
         self._collect()
 
     # -- facts -> constraints ------------------------------------------------
@@ -362,6 +363,8 @@ class FlowGraph:
             return
         target, skip = self._code_of(callee)
         if target is None:
+            if callee.kind == "class":
+                self._bind_fields(callee.name, args, kwargs, m, scope)
             return
         sig = self.signature(target)
         if sig is None:
@@ -402,6 +405,32 @@ class FlowGraph:
                 self.write(("var", tmod, tqual, key), vals)
             elif sig.var_keyword:
                 self._star_param(tmod, tqual, sig.var_keyword, vals, key)
+
+    def _bind_fields(
+        self, cls: str, args: list[ast.expr | None], kwargs: list[tuple[str, ast.expr | None]], m: str, scope: str
+    ) -> None:
+        """A dataclass's generated `__init__`: arguments go to its fields, in order."""
+        names = self._fields.get(cls)
+        if names is None:
+            names = []
+            for owner in reversed(self.p.hierarchy.mro(cls)):
+                cd = self.p.classes.get(owner)
+                if cd is not None and cd.fact.is_dataclass:
+                    names += [a.target for a in cd.fact.fields if a.target not in names]
+            self._fields[cls] = names
+        if not names:
+            return
+        for i, arg in enumerate(args):
+            if arg is None or isinstance(arg, ast.Starred) or i >= len(names):
+                break
+            vals = self.eval(arg, m, scope)
+            if vals:
+                self.write(("attr", cls, names[i]), vals)
+        for key, arg in kwargs:
+            if arg is not None and key in names:
+                vals = self.eval(arg, m, scope)
+                if vals:
+                    self.write(("attr", cls, key), vals)
 
     def _star_param(self, tmod: str, tqual: str, name: str, vals: Iterable[Value], key: str | None = None) -> None:
         box = f"{tmod}.{tqual}:{name}"
@@ -517,7 +546,9 @@ class FlowGraph:
             return {Value("lambda", n) for n in names}
         if isinstance(node, ast.Subscript):
             key = _const_key(node.slice)
-            return set(self.elements(self.eval(node.value, m, scope, d), key=key))
+            base = self.eval(node.value, m, scope, d)
+            out = {v for v in base if v.kind == "class"}  # `Ruler[T]`: a generic class is the class
+            return out | self.elements(base, key=key)
         if isinstance(node, ast.Dict | ast.List | ast.Tuple | ast.Set):
             return self._literal(node, m, scope, d)
         if isinstance(node, ast.IfExp):

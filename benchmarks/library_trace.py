@@ -1,0 +1,264 @@
+"""Static call graph vs a traced run of a pure-Python library written by others.
+
+The library (markdown_it by default: its parsers keep their rule functions in
+lists and call them through variables, the function-value flow the issue is
+about) is analysed from its installed source like any directory, then run on
+a document under `sys.settrace`, which records
+
+- caller -> callee edges between the library's own frames (the callee's
+  immediate Python parent; lambdas get the index's `<lambdaN>` names,
+  comprehension and generator-expression frames count as their enclosing
+  function), and
+- every (file, line) that executed.
+
+Recall: traced edges the static graph has. Precision, two ways: against the
+traced edges alone (a lower bound: one document does not run every path), and
+on *executed sites*: static edges whose call site line ran, where a callee that
+was not observed from that caller is counted wrong (an upper-bound-free,
+runtime-checked figure; a short-circuited call on a run line counts wrong too).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import networkx as nx
+
+_CO_OPTIMIZED = 0x1
+_CALLABLE_KINDS = ("function", "method", "lambda")
+
+DOCUMENT = """# Serving Atlas
+
+A *paged* KV cache keeps **blocks** of `keys` and values; see [vLLM](https://example.org "docs").
+
+> A quote with a list:
+> 1. first
+> 2. second
+
+- item one
+- item two
+  - nested `code`
+
+```python
+def f(x):
+    return x
+```
+
+| head | other |
+| ---- | ----- |
+| a    | ~~b~~ |
+
+Auto link <https://example.org> and an image ![alt](img.png).
+
+Term  
+with a hard break, an &amp; entity and a footnote-like [ref].
+
+[ref]: https://example.org/ref
+
+***
+
+    indented code
+"""
+
+
+def _lambda_names(path: Path, module: str) -> dict[tuple[int, str], list[str]]:
+    """(line, enclosing qualname) -> index-style lambda names, counted per scope."""
+    out: dict[tuple[int, str], list[str]] = {}
+    counts: dict[str, int] = {}
+
+    def visit(node: ast.AST, scope: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                for d in child.decorator_list:
+                    visit(d, scope)
+                if not isinstance(child, ast.ClassDef):
+                    visit(child.args, scope)
+                else:
+                    for b in (*child.bases, *child.keywords):
+                        visit(b, scope)
+                inner = f"{scope}.{child.name}" if scope else child.name
+                for stmt in child.body:
+                    visit(ast.Module(body=[stmt], type_ignores=[]), inner)
+            elif isinstance(child, ast.Lambda):
+                counts[scope] = counts.get(scope, 0) + 1
+                name = f"{scope}.<lambda{counts[scope]}>" if scope else f"<lambda{counts[scope]}>"
+                out.setdefault((child.lineno, scope), []).append(f"{module}.{name}")
+                visit(child.args, scope)
+                visit(child.body, name)
+            else:
+                visit(child, scope)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), "")
+    return out
+
+
+class Tracer:
+    def __init__(self, package: str, root: Path) -> None:
+        self.package = package
+        self.root = root.resolve()
+        self.edges: set[tuple[str, str]] = set()
+        self.lines: set[tuple[str, int]] = set()  # (package-relative path, line)
+        self._lambdas: dict[str, dict[tuple[int, str], list[str]]] = {}
+        self._rels: dict[str, str | None] = {}
+
+    def _rel(self, filename: str) -> str | None:
+        found = self._rels.get(filename, "")
+        if found == "":
+            try:
+                found = Path(filename).resolve().relative_to(self.root.parent).as_posix()
+            except ValueError:
+                found = None
+            self._rels[filename] = found
+        return found
+
+    def name_of(self, frame: FrameType | None) -> str | None:
+        while frame is not None:
+            module = frame.f_globals.get("__name__", "")
+            if not isinstance(module, str) or not (module == self.package or module.startswith(self.package + ".")):
+                return None
+            code = frame.f_code
+            qual = code.co_qualname
+            if qual == "<module>":
+                return module
+            if not code.co_flags & _CO_OPTIMIZED:  # a class body runs in its enclosing scope
+                frame = frame.f_back
+                continue
+            parts = [p for p in qual.split(".") if p != "<locals>"]
+            if parts[-1] == "<lambda>":
+                scope = ".".join(p for p in parts[:-1] if not p.startswith("<"))
+                rel = self._rel(code.co_filename)
+                if rel is None:
+                    return None
+                if rel not in self._lambdas:
+                    self._lambdas[rel] = _lambda_names(self.root.parent / rel, module)
+                found = self._lambdas[rel].get((code.co_firstlineno, scope), [])
+                return found[0] if len(found) == 1 else None
+            if any(p.startswith("<") for p in parts):  # comprehension / genexpr: its enclosing function
+                frame = frame.f_back
+                continue
+            return f"{module}.{'.'.join(parts)}"
+        return None
+
+    def trace(self, frame: FrameType, event: str, arg: object) -> Any:
+        if event == "call":
+            code = frame.f_code
+            module = frame.f_globals.get("__name__", "")
+            if not isinstance(module, str) or not (module == self.package or module.startswith(self.package + ".")):
+                return None
+            rel = self._rel(code.co_filename)
+            if rel is None:
+                return None
+            qual = code.co_qualname
+            callee_is_node = qual != "<module>" and code.co_flags & _CO_OPTIMIZED and (
+                qual.endswith("<lambda>") or not qual.rpartition(".")[2].startswith("<")
+            )
+            if callee_is_node:
+                callee = self.name_of(frame)
+                caller = self.name_of(frame.f_back)
+                if callee is not None and caller is not None:
+                    self.edges.add((caller, callee))
+            return self._local(rel)
+        return None
+
+    def _local(self, rel: str) -> Callable[[FrameType, str, object], Any]:
+        lines = self.lines
+
+        def local(frame: FrameType, event: str, arg: object) -> Any:
+            if event == "line":
+                lines.add((rel, frame.f_lineno))
+            return local
+
+        return local
+
+    def run(self, workload: Callable[[], Any]) -> None:
+        sys.settrace(self.trace)
+        try:
+            workload()
+        finally:
+            sys.settrace(None)
+
+
+def markdown_workload() -> Callable[[], Any]:
+    mod = importlib.import_module("markdown_it")
+    md = mod.MarkdownIt("commonmark").enable(["table", "strikethrough"])
+
+    def run() -> Any:
+        tokens = md.parse(DOCUMENT)
+        return md.renderer.render(tokens, md.options, {}), md.render(DOCUMENT)
+
+    return run
+
+
+def static_library_graph(root: Path) -> nx.DiGraph:
+    from analyzer.graphs.callgraph import build_call_graph
+    from analyzer.index.extract import extract_file
+    from analyzer.resolve import CallResolver, Project
+
+    facts = [
+        extract_file(p.read_bytes(), p.relative_to(root.parent).as_posix())
+        for p in sorted(root.rglob("*.py"))
+    ]
+    project = Project(facts)
+    return build_call_graph(project, CallResolver(project)).graph
+
+
+def compare(graph: nx.DiGraph, tracer: Tracer) -> dict[str, object]:
+    dynamic = tracer.edges
+    static = {
+        (u, v)
+        for u, v in graph.edges
+        if graph.nodes[v].get("kind") in _CALLABLE_KINDS
+    }
+    hit = dynamic & static
+    # Executed-site precision: static edges from a site whose line ran.
+    site_checked = right = 0
+    wrong: list[str] = []
+    for u, v in sorted(static):
+        sites = graph.edges[u, v].get("sites", [])
+        ran = any((s.rpartition(":")[0], int(s.rpartition(":")[2])) in tracer.lines for s in sites)
+        if not ran:
+            continue
+        site_checked += 1
+        if (u, v) in dynamic:
+            right += 1
+        else:
+            wrong.append(f"{u} -> {v}  [{graph.edges[u, v]['confidence']} {graph.edges[u, v]['site']}]")
+    return {
+        "traced_edges": len(dynamic),
+        "static_edges": len(static),
+        "recall": len(hit) / len(dynamic) if dynamic else 1.0,
+        "precision_vs_trace": len(hit) / len(static) if static else 1.0,
+        "executed_site_edges": site_checked,
+        "executed_site_precision": right / site_checked if site_checked else 1.0,
+        "missed": sorted(f"{u} -> {v}" + ("" if u in graph and v in graph else "  (node unknown)")
+                         for u, v in dynamic - static),
+        "wrong_on_executed_sites": wrong,
+    }
+
+
+def library_report(package: str = "markdown_it") -> dict[str, object]:
+    mod = importlib.import_module(package)
+    root = Path(mod.__file__).parent  # type: ignore[arg-type]
+    tracer = Tracer(package, root)
+    tracer.run(markdown_workload())
+    report = compare(static_library_graph(root), tracer)
+    report["library"] = f"{package} {getattr(mod, '__version__', '')}".strip()
+    return report
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    rep = library_report()
+    for key in ("library", "traced_edges", "static_edges", "recall", "precision_vs_trace",
+                "executed_site_edges", "executed_site_precision"):
+        print(f"{key}: {rep[key]}")
+    for line in rep["missed"]:  # type: ignore[attr-defined]
+        print("  missed:", line)
+    for line in rep["wrong_on_executed_sites"]:  # type: ignore[attr-defined]
+        print("  wrong:", line)
