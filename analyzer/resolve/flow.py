@@ -59,7 +59,8 @@ _ELEMENT_METHODS = frozenset({"get", "pop", "setdefault", "popitem", "popleft", 
 _ALIAS_METHODS = frozenset({"values", "items", "copy", "keys", "__iter__"})
 _STORE_METHODS = {"append": 0, "add": 0, "appendleft": 0, "insert": 1, "setdefault": 1}
 _EXTEND_METHODS = frozenset({"extend", "update", "extendleft"})
-_CALLABLE = frozenset({"function", "lambda", "class"})
+_TRACKED = frozenset({"function", "lambda", "class", "instance", "container", "generator", "mapped"})
+_VIAS = frozenset({"raw", "partial", "local"})  # the via kinds that change what a call means here
 
 
 @dataclass(slots=True)
@@ -107,7 +108,9 @@ class FlowGraph:
         self._sigs: dict[str, _Signature | None] = {}
         self._decorated: set[str] = set()
         self._keys: dict[str, set[str]] = {}  # container -> constant keys written
-        self._fields: dict[str, list[str]] = {}  # dataclass -> its fields, in `__init__` order
+        self._fields: dict[str, list[str]] = {}
+        self._plans: dict[tuple[str, str, str], tuple[tuple[Loc, ...], frozenset[Value]]] = {}
+        self._receivers: dict[tuple[str, str, int], Value | None] = {}  # dataclass -> its fields, in `__init__` order
         self._collect()
 
     # -- facts -> constraints ------------------------------------------------
@@ -186,6 +189,10 @@ class FlowGraph:
     def write(self, loc: Loc, values: Iterable[Value]) -> None:
         found = self.pts.get(loc)
         for v in values:
+            if v.kind not in _TRACKED:
+                continue  # externals and modules are the inferrer's business (`x = x.next` grows them forever)
+            if v.via not in _VIAS:
+                v = Value(v.kind, v.name, "local", (), v.bound)
             if found is None:
                 found = self.pts[loc] = set()
             if v not in found:
@@ -604,7 +611,22 @@ class FlowGraph:
         return {Value("container", box)} if found or not _has_elements(node) else set()
 
     def _name(self, name: str, m: str, scope: str, d: int) -> set[Value]:
+        key = (m, scope, name)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = self._name_plan(name, m, scope)
+        locs, static = plan
+        for loc in locs:
+            vals = self.read(loc)
+            if vals:
+                return set(vals)
+        return set(static)
+
+    def _name_plan(self, name: str, m: str, scope: str) -> tuple[tuple[Loc, ...], frozenset[Value]]:
+        """Where a name's value comes from, worked out once per scope: the
+        locations to read, first non-empty wins, then what it is statically."""
         p = self.p
+        locs: list[Loc] = []
         for index, sc in enumerate(p.chain(scope)):
             if sc == MODULE_SCOPE:
                 break
@@ -614,49 +636,50 @@ class FlowGraph:
                 if index == 0 and qual in p.classes:
                     sym = p.member(Symbol("class", qual), name)
                     if sym is not None and sym.kind in ("function", "class") and sym.name == f"{qual}.{name}":
-                        return {Value(sym.kind, sym.name)}
-                    vals = self.read(("attr", qual, name))
-                    if vals:
-                        return set(vals)
+                        return tuple(locs), frozenset({Value(sym.kind, sym.name)})
+                    locs.append(("attr", qual, name))
                 continue
             sig = self.signature(qual)
             if (sig is not None and name in sig.all) or name in self._locals.get((m, sc), ()):
-                vals = set(self.read(("var", m, sc, name)))
-                if not vals:
-                    v = self.infer.eval(ast.Name(id=name, ctx=ast.Load()), Ctx(m, sc))
-                    if v is not None and v.kind in ("function", "class", "instance", "external", "module"):
-                        vals = {v}
-                return vals
+                locs.append(("var", m, sc, name))
+                v = self.infer.eval(ast.Name(id=name, ctx=ast.Load()), Ctx(m, sc))
+                ok = v is not None and v.kind in ("function", "class", "instance", "external", "module")
+                return tuple(locs), frozenset({v} if ok else ())  # type: ignore[arg-type]
             nested = f"{qual}.{name}"
             if nested in p.functions:
-                return {Value("function", nested)}
+                return tuple(locs), frozenset({Value("function", nested)})
             if nested in p.classes:
-                return {Value("class", nested)}
+                return tuple(locs), frozenset({Value("class", nested)})
             target = p.scope(m, sc).imports.get(name)
             if target is not None:
-                return self._symbol(p.lookup_global(target))
+                return self._symbol_plan(p.lookup_global(target), locs)
         if name in p.module_attrs(m) or name in self._locals.get((m, MODULE_SCOPE), ()):
-            vals = set(self.read(("mod", m, name)))
-            if vals:
-                return vals
+            locs.append(("mod", m, name))
         sym = p.lookup_in_module(m, name)
         if sym is not None:
-            return self._symbol(sym)
+            return self._symbol_plan(sym, locs)
         if name in BUILTIN_NAMES:
-            return {Value("external", f"builtins.{name}")}
-        return set()
+            return tuple(locs), frozenset({Value("external", f"builtins.{name}")})
+        return tuple(locs), frozenset()
 
-    def _symbol(self, sym: Symbol | None) -> set[Value]:
+    def _symbol_plan(self, sym: Symbol | None, locs: list[Loc]) -> tuple[tuple[Loc, ...], frozenset[Value]]:
         if sym is None:
-            return set()
+            return tuple(locs), frozenset()
         if sym.kind == "variable":
             module, _, var = sym.name.rpartition(".")
-            vals = set(self.read(("mod", module, var)))
-            if vals:
-                return vals
+            if ("mod", module, var) not in locs:
+                locs.append(("mod", module, var))
             v = self.infer.symbol_value(sym)
-            return {v} if v is not None else set()
-        return {Value(sym.kind, sym.name)}
+            return tuple(locs), frozenset({v} if v is not None else ())
+        return tuple(locs), frozenset({Value(sym.kind, sym.name)})
+
+    def _symbol(self, sym: Symbol | None) -> set[Value]:
+        locs, static = self._symbol_plan(sym, [])
+        for loc in locs:
+            vals = self.read(loc)
+            if vals:
+                return set(vals)
+        return set(static)
 
     def resolve_decorated(self, vals: Iterable[Value]) -> set[Value]:
         """A decorated function's name holds what its decorators returned."""
@@ -706,7 +729,10 @@ class FlowGraph:
         vals = {v for v in self.eval(node, m, scope, d) if v.kind != "container"}
         if vals:
             return vals
-        v = self.infer.eval(node, Ctx(m, scope))
+        key = (m, scope, id(node))  # parsed nodes are memoised per text, so ids are stable
+        if key not in self._receivers:
+            self._receivers[key] = self.infer.eval(node, Ctx(m, scope))
+        v = self._receivers[key]
         return {v} if v is not None else set()
 
     def _call_result(self, node: ast.Call, m: str, scope: str, d: int) -> set[Value]:
