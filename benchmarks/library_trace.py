@@ -56,7 +56,7 @@ def f(x):
 
 Auto link <https://example.org> and an image ![alt](img.png).
 
-Term  
+Term\\
 with a hard break, an &amp; entity and a footnote-like [ref].
 
 [ref]: https://example.org/ref

@@ -16,7 +16,7 @@ import re
 from analyzer.index.models import AttributeAccess, CallSite, ModuleFacts
 from analyzer.resolve.decorators import Decorators
 from analyzer.resolve.exprs import dotted_name
-from analyzer.resolve.flow import FlowGraph
+from analyzer.resolve.flow import FlowGraph, flow_enabled
 from analyzer.resolve.infer import Ctx, Inferrer
 from analyzer.resolve.models import CallEdge, CallRecord, Value
 from analyzer.resolve.project import MODULE_SCOPE, Project, Symbol
@@ -76,7 +76,7 @@ class CallResolver:
     def flow(self) -> FlowGraph:
         """Function-value flow over the whole project, solved on first use."""
         if self._flow is None:
-            self._flow = FlowGraph(self.p, self.infer)
+            self._flow = FlowGraph(self.p, self.infer, enabled=flow_enabled(len(self.p.modules)))
             self._flow.solve()
         return self._flow
 
@@ -187,14 +187,20 @@ class CallResolver:
                     self.infer.eval_text(receiver, ctx) if receiver else self.infer.eval(node.value, ctx)
                 )
                 self._attribute_call(rec, base, node.attr, ctx)
-                self._undecorate(rec)
-                if not rec.edges or any(e.kind == "via-attribute-type" for e in rec.edges):
-                    self._flow_call(rec, node, ctx)
+                if self.flow.enabled:
+                    self._undecorate(rec)
+                    if not rec.edges or any(e.kind == "via-attribute-type" for e in rec.edges):
+                        self._flow_call(rec, node, ctx)
         else:
-            if not isinstance(node, ast.Lambda | ast.Subscript):  # the flow stage knows container slots
+            flow = self.flow.enabled
+            if not isinstance(node, ast.Lambda) and not (flow and isinstance(node, ast.Subscript)):
+                # (with the flow stage on, it knows container slots better)
                 self._value_call(rec, self.infer.eval(node, ctx), "direct")
-                self._undecorate(rec)
-            if not isinstance(node, ast.Name) or self._flows_name(node.id, ctx):
+                if flow:
+                    self._undecorate(rec)
+            if isinstance(node, ast.Lambda) or (
+                flow and (not isinstance(node, ast.Name) or self._flows_name(node.id, ctx))
+            ):
                 self._flow_call(rec, node, ctx)
         if not rec.edges and not rec.external and rec.unresolved is None:
             rec.unresolved = "callee could not be resolved"
@@ -286,7 +292,7 @@ class CallResolver:
                 node = self.p.parser.parse(text)
                 if node is None:
                     continue
-                for value in flow.callees(node, m, scope):
+                for value in flow.static_callees(node, m, scope) if not flow.enabled else flow.callees(node, m, scope):
                     if value.kind in ("function", "lambda"):
                         self._edge(rec, value.name, "direct", "inferred")
                     elif value.kind == "external" and not value.name.startswith("builtins.") and not isinstance(node, ast.Call):

@@ -25,7 +25,9 @@ both sites (sound; a site-precise answer would need an SSA form the facts lack).
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from analyzer.index.models import CallSite, Flow, ModuleFacts
@@ -37,6 +39,18 @@ Loc = tuple[str, ...]
 _ANY = "?"  # container slot written with a key that is not a constant
 _ALL = "*"  # every element of a container
 _MAX_DEPTH = 10
+# Projects above this many modules skip the flow stage unless ATLAS_CALLGRAPH_FLOW=always:
+# on vLLM (2,700 modules) it costs ~12 s of CPU, past the graphs' time budget.
+FLOW_MODULE_LIMIT = 1500
+
+
+def flow_enabled(modules: int) -> bool:
+    mode = os.environ.get("ATLAS_CALLGRAPH_FLOW", "auto")
+    if mode == "always":
+        return True
+    if mode == "never":
+        return False
+    return modules <= FLOW_MODULE_LIMIT
 _EMPTY: frozenset[Value] = frozenset()
 # Builtins whose result iterates over the elements of their arguments: the
 # result is modelled as the argument containers themselves (aliasing, sound).
@@ -57,9 +71,13 @@ _KEY_FUNCS = frozenset({"builtins.sorted", "builtins.min", "builtins.max", "heap
 _PARTIAL = frozenset({"functools.partial", "functools.partialmethod"})
 _ELEMENT_METHODS = frozenset({"get", "pop", "setdefault", "popitem", "popleft", "__getitem__", "__next__"})
 _ALIAS_METHODS = frozenset({"values", "items", "copy", "keys", "__iter__"})
+_CONTAINER_WRITES = ("append", "add", "appendleft", "insert", "setdefault", "extend", "update", "extendleft")
+_CONTAINER_METHODS = frozenset(
+    {*_CONTAINER_WRITES, "get", "pop", "popitem", "popleft", "values", "items", "copy", "keys", "__getitem__"}
+)
 _STORE_METHODS = {"append": 0, "add": 0, "appendleft": 0, "insert": 1, "setdefault": 1}
 _EXTEND_METHODS = frozenset({"extend", "update", "extendleft"})
-_TRACKED = frozenset({"function", "lambda", "class", "instance", "container", "generator", "mapped"})
+_TRACKED = frozenset({"function", "lambda", "class", "container", "generator", "mapped"})
 _VIAS = frozenset({"raw", "partial", "local"})  # the via kinds that change what a call means here
 
 
@@ -93,8 +111,9 @@ def _norm(node: ast.AST) -> str:
 class FlowGraph:
     """Solve once per project (`solve()`), then ask `values(...)` at call sites."""
 
-    def __init__(self, project: Project, inferrer: Inferrer) -> None:
+    def __init__(self, project: Project, inferrer: Inferrer, *, enabled: bool = True) -> None:
         self.p = project
+        self.enabled = enabled
         self.infer = inferrer
         self.pts: dict[Loc, set[Value]] = {}
         self._deps: dict[Loc, set[int]] = {}
@@ -109,16 +128,25 @@ class FlowGraph:
         self._decorated: set[str] = set()
         self._keys: dict[str, set[str]] = {}  # container -> constant keys written
         self._fields: dict[str, list[str]] = {}
+        self._relevant: dict[str, frozenset[str]] = {}  # function -> parameters that reach a call
         self._plans: dict[tuple[str, str, str], tuple[tuple[Loc, ...], frozenset[Value]]] = {}
         self._receivers: dict[tuple[str, str, int], Value | None] = {}  # dataclass -> its fields, in `__init__` order
-        self._collect()
+        if enabled:
+            self._collect()
+        else:
+            self._collect_lambdas()
 
     # -- facts -> constraints ------------------------------------------------
 
     def _collect(self) -> None:
         p, inferrer = self.p, self.infer
+        self._fn_names = frozenset(
+            {fd.fact.name for fd in p.functions.values()} | {cd.fact.name for cd in p.classes.values()}
+        )
+        sites: list[tuple[ModuleFacts, CallSite]] = []
         for facts in p.modules.values():
             m = facts.module
+            words = self._scope_words(facts)
             for fl in facts.flows:
                 if fl.kind == "lambda" and fl.target:
                     node = p.parser.parse(fl.value)
@@ -130,35 +158,183 @@ class FlowGraph:
                         a = node.args
                         params = [*a.posonlyargs, *a.args, *a.kwonlyargs, *(x for x in (a.vararg, a.kwarg) if x)]
                         inferrer.lambda_params[ld.name] = frozenset(x.arg for x in params)
+                        self._relevant[ld.name] = frozenset(x.arg for x in params)
                 elif fl.kind in ("yield", "yield_from"):
                     self._generators.add(f"{m}.{fl.scope}")
             for asg in facts.assignments:
                 self._locals.setdefault((m, asg.scope), set()).add(asg.target)
             for fl in facts.flows:
                 if fl.kind == "for" or (fl.kind == "store" and fl.target and fl.target[:1] not in "."):
-                    for name in _target_names(p.parser.parse(fl.target)):
+                    names = list(_target_names(p.parser.parse(fl.target)))
+                    for name in names:
                         self._locals.setdefault((m, fl.scope), set()).add(name)
-                if fl.kind != "lambda":
+                    if fl.kind == "for" and fl.scope != MODULE_SCOPE and not words.get(fl.scope, set()) & set(names):
+                        continue  # loop variables nothing calls or passes on
+                if fl.kind != "lambda" and not _inert(fl.value):
                     self._constraints.append(("flow", facts, fl))
-            for asg in (*facts.assignments, *facts.module_attributes):
-                if asg.value:
+            seeds = self._seeds(facts)
+            for asg in facts.assignments:
+                # A local matters only where something calls it or hands it on,
+                # and only if its value can mention a function value at all.
+                if (
+                    asg.value
+                    and not _inert(asg.value)
+                    and asg.target in words.get(asg.scope, ())
+                    and _mentions(asg.value, seeds(asg.scope), self._fn_names)
+                ):
+                    self._constraints.append(("assign", facts, asg))
+            for asg in facts.module_attributes:
+                if asg.value and not _inert(asg.value):
                     self._constraints.append(("assign", facts, asg))
             for cls in facts.classes:
                 for asg in (*cls.class_attributes, *cls.fields):
-                    if asg.value:
+                    if asg.value and not _inert(asg.value):
                         self._constraints.append(("classattr", facts, (cls.qualname, asg)))
-            for site in facts.calls:
-                if site.args or site.keywords:
-                    self._constraints.append(("call", facts, site))
+            sites.extend(
+                (facts, site)
+                for site in facts.calls
+                if (site.args or site.keywords)
+                and any(_mentions(t, seeds(site.scope), self._fn_names) for t in (*site.args, *site.keyword_values))
+            )
             for fn in facts.functions:
                 fd = p.functions.get(f"{m}.{fn.qualname}")
                 if fd is None:
                     continue
+                self._relevant[fd.name] = frozenset(prm.name for prm in fn.params if prm.name in words.get(fn.qualname, ()))
                 if fn.decorators:
                     self._decorated.add(fd.name)
                     self._constraints.append(("decorate", facts, fd.name))
                 if any(prm.default for prm in fn.params):
                     self._constraints.append(("defaults", facts, fd.name))
+        self._call_constraints(sites)
+
+    def _collect_lambdas(self) -> None:
+        """Without the flow stage, lambdas are still nodes (their calls are theirs)."""
+        for facts in self.p.modules.values():
+            for fl in facts.flows:
+                if fl.kind == "lambda" and fl.target:
+                    node = self.p.parser.parse(fl.value)
+                    if isinstance(node, ast.Lambda):
+                        ld = LambdaDef(facts.module, fl.scope, fl.target, fl.line, node)
+                        self.lambdas[ld.name] = ld
+                        self._lambda_by_text.setdefault((facts.module, fl.scope, _norm(node)), []).append(ld.name)
+                        a = node.args
+                        params = [*a.posonlyargs, *a.args, *a.kwonlyargs, *(x for x in (a.vararg, a.kwarg) if x)]
+                        self.infer.lambda_params[ld.name] = frozenset(x.arg for x in params)
+
+    def _seeds(self, facts: ModuleFacts) -> Callable[[str], frozenset[str]]:
+        """Per scope, the names through which a function value can enter an
+        expression: any project function or class name, the parameters of the
+        enclosing functions (but `self` / `cls`), and locals bound from those."""
+        m = facts.module
+        memo: dict[str, frozenset[str]] = {}
+        # Module variables bound from a function value (a registry, an alias) are seen everywhere.
+        module_vars = {
+            a.target for a in facts.module_attributes if a.value and _mentions(a.value, frozenset(), self._fn_names)
+        } | {a.target for a in facts.module_attributes if a.value and a.value[:1] in "[{("}
+        by_scope: dict[str, list[tuple[str, str]]] = {}
+        for asg in facts.assignments:
+            if asg.value:
+                by_scope.setdefault(asg.scope, []).append((asg.target, asg.value))
+
+        def seeds(scope: str) -> frozenset[str]:
+            found = memo.get(scope)
+            if found is not None:
+                return found
+            names: set[str] = set(module_vars)
+            for sc in self.p.chain(scope):
+                fd = self.p.functions.get(f"{m}.{sc}")
+                if fd is not None:
+                    params = fd.fact.params
+                    skip = 1 if fd.fact.is_method and not fd.fact.is_staticmethod else 0
+                    names.update(prm.name for prm in params[skip:])
+                elif f"{m}.{sc}" in self.lambdas:
+                    names.update(self.infer.lambda_params.get(f"{m}.{sc}", ()))
+            for _ in range(2):  # locals bound from seeds, two steps deep
+                for target, value in by_scope.get(scope, ()):
+                    if target not in names and _mentions(value, names, self._fn_names):
+                        names.add(target)
+            memo[scope] = found = frozenset(names)
+            return found
+
+        return seeds
+
+    def _call_constraints(self, sites: list[tuple[ModuleFacts, CallSite]]) -> None:
+        """Call sites whose arguments may land somewhere that matters: a callee
+        named like a project function (or class) with such a parameter, a callee
+        held in a variable, a container write or a builtin that calls its argument."""
+        names = set(_CONTAINER_WRITES) | {n.rpartition(".")[2] for n in _CALLS_ARG} | {"sorted", "min", "max"}
+        for fn, relevant in self._relevant.items():
+            if not relevant:
+                continue
+            fd = self.p.functions.get(fn)
+            if fd is None:
+                names.add("<lambda>")
+                continue
+            names.add(fd.fact.name)
+            if fd.fact.name in ("__init__", "__call__", "__new__"):
+                names.add(fn.rsplit(".", 2)[-2])
+        for cd in self.p.classes.values():
+            if cd.fact.is_dataclass:
+                names.add(cd.fact.name)
+        for facts, site in sites:
+            callee = site.callee
+            last = callee.rpartition(".")[2] if _HEAD.fullmatch(callee.replace(".", "_")) else None
+            if last is not None and last not in names:
+                head = callee.partition(".")[0]
+                if "." in callee or not self._may_be_local(facts.module, site.scope, head):
+                    continue
+            self._constraints.append(("call", facts, site))
+
+    def _may_be_local(self, m: str, scope: str, name: str) -> bool:
+        for sc in self.p.chain(scope):
+            if sc == MODULE_SCOPE:
+                return name in self._locals.get((m, sc), ()) or name in self.p.module_attrs(m)
+            if name in self._locals.get((m, sc), ()):
+                return True
+            sig = self.signature(f"{m}.{sc}")
+            if sig is not None and name in sig.all:
+                return True
+        return False
+
+    def _scope_words(self, facts: ModuleFacts) -> dict[str, set[str]]:
+        """Per scope (with its nested scopes), the names something calls or hands
+        on: callee heads and the heads of arguments, returns, stores, bindings
+        and loops. A parameter or local outside this set cannot reach a call."""
+        words: dict[str, set[str]] = {}
+
+        def add(scope: str, text: str | None) -> None:
+            if not text:
+                return
+            if text[0] in "([{":
+                found = set(_WORD.findall(text))
+            else:
+                head = _HEAD.match(text.lstrip("*"))
+                if head is None:
+                    return
+                found = {head.group(0)}
+            for sc in self.p.chain(scope):
+                words.setdefault(sc, set()).update(found)
+
+        for site in facts.calls:
+            callee = site.callee
+            dotted = _HEAD.fullmatch(callee.replace(".", "_")) is not None
+            # `x.view()` only reads x's attribute: x need not be followed. A bare
+            # `fn()`, `make()()`, `d[k]()` or a container method call does.
+            if not dotted or "." not in callee or callee.rpartition(".")[2] in _CONTAINER_METHODS:
+                add(site.scope, callee)
+            for a in site.args:
+                add(site.scope, a)
+            for v in site.keyword_values:
+                add(site.scope, v)
+        for fl in facts.flows:
+            if fl.kind != "lambda":
+                add(fl.scope, fl.value)
+            else:
+                add(fl.scope, fl.value.partition(":")[2].strip() if fl.value else None)
+        for asg in facts.assignments:
+            add(asg.scope, asg.value)
+        return words
 
     def solve(self) -> None:
         # Returns and lambdas first, then decorators, bindings and calls: what a
@@ -380,9 +556,15 @@ class FlowGraph:
         if callee.via == "partial":
             return  # its leading arguments are unknown here
         positional = sig.positional[skip:]
+        relevant = self._relevant.get(target, frozenset())
+        if not relevant:
+            return
         for i, arg in enumerate(args):
             if arg is None:
                 continue
+            lands = positional[i] if i < len(positional) else sig.var_positional
+            if not isinstance(arg, ast.Starred) and lands not in relevant:
+                continue  # the parameter it lands in never reaches a call
             if isinstance(arg, ast.Starred):
                 vals = self.elements(self.eval(arg.value, m, scope))
                 for name in positional[i:]:
@@ -398,7 +580,7 @@ class FlowGraph:
             elif sig.var_positional:
                 self._star_param(tmod, tqual, sig.var_positional, vals)
         for key, arg in kwargs:
-            if arg is None:
+            if arg is None or (key != "**" and key not in relevant and sig.var_keyword not in relevant):
                 continue
             vals = self.eval(arg, m, scope)
             if key == "**":
@@ -832,7 +1014,7 @@ class FlowGraph:
     def iteration_calls(self, node: ast.expr, m: str, scope: str) -> list[str]:
         """`for x in obj`: the `__iter__` / `__next__` methods that run."""
         out: list[str] = []
-        vals = {v for v in self.eval(node, m, scope) if v.kind == "instance"}
+        vals = {v for v in self.eval(node, m, scope) if v.kind == "instance"} if self.enabled else set()
         if not vals:
             v = self.infer.eval(node, Ctx(m, scope))
             if v is not None and v.kind == "instance":
@@ -920,13 +1102,19 @@ class FlowGraph:
     # -- queries after solve() ---------------------------------------------------
 
     def callees(self, node: ast.expr, m: str, scope: str) -> set[Value]:
+        if not self.enabled:
+            return {v for v in self.eval(node, m, scope) if v.kind == "lambda"} if isinstance(node, ast.Lambda) else set()
         return self.resolve_decorated(self.eval(node, m, scope))
+
+    def static_callees(self, node: ast.expr, m: str, scope: str) -> set[Value]:
+        """What an expression names without following any flow (decorators)."""
+        return self.eval(node, m, scope)
 
     def is_generator(self, func: str) -> bool:
         return func in self._generators
 
     def decorated_values(self, func: str) -> set[Value] | None:
-        if func not in self._decorated:
+        if not self.enabled or func not in self._decorated:
             return None
         return set(self.pts.get(("dec", func), ()))
 
@@ -938,6 +1126,34 @@ class FlowGraph:
             if (sig is not None and name in sig.all) or name in self._locals.get((m, sc), ()):  # type: ignore[attr-defined]
                 return True
         return False
+
+
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_HEAD = re.compile(r"[A-Za-z_]\w*")
+_INERT_START = frozenset("0123456789'\"-~")
+
+
+_VALUE_WORD = re.compile(r"(?<![.\w])([A-Za-z_]\w*+)(?:\.[A-Za-z_]\w*+)*+(?!\s*\()")
+
+
+def _mentions(text: str, names: frozenset[str] | set[str], more: frozenset[str] = frozenset()) -> bool:
+    """Whether `text` may evaluate to a function value: a lambda, or a name (or
+    dotted name's last part) from `names` that is not being called there."""
+    if "lambda" in text:
+        return True
+    for match in _VALUE_WORD.finditer(text):
+        word = match.group(0)
+        last = word.rpartition(".")[2]
+        if last in names or last in more or match.group(1) in names or match.group(1) in more:
+            return True
+    return False
+
+
+def _inert(text: str | None) -> bool:
+    """Text that cannot evaluate to a function or container holding one."""
+    if not text:
+        return True
+    return text[0] in _INERT_START or text in ("None", "True", "False") or text.startswith(("f'", 'f"', "not "))
 
 
 def _has_elements(node: ast.Dict | ast.List | ast.Tuple | ast.Set) -> bool:
