@@ -203,3 +203,69 @@ def follow_command(
             "(`atlas snapshot lock vllm@latest`) or name it with --against PROJECT@VERSION"
         )
     return 1 if broken_timelines(timelines) else 0
+
+
+# ------------------------------------------------------------------ a changelog for an author
+
+
+def _cited(paths: list[Path]) -> tuple[set[tuple[str, ...]], set[str], set[str], set[str]]:
+    """What a book cites: symbols (as dotted parts), modules, flags, env vars."""
+    from analyzer.refs.commands import _documents
+    from analyzer.refs.models import ENV, FLAG, PATH, SYMBOL
+
+    book = load_book(paths)
+    symbols: set[tuple[str, ...]] = set()
+    modules: set[str] = set()
+    flags: set[str] = set()
+    envs: set[str] = set()
+    for ref in extract_all(_documents(book), book.ignores):
+        target = ref.target.strip()
+        if ref.kind == SYMBOL:
+            symbols.add(tuple(p for p in target.split(".") if p))
+        elif ref.kind == PATH and target.endswith(".py"):
+            module = target.removeprefix("python/").removesuffix(".py").removesuffix("/__init__")
+            modules.add(module.replace("/", "."))
+        elif ref.kind == FLAG:
+            flags.add(_flag_key(target))
+        elif ref.kind == ENV:
+            envs.add(target)
+    return symbols, modules, flags, envs
+
+
+def _flag_key(flag: str) -> str:
+    return flag.strip().lstrip("-").replace("_", "-").lower()
+
+
+def _symbol_cited(name: str, symbols: set[tuple[str, ...]], modules: set[str]) -> bool:
+    """A changed definition concerns the book when the book cites it, something inside
+    it (`Scheduler.schedule` when `Scheduler` went), or the module it lives in."""
+    parts = tuple(name.split("."))
+    for cited in symbols:
+        n = len(cited)
+        if any(parts[i : i + n] == cited for i in range(len(parts) - n + 1)):
+            return True
+        # The cited name lives inside the changed one: `Scheduler.schedule` when
+        # `vllm.core.Scheduler` went (the changed name's tail is the cited name's head).
+        if any(cited[:k] == parts[-k:] for k in range(1, min(n, len(parts) + 1))):
+            return True
+    return any(name == m or name.startswith(m + ".") for m in modules)
+
+
+def limit_to_cited(diff, paths: list[Path]):  # VersionDiff -> VersionDiff
+    """Keep only the changes that touch what the book at `paths` cites: symbols
+    (and what contains them), cited modules, flags and env vars. Call-graph
+    sections are dropped: a book cites names, not edges."""
+    symbols, modules, flags, envs = _cited(paths)
+    diff.added = [n for n in diff.added if any(n.startswith(m + ".") for m in modules)]
+    diff.removed = [n for n in diff.removed if _symbol_cited(n, symbols, modules)]
+    diff.moved = [m for m in diff.moved if _symbol_cited(m.old, symbols, modules)]
+    diff.flags_added = [f for f in diff.flags_added if _flag_key(f) in flags]
+    diff.flags_removed = [f for f in diff.flags_removed if _flag_key(f) in flags]
+    diff.envs_added = [e for e in diff.envs_added if e in envs]
+    diff.envs_removed = [e for e in diff.envs_removed if e in envs]
+    diff.concepts = []
+    diff.warnings.append(
+        f"limited to what {', '.join(str(p) for p in paths) or 'the book'} cites: "
+        f"{len(symbols)} symbols, {len(modules)} modules, {len(flags)} flags, {len(envs)} env vars"
+    )
+    return diff

@@ -38,6 +38,11 @@ def diff_command(
     mappings: Path = typer.Option(None, "--mappings", help="Folder of concept files (default: the repository's mappings/)."),
     fetch: bool = typer.Option(True, "--fetch/--no-fetch", help="Fetch pinned releases not fetched yet."),
     as_json: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
+    cited_by: list[Path] = typer.Option(
+        None, "--cited-by",
+        help="A book (Markdown files or folders): only changes to the symbols, modules, flags and "
+        "env vars it cites (a changelog for its author). No call graphs are built.",
+    ),
 ) -> None:
     """Compare two releases of one project (symbols, flags, call edges per concept),
     or two projects side by side per concept (state owners, call structure, knobs)."""
@@ -50,10 +55,22 @@ def diff_command(
         settings = Settings(cache_dir=default_cache_dir())
     concepts = load_or_fail(mappings, [concept] if concept else None)
     progress = not as_json and sys.stderr.isatty()
+    if cited_by:
+        calls = False  # a book cites names, not call edges
     try:
         result = run_diff(settings, left, right, concepts, concept=concept, calls=calls, fetch=fetch, progress=progress)
     except DiffError as exc:
         raise _fail(str(exc)) from None
+    if cited_by:
+        from analyzer.follow import limit_to_cited
+        from analyzer.refs.config import RefsError
+
+        if not isinstance(result, VersionDiff):
+            raise _fail("--cited-by applies to two releases of one project (a version diff)")
+        try:
+            result = limit_to_cited(result, list(cited_by))
+        except RefsError as exc:
+            raise _fail(str(exc)) from None
     if html is not None:
         try:
             write_html(result, html)

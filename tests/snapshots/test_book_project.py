@@ -147,3 +147,33 @@ def test_watch_locks_the_newest_and_fails_with_sarif_when_something_broke(
     result = _atlas(tmp_path, "watch", "-f", index, "--no-index", "--sarif", "out.sarif")
     assert result.exit_code == 0, result.output
     assert json.loads((book / "out.sarif").read_text())["runs"][0]["results"] == []
+
+
+def test_a_changelog_limited_to_what_the_book_cites(book: Path) -> None:
+    from analyzer.diff.models import SymbolMove, VersionDiff
+    from analyzer.follow import limit_to_cited
+
+    (book / "chapters" / "ch1.md").write_text(
+        "The loop is `Scheduler.schedule` in `demo/core.py`; start it with `--max-num-seqs`"
+        " and `VLLM_LOGGING_LEVEL`.\n"
+    )
+    diff = VersionDiff(
+        "demo@1.0",
+        "demo@1.1",
+        added=["demo.core.Planner", "demo.other.Thing"],
+        removed=["demo.sched.Scheduler", "demo.sched.Budget", "demo.core.helper"],
+        moved=[
+            SymbolMove("demo.core.run", "demo.engine.run", "moved", ()),
+            SymbolMove("demo.misc.x", "demo.misc.y", "renamed", ()),
+        ],
+        flags_added=["--max-num-batched-tokens"],
+        flags_removed=["--max_num_seqs", "--block-size"],
+        envs_removed=["VLLM_LOGGING_LEVEL", "VLLM_OTHER"],
+    )
+    limited = limit_to_cited(diff, [book / "chapters"])
+    assert limited.removed == ["demo.sched.Scheduler", "demo.core.helper"]  # cited inside; cited module
+    assert [m.old for m in limited.moved] == ["demo.core.run"]
+    assert limited.added == ["demo.core.Planner"]
+    assert limited.flags_removed == ["--max_num_seqs"] and limited.flags_added == []
+    assert limited.envs_removed == ["VLLM_LOGGING_LEVEL"]
+    assert "cites" in limited.warnings[-1]
