@@ -10,4 +10,6 @@ One concept per file:
 - expert_dispatch.py, expert_placement.py, eplb.py: expert parallelism and its balancing
 - ring_attention.py: context parallelism
 - cli_options.py: --tp/--pp/--ep/--cp
+- custom_all_reduce.py: ring, recursive doubling, one-shot and two-shot all-reduce written
+  with point-to-point sends, and their alpha-beta costs (benchmarks/allreduce_bench.py)
 """
