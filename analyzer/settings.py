@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from platformdirs import user_cache_dir
+# One cache folder for both sides; the engine owns the rule (it must not import analyzer/).
+from reference_engine.cache_dir import CACHE_ENV, default_cache_dir
 
-CACHE_ENV = "ATLAS_CACHE_DIR"
-
-
-def default_cache_dir() -> Path:
-    """`$ATLAS_CACHE_DIR` if set, else the platform's per-user cache folder."""
-    env = os.environ.get(CACHE_ENV)
-    return Path(env).expanduser() if env else Path(user_cache_dir("serving-atlas"))
+__all__ = ["CACHE_ENV", "Settings", "default_cache_dir"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from analyzer.settings import Settings
+from reference_engine.cache_dir import CacheSettings as Settings
+from reference_engine.cache_dir import default_cache_dir
 from reference_engine.distributed.cli_options import CP, EP, PP, TP, parallel_kwargs
 
 T = TypeVar("T")
@@ -73,12 +74,9 @@ def register(app: typer.Typer) -> None:
 
 
 def _settings(ctx: typer.Context) -> Settings:
-    obj = ctx.find_root().obj
-    if isinstance(obj, Settings):
-        return obj
-    from analyzer.settings import default_cache_dir
-
-    return Settings(cache_dir=default_cache_dir())
+    """The cache folder from the root CLI's settings (atlas --cache-dir), else the default."""
+    cache_dir = getattr(ctx.find_root().obj, "cache_dir", None)
+    return Settings(cache_dir=cache_dir if isinstance(cache_dir, Path) else default_cache_dir())
 
 
 def _guard(action: Callable[[], T]) -> T:

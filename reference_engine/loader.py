@@ -372,7 +372,7 @@ def resolve_model_dir(model: str | Path | None, cache_dir: Path | None = None) -
         from reference_engine.tiny_model import ensure_tiny_model
 
         if cache_dir is None:
-            from analyzer.settings import default_cache_dir
+            from reference_engine.cache_dir import default_cache_dir
 
             cache_dir = default_cache_dir()
         return ensure_tiny_model(cache_dir)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sys
 
-from analyzer.cli import app
+from reference_engine.commands import engine_app
 
 
 def main() -> None:
-    app(["engine", "serve", *sys.argv[1:]], prog_name="atlas")
+    engine_app(["serve", *sys.argv[1:]], prog_name="python -m reference_engine.server")
 
 
 if __name__ == "__main__":
