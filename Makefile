@@ -4,7 +4,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
-.PHONY: venv sysdeps demo test test-unit test-integration lint bench clean
+.PHONY: venv sysdeps graphviz demo test test-unit test-integration lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -24,8 +24,13 @@ sysdeps:
 		|| ! command -v redis-server >/dev/null; then \
 		apt-get update -q && apt-get install -y -q chromium graphviz redis-server; fi
 
+# The demo draws its call paths and routes with Graphviz's `dot` (lists without it), so a
+# fresh machine gets it here as the test targets do; nothing else the tests need.
+graphviz:
+	@if ! command -v dot >/dev/null; then apt-get update -q && apt-get install -y -q graphviz; fi
+
 # Fetches the four pinned wheels on first run; ends by printing reports/index.html's location.
-demo: $(STAMP)
+demo: $(STAMP) graphviz
 	$(BIN)/atlas demo
 
 lint: $(STAMP)
