@@ -11,7 +11,10 @@ count), against the 20 s budget for vllm + sglang. Each query is then timed
 against the cached graphs, the way a fresh `atlas` process would run it (load
 pickle + query); budget 1 s. `--stages` adds, side by side, a one-process run per
 target split into stages (load index facts, symbols, call graph, state graph,
-pack, write).
+pack, write). `--baseline REV` builds the same targets with the analyzer of git
+revision REV in the same run and prints the ratio (before / after a change):
+
+    .venv/bin/python benchmarks/graphs_bench.py vllm@0.30.0 sglang@0.5.20 --baseline ccef9c2
 """
 
 from __future__ import annotations
@@ -125,6 +128,9 @@ def main() -> int:
     parser.add_argument("targets", nargs="+", help="Snapshots (vllm@0.30.0) or directories.")
     parser.add_argument("--cache-dir", type=Path, default=None, help="Default: $ATLAS_CACHE_DIR / platform cache.")
     parser.add_argument("--stages", action="store_true", help="Also time a one-process build per target by stage.")
+    parser.add_argument("--baseline", metavar="REV", default=None,
+                        help="Also build with the analyzer of git revision REV (e.g. a commit before a change), "
+                             "in the same run, and print both headlines and their ratio.")
     args = parser.parse_args()
     from analyzer.settings import default_cache_dir
 
@@ -149,7 +155,40 @@ def main() -> int:
     labels = " + ".join(t.label for t in targets)
     print(f"graphs for {labels}, cold graph cache, warm index: {wall:.1f} s wall "
           f"({cpu:.1f} s CPU over all processes); {wall / BUDGET_S:.2f} x the {BUDGET_S:.0f} s budget")
+    if args.baseline:
+        base_wall, base_cpu = baseline_build(args.baseline, settings, args.targets)
+        print(f"baseline {args.baseline}: {base_wall:.1f} s wall ({base_cpu:.1f} s CPU); this tree / baseline: "
+              f"{wall / base_wall:.2f}x wall, {cpu / base_cpu:.2f}x CPU")
     return 0
+
+
+def baseline_build(rev: str, settings: Settings, targets: list[str]) -> tuple[float, float]:
+    """The same cold build with the analyzer as of `rev` (`git archive` into a temp
+    folder, run in a child process against the same warm index)."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "analyzer"],
+                                 check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        code = (
+            "import gc, sys, time, resource, shutil\n"
+            "from pathlib import Path\n"
+            "from analyzer.settings import Settings\n"
+            "from analyzer.graphs.store import open_target, build_missing, _cache_dir\n"
+            "s = Settings(cache_dir=Path(sys.argv[1]))\n"
+            "ts = [open_target(s, t) for t in sys.argv[2:]]\n"
+            "[shutil.rmtree(_cache_dir(s, t), ignore_errors=True) for t in ts]\n"
+            "gc.collect(); t = time.perf_counter(); c = time.process_time()\n"
+            "build_missing(s, ts)\n"
+            "ch = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+            "print(time.perf_counter() - t, time.process_time() - c + ch.ru_utime + ch.ru_stime)\n"
+        )
+        out = subprocess.run([sys.executable, "-c", code, str(settings.cache_dir), *targets], cwd=tmp,
+                             env={**__import__("os").environ, "PYTHONPATH": tmp}, check=True,
+                             capture_output=True, text=True).stdout.split()
+    return float(out[-2]), float(out[-1])
 
 
 if __name__ == "__main__":

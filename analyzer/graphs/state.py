@@ -48,12 +48,13 @@ from analyzer.resolve import CallResolver, Project
 __all__ = ["WRITE_KINDS", "Access", "ClassState", "StateAttr", "build_state", "how", "state_graph"]
 
 _PLACE_LIKE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
-# `q = self.waiting`, `q = a.b.c`, `q = self._select_queue(...)`: values that may be an attribute's object.
+# `q = self.waiting`, `q = self.a.b`, `q = self._select_queue(...)`: values that may be an attribute's
+# object, for stores into the alias that only the source shows (`q[0] = r`).
 _ALIAS_VALUE = re.compile(r"\w+(\.\w+)+\s*(\(.*\))?\s*$", re.S)
 _MAX_OWNERS = 64  # subclasses searched for the owner of state a mixin uses
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Access:
     function: str  # global name of the reading / writing function (or module)
     kind: str  # read | assign | augassign | del | item_assign | item_del | mutating_call | field_write
@@ -154,6 +155,7 @@ class Ownership:
         self.declared = declared
         self.mixins = _mixins(project)
         self._memo: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._relations: dict[tuple[str | None, str], str] = {}
 
     def owners(self, cls: str, attr: str) -> tuple[str, ...]:
         key = (cls, attr)
@@ -176,6 +178,13 @@ class Ownership:
         return found
 
     def relation(self, writer: str | None, owner: str) -> str:
+        key = (writer, owner)
+        found = self._relations.get(key)
+        if found is None:
+            found = self._relations[key] = self._relation(writer, owner)
+        return found
+
+    def _relation(self, writer: str | None, owner: str) -> str:
         if writer is None:
             return "outside"
         if writer == owner:
@@ -270,7 +279,7 @@ class _Builder:
         t, m = self.tracer, self.mutation
         for site in facts.calls:
             head, _, method = site.callee.rpartition(".")
-            if (head and head not in ("self", "cls") and (method in MUTATING_METHODS or m.name_mutates(method))
+            if (head and head not in ("self", "cls") and (method in MUTATING_METHODS or method in self.p.methods_by_name)
                     and self._place_like(facts, site.scope, head)):
                 for o in t.objects(head, facts.module, site.scope):
                     if o.place is None:
@@ -287,7 +296,7 @@ class _Builder:
             for i, arg in enumerate(site.args):
                 if arg == "self" or arg.startswith("*"):
                     continue
-                if not self._place_like(facts, site.scope, arg):
+                if not self._place_like(facts, site.scope, arg, loops=False):
                     continue
                 if external is not None and i == 0:
                     name: str | None = external
@@ -302,7 +311,7 @@ class _Builder:
                     obj = Obj(o.cls, o.place, o.via, o.detail or f"passed to {site.callee}()")
                     self.record(*o.place, "mutating_call", facts, site.scope, site.line, name, obj)
 
-    def _place_like(self, facts: ModuleFacts, scope: str, text: str) -> bool:
+    def _place_like(self, facts: ModuleFacts, scope: str, text: str, loops: bool = True) -> bool:
         """An attribute (`self.x`, `a.b`), a local name bound by assignment, or a loop
         variable over a literal of attributes: only these can hold an attribute's
         object (parameters and other loop variables do not)."""
@@ -315,6 +324,8 @@ class _Builder:
             return False
         if text in self.p.scope(facts.module, fd.fact.qualname).assignments:
             return True
+        if not loops:
+            return False
         # A loop variable over attributes: `for queue in (self.running, self.waiting)`.
         ff = self.tracer.functions.get(fd.name)
         return ff is not None and any(
@@ -326,7 +337,7 @@ class _Builder:
         t = self.tracer
         for facts in self.p.modules.values():
             for asg in facts.assignments:
-                if asg.value and _ALIAS_VALUE.match(asg.value):
+                if asg.value and asg.value.startswith("self.") and _ALIAS_VALUE.match(asg.value):
                     func = self.r.caller_of(facts.module, asg.scope)
                     self._aliases.add((func, facts.module, asg.target))
         for func, module, name in sorted(self._aliases):

@@ -178,6 +178,7 @@ class SourceReader:
         self._lines: dict[str, list[str] | None] = {}
         self._bodies: dict[str, BodyFacts] = {}
         self._loops: dict[str, dict[str, list[LoopBinding]]] = {}
+        self._segments: dict[str, str | None] = {}
         self.parsed = 0  # functions parsed, for the benchmark
 
     def _file_lines(self, facts: ModuleFacts) -> list[str] | None:
@@ -195,10 +196,13 @@ class SourceReader:
         return lines
 
     def segment(self, facts: ModuleFacts, fd: FuncDef) -> str | None:
+        name = fd.name
+        if name in self._segments:
+            return self._segments[name]
         lines = self._file_lines(facts)
-        if lines is None:
-            return None
-        return "\n".join(lines[fd.fact.line - 1 : fd.fact.end_line])
+        text = None if lines is None else "\n".join(lines[fd.fact.line - 1 : fd.fact.end_line])
+        self._segments[name] = text
+        return text
 
     def stores(self, facts: ModuleFacts, fd: FuncDef, name: str) -> list[NameStore]:
         text = self.segment(facts, fd)
