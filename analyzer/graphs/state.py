@@ -224,7 +224,7 @@ class _Builder:
         self.own = Ownership(project, declared)
         self.tracer = Tracer(project, resolver, source)
         self.mutation = Mutation(self.tracer)
-        self._seen: dict[tuple[str, str], set[tuple]] = {}
+        self._seen: set[tuple] = set()
         self._aliases: set[tuple[str, str, str]] = set()  # (function, module, local name)
         self._where: dict[tuple[str, str], tuple[str, str | None]] = {}
 
@@ -246,15 +246,15 @@ class _Builder:
         site = f"{facts.path}:{line}"
         via, detail = (obj.via, obj.detail) if obj is not None else ("direct", None)
         detail = None if detail is None else str(detail)
+        seen = self._seen
         for owner in owners:
-            by = self.own.relation(writer, owner)
-            if by == "outside" and obj is not None and obj.param == 0 and writer in self.own.mixins:
-                by = "mixin"  # `self: Scheduler` in a mixin the resolver could not place in the MRO
-            key = (func, kind, site, method)
-            seen = self._seen.setdefault((owner, attr), set())
+            key = (owner, attr, func, kind, site, method)
             if key in seen:
                 continue
             seen.add(key)
+            by = self.own.relation(writer, owner)
+            if by == "outside" and obj is not None and obj.param == 0 and writer in self.own.mixins:
+                by = "mixin"  # `self: Scheduler` in a mixin the resolver could not place in the MRO
             st = self.states[owner].attrs[attr]
             access = Access(func, kind, site, method, by == "outside", via, detail, by, writer)
             (st.reads if kind == "read" else st.writes).append(access)

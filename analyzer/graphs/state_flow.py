@@ -136,21 +136,24 @@ class Tracer:
     # -- objects ---------------------------------------------------------------
 
     def objects(self, text: str, module: str, scope: str, loops: bool = True) -> tuple[Obj, ...]:
+        key = (module, scope, text, loops)
+        found = self._memo.get(key)
+        if found is not None:
+            return found
         if text.startswith("self") and (len(text) == 4 or text[4] == "."):
             # `self` and `self.a.b` mean the same in every method of a class: one answer per class.
             fd = self.function_of(module, scope)
             if fd is not None and fd.fact.is_method and fd.fact.params and fd.fact.params[0].name == "self":
                 scope = fd.fact.qualname
-                key = (module, scope.rpartition(".")[0], text, False)
-                found = self._memo.get(key)
+                class_key = (module, scope.rpartition(".")[0], text, False)
+                found = self._memo.get(class_key)
                 if found is None:
-                    self._memo[key] = ()
+                    self._memo[class_key] = ()
                     node = self.p.parser.parse(text)
                     found = () if node is None else self.eval(node, module, scope, False, 0)
-                    self._memo[key] = found
+                    self._memo[class_key] = found
+                self._memo[key] = found
                 return found
-        key = (module, scope, text, loops)
-        found = self._memo.get(key)
         if found is None:
             self._memo[key] = ()  # cycle guard
             node = self.p.parser.parse(text)
