@@ -39,6 +39,7 @@ from analyzer.graphs.state_flow import (
     Mutation,
     Obj,
     Tracer,
+    mutable_annotation,
 )
 from analyzer.graphs.state_source import SourceReader
 from analyzer.index.extract import MUTATING_METHODS
@@ -346,6 +347,10 @@ class _Builder:
                 continue
             for store in t.source.stores(ff.facts, ff.fd, name):
                 for o in t.objects(name, module, ff.fd.fact.qualname):
+                    if o.place is None:
+                        continue
+                    if store.kind == "augassign" and not mutable_annotation(o.ann.text if o.ann else None):
+                        continue  # `budget = self.max_tokens; budget -= n` rebinds the local only
                     if o.place is not None:
                         self.record(*o.place, store.kind, ff.facts, ff.fd.fact.qualname, store.line, None, o)
 

@@ -494,6 +494,20 @@ class _Lazy:
         return self._text
 
 
+_MUTABLE_HEADS = ("list", "List", "set", "Set", "dict", "Dict", "deque", "Deque", "bytearray", "MutableSequence",
+                  "MutableSet", "MutableMapping", "collections.deque", "typing.List", "typing.Dict", "typing.Set")
+
+
+def mutable_annotation(text: str | None) -> bool:
+    """An annotation naming a builtin mutable container (`list[int]`, `Optional[Dict[...]]`)."""
+    if not text:
+        return False
+    for wrapper in ("Optional[", "typing.Optional["):
+        if text.startswith(wrapper):
+            text = text[len(wrapper):]
+    return text.startswith(_MUTABLE_HEADS)
+
+
 def _parent(qualname: str) -> str:
     return qualname.rpartition(".")[0] or MODULE_SCOPE
 
@@ -659,8 +673,11 @@ class Mutation:
                 return True, []
             deps.extend(self.arg_targets(ff.facts, site, i))
         receiver = index == 0 and self._receiver_index(func) == 0
-        if not receiver and self.t.source.stores(ff.facts, ff.fd, name):
-            return True, []
+        if not receiver:
+            mutable = mutable_annotation(params[index].annotation)
+            # `n += 1` rebinds an int parameter; only a container's `+=` changes the object.
+            if any(st.kind != "augassign" or mutable for st in self.t.source.stores(ff.facts, ff.fd, name)):
+                return True, []
         return False, deps
 
     def _uses(self, ff: FunctionFacts) -> _Uses:

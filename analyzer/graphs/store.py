@@ -30,7 +30,7 @@ from analyzer.resolve import CallResolver, Project
 from analyzer.settings import Settings
 from analyzer.snapshots.models import Snapshot
 
-GRAPHS_VERSION = "7"
+GRAPHS_VERSION = "8"
 
 
 class GraphError(Exception):

@@ -6,6 +6,7 @@ class Sched:
         self.waiting: list[int] = []
         self.swapped: list[int] = []
         self.running: list[int] = []
+        self.limit = 8
 
     def _pick(self, prefer_swapped: bool) -> list[int]:
         return self.swapped if prefer_swapped else self.waiting
@@ -30,3 +31,8 @@ class Sched:
     def count(self) -> int:
         q = self.waiting
         return len(q)
+
+    def spend(self, n: int) -> int:
+        budget = self.limit
+        budget -= n  # rebinds the local int: `limit` is unchanged
+        return budget
