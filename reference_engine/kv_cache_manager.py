@@ -51,10 +51,12 @@ class KVCacheManager:
         # rows after the running slots. Pending rows are held for one step each.
         self.state_checkpoints = (
             StateCheckpoints(num_checkpoints, first_row=num_slots)
-            if num_slots > 0 and num_checkpoints > 0 and prefix_caching == "hash"
+            if num_slots > 0 and num_checkpoints > 0 and prefix_caching != "none"
             else None
         )
         self._pending_restores: dict[str, int] = {}
+        # Per request: (blocks hashed, chained hash so far), to file snapshots by prefix.
+        self._state_keys: dict[str, tuple[int, bytes]] = {}
         self._pending_checkpoints: dict[str, int] = {}
         self.pool = BlockPool(num_blocks)
         self.host_pool = BlockPool(num_cpu_blocks) if num_cpu_blocks > 0 else None
@@ -231,13 +233,24 @@ class KVCacheManager:
             # Back from swap with blocks freed by its window: the cache would start indexing
             # from block 0 and meet the holes. Blocks offered before the swap stay cached.
             return
-        cursor = self.cache.cache_blocks(token_ids, table, num_computed_tokens, handle)
-        self._cache_handles[seq_id] = cursor
+        self._cache_handles[seq_id] = self.cache.cache_blocks(
+            token_ids, table, num_computed_tokens, handle
+        )
         row = self._pending_checkpoints.pop(seq_id, None)
         if row is not None and self.state_checkpoints is not None:
-            # The hashed cache's cursor now ends at the block boundary the snapshot was
-            # taken at: its chained hash names exactly that prefix.
-            self.state_checkpoints.file(cursor.last_hash, row)  # type: ignore[union-attr]
+            # Filed under the chained hash of the prefix ending at the snapshot's boundary
+            # (the hashed cache's own key; computed here for the radix cache too).
+            self.state_checkpoints.file(
+                self._prefix_key(seq_id, token_ids, num_computed_tokens), row
+            )
+
+    def _prefix_key(self, seq_id: str, token_ids: Sequence[int], num_tokens: int) -> bytes:
+        bs = self.block_size
+        done, key = self._state_keys.get(seq_id, (0, _ROOT_HASH))
+        for i in range(done, num_tokens // bs):
+            key = hash_block(key, token_ids[i * bs : (i + 1) * bs])
+        self._state_keys[seq_id] = (num_tokens // bs, key)
+        return key
 
     def pin_cached_prefix(self, holder_id: str, token_ids: Sequence[int]) -> int:
         """Pin the cached prefix of `token_ids` for a holder that is not a request (a KV
@@ -295,6 +308,7 @@ class KVCacheManager:
             self.pool.free([b for b in table if b != FREED_BLOCK])
         if seq_id in self._cache_handles:
             self.cache.unlock(self._cache_handles.pop(seq_id))
+        self._state_keys.pop(seq_id, None)
         slot = self.state_slots.pop(seq_id, None)
         if slot is not None and self.state_pool is not None:
             self.state_pool.free([slot])

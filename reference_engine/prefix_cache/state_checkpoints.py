@@ -10,7 +10,7 @@ hit is usable only up to a position whose state was saved. Which positions are s
   B = floor(end / block_size) * block_size > start, the layer snapshots the state at B
   into a checkpoint row (layers/gated_delta_net.py), and the row is filed under the hash of
   the block ending at B (the hashed prefix cache's chained key, so it names the whole
-  prefix). A decoding request so leaves a checkpoint every block; a prompt prefilled in
+  prefix; the radix cache's hits are cut back by the same key). A decoding request so leaves a checkpoint every block; a prompt prefilled in
   one chunk leaves one, at its last full block.
 - nothing in between: a state per block of every prompt would cost far more memory than
   the blocks themselves (a state is [heads, key dim, value dim] per layer).
@@ -19,8 +19,8 @@ The cases this serves are the ones that matter in serving: a multi-turn chat who
 prompt extends the previous conversation, and repeated prompts. A prompt that shares only
 part of another's prefill chunk finds no checkpoint there and computes from the start
 (vLLM's "align" mode and SGLang's MambaRadixCache make similar trade-offs). Rows are
-evicted least recently used first; the radix cache has no hybrid support (hybrids with it
-run without prefix caching).
+evicted least recently used first. With the radix cache, a hit is whole blocks only: a
+state exists at block boundaries, never inside a block.
 
 Owner: the KVCacheManager. Rows live in the state pools after the running slots.
 """
@@ -34,7 +34,7 @@ from reference_engine.block_pool import BlockPool
 
 def num_state_rows(max_num_seqs: int, prefix_caching: str) -> tuple[int, int]:
     """(running slots, checkpoint rows) of a hybrid model's state pools."""
-    return max_num_seqs, (2 * max_num_seqs if prefix_caching == "hash" else 0)
+    return max_num_seqs, (2 * max_num_seqs if prefix_caching != "none" else 0)
 
 
 class StateCheckpoints:
