@@ -21,6 +21,22 @@ def register(app: typer.Typer) -> None:
     app.command("diff")(diff_command)
 
 
+def _book_pin_for(release: str) -> str:
+    """The pin of `release`'s project in the book project around the working directory."""
+    from analyzer.project import ProjectError, find_project
+
+    try:
+        project = find_project()
+    except ProjectError as exc:
+        raise _fail(str(exc)) from None
+    name = release.partition("@")[0].strip().lower()
+    pins = [p for p in (project.pins if project else ()) if p.partition("@")[0].strip().lower() == name]
+    if not pins:
+        where = f"{project.config} pins no {name} release" if project else "no atlas.toml here"
+        raise _fail(f"name two releases (OLD NEW); {where} to compare {release} with")
+    return pins[0]
+
+
 def _fail(message: str) -> typer.Exit:
     console = Console(stderr=True, soft_wrap=True)
     console.print("[bold red]error:[/]", end=" ")
@@ -31,7 +47,11 @@ def _fail(message: str) -> typer.Exit:
 def diff_command(
     ctx: typer.Context,
     left: str = typer.Argument(..., help="A release (vllm@0.30.0) or `reference` (our engine)."),
-    right: str = typer.Argument(..., help="Another release of the same project (version diff) or of another one (design diff)."),
+    right: str = typer.Argument(
+        None,
+        help="Another release of the same project (version diff) or of another one (design diff). "
+        "Omitted in a book project: LEFT is the new release, the book's pin of its project the old one.",
+    ),
     concept: str = typer.Option(None, "--concept", help="Only this concept (see `atlas map list`)."),
     calls: bool = typer.Option(True, "--calls/--no-calls", help="Use the call graphs (built once per release; minutes when cold)."),
     html: Path = typer.Option(None, "--html", help="Also write a standalone HTML page here."),
@@ -48,6 +68,8 @@ def diff_command(
     or two projects side by side per concept (state owners, call structure, knobs)."""
     from analyzer.mappings.commands import load_or_fail
 
+    if right is None:
+        left, right = _book_pin_for(left), left
     settings = ctx.find_root().obj
     if not isinstance(settings, Settings):
         from analyzer.settings import default_cache_dir

@@ -177,3 +177,12 @@ def test_a_changelog_limited_to_what_the_book_cites(book: Path) -> None:
     assert limited.flags_removed == ["--max_num_seqs"] and limited.flags_added == []
     assert limited.envs_removed == ["VLLM_LOGGING_LEVEL"]
     assert "cites" in limited.warnings[-1]
+
+
+def test_diff_with_one_release_compares_it_with_the_book_pin(book: Path, tmp_path: Path) -> None:
+    (book / "atlas.toml").write_text('[check]\npins = ["demo@1.0"]\n')
+    result = _atlas(tmp_path, "diff", "other@2.0")
+    assert result.exit_code == 2 and "pins no other release" in result.output
+    from analyzer.diff.commands import _book_pin_for
+
+    assert _book_pin_for("demo@1.1") == "demo@1.0"
