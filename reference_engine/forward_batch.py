@@ -65,6 +65,72 @@ class DecodeGroup:
 
 
 @dataclass(slots=True)
+class VerifyGroup:
+    """Short multi-row queries attended in one batched call instead of one per sequence:
+    speculative verification (the last token + k drafts) and small prefill chunks, each
+    reading a cached context. Rows are padded to the longest query, tables to the widest
+    context; the mask holds causality (and tree drafts' ancestry) per row. Built once per
+    batch; used by layers without a sliding window (the others take the per-sequence path).
+    """
+
+    seq_idx: list[int]
+    rows: torch.Tensor  # [R] int64 rows of the flat token axis, sequence by sequence
+    slots: torch.Tensor  # [R] int64 the same rows' places in the padded [S * max_rows] layout
+    block_tables: torch.Tensor  # [S, W] int64
+    mask: torch.Tensor  # [S, max_rows, W * block_size] bool
+
+    def to(self, device: torch.device | str) -> VerifyGroup:
+        return VerifyGroup(self.seq_idx, self.rows.to(device), self.slots.to(device),
+                           self.block_tables.to(device), self.mask.to(device))  # fmt: skip
+
+
+# Longest query a VerifyGroup takes: longer chunks are prefill work, attended one by one.
+VERIFY_MAX_ROWS = 16
+
+
+def verify_group(
+    seqs: Sequence[SeqInput],
+    query_start: Sequence[int],
+    context_lens: Sequence[int],
+    tree_masks: dict[int, torch.Tensor],
+    block_size: int,
+    device: torch.device | str,
+) -> VerifyGroup | None:
+    """The batch's short queries over a cached context, when there are two or more."""
+    idx = [
+        i for i, s in enumerate(seqs)
+        if 1 < len(s.token_ids) <= VERIFY_MAX_ROWS and s.start_position > 0 and s.kv_policy is None
+    ]  # fmt: skip
+    if len(idx) < 2:
+        return None
+    max_rows = max(len(seqs[i].token_ids) for i in idx)
+    used = [-(-context_lens[i] // block_size) for i in idx]
+    width = max(used)
+    mask = torch.zeros(len(idx), max_rows, width * block_size, dtype=torch.bool)
+    rows: list[int] = []
+    slots: list[int] = []
+    for g, i in enumerate(idx):
+        n, ctx = len(seqs[i].token_ids), context_lens[i]
+        start = ctx - n
+        key = torch.arange(width * block_size)
+        q_pos = torch.arange(start, ctx)
+        mask[g, :n] = key[None, :] <= q_pos[:, None]  # causal over the slots, context included
+        if i in tree_masks:
+            mask[g, :n, start:ctx] &= tree_masks[i].cpu()
+        mask[g, n:, 0] = True  # padding rows see one key (no NaN); their output is dropped
+        rows.extend(range(query_start[i], query_start[i] + n))
+        slots.extend(range(g * max_rows, g * max_rows + n))
+    tables = _padded_table([seqs[i].block_table for i in idx], used, width)
+    return VerifyGroup(
+        seq_idx=idx,
+        rows=torch.tensor(rows, dtype=torch.int64, device=device),
+        slots=torch.tensor(slots, dtype=torch.int64, device=device),
+        block_tables=torch.tensor(tables, dtype=torch.int64, device=device),
+        mask=mask.to(device),
+    )
+
+
+@dataclass(slots=True)
 class ForwardBatch:
     input_ids: torch.Tensor  # [T] int64
     positions: torch.Tensor  # [T] int64, position of each token within its own sequence
@@ -95,6 +161,7 @@ class ForwardBatch:
     attention_scores: torch.Tensor | None = None
     # Sequence index -> [n, n] bool ancestor mask of its new rows (tree drafts only).
     tree_masks: dict[int, torch.Tensor] = field(default_factory=dict)
+    verify: VerifyGroup | None = None  # short queries over a cached context, batched
     # Per sequence, its recurrent-state slot (hybrid models; -1 elsewhere).
     state_slots: list[int] = field(default_factory=list)
     state_restores: list[int] = field(default_factory=list)
@@ -135,6 +202,7 @@ class ForwardBatch:
             prefill_seq_idx=self.prefill_seq_idx,
             kv_policies=self.kv_policies,
             tree_masks={i: m.to(device) for i, m in self.tree_masks.items()},
+            verify=self.verify.to(device) if self.verify is not None else None,
             state_slots=self.state_slots,
             state_restores=self.state_restores,
             state_checkpoints=self.state_checkpoints,
@@ -265,6 +333,7 @@ def build_forward_batch(
         if any(getattr(p, "wants_scores", False) for p in policies)
         else None,
         tree_masks=tree_masks,
+        verify=verify_group(seqs, query_start, context_lens, tree_masks, block_size, device),
         state_slots=[s.state_slot for s in seqs],
         state_restores=[s.state_restore for s in seqs],
         state_checkpoints=[s.state_checkpoint for s in seqs],

@@ -24,7 +24,7 @@ from torch import nn
 from reference_engine.batch_invariant import batch_invariant_attention
 from reference_engine.distributed.parallel_state import current_parallel_state
 from reference_engine.distributed.ring_attention import context_parallel_attention
-from reference_engine.forward_batch import DecodeGroup, ForwardBatch
+from reference_engine.forward_batch import DecodeGroup, ForwardBatch, VerifyGroup
 from reference_engine.heavy_hitters import accumulate
 from reference_engine.kv_window import KVPolicy, needs_mask, visible
 from reference_engine.layers.quantization.kv_cache import (
@@ -113,8 +113,15 @@ class PagedAttention(nn.Module):
         if batch.num_decodes:
             rows = batch.query_start_loc[batch.decode_seq_idx]  # a decode sequence's only row
             out[rows] = self._decode_groups(q[rows], k_cache, v_cache, batch.decode_groups)
+        batched: set[int] = set()
+        if batch.verify is not None and self.sliding_window is None:
+            group = batch.verify
+            out[group.rows] = self._verify(q, k_cache, v_cache, group)
+            batched = set(group.seq_idx)
         starts = _starts(batch.query_lens_cpu)
         for i in batch.prefill_seq_idx:
+            if i in batched:
+                continue
             lo, n = starts[i], batch.query_lens_cpu[i]
             policy = batch.kv_policies[i] if batch.kv_policies else None
             tree = batch.tree_masks.get(i)
@@ -186,6 +193,25 @@ class PagedAttention(nn.Module):
             enable_gqa=self.num_heads != self.num_kv_heads,
         )[0]  # [Hq, n, D]
         return out.transpose(0, 1)
+
+    def _verify(
+        self, q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, group: VerifyGroup
+    ) -> torch.Tensor:
+        """The group's query rows -> their outputs [R, Hq, D], in one attention call."""
+        num_seqs, max_rows, _ = group.mask.shape
+        padded = q.new_zeros(num_seqs * max_rows, self.num_heads, self.head_dim)
+        padded[group.slots] = q[group.rows]
+        keys = gather_kv(k_cache, group.block_tables, q.dtype)  # [S, L, Hkv, D]
+        values = gather_kv(v_cache, group.block_tables, q.dtype)
+        out = F.scaled_dot_product_attention(
+            padded.view(num_seqs, max_rows, self.num_heads, self.head_dim).transpose(1, 2),
+            keys.transpose(1, 2),
+            values.transpose(1, 2),
+            attn_mask=group.mask[:, None],
+            scale=self.scale,
+            enable_gqa=self.num_heads != self.num_kv_heads,
+        )  # [S, Hq, max_rows, D]
+        return out.transpose(1, 2).reshape(-1, self.num_heads, self.head_dim)[group.slots]
 
     def _decode_groups(
         self,

@@ -166,3 +166,35 @@ def test_tree_greedy_equals_plain_decoding(model_dir: Path, cache: str, preempti
         assert_pool_restored(engine)
     assert tree_steps > 0, "the workloads were meant to verify trees"
 
+
+
+def test_batched_verification_equals_each_sequence_alone(
+    random_checkpoint: Callable, make_runner: Callable
+) -> None:
+    """Short queries over a cached context (drafts to verify, a tree, a small chunk) are
+    attended in one padded call (forward_batch.VerifyGroup); each sequence's logits equal
+    its logits run alone, where it takes the per-sequence path."""
+    runner = make_runner(random_checkpoint("qwen3"), num_blocks=64, block_size=4)
+    rng = random.Random("verify-group")
+    contexts = [[rng.randrange(3, 512) for _ in range(n)] for n in (9, 3, 14, 6)]
+    tables = [[1, 2, 3, 4, 5], [6, 7], [8, 9, 10, 11, 12, 16], [13, 14, 15]]
+    runner.execute_model(build_forward_batch(
+        [SeqInput(c, 0, t) for c, t in zip(contexts, tables, strict=True)], 4))  # fmt: skip
+    new = [[rng.randrange(3, 512) for _ in range(n)] for n in (5, 2, len(PARENTS), 1)]
+    inputs = [
+        SeqInput(new[0], 9, tables[0], want_prompt_logits=True),
+        SeqInput(new[1], 3, tables[1], want_prompt_logits=True),
+        SeqInput(new[2], 14, tables[2], want_prompt_logits=True, tree_parents=PARENTS),
+        SeqInput(new[3], 6, tables[3], want_prompt_logits=True),  # a decode, not in the group
+    ]
+    batch = build_forward_batch(inputs, 4)
+    assert batch.verify is not None and batch.verify.seq_idx == [0, 1, 2]
+    together = runner.execute_model(batch)
+    lo = 0
+    for s in inputs:
+        alone = build_forward_batch([s], 4)
+        assert alone.verify is None
+        n = len(s.token_ids)
+        torch.testing.assert_close(together[lo : lo + n], runner.execute_model(alone),
+                                   rtol=0, atol=1e-10)  # fmt: skip
+        lo += n
