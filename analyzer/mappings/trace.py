@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Protocol
 
 from analyzer.mappings.models import Bridge, ConceptMapping
@@ -146,14 +146,16 @@ class StepLink:
     source: int | None  # the step it is reached from; None for the first, or when broken
     path: tuple[TraceStep, ...] = ()
     broken: str = ""  # why the chain breaks here, in words
+    inner: tuple[TraceStep, ...] = ()  # the paths between the step's own symbols (a step may cross a boundary)
 
     @property
     def bridges(self) -> list[TraceStep]:
-        return [s for s in self.path if s.via not in ("call", "return")]
+        """Bridges crossed to reach the step and within it."""
+        return [s for s in (*self.path, *self.inner) if s.via not in ("call", "return")]
 
     def to_dict(self) -> dict[str, Any]:
         return {"index": self.index, "source": self.source, "path": [s.to_dict() for s in self.path],
-                "broken": self.broken}
+                "inner": [s.to_dict() for s in self.inner], "broken": self.broken}
 
 
 def chain_steps(
@@ -198,6 +200,8 @@ def chain_steps(
             source, path = found if found is not None else (None, [])
             if link is None:
                 link = StepLink(index, source, tuple(path))
+            elif source == index:
+                link = replace(link, inner=(*link.inner, *path))
             earlier.append((index, name, nodes, _loops_after(graph, path)))
         links.append(link if link is not None else StepLink(index, None))
     return links

@@ -6,6 +6,7 @@ report must never fail for want of an optional tool.
 
 from __future__ import annotations
 
+import itertools
 import re
 import shutil
 import subprocess
@@ -53,6 +54,11 @@ def path_dot(view: CallPathView) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _lines(*parts: str) -> str:
+    """A DOT label of several centred lines (`\\n` is Graphviz's own line break)."""
+    return "\\n".join(_q(p)[1:-1] for p in parts).join('""')
+
+
 def route_dot(column: int, rows: list[StepRow]) -> str | None:
     """One side's steps as a route: a box per step, grouped into one cluster per process or
     thread (a boundary the request crosses), an edge from the step each one is reached from,
@@ -70,7 +76,7 @@ def route_dot(column: int, rows: list[StepRow]) -> str | None:
     for row, cell in cells:
         processes.setdefault(cell.process or "", []).append(f"step{row.index}")
     for n, (process, nodes) in enumerate(processes.items()):
-        body = [f"    step{r.index} [label={_q(f'{r.index}. {r.title}' + chr(10) + short_name(c.symbols[0].name))}, "
+        body = [f"    step{r.index} [label={_lines(f'{r.index}. {r.title}', short_name(c.symbols[0].name))}, "
                 f"tooltip={_q(', '.join(s.name for s in c.symbols))}"
                 + (', fillcolor="#fde2e1"' if c.broken else "") + "];"
                 for r, c in cells if f"step{r.index}" in nodes]
@@ -79,13 +85,17 @@ def route_dot(column: int, rows: list[StepRow]) -> str | None:
                       *body, "  }"]
         else:
             lines += [b[2:] for b in body]
+    # Invisible edges keep the steps in reading order, top to bottom.
+    order = [f"step{row.index}" for row, _ in cells]
+    lines += [f"  {a} -> {b} [style=invis, weight=4];" for a, b in itertools.pairwise(order)]
     for row, cell in cells:
         if cell.source is None:
             continue
         crossings = cell.crossings
         returns = any(via == "return" for _, via in cell.hops)
         calls = sum(1 for _, via in cell.hops if via == "call")
-        label = "; ".join(crossings) or (f"back to the loop, {calls} call(s)" if returns else f"{calls} call(s)")
+        counted = f"{calls} call{'s' if calls != 1 else ''}" if calls else ""
+        label = "; ".join(crossings) or ", ".join(p for p in ("back to the loop" if returns else "", counted) if p)
         style = ', color="#b35c00", fontcolor="#b35c00", style=bold' if crossings else ""
         lines.append(f"  step{cell.source} -> step{row.index} [label={_q(label)}{style}];")
     lines.append("}")

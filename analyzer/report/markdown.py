@@ -81,7 +81,8 @@ def _steps(page: ConceptPage) -> list[str]:
                 hops = " → ".join(("returns to the loop " if via == "return" else
                                    f"crosses {esc(via)} → " if via != "call" else "") + code(callee)
                                   for callee, via in cell.hops)
-                out += [f"Reached from step {cell.source}: {hops or '(same code)'}", ""]
+                inner = "".join(f"; within the step crosses {esc(via)}" for via in cell.inner)
+                out += [f"Reached from step {cell.source}: {hops or '(same code)'}{inner}", ""]
             for s in cell.symbols:
                 out += _symbol(s, "####")
     return out

@@ -159,6 +159,7 @@ class StepCell:
     source: int | None = None  # the step it is reached from (call graph + bridges)
     hops: list[tuple[str, str]] = field(default_factory=list)  # (callee, "call", "return" or the bridge)
     broken: str = ""  # the chain breaks here: why
+    inner: list[str] = field(default_factory=list)  # bridges crossed between the step's own symbols
 
     @property
     def finding(self) -> str:
@@ -166,7 +167,8 @@ class StepCell:
 
     @property
     def crossings(self) -> list[str]:
-        return [via for _, via in self.hops if via not in ("call", "return")]
+        """Every boundary crossed to reach this step and within it."""
+        return [via for _, via in self.hops if via not in ("call", "return")] + self.inner
 
 
 @dataclass(slots=True)

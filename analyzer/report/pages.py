@@ -94,6 +94,7 @@ def _apply_link(cell: StepCell, link: StepLink) -> None:
     cell.source = link.source
     cell.broken = link.broken
     cell.hops = [(s.callee, "call" if s.via == "call" else s.via.removeprefix("bridge ")) for s in link.path]
+    cell.inner = [b.via.removeprefix("bridge ") for b in link.inner if b.via not in ("call", "return")]
 
 
 def build_column(mapping: SideMapping, source: SideSource | None, dot: str | None) -> Column:

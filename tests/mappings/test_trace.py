@@ -97,3 +97,11 @@ def test_every_symbol_of_a_step_is_chained_not_only_its_first() -> None:
     g = _graph(("a", "b"), ("x", "c"))
     links = chain_steps(g, [(1, ["a"]), (2, ["b", "c"])], {})
     assert links[1].source == 1 and "c is not reached from b (step 2)" in links[1].broken
+
+
+def test_a_step_spanning_a_boundary_records_the_crossing_inside_it() -> None:
+    g = _graph(("api.handler", "api.add"), ("api.add", "client.send"), ("core.recv", "core.add"))
+    bridges = {"client.send": [Bridge("to-core", "client.send", "core.recv", "zmq")]}
+    links = chain_steps(g, [(1, ["api.handler"]), (2, ["api.add", "core.add"])], bridges)
+    assert links[1].source == 1 and [s.callee for s in links[1].path] == ["api.add"]
+    assert [s.via for s in links[1].bridges] == ["bridge to-core (zmq)"]
