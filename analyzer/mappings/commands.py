@@ -59,13 +59,56 @@ def load_or_fail(directory: Path | None, concept_ids: list[str] | None = None) -
     return concepts
 
 
-def list_command(mappings: Path = DIR_OPT, as_json: bool = JSON_OPT) -> None:
+CHAPTERS_OPT = typer.Option(
+    False, "--chapters", help="The book's chapters, part by part, with their concepts and statuses."
+)
+
+
+def list_command(mappings: Path = DIR_OPT, chapters: bool = CHAPTERS_OPT, as_json: bool = JSON_OPT) -> None:
     """Every concept and, per side, whether it is implemented and mapped."""
     concepts = load_or_fail(mappings)
+    if chapters:
+        _list_chapters(mappings, concepts, as_json)
+        return
     if as_json:
         typer.echo(json.dumps([c.to_dict() for c in concepts], indent=2))
         return
     print_concept_list(Console(), concepts)
+
+
+def _list_chapters(mappings: Path | None, concepts: list[ConceptMapping], as_json: bool) -> None:
+    from analyzer.mappings.book import chapter_table, load_contents
+    from analyzer.mappings.load import default_mappings_dir
+    from analyzer.mappings.render import print_chapter_table
+
+    try:
+        table = chapter_table(load_contents(mappings or default_mappings_dir()), concepts)
+    except MappingError as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        payload = {
+            "parts": [
+                {
+                    "title": part.title,
+                    "chapters": [
+                        {
+                            "title": ch,
+                            "concepts": [
+                                {"id": c.id, **{s: c.side(s).status for s in (REFERENCE, *UPSTREAMS)}}
+                                for c in table.concepts.get(ch, [])
+                            ],
+                        }
+                        for ch in part.chapters
+                    ],
+                }
+                for part in table.parts
+            ],
+            "uncovered": table.uncovered,
+            "unknown_chapters": table.unknown,
+        }
+        typer.echo(json.dumps(payload, indent=2))
+        return
+    print_chapter_table(Console(), table)
 
 
 def show_command(

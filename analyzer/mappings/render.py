@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from analyzer.mappings.book import ChapterTable
 from analyzer.mappings.models import SIDES, ConceptMapping, SideMapping
 from analyzer.mappings.trace import StepLink, TraceStep
 from analyzer.mappings.verify import VerifyReport
@@ -31,6 +32,31 @@ def print_concept_list(console: Console, concepts: list[ConceptMapping]) -> None
     for c in concepts:
         table.add_row(c.id, escape(c.title), *(styled(c.side(s).status) for s in SIDES))
     console.print(table)
+
+
+def print_chapter_table(console: Console, chapters: ChapterTable) -> None:
+    """Parts as headings, one row per (chapter, concept); a chapter with none gets a red row."""
+    table = Table(title=f"{sum(len(p.chapters) for p in chapters.parts)} chapters, "
+                  f"{len(chapters.uncovered)} without a concept")  # fmt: skip
+    for col in ("chapter", "concept", *SIDES):
+        table.add_column(col)
+    for part in chapters.parts:
+        table.add_row(f"[bold]{escape(part.title)}[/]", *("" for _ in range(1 + len(SIDES))))
+        for ch in part.chapters:
+            covering = chapters.concepts.get(ch, [])
+            if not covering:
+                table.add_row(f"  {escape(ch)}", "[red]none[/]", *("" for _ in SIDES))
+            for i, c in enumerate(covering):
+                table.add_row(
+                    f"  {escape(ch)}" if i == 0 else "", c.id,
+                    *(styled(c.side(s).status) for s in SIDES),
+                )  # fmt: skip
+    console.print(table)
+    for ch, ids in sorted(chapters.unknown.items()):
+        console.print(
+            f"[yellow]not in the book's contents:[/] {escape(ch)} (named by {', '.join(ids)})",
+            highlight=False,
+        )
 
 
 def _releases(releases: tuple[str, ...]) -> str:
