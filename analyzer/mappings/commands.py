@@ -133,6 +133,9 @@ def verify_command(
     mappings: Path = DIR_OPT,
     no_reference: bool = typer.Option(False, "--no-reference", help="Skip the reference engine."),
     fetch: bool = typer.Option(True, "--fetch/--no-fetch", help="Fetch pinned releases not fetched yet."),
+    chains: bool = typer.Option(
+        True, "--chains/--no-chains",
+        help="Check that the steps of each concept are connected (builds each pin's call graph, cached)."),
     as_json: bool = JSON_OPT,
 ) -> None:
     """Check every mapped symbol, flag, env var and bridge against each pin; exit 1 on a stale one.
@@ -142,7 +145,7 @@ def verify_command(
     settings = _settings(ctx)
     selected = load_or_fail(mappings, concepts)
     report = run_verify(settings, selected, pins or None, reference=not no_reference, fetch=fetch,
-                        progress=not as_json and sys.stderr.isatty())
+                        progress=not as_json and sys.stderr.isatty(), chains=chains)
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2))
     else:
@@ -159,6 +162,7 @@ def run_verify(
     reference: bool = True,
     fetch: bool = True,
     progress: bool = False,
+    chains: bool = True,
 ) -> VerifyReport:
     """Build a view per pin (indexing cold releases) and verify. Exits with a message on bad refs."""
     from analyzer.flags.models import FlagsError
@@ -182,7 +186,7 @@ def run_verify(
             views.append(release_view(settings, ref, progress=progress, fetch=fetch))
     except (SnapshotError, FlagsError, StoreError) as exc:
         raise _fail(str(exc)) from None
-    graphs = _step_graphs(settings, views, progress) if any(c.steps for c in concepts) else {}
+    graphs = _step_graphs(settings, views, progress) if chains and any(c.steps for c in concepts) else {}
     # A pin checked now but missing from the lock files (a git pin) still counts as pinned.
     for view in views:
         if view.project != REFERENCE and view.version is not None:

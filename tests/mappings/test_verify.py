@@ -214,6 +214,8 @@ def test_steps_chain_through_the_call_graph_at_every_pin(pins: FakePins, tmp_pat
     assert [(link.index, link.source) for link in links] == [(1, None), (2, 1), (3, 2), (4, 1)]
     assert [s.callee for s in links[2].path] == ["vllm.core.kv.pool.BlockPool.free"]
     assert set(report.chains["scheduler"]) == {"vllm@1.0", "vllm@2.0"}
+    quick = run_verify(pins.settings, load_mappings(tmp_path), None, reference=False, fetch=False, chains=False)
+    assert quick.ok and quick.chains == {}  # --no-chains: names only, no call graphs built
 
 
 def test_broken_chain_and_missing_step_symbol_fail_with_where(pins: FakePins, tmp_path: Path) -> None:
