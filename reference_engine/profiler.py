@@ -9,7 +9,8 @@ The ranges are installed only while profiling: the engine's methods are wrapped 
 instance and the model gets forward hooks, both removed on exit, so an engine that is not
 profiled runs exactly the code it always runs (vLLM instead guards its ranges with a flag;
 SGLang starts torch.profiler from an HTTP endpoint). A multi-rank engine's forward runs in
-its workers, which this does not reach; it is profiled with one rank.
+its workers, which this does not reach; it is profiled with one rank. Async scheduling is
+refused too: its forward runs on a worker thread the profiler does not follow.
 
 Owner: `StepProfiler` belongs to whoever profiles (the `atlas engine profile` command);
 the engine never knows it is being watched.
@@ -84,6 +85,10 @@ class StepProfiler:
     def __init__(self, engine: Any, record_shapes: bool = False) -> None:
         if engine.config.world_size > 1:
             raise ValueError("profiling runs in one process: drop --tp/--pp/--ep/--cp")
+        if getattr(engine, "overlap", None) is not None:
+            # Measured: the overlapped forward runs on a worker thread that started before the
+            # profiler and is not followed by it; its time would show as "other".
+            raise ValueError("profile without --async-scheduling (its forward runs on a worker thread)")
         self.engine = engine
         self.record_shapes = record_shapes
         self.num_steps = 0

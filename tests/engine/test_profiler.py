@@ -106,3 +106,8 @@ def test_profile_command_and_run_profile(atlas_cache_dir: Path, tmp_path: Path) 
     assert result.exit_code == 0, result.output
     assert "detokenize" in result.output and "output:" in result.output
     assert trace_ranges(run_trace)["sample"] > 0
+
+    refused = runner.invoke(
+        app, [*base, "run", "-p", "hi", "--async-scheduling", "--profile", str(run_trace)]
+    )
+    assert refused.exit_code == 1 and "--async-scheduling" in refused.output
