@@ -15,7 +15,8 @@ token already (Sequence.num_inflight_tokens), so N+1 schedules it as a decode wh
 is a placeholder (INFLIGHT_TOKEN) patched in before launch. A sequence that stops in N,
 or is aborted while N+1 is in flight, still has a row in N+1: that row's token is dropped
 when N+1 is collected, and its blocks may be reused at once, since every later block
-move or forward pass runs after N+1 on the same worker. Outputs equal the plain engine's
+move or forward pass runs after N+1 on the same worker, and a KV tier copy on this
+thread first waits for it (wait_forward). Outputs equal the plain engine's
 token for token (tests/engine/test_overlap_scheduler.py).
 
 Owned by the Engine when EngineConfig.async_scheduling is set; it drives the engine's own
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -161,10 +162,11 @@ class OverlapScheduler:
         return self.engine._update(live, sampled)
 
     def wait_forward(self) -> None:
-        """Block until the forward pass in flight is done (its outputs stay to collect):
-        weight updates must not change the model under it."""
+        """Block until the forward pass in flight is done (its outputs, or its error, stay
+        to collect): weight updates must not change the model under it, and KV tier copies
+        must not touch blocks it reads or writes (kv_tiers/hierarchy.py)."""
         if self.inflight is not None:
-            self.inflight.logits.result()
+            wait([self.inflight.logits])
 
     def drain(self) -> list[RequestOutput]:
         """Collect the step in flight without launching another (its outputs, if any)."""

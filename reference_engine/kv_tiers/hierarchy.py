@@ -1,6 +1,11 @@
 """KVTierHierarchy: moves prefix-cache blocks between the device, host memory and disk.
 
 Owner: the Engine; everything here runs on the engine thread, between or inside steps.
+With async scheduling a forward pass may still be in flight on the worker thread then
+(an eviction while the next step is scheduled, a promotion when a request arrives as the
+last step of the one before finishes): every copy to or from device KV first waits for
+it (`_device_kv`), since that forward may still write the block being demoted, or write
+a freed block handed to a promotion. Steps that copy nothing keep their overlap.
 
 - Demotion. The prefix cache calls `on_evict(key, block)` for every block it evicts;
   with write-back, that is when the block's KV is copied to the host tier, and the host
@@ -132,7 +137,13 @@ class KVTierHierarchy:
         return lora_request is None and params.prompt_logprobs is None and not params.kv_eviction
 
     # --- storing ---------------------------------------------------------------------------
+    def _device_kv(self) -> None:
+        """Order a copy touching device KV after the forward pass in flight, if any."""
+        if self.engine.overlap is not None:
+            self.engine.overlap.wait_forward()
+
     def _encode(self, block: int) -> bytes:
+        self._device_kv()
         layers = gather_blocks(self.engine.runner, [block])
         return encode_entry(layers, self.layout)
 
@@ -264,6 +275,7 @@ class KVTierHierarchy:
             return 0  # the device is full of pinned blocks: compute instead
         fresh = kv.block_tables[holder][now:]
         layers = [torch.cat([entry[j] for entry in loaded], dim=1) for j in range(len(loaded[0]))]
+        self._device_kv()
         scatter_blocks(self.engine.runner, fresh, layers)
         kv.cache_computed(holder, usable, num_tokens)
         kv.free(holder)  # the cache's own references keep them; admission pins them again

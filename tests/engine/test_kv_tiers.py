@@ -5,6 +5,7 @@ damaged entry is detected and recomputed, never used."""
 from __future__ import annotations
 
 import random
+import time
 from pathlib import Path
 from typing import Any
 
@@ -186,3 +187,22 @@ def test_write_back_under_async_scheduling_gives_solo_tokens(
     prompts, params = workload(2, 12)
     assert generate(tiered, prompts, params) == generate(solo, prompts, params)
     assert tiered.kv_tiers is not None and tiered.kv_tiers.num_promoted > 0
+
+
+def test_tier_copies_wait_for_the_forward_in_flight(model_dir: Path, tmp_path: Path) -> None:
+    """A slow forward widens the window in which the next request's promotion (and the
+    evictions it causes) run while the last step is still in flight: a copy that did not
+    wait for it would read blocks not yet written or be overwritten by it."""
+    solo = make(model_dir, prefix_caching="none")
+    tiered = make(model_dir, kv_host_blocks=12, kv_disk_dir=str(tmp_path), async_scheduling=True)
+    forward = tiered._forward
+
+    def slow_forward(*args: Any, **kw: Any) -> torch.Tensor:
+        time.sleep(0.02)
+        return forward(*args, **kw)
+
+    tiered._forward = slow_forward  # type: ignore[method-assign]
+    prompts, params = workload(2, 12)
+    assert generate(tiered, prompts, params) == generate(solo, prompts, params)
+    tiers = tiered.kv_tiers
+    assert tiers is not None and tiers.num_promoted > 0 and tiers.num_demoted > 0
