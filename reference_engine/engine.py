@@ -260,8 +260,6 @@ class Engine:
             text, token_ids = None, [int(t) for t in prompt]
         self._validate(token_ids, params)
         if self.kv_tiers is not None and self.kv_tiers.wants(params, lora_request):
-            if self.overlap is not None:  # promotion writes device blocks: not under a forward
-                self.overlap.wait_forward()
             self.kv_tiers.promote(request_id, token_ids)  # tiered prefix blocks back
         grammar = None
         if params.structured_outputs is not None:

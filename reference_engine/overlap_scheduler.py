@@ -77,11 +77,6 @@ class OverlapScheduler:
 
     def step(self) -> list[RequestOutput]:
         e = self.engine
-        if e.kv_tiers is not None:
-            # Scheduling may evict cached blocks, and the tiers then copy them off the device:
-            # the forward in flight must have finished writing them (blocks are offered to
-            # the cache as soon as their step is launched).
-            self.wait_forward()
         start = time.perf_counter()
         out = e.scheduler.schedule()
         prepared = e._prepare(out) if not out.is_empty else None
