@@ -3,8 +3,9 @@ perplexity, quantization error, speculative acceptance and KV eviction, without 
 
 It is a small model trained on Python source code, NOT a chat model: it continues code.
 The corpus is the standard library's own `.py` sources of the running interpreter (tests,
-IDLE, codec tables and 2to3 left out; each file capped at 64 KiB) plus this repository's
-`examples/`. Every tenth file is held out; perplexity is measured on those unseen files
+IDLE, codec tables and 2to3 left out; each file capped at 64 KiB), nothing of this
+repository: editing a book example must not retrain the model or move every figure measured
+on it. Every tenth file is held out; perplexity is measured on those unseen files
 and printed beside a unigram baseline (token frequencies alone).
 
 Recipes (`RECIPES`): "default" (~4M parameters, a few minutes on one core) and "small"
@@ -52,10 +53,10 @@ if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
 TRAINED_MODEL_NAME = "atlas-code-qwen3"
-RECIPE_VERSION = 1  # bump when anything below changes the bytes
+RECIPE_VERSION = 2  # bump when anything below changes the bytes
 NOTICE = (
-    "atlas-code-qwen3 is a small model trained here on Python source code (the standard "
-    "library and examples/): it continues code; it is NOT a chat model"
+    "atlas-code-qwen3 is a small model trained here on Python source code (the Python "
+    "standard library): it continues code; it is NOT a chat model"
 )
 VOCAB_SIZE = 4096
 SEED = 20240601
@@ -72,7 +73,7 @@ RECIPES: dict[str, TrainShape] = {
     ),
     "small": TrainShape(
         hidden_size=128, intermediate_size=384, num_hidden_layers=2, num_attention_heads=4,
-        num_key_value_heads=2, head_dim=32, seq_len=128, batch_size=8, steps=300, lr=3e-3,
+        num_key_value_heads=2, head_dim=32, seq_len=128, batch_size=8, steps=450, lr=3e-3,
         warmup=20,
     ),
 }
@@ -113,11 +114,6 @@ def corpus_files() -> list[tuple[str, Path]]:
         if set(rel.parts[:-1]) & _SKIP_DIRS or rel.parts[0].startswith("config-"):
             continue
         files.append((f"stdlib/{rel.as_posix()}", p))
-    examples = Path(__file__).resolve().parents[1] / "examples"
-    if examples.is_dir():
-        for p in sorted(examples.rglob("*")):
-            if p.is_file() and p.suffix in (".md", ".txt", ".py", ".toml", ".rst"):
-                files.append((f"examples/{p.relative_to(examples).as_posix()}", p))
     return files
 
 
