@@ -1,26 +1,5 @@
 """Fixtures: a prefill and a decode server per test module (see disagg_fixtures.py)."""
 
-from __future__ import annotations
+from server_session import _single_torch_thread, server_cache_dir
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-import torch
-
-from reference_engine.tiny_model import ensure_tiny_model
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _single_torch_thread() -> Iterator[None]:
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-@pytest.fixture(scope="session")
-def server_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    cache = tmp_path_factory.mktemp("atlas-disagg-cache")
-    ensure_tiny_model(cache)
-    return cache
+__all__ = ["_single_torch_thread", "server_cache_dir"]

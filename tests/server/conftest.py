@@ -6,26 +6,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import torch
 from server_fixtures import LiveServer, start_server
-
-from reference_engine.tiny_model import ensure_tiny_model
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _single_torch_thread() -> Iterator[None]:
-    """Tiny models gain nothing from intra-op threads; on 2 shared cores they only spin."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-@pytest.fixture(scope="session")
-def server_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    cache = tmp_path_factory.mktemp("atlas-server-cache")
-    ensure_tiny_model(cache)
-    return cache
+from server_session import _single_torch_thread, server_cache_dir
 
 
 @pytest.fixture(scope="module")
@@ -34,3 +16,6 @@ def live(server_cache_dir: Path) -> Iterator[LiveServer]:
     srv = start_server(server_cache_dir)
     yield srv
     srv.stop()
+
+
+__all__ = ["_single_torch_thread", "live", "server_cache_dir"]

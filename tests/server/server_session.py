@@ -1,0 +1,29 @@
+"""Session fixtures every live-server suite shares (tests/server, tests/disagg, tests/router):
+each suite's conftest imports them, so pytest registers them there."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import torch
+
+from reference_engine.tiny_model import ensure_tiny_model
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _single_torch_thread() -> Iterator[None]:
+    """Tiny models gain nothing from intra-op threads; on 2 shared cores they only spin."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="session")
+def server_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A cache folder holding the built-in tiny model, built once per session."""
+    cache = tmp_path_factory.mktemp("atlas-server-cache")
+    ensure_tiny_model(cache)
+    return cache
