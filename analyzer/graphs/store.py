@@ -3,7 +3,11 @@ cached under `settings.cache_dir/graphs/<key>/` so queries never rebuild.
 
 The key is the snapshot's identity (name + store commit: its tree is immutable)
 or, for a plain directory, a fingerprint of its files' paths, sizes and mtimes;
-both include GRAPHS_VERSION so a change of the algorithm invalidates old caches.
+both include GRAPHS_VERSION so a change of the algorithm invalidates old caches,
+and SCHEMA, a fingerprint of the pickled classes' fields and the interpreter, so
+a tree whose `Access` (say) differs from the one that wrote a shared cache never
+reads its entries field by field into the wrong slots; an entry whose recorded
+schema differs anyway is rebuilt.
 """
 
 from __future__ import annotations
@@ -13,17 +17,18 @@ import hashlib
 import multiprocessing
 import os
 import pickle
+import sys
 import tempfile
 import traceback
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 
 from analyzer.graphs.callgraph import CallGraphResult, Unresolved, build_call_graph
 from analyzer.graphs.compact import CompactCallGraph
-from analyzer.graphs.state import ClassState, StateIndex, build_state
+from analyzer.graphs.state import Access, ClassState, StateAttr, StateIndex, build_state
 from analyzer.graphs.state_source import SourceReader
 from analyzer.index.models import ModuleFacts
 from analyzer.resolve import CallResolver, Project
@@ -35,6 +40,19 @@ GRAPHS_VERSION = "8"
 
 class GraphError(Exception):
     """A target that cannot be opened / indexed; the message is shown to the user."""
+
+
+def _schema(*classes: type) -> str:
+    """What decides how a cached entry unpickles: each pickled dataclass's fields in
+    order (a frozen slots dataclass restores them by position), whether it is frozen,
+    and the interpreter's version (its slots pickling changed between releases)."""
+    parts = [GRAPHS_VERSION, f"py{sys.version_info[0]}.{sys.version_info[1]}"]
+    for cls in classes:
+        params = getattr(cls, "__dataclass_params__", None)
+        frozen = bool(params is not None and params.frozen)
+        names = [f"{f.name}:{f.type}" for f in fields(cls)] if is_dataclass(cls) else []
+        parts.append(f"{cls.__module__}.{cls.__qualname__}:{frozen}:{','.join(names)}")
+    return _digest(parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +79,9 @@ def _digest(parts: Iterable[str]) -> str:
     return h.hexdigest()[:24]
 
 
+SCHEMA = _schema(Graphs, ClassState, StateAttr, Access, Unresolved)
+
+
 def directory_target(path: Path, *, as_package: bool = True) -> Target:
     """A plain directory. A package directory (with `__init__.py`) is indexed from
     its parent so names read `reference_engine.scheduler...`; otherwise (or with
@@ -74,7 +95,7 @@ def directory_target(path: Path, *, as_package: bool = True) -> Target:
     root = path.parent if as_package and (path / "__init__.py").is_file() else path
     rel = tuple(p.relative_to(root).as_posix() for p in files)
     stats = (f"{r}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for r, p in zip(rel, files, strict=True))
-    key = _digest([GRAPHS_VERSION, "dir", str(root), *stats])
+    key = _digest([SCHEMA, "dir", str(root), *stats])
     return Target(str(path), root, rel, key)
 
 
@@ -90,7 +111,7 @@ def open_target(settings: Settings, text: str) -> Target:
         snap = ensure_snapshot(settings, text)
     except SnapshotError as exc:
         raise GraphError(str(exc)) from None
-    key = _digest([GRAPHS_VERSION, "snapshot", snap.name, snap.store_commit])
+    key = _digest([SCHEMA, "snapshot", snap.name, snap.store_commit])
     return Target(snap.name, snap.package_root, None, key, snap)
 
 
@@ -140,6 +161,7 @@ def pack_graphs(
     for _, _, conf in calls.graph.edges.data("confidence"):
         by_conf[conf] = by_conf.get(conf, 0) + 1
     meta: dict[str, object] = {
+        "schema": SCHEMA,
         "target": label,
         "modules": len(project.modules),
         "functions": len(project.functions),
@@ -174,13 +196,36 @@ def load_graphs(settings: Settings, target: Target, *, rebuild: bool = False, pr
         try:
             with cached.open("rb") as fh, _gc_paused():
                 graphs = pickle.load(fh)
-            if isinstance(graphs, Graphs):
+            if _current(graphs):
                 return graphs
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-            pass  # a damaged or stale cache is rebuilt, not fatal
+        except Exception:  # whatever a damaged or stale entry raises, it is rebuilt
+            pass
     graphs, unresolved = build_graphs(load_facts(settings, target, progress=progress), target.label, target.root)
     save_graphs(settings, target, graphs, unresolved)
     return graphs
+
+
+def _current(graphs: object) -> bool:
+    """An entry this code wrote: same schema, and a class's state unpickles into
+    well-typed accesses (checked on one class: the rest are read on demand)."""
+    if not isinstance(graphs, Graphs) or graphs.meta.get("schema") != SCHEMA:
+        return False
+    state = graphs.state
+    if not isinstance(state, StateIndex):
+        return False
+    for name in state:
+        st = state[name]
+        if not isinstance(st, ClassState) or st.cls != name:
+            return False
+        for attr in st.attrs.values():
+            if not isinstance(attr, StateAttr):
+                return False
+            for a in (*attr.writes[:1], *attr.reads[:1]):
+                if not (isinstance(a, Access) and all(isinstance(getattr(a, k), str)
+                                                      for k in ("function", "kind", "site", "via", "by"))):
+                    return False
+        break
+    return True
 
 
 def _build_worker(settings: Settings, target: Target, conn: Connection) -> None:
