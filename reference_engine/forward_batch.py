@@ -11,10 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import torch
 
 from reference_engine.kv_window import FREED_BLOCK, KVPolicy, visible
+
+if TYPE_CHECKING:
+    from reference_engine.distributed.context_parallel import ContextParallelShard
 
 
 @dataclass(slots=True)
@@ -166,6 +170,9 @@ class ForwardBatch:
     state_slots: list[int] = field(default_factory=list)
     state_restores: list[int] = field(default_factory=list)
     state_checkpoints: list[int] = field(default_factory=list)
+    # Context parallelism: this rank's rows, local slots and ring/decode layout for the step
+    # (distributed/context_parallel.py, set by the CP rank itself); None in one process.
+    context_parallel: ContextParallelShard | None = None
 
     @property
     def num_seqs(self) -> int:
@@ -206,6 +213,11 @@ class ForwardBatch:
             state_slots=self.state_slots,
             state_restores=self.state_restores,
             state_checkpoints=self.state_checkpoints,
+            context_parallel=(
+                self.context_parallel.to(torch.device(device))
+                if self.context_parallel is not None
+                else None
+            ),
         )
 
 

@@ -121,7 +121,10 @@ class ModelRunner:
             # Zeros, not empty: padded gather rows read unwritten slots (masked, but NaN
             # garbage times a zero weight would still poison the sum).
             # A quantized row carries its scale after its values (quantization/kv_cache.py).
-            shape = (num_blocks, self.block_size, heads, kv_row_width(dim, kv_dtype))
+            # Context parallelism: a block holds this rank's stripe of a logical block
+            # (distributed/context_parallel.py): block_size / cp rows under the same id.
+            rows = self.block_size // self.parallel.cp.world_size
+            shape = (num_blocks, rows, heads, kv_row_width(dim, kv_dtype))
             t = torch.zeros(shape, dtype=dtype, device=device)
             return t.pin_memory() if pin else t
 

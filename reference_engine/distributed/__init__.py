@@ -8,7 +8,8 @@ One concept per file:
 - parallel_linear.py, vocab_parallel_embedding.py: tensor parallelism
 - pipeline_parallel.py: stages of layers, micro-batches, bubble fraction
 - expert_dispatch.py, expert_placement.py, eplb.py: expert parallelism and its balancing
-- ring_attention.py: context parallelism
+- context_parallel.py: tokens and KV striped over ranks; ring_attention.py: its ring and
+  LSE merge
 - cli_options.py: --tp/--pp/--ep/--cp
 - custom_all_reduce.py: ring, recursive doubling, one-shot and two-shot all-reduce written
   with point-to-point sends, and their alpha-beta costs (benchmarks/allreduce_bench.py)

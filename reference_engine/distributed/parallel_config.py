@@ -32,10 +32,16 @@ def verify_sizes(cfg: EngineConfig) -> None:
             f"expert_parallel_size {ep} must equal tensor_parallel_size {tp} (experts are "
             "spread over the tensor-parallel ranks) or be used with tensor_parallel_size=1"
         )
-    if cfg.context_parallel_size > 1 and cfg.world_size != cfg.context_parallel_size:
+    cp = cfg.context_parallel_size
+    if cp > 1 and (cfg.pipeline_parallel_size > 1 or ep > 1):
         raise ConfigError(
-            "context_parallel_size combines with no other parallelism yet; use it with "
-            "tensor, pipeline and expert parallel sizes 1"
+            "context_parallel_size combines with tensor parallelism only; use it with "
+            "pipeline and expert parallel sizes 1"
+        )
+    if cp > 1 and cfg.block_size % cp:
+        raise ConfigError(
+            f"block_size ({cfg.block_size}) must be divisible by context_parallel_size "
+            f"({cp}): each rank holds block_size / cp rows of every block"
         )
     if cfg.distributed_backend not in ("auto", "gloo", "nccl"):
         raise ConfigError(

@@ -97,7 +97,7 @@ class ParallelState:
     ep: GroupCoordinator = field(default_factory=GroupCoordinator)
     # rank = this stage, ranks = the global rank of each stage at this tensor-parallel rank
     pp: GroupCoordinator = field(default_factory=GroupCoordinator)
-    # context parallelism: ranks that split a fresh prompt's attention (ring attention)
+    # context parallelism: ranks that stripe every sequence's tokens and KV (same TP rank)
     cp: GroupCoordinator = field(default_factory=GroupCoordinator)
 
 

@@ -25,6 +25,7 @@ import torch
 import torch.distributed as dist
 
 from reference_engine.config import EngineConfig, ModelConfig
+from reference_engine.distributed.context_parallel import run_context_parallel
 from reference_engine.distributed.eplb import RebalanceReport, rebalance_experts
 from reference_engine.distributed.parallel_state import GroupCoordinator, ParallelState
 from reference_engine.distributed.pipeline_parallel import run_pipeline
@@ -82,23 +83,40 @@ def init_groups(cfg: EngineConfig, rank: int, rendezvous: Rendezvous) -> Groups:
         )  # fmt: skip
     timeout = timedelta(seconds=cfg.distributed_timeout_s)
     compute = dist.new_group(list(range(world)), timeout=timeout)
-    # Rank = stage * width + index within the stage; a stage's ranks are its TP (or EP) group.
-    stages = cfg.pipeline_parallel_size
+    # Rank = stage * width + index within the stage; index = cp_rank * tp + tp_rank, so a
+    # stage's ranks with the same cp_rank are a TP (or EP) group and those with the same
+    # tp_rank a CP group (they hold the same heads and stripe the tokens).
+    stages, cp_size = cfg.pipeline_parallel_size, cfg.context_parallel_size
     width = world // stages
+    tp_size = width // cp_size
     stage, index = divmod(rank, width)
-    stage_groups = [
-        dist.new_group(list(range(s * width, (s + 1) * width)), timeout=timeout)
-        if width > 1
-        else None
+    cp_rank, tp_rank = divmod(index, tp_size)
+
+    def groups_of(members: list[list[int]]) -> list[Any]:
+        return [dist.new_group(m, timeout=timeout) if len(m) > 1 else None for m in members]
+
+    tp_members = [
+        [s * width + c * tp_size + t for t in range(tp_size)]
         for s in range(stages)
+        for c in range(cp_size)
     ]
-    mine = GroupCoordinator(
-        index, width, stage_groups[stage], tuple(range(stage * width, (stage + 1) * width))
-    )
+    cp_members = [
+        [s * width + c * tp_size + t for c in range(cp_size)]
+        for s in range(stages)
+        for t in range(tp_size)
+    ]
+    tp_groups, cp_groups = groups_of(tp_members), groups_of(cp_members)
+    mine_at = stage * cp_size + cp_rank
+    mine = GroupCoordinator(tp_rank, tp_size, tp_groups[mine_at], tuple(tp_members[mine_at]))
+    cp_at = stage * tp_size + tp_rank
     single = GroupCoordinator()
     tp = mine if cfg.tensor_parallel_size > 1 else single
     ep = mine if cfg.expert_parallel_size > 1 else single
-    cp = mine if cfg.context_parallel_size > 1 else single
+    cp = (
+        GroupCoordinator(cp_rank, cp_size, cp_groups[cp_at], tuple(cp_members[cp_at]))
+        if cp_size > 1
+        else single
+    )
     pp = GroupCoordinator(stage, stages, compute, tuple(s * width + index for s in range(stages)))
     return Groups(ParallelState(tp=tp, ep=ep, pp=pp, cp=cp), dist.group.WORLD)
 
@@ -172,6 +190,8 @@ def run_step(runner: ModelRunner, step: StepInput) -> StepResult:
         result.logits, result.busy_s = run_pipeline(
             runner, step.batch, runner.parallel.pp.world_size
         )
+    elif runner.parallel.cp.world_size > 1:
+        result.logits = run_context_parallel(runner, step.batch)
     else:
         result.logits = runner.execute_model(step.batch)
     return result

@@ -22,8 +22,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from reference_engine.batch_invariant import batch_invariant_attention
+from reference_engine.distributed.context_parallel import context_parallel_attention
 from reference_engine.distributed.parallel_state import current_parallel_state
-from reference_engine.distributed.ring_attention import context_parallel_attention
 from reference_engine.forward_batch import DecodeGroup, ForwardBatch, VerifyGroup
 from reference_engine.heavy_hitters import accumulate
 from reference_engine.kv_window import KVPolicy, needs_mask, visible
@@ -87,8 +87,8 @@ class PagedAttention(nn.Module):
         # Query q sees keys q-W+1 .. q only (kv_window.py); None: the whole context.
         self.sliding_window = sliding_window
         self.batch_invariant = False  # set by the ModelRunner in deterministic mode
-        # Context parallelism: a fresh prompt's attention runs as ring attention over these
-        # ranks (distributed/ring_attention.py); a group of one in a single process.
+        # Context parallelism: the ranks every sequence's tokens and KV are striped over
+        # (distributed/context_parallel.py); a group of one in a single process.
         self.cp = current_parallel_state().cp
 
     def forward(
@@ -99,6 +99,10 @@ class PagedAttention(nn.Module):
         kv_cache: tuple[torch.Tensor, torch.Tensor],
         batch: ForwardBatch,
     ) -> torch.Tensor:  # [T, Hq, D]
+        if batch.context_parallel is not None:  # this rank's stripe of every sequence
+            return context_parallel_attention(
+                q, k, v, kv_cache, batch.context_parallel, self.cp, self.scale
+            )
         k_cache, v_cache = kv_cache
         k, v = write_kv(k_cache, v_cache, k, v, batch.slot_mapping)
         if batch.attention_scores is not None:  # H2O requests: where attention goes
@@ -147,8 +151,6 @@ class PagedAttention(nn.Module):
         return out
 
     def _causal(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        if self.cp.world_size > 1:
-            return context_parallel_attention(q, k, v, self.cp, self.scale)
         out = F.scaled_dot_product_attention(
             q.transpose(0, 1).unsqueeze(0),
             k.transpose(0, 1).unsqueeze(0),

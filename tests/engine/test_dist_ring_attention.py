@@ -1,8 +1,12 @@
-"""Ring attention (distributed/ring_attention.py) against standard causal attention: the LSE
-merge in one process, and two gloo ranks each holding a balanced share of one prompt."""
+"""Context parallelism (distributed/context_parallel.py, ring_attention.py) against standard
+attention and against one process: the LSE merge in one process; three gloo ranks, each
+holding its stripe of the KV cache, attending a batch of a fresh prompt, a chunk continuing
+a cached prefix and decodes exactly as PagedAttention does over the whole cache; and the
+engine with CP=2 (and TP=2 x CP=2) equal to one process token by token."""
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import tempfile
@@ -12,8 +16,8 @@ import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-import torch.nn.functional as F
 from test_verify_random_workloads import (
+    Req,
     assert_pool_restored,
     assert_tokens_equal_solo,
     drive,
@@ -21,72 +25,100 @@ from test_verify_random_workloads import (
     random_workload,
 )
 
-import reference_engine.layers.attention as attention_module
-from reference_engine.distributed.ring_attention import (
-    balanced_chunks,
-    merge_partials,
-    partial_attention,
-)
+import reference_engine.distributed.context_parallel as cp_module
+from reference_engine.config import ConfigError, EngineConfig
+from reference_engine.distributed.context_parallel import shard_batch, stripe
+from reference_engine.distributed.ring_attention import merge_partials, partial_attention
+from reference_engine.forward_batch import SeqInput, build_forward_batch
+from reference_engine.sampling_params import SamplingParams
 
-SEQ, HEADS, KV_HEADS, DIM = 37, 4, 2, 8
-
-
-def _inputs() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    gen = torch.Generator().manual_seed(0)
-
-    def rand(h: int) -> torch.Tensor:
-        return torch.randn(SEQ, h, DIM, generator=gen, dtype=torch.float64)
-
-    return rand(HEADS), rand(KV_HEADS), rand(KV_HEADS)
+HEADS, KV_HEADS, DIM, BLOCK, BLOCKS = 4, 2, 8, 6, 24
 
 
-def _reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    out = F.scaled_dot_product_attention(
-        q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1), is_causal=True, enable_gqa=True
-    )
-    return out.transpose(0, 1)
-
-
-def test_balanced_chunks_pair_early_and_late_tokens() -> None:
-    shares = [balanced_chunks(SEQ, 2, r) for r in range(2)]
-    assert sorted(torch.cat(shares).tolist()) == list(range(SEQ))
-    # Causal work (keys visible per query) is even: rank 0 has the first and last chunks.
-    work = [int((s + 1).sum()) for s in shares]
-    assert abs(work[0] - work[1]) <= SEQ
+def test_stripes_cover_positions_and_balance_causal_work() -> None:
+    n, world = 37, 3
+    shares = [stripe(0, n, r, world) for r in range(world)]
+    assert sorted(torch.cat(shares).tolist()) == list(range(n))
+    work = [int((s + 1).sum()) for s in shares]  # keys visible to each rank's queries
+    assert max(work) - min(work) <= n
+    assert stripe(5, 11, 1, 3).tolist() == [7, 10]
 
 
 def test_lse_merge_of_key_blocks_equals_full_attention() -> None:
-    q, k, v = _inputs()
-    pos = torch.arange(SEQ)
-    scale = DIM**-0.5
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(37, h, DIM, generator=gen, dtype=torch.float64)
+               for h in (HEADS, KV_HEADS, KV_HEADS))  # fmt: skip
+    pos = torch.arange(37)
     out = torch.zeros_like(q)
     lse = torch.full(q.shape[:2], float("-inf"), dtype=q.dtype)
-    for block in torch.tensor_split(
-        torch.randperm(SEQ, generator=torch.Generator().manual_seed(1)), 3
-    ):
-        part, part_lse = partial_attention(q, k[block], v[block], pos, pos[block], scale)
+    for block in torch.tensor_split(torch.randperm(37, generator=gen), 3):
+        visible = pos[block][None, :] <= pos[:, None]
+        part, part_lse = partial_attention(q, k[block], v[block], visible, DIM**-0.5)
         out, lse = merge_partials(out, lse, part, part_lse)
-    torch.testing.assert_close(out, _reference(q, k, v))
+    want = torch.nn.functional.scaled_dot_product_attention(
+        q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1), is_causal=True, enable_gqa=True
+    ).transpose(0, 1)
+    torch.testing.assert_close(out, want)
+
+
+def test_block_size_must_divide_by_cp() -> None:
+    with pytest.raises(ConfigError, match="divisible by context_parallel_size"):
+        EngineConfig(model="x", context_parallel_size=4, block_size=6)
+    with pytest.raises(ConfigError, match="tensor parallelism only"):
+        EngineConfig(model="x", context_parallel_size=2, pipeline_parallel_size=2)
+
+
+def _mixed_batch() -> tuple[Any, torch.Tensor, torch.Tensor]:
+    """A fresh prompt, a chunk after a 13-token cached prefix, three decodes (one with a
+    context of one token); returns the batch and the full caches holding the cached part."""
+    gen = torch.Generator().manual_seed(1)
+    seqs = [
+        SeqInput(list(range(17)), 0, [0, 1, 2]),  # fresh prompt of 17
+        SeqInput(list(range(9)), 13, [3, 4, 5, 6]),  # 9 new after 13 cached
+        SeqInput([1], 20, [7, 8, 9, 10]),  # decode at position 20
+        SeqInput([2], 0, [11]),  # decode with nothing before it
+        SeqInput([3], 7, [12, 13]),  # decode at position 7
+    ]
+    batch = build_forward_batch(seqs, BLOCK)
+    k_cache = torch.randn(BLOCKS, BLOCK, KV_HEADS, DIM, generator=gen, dtype=torch.float64)
+    v_cache = torch.randn(BLOCKS, BLOCK, KV_HEADS, DIM, generator=gen, dtype=torch.float64)
+    return batch, k_cache, v_cache
+
+
+def _qkv(n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    gen = torch.Generator().manual_seed(2)
+    return tuple(  # type: ignore[return-value]
+        torch.randn(n, h, DIM, generator=gen, dtype=torch.float64)
+        for h in (HEADS, KV_HEADS, KV_HEADS)
+    )
+
+
+def _stripe_cache(cache: torch.Tensor, rank: int, world: int) -> torch.Tensor:
+    """A rank's shard of a full cache: row j of its block b is position j * world + rank."""
+    return cache[:, rank::world].clone()
 
 
 def _rank_main(rank: int, world: int, init_file: str, result_file: str) -> None:
-    import torch.distributed as dist
-
+    from reference_engine.distributed.context_parallel import context_parallel_attention
     from reference_engine.distributed.parallel_state import GroupCoordinator
-    from reference_engine.distributed.ring_attention import ring_attention
 
     dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
-    q, k, v = _inputs()
-    pos = balanced_chunks(SEQ, world, rank)
-    cp = GroupCoordinator(rank, world, dist.group.WORLD, tuple(range(world)))
-    out = ring_attention(q[pos], k[pos], v[pos], pos, cp, SEQ, DIM**-0.5)
-    torch.save({"pos": pos, "out": out}, f"{result_file}.{rank}")
+    batch, k_cache, v_cache = _mixed_batch()
+    q, k, v = _qkv(batch.num_tokens)
+    shard = shard_batch(batch, rank, world)
+    caches = (_stripe_cache(k_cache, rank, world), _stripe_cache(v_cache, rank, world))
+    group = GroupCoordinator(rank, world, dist.group.WORLD, tuple(range(world)))
+    rows = shard.rows
+    out = context_parallel_attention(q[rows], k[rows], v[rows], caches, shard, group, DIM**-0.5)
+    torch.save({"rows": rows, "out": out, "k_cache": caches[0]}, f"{result_file}.{rank}")
     dist.destroy_process_group()
 
 
 @pytest.mark.slow
-def test_two_ranks_ring_attention_equals_standard_attention() -> None:
-    world = 2
+def test_three_ranks_striped_kv_attention_equals_paged_attention() -> None:
+    from reference_engine.layers.attention import PagedAttention
+
+    world = 3
     with tempfile.TemporaryDirectory() as tmp:
         init_file, result_file = os.path.join(tmp, "init"), os.path.join(tmp, "out")
         ctx = mp.get_context("spawn")
@@ -102,46 +134,77 @@ def test_two_ranks_ring_attention_equals_standard_attention() -> None:
         for p in alive:
             p.kill()
         assert not alive and all(p.exitcode == 0 for p in procs), [p.exitcode for p in procs]
-        want = _reference(*_inputs())
         results: list[Any] = [torch.load(f"{result_file}.{r}") for r in range(world)]
-        for res in results:
-            torch.testing.assert_close(res["out"], want[res["pos"]])
+    batch, k_cache, v_cache = _mixed_batch()
+    q, k, v = _qkv(batch.num_tokens)
+    attn = PagedAttention(HEADS, KV_HEADS, DIM, DIM**-0.5)
+    want = attn(q, k, v, (k_cache, v_cache), batch)  # writes the new K/V into the full cache
+    assert sorted(torch.cat([r["rows"] for r in results]).tolist()) == list(range(len(q)))
+    for rank, res in enumerate(results):
+        torch.testing.assert_close(res["out"], want[res["rows"]])
+        # Each rank's cache now holds its stripe of every context, new tokens included.
+        torch.testing.assert_close(res["k_cache"], _stripe_cache(k_cache, rank, world))
+
+
+def _check_engine(model_dir: Any, seed: str, **parallel: Any) -> None:
+    rng = random.Random(seed)
+    workloads = [random_workload(rng) for _ in range(3)]
+    greedy = SamplingParams(temperature=0.0, max_tokens=3, ignore_eos=True)
+    workloads.append([Req(list(range(40, 52)), greedy, 0), Req(list(range(40, 50)), greedy, 6)])
+    longest = max(len(r.prompt) + (r.params.max_tokens or 0) for w in workloads for r in w)
+    blocks = math.ceil(longest / 4) + 1
+    solo = make_engine(model_dir, prefix_caching="none", max_num_seqs=8)
+    solo_cache: dict[Any, list[list[int]]] = {}
+    engine = make_engine(
+        model_dir,
+        distributed_timeout_s=90,
+        num_gpu_blocks=blocks,
+        max_num_batched_tokens=16,
+        max_num_seqs=4,
+        prefix_caching="hash",
+        preemption_mode="swap",
+        num_cpu_blocks=blocks,
+        **parallel,
+    )
+    try:
+        # The driver's cache holds its stripe only: half a block's rows per block id.
+        assert (
+            engine.runner.runner.kv_caches[0][0].shape[1] == 4 // parallel["context_parallel_size"]
+        )
+        for reqs in workloads:
+            assert_tokens_equal_solo(drive(engine, reqs), reqs, solo, solo_cache)
+            assert_pool_restored(engine)
+        stats = engine.stats()
+        assert stats.num_preemptions > 0 and stats.prefix_cache_hit_tokens > 0
+    finally:
+        engine.shutdown()
+    assert not dist.is_initialized()
 
 
 @pytest.mark.slow
 def test_cp2_engine_tokens_equal_one_process(
     random_checkpoint: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Fresh prompts' attention as ring attention over two ranks, in the engine."""
-    calls: list[int] = []
-    real = attention_module.context_parallel_attention
+    """Prompts, chunks over cached prefixes and decodes, KV striped over two ranks."""
+    calls = {"ring": 0, "decode": 0}
+    real_ring, real_decode = cp_module.ring_attention, cp_module.decode_attention
 
-    def counted(q: torch.Tensor, *args: Any) -> torch.Tensor:
-        calls.append(q.shape[0])
-        return real(q, *args)
+    def ring(*args: Any) -> torch.Tensor:
+        calls["ring"] += 1
+        return real_ring(*args)
 
-    monkeypatch.setattr(attention_module, "context_parallel_attention", counted)
-    model_dir = random_checkpoint("qwen3")
-    rng = random.Random("cp2")
-    workloads = [random_workload(rng) for _ in range(4)]
-    solo = make_engine(model_dir, prefix_caching="none", max_num_seqs=8)
-    solo_cache: dict[Any, list[list[int]]] = {}
-    engine = make_engine(
-        model_dir,
-        context_parallel_size=2,
-        distributed_timeout_s=60,
-        num_gpu_blocks=8,
-        max_num_batched_tokens=64,
-        max_num_seqs=4,
-        prefix_caching="hash",
+    def decode(*args: Any) -> torch.Tensor:
+        calls["decode"] += 1
+        return real_decode(*args)
+
+    monkeypatch.setattr(cp_module, "ring_attention", ring)
+    monkeypatch.setattr(cp_module, "decode_attention", decode)
+    _check_engine(random_checkpoint("qwen3"), "cp2", context_parallel_size=2)
+    assert calls["ring"] and calls["decode"], calls  # both paths ran on the driver
+
+
+@pytest.mark.slow
+def test_tp2_cp2_engine_tokens_equal_one_process(random_checkpoint: Any) -> None:
+    _check_engine(
+        random_checkpoint("qwen3"), "tp2cp2", context_parallel_size=2, tensor_parallel_size=2
     )
-    try:
-        for reqs in workloads:
-            assert_tokens_equal_solo(drive(engine, reqs), reqs, solo, solo_cache)
-            assert_pool_restored(engine)
-        stats = engine.stats()
-        assert stats.num_preemptions > 0 and stats.prefix_cache_hit_tokens > 0
-        assert calls, "no prompt went through ring attention (on the driver)"
-    finally:
-        engine.shutdown()
-    assert not dist.is_initialized()
