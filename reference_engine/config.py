@@ -384,6 +384,8 @@ class EngineConfig:
     # Overlap scheduling (vLLM's async scheduling): step N+1 is scheduled and built while
     # step N's forward pass runs; tokens are handled one step late (overlap_scheduler.py).
     async_scheduling: bool = False
+    # Image tokens the encoder cache holds (multimodal/encoder_cache.py); None: its default.
+    encoder_cache_tokens: int | None = None
 
     DEFAULT_KV_BYTES = 1 << 30
     DEFAULT_MAX_MODEL_LEN = 4096

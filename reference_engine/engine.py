@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -29,6 +30,8 @@ from reference_engine.loader import LoadedTokenizer, load_model_config, load_tok
 from reference_engine.lora.adapter import LoRAError
 from reference_engine.lora.manager import LoRAManager
 from reference_engine.lora.request import LoRARequest
+from reference_engine.multimodal.image_processor import ImageError
+from reference_engine.multimodal.manager import MultiModalManager
 from reference_engine.outputs import CompletionOutput, RequestMetrics, RequestOutput
 from reference_engine.overlap_scheduler import INFLIGHT_TOKEN, OverlapScheduler
 from reference_engine.prefix_cache.state_checkpoints import num_state_rows
@@ -225,6 +228,10 @@ class Engine:
         # the server aborts exactly these and keeps serving the rest.
         self.step_request_ids: set[str] = set()
         self.kv_tiers = make_kv_tiers(self)  # host / disk tiers under the prefix cache, or None
+        # Images (multimodal/): for a model with a vision encoder in this process, else None.
+        self.mm = MultiModalManager.for_model(
+            getattr(self.runner, "model", None), self.model_config, config.encoder_cache_tokens
+        )
 
     @property
     def random_weights(self) -> bool:
@@ -245,9 +252,12 @@ class Engine:
         arrival_time: float | None = None,
         add_special_tokens: bool = True,
         lora_request: LoRARequest | None = None,
+        images: list[Any] | None = None,
     ) -> None:
         """Queue a request. `arrival_time` uses `time.monotonic()`'s clock; `lora_request`
-        runs it with that adapter (registered and loaded on first use)."""
+        runs it with that adapter (registered and loaded on first use); `images` (PIL
+        images, bytes, data URLs or ProcessedImages) fill the prompt's image placeholders,
+        one `<|image_pad|>` per image (multimodal/manager.py)."""
         params = params or self.default_sampling_params()
         if request_id in self.requests:
             raise RequestError(f"request id {request_id!r} is already in use")
@@ -258,8 +268,20 @@ class Engine:
             token_ids = self.tokenizer.encode(prompt, add_special_tokens=add_special_tokens)
         else:
             text, token_ids = None, [int(t) for t in prompt]
+        multi_modal = None
+        if images:
+            if self.mm is None:
+                raise RequestError("this model does not accept images", param="images")
+            try:
+                token_ids, multi_modal = self.mm.process(token_ids, images)
+            except ImageError as exc:
+                raise RequestError(str(exc), param="images") from None
         self._validate(token_ids, params)
-        if self.kv_tiers is not None and self.kv_tiers.wants(params, lora_request):
+        if (
+            self.kv_tiers is not None
+            and multi_modal is None  # tiers key blocks by plain token ids
+            and self.kv_tiers.wants(params, lora_request)
+        ):
             self.kv_tiers.promote(request_id, token_ids)  # tiered prefix blocks back
         grammar = None
         if params.structured_outputs is not None:
@@ -291,6 +313,7 @@ class Engine:
                     if lora_request and self.lora
                     else 0
                 ),
+                multi_modal=multi_modal,
             )
             parent = parent or seq
             if grammar is not None:
@@ -355,6 +378,8 @@ class Engine:
         for seq in group.seqs:
             self.scheduler.abort(seq)
             seq.finish_reason = seq.finish_reason or "abort"
+        if self.mm is not None:
+            self.mm.free(request_id)
         return True
 
     def has_unfinished_requests(self) -> bool:
@@ -415,6 +440,7 @@ class Engine:
                 kv_policy=heavy_hitters.view(item.seq, self.block_size),
                 tree_parents=self.spec.tree_parents(item.seq) if self.spec else None,
                 **self.kv.state_inputs(item.seq.seq_id, item.start, item.end),
+                multimodal=self.mm.seq_input(item.seq, item.start, item.end) if self.mm else None,
             )
             for item in out.scheduled
         ]
@@ -570,6 +596,8 @@ class Engine:
             if group.is_finished:
                 group.metrics.finished_time = now
                 del self.requests[group.request_id]
+                if self.mm is not None:
+                    self.mm.free(group.request_id)
         return outputs
 
     def _append_token(

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from reference_engine.kv_window import FREED_BLOCK, KVPolicy, visible
+from reference_engine.multimodal.inputs import MultiModalBatch, SeqMultiModal, pack
 
 if TYPE_CHECKING:
     from reference_engine.distributed.context_parallel import ContextParallelShard
@@ -41,6 +42,9 @@ class SeqInput:
     # boundary this step crosses; -1 for none.
     state_restore: int = -1
     state_checkpoint: int = -1
+    # Requests with images (multimodal/manager.py): this step's image embeddings and
+    # multimodal RoPE positions.
+    multimodal: SeqMultiModal | None = None
 
 
 @dataclass(slots=True)
@@ -173,6 +177,8 @@ class ForwardBatch:
     # Context parallelism: this rank's rows, local slots and ring/decode layout for the step
     # (distributed/context_parallel.py, set by the CP rank itself); None in one process.
     context_parallel: ContextParallelShard | None = None
+    # Image embeddings and multimodal positions; None when no sequence has images.
+    multimodal: MultiModalBatch | None = None
 
     @property
     def num_seqs(self) -> int:
@@ -218,6 +224,7 @@ class ForwardBatch:
                 if self.context_parallel is not None
                 else None
             ),
+            multimodal=self.multimodal.to(device) if self.multimodal is not None else None,
         )
 
 
@@ -349,6 +356,12 @@ def build_forward_batch(
         state_slots=[s.state_slot for s in seqs],
         state_restores=[s.state_restore for s in seqs],
         state_checkpoints=[s.state_checkpoint for s in seqs],
+        multimodal=pack(
+            [s.multimodal for s in seqs],
+            [positions[query_start[i] : query_start[i + 1]] for i in range(len(seqs))],
+            query_start,
+            device,
+        ),
     )
 
 

@@ -70,9 +70,12 @@ def build_model(
 
 
 def _reset_rotary(model: torch.nn.Module) -> None:
+    """Recompute the tables modules derive at build time (RoPE's cos/sin, the vision
+    encoder's frequencies): non-persistent, so a model built on the meta device has none."""
     for module in model.modules():
-        if isinstance(module, RotaryEmbedding):
-            module.reset_cache()
+        reset = getattr(module, "reset_cache", None)
+        if isinstance(module, RotaryEmbedding) or callable(reset):
+            module.reset_cache()  # type: ignore[operator]
 
 
 def checkpoint_files(model_dir: Path) -> list[Path]:

@@ -76,11 +76,16 @@ class Sequence:
     lora_name: str | None = None
     # Its prefix-cache namespace (LoRAManager.cache_tags): 0 for the base model.
     prefix_cache_tag: int = 0
+    # The request's images (multimodal/inputs.MultiModalInputs), shared by its samples.
+    multi_modal: Any = None
 
     def cache_token_ids(self, token_ids: list[int]) -> list[int]:
         """Token ids as the prefix cache sees them. An adapter's KV differs from the base
         model's for the same tokens, so each adapter looks up and offers tokens in its own
-        namespace (vLLM mixes the adapter into every block hash instead)."""
+        namespace (vLLM mixes the adapter into every block hash instead); an image's
+        placeholder tokens become a key of its content (MultiModalInputs.cache_view)."""
+        if self.multi_modal is not None:
+            token_ids = self.multi_modal.cache_view(token_ids)
         if not self.prefix_cache_tag:
             return token_ids
         offset = self.prefix_cache_tag << 32  # above every vocabulary id

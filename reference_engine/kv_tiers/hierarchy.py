@@ -185,6 +185,8 @@ class KVTierHierarchy:
             table = kv.block_tables.get(seq.seq_id)
             if table is None or seq.lora_name is not None or seq.params.kv_eviction:
                 continue  # the prefix cache does not take these either
+            if seq.multi_modal is not None:
+                continue  # image tokens' KV is keyed by image content, which tiers do not hash
             cursor = self._cursors.get(seq.seq_id)
             if cursor is None or cursor.seq is not seq:
                 cursor = self._cursors[seq.seq_id] = _Cursor(seq)

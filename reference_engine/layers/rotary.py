@@ -131,3 +131,41 @@ def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tens
     x1, x2 = x.chunk(2, dim=-1)
     cos, sin = cos.to(x.dtype), sin.to(x.dtype)
     return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+
+
+class MRotaryEmbedding(RotaryEmbedding):
+    """Multimodal RoPE (Qwen2-VL onwards; Qwen3.5's layout): every token has three positions,
+    (temporal, height, width). Text tokens have the same value on all three, so their angles
+    equal plain RoPE's; an image's tokens share one temporal position and count rows and
+    columns on the other two, and the text after an image resumes past its largest.
+
+    Each rotary frequency takes its angle from one axis. Qwen3.5 interleaves them: frequency
+    j follows height when j % 3 == 1, width when j % 3 == 2 (each for its first
+    `mrope_section[axis]` turns), temporal otherwise."""
+
+    def __init__(
+        self,
+        head_dim: int,
+        max_position: int,
+        theta: float,
+        mrope_section: list[int],
+        scaling: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(head_dim, max_position, theta, scaling)
+        half = head_dim // 2
+        if sum(mrope_section) != half:
+            raise ValueError(f"mrope_section {mrope_section} must sum to {half} (rotary dim / 2)")
+        axis = [0] * half
+        for a in (1, 2):
+            for j in range(a, 3 * mrope_section[a], 3):
+                axis[j] = a
+        # cos and sin halves of the table take the same axis per frequency. A plain list,
+        # not a buffer: a model built on the meta device would lose a buffer's values.
+        self.axis_of_column = axis + axis
+
+    def lookup_mrope(self, positions: torch.Tensor) -> RopeAngles:
+        """positions [3, T] (temporal, height, width) -> the angles of each token."""
+        table = self.cos_sin_cache[positions]  # [3, T, D]
+        axis = torch.tensor(self.axis_of_column, device=table.device)
+        cos, sin = table.gather(0, axis.expand(1, table.shape[1], -1))[0].unsqueeze(1).chunk(2, -1)
+        return RopeAngles(cos, sin)

@@ -29,8 +29,9 @@ from reference_engine.layers.attention import PagedAttention
 from reference_engine.layers.gated_delta_net import GatedDeltaNet
 from reference_engine.layers.linear import Linear
 from reference_engine.layers.norm import ZeroCenteredRMSNorm
-from reference_engine.layers.rotary import RopeAngles, RotaryEmbedding
+from reference_engine.layers.rotary import MRotaryEmbedding, RopeAngles, RotaryEmbedding
 from reference_engine.models.llama import LlamaForCausalLM, LlamaMLP
+from reference_engine.models.qwen3_5_vision import Qwen3_5VisionModel, VisionConfig
 
 KVCache = tuple[torch.Tensor, ...]
 
@@ -140,9 +141,13 @@ class Qwen3_5Model(nn.Module):
         positions: torch.Tensor,
         kv_caches: list[KVCache],
         batch: ForwardBatch,
+        inputs_embeds: torch.Tensor | None = None,
+        rope: RopeAngles | None = None,
     ) -> torch.Tensor:
-        x = self.embed_tokens(input_ids)
-        rope = self.rotary_emb.lookup(positions)
+        """`inputs_embeds` and `rope`: what the vision-language model computed instead
+        (image embeddings in place of placeholder tokens, multimodal positions)."""
+        x = self.embed_tokens(input_ids) if inputs_embeds is None else inputs_embeds
+        rope = self.rotary_emb.lookup(positions) if rope is None else rope
         for layer, kv_cache in zip(self.layers, kv_caches, strict=True):
             x = layer(rope, x, kv_cache, batch)
         return self.norm(x)
@@ -194,13 +199,55 @@ class Qwen3_5ForCausalLM(nn.Module):
 
 class Qwen3_5ForConditionalGeneration(Qwen3_5ForCausalLM):
     """The published Qwen3.5 checkpoints (Qwen3.5-0.8B among them): the same language model
-    under `model.language_model.*`, beside a vision tower (`model.visual.*`) this engine
-    does not run yet, so only text is served (an image in a request is a 400)."""
+    under `model.language_model.*`, beside the vision encoder (`model.visual.*`,
+    models/qwen3_5_vision.py).
 
-    # The vision tower, and the multi-token-prediction layer the published files carry.
-    IGNORED_CHECKPOINT_PREFIXES = ("model.visual.", "mtp.")
+    A step with images (ForwardBatch.multimodal, multimodal/manager.py) brings their
+    encoder outputs, which replace the embeddings of the image's placeholder tokens, and
+    three positions per token for multimodal RoPE. Without it every token is text, whose
+    three positions are equal: plain RoPE gives the same angles."""
+
+    # The multi-token-prediction layer the published files carry (not run).
+    IGNORED_CHECKPOINT_PREFIXES = ("mtp.",)
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__(cfg)
+        rope = cfg.hf_config.get("rope_parameters") or {}
+        self.model.rotary_emb = MRotaryEmbedding(
+            rotary_dim(cfg),
+            cfg.max_position_embeddings,
+            cfg.rope_theta,
+            list(rope.get("mrope_section") or [11, 11, 10]),
+            cfg.rope_scaling,
+        )
+        self.visual = Qwen3_5VisionModel(VisionConfig.from_dict(cfg.hf_config["vision_config"]))
+        self.image_token_id = int(cfg.hf_config.get("image_token_id", -1))
+
+    def encode_images(
+        self, pixel_values: torch.Tensor, grid_thw: list[tuple[int, int, int]]
+    ) -> torch.Tensor:
+        """Processed patches of one or more images -> the embeddings of their tokens."""
+        return self.visual(pixel_values.to(self.visual.pos_embed.weight.dtype), grid_thw)
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        positions: torch.Tensor,
+        kv_caches: list[KVCache],
+        batch: ForwardBatch,
+    ) -> torch.Tensor:
+        mm = batch.multimodal
+        if mm is None:
+            return self.model(input_ids, positions, kv_caches, batch)
+        x = self.model.embed_tokens(input_ids)
+        if mm.embeds is not None:
+            x = x.index_copy(0, mm.rows, mm.embeds.to(x.dtype))
+        rope = self.model.rotary_emb.lookup_mrope(mm.positions)  # type: ignore[operator]
+        return self.model(input_ids, positions, kv_caches, batch, inputs_embeds=x, rope=rope)
 
     def map_checkpoint_name(self, hf_name: str) -> tuple[str, str | None]:
+        if hf_name.startswith("model.visual."):
+            return hf_name.removeprefix("model."), None
         if hf_name.startswith("model.language_model."):
             hf_name = "model." + hf_name.removeprefix("model.language_model.")
         return super().map_checkpoint_name(hf_name)

@@ -1,0 +1,79 @@
+"""The encoder cache: vision-encoder outputs by image hash (vLLM's EncoderCacheManager and
+the runner's encoder_cache in one).
+
+Owned by the MultiModalManager. An image's embeddings are computed once and reused while the
+request that needs them prefills, by later chunks of its prompt, by a recompute after
+preemption and by any other request showing the same image. A request holds a reference
+from the step that first needs the image until its prompt has passed the image (or it
+ends); unreferenced entries stay cached, least recently used first out, until the capacity
+(counted in embedding rows, i.e. image tokens) needs their room. Referenced entries are never
+evicted: a batch whose images alone exceed the capacity overfills it until they are done.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import torch
+
+
+@dataclass(slots=True)
+class _Entry:
+    embeds: torch.Tensor  # [num image tokens, hidden]
+    refs: set[str] = field(default_factory=set)  # request ids still reading it
+
+
+@dataclass(slots=True)
+class EncoderCacheStats:
+    hits: int = 0
+    misses: int = 0
+
+
+class EncoderCache:
+    def __init__(self, capacity_tokens: int) -> None:
+        if capacity_tokens < 1:
+            raise ValueError(f"encoder cache capacity must be positive, got {capacity_tokens}")
+        self.capacity = capacity_tokens
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()  # least recently used first
+        self.num_tokens = 0
+        self.stats = EncoderCacheStats()
+
+    def __contains__(self, mm_hash: str) -> bool:
+        return mm_hash in self._entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, mm_hash: str, request_id: str) -> torch.Tensor | None:
+        """The cached embeddings (a reference taken for `request_id`), or None on a miss."""
+        entry = self._entries.get(mm_hash)
+        if entry is None:
+            self.stats.misses += 1
+            return None
+        self.stats.hits += 1
+        entry.refs.add(request_id)
+        self._entries.move_to_end(mm_hash)
+        return entry.embeds
+
+    def put(self, mm_hash: str, embeds: torch.Tensor, request_id: str) -> None:
+        """File freshly computed embeddings, referenced by `request_id`, evicting
+        unreferenced entries while over capacity."""
+        self._entries[mm_hash] = _Entry(embeds, {request_id})
+        self.num_tokens += embeds.shape[0]
+        for key in [k for k, e in self._entries.items() if not e.refs]:
+            if self.num_tokens <= self.capacity:
+                break
+            self.num_tokens -= self._entries.pop(key).embeds.shape[0]
+
+    def release(self, mm_hash: str, request_id: str) -> None:
+        entry = self._entries.get(mm_hash)
+        if entry is not None:
+            entry.refs.discard(request_id)
+
+    def release_request(self, request_id: str) -> None:
+        for entry in self._entries.values():
+            entry.refs.discard(request_id)
+
+    def referenced_by(self, request_id: str) -> list[str]:
+        return [k for k, e in self._entries.items() if request_id in e.refs]

@@ -1,0 +1,157 @@
+"""MultiModalManager: the engine's multimodal input piece, beside the scheduler and the KV
+cache manager.
+
+- At admission (`process`): images are processed (or taken already processed, as the server
+  does off the engine thread), each image placeholder in the prompt is expanded to the
+  image's token count, and the prompt's multimodal RoPE positions computed. The result,
+  a MultiModalInputs, lives on the request's Sequences (their `multi_modal`).
+- Every step (`seq_input`): for each scheduled sequence with images, its new tokens'
+  positions and, for the placeholder tokens among them, the image embeddings: taken from
+  the encoder cache, or computed by the vision encoder on a miss and filed there. A chunk
+  boundary or a prefix-cache hit may cut an image in two: each step takes its rows' slice.
+- When a request ends (`free`): its encoder-cache references go.
+
+Owns the image processor and the encoder cache; the vision encoder is the model's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from reference_engine.multimodal.encoder_cache import EncoderCache
+from reference_engine.multimodal.image_processor import (
+    ImageError,
+    ImageProcessor,
+    ImageProcessorConfig,
+)
+from reference_engine.multimodal.inputs import (
+    MultiModalInputs,
+    PlaceholderRange,
+    ProcessedImage,
+    SeqMultiModal,
+)
+from reference_engine.multimodal.mrope import mrope_positions
+
+if TYPE_CHECKING:
+    from torch import nn
+
+    from reference_engine.config import ModelConfig
+    from reference_engine.sequence import Sequence as Seq
+
+# Image tokens the encoder cache holds when the engine does not say (vLLM sizes it from the
+# step's token budget; images are often larger than one step's budget here).
+DEFAULT_ENCODER_CACHE_TOKENS = 16384
+
+
+class MultiModalManager:
+    def __init__(
+        self, model: nn.Module, model_config: ModelConfig, cache_tokens: int
+    ) -> None:
+        raw = model_config.hf_config
+        self.model = model
+        self.image_token_id = int(raw["image_token_id"])
+        self.processor = ImageProcessor(
+            ImageProcessorConfig.from_pretrained(model_config.model_dir, raw["vision_config"])
+        )
+        self.cache = EncoderCache(cache_tokens)
+        self.num_encoder_runs = 0  # images encoded (cache misses), for tests and stats
+
+    @classmethod
+    def for_model(
+        cls, model: Any, model_config: ModelConfig, cache_tokens: int | None = None
+    ) -> MultiModalManager | None:
+        """A manager when the model has a vision encoder in this process, else None."""
+        if model is None or not hasattr(model, "encode_images"):
+            return None
+        return cls(model, model_config, cache_tokens or DEFAULT_ENCODER_CACHE_TOKENS)
+
+    # --- admission --------------------------------------------------------------------
+    def process(
+        self, token_ids: list[int], images: Sequence[Any]
+    ) -> tuple[list[int], MultiModalInputs]:
+        """(the prompt with each image's placeholder expanded, its MultiModalInputs).
+
+        Each image is stood for by one placeholder token, or by a run already expanded to
+        its token count (a prompt a processor built); anything else is an ImageError."""
+        processed = [im if isinstance(im, ProcessedImage) else self.processor(im) for im in images]
+        merge = self.processor.config.merge_size
+        for im in processed:
+            if im.merge_size != merge or im.pixel_values.shape[1] != self._patch_dim:
+                raise ImageError("the image was processed for another model's patch geometry")
+        runs = _runs(token_ids, self.image_token_id)
+        if len(runs) != len(processed):
+            raise ImageError(
+                f"the prompt has {len(runs)} image placeholders but {len(processed)} images"
+            )
+        out: list[int] = []
+        placeholders: list[PlaceholderRange] = []
+        cursor = 0
+        for (start, length), image in zip(runs, processed, strict=True):
+            if length not in (1, image.num_tokens):
+                raise ImageError(
+                    f"an image placeholder run has {length} tokens; its image needs "
+                    f"{image.num_tokens} (or one placeholder to expand)"
+                )
+            out.extend(token_ids[cursor:start])
+            placeholders.append(PlaceholderRange(len(out), image.num_tokens))
+            out.extend([self.image_token_id] * image.num_tokens)
+            cursor = start + length
+        out.extend(token_ids[cursor:])
+        positions, delta = mrope_positions(
+            len(out), placeholders, [im.grid_thw for im in processed], merge
+        )
+        return out, MultiModalInputs(tuple(processed), tuple(placeholders), positions, delta)
+
+    @property
+    def _patch_dim(self) -> int:
+        return int(self.model.visual.config.patch_dim)
+
+    # --- each step --------------------------------------------------------------------
+    def seq_input(self, seq: Seq, start: int, end: int) -> SeqMultiModal | None:
+        """Positions and image embeddings of tokens [start, end) of `seq` (None: no images)."""
+        mm: MultiModalInputs | None = seq.multi_modal
+        if mm is None:
+            return None
+        part = SeqMultiModal(mm.positions(start, end))
+        for image, ph in zip(mm.images, mm.placeholders, strict=True):
+            lo, hi = max(start, ph.offset), min(end, ph.end)
+            if lo >= hi:
+                continue
+            embeds = self._embeddings(image, seq.request_id)
+            part.embeds.append((lo - start, embeds[lo - ph.offset : hi - ph.offset]))
+            if hi == ph.end:  # the prompt has passed this image: its reference goes
+                self.cache.release(image.mm_hash, seq.request_id)
+        return part
+
+    def _embeddings(self, image: ProcessedImage, request_id: str) -> torch.Tensor:
+        cached = self.cache.get(image.mm_hash, request_id)
+        if cached is not None:
+            return cached
+        device = self.model.visual.pos_embed.weight.device
+        with torch.inference_mode():
+            embeds = self.model.encode_images(image.pixel_values.to(device), [image.grid_thw])
+        self.num_encoder_runs += 1
+        self.cache.put(image.mm_hash, embeds, request_id)
+        return embeds
+
+    def free(self, request_id: str) -> None:
+        self.cache.release_request(request_id)
+
+
+def _runs(token_ids: Sequence[int], token: int) -> list[tuple[int, int]]:
+    """(start, length) of each maximal run of `token`."""
+    runs: list[tuple[int, int]] = []
+    i, n = 0, len(token_ids)
+    while i < n:
+        if token_ids[i] != token:
+            i += 1
+            continue
+        j = i
+        while j < n and token_ids[j] == token:
+            j += 1
+        runs.append((i, j - i))
+        i = j
+    return runs
