@@ -348,6 +348,7 @@ def bench_command(
 
 # `serve` and `loadtest` live beside their packages; importing them loads neither torch nor
 # fastapi. Imported last: they use the helpers above when they run.
+from reference_engine.capacity.cli import add_simulate_command  # noqa: E402
 from reference_engine.compare_cli import add_compare_command  # noqa: E402
 from reference_engine.loadtest.cli import add_loadtest_command  # noqa: E402
 from reference_engine.profile_cli import add_profile_command  # noqa: E402
@@ -363,3 +364,4 @@ add_quantize_command(engine_app)
 add_router_commands(engine_app)
 add_profile_command(engine_app)
 add_compare_command(engine_app)
+add_simulate_command(engine_app)

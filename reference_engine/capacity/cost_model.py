@@ -1,0 +1,120 @@
+"""How long one engine step takes, as a function of what the scheduler put in it.
+
+A step's time on a CPU is close to linear in three things the book names: the prefill tokens
+(projections and MLP over each new token), the decode batch size (a row per sequence through
+the sampler, detokenizer and bookkeeping) and the attention work (every new token reads its
+whole context). The model is
+
+    seconds = c0 + c_prefill * prefill_tokens + c_decode * decode_seqs + c_attn * attention
+
+fitted by ordinary least squares, which keeps the sum of predicted step times equal to the
+measured sum: latencies and throughput are sums of step times, and on a shared machine the
+noise is one-sided (a descheduled step only gets slower), so a fit of relative error would
+under-predict them. Coefficients are kept non-negative by dropping a feature that comes out
+negative and refitting (a tiny active-set NNLS). Owner: whoever fits it (calibrate.py) writes it
+once; the simulator only reads it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reference_engine.scheduler import SchedulerOutput
+
+FEATURES = ("intercept", "prefill_tokens", "decode_seqs", "attention")
+
+
+@dataclass(frozen=True, slots=True)
+class StepFeatures:
+    prefill_tokens: int  # new tokens of sequences still in their prompt (chunks, recomputes)
+    decode_seqs: int  # sequences computing exactly their last sampled token
+    attention: float  # sum over new tokens of the context each attends to, in thousands
+
+    @classmethod
+    def of(cls, out: SchedulerOutput) -> StepFeatures:
+        prefill = decode = 0
+        attention = 0.0
+        for item in out.scheduled:
+            n = item.num_new_tokens
+            if n == 1 and item.start >= item.seq.num_prompt_tokens:
+                decode += 1
+            else:
+                prefill += n
+            # Token i of the chunk (0-based) attends to start + i + 1 positions.
+            attention += n * item.start + n * (n + 1) / 2
+        return cls(prefill, decode, attention / 1000.0)
+
+    def row(self) -> list[float]:
+        return [1.0, float(self.prefill_tokens), float(self.decode_seqs), self.attention]
+
+
+@dataclass(slots=True)
+class StepCostModel:
+    coef: dict[str, float]  # FEATURES -> seconds per unit
+    # What it was fitted on: the simulator's KV pool must match the engine it stands for.
+    num_blocks: int
+    block_size: int
+    model: str  # the checkpoint folder, or "tiny" for the built-in model
+    threads: int
+    num_samples: int = 0
+    fit_error: dict[str, float] = field(default_factory=dict)  # median / p90 relative error
+
+    def predict(self, f: StepFeatures) -> float:
+        return sum(self.coef[name] * x for name, x in zip(FEATURES, f.row(), strict=True))
+
+    @classmethod
+    def fit(cls, samples: list[tuple[StepFeatures, float]], **meta: Any) -> StepCostModel:
+        if len(samples) < len(FEATURES) * 4:
+            raise ValueError(
+                f"need at least {len(FEATURES) * 4} measured steps, got {len(samples)}"
+            )
+        rows = [f.row() for f, _ in samples]
+        times = [t for _, t in samples]
+        active = list(range(len(FEATURES)))
+        while True:
+            coef = _lstsq([[r[j] for j in active] for r in rows], times)
+            negative = [j for j, c in zip(active, coef, strict=True) if c < 0 and j != 0]
+            if not negative:
+                break
+            worst = min(negative, key=lambda j: coef[active.index(j)])
+            active.remove(worst)
+        full = dict.fromkeys(FEATURES, 0.0)
+        for j, c in zip(active, coef, strict=True):
+            full[FEATURES[j]] = max(c, 0.0)
+        model = cls(coef=full, num_samples=len(samples), **meta)
+        errors = sorted(abs(model.predict(f) - t) / t for f, t in samples)
+        model.fit_error = {
+            "median": errors[len(errors) // 2],
+            "p90": errors[min(len(errors) - 1, int(0.9 * len(errors)))],
+        }
+        return model
+
+    # --- persistence ------------------------------------------------------------------
+    def save(self, path: Path) -> None:
+        path.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: Path) -> StepCostModel:
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            coef = raw["coef"]
+            if set(coef) != set(FEATURES) or not all(
+                isinstance(v, int | float) and math.isfinite(v) for v in coef.values()
+            ):
+                raise ValueError(f"coefficients must be finite numbers for {FEATURES}")
+            return cls(**raw)
+        except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{path} is not a step-cost model ({exc})") from None
+
+
+def _lstsq(rows: list[list[float]], times: list[float]) -> list[float]:
+    import torch
+
+    a = torch.tensor(rows, dtype=torch.float64)
+    b = torch.tensor(times, dtype=torch.float64)
+    solution = torch.linalg.lstsq(a, b[:, None]).solution
+    return [float(x) for x in solution[:, 0]]

@@ -1,0 +1,211 @@
+"""The capacity simulator: the real scheduler driven on a simulated clock.
+
+Checked here: it schedules exactly what the engine schedules (same steps, same tokens per
+request per step, preemption and prefix hits included), its open loop sends at the load
+generator's seeded times, the cost model fit recovers known coefficients, the max-rate
+search brackets the objective, and the command's errors are clear. The comparison with the
+real server under the load generator is benchmarks/capacity_validate.py (minutes, noisy).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from analyzer.cli import app
+from reference_engine.capacity.calibrate import calibration_shapes, measure_steps
+from reference_engine.capacity.cost_model import FEATURES, StepCostModel, StepFeatures
+from reference_engine.capacity.planner import LatencyObjective, max_rate, report_of
+from reference_engine.capacity.simulator import SimRequest, Simulator, Traffic
+from reference_engine.config import EngineConfig
+from reference_engine.engine import Engine
+from reference_engine.sampling_params import SamplingParams
+from reference_engine.scheduler import SchedulerConfig, SchedulerOutput
+
+
+def _cost(num_blocks: int, block_size: int, intercept: float = 1.0, **coef: float) -> StepCostModel:
+    full = dict.fromkeys(FEATURES, 0.0)
+    full.update(intercept=intercept, **coef)
+    return StepCostModel(full, num_blocks, block_size, "test", 1)
+
+
+def _step_plan(out: SchedulerOutput) -> list[tuple[str, int, int]]:
+    return [(i.seq.request_id, i.start, i.num_new_tokens) for i in out.scheduled]
+
+
+def _workload(seed: int) -> list[SimRequest]:
+    rng = random.Random(seed)
+    shared = [rng.randrange(16, 500) for _ in range(13)]
+    reqs = []
+    for _ in range(10):
+        own = [rng.randrange(16, 500) for _ in range(rng.randrange(1, 30))]
+        prompt = (shared[: rng.randrange(0, 14)] if rng.random() < 0.6 else []) + own
+        reqs.append(SimRequest(prompt, rng.randrange(1, 14)))
+    return reqs
+
+
+@pytest.mark.parametrize(("num_blocks", "prefix"), [(64, "hash"), (14, "hash"), (14, "radix")])
+def test_simulated_steps_equal_the_engine_steps(
+    tiny_model_path: Path, num_blocks: int, prefix: str
+) -> None:
+    block_size, max_seqs, budget = 4, 4, 16
+    reqs = _workload(num_blocks)
+    engine = Engine(
+        EngineConfig(
+            model=str(tiny_model_path),
+            num_gpu_blocks=num_blocks,
+            block_size=block_size,
+            max_num_seqs=max_seqs,
+            max_num_batched_tokens=budget,
+            prefix_caching=prefix,
+        )
+    )
+    real: list[list[tuple[str, int, int]]] = []
+    schedule = engine.scheduler.schedule
+
+    def recording() -> SchedulerOutput:
+        out = schedule()
+        real.append(_step_plan(out))
+        return out
+
+    engine.scheduler.schedule = recording  # type: ignore[method-assign]
+    for i, r in enumerate(reqs):
+        params = SamplingParams(max_tokens=r.max_tokens, ignore_eos=True, temperature=0.0)
+        engine.add_request(str(i), r.prompt_token_ids, params)
+    while engine.has_unfinished_requests():
+        engine.step()
+
+    sim = Simulator(
+        _cost(num_blocks, block_size),
+        SchedulerConfig(max_num_seqs=max_seqs, max_num_batched_tokens=budget),
+        prefix_caching=prefix,
+        vocab_size=engine.model_config.vocab_size,
+    )
+    simulated: list[list[tuple[str, int, int]]] = []
+    result = sim.run(
+        Traffic(reqs, concurrency=len(reqs), num_requests=len(reqs)),
+        on_step=lambda now, out: simulated.append(_step_plan(out)),
+    )
+    assert simulated == real
+    if num_blocks == 14:  # the small pool preempts; the simulator must have done the same
+        assert result.num_preemptions == engine.scheduler.num_preemptions > 0
+    # One second per step: each request's first token comes at the step index it was sampled.
+    first = {}
+    for k, plan in enumerate(simulated, 1):
+        for rid, start, n in plan:
+            if start + n >= len(reqs[int(rid)].prompt_token_ids) and rid not in first:
+                first[rid] = float(k)
+    assert {str(i): r.ttft_s for i, r in enumerate(result.results)} == first
+    assert all(
+        r.output_tokens == req.max_tokens for r, req in zip(result.results, reqs, strict=True)
+    )
+
+
+def test_open_loop_arrivals_are_the_load_generators() -> None:
+    reqs = [SimRequest([20 + i, 30, 40], 2) for i in range(5)]
+    sim = Simulator(_cost(256, 4, intercept=1e-6), SchedulerConfig())
+    result = sim.run(Traffic(reqs, rate=3.0, num_requests=12, seed=7))
+    rng = random.Random(7)  # loadtest/runner.py: first at once, then exponential gaps
+    expected, at = [], 0.0
+    for _ in range(40):
+        expected.append(at)
+        at += rng.expovariate(3.0)
+    assert [r.start for r in result.results] == pytest.approx(expected[:12])
+    assert [r.prompt_tokens for r in result.results] == [3] * 12
+    # Duration instead of a count: nothing arrives at or after it.
+    timed = sim.run(Traffic(reqs, rate=3.0, duration_s=2.0, seed=7))
+    assert [r.start for r in timed.results] == pytest.approx([t for t in expected if t < 2.0])
+
+
+def test_cost_model_fit_recovers_coefficients_and_stays_non_negative(tmp_path: Path) -> None:
+    rng = random.Random(0)
+    truth = {"intercept": 2e-3, "prefill_tokens": 5e-5, "decode_seqs": 3e-4, "attention": 1e-4}
+    samples = []
+    for _ in range(200):
+        f = StepFeatures(rng.randrange(0, 512), rng.randrange(0, 32), rng.uniform(0, 80))
+        t = sum(truth[k] * x for k, x in zip(FEATURES, f.row(), strict=True))
+        samples.append((f, t * rng.uniform(0.97, 1.03)))
+    model = StepCostModel.fit(samples, num_blocks=10, block_size=16, model="x", threads=1)
+    for k, v in truth.items():
+        assert model.coef[k] == pytest.approx(v, rel=0.1), k
+    assert model.fit_error["median"] < 0.03
+    path = tmp_path / "cost.json"
+    model.save(path)
+    assert StepCostModel.load(path) == model
+    # Attention that does not matter (times independent of it) must not come out negative.
+    flat = [(f, 1e-3 + 1e-4 * f.decode_seqs - 1e-7 * f.attention) for f, _ in samples]
+    fitted = StepCostModel.fit(flat, num_blocks=10, block_size=16, model="x", threads=1)
+    assert min(fitted.coef.values()) >= 0.0
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"coef": {"intercept": 1}}')
+    with pytest.raises(ValueError, match="not a step-cost model"):
+        StepCostModel.load(bad)
+
+
+def test_max_rate_meets_the_objective_and_more_seqs_raise_it() -> None:
+    reqs = [SimRequest(list(range(20, 20 + 24 + i % 9)), 16 + i % 5) for i in range(40)]
+    cost = _cost(4096, 16, intercept=5e-3, decode_seqs=1e-3, prefill_tokens=1e-4)
+    traffic = Traffic(reqs, rate=1.0, num_requests=200, seed=1)
+    objective = LatencyObjective(ttft_p99_ms=150.0, tpot_p99_ms=40.0)
+    rates = {}
+    for seqs in (4, 16):
+        sim = Simulator(cost, SchedulerConfig(max_num_seqs=seqs))
+        best, probes = max_rate(sim, traffic, objective, iterations=8)
+        assert best > 0
+        ok = [p.rate for p in probes if p.ok]
+        failed = [p.rate for p in probes if not p.ok]
+        assert max(ok) == best and min(failed) > best  # the search brackets the answer
+        at_best = report_of(sim.run(Traffic(reqs, rate=best, num_requests=200, seed=1)))
+        assert objective.met_by(at_best)
+        rates[seqs] = best
+    # Four sequences at a time queue requests that sixteen would run: a lower sustainable rate.
+    assert rates[16] > rates[4]
+
+
+def test_calibration_measures_real_steps(tiny_model_path: Path) -> None:
+    engine = Engine(
+        EngineConfig(model=str(tiny_model_path), max_num_seqs=4, max_num_batched_tokens=64)
+    )
+    shapes = calibration_shapes(4, 64, engine.max_model_len)
+    samples = measure_steps(engine, shapes, repeats=1, warmup_steps=0)
+    assert not engine.has_unfinished_requests()
+    assert all(t > 0 for _, t in samples)
+    assert {f.decode_seqs for f, _ in samples} >= {1, 2, 4}  # every decode batch size
+    assert max(f.prefill_tokens for f, _ in samples) == 64  # a full token budget of prefill
+    assert engine.scheduler.schedule.__func__ is type(engine.scheduler).schedule  # restored
+    model = StepCostModel.fit(samples, num_blocks=1, block_size=16, model="tiny", threads=1)
+    assert model.coef["intercept"] > 0
+
+
+def test_simulate_command(atlas_cache_dir: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    base = ["--cache-dir", str(atlas_cache_dir), "engine", "simulate"]
+    cost = tmp_path / "cost.json"
+    _cost(8192, 16, intercept=2e-3, decode_seqs=2e-4, prefill_tokens=2e-5).save(cost)
+    result = runner.invoke(
+        app, [*base, "--cost-model", str(cost), "-r", "2", "-r", "20", "-n", "40", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    runs = json.loads(result.stdout)["runs"]
+    assert [r["rate"] for r in runs] == [2.0, 20.0] and all(r["num_completed"] == 40 for r in runs)
+    assert runs[1]["ttft_ms"]["p99"] >= runs[0]["ttft_ms"]["p50"] > 0
+    result = runner.invoke(
+        app,
+        [*base, "--cost-model", str(cost), "-n", "60", "--slo-ttft-p99", "100",
+         "--sweep", "max_num_seqs=2,32", "--json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["max_rate"]
+    assert [r["max_num_seqs"] for r in rows] == [2, 32]
+    assert rows[1]["max_rate"] > rows[0]["max_rate"]
+    for args, message in [
+        (["--cost-model", str(cost), "--slo-ttft-p99", "1", "--sweep", "chunk=1"], "--sweep takes"),
+        (["--cost-model", str(tmp_path / "missing.json"), "-r", "1"], "not a step-cost model"),
+        (["--cost-model", str(cost)], "give --rate"),
+    ]:
+        bad = runner.invoke(app, [*base, *args])
+        assert bad.exit_code == 1 and message in bad.output, bad.output
