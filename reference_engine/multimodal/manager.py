@@ -53,6 +53,8 @@ class MultiModalManager:
         raw = model_config.hf_config
         self.model = model
         self.image_token_id = int(raw["image_token_id"])
+        self.vision_start_id = raw.get("vision_start_token_id")
+        self.vision_end_id = raw.get("vision_end_token_id")
         self.processor = ImageProcessor(
             ImageProcessorConfig.from_pretrained(model_config.model_dir, raw["vision_config"])
         )
@@ -104,6 +106,15 @@ class MultiModalManager:
             len(out), placeholders, [im.grid_thw for im in processed], merge
         )
         return out, MultiModalInputs(tuple(processed), tuple(placeholders), positions, delta)
+
+    def placeholder_text(self, tokenizer: Any) -> str:
+        """What stands for one image in a prompt's text, as Qwen3.5's chat template writes
+        it: <|vision_start|><|image_pad|><|vision_end|> (by the tokenizer's own names)."""
+        ids = [self.vision_start_id, self.image_token_id, self.vision_end_id]
+        pieces = [tokenizer.id_to_token(int(i)) for i in ids if i is not None]
+        if None in pieces:
+            raise ImageError("the tokenizer has no image placeholder token")
+        return "".join(pieces)
 
     @property
     def _patch_dim(self) -> int:

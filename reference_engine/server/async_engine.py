@@ -89,6 +89,7 @@ class _Add:
     done: concurrent.futures.Future[None]
     hook: RequestHook | None = None
     lora_request: Any = None
+    images: list[Any] | None = None  # processed images filling the prompt's placeholders
 
 
 @dataclass(slots=True)
@@ -263,9 +264,11 @@ class AsyncEngine:
         arrival_time: float | None = None,
         hook: RequestHook | None = None,
         lora_request: Any = None,
+        images: list[Any] | None = None,
     ) -> RequestStream:
         """Queue a request; raises the engine's RequestError when it refuses it.
-        `hook`: see RequestHook; `lora_request`: the adapter it runs with."""
+        `hook`: see RequestHook; `lora_request`: the adapter it runs with; `images`: what
+        fills the prompt's image placeholders (Engine.add_request)."""
         await self.admission_open()
         self._check_alive()
         if request_id in self._streams:
@@ -276,7 +279,9 @@ class AsyncEngine:
         stream = RequestStream(self, request_id, outputs)
         done: concurrent.futures.Future[None] = concurrent.futures.Future()
         arrival = time.monotonic() if arrival_time is None else arrival_time
-        self._commands.put(_Add(request_id, token_ids, params, arrival, done, hook, lora_request))
+        self._commands.put(
+            _Add(request_id, token_ids, params, arrival, done, hook, lora_request, images)
+        )
         try:
             await asyncio.wrap_future(done)
         except BaseException:
@@ -414,7 +419,7 @@ class AsyncEngine:
             try:
                 engine.add_request(
                     cmd.request_id, cmd.token_ids, cmd.params, 0, cmd.arrival_time,
-                    lora_request=cmd.lora_request,
+                    lora_request=cmd.lora_request, images=cmd.images,
                 )  # fmt: skip
             except Exception as exc:  # RequestError and friends: the caller reports it
                 self._end_hook(cmd.request_id)

@@ -93,6 +93,11 @@ def serve_command(
     max_body_bytes: int = typer.Option(
         8 << 20, "--max-body-bytes", min=1024, help="Larger request bodies get 413."
     ),
+    allowed_local_media_path: Path = typer.Option(
+        None,
+        "--allowed-local-media-path",
+        help="Folder whose files chat image_url parts may name (file://...); none by default.",
+    ),
     kv_host_blocks: int = typer.Option(
         0, "--kv-host-blocks", min=0, help="Host-memory tier for evicted prefix blocks (0: none)."
     ),
@@ -177,6 +182,9 @@ def serve_command(
             max_n=max_n,
             max_waiting_requests=max_waiting_requests,
             max_queued_tokens=max_queued_tokens,
+            allowed_local_media_path=(
+                str(allowed_local_media_path) if allowed_local_media_path else None
+            ),
         ),
         torch_threads=torch_threads,
         graceful_s=graceful_s,

@@ -118,17 +118,36 @@ class TextPart(_Strict):
     text: str
 
 
+class ImageURL(_Strict):
+    url: str  # a data:image/...;base64 URL (or a file in the server's allowed media folder)
+    detail: Literal["auto", "low", "high"] | None = None  # accepted, not used
+
+
+class ImagePart(_Strict):
+    type: Literal["image_url"]
+    image_url: ImageURL
+
+
 class ChatMessage(_Strict):
     role: Literal["system", "developer", "user", "assistant", "tool"]
-    content: str | list[TextPart] | None = None
+    content: str | list[TextPart | ImagePart] | None = None
     name: str | None = None
 
-    def text(self) -> str:
+    def text(self, image_placeholder: str = "") -> str:
+        """The content as one string, each image part replaced by `image_placeholder`."""
         if self.content is None:
             return ""
         if isinstance(self.content, str):
             return self.content
-        return "".join(part.text for part in self.content)
+        return "".join(
+            part.text if isinstance(part, TextPart) else image_placeholder
+            for part in self.content
+        )
+
+    def image_urls(self) -> list[str]:
+        if not isinstance(self.content, list):
+            return []
+        return [p.image_url.url for p in self.content if isinstance(p, ImagePart)]
 
 
 class ChatCompletionRequest(_SamplingFields):

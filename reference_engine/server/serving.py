@@ -37,6 +37,10 @@ class ServingLimits:
     max_waiting_requests: int = 256
     max_queued_tokens: int = 262_144
     retry_after_s: int = 1
+    max_images: int = 8  # per chat request; each is processed and encoded
+    # Folder `image_url`s may name files in (file:// or a path), as vLLM's
+    # --allowed-local-media-path; None refuses local files.
+    allowed_local_media_path: str | None = None
 
 
 @dataclass(slots=True)
@@ -49,6 +53,7 @@ class Prepared:
     params: SamplingParams
     arrival: float
     lora_request: Any = None  # LoRARequest when `model` named an adapter
+    images: list[Any] | None = None  # ProcessedImages for the prompt's image placeholders
 
 
 @dataclass(slots=True)
@@ -294,7 +299,7 @@ class Serving:
         try:
             return await self.engine.add_request(
                 prep.request_id, prep.token_ids, prep.params, prep.arrival, hook,
-                lora_request=prep.lora_request,
+                lora_request=prep.lora_request, images=prep.images,
             )  # fmt: skip
         except RequestError as exc:
             raise APIError(str(exc), param=exc.param or "prompt") from None

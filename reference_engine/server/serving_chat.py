@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from reference_engine.multimodal.image_processor import ImageError
 from reference_engine.server.errors import APIError
 from reference_engine.server.logprobs import TokenText, chat_logprobs
 from reference_engine.server.protocol import ChatCompletionRequest
@@ -40,7 +42,7 @@ class ChatServing(Serving):
             raise APIError("tool_choice is not supported by this server", param="tool_choice")
         if req.top_logprobs is not None and not req.logprobs:
             raise APIError("top_logprobs requires logprobs to be true", param="top_logprobs")
-        token_ids = self._render(req)
+        token_ids, images = self._render(req)
         param = "max_completion_tokens" if req.max_completion_tokens is not None else "max_tokens"
         max_tokens = self.resolve_max_tokens(
             req.requested_max_tokens(), len(token_ids), param, "messages"
@@ -48,16 +50,33 @@ class ChatServing(Serving):
         num_logprobs = (req.top_logprobs or 0) if req.logprobs else None
         params = self.sampling_params(req, max_tokens, num_logprobs)
         return Prepared(
-            new_id("chatcmpl"), int(time.time()), token_ids, params, arrival, lora_request
+            new_id("chatcmpl"), int(time.time()), token_ids, params, arrival, lora_request,
+            images=images or None,
         )
 
-    def _render(self, req: ChatCompletionRequest) -> list[int]:
+    def _render(self, req: ChatCompletionRequest) -> tuple[list[int], list[Any]]:
+        """The prompt's token ids, each image's placeholder expanded to its token count, and
+        the processed images (decoded and patched here, off the engine thread)."""
         from reference_engine.config import ConfigError
 
+        urls = [u for m in req.messages for u in m.image_urls()]
+        mm = self.engine.engine.mm
+        placeholder = ""
+        if urls:
+            if mm is None:
+                raise APIError("this model does not accept images", param="messages")
+            if len(urls) > self.limits.max_images:
+                raise APIError(
+                    f"the messages hold {len(urls)} images; this server accepts at most "
+                    f"{self.limits.max_images} per request",
+                    param="messages",
+                )
+            # As text: any chat template that takes string content places it right.
+            placeholder = mm.placeholder_text(self.engine.tokenizer.tokenizer)
         messages: list[dict[str, Any]] = []
         total = 0
         for m in req.messages:
-            entry: dict[str, Any] = {"role": m.role, "content": m.text()}
+            entry: dict[str, Any] = {"role": m.role, "content": m.text(placeholder)}
             if m.name is not None:
                 entry["name"] = m.name
             total += len(entry["content"])
@@ -83,8 +102,17 @@ class ChatServing(Serving):
             ) from None
         # The template writes its own special tokens; the tokenizer must not add more.
         ids = tok.encode(text, add_special_tokens=False)
+        images: list[Any] = []
+        if urls:
+            assert mm is not None
+            media = self.limits.allowed_local_media_path
+            try:
+                images = [mm.processor(u, Path(media) if media else None) for u in urls]
+                ids, _ = mm.process(ids, images)
+            except ImageError as exc:
+                raise APIError(str(exc), param="messages") from None
         self.check_token_ids(ids, "messages")
-        return ids
+        return ids, images
 
     # --- responses ------------------------------------------------------------------------
     def _logprobs(

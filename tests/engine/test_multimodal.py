@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import io
+import json
 import random
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ import torch
 from test_model_hf_oracle import spread_weights
 
 from reference_engine.config import EngineConfig
+from reference_engine.engine import Engine, RequestError
 from reference_engine.forward_batch import SeqInput, build_forward_batch
 from reference_engine.loader import load_model_config
 from reference_engine.model_runner import ModelRunner
@@ -32,6 +34,8 @@ from reference_engine.multimodal.image_processor import (
     ImageProcessorConfig,
 )
 from reference_engine.multimodal.manager import MultiModalManager
+from reference_engine.sampling_params import SamplingParams
+from reference_engine.tiny_model import CHAT_TEMPLATE, build_tokenizer
 
 transformers = pytest.importorskip("transformers")
 Image = pytest.importorskip("PIL.Image")
@@ -119,7 +123,23 @@ def write_qwen3_5_vl(folder: Path) -> torch.nn.Module:
                 layer.linear_attn.A_log.uniform_(-2.0, 1.0)
     hf.save_pretrained(folder)
     hf_processor().save_pretrained(folder)
+    write_tokenizer(folder)
     return hf
+
+
+# Qwen's chat template writes an image in a message as these three tokens.
+PLACEHOLDER = "<|vision_start|><|image_pad|><|vision_end|>"
+
+
+def write_tokenizer(folder: Path) -> None:
+    """The tiny model's tokenizer plus Qwen's three vision tokens (ids 512, 513, 514)."""
+    tok = build_tokenizer()
+    tok.add_special_tokens(["<|vision_start|>", "<|vision_end|>", "<|image_pad|>"])
+    assert tok.token_to_id("<|image_pad|>") == IMAGE_PAD
+    tok.save(str(folder / "tokenizer.json"))
+    config = {"tokenizer_class": "PreTrainedTokenizerFast", "eos_token": "<|im_end|>",
+              "chat_template": CHAT_TEMPLATE}  # fmt: skip
+    (folder / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
@@ -251,3 +271,140 @@ def test_logits_match_transformers(vl_dir: tuple[Path, Any]) -> None:
             # float64 model; a wrong position or a misplaced image row moves logits by O(1).
             torch.testing.assert_close(rows, want, rtol=0, atol=5e-4)
     assert mm.num_encoder_runs == 2  # each image encoded once, its halves sliced
+
+
+# --------------------------------------------------------------------------- the engine
+
+IMAGES = {
+    "a": (20, 28, 1),  # 8 image tokens
+    "b": (64, 48, 2),  # resized down to 40 x 32: 20 tokens
+    "c": (20, 28, 3),  # a's size, other pixels: the same 8 tokens
+    "d": (40, 17, 4),  # 10 tokens
+}
+
+
+def image(name: str) -> Any:
+    w, h, seed = IMAGES[name]
+    return noise_image(w, h, seed)
+
+
+def engine(folder: Path, **kwargs: Any) -> Engine:
+    cfg = {"dtype": "float64", "block_size": 4, "num_gpu_blocks": 200, "max_num_seqs": 8,
+           **kwargs}  # fmt: skip
+    return Engine(EngineConfig(model=str(folder), **cfg))
+
+
+def run(eng: Engine, reqs: dict[str, tuple[str, list[str], SamplingParams]]) -> dict[str, Any]:
+    """All requests at once; each one's final RequestOutput."""
+    for rid, (prompt, names, params) in reqs.items():
+        eng.add_request(rid, prompt, params, images=[image(n) for n in names])
+    outs: dict[str, Any] = {}
+    for _ in range(2000):
+        if not eng.has_unfinished_requests():
+            break
+        for out in eng.step():
+            outs[out.request_id] = out
+        eng.check_integrity()
+    assert not eng.has_unfinished_requests()
+    return outs
+
+
+GREEDY = SamplingParams(temperature=0.0, max_tokens=6, ignore_eos=True)
+
+
+def workload() -> dict[str, tuple[str, list[str], SamplingParams]]:
+    seeded = SamplingParams(temperature=1.0, top_p=0.9, seed=7, max_tokens=6, ignore_eos=True)
+    return {
+        "img-a": (f"Describe {PLACEHOLDER} in a few words, please.", ["a"], GREEDY),
+        "text": ("A serving engine turns many requests into batches.", [], GREEDY),
+        "img-c": (f"Describe {PLACEHOLDER} in a few words, please.", ["c"], GREEDY),
+        "two": (f"Compare {PLACEHOLDER} with {PLACEHOLDER}.", ["b", "d"], seeded),
+        "img-a-again": (f"What is in {PLACEHOLDER}?", ["a"], GREEDY),
+        "img-b": (f"{PLACEHOLDER} Prefix caching keeps finished blocks.", ["b"], seeded),
+    }
+
+
+@pytest.fixture(scope="module")
+def solo_outputs(vl_dir: tuple[Path, Any]) -> dict[str, list[int]]:
+    eng = engine(vl_dir[0], prefix_caching="none")
+    return {
+        rid: run(eng, {rid: req})[rid].outputs[0].token_ids for rid, req in workload().items()
+    }
+
+
+@pytest.mark.parametrize(("cache", "preemption"), [("hash", "recompute"), ("radix", "swap")])
+def test_batched_image_requests_equal_solo(
+    vl_dir: tuple[Path, Any], solo_outputs: dict[str, list[int]], cache: str, preemption: str
+) -> None:
+    """Six requests at once, images and text mixed, a 16-token step budget (chunks cut
+    images in two), a KV pool too small for all of them (preemption), and a prefix cache:
+    each request's tokens equal its solo run's."""
+    eng = engine(vl_dir[0], prefix_caching=cache, preemption_mode=preemption,
+                 num_gpu_blocks=18, num_cpu_blocks=80, max_num_batched_tokens=16)  # fmt: skip
+    outs = run(eng, workload())
+    for rid, tokens in solo_outputs.items():
+        assert outs[rid].outputs[0].token_ids == tokens, rid
+    assert eng.stats().num_preemptions > 0
+    assert eng.mm is not None
+    assert all(not e.refs for e in eng.mm.cache._entries.values())  # every reference back
+    assert eng.kv.is_idle_clean()
+
+
+def test_encoder_cache_hit_gives_the_same_output(vl_dir: tuple[Path, Any]) -> None:
+    """A second request showing the same image reuses its encoder output (the encoder does
+    not run again) and generates what a cold engine generates."""
+    req = (f"What is in {PLACEHOLDER}?", ["b"], GREEDY)
+    warm = engine(vl_dir[0], prefix_caching="none")
+    run(warm, {"first": (f"Describe {PLACEHOLDER} briefly.", ["b"], GREEDY)})
+    assert warm.mm is not None and warm.mm.num_encoder_runs == 1
+    hits = warm.mm.cache.stats.hits
+    got = run(warm, {"second": req})["second"].outputs[0].token_ids
+    assert warm.mm.num_encoder_runs == 1 and warm.mm.cache.stats.hits > hits
+    cold = engine(vl_dir[0], prefix_caching="none")
+    assert got == run(cold, {"second": req})["second"].outputs[0].token_ids
+    assert cold.mm is not None and cold.mm.num_encoder_runs == 1
+
+
+@pytest.mark.parametrize("cache", ["hash", "radix"])
+def test_prefix_cache_never_shares_blocks_across_images(
+    vl_dir: tuple[Path, Any], cache: str
+) -> None:
+    """Images a and c have the same size, so their prompts have the same token ids; the
+    prefix cache must still hit only the text before the image for c after a, and past the
+    image for a again. (A hybrid model resumes only where its recurrent state was
+    checkpointed: at the last block boundary of each step, so steps of 8 tokens.)"""
+    text = (
+        "A serving engine turns many independent requests into a few large batches: "
+        f"{PLACEHOLDER} then decodes them."
+    )
+    eng = engine(vl_dir[0], prefix_caching=cache, max_num_batched_tokens=8)
+    assert eng.mm is not None
+    first = run(eng, {"a1": (text, ["a"], GREEDY)})["a1"]
+    ids_a = first.prompt_token_ids
+    image_at = ids_a.index(IMAGE_PAD)
+    other = run(eng, {"c1": (text, ["c"], GREEDY)})["c1"]
+    assert other.prompt_token_ids == ids_a  # same ids: only the image's content differs
+    assert 0 < other.num_cached_tokens <= image_at
+    again = run(eng, {"a2": (text, ["a"], GREEDY)})["a2"]
+    assert again.num_cached_tokens > image_at + eng.mm.processor(image("a")).num_tokens
+    assert again.outputs[0].token_ids == first.outputs[0].token_ids
+    cold = engine(vl_dir[0], prefix_caching="none")
+    assert other.outputs[0].token_ids == run(cold, {"c": (text, ["c"], GREEDY)})["c"].outputs[
+        0
+    ].token_ids
+
+
+def test_image_requests_are_checked(vl_dir: tuple[Path, Any]) -> None:
+    eng = engine(vl_dir[0])
+    with pytest.raises(RequestError, match="2 image placeholders but 1 images"):
+        eng.add_request("x", f"{PLACEHOLDER} and {PLACEHOLDER}", GREEDY, images=[image("a")])
+    with pytest.raises(RequestError, match="not an image"):
+        eng.add_request("y", f"{PLACEHOLDER}", GREEDY, images=[b"junk"])
+    assert not eng.has_unfinished_requests()
+    # Token ids already expanded by a processor are taken as they are.
+    assert eng.mm is not None
+    n = eng.mm.processor(image("a")).num_tokens
+    ids = eng.tokenizer.encode("Look: ", add_special_tokens=False) + [IMAGE_PAD] * n
+    eng.add_request("z", ids, GREEDY, images=[image("a")])
+    with pytest.raises(RequestError, match=f"{n - 1} tokens; its image needs {n}"):
+        eng.add_request("w", ids[:-1], GREEDY, images=[image("a")])
