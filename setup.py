@@ -2,7 +2,7 @@
 
 `snapshots/` (lock files) and `mappings/` (concept catalogue) sit at the repository
 root, outside any package; `build_py` copies them to `analyzer/_bundled/`, where
-`analyzer.snapshots.locks.bundled_dir` looks first. Editable installs and source
+`analyzer.paths.bundled_dir` looks first. Editable installs and source
 checkouts read the root folders directly. Everything else is in pyproject.toml.
 """
 

@@ -19,9 +19,10 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from analyzer.commandline import fail, settings_of
+from analyzer.paths import REPO_ROOT, reference_root
 from analyzer.settings import Settings
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_BOOK = REPO_ROOT / "examples" / "book"
 REPORT_DIR = REPO_ROOT / "reports"
 
@@ -75,7 +76,7 @@ def register(app: typer.Typer) -> None:
         """Fetch and index the pinned releases, check the sample manuscript, render the walkthrough."""
         from analyzer.snapshots import SnapshotError, load_locks
 
-        settings: Settings = ctx.obj
+        settings = settings_of(ctx)
         # Logs and CI have no terminal width; the release table needs about 100 columns.
         console = Console() if Console().is_terminal else Console(width=120)
         refs = releases or sorted(load_locks())
@@ -86,8 +87,7 @@ def register(app: typer.Typer) -> None:
             try:
                 summaries.append(summarize_release(settings, ref, progress=console.is_terminal))
             except SnapshotError as exc:
-                console.print(f"[red]error:[/] {exc}")
-                raise typer.Exit(2) from None
+                raise fail(str(exc)) from None
         console.print(_release_table(summaries))
         console.print(_engine_summary(settings))
         _check_book(settings, console, book)
@@ -97,7 +97,7 @@ def register(app: typer.Typer) -> None:
             " `atlas check examples/book`, `atlas engine run --prompt 'Hello'`."
         )
         if index is not None:
-            console.print(f"\n[bold]Open the walkthrough:[/] {index.resolve().as_uri()}")
+            console.print(f"\n[bold]Open the walkthrough:[/] {index.resolve().assource_uri()}")
 
 
 def _release_table(summaries: list[ReleaseSummary]) -> Table:
@@ -129,14 +129,14 @@ def _engine_summary(settings: Settings) -> str:
 
 
 def _engine_files() -> list[str]:
-    root = REPO_ROOT / "reference_engine"
+    root = reference_root()
     return sorted(p.relative_to(REPO_ROOT).as_posix() for p in root.rglob("*.py"))
 
 
 def _check_book(settings: Settings, console: Console, book: Path) -> None:
     """Check the manuscript. Broken references are a finding to show, not a demo failure."""
-    from analyzer.refs.commands import run_check
     from analyzer.refs.loader import load_pin
+    from analyzer.refs.run import run_check
 
     if not book.exists():
         console.print(f"[yellow]no manuscript at {book}; skipping the reference check[/]")
@@ -166,8 +166,7 @@ def _build_report(
         try:
             pinned = book_columns(read_project(config).pins)
         except ProjectError as exc:
-            console.print(f"[red]error:[/] {exc}", highlight=False)
-            raise typer.Exit(2) from None
+            raise fail(str(exc)) from None
         if pinned:
             columns, why = pinned, f"the pins of {config} (`atlas demo --newest` for the newest locked)"
     console.print(f"• walkthrough: reference engine | {' | '.join(columns)} (call and state graphs)")
@@ -177,7 +176,6 @@ def _build_report(
             settings, out=out, releases=columns, columns_from=why, progress=console.is_terminal
         )
     except ReportError as exc:
-        console.print(f"[red]error:[/] {exc}", highlight=False)
-        raise typer.Exit(2) from None
+        raise fail(str(exc)) from None
     print_result(console, result, show_open=False)  # the demo ends with the link
     return result.index

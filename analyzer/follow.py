@@ -84,8 +84,8 @@ def follow_book(
     locked: list[str] | None = None,
 ) -> tuple[BookConfig, list[Timeline], list[str]]:
     """Timelines for every reference of every pinned project; the releases followed."""
-    from analyzer.refs.commands import _documents
     from analyzer.refs.loader import store_renames
+    from analyzer.refs.run import read_documents
 
     if locked is None:
         from analyzer.snapshots import load_locks
@@ -98,7 +98,7 @@ def follow_book(
                {p.partition("@")[0].lower() for p in book.pins}]
     if unknown:
         raise RefsError(f"--against {', '.join(unknown)}: the book pins no release of that project")
-    refs = extract_all(_documents(book), book.ignores)
+    refs = extract_all(read_documents(book), book.ignores)
     timelines: dict[tuple[str, int, int, str, str], Timeline] = {}
     followed: list[str] = []
     for pin in book.pins:
@@ -155,11 +155,11 @@ def print_timelines(console, timelines: list[Timeline], followed: list[str], *, 
 
 def sarif_for(book: BookConfig, timelines: list[Timeline]) -> dict[str, object]:
     """SARIF of the references that broke, as found against the newest release followed."""
-    from analyzer.refs.commands import _uri
     from analyzer.refs.report import to_sarif
+    from analyzer.refs.run import source_uri
 
     findings = [t.final for t in broken_timelines(timelines) if t.final is not None]
-    return to_sarif(findings, {book.display(p): _uri(p) for p in book.files})
+    return to_sarif(findings, {book.display(p): source_uri(p) for p in book.files})
 
 
 def follow_command(
@@ -176,16 +176,16 @@ def follow_command(
     import sys
 
     from rich.console import Console
-    from rich.markup import escape
 
+    from analyzer.commandline import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, print_error
     from analyzer.refs.loader import load_pin
 
     err = Console(stderr=True, soft_wrap=True)
     try:
         book, timelines, followed = follow_book(settings, paths, against, load_pin)
     except RefsError as exc:
-        err.print(f"[red]error:[/] {escape(str(exc))}")
-        return 2
+        print_error(str(exc))
+        return EXIT_ERROR
     if as_json:
         payload = {"followed": followed, "references": [t.to_dict() for t in timelines]}
         sys.stdout.write(json.dumps(payload, indent=2) + "\n")
@@ -202,7 +202,7 @@ def follow_command(
             "[yellow]no newer release to follow[/]: lock one first "
             "(`atlas snapshot lock vllm@latest`) or name it with --against PROJECT@VERSION"
         )
-    return 1 if broken_timelines(timelines) else 0
+    return EXIT_FINDINGS if broken_timelines(timelines) else EXIT_OK
 
 
 # ------------------------------------------------------------------ a changelog for an author
@@ -210,15 +210,15 @@ def follow_command(
 
 def _cited(paths: list[Path]) -> tuple[set[tuple[str, ...]], set[str], set[str], set[str]]:
     """What a book cites: symbols (as dotted parts), modules, flags, env vars."""
-    from analyzer.refs.commands import _documents
     from analyzer.refs.models import ENV, FLAG, PATH, SYMBOL
+    from analyzer.refs.run import read_documents
 
     book = load_book(paths)
     symbols: set[tuple[str, ...]] = set()
     modules: set[str] = set()
     flags: set[str] = set()
     envs: set[str] = set()
-    for ref in extract_all(_documents(book), book.ignores):
+    for ref in extract_all(read_documents(book), book.ignores):
         target = ref.target.strip()
         if ref.kind == SYMBOL:
             symbols.add(tuple(p for p in target.split(".") if p))

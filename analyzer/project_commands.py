@@ -8,6 +8,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from analyzer.commandline import EXIT_FINDINGS, fail, settings_of
 from analyzer.project import DEFAULT_LOCK_DIR, ProjectError, write_config
 from analyzer.refs.config import MARKDOWN_SUFFIXES
 
@@ -107,8 +108,7 @@ def register(app: typer.Typer) -> None:
         console = Console(stderr=True, soft_wrap=True)
         root = folder.resolve()
         if not root.is_dir():
-            console.print(f"[red]error:[/] {escape(str(folder))} is not a folder")
-            raise typer.Exit(2)
+            raise fail(f"{folder} is not a folder")
         try:
             pins = pin or default_pins()
             chosen = manuscript or guess_manuscript(root, lock_dir)
@@ -116,8 +116,7 @@ def register(app: typer.Typer) -> None:
                 root, pins=pins, manuscript=chosen, ignore=ignore, lock_dir=lock_dir
             )
         except ProjectError as exc:
-            console.print(f"[red]error:[/] {escape(str(exc))}")
-            raise typer.Exit(2) from None
+            raise fail(str(exc)) from None
         console.print(f"wrote {escape(str(config))}")
         console.print(f"  manuscript: {escape(', '.join(chosen))}")
         console.print(f"  pins: {escape(', '.join(pins))}" + ("" if pin else " (the newest locked; --pin to choose)"))
@@ -156,21 +155,18 @@ def register(app: typer.Typer) -> None:
         try:
             project = find_project()
         except ProjectError as exc:
-            console.print(f"[red]error:[/] {escape(str(exc))}")
-            raise typer.Exit(2) from None
+            raise fail(str(exc)) from None
         if project is None:
-            console.print("[red]error:[/] no atlas.toml here or above; run `atlas init` in the book's folder")
-            raise typer.Exit(2)
+            raise fail("no atlas.toml here or above; run `atlas init` in the book's folder")
         projects = sorted({p.partition("@")[0].strip().lower() for p in project.pins})
         options = IndexOptions(tuple(find_links), index_url, no_index)
         try:
-            results = lock_releases(ctx.obj, [f"{p}@{LATEST}" for p in projects], options)
+            results = lock_releases(settings_of(ctx), [f"{p}@{LATEST}" for p in projects], options)
         except SnapshotError as exc:
-            console.print(f"[red]error:[/] {escape(str(exc))}")
-            raise typer.Exit(2) from None
+            raise fail(str(exc)) from None
         for r in results:
             console.print(f"newest {r.ref.partition('@')[0]}: {r.ref} ({r.action})")
-        code = follow_command(ctx.obj, [], [LATEST], as_json, sarif, False)
+        code = follow_command(settings_of(ctx), [], [LATEST], as_json, sarif, False)
         if sarif != Path("-"):
-            console.print(f"SARIF ({'something broke' if code == 1 else 'nothing broke'}): {escape(str(sarif))}")
+            console.print(f"SARIF ({'something broke' if code == EXIT_FINDINGS else 'nothing broke'}): {escape(str(sarif))}")
         raise typer.Exit(code)

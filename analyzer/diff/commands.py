@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from analyzer.commandline import fail
 from analyzer.diff.html import write_html
 from analyzer.diff.models import VersionDiff
 from analyzer.diff.pins import DiffError
@@ -28,20 +29,13 @@ def _book_pin_for(release: str) -> str:
     try:
         project = find_project()
     except ProjectError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     name = release.partition("@")[0].strip().lower()
     pins = [p for p in (project.pins if project else ()) if p.partition("@")[0].strip().lower() == name]
     if not pins:
         where = f"{project.config} pins no {name} release" if project else "no atlas.toml here"
-        raise _fail(f"name two releases (OLD NEW); {where} to compare {release} with")
+        raise fail(f"name two releases (OLD NEW); {where} to compare {release} with")
     return pins[0]
-
-
-def _fail(message: str) -> typer.Exit:
-    console = Console(stderr=True, soft_wrap=True)
-    console.print("[bold red]error:[/]", end=" ")
-    console.print(message, markup=False, highlight=False)
-    return typer.Exit(2)
 
 
 def diff_command(
@@ -82,22 +76,22 @@ def diff_command(
     try:
         result = run_diff(settings, left, right, concepts, concept=concept, calls=calls, fetch=fetch, progress=progress)
     except DiffError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     if cited_by:
         from analyzer.follow import limit_to_cited
         from analyzer.refs.config import RefsError
 
         if not isinstance(result, VersionDiff):
-            raise _fail("--cited-by applies to two releases of one project (a version diff)")
+            raise fail("--cited-by applies to two releases of one project (a version diff)")
         try:
             result = limit_to_cited(result, list(cited_by))
         except RefsError as exc:
-            raise _fail(str(exc)) from None
+            raise fail(str(exc)) from None
     if html is not None:
         try:
             write_html(result, html)
         except OSError as exc:
-            raise _fail(f"cannot write {html}: {exc}") from None
+            raise fail(f"cannot write {html}: {exc}") from None
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=2))
     elif isinstance(result, VersionDiff):

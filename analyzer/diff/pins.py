@@ -57,7 +57,7 @@ def open_pin(settings: Settings, ref: str, *, progress: bool = False, fetch: boo
 def load_pin_graphs(settings: Settings, pin: PinData, *, progress: bool = False) -> Graphs:
     """The call / state graphs of a side, from the graphs cache (built on first use)."""
     from analyzer.graphs.store import GraphError, directory_target, load_graphs, open_target
-    from analyzer.mappings.pins import reference_root
+    from analyzer.paths import reference_root
 
     if pin.graphs is None:
         try:

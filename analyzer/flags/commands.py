@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from analyzer.commandline import fail
 from analyzer.flags import env_report, flag_report
 from analyzer.flags.models import EnvReport, FlagReport, FlagsError
 from analyzer.settings import Settings
@@ -24,20 +25,13 @@ def register(app: typer.Typer) -> None:
     app.command("envs")(envs_command)
 
 
-def _fail(message: str) -> typer.Exit:
-    console = Console(stderr=True, soft_wrap=True)
-    console.print("[bold red]error:[/]", end=" ")
-    console.print(message, markup=False, highlight=False)
-    return typer.Exit(1)
-
-
 def _package_root(ctx: typer.Context, target: str, project: str | None) -> tuple[Path, str | None]:
     """A directory is used as is; anything else is a snapshot ref, opened from the store."""
     path = Path(target).expanduser()
     if path.is_dir():
         return path, project
     if "@" not in target:
-        raise _fail(f"{target}: neither a directory nor a PROJECT@VERSION ref")
+        raise fail(f"{target}: neither a directory nor a PROJECT@VERSION ref")
     from analyzer.snapshots import (  # imported lazily: only refs need it
         SnapshotError,
         open_snapshot,
@@ -51,7 +45,7 @@ def _package_root(ctx: typer.Context, target: str, project: str | None) -> tuple
     try:
         snapshot = open_snapshot(settings, target)
     except SnapshotError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     return snapshot.package_root, project or snapshot.ref.project
 
 
@@ -67,7 +61,7 @@ def flags_command(
     try:
         report = flag_report(root, name)
     except FlagsError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     if grep:
         report.flags = [f for f in report.flags if any(grep in a for a in f.aliases)]
     if as_json:
@@ -91,7 +85,7 @@ def envs_command(
     try:
         report = env_report(root, name)
     except FlagsError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     if grep:
         report.envs = [e for e in report.envs if grep in e.name or any(grep in d for d in e.deprecated_names)]
         report.retired = [e for e in report.retired if grep in e.name]

@@ -14,6 +14,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from analyzer.commandline import fail, settings_of
 from analyzer.graphs import queries, render
 from analyzer.graphs.export import EXPORTERS
 from analyzer.graphs.pycg import pycg_callgraph
@@ -28,24 +29,18 @@ from analyzer.graphs.store import (
     load_unresolved,
     open_target,
 )
-from analyzer.settings import Settings
 
 CONFIDENCE_HELP = "Weakest edge confidence to follow: certain, inferred or guess."
 _CONFIDENCES = ("certain", "inferred", "guess")
 
 
-def _fail(message: str) -> typer.Exit:
-    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False)
-    return typer.Exit(2)
-
-
 def _graphs(ctx: typer.Context, target: str, rebuild: bool = False) -> Graphs:
-    settings: Settings = ctx.obj
+    settings = settings_of(ctx)
     try:
         # Indexing a cold tree takes minutes: show the (transient) bar on a terminal only.
         return load_graphs(settings, open_target(settings, target), rebuild=rebuild, progress=sys.stdout.isatty())
     except GraphError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
 
 
 def _wide_console() -> Console:
@@ -64,7 +59,7 @@ def _owns_state(graphs: Graphs, symbol: str) -> bool:
 
 def _check_confidence(value: str) -> str:
     if value not in _CONFIDENCES:
-        raise _fail(f"--min-confidence must be one of {', '.join(_CONFIDENCES)}, not {value!r}")
+        raise fail(f"--min-confidence must be one of {', '.join(_CONFIDENCES)}, not {value!r}")
     return value
 
 
@@ -89,7 +84,7 @@ def register(app: typer.Typer) -> None:
         try:
             root = queries.find_one(graphs.calls, symbol, ("function", "method", "module", "class"))
         except QueryError as exc:
-            raise _fail(str(exc)) from None
+            raise fail(str(exc)) from None
         steps = queries.calls_query(graphs.calls, root, depth=depth, reverse=reverse, min_confidence=min_confidence)
         if as_json:
             _emit({"target": target, "symbol": root, "reverse": reverse, "depth": depth,
@@ -115,7 +110,7 @@ def register(app: typer.Typer) -> None:
             src = queries.find_one(graphs.calls, source, ("function", "method", "module"))
             dst = queries.find_one(graphs.calls, dest, ("function", "method", "module", "class"))
         except QueryError as exc:
-            raise _fail(str(exc)) from None
+            raise fail(str(exc)) from None
         paths = queries.path_query(graphs.calls, src, dst, max_paths=max_paths,
                                    min_confidence=min_confidence, max_length=max_length)
         if as_json:
@@ -145,7 +140,7 @@ def register(app: typer.Typer) -> None:
                 return
             state = queries.state_query(graphs.state, cls)
         except QueryError as exc:
-            raise _fail(str(exc)) from None
+            raise fail(str(exc)) from None
         if as_json:
             _emit(queries.state_to_dict(state))
         else:
@@ -167,10 +162,10 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Export a target's whole call graph (or, with --graph state, its state-ownership graph)."""
         if fmt not in EXPORTERS:
-            raise _fail(f"--format must be one of {', '.join(EXPORTERS)}, not {fmt!r}")
+            raise fail(f"--format must be one of {', '.join(EXPORTERS)}, not {fmt!r}")
         graphs = _graphs(ctx, target, rebuild)
         if unresolved:
-            settings: Settings = ctx.obj
+            settings = settings_of(ctx)
             records = load_unresolved(settings, open_target(settings, target))
             if as_json:
                 _emit([asdict(r) for r in records])
@@ -187,7 +182,7 @@ def register(app: typer.Typer) -> None:
                     typer.echo(f"{key}: {value}")
             return
         if which not in ("calls", "state"):
-            raise _fail(f"--graph must be calls or state, not {which!r}")
+            raise fail(f"--graph must be calls or state, not {which!r}")
         graph = graphs.calls.to_nx() if which == "calls" else state_graph(graphs.state)
         text = EXPORTERS[fmt](graph)
         if output is None:
@@ -205,13 +200,13 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """PyCG-format call graph JSON of a directory (names relative to it)."""
         if fmt != "pycg":
-            raise _fail(f"--format must be pycg, not {fmt!r}")
+            raise fail(f"--format must be pycg, not {fmt!r}")
         _check_confidence(min_confidence)
-        settings: Settings = ctx.obj
+        settings = settings_of(ctx)
         try:
             facts = load_facts(settings, directory_target(path, as_package=False))
         except GraphError as exc:
-            raise _fail(str(exc)) from None
+            raise fail(str(exc)) from None
         text = json.dumps(pycg_callgraph(facts, min_confidence=min_confidence), indent=1)
         if output is None:
             typer.echo(text)

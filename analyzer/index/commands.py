@@ -14,6 +14,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from analyzer.commandline import fail, settings_of
 from analyzer.index.models import Class, Function, ModuleFacts
 from analyzer.index.render import class_header, function_kind, signature, summary_line
 from analyzer.index.runner import index_snapshot, index_tree, list_python_files
@@ -35,18 +36,6 @@ def register(app: typer.Typer) -> None:
     app.command("show")(show_command)
 
 
-def _settings(ctx: typer.Context) -> Settings:
-    settings = ctx.obj
-    if not isinstance(settings, Settings):
-        raise _UserError("internal: no settings (run through `atlas`)")
-    return settings
-
-
-def _fail(message: str) -> typer.Exit:
-    console = Console(stderr=True, soft_wrap=True)
-    console.print("[bold red]error:[/]", end=" ")
-    console.print(message, markup=False, highlight=False)
-    return typer.Exit(1)
 
 
 def load_index(settings: Settings, target: str, *, jobs: int | None, progress: bool) -> SnapshotIndex:
@@ -87,9 +76,9 @@ def index_command(
 ) -> None:
     """Index every Python file of a snapshot or directory and print counts."""
     try:
-        index = load_index(_settings(ctx), target, jobs=jobs, progress=_progress_wanted(as_json))
+        index = load_index(settings_of(ctx), target, jobs=jobs, progress=_progress_wanted(as_json))
     except _UserError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     counts = index.counts() | {"seconds": round(index.stats.seconds, 3)}
     if as_json:
         errors = [{"path": e.path, "reason": e.reason} for e in index.errors]
@@ -118,12 +107,12 @@ def show_command(
 ) -> None:
     """Show a module, class or function: kind, where it is, signature, docstring."""
     try:
-        index = load_index(_settings(ctx), target, jobs=jobs, progress=_progress_wanted(as_json))
+        index = load_index(settings_of(ctx), target, jobs=jobs, progress=_progress_wanted(as_json))
     except _UserError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     matches = index.find_symbol(query)
     if not matches:
-        raise _fail(f"nothing named {query!r} in {index.name}")
+        raise fail(f"nothing named {query!r} in {index.name}")
     described = [describe(index, m) for m in matches]
     if as_json:
         typer.echo(json.dumps({"name": index.name, "query": query, "matches": described}, indent=2))

@@ -9,7 +9,8 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from analyzer.mappings.load import load_mappings
+from analyzer.commandline import EXIT_FINDINGS, fail, settings_of
+from analyzer.mappings.load import load_concepts
 from analyzer.mappings.models import REFERENCE, UPSTREAMS, ConceptMapping, MappingError
 from analyzer.mappings.render import print_concept, print_concept_list, print_verify
 from analyzer.mappings.verify import VerifyReport, verify_mappings
@@ -28,35 +29,14 @@ def register(app: typer.Typer) -> None:
     app.add_typer(map_app, name="map")
 
 
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    console = Console(stderr=True, soft_wrap=True)
-    console.print("[bold red]error:[/]", end=" ")
-    console.print(message, markup=False, highlight=False)
-    return typer.Exit(code)
-
-
-def _settings(ctx: typer.Context) -> Settings:
-    obj = ctx.find_root().obj
-    if isinstance(obj, Settings):
-        return obj
-    from analyzer.settings import default_cache_dir
-
-    return Settings(cache_dir=default_cache_dir())
 
 
 def load_or_fail(directory: Path | None, concept_ids: list[str] | None = None) -> list[ConceptMapping]:
+    """`load_concepts` for a command: its error is printed and the command exits 2."""
     try:
-        concepts = load_mappings(directory)
+        return load_concepts(directory, concept_ids)
     except MappingError as exc:
-        lines = "\n  ".join(exc.problems)
-        raise _fail(f"the mappings cannot be read:\n  {lines}") from None
-    if concept_ids:
-        known = {c.id for c in concepts}
-        unknown = [c for c in concept_ids if c not in known]
-        if unknown:
-            raise _fail(f"no such concept: {', '.join(unknown)} (known: {', '.join(sorted(known))})")
-        concepts = [c for c in concepts if c.id in concept_ids]
-    return concepts
+        raise fail(str(exc)) from None
 
 
 CHAPTERS_OPT = typer.Option(
@@ -84,7 +64,7 @@ def _list_chapters(mappings: Path | None, concepts: list[ConceptMapping], as_jso
     try:
         table = chapter_table(load_contents(mappings or default_mappings_dir()), concepts)
     except MappingError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     if as_json:
         payload = {
             "parts": [
@@ -142,7 +122,7 @@ def verify_command(
 
     Coverage is printed too: concepts the reference engine does not implement,
     or that no upstream mapping covers yet, are listed (and do not fail the run)."""
-    settings = _settings(ctx)
+    settings = settings_of(ctx)
     selected = load_or_fail(mappings, concepts)
     report = run_verify(settings, selected, pins or None, reference=not no_reference, fetch=fetch,
                         progress=not as_json and sys.stderr.isatty(), chains=chains)
@@ -151,7 +131,7 @@ def verify_command(
     else:
         print_verify(Console(), report)
     if not report.ok:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FINDINGS)
 
 
 def run_verify(
@@ -177,7 +157,7 @@ def run_verify(
     refs = pins if pins is not None else sorted(str(entry.ref) for entry in locks.values())
     bad = [r for r in refs if r.partition("@")[0] not in UPSTREAMS]
     if bad:
-        raise _fail(f"--pin takes a vllm@VERSION or sglang@VERSION release, got: {', '.join(bad)}")
+        raise fail(f"--pin takes a vllm@VERSION or sglang@VERSION release, got: {', '.join(bad)}")
     views = []
     try:
         if reference:
@@ -185,7 +165,7 @@ def run_verify(
         for ref in refs:
             views.append(release_view(settings, ref, progress=progress, fetch=fetch))
     except (SnapshotError, FlagsError, StoreError) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     graphs = _step_graphs(settings, views, progress) if chains and any(c.steps for c in concepts) else {}
     # A pin checked now but missing from the lock files (a git pin) still counts as pinned.
     for view in views:
@@ -199,7 +179,7 @@ def run_verify(
 def _step_graphs(settings: Settings, views: list, progress: bool) -> dict:
     """Each view's call graph (cached after the first build), for the steps' chain check."""
     from analyzer.graphs.store import GraphError, directory_target, load_graphs, open_target
-    from analyzer.mappings.pins import reference_root
+    from analyzer.paths import reference_root
 
     out = {}
     for view in views:
@@ -207,7 +187,7 @@ def _step_graphs(settings: Settings, views: list, progress: bool) -> dict:
             target = directory_target(reference_root()) if view.project == REFERENCE else open_target(settings, view.label)
             out[view.label] = load_graphs(settings, target, progress=progress).calls
         except GraphError as exc:
-            raise _fail(str(exc)) from None
+            raise fail(str(exc)) from None
     return out
 
 
@@ -224,16 +204,16 @@ def trace_command(
     process bridges of the mappings (ZMQ sockets, queues between threads)."""
     from analyzer.graphs.queries import QueryError, find_one
     from analyzer.graphs.store import GraphError, directory_target, load_graphs, open_target
-    from analyzer.mappings.pins import reference_root
     from analyzer.mappings.trace import bridges_for, trace_path
+    from analyzer.paths import reference_root
 
-    settings = _settings(ctx)
+    settings = settings_of(ctx)
     concepts = load_or_fail(mappings)
     try:
         graph_target = directory_target(reference_root()) if target == REFERENCE else open_target(settings, target)
         graph = load_graphs(settings, graph_target, progress=not as_json and sys.stderr.isatty()).calls
     except GraphError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     project, _, version = target.partition("@")
     bridges = bridges_for(concepts, project, version or None)
     kinds = ("function", "method")
@@ -242,7 +222,7 @@ def trace_command(
         # The destination may be a bridge target the call graph never reaches by a call.
         end = dest if dest in graph or dest in {b.target for bs in bridges.values() for b in bs} else find_one(graph, dest, kinds)
     except QueryError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     steps = trace_path(graph, start, end, bridges, max_length=max_length)
     if as_json:
         typer.echo(json.dumps({"target": target, "from": start, "to": end,
@@ -252,4 +232,4 @@ def trace_command(
 
         print_trace(Console(), start, end, steps)
     if steps is None:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FINDINGS)

@@ -70,7 +70,7 @@ def default_mappings_dir() -> Path:
     env = os.environ.get(MAPPINGS_ENV)
     if env:
         return Path(env).expanduser()
-    from analyzer.snapshots.locks import bundled_dir
+    from analyzer.paths import bundled_dir
 
     return bundled_dir("mappings")
 
@@ -101,6 +101,23 @@ def load_mappings(dir: Path | None = None) -> list[ConceptMapping]:
     if problems:
         raise MappingError(problems)
     return sorted(concepts, key=lambda c: c.id)
+
+
+def load_concepts(dir: Path | None = None, concept_ids: list[str] | None = None) -> list[ConceptMapping]:
+    """`load_mappings`, narrowed to `concept_ids` when given. Raises MappingError
+    whose message is the whole user-facing error: every problem of unreadable
+    mappings, or the unknown ids with the known ones."""
+    try:
+        concepts = load_mappings(dir)
+    except MappingError as exc:
+        raise MappingError(["the mappings cannot be read:", *(f"  {p}" for p in exc.problems)]) from None
+    if concept_ids:
+        known = {c.id for c in concepts}
+        unknown = [c for c in concept_ids if c not in known]
+        if unknown:
+            raise MappingError([f"no such concept: {', '.join(unknown)} (known: {', '.join(sorted(known))})"])
+        concepts = [c for c in concepts if c.id in concept_ids]
+    return concepts
 
 
 def load_mapping_file(path: Path, problems: list[str]) -> ConceptMapping | None:

@@ -9,11 +9,10 @@ which env vars does it read. Building a view from a real release indexes it
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
-import analyzer
 from analyzer.index import SnapshotIndex, SymbolMatch
 from analyzer.mappings.models import REFERENCE
+from analyzer.paths import reference_root
 from analyzer.settings import Settings
 
 SUGGESTIONS = 3
@@ -84,11 +83,6 @@ class PinView:
         }
         found = process.extract(last, siblings, scorer=fuzz.WRatio, limit=SUGGESTIONS, score_cutoff=75)
         return [dotted for _, _, dotted in found]
-
-
-def reference_root() -> Path:
-    """The `reference_engine/` package beside `analyzer/` (read as files, never imported)."""
-    return Path(analyzer.__file__).resolve().parent.parent / "reference_engine"
 
 
 def reference_view(settings: Settings, *, jobs: int | None = None, progress: bool = False) -> PinView:

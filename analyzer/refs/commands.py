@@ -4,72 +4,19 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from analyzer.refs.check import check_references, check_upgrade, extract_all, pick_fixes
-from analyzer.refs.config import BookConfig, RefsError, load_book
+from analyzer.commandline import EXIT_FINDINGS, EXIT_OK, fail, settings_of
+from analyzer.refs.check import pick_fixes
+from analyzer.refs.config import RefsError
 from analyzer.refs.fix import plan_fixes, write_atomic
-from analyzer.refs.models import BROKEN, HIGH_CONFIDENCE, Finding
-from analyzer.refs.notebook import notebook_markdown
-from analyzer.refs.pinview import PinView
+from analyzer.refs.models import BROKEN, HIGH_CONFIDENCE
 from analyzer.refs.report import render_table, to_json, to_sarif
-from analyzer.refs.suggest import History
-from analyzer.settings import Settings
-
-PinLoader = Callable[[Settings, str], PinView]
-
-
-def _documents(book: BookConfig) -> list[tuple[str, str]]:
-    docs = []
-    for path in book.files:
-        try:
-            text = path.read_bytes().decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise RefsError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-        if path.suffix.lower() == ".ipynb":
-            text = notebook_markdown(text, str(path))
-        docs.append((book.display(path), text))
-    return docs
-
-
-def _uri(path: Path) -> str:
-    """A file's path relative to the working directory (the repository, in CI) when it lies under it."""
-    try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return path.resolve().as_uri()
-
-
-def run_check(
-    settings: Settings,
-    paths: list[Path],
-    pins: list[str],
-    from_pin: str | None,
-    to_pin: str | None,
-    loader: PinLoader,
-) -> tuple[BookConfig, list[Finding], str]:
-    """Findings for a book, and a title for the report."""
-    if (from_pin is None) != (to_pin is None):
-        raise RefsError("--from and --to go together")
-    book = load_book(paths, pins)
-    refs = extract_all(_documents(book), book.ignores)
-    if from_pin is not None and to_pin is not None:
-        old, new = loader(settings, from_pin), loader(settings, to_pin)
-        if old.project != new.project:
-            raise RefsError(f"--from and --to must name the same project ({old.project} vs {new.project})")
-        from analyzer.refs.loader import store_renames
-
-        history = History(old, store_renames(settings, old, new))
-        return book, check_upgrade(refs, old, new, history), f"{old.pin} → {new.pin}"
-    if not book.pins:
-        raise RefsError("no pins: add `pins = [\"vllm@0.30.0\", ...]` to atlas.toml or pass --pin")
-    views = [loader(settings, p) for p in book.pins]
-    return book, check_references(refs, views), ", ".join(book.pins)
+from analyzer.refs.run import run_check, source_uri
 
 
 def register(app: typer.Typer) -> None:
@@ -102,15 +49,13 @@ def register(app: typer.Typer) -> None:
 
         Exit status 1 when any reference is broken, 0 otherwise.
         """
-        settings: Settings = ctx.obj
+        settings = settings_of(ctx)
         console = Console()
         err = Console(stderr=True, soft_wrap=True)
         if write and not fix:
-            err.print("[red]error:[/] --write only applies with --fix")
-            raise typer.Exit(2)
+            raise fail("--write only applies with --fix")
         if json_output and sarif == Path("-"):
-            err.print("[red]error:[/] --json and --sarif - would both write to stdout")
-            raise typer.Exit(2)
+            raise fail("--json and --sarif - would both write to stdout")
         from analyzer.refs.loader import load_pin
 
         if against:
@@ -120,8 +65,7 @@ def register(app: typer.Typer) -> None:
         try:
             book, findings, title = run_check(settings, list(paths or []), pin, from_pin, to_pin, load_pin)
         except RefsError as exc:
-            err.print(f"[red]error:[/] {escape(str(exc))}")
-            raise typer.Exit(2) from None
+            raise fail(str(exc)) from None
         broken = [f for f in findings if f.status == BROKEN]
         fixed: set[int] = set()
         if fix:
@@ -130,8 +74,7 @@ def register(app: typer.Typer) -> None:
             try:
                 plans = plan_fixes(chosen, files)
             except (OSError, UnicodeDecodeError) as exc:
-                err.print(f"[red]error:[/] cannot read a chapter to fix: {escape(str(exc))}")
-                raise typer.Exit(2) from None
+                raise fail(f"cannot read a chapter to fix: {exc}") from None
             out = err if json_output or sarif == Path("-") else console
             diff = "".join(p.diff() for p in plans)
             if diff:
@@ -148,8 +91,7 @@ def register(app: typer.Typer) -> None:
                         try:
                             write_atomic(plan.path, plan.new)
                         except OSError as exc:
-                            err.print(f"[red]error:[/] {plan.display} left unchanged: {escape(str(exc))}")
-                            raise typer.Exit(2) from None
+                            raise fail(f"{plan.display} left unchanged: {exc}") from None
                 applied = {(plan.display, line, col) for plan in plans for line, col in plan.done}
                 fixed = {id(f) for f in broken if (f.ref.file, f.ref.line, f.ref.col) in applied}
                 out.print(f"rewrote {sum(1 for p in plans if p.applied)} file(s)")
@@ -158,10 +100,10 @@ def register(app: typer.Typer) -> None:
         elif sarif != Path("-"):
             render_table(console, findings, show_ok=show_all, title=title)
         if sarif is not None:
-            text = json.dumps(to_sarif(findings, {book.display(p): _uri(p) for p in book.files}), indent=2)
+            text = json.dumps(to_sarif(findings, {book.display(p): source_uri(p) for p in book.files}), indent=2)
             if sarif == Path("-"):
                 sys.stdout.write(text + "\n")
             else:
                 sarif.write_text(text + "\n", encoding="utf-8")
         remaining = [f for f in broken if id(f) not in fixed]
-        raise typer.Exit(1 if remaining else 0)
+        raise typer.Exit(EXIT_FINDINGS if remaining else EXIT_OK)

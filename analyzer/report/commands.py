@@ -10,19 +10,15 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from analyzer.commandline import fail, settings_of
+from analyzer.paths import REPO_ROOT, is_source_checkout, reference_root
 from analyzer.report.build import FORMATS, ReportResult, build_report
 from analyzer.report.sources import ReportError, SideSource, snapshot_side, tree_side
 from analyzer.settings import Settings
 
-REPO_ROOT = Path(__file__).resolve().parent.parent.parent
-ENGINE_DIR = REPO_ROOT / "reference_engine"
+ENGINE_DIR = reference_root()
 DEFAULT_OUT = REPO_ROOT / "reports"
 SAMPLE_BOOK = REPO_ROOT / "examples" / "book"
-
-
-def _fail(message: str) -> typer.Exit:
-    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False, markup=True)
-    return typer.Exit(2)
 
 
 def version_key(version: str) -> tuple[tuple[int, str], ...]:
@@ -92,7 +88,7 @@ def default_out() -> Path:
         project = None
     if project is not None:
         return project.root / "reports"
-    if (REPO_ROOT / "pyproject.toml").is_file():
+    if is_source_checkout():
         return DEFAULT_OUT
     return Path.cwd() / "reports"
 
@@ -176,8 +172,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Render the static walkthrough: per concept, reference engine | vLLM | SGLang."""
         if fmt not in FORMATS:
-            raise _fail(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
-        settings: Settings = ctx.obj
+            raise fail(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+        settings = settings_of(ctx)
         try:
             if newest and releases:
                 raise ReportError("--newest and --release name the columns twice; give one")
@@ -185,7 +181,7 @@ def register(app: typer.Typer) -> None:
                                 only=only or None, fmt=fmt, graphviz=not no_graphviz,
                                 progress=sys.stderr.isatty() and not as_json)
         except ReportError as exc:
-            raise _fail(str(exc)) from None
+            raise fail(str(exc)) from None
         if as_json:
             typer.echo(json.dumps(result.to_dict(), indent=1))
             return

@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from analyzer.settings import Settings
+from analyzer.commandline import fail, settings_of
 from analyzer.snapshots.lock import lock_releases
 from analyzer.snapshots.locks import load_locks
 from analyzer.snapshots.models import Snapshot, SnapshotError
@@ -47,22 +47,13 @@ def register(app: typer.Typer) -> None:
 
 
 def _run(action: Callable[[], T]) -> T:
-    """Turn SnapshotError into a one-line message and exit status 1 (no traceback)."""
+    """Turn SnapshotError into a one-line message and exit status 2 (no traceback)."""
     try:
         return action()
     except (SnapshotError, OSError) as exc:  # OSError: disk full, permissions, ...
-        # markup=False for the message: paths and refs may contain [brackets].
-        console = Console(stderr=True, soft_wrap=True)
-        console.print("[bold red]error:[/]", end=" ")
-        console.print(str(exc), markup=False, highlight=False)
-        raise typer.Exit(1) from None
+        raise fail(str(exc)) from None
 
 
-def _settings(ctx: typer.Context) -> Settings:
-    settings = ctx.obj
-    if not isinstance(settings, Settings):  # invoked without the root callback (tests)
-        raise typer.BadParameter("run through `atlas`")
-    return settings
 
 
 def _snapshot_json(snap: Snapshot) -> dict[str, Any]:
@@ -96,7 +87,7 @@ def fetch_cmd(
     as_json: bool = JSON,
 ) -> None:
     """Download, verify (sha256) and store locked releases; re-fetching is a no-op."""
-    settings = _settings(ctx)
+    settings = settings_of(ctx)
     names = list(refs or [])
     if all_:
         names += sorted(_run(lambda: load_locks(lock_dir)))
@@ -146,7 +137,7 @@ def lock_cmd(
 ) -> None:
     """Pin releases in one command: download, verify, store, and record file name,
     sha256 and upstream commit in the lock file. Re-running is a no-op."""
-    settings = _settings(ctx)
+    settings = settings_of(ctx)
     options = IndexOptions(tuple(find_links), index_url, no_index)
     console = Console(stderr=True, soft_wrap=True)
     results = []
@@ -188,7 +179,7 @@ def add_cmd(
     as_json: bool = JSON,
 ) -> None:
     """Pin a git commit as a snapshot (recorded in the user's store, not the repository)."""
-    settings = _settings(ctx)
+    settings = settings_of(ctx)
     if (commit is None) == (git_ref is None):
         raise typer.BadParameter("give exactly one of --commit SHA and --ref TAG_OR_BRANCH")
     with Console(stderr=True).status(f"pinning {commit or git_ref} of {url} ..."):
@@ -215,7 +206,7 @@ def add_cmd(
 @snapshot_app.command("list")
 def list_cmd(ctx: typer.Context, lock_dir: Path = LOCK_DIR, as_json: bool = JSON) -> None:
     """What is pinned (lock files and git pins) and what is fetched."""
-    settings = _settings(ctx)
+    settings = settings_of(ctx)
     rows = _run(lambda: list_snapshots(settings, lock_dir=lock_dir))
     if as_json:
         _echo_json([asdict(r) for r in rows])
@@ -249,7 +240,7 @@ def path_cmd(
     as_json: bool = JSON,
 ) -> None:
     """Print the snapshot's tree path (for scripts)."""
-    snap = _run(lambda: open_snapshot(_settings(ctx), ref))
+    snap = _run(lambda: open_snapshot(settings_of(ctx), ref))
     if as_json:
         _echo_json(_snapshot_json(snap))
         return
@@ -265,7 +256,7 @@ def diff_cmd(
     as_json: bool = JSON,
 ) -> None:
     """git diff between two stored snapshots, with rename detection."""
-    settings = _settings(ctx)
+    settings = settings_of(ctx)
     if as_json:
         changes = _run(lambda: diff_changes(settings, a, b))
         _echo_json([asdict(c) for c in changes])
@@ -276,7 +267,7 @@ def diff_cmd(
 @snapshot_app.command("remove")
 def remove_cmd(ctx: typer.Context, ref: str = typer.Argument(...), as_json: bool = JSON) -> None:
     """Delete a snapshot from the store (and its git pin, if it is one)."""
-    removed = _run(lambda: remove_snapshot(_settings(ctx), ref))
+    removed = _run(lambda: remove_snapshot(settings_of(ctx), ref))
     if as_json:
         _echo_json({"removed": removed})
         return

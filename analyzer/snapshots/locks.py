@@ -27,7 +27,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-import analyzer
+from analyzer.paths import bundled_dir
 from analyzer.snapshots.models import LockEntry, SnapshotError, SnapshotRef
 
 LOCK_DIR_ENV = "ATLAS_LOCK_DIR"
@@ -61,14 +61,6 @@ def normalise_prefix(prefix: str) -> str:
             f"invalid layout prefix {prefix!r}: expected a relative folder like python/"
         )
     return prefix + "/"
-
-
-def bundled_dir(name: str) -> Path:
-    """A data folder of the toolkit (`snapshots`, `mappings`): the copy a wheel
-    ships under `analyzer/_bundled/` (see setup.py), else the source checkout's."""
-    package = Path(analyzer.__file__).resolve().parent
-    shipped = package / "_bundled" / name
-    return shipped if shipped.is_dir() else package.parent / name
 
 
 def default_lock_dir() -> Path:

@@ -44,12 +44,12 @@ def test_table_output(tmp_path: Path) -> None:
 
 def test_bad_inputs_are_clear(tmp_path: Path) -> None:
     result = runner.invoke(app, ["flags", str(tmp_path / "nope")])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "neither a directory nor a PROJECT@VERSION ref" in result.output
     assert "Traceback" not in result.output
     empty = tmp_path / "empty"
     empty.mkdir()
     result = runner.invoke(app, ["envs", str(empty)])
-    assert result.exit_code == 1 and "neither vllm/ nor sglang/" in result.output
+    assert result.exit_code == 2 and "neither vllm/ nor sglang/" in result.output
     result = runner.invoke(app, ["--cache-dir", str(tmp_path / "c"), "flags", "vllm@9.9.9"])
-    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.exit_code == 2 and "Traceback" not in result.output

@@ -70,8 +70,8 @@ def test_package_directory_is_indexed_from_its_parent(tmp_path: Path) -> None:
 def test_bad_targets_are_clear_errors(tmp_path: Path) -> None:
     root = make_tree(tmp_path / "src")
     code, out = atlas(tmp_path / "cache", "index", str(tmp_path / "nowhere/"))
-    assert code == 1 and "no such directory" in out and "Traceback" not in out
+    assert code == 2 and "no such directory" in out and "Traceback" not in out
     code, out = atlas(tmp_path / "cache", "show", str(root), "Nope.nothing")
-    assert code == 1 and "nothing named 'Nope.nothing'" in out
+    assert code == 2 and "nothing named 'Nope.nothing'" in out
     code, out = atlas(tmp_path / "cache", "index", "vllm@0.0.0-not-pinned")
-    assert code == 1 and "Traceback" not in out
+    assert code == 2 and "Traceback" not in out

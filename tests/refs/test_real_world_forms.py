@@ -335,9 +335,9 @@ def test_project_imported_under_an_alias(sglang20: PinView) -> None:
 def test_notebooks_are_read_as_markdown_and_left_unfixed(tmp_path: Path, sglang20: PinView) -> None:
     import json
 
-    from analyzer.refs.commands import _documents
     from analyzer.refs.config import RefsError, load_book
     from analyzer.refs.fix import plan_fixes
+    from analyzer.refs.run import read_documents
 
     nb = {
         "cells": [
@@ -350,7 +350,7 @@ def test_notebooks_are_read_as_markdown_and_left_unfixed(tmp_path: Path, sglang2
     path.write_text(json.dumps(nb), encoding="utf-8")
     book = load_book([path])
     got: dict[str, list[str]] = {}
-    findings = check_references(extract_all(_documents(book)), [sglang20])
+    findings = check_references(extract_all(read_documents(book)), [sglang20])
     for f in findings:
         got.setdefault(f.ref.text, []).append(f.status)
     assert got["RadixCache"] == ["ok"] and got["RadixKache"] == ["broken"]
@@ -361,7 +361,7 @@ def test_notebooks_are_read_as_markdown_and_left_unfixed(tmp_path: Path, sglang2
     bad = tmp_path / "bad.ipynb"
     bad.write_text("{not json", encoding="utf-8")
     try:
-        _documents(load_book([bad]))
+        read_documents(load_book([bad]))
     except RefsError as exc:
         assert "not a Jupyter notebook" in str(exc)
     else:

@@ -44,7 +44,7 @@ def test_fetch_json_and_all(cli, demo_release) -> None:
 
 def test_errors_are_one_line_without_traceback(cli, demo_release, tmp_path: Path) -> None:
     missing = cli("snapshot", "path", "demo@1.0")
-    assert missing.exit_code == 1
+    assert missing.exit_code == 2
     assert "not fetched; run `atlas snapshot fetch demo@1.0`" in missing.output
     assert "Traceback" not in missing.output
 
@@ -58,12 +58,12 @@ def test_errors_are_one_line_without_traceback(cli, demo_release, tmp_path: Path
         "--lock-dir",
         str(demo_release.lock_dir),
     )
-    assert bad.exit_code == 1
+    assert bad.exit_code == 2
     assert sha256(other) in bad.output and sha256(demo_release.wheel) in bad.output
     assert "Traceback" not in bad.output
 
     garbage = cli("snapshot", "diff", "nonsense", "demo@1.0")
-    assert garbage.exit_code == 1 and "expected PROJECT@VERSION" in garbage.output
+    assert garbage.exit_code == 2 and "expected PROJECT@VERSION" in garbage.output
 
 
 def test_add_diff_remove(cli, upstream_repo) -> None:
@@ -94,8 +94,8 @@ def test_add_diff_remove(cli, upstream_repo) -> None:
     assert Path(package.stdout.strip()).name == "python"
 
     unknown = cli("snapshot", "add", "demo@v3", "--git", url, "--commit", "0000000")
-    assert unknown.exit_code == 1 and "not found" in unknown.output
+    assert unknown.exit_code == 2 and "not found" in unknown.output
 
     removed = cli("snapshot", "remove", "demo@v1")
     assert removed.exit_code == 0 and "git pin demo@v1" in removed.stdout
-    assert cli("snapshot", "path", "demo@v1").exit_code == 1
+    assert cli("snapshot", "path", "demo@v1").exit_code == 2

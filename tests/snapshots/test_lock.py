@@ -273,7 +273,7 @@ def test_cli_lock_prints_what_it_did_and_fails_clearly(cli, house: Path, tmp_pat
     result = cli("snapshot", "lock", "demo@1.0", *common, "--json")
     assert json.loads(result.stdout)[0]["action"] == "unchanged"
     result = cli("snapshot", "lock", "demo@7", *common)
-    assert result.exit_code == 1 and "nearest versions" in result.output
+    assert result.exit_code == 2 and "nearest versions" in result.output
     assert "Traceback" not in result.output
 
 

@@ -1,0 +1,66 @@
+"""The check itself, for `atlas check` and the demo: read a book's documents,
+extract their references and resolve them against its pins (or an upgrade)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from analyzer.refs.check import check_references, check_upgrade, extract_all
+from analyzer.refs.config import BookConfig, RefsError, load_book
+from analyzer.refs.models import Finding
+from analyzer.refs.notebook import notebook_markdown
+from analyzer.refs.pinview import PinView
+from analyzer.refs.suggest import History
+from analyzer.settings import Settings
+
+PinLoader = Callable[[Settings, str], PinView]
+
+
+def read_documents(book: BookConfig) -> list[tuple[str, str]]:
+    """(display name, markdown text) per document; notebooks give their markdown cells."""
+    docs = []
+    for path in book.files:
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise RefsError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        if path.suffix.lower() == ".ipynb":
+            text = notebook_markdown(text, str(path))
+        docs.append((book.display(path), text))
+    return docs
+
+
+def source_uri(path: Path) -> str:
+    """A file's path relative to the working directory (the repository, in CI) when it lies under it."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.resolve().as_uri()
+
+
+def run_check(
+    settings: Settings,
+    paths: list[Path],
+    pins: list[str],
+    from_pin: str | None,
+    to_pin: str | None,
+    loader: PinLoader,
+) -> tuple[BookConfig, list[Finding], str]:
+    """Findings for a book, and a title for the report."""
+    if (from_pin is None) != (to_pin is None):
+        raise RefsError("--from and --to go together")
+    book = load_book(paths, pins)
+    refs = extract_all(read_documents(book), book.ignores)
+    if from_pin is not None and to_pin is not None:
+        old, new = loader(settings, from_pin), loader(settings, to_pin)
+        if old.project != new.project:
+            raise RefsError(f"--from and --to must name the same project ({old.project} vs {new.project})")
+        from analyzer.refs.loader import store_renames
+
+        history = History(old, store_renames(settings, old, new))
+        return book, check_upgrade(refs, old, new, history), f"{old.pin} → {new.pin}"
+    if not book.pins:
+        raise RefsError("no pins: add `pins = [\"vllm@0.30.0\", ...]` to atlas.toml or pass --pin")
+    views = [loader(settings, p) for p in book.pins]
+    return book, check_references(refs, views), ", ".join(book.pins)
