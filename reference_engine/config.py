@@ -376,6 +376,10 @@ class EngineConfig:
     pipeline_parallel_size: int = 1
     expert_parallel_size: int = 1
     context_parallel_size: int = 1
+    # Two-batch overlap (SGLang's --enable-two-batch-overlap): each expert-parallel MoE layer
+    # splits its tokens in two so one half's all-to-all travels while the other's experts
+    # compute (distributed/two_batch_overlap.py).
+    enable_two_batch_overlap: bool = False
     distributed_backend: Literal["auto", "gloo", "nccl"] = "auto"  # auto: nccl on CUDA
     # A collective that waits longer than this means a rank hung or died: the engine stops.
     distributed_timeout_s: float = 300.0
@@ -403,6 +407,8 @@ class EngineConfig:
         from reference_engine.distributed.parallel_config import verify_sizes
 
         verify_sizes(self)
+        if self.enable_two_batch_overlap and self.expert_parallel_size < 2:
+            raise ConfigError("two-batch overlap needs expert parallelism (expert_parallel_size > 1)")
         if self.dtype not in _DTYPE_NAMES | {"auto"}:
             raise ConfigError(
                 f"dtype must be one of {sorted(_DTYPE_NAMES)} or auto, got {self.dtype}"

@@ -63,6 +63,10 @@ class ModelRunner:
                 self.model = build_model(
                     model_config, self.dtype, self.device, engine_config.quantization
                 )
+        if engine_config.enable_two_batch_overlap:
+            from reference_engine.distributed.two_batch_overlap import enable_two_batch_overlap
+
+            enable_two_batch_overlap(self.model)
         # float32 on a CPU: projections multiply with prepacked weights (layers/cpu_gemm.py).
         # Deterministic mode reroutes F.linear into fixed tiles; packed weights bypass it.
         self.deterministic = engine_config.deterministic
