@@ -259,6 +259,7 @@ def limit_to_cited(diff, paths: list[Path]):  # VersionDiff -> VersionDiff
     diff.added = [n for n in diff.added if any(n.startswith(m + ".") for m in modules)]
     diff.removed = [n for n in diff.removed if _symbol_cited(n, symbols, modules)]
     diff.moved = [m for m in diff.moved if _symbol_cited(m.old, symbols, modules)]
+    diff.modules = [m for m in diff.modules if _symbol_cited(m.old, symbols, modules)]
     diff.flags_added = [f for f in diff.flags_added if _flag_key(f) in flags]
     diff.flags_removed = [f for f in diff.flags_removed if _flag_key(f) in flags]
     diff.envs_added = [e for e in diff.envs_added if e in envs]

@@ -58,6 +58,7 @@ def version_diff(
         added=changes.added,
         removed=changes.removed,
         moved=changes.moved,
+        modules=changes.modules,
         flags_added=sorted(f for f, aliases in flags_new.items() if not aliases & set(old.flags)),
         flags_removed=sorted(f for f, aliases in flags_old.items() if not aliases & set(new.flags)),
         envs_added=sorted(_env_names(new) - set(old.envs)),
@@ -103,7 +104,9 @@ def _limit_to_concept(diff: VersionDiff, found: list[ConceptMapping], old: PinDa
 
     diff.added = [n for n in diff.added if inside(n)]
     diff.removed = [n for n in diff.removed if inside(n)]
+    # Destinations were searched in the whole release: a move out of the concept's modules counts.
     diff.moved = [m for m in diff.moved if inside(m.old) or inside(m.new)]
+    diff.modules = [m for m in diff.modules if inside(m.old) or any(inside(n) for n in m.new)]
     diff.flags_added = [f for f in diff.flags_added if f in knobs]
     diff.flags_removed = [f for f in diff.flags_removed if f in knobs]
     diff.envs_added = [e for e in diff.envs_added if e in knobs]

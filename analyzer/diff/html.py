@@ -36,6 +36,14 @@ def _version_body(diff: VersionDiff) -> str:
                 for m in diff.moved
             ),
         ),
+        "<h3>Modules split, merged or folded into a package ({})</h3><ul>{}</ul>".format(
+            len(diff.modules),
+            "".join(
+                f"<li><code>{escape(m.old)}</code> → {', '.join(f'<code>{escape(n)}</code>' for n in m.new)}"
+                f" ({escape(m.kind)})<div class='evidence'>{escape('; '.join(m.evidence))}</div></li>"
+                for m in diff.modules
+            ),
+        ),
         _list("Flags added", diff.flags_added, "added"),
         _list("Flags removed", diff.flags_removed, "removed"),
         _list("Env vars added", diff.envs_added, "added"),

@@ -14,11 +14,28 @@ class SymbolMove:
 
     old: str  # dotted name in the older release
     new: str
-    kind: str  # "moved" (other module, same name) | "renamed" (same parent, other name) | "module"
+    # "moved" (other module, same name) | "renamed" (same parent, other name) | "module"
+    # (a whole module) | "re-exported" (defined elsewhere now, still importable from the
+    # old path) | "merged" (a copy dropped in favour of one that already existed)
+    kind: str
     evidence: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
         return {"old": self.old, "new": self.new, "kind": self.kind, "evidence": list(self.evidence)}
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleChange:
+    """A module whose definitions went to other modules: split into several, folded
+    into a package (`x.py` -> `x/__init__.py` + submodules), or merged into one that existed."""
+
+    old: str  # dotted module name in the older release
+    new: tuple[str, ...]  # the modules its definitions went to, most first
+    kind: str  # "split" | "package" | "merged"
+    evidence: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"old": self.old, "new": list(self.new), "kind": self.kind, "evidence": list(self.evidence)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +78,7 @@ class VersionDiff:
     added: list[str] = field(default_factory=list)  # top-most added definitions only
     removed: list[str] = field(default_factory=list)
     moved: list[SymbolMove] = field(default_factory=list)
+    modules: list[ModuleChange] = field(default_factory=list)  # splits, package folds, merges
     flags_added: list[str] = field(default_factory=list)
     flags_removed: list[str] = field(default_factory=list)
     envs_added: list[str] = field(default_factory=list)
@@ -79,6 +97,7 @@ class VersionDiff:
                 "added": self.added,
                 "removed": self.removed,
                 "moved": [m.to_dict() for m in self.moved],
+                "modules": [m.to_dict() for m in self.modules],
             },
             "flags": {"added": self.flags_added, "removed": self.flags_removed},
             "envs": {"added": self.envs_added, "removed": self.envs_removed},

@@ -32,6 +32,12 @@ def print_version(console: Console, diff: VersionDiff) -> None:
         console.print(f"    [dim]evidence: {escape('; '.join(move.evidence))}[/]", soft_wrap=True)
     if len(diff.moved) > SHOWN:
         console.print(f"  [dim]… {len(diff.moved) - SHOWN} more (see --json)[/]")
+    if diff.modules:
+        console.print(f"[bold]modules split, merged or folded into a package[/] ({len(diff.modules)})")
+    for change in diff.modules[:SHOWN]:
+        console.print(f"  [yellow]{escape(change.old)}[/] → [yellow]{escape(', '.join(change.new))}[/] "
+                      f"[dim]({change.kind})[/]", soft_wrap=True)
+        console.print(f"    [dim]evidence: {escape('; '.join(change.evidence))}[/]", soft_wrap=True)
     _names(console, "flags added", diff.flags_added, "green")
     _names(console, "flags removed", diff.flags_removed, "red")
     _names(console, "env vars added", diff.envs_added, "green")

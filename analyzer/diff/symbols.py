@@ -2,22 +2,27 @@
 
 Only the top-most change is listed: a removed class hides its removed methods,
 a renamed file hides the symbols that moved with it. Moves are claimed only on
-evidence that a reader can check: git's rename detection for files, the same
-qualified name and kind for a symbol that changed module, and for a rename in
-place the same parent, the same parameters and a similar length.
+evidence that a reader can check: git's rename detection for files; a binding
+that keeps the name importable from its old module (a re-export, which is no
+removal); the same qualified name and kind for a symbol that changed module,
+with the same shape (parameters, methods) where several copies compete; for a
+rename in place the same parent, the same parameters and a similar length. The
+moves of a module's definitions then say what became of the module: moved,
+split into several, merged into one, or folded into a package.
 """
 
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from analyzer.diff.models import SymbolMove
+from analyzer.diff.models import ModuleChange, SymbolMove
+from analyzer.diff.reexports import reexport
 from analyzer.index import SnapshotIndex, SymbolMatch
 from analyzer.index.extract import module_name
-from analyzer.index.models import Function
+from analyzer.index.models import Class, Function
 
 # A renamed function must keep its length within this ratio (and its parameters).
 _SIZE_RATIO = 0.6
@@ -68,6 +73,7 @@ class SymbolChanges:
     added: list[str]
     removed: list[str]
     moved: list[SymbolMove]
+    modules: list[ModuleChange] = field(default_factory=list)
 
 
 def compare_symbols(
@@ -83,13 +89,13 @@ def compare_symbols(
     moved_old: dict[str, str] = {}  # old dotted -> new dotted, including what came along
 
     def claim(old_name: str, new_name: str) -> None:
-        """`old_name` became `new_name`: so did everything under it."""
+        """`old_name` became `new_name`: so did everything under it that has a twin there."""
         moved_old[old_name] = new_name
         removed.discard(old_name)
         added.discard(new_name)
         for child in [n for n in removed if n.startswith(old_name + ".")]:
             twin = new_name + child[len(old_name):]
-            if twin in added:
+            if twin in t_new:
                 removed.discard(child)
                 added.discard(twin)
 
@@ -104,39 +110,213 @@ def compare_symbols(
             )))
             claim(m_old, m_new)
 
-    # 2. A definition that changed module but kept its qualified name and kind.
-    by_key_old: dict[tuple[str, str], list[str]] = defaultdict(list)
-    by_key_new: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for name in removed:
-        info = t_old[name]
-        if info.kind in ("class", "function") and info.parent not in removed:
-            by_key_old[(info.qualname, info.kind)].append(name)
-    for name in added:
-        info = t_new[name]
-        if info.kind in ("class", "function") and info.parent not in added | set(moved_old.values()):
-            by_key_new[(info.qualname, info.kind)].append(name)
-    for key, olds in sorted(by_key_old.items()):
-        news = by_key_new.get(key, [])
-        if len(olds) != 1 or len(news) != 1:
-            continue  # ambiguous: several candidates on a side, claim nothing
-        a, b = t_old[olds[0]], t_new[news[0]]
-        evidence = [f"same qualified name {a.qualname!r} and kind ({a.kind})", f"{a.lines} -> {b.lines} lines"]
-        if a.kind == "class":
-            kept = _method_overlap(t_old, t_new, a.dotted, b.dotted)
-            evidence.append(f"{kept[0]} of {kept[1]} methods kept")
-        if a.module in t_new:
-            evidence.append(f"{a.module} still exists")
-        moves.append(SymbolMove(a.dotted, b.dotted, "moved", tuple(evidence)))
-        claim(a.dotted, b.dotted)
+    # 2. Still importable from the old module (a re-export): not removed at all.
+    moves.extend(_reexports(new, t_old, t_new, removed, added, claim))
 
-    # 3. Renamed in place: same parent, same kind, same parameters / methods.
+    # 3. A definition that changed module but kept its qualified name and kind.
+    moves.extend(_cross_module_moves(old, new, t_old, t_new, removed, added, claim))
+
+    # 4. Renamed in place: same parent, same kind, same parameters / methods.
     moves.extend(_renames_in_place(old, new, t_old, t_new, removed, added, claim))
+
+    # 5. What the moves say about whole modules: moved, split, merged, folded into a package.
+    module_moves, module_changes = _module_changes(t_old, t_new, moves, removed, added, claim)
+    moves.extend(module_moves)
 
     return SymbolChanges(
         added=_top_most(added),
         removed=_top_most(removed),
         moved=sorted(moves, key=lambda m: m.old),
+        modules=sorted(module_changes, key=lambda m: m.old),
     )
+
+
+def _is_top_level(table: dict[str, SymbolInfo], info: SymbolInfo) -> bool:
+    parent = table.get(info.parent)
+    return parent is not None and parent.kind == "module"
+
+
+def _reexports(
+    new: SnapshotIndex,
+    t_old: dict[str, SymbolInfo],
+    t_new: dict[str, SymbolInfo],
+    removed: set[str],
+    added: set[str],
+    claim: Callable[[str, str], None],
+) -> list[SymbolMove]:
+    defined = {n for n, i in t_new.items() if i.kind in ("class", "function")}
+    moves = []
+    for name in sorted(removed):
+        info = t_old[name]
+        if name not in removed or info.kind not in ("class", "function") or not _is_top_level(t_old, info):
+            continue
+        if info.module not in t_new:
+            continue  # the old module is gone: nothing is importable from it
+        found = reexport(new, info.module, info.qualname, defined)
+        if found is None:
+            continue
+        where = (f"defined at {found.target}" if found.defined
+                 else f"{found.target} is not defined in this release's tree (an outside package?)")
+        moves.append(SymbolMove(name, found.target, "re-exported",
+                                (f"still importable from {info.module}", *found.hops, where)))
+        if found.defined:
+            claim(name, found.target)
+        else:
+            for child in [n for n in removed if n == name or n.startswith(name + ".")]:
+                removed.discard(child)
+    return moves
+
+
+def _cross_module_moves(
+    old: SnapshotIndex,
+    new: SnapshotIndex,
+    t_old: dict[str, SymbolInfo],
+    t_new: dict[str, SymbolInfo],
+    removed: set[str],
+    added: set[str],
+    claim: Callable[[str, str], None],
+) -> list[SymbolMove]:
+    """Same qualified name and kind in another module. One candidate each side is a move;
+    several copies folding into one, or one of several new copies, need the same shape
+    (parameters, methods) besides; a copy dropped for one that already existed is "merged"."""
+    by_key_old: dict[tuple[str, str], list[str]] = defaultdict(list)
+    by_key_new: dict[tuple[str, str], list[str]] = defaultdict(list)
+    existing: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for name in removed:
+        info = t_old[name]
+        if info.kind in ("class", "function") and (_is_top_level(t_old, info) or info.parent not in removed):
+            by_key_old[(info.qualname, info.kind)].append(name)
+    for name, info in t_new.items():
+        if info.kind not in ("class", "function"):
+            continue
+        if name in added and (_is_top_level(t_new, info) or info.parent not in added):
+            by_key_new[(info.qualname, info.kind)].append(name)
+        elif name not in added and _is_top_level(t_new, info):
+            existing[(info.qualname, info.kind)].append(name)
+    moves = []
+    for key, olds in sorted(by_key_old.items()):
+        news = sorted(by_key_new.get(key, []))
+        olds = sorted(olds)
+        if len(news) == 1 and len(olds) == 1:
+            related = _related(old, new, t_old[olds[0]], t_new[news[0]])
+            pairs = [(olds[0], news[0], "moved", [])] if related else []
+        elif len(news) == 1:
+            pairs = [(a, news[0], "moved", [f"one of {len(olds)} removed copies"]) for a in olds
+                     if _same_shape(old, new, t_old, t_new, t_old[a], t_new[news[0]])]
+        elif len(olds) == 1 and news:
+            alike = [b for b in news if _same_shape(old, new, t_old, t_new, t_old[olds[0]], t_new[b])]
+            pairs = [(olds[0], alike[0], "moved", [f"the only one of {len(news)} new copies of the same shape"])] if len(alike) == 1 else []
+        elif not news and len(existing.get(key, [])) == 1:
+            b = existing[key][0]
+            pairs = [(a, b, "merged", [f"{b} already existed"]) for a in olds
+                     if t_old[a].module != t_new[b].module and _same_shape(old, new, t_old, t_new, t_old[a], t_new[b], 0.6)]
+        else:
+            pairs = []  # ambiguous: several candidates on each side, claim nothing
+        for a_name, b_name, kind, extra in pairs:
+            a, b = t_old[a_name], t_new[b_name]
+            evidence = [f"same qualified name {a.qualname!r} and kind ({a.kind})", *extra,
+                        *_shape_evidence(old, new, t_old, t_new, a, b), f"{a.lines} -> {b.lines} lines",
+                        f"{a.module} still exists" if a.module in t_new else f"{a.module} is gone"]
+            moves.append(SymbolMove(a.dotted, b.dotted, kind, tuple(evidence)))
+            claim(a.dotted, b.dotted)
+    return moves
+
+
+def _related(old: SnapshotIndex, new: SnapshotIndex, a: SymbolInfo, b: SymbolInfo) -> bool:
+    """The one removed and the one added definition of a name: a move unless, for functions,
+    they share neither half their parameters nor their length (a namesake, not the same code)."""
+    if a.kind != "function":
+        return True
+    pa, pb = _params(old, a), _params(new, b)
+    if pa is None or pb is None:
+        return True
+    union = set(pa) | set(pb)
+    shared = len(set(pa) & set(pb)) / len(union) if union else 1.0
+    return shared >= 0.5 or min(a.lines, b.lines) / max(a.lines, b.lines) >= 0.8
+
+
+def _same_shape(old: SnapshotIndex, new: SnapshotIndex, t_old: dict[str, SymbolInfo], t_new: dict[str, SymbolInfo],
+                a: SymbolInfo, b: SymbolInfo, min_size: float = 0.5) -> bool:
+    """Functions: the same parameters and a comparable length. Classes: most methods
+    kept, or (no methods) the same bases and fields."""
+    if a.kind == "class":
+        kept, total = _method_overlap(t_old, t_new, a.dotted, b.dotted)
+        if total:
+            return kept / total >= _METHOD_OVERLAP
+        return _class_shape(old, a) == _class_shape(new, b) != ((), ())
+    pa, pb = _params(old, a), _params(new, b)
+    return pa is not None and pa == pb and min(a.lines, b.lines) / max(a.lines, b.lines) >= min_size
+
+
+def _shape_evidence(old: SnapshotIndex, new: SnapshotIndex, t_old: dict[str, SymbolInfo],
+                    t_new: dict[str, SymbolInfo], a: SymbolInfo, b: SymbolInfo) -> list[str]:
+    if a.kind == "class":
+        kept, total = _method_overlap(t_old, t_new, a.dotted, b.dotted)
+        return [f"{kept} of {total} methods kept"] if total else []
+    pa, pb = _params(old, a), _params(new, b)
+    if pa is None or pb is None:
+        return []
+    if pa == pb:
+        return [f"same parameters ({', '.join(pa) or 'none'})"]
+    return [f"parameters ({', '.join(pa)}) -> ({', '.join(pb)})"]
+
+
+def _class_shape(index: SnapshotIndex, info: SymbolInfo) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    fact = index.fact(info.match())
+    if not isinstance(fact, Class):
+        return (), ()
+    return tuple(fact.bases), tuple(f.target for f in (*fact.fields, *fact.class_attributes))
+
+
+def _module_changes(
+    t_old: dict[str, SymbolInfo],
+    t_new: dict[str, SymbolInfo],
+    moves: list[SymbolMove],
+    removed: set[str],
+    added: set[str],
+    claim: Callable[[str, str], None],
+) -> tuple[list[SymbolMove], list[ModuleChange]]:
+    """Group the moves of top-level definitions by the module they left. A module that is
+    gone and whose definitions went to one new module moved (git may have seen too little
+    of the file to call it a rename); to several, it was split; to one that existed, merged.
+    A module that became a package (`x.py` -> `x/__init__.py`) is a fold; one that stays but
+    lost several definitions (two at least, and three or half of them) was split too."""
+    out: dict[str, Counter[str]] = defaultdict(Counter)
+    reexported: Counter[str] = Counter()
+    for m in moves:
+        info = t_old.get(m.old)
+        if info is None or m.kind == "module" or not _is_top_level(t_old, info):
+            continue
+        home = t_new[m.new].module if m.new in t_new else None
+        if home is not None and home != info.module:
+            out[info.module][home] += 1
+        if m.kind == "re-exported":
+            reexported[info.module] += 1
+    module_moves: list[SymbolMove] = []
+    changes: list[ModuleChange] = []
+    for module, homes in sorted(out.items()):
+        old_info = t_old[module]
+        total = sum(1 for i in t_old.values() if i.module == module and i.kind != "module" and _is_top_level(t_old, i))
+        moved = sum(homes.values())
+        dests = tuple(h for h, _ in sorted(homes.items(), key=lambda kv: (-kv[1], kv[0])))
+        spread = ", ".join(f"{n} to {h}" for h, n in sorted(homes.items(), key=lambda kv: (-kv[1], kv[0])))
+        share = f"{moved} of its {total} top-level definitions moved ({spread})"
+        new_info = t_new.get(module)
+        if new_info is not None and not old_info.path.endswith("__init__.py") and new_info.path.endswith("__init__.py"):
+            changes.append(ModuleChange(module, dests, "package", (
+                f"{old_info.path} -> {new_info.path}", share,
+                f"{reexported[module]} still importable from {module}")))
+        elif module in removed and moved * 2 >= total:
+            if len(dests) == 1 and dests[0] in added:
+                module_moves.append(SymbolMove(module, dests[0], "module", (share, f"{module} is gone, {dests[0]} is new")))
+                claim(module, dests[0])
+                continue
+            kind = "split" if len(dests) > 1 else "merged"
+            changes.append(ModuleChange(module, dests, kind, (share, f"{module} is gone")))
+            removed.discard(module)
+        elif module in t_new and moved >= 2 and (moved >= 3 or moved * 2 >= total):
+            changes.append(ModuleChange(module, dests, "split", (share, f"{total - moved} stayed in {module}")))
+    return module_moves, changes
 
 
 def _has_definitions(table: dict[str, SymbolInfo], module: str) -> bool:

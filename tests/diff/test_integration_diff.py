@@ -4,11 +4,15 @@ tests cover the call-graph parts on small trees."""
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 
 from analyzer.diff import DesignDiff, VersionDiff, run_diff
 from analyzer.mappings import load_mappings
 from analyzer.settings import Settings
+from analyzer.snapshots import ensure_snapshot
 
 
 @pytest.mark.integration
@@ -23,6 +27,34 @@ def test_vllm_version_diff(integration_settings: Settings) -> None:
     assert offline.kind == "module" and offline.evidence[0].startswith("git rename vllm/entrypoints/offline_utils.py")
     # A moved module is not also listed as removed.
     assert "vllm.entrypoints.offline_utils" not in diff.removed
+    _check_kv_cache_planning_moves(integration_settings, diff)
+
+
+def _top_level(path: Path) -> set[str]:
+    return {s.name for s in ast.parse(path.read_text()).body if isinstance(s, ast.FunctionDef | ast.ClassDef)}
+
+
+def _check_kv_cache_planning_moves(settings: Settings, diff: VersionDiff) -> None:
+    """0.33.0 moved half of `vllm.v1.core.kv_cache_utils` into a new `kv_cache_planning`:
+    each definition that left the one for the other (read off the sources with `ast`) is a
+    move, none is reported removed, and the module is reported split."""
+    old = ensure_snapshot(settings, "vllm@0.30.0").package_root / "vllm/v1/core"
+    new = ensure_snapshot(settings, "vllm@0.33.0").package_root / "vllm/v1/core"
+    left = _top_level(old / "kv_cache_utils.py") - _top_level(new / "kv_cache_utils.py")
+    went = left & _top_level(new / "kv_cache_planning.py")
+    assert len(went) >= 30 and {"get_kv_cache_configs", "get_kv_cache_groups"} <= went
+    moves = {m.old: m for m in diff.moved}
+    for name in sorted(went):
+        move = moves[f"vllm.v1.core.kv_cache_utils.{name}"]
+        assert (move.new, move.kind) == (f"vllm.v1.core.kv_cache_planning.{name}", "moved")
+        assert "vllm.v1.core.kv_cache_utils still exists" in move.evidence
+        assert move.old not in diff.removed
+    split = next(m for m in diff.modules if m.old == "vllm.v1.core.kv_cache_utils")
+    assert split.kind == "split" and split.new == ("vllm.v1.core.kv_cache_planning",)
+    # vllm/multimodal/cache.py became a package: a fold, its names still importable from it.
+    fold = next(m for m in diff.modules if m.old == "vllm.multimodal.cache")
+    assert fold.kind == "package" and "vllm.multimodal.cache.base" in fold.new
+    assert moves["vllm.multimodal.cache.BaseMultiModalReceiverCache"].kind == "re-exported"
 
 
 @pytest.mark.integration
