@@ -16,7 +16,9 @@ from reference_engine.lora.request import LoRARequest
 from reference_engine.outputs import RequestOutput
 from reference_engine.sampling_params import SamplingParams
 
-Prompt = str | list[int]
+# A dict is vLLM's form for images: {"prompt": text (or "prompt_token_ids": ids),
+# "multi_modal_data": {"image": one image or a list}}, one image placeholder per image.
+Prompt = str | list[int] | dict[str, Any]
 Message = dict[str, Any]
 
 
@@ -52,8 +54,10 @@ class LLM:
         ids = []
         for i, (prompt, p) in enumerate(zip(batch, params, strict=True)):
             request_id = str(next(self._ids))
+            text, images = _unpack(prompt)
             self.engine.add_request(
-                request_id, prompt, p, priority[i] if priority else 0, lora_request=loras[i]
+                request_id, text, p, priority[i] if priority else 0, lora_request=loras[i],
+                images=images,
             )
             ids.append(request_id)
         return self._run(ids)
@@ -113,8 +117,24 @@ class LLM:
         return [done[i] for i in ids]
 
 
+def _unpack(prompt: Prompt) -> tuple[str | list[int], list[Any] | None]:
+    """(text or token ids, images) of one prompt."""
+    if not isinstance(prompt, dict):
+        return prompt, None
+    text = prompt.get("prompt", prompt.get("prompt_token_ids"))
+    if text is None:
+        raise ValueError("a dict prompt needs 'prompt' or 'prompt_token_ids'")
+    data = prompt.get("multi_modal_data") or {}
+    if set(data) - {"image"}:
+        raise ValueError(f"only images are supported, not {sorted(set(data) - {'image'})}")
+    images = data.get("image")
+    if images is None:
+        return text, None
+    return text, list(images) if isinstance(images, list | tuple) else [images]
+
+
 def _as_prompt_list(prompts: Prompt | Sequence[Prompt]) -> list[Prompt]:
-    if isinstance(prompts, str):
+    if isinstance(prompts, str | dict):
         return [prompts]
     items = list(prompts)
     if items and all(isinstance(t, int) for t in items):

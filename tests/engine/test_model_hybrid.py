@@ -128,7 +128,8 @@ def test_logits_match_transformers(tmp_path: Path) -> None:
 
 def test_multimodal_checkpoint_serves_its_language_model(tmp_path: Path) -> None:
     """Qwen3.5 as published: Qwen3_5ForConditionalGeneration, the language model under
-    model.language_model.*, text_config nested, a vision tower beside it (not run)."""
+    model.language_model.*, text_config nested, a vision tower beside it (loaded; text-only
+    batches take plain RoPE: tests/engine/test_multimodal.py runs images)."""
     text = {**HYBRID_SHAPE, "vocab_size": 300}
     text["rope_parameters"] = {**text["rope_parameters"], "mrope_section": [1, 1, 0]}
     vision = {"depth": 1, "hidden_size": 16, "intermediate_size": 24, "num_heads": 2}

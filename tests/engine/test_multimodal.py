@@ -408,3 +408,18 @@ def test_image_requests_are_checked(vl_dir: tuple[Path, Any]) -> None:
     eng.add_request("z", ids, GREEDY, images=[image("a")])
     with pytest.raises(RequestError, match=f"{n - 1} tokens; its image needs {n}"):
         eng.add_request("w", ids[:-1], GREEDY, images=[image("a")])
+
+
+def test_offline_llm_takes_vllm_style_image_prompts(vl_dir: tuple[Path, Any]) -> None:
+    from reference_engine.llm import LLM
+
+    llm = LLM(str(vl_dir[0]), dtype="float64", block_size=4, num_gpu_blocks=200)
+    text = f"Describe {PLACEHOLDER} in a few words, please."
+    outs = llm.generate(
+        [{"prompt": text, "multi_modal_data": {"image": image("a")}}, "plain text"], GREEDY
+    )
+    alone = run(engine(vl_dir[0]), {"x": (text, ["a"], GREEDY)})["x"]
+    assert outs[0].outputs[0].token_ids == alone.outputs[0].token_ids
+    assert outs[0].prompt_token_ids.count(IMAGE_PAD) == 8
+    with pytest.raises(ValueError, match="only images"):
+        llm.generate({"prompt": text, "multi_modal_data": {"audio": b""}}, GREEDY)
