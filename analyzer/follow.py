@@ -262,6 +262,8 @@ def limit_to_cited(diff, paths: list[Path]):  # VersionDiff -> VersionDiff
     diff.modules = [m for m in diff.modules if _symbol_cited(m.old, symbols, modules)]
     diff.flags_added = [f for f in diff.flags_added if _flag_key(f) in flags]
     diff.flags_removed = [f for f in diff.flags_removed if _flag_key(f) in flags]
+    diff.options_added = [f for f in diff.options_added if _flag_key(f) in flags]
+    diff.options_removed = [f for f in diff.options_removed if _flag_key(f) in flags]
     diff.envs_added = [e for e in diff.envs_added if e in envs]
     diff.envs_removed = [e for e in diff.envs_removed if e in envs]
     diff.concepts = []

@@ -61,6 +61,8 @@ def version_diff(
         modules=changes.modules,
         flags_added=sorted(f for f, aliases in flags_new.items() if not aliases & set(old.flags)),
         flags_removed=sorted(f for f, aliases in flags_old.items() if not aliases & set(new.flags)),
+        options_added=_options_changed(flags_new, flags_old, set(old.flags)),
+        options_removed=_options_changed(flags_old, flags_new, set(new.flags)),
         envs_added=sorted(_env_names(new) - set(old.envs)),
         envs_removed=sorted(_env_names(old) - set(new.envs)),
         concept_filter=concept,
@@ -80,6 +82,11 @@ def _primary(flags: dict[str, Flag]) -> dict[str, set[str]]:
     for flag in {id(f): f for f in flags.values()}.values():
         out[flag.flag] = {flag.flag, *flag.aliases}
     return out
+
+
+def _options_changed(side: dict[str, set[str]], other: dict[str, set[str]], other_options: set[str]) -> list[str]:
+    """Option strings of flags present on both sides that only `side` accepts."""
+    return sorted(o for aliases in side.values() if aliases & other_options for o in aliases - other_options)
 
 
 def _env_names(pin: PinData) -> set[str]:
@@ -109,6 +116,9 @@ def _limit_to_concept(diff: VersionDiff, found: list[ConceptMapping], old: PinDa
     diff.modules = [m for m in diff.modules if inside(m.old) or any(inside(n) for n in m.new)]
     diff.flags_added = [f for f in diff.flags_added if f in knobs]
     diff.flags_removed = [f for f in diff.flags_removed if f in knobs]
+    known = {o for pin in (old, new) for k in knobs if k in pin.flags for o in (pin.flags[k].flag, *pin.flags[k].aliases)}
+    diff.options_added = [o for o in diff.options_added if o in known]
+    diff.options_removed = [o for o in diff.options_removed if o in known]
     diff.envs_added = [e for e in diff.envs_added if e in knobs]
     diff.envs_removed = [e for e in diff.envs_removed if e in knobs]
 

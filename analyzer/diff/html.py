@@ -46,6 +46,8 @@ def _version_body(diff: VersionDiff) -> str:
         ),
         _list("Flags added", diff.flags_added, "added"),
         _list("Flags removed", diff.flags_removed, "removed"),
+        _list("Option strings added to existing flags", diff.options_added, "added"),
+        _list("Option strings removed from existing flags", diff.options_removed, "removed"),
         _list("Env vars added", diff.envs_added, "added"),
         _list("Env vars removed", diff.envs_removed, "removed"),
     ]

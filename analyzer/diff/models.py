@@ -81,6 +81,10 @@ class VersionDiff:
     modules: list[ModuleChange] = field(default_factory=list)  # splits, package folds, merges
     flags_added: list[str] = field(default_factory=list)
     flags_removed: list[str] = field(default_factory=list)
+    # Option strings of flags on both sides that one release accepts and the other not
+    # (`--disable-x` beside `--enable-x` when a custom action derives it).
+    options_added: list[str] = field(default_factory=list)
+    options_removed: list[str] = field(default_factory=list)
     envs_added: list[str] = field(default_factory=list)
     envs_removed: list[str] = field(default_factory=list)
     concepts: list[ConceptCalls] = field(default_factory=list)
@@ -99,7 +103,8 @@ class VersionDiff:
                 "moved": [m.to_dict() for m in self.moved],
                 "modules": [m.to_dict() for m in self.modules],
             },
-            "flags": {"added": self.flags_added, "removed": self.flags_removed},
+            "flags": {"added": self.flags_added, "removed": self.flags_removed,
+                      "options_added": self.options_added, "options_removed": self.options_removed},
             "envs": {"added": self.envs_added, "removed": self.envs_removed},
             "concepts": [c.to_dict() for c in self.concepts],
             "warnings": self.warnings,

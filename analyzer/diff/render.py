@@ -40,6 +40,8 @@ def print_version(console: Console, diff: VersionDiff) -> None:
         console.print(f"    [dim]evidence: {escape('; '.join(change.evidence))}[/]", soft_wrap=True)
     _names(console, "flags added", diff.flags_added, "green")
     _names(console, "flags removed", diff.flags_removed, "red")
+    _names(console, "option strings added to existing flags", diff.options_added, "green")
+    _names(console, "option strings removed from existing flags", diff.options_removed, "red")
     _names(console, "env vars added", diff.envs_added, "green")
     _names(console, "env vars removed", diff.envs_removed, "red")
     if diff.concepts:

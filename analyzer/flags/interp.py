@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from analyzer.flags.actions import as_kwargs, registry_key, stdlib_base, stdlib_init
 from analyzer.flags.fields import FieldInfo
 from analyzer.flags.models import Flag, Positional
 from analyzer.flags.options import build_flag, build_positional
@@ -30,6 +31,7 @@ from analyzer.flags.pyops import (
 from analyzer.flags.render import render
 from analyzer.flags.source import Module, SourceTree, Symbol
 from analyzer.flags.values import (
+    ActionV,
     BoundMethod,
     Builtin,
     ClassV,
@@ -39,6 +41,7 @@ from analyzer.flags.values import (
     ModuleV,
     Opaque,
     ParserV,
+    StdlibInit,
     SubparsersV,
     SuperV,
     is_known,
@@ -102,11 +105,18 @@ class Interpreter:
         self._globals[key] = value
         return value
 
-    def new_parser(self, module: Module, node: ast.AST, add_help: bool = True) -> ParserV:
+    def new_parser(self, module: Module, node: ast.AST, add_help: bool = True, *, cls: ClassV | None = None,
+                   args: list[Any] | None = None, kwargs: dict[str, Any] | None = None,
+                   list_help: bool = True) -> ParserV:
         # argparse adds -h/--help to every parser unless add_help=False, and the
         # servers do accept it, so it is listed (defined where the parser is made).
-        parser = ParserV(group=None)
-        if add_help:
+        parser = ParserV(group=None, cls=cls)
+        if cls is not None:
+            # A parser class of the tree: its __init__ may register actions (`self.register`).
+            init = self._class_attr(cls, "__init__", bound=parser)
+            if isinstance(init, FuncV):
+                self.call_function(init, list(args or []), dict(kwargs or {}))
+        if add_help and list_help:
             where = module.where(node)
             self.flags.append(
                 Flag(
@@ -239,7 +249,11 @@ class Interpreter:
             key = self.eval(target.slice, frame)
             if (isinstance(container, dict) and is_known(key)) or (isinstance(container, list) and isinstance(key, int) and -len(container) <= key < len(container)):
                 container[key] = value
-        # Attribute targets (`parser.epilog = ...`) change nothing a flag list shows.
+        elif isinstance(target, ast.Attribute):
+            owner = self.eval(target.value, frame)
+            if isinstance(owner, ActionV):  # `self.option_strings = ...` in a custom action
+                owner.attrs[target.attr] = value
+        # Other attribute targets (`parser.epilog = ...`) change nothing a flag list shows.
 
     def _exec_if(self, stmt: ast.If, frame: Frame) -> None:
         test = self.truth(self.eval(stmt.test, frame))
@@ -338,6 +352,10 @@ class Interpreter:
             return self._class_attr(owner, attr, bound=None)
         if isinstance(owner, InstanceV):
             return self._class_attr(owner.cls, attr, bound=owner)
+        if isinstance(owner, ActionV):
+            if attr in owner.attrs:
+                return owner.attrs[attr]
+            return self._class_attr(owner.cls, attr, bound=owner)
         if isinstance(owner, SuperV):
             mro = self.mro(owner.instance_cls)
             names = [c.key for c in mro]
@@ -346,6 +364,8 @@ class Interpreter:
                 found = self._own_attr(cls, attr, owner.bound)
                 if found is not None:
                     return found
+            if isinstance(owner.bound, ActionV) and attr == "__init__":
+                return StdlibInit(owner.bound)  # past the tree's classes: argparse's constructor
             return None
         if isinstance(owner, str | dict | list | set | ParserV | SubparsersV):
             return BoundMethod(owner, attr)
@@ -493,6 +513,8 @@ class Interpreter:
                 pass
         if isinstance(op, ast.BitOr) and isinstance(left, dict) and isinstance(right, dict):
             return {**left, **right}
+        if isinstance(op, ast.BitOr | ast.Sub | ast.BitAnd) and isinstance(left, set) and isinstance(right, set):
+            return left | right if isinstance(op, ast.BitOr) else left - right if isinstance(op, ast.Sub) else left & right
         return Opaque(module.segment(node))
 
     def _eval_BoolOp(self, node: ast.BoolOp, frame: Frame) -> Any:
@@ -539,18 +561,39 @@ class Interpreter:
         return self.eval(node.body if truth else node.orelse, frame)
 
     def _eval_ListComp(self, node: ast.ListComp, frame: Frame) -> Any:
-        if len(node.generators) != 1 or node.generators[0].ifs:
-            return Opaque(frame.module.segment(node))
-        gen = node.generators[0]
-        iterable = self.eval(gen.iter, frame)
-        if not isinstance(iterable, list | tuple | set | dict):
-            return Opaque(frame.module.segment(node))
+        return self._comprehension(node, frame)
+
+    def _eval_SetComp(self, node: ast.SetComp, frame: Frame) -> Any:
+        items = self._comprehension(node, frame)
+        if isinstance(items, list) and all(is_known(i) for i in items):
+            return set(items)
+        return Opaque(frame.module.segment(node))
+
+    def _comprehension(self, node: ast.ListComp | ast.SetComp, frame: Frame) -> Any:
+        """Nested generators and their `if`s over literal iterables; Opaque when a test is unknown."""
         inner = Frame(frame.module, dict(frame.locals), frame.defining_class)
-        out = []
-        for item in list(iterable):
-            self.assign(gen.target, item, inner)
-            out.append(self.eval(node.elt, inner))
-        return out
+        out: list[Any] = []
+
+        def walk(level: int) -> bool:
+            if level == len(node.generators):
+                out.append(self.eval(node.elt, inner))
+                return True
+            gen = node.generators[level]
+            iterable = self.eval(gen.iter, inner)
+            if isinstance(iterable, dict):
+                iterable = list(iterable)
+            if not isinstance(iterable, list | tuple | set | frozenset):
+                return False
+            for item in list(iterable):
+                self.assign(gen.target, item, inner)
+                tests = [self.truth(self.eval(test, inner)) for test in gen.ifs]
+                if None in tests:
+                    return False
+                if all(tests) and not walk(level + 1):
+                    return False
+            return True
+
+        return out if walk(0) else Opaque(frame.module.segment(node))
 
     # ------------------------------------------------------------------ calls
     def _eval_Call(self, node: ast.Call, frame: Frame) -> Any:
@@ -589,9 +632,13 @@ class Interpreter:
             return self._call_method(callee, node, frame, args, kwargs)
         if isinstance(callee, Builtin):
             return _call_builtin(callee.name, args, frame, node)
+        if isinstance(callee, StdlibInit):
+            stdlib_init(callee.action, args, kwargs)
+            return None
         if name and name.endswith("ArgumentParser"):
             add_help = kwargs.get("add_help", True)
-            return self.new_parser(frame.module, node, add_help is not False)
+            cls = callee if isinstance(callee, ClassV) else None
+            return self.new_parser(frame.module, node, add_help is not False, cls=cls, args=args, kwargs=kwargs)
         if name in {"deepcopy", "copy"} and args and not isinstance(callee, FuncV | ClassV):
             return copy.deepcopy(args[0])
         if name == "cast" and len(args) == 2:
@@ -621,7 +668,12 @@ class Interpreter:
     def _call_method(self, method: BoundMethod, node: ast.Call, frame: Frame, args: list[Any], kwargs: dict[str, Any]) -> Any:
         obj, name = method.obj, method.name
         if isinstance(obj, SubparsersV) and name == "add_parser":
-            return self.new_parser(frame.module, node, kwargs.get("add_help", True) is not False)
+            # argparse makes the subparser an instance of the parent parser's class.
+            cls = obj.parent.cls if obj.parent is not None else None
+            parser = self.new_parser(frame.module, node, kwargs.get("add_help", True) is not False, cls=cls)
+            if cls is None and obj.parent is not None:
+                parser.registry.update(obj.parent.registry)
+            return parser
         if isinstance(obj, ParserV):
             return self._parser_method(obj, name, node, frame, args, kwargs)
         kwargs.pop("__field__", None)
@@ -641,11 +693,17 @@ class Interpreter:
             return Opaque("<action>")
         if name == "add_argument_group":
             title = kwargs.get("title", args[0] if args else None)
-            return ParserV(group=title if isinstance(title, str) else render(title) if title is not None else None)
+            group = title if isinstance(title, str) else render(title) if title is not None else None
+            return ParserV(group=group, registry=parser.registry, cls=parser.cls)  # groups share registries
         if name == "add_mutually_exclusive_group":
-            return ParserV(group=parser.group)
+            return ParserV(group=parser.group, registry=parser.registry, cls=parser.cls)
         if name == "add_subparsers":
-            return SubparsersV()
+            return SubparsersV(parent=parser)
+        if name == "register" and len(args) == 3 and args[0] == "action":
+            key = registry_key(args[1])
+            if key is not None:
+                parser.registry[key] = args[2]
+            return None
         return Opaque(frame.module.segment(node))
 
     # ------------------------------------------------------------ add_argument
@@ -677,10 +735,53 @@ class Interpreter:
             self.positionals.append(build_positional(names[0], kwargs, defined_at))
             return
         condition = " and ".join(f"({c})" for c in self._conditions) or None
+        negatives: list[str] | None = None
+        action = kwargs.get("action")
+        key = registry_key(action)
+        if key is not None and key in parser.registry:
+            action = parser.registry[key]  # argparse looks `action=` up in the registry first
+            kwargs = {**kwargs, "action": action}
+        if isinstance(action, ClassV):
+            built = self.construct_action(action, names, kwargs, registered_at)
+            if built is not None:
+                negatives = _negatives(built, names)
+                names, kwargs = list(built.attrs["option_strings"]), as_kwargs(built)
         self.flags.append(
             build_flag(names, kwargs, group=parser.group, defined_at=defined_at,
-                       registered_at=registered_at, field_at=field_at, condition=condition)
+                       registered_at=registered_at, field_at=field_at, condition=condition,
+                       negatives=negatives)
         )
+
+    def construct_action(self, cls: ClassV, names: list[str], kwargs: dict[str, Any], where: str) -> ActionV | None:
+        """`cls(option_strings=names, dest=..., **kwargs)` run statically; None (with a
+        warning) when the class does not derive from an argparse action the model knows
+        or its constructor leaves option strings that are not statically known."""
+        base = None
+        for c in self.mro(cls):
+            node = c.sym.node
+            assert isinstance(node, ast.ClassDef)
+            for expr in node.bases:
+                base = base or stdlib_base(self.eval(expr, Frame(c.sym.module)))
+        if base is None:
+            self.warnings.append(f"{where}: action {cls.key} derives from no argparse action known "
+                                 "statically; its option strings are listed as given")
+            return None
+        built = ActionV(cls, base)
+        primary = next((n for n in names if n.startswith("--")), names[0])
+        dest = kwargs.get("dest")
+        call_kwargs = {k: v for k, v in kwargs.items() if k != "action"}
+        call_kwargs.update(option_strings=list(names), dest=dest if isinstance(dest, str) else primary.lstrip("-").replace("-", "_"))
+        init = self._class_attr(cls, "__init__", bound=built)
+        if isinstance(init, FuncV):
+            self.call_function(init, [], call_kwargs)
+        else:
+            stdlib_init(built, [], call_kwargs)
+        strings = built.attrs.get("option_strings")
+        if not (isinstance(strings, list) and strings and all(isinstance(o, str) for o in strings)):
+            self.warnings.append(f"{where}: the option strings {cls.key}'s constructor computes are not "
+                                 "statically known; listed as given")
+            return None
+        return built
 
 
 # ---------------------------------------------------------------- module helpers
@@ -706,6 +807,18 @@ def _mentions_parser(values: list[Any]) -> bool:
     return False
 
 
+def _negatives(action: ActionV, given: list[str]) -> list[str]:
+    """Option strings that switch the flag off: the action's own `negative_option_strings`
+    when it keeps such a set, else the `--no-` forms argparse's BooleanOptionalAction adds."""
+    strings = action.attrs["option_strings"]
+    declared = action.attrs.get("negative_option_strings")
+    if isinstance(declared, set | list | tuple) and all(isinstance(o, str) for o in declared):
+        return [o for o in strings if o in declared]
+    if action.base == "BooleanOptionalAction":
+        return [o for o in strings if o not in given and o.startswith("--no-")]
+    return []
+
+
 def _names_spelled_literally(node: ast.Call) -> bool:
     strings = [a for a in node.args if not isinstance(a, ast.Starred)]
     return bool(strings) and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in strings)
@@ -717,6 +830,8 @@ def _call_builtin(name: str, args: list[Any], frame: Frame, node: ast.Call) -> A
         if frame.defining_class is None:
             return opaque
         first = next(iter(frame.locals.values()), None)
+        if isinstance(first, ActionV):
+            return SuperV(frame.defining_class, first.cls, first)
         if isinstance(first, InstanceV):
             return SuperV(frame.defining_class, first.cls, first)
         if isinstance(first, ClassV):

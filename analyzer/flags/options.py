@@ -10,11 +10,16 @@ from analyzer.flags.values import Builtin, ClassV, FuncV, is_known
 
 
 def build_flag(names: list[str], kwargs: dict[str, Any], *, group: str | None, defined_at: str,
-               registered_at: str, field_at: str | None, condition: str | None) -> Flag:
+               registered_at: str, field_at: str | None, condition: str | None,
+               negatives: list[str] | None = None) -> Flag:
+    """`negatives`: given when a custom action's constructor already derived the option
+    strings (`names` then holds all of them) and which of them switch the flag off."""
     action = action_name(kwargs.get("action"))
     aliases = list(names)
-    negatives: list[str] = []
-    if action == "BooleanOptionalAction":
+    if negatives is not None:
+        negatives = list(negatives)
+    elif action == "BooleanOptionalAction":
+        negatives = []
         # argparse adds `--no-X` right after each `--X` (short options get no negative form).
         aliases = []
         for opt in names:
@@ -22,6 +27,8 @@ def build_flag(names: list[str], kwargs: dict[str, Any], *, group: str | None, d
             if opt.startswith("--"):
                 negatives.append("--no-" + opt[2:])
                 aliases.append(negatives[-1])
+    else:
+        negatives = []
     # argparse's dest: explicit, else the first long option, else the first one; dashes -> underscores.
     primary = next((n for n in names if n.startswith("--")), names[0])
     dest = kwargs.get("dest")

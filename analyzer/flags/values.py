@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from analyzer.flags.fields import FieldInfo
@@ -51,14 +51,38 @@ class SuperV:
 
 @dataclass(slots=True)
 class ParserV:
-    """A parser or an argument group: both take add_argument; `group` is the group title."""
+    """A parser or an argument group: both take add_argument; `group` is the group title.
+
+    `registry` holds the parser's `register("action", key, value)` calls (argparse's own
+    indirection from an `action=` value to the class it instantiates); argument groups
+    share their parser's, as argparse's do. `cls` is the in-tree parser class, if any."""
 
     group: str | None
+    registry: dict[str, Any] = field(default_factory=dict)
+    cls: ClassV | None = None
 
 
 @dataclass(slots=True)
 class SubparsersV:
-    pass
+    parent: ParserV | None = None  # new parsers are of the parent's class (argparse's default)
+
+
+@dataclass(slots=True, eq=False)
+class ActionV:
+    """An argparse Action being constructed by a custom subclass's `__init__`, followed
+    statically. `base` is the standard-library action it derives from
+    (`BooleanOptionalAction`, `Action`, ...); `attrs` are its instance attributes."""
+
+    cls: ClassV
+    base: str
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class StdlibInit:
+    """`super().__init__` of a custom action, reaching argparse's own constructor."""
+
+    action: ActionV
 
 
 @dataclass(slots=True)

@@ -23,9 +23,10 @@ from analyzer.flags.fields import Atom, FieldInfo, TypeReader, class_fields
 from analyzer.flags.interp import Frame, Interpreter
 from analyzer.flags.models import FlagReport
 from analyzer.flags.source import SourceTree, Symbol
-from analyzer.flags.values import ClassV, FieldKwargs, InstanceV, Opaque, SubparsersV
+from analyzer.flags.values import ClassV, FieldKwargs, InstanceV, Opaque, ParserV, SubparsersV
 
 SERVE_MODULE = "vllm.entrypoints.cli.serve"
+MAIN_MODULE = "vllm.entrypoints.cli.main"
 
 
 def field_kwargs(field: FieldInfo, atoms: set[Atom], reader: TypeReader | None = None) -> tuple[FieldKwargs, str | None]:
@@ -135,6 +136,24 @@ def _find_serve_subcommand(tree: SourceTree) -> Symbol | None:
     return None
 
 
+def _top_parser(interp: Interpreter) -> ParserV | None:
+    """The `vllm` command's own parser (`FlexibleArgumentParser` in cli/main.py): `serve`'s
+    parser is made by its subparsers action, so it is of that class and registers what
+    that class's __init__ registers (0.33.0: BooleanOptionalAction -> EnableDisableAction)."""
+    module = interp.tree.module(MAIN_MODULE)
+    if module is None:
+        return None
+    for node in ast.walk(module.tree):  # imported inside main() in the pinned releases
+        if isinstance(node, ast.ImportFrom):
+            base = interp.tree.absolute(module, node.level, node.module)
+            for alias in node.names:
+                if alias.name.endswith("ArgumentParser"):
+                    sym = interp.tree.resolve_qualified(base, alias.name)
+                    if sym is not None and sym.kind == "class":
+                        return interp.new_parser(module, node, cls=ClassV(sym), list_help=False)
+    return None
+
+
 def extract_vllm_flags(tree: SourceTree) -> FlagReport:
     interp = Interpreter(tree, hooks={"get_kwargs": _get_kwargs_hook, "_compute_kwargs": _get_kwargs_hook})
     sub = _find_serve_subcommand(tree)
@@ -143,5 +162,5 @@ def extract_vllm_flags(tree: SourceTree) -> FlagReport:
         return FlagReport("vllm", [], [], interp.warnings)
     cls = ClassV(sub)
     init = interp.attribute(InstanceV(cls), "subparser_init")
-    interp.call_function(init, [SubparsersV()], {})
+    interp.call_function(init, [SubparsersV(parent=_top_parser(interp))], {})
     return FlagReport("vllm", interp.flags, interp.positionals, interp.warnings)

@@ -22,6 +22,10 @@ def test_vllm_version_diff(integration_settings: Settings) -> None:
     assert isinstance(diff, VersionDiff)
     assert "--sleep-mode-backend" in diff.flags_added
     assert "--enable-mamba-fine-grained-prefix-cache" in diff.flags_removed
+    # 0.33.0's enable/disable action gives each --enable-X flag a --disable-X (and back):
+    # the same flags, new option strings.
+    assert {"--disable-chunked-prefill", "--disable-auto-tool-choice", "--enable-cascade-attn"} <= set(diff.options_added)
+    assert len([o for o in diff.options_added if o.startswith(("--enable-", "--disable-"))]) >= 40
     moves = {(m.old, m.new): m for m in diff.moved}
     offline = moves[("vllm.entrypoints.offline_utils", "vllm.entrypoints.common.offline")]
     assert offline.kind == "module" and offline.evidence[0].startswith("git rename vllm/entrypoints/offline_utils.py")

@@ -79,8 +79,13 @@ def test_every_defined_at_points_at_the_definition(integration_settings: Setting
 def test_vllm_serve_facts(integration_settings: Settings, ref: str) -> None:
     flags = _flags(integration_settings, ref)
     prefix = flags["--enable-prefix-caching"]
-    assert prefix.aliases == ["--enable-prefix-caching", "--no-enable-prefix-caching"]
-    assert prefix.action == "BooleanOptionalAction" and prefix.group == "CacheConfig"
+    if ref == "vllm@0.30.0":
+        assert prefix.aliases == ["--enable-prefix-caching", "--no-enable-prefix-caching"]
+        assert prefix.action == "BooleanOptionalAction"
+    else:  # 0.33.0 registers its EnableDisableAction for BooleanOptionalAction
+        assert prefix.aliases == ["--enable-prefix-caching", "--no-enable-prefix-caching", "--disable-prefix-caching"]
+        assert prefix.action == "EnableDisableAction"
+    assert prefix.group == "CacheConfig"
     assert prefix.defined_at.startswith("vllm/engine/arg_utils.py:")
     assert prefix.field_at is not None and prefix.field_at.startswith("vllm/config/cache.py:")
     assert flags["--help"].aliases == ["-h", "--help"]
