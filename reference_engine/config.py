@@ -24,6 +24,7 @@ SUPPORTED_ARCHITECTURES = (
     "Qwen3NextForCausalLM",
     "Qwen3_5ForConditionalGeneration",
     "GptOssForCausalLM",
+    "Gemma3ForCausalLM",
 )
 
 _DTYPE_NAMES = {"float32", "float64", "float16", "bfloat16"}
@@ -260,7 +261,7 @@ def _sliding_windows(raw: dict[str, Any], arch: str, num_layers: int) -> list[in
         if "layer_types" in raw:
             raise ConfigError("Mistral with layer_types (Ministral) is not implemented")
         return [int(window)] * num_layers if window else []
-    if arch == "GptOssForCausalLM" and window:  # layer_types alone decide (no switch)
+    if arch in ("GptOssForCausalLM", "Gemma3ForCausalLM") and window:  # layer_types decide
         types = raw.get("layer_types") or []
         return [int(window) if t == "sliding_attention" else None for t in types]
     if not raw.get("use_sliding_window") or not window:

@@ -21,6 +21,8 @@ def rope_inv_freq(head_dim: int, theta: float, scaling: dict[str, Any] | None) -
         return inv_freq
     if scaling.get("rope_type") == "yarn":
         return _yarn_inv_freq(head_dim, theta, scaling)
+    if scaling.get("rope_type") == "linear":  # positions divided by `factor` (Gemma 3 global)
+        return inv_freq / float(scaling["factor"])
     return _llama3_inv_freq(inv_freq, scaling)
 
 

@@ -8,6 +8,7 @@ from torch import nn
 
 from reference_engine.config import ConfigError, ModelConfig
 from reference_engine.models.deepseek_v3 import DeepseekV3ForCausalLM
+from reference_engine.models.gemma3 import Gemma3ForCausalLM
 from reference_engine.models.gpt_oss import GptOssForCausalLM
 from reference_engine.models.llama import LlamaForCausalLM
 from reference_engine.models.qwen3 import Qwen3ForCausalLM
@@ -33,6 +34,8 @@ MODEL_REGISTRY = MappingProxyType(
         "Qwen3NextForCausalLM": Qwen3NextForCausalLM,
         # Llama graph + attention sinks + biased MoE with a clamped SwiGLU.
         "GptOssForCausalLM": GptOssForCausalLM,
+        # Llama graph + sandwich norms, local/global RoPE, 5 sliding : 1 full layers.
+        "Gemma3ForCausalLM": Gemma3ForCausalLM,
     }
 )
 
@@ -47,6 +50,7 @@ def model_class(cfg: ModelConfig) -> type[nn.Module]:
 __all__ = [
     "MODEL_REGISTRY",
     "DeepseekV3ForCausalLM",
+    "Gemma3ForCausalLM",
     "GptOssForCausalLM",
     "LlamaForCausalLM",
     "Qwen3ForCausalLM",
