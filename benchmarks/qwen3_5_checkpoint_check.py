@@ -19,7 +19,9 @@ loaded here.
 Measured (2-core CPU, float32, shared machine): 752,393,024 language-model parameters on
 both sides; max |logit difference| 1.16e-05 over three prompts; greedy tokens 36/36; about
 14 minutes in all, most of it transformers' reference gated-delta kernels generating.
-IMAGE_MEASURED below.
+With images (`--new-tokens 0 --threads 1`, about 6.5 minutes): 752,393,024 language +
+123,315,904 vision parameters on both sides; text logits within 9.6e-06; a 64x64 image
+(64 image tokens) within 2.2e-05, a 300x180 one (77 tokens) within 1.8e-05.
 """
 
 from __future__ import annotations
