@@ -15,8 +15,11 @@ boolean option `--X` then accepts what the standard library's
 BooleanOptionalAction adds (`--no-X`) and, in a release whose
 FlexibleArgumentParser registers `EnableDisableAction` in place of
 BooleanOptionalAction, the inverse its constructor derives (hand-read from
-vllm/utils/argparse_utils.py: `--enable-X` <-> `--disable-X`). Precision and
-recall are over option strings (plus `-h` / `--help`).
+vllm/utils/argparse_utils.py: `--enable-X` <-> `--disable-X`). That parser then
+hides `--no-X` of such a pair from help (still accepted). Precision and recall
+are over option strings (plus `-h` / `--help`), twice: the strings `--help`
+shows (the reader's flag + aliases) and every string the parser accepts (plus
+the reader's hidden_aliases).
 """
 
 from __future__ import annotations
@@ -66,7 +69,8 @@ def _calls(tree: ast.AST, names: set[str]) -> list[ast.Call]:
             for c in ast.walk(node) if isinstance(c, ast.Call) and getattr(c.func, "attr", "") == "add_argument"]
 
 
-def oracle(root: Path) -> set[str]:
+def oracle(root: Path) -> tuple[set[str], set[str]]:
+    """(option strings shown by --help, option strings accepted)."""
     classes = _classes(root)
     arg_utils = ast.parse((root / "vllm/engine/arg_utils.py").read_text())
     kwargs_of: dict[str, str] = {}  # model_kwargs -> ModelConfig
@@ -113,34 +117,40 @@ def oracle(root: Path) -> set[str]:
                         continue
                     name = stmt.target.id
                     options.append(([f"--{name.replace('_', '-')}"], ann in _BOOL and name not in customized))
-    out = {"-h", "--help"}
+    shown, hidden = {"-h", "--help"}, set()
     for names, boolean in options:
-        out.update(names)
+        shown.update(names)
         if not boolean:
             continue
         for opt in names:
-            if opt.startswith("--"):
-                out.add("--no-" + opt[2:])
+            inverse = None
             if enable_disable:
-                for prefix, inverse in (("--enable-", "--disable-"), ("--disable-", "--enable-")):
+                for prefix, other in (("--enable-", "--disable-"), ("--disable-", "--enable-")):
                     if opt.startswith(prefix):
-                        out.add(inverse + opt.removeprefix(prefix))
-    return out
+                        inverse = other + opt.removeprefix(prefix)
+            if inverse is not None:
+                shown.add(inverse)
+            if opt.startswith("--"):
+                (hidden if inverse is not None else shown).add("--no-" + opt[2:])
+    return shown, shown | hidden
 
 
 READER = """
 import json, sys
 from analyzer.flags import flag_report
 report = flag_report(sys.argv[1], "vllm")
-print(json.dumps(sorted({a for f in report.flags for a in (f.flag, *f.aliases)})))
+shown = {a for f in report.flags for a in (f.flag, *f.aliases)}
+hidden = {a for f in report.flags for a in getattr(f, "hidden_aliases", [])}
+print(json.dumps([sorted(shown), sorted(shown | hidden)]))
 """
 
 
-def reader(root: Path, pythonpath: Path) -> set[str]:
+def reader(root: Path, pythonpath: Path) -> tuple[set[str], set[str]]:
     env = {**os.environ, "PYTHONPATH": str(pythonpath)}
     out = subprocess.run([sys.executable, "-c", READER, str(root)], check=True, capture_output=True,
                          text=True, env=env, cwd=pythonpath).stdout
-    return set(json.loads(out))
+    shown, accepted = json.loads(out)
+    return set(shown), set(accepted)
 
 
 def main() -> int:
@@ -156,19 +166,18 @@ def main() -> int:
             archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.baseline, "analyzer"],
                                      check=True, capture_output=True).stdout
             subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
-        print(f"{'release, reader':34} {'oracle':>6} {'listed':>6} {'right':>6} {'precision':>9} {'recall':>7}")
+        print(f"{'release, reader':34} {'strings':9} {'oracle':>6} {'listed':>6} {'right':>6} {'precision':>9} {'recall':>7}")
         for ref in RELEASES:
             root = open_snapshot(settings, ref).package_root
-            truth = oracle(root)
+            truths = oracle(root)
             runs = [("this tree", ROOT)] + ([(f"baseline {args.baseline}", Path(tmp))] if args.baseline else [])
             for label, path in runs:
-                got = reader(root, path)
-                right = len(got & truth)
-                print(f"{ref + ', ' + label:34} {len(truth):>6} {len(got):>6} {right:>6} "
-                      f"{right / len(got):>9.3f} {right / len(truth):>7.3f}")
-                if label == "this tree":
+                for kind, got, truth in zip(("shown", "accepted"), reader(root, path), truths, strict=True):
+                    right = len(got & truth)
+                    print(f"{ref + ', ' + label:34} {kind:9} {len(truth):>6} {len(got):>6} {right:>6} "
+                          f"{right / len(got):>9.3f} {right / len(truth):>7.3f}")
                     for name, items in (("listed, not in oracle", got - truth), ("in oracle, not listed", truth - got)):
-                        if items:
+                        if items and label == "this tree":
                             print(f"    {name} ({len(items)}): {', '.join(sorted(items)[:12])}")
     return 0
 

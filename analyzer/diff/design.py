@@ -80,7 +80,7 @@ def version_diff(
 def _primary(flags: dict[str, Flag]) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     for flag in {id(f): f for f in flags.values()}.values():
-        out[flag.flag] = {flag.flag, *flag.aliases}
+        out[flag.flag] = {flag.flag, *flag.aliases, *flag.hidden_aliases}  # hidden ones are accepted too
     return out
 
 
@@ -116,7 +116,7 @@ def _limit_to_concept(diff: VersionDiff, found: list[ConceptMapping], old: PinDa
     diff.modules = [m for m in diff.modules if inside(m.old) or any(inside(n) for n in m.new)]
     diff.flags_added = [f for f in diff.flags_added if f in knobs]
     diff.flags_removed = [f for f in diff.flags_removed if f in knobs]
-    known = {o for pin in (old, new) for k in knobs if k in pin.flags for o in (pin.flags[k].flag, *pin.flags[k].aliases)}
+    known = {o for pin in (old, new) for k in knobs if k in pin.flags for o in (pin.flags[k].flag, *pin.flags[k].aliases, *pin.flags[k].hidden_aliases)}
     diff.options_added = [o for o in diff.options_added if o in known]
     diff.options_removed = [o for o in diff.options_removed if o in known]
     diff.envs_added = [e for e in diff.envs_added if e in knobs]

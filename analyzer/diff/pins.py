@@ -48,7 +48,7 @@ def open_pin(settings: Settings, ref: str, *, progress: bool = False, fetch: boo
         envs = env_report(snapshot.package_root, project)
     except (SnapshotError, FlagsError, StoreError) as exc:
         raise DiffError(str(exc)) from None
-    by_name = {name: f for f in flags.flags for name in (f.flag, *f.aliases, *f.negative_aliases)}
+    by_name = {name: f for f in flags.flags for name in (f.flag, *f.aliases, *f.negative_aliases, *f.hidden_aliases)}
     env_by_name = {name: e for e in envs.envs for name in (e.name, *e.deprecated_names)}
     return PinData(snapshot.name, project, snapshot.ref.version, index, by_name, env_by_name,
                    warnings=[*flags.warnings, *envs.warnings])

@@ -63,7 +63,7 @@ def flags_command(
     except FlagsError as exc:
         raise fail(str(exc)) from None
     if grep:
-        report.flags = [f for f in report.flags if any(grep in a for a in f.aliases)]
+        report.flags = [f for f in report.flags if any(grep in a for a in (*f.aliases, *f.hidden_aliases))]
     if as_json:
         # A plain list, as other tools expect; the rest goes to stderr as in table mode.
         typer.echo(json.dumps([f.to_dict() for f in report.flags], indent=2))
@@ -105,6 +105,8 @@ def _print_flags(report: FlagReport) -> None:
         table.add_column(column, overflow="fold")
     for f in report.flags:
         others = ", ".join(a for a in f.aliases if a != f.flag)
+        if f.hidden_aliases:  # accepted, but the parser hides them from --help
+            others += f"{'; ' if others else ''}hidden: {', '.join(f.hidden_aliases)}"
         table.add_row(f.flag, others, f.dest, f.default or "", f.group or "", f.defined_at)
     console.print(table)
     _print_positionals(report, console)

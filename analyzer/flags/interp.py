@@ -82,6 +82,9 @@ class Interpreter:
         self._conditions: list[str] = []
         self._depth = 0
         self._globals: dict[tuple[str, str], Any] = {}
+        # The add_argument call sites whose parser overrides add_argument: the override's
+        # own `super().add_argument(...)` is recorded as made there.
+        self._call_sites: list[tuple[ast.Call, Module, dict[str, Any]]] = []
 
     # ----------------------------------------------------------------- helpers
     def warn(self, module: Module, node: ast.AST, message: str) -> None:
@@ -253,6 +256,8 @@ class Interpreter:
             owner = self.eval(target.value, frame)
             if isinstance(owner, ActionV):  # `self.option_strings = ...` in a custom action
                 owner.attrs[target.attr] = value
+                if owner.flag is not None and target.attr == "option_strings":
+                    _reshow(owner, value)
         # Other attribute targets (`parser.epilog = ...`) change nothing a flag list shows.
 
     def _exec_if(self, stmt: ast.If, frame: Frame) -> None:
@@ -366,7 +371,15 @@ class Interpreter:
                     return found
             if isinstance(owner.bound, ActionV) and attr == "__init__":
                 return StdlibInit(owner.bound)  # past the tree's classes: argparse's constructor
+            if isinstance(owner.bound, ParserV):
+                return BoundMethod(owner.bound, attr)  # argparse's own parser / group method
             return None
+        if isinstance(owner, BoundMethod) and isinstance(owner.obj, ParserV):
+            return BoundMethod(owner, attr)  # argparse's bookkeeping (`self._action_groups.append`)
+        if isinstance(owner, ParserV) and owner.cls is not None:
+            found = self._class_attr(owner.cls, attr, bound=owner)
+            if found is not None:
+                return found  # the parser class's own method (an override of argparse's)
         if isinstance(owner, str | dict | list | set | ParserV | SubparsersV):
             return BoundMethod(owner, attr)
         return None
@@ -412,6 +425,8 @@ class Interpreter:
         node = cls.sym.node
         assert isinstance(node, ast.ClassDef)
         for stmt in node.body:
+            if isinstance(stmt, ast.ClassDef) and stmt.name == attr:
+                return ClassV(Symbol("class", cls.sym.module, stmt, attr))
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and stmt.name == attr:
                 decorators = {ast.unparse(d) for d in stmt.decorator_list}
                 sym = Symbol("function", cls.sym.module, stmt, attr)
@@ -630,12 +645,31 @@ class Interpreter:
                 return result
         if isinstance(callee, BoundMethod):
             return self._call_method(callee, node, frame, args, kwargs)
+        if isinstance(callee, Builtin) and callee.name == "isinstance" and len(args) == 2 and isinstance(args[0], ActionV):
+            return self._action_isinstance(args[0], args[1], frame, node)
         if isinstance(callee, Builtin):
             return _call_builtin(callee.name, args, frame, node)
+        if isinstance(callee, FuncV) and isinstance(callee.bound, ParserV) and callee.sym.name == "add_argument":
+            # A parser class overriding add_argument (vLLM's FlexibleArgumentParser): run the
+            # override; its `super().add_argument` registers the option as made here.
+            self._call_sites.append((node, frame.module, dict(kwargs)))
+            try:
+                kwargs.pop("__field__", None)
+                kwargs.pop("__unknown_kwargs__", None)
+                return self.call_function(callee, args, kwargs)
+            finally:
+                self._call_sites.pop()
+        if isinstance(callee, ClassV) and self._argparse_base(callee) in ("_ArgumentGroup", "_MutuallyExclusiveGroup"):
+            container = args[0] if args and isinstance(args[0], ParserV) else None
+            title = kwargs.get("title", args[1] if len(args) > 1 else None)
+            group = title if isinstance(title, str) else render(title) if title is not None else None
+            if container is not None:
+                return ParserV(group=group if group is not None else container.group,
+                               registry=container.registry, cls=callee)
         if isinstance(callee, StdlibInit):
             stdlib_init(callee.action, args, kwargs)
             return None
-        if name and name.endswith("ArgumentParser"):
+        if (name and name.endswith("ArgumentParser")) or (isinstance(callee, ClassV) and self.is_parser_class(callee)):
             add_help = kwargs.get("add_help", True)
             cls = callee if isinstance(callee, ClassV) else None
             return self.new_parser(frame.module, node, add_help is not False, cls=cls, args=args, kwargs=kwargs)
@@ -665,6 +699,28 @@ class Interpreter:
             values.append(fn.bound)
         return _mentions_parser(values) or any(isinstance(v, dict) for v in values)
 
+    def is_parser_class(self, cls: ClassV) -> bool:
+        """A class of the tree deriving from argparse's ArgumentParser (under any name)."""
+        return (self._argparse_base(cls) or "").endswith("ArgumentParser")
+
+    def _argparse_base(self, cls: ClassV) -> str | None:
+        """The last name of the first base in `cls`'s MRO that is not a class of the tree."""
+        for c in self.mro(cls):
+            node = c.sym.node
+            assert isinstance(node, ast.ClassDef)
+            for expr in node.bases:
+                value = self.eval(expr, Frame(c.sym.module))
+                if isinstance(value, Opaque):
+                    return value.src.rsplit(".", 1)[-1]
+        return None
+
+    def _action_isinstance(self, action: ActionV, classes: Any, frame: Frame, node: ast.Call) -> Any:
+        targets = list(classes) if isinstance(classes, tuple) else [classes]
+        keys = {c.key for c in self.mro(action.cls)} if action.cls is not None else set()
+        if all(isinstance(t, ClassV) for t in targets):
+            return any(t.key in keys for t in targets)
+        return Opaque(frame.module.segment(node))
+
     def _call_method(self, method: BoundMethod, node: ast.Call, frame: Frame, args: list[Any], kwargs: dict[str, Any]) -> Any:
         obj, name = method.obj, method.name
         if isinstance(obj, SubparsersV) and name == "add_parser":
@@ -689,8 +745,7 @@ class Interpreter:
 
     def _parser_method(self, parser: ParserV, name: str, node: ast.Call, frame: Frame, args: list[Any], kwargs: dict[str, Any]) -> Any:
         if name == "add_argument":
-            self.add_argument(parser, node, frame, args, kwargs)
-            return Opaque("<action>")
+            return self.add_argument(parser, node, frame, args, kwargs) or Opaque("<action>")
         if name == "add_argument_group":
             title = kwargs.get("title", args[0] if args else None)
             group = title if isinstance(title, str) else render(title) if title is not None else None
@@ -707,8 +762,17 @@ class Interpreter:
         return Opaque(frame.module.segment(node))
 
     # ------------------------------------------------------------ add_argument
-    def add_argument(self, parser: ParserV, node: ast.Call, frame: Frame, args: list[Any], kwargs: dict[str, Any]) -> None:
+    def add_argument(self, parser: ParserV, node: ast.Call, frame: Frame, args: list[Any],
+                     kwargs: dict[str, Any]) -> ActionV | None:
         module = frame.module
+        if self._call_sites:
+            # Inside a parser's add_argument override: the option is the outer call's. The
+            # override may pop `deprecated` (to warn itself on older Pythons): keep it.
+            node, module, outer = self._call_sites.pop()
+            self._call_sites.append((node, module, {}))
+            for key in ("__field__", "__unknown_kwargs__", "deprecated"):
+                if key in outer and key not in kwargs:
+                    kwargs[key] = outer[key]
         field_info: FieldInfo | None = kwargs.pop("__field__", None)
         unknown_kwargs = kwargs.pop("__unknown_kwargs__", None)
         names: list[str] = []
@@ -719,23 +783,25 @@ class Interpreter:
                 self.warn(module, node, f"option name not statically known: {render(value)}")
         if not names:
             self.warn(module, node, "add_argument with no static option name: skipped")
-            return
+            return None
         if unknown_kwargs:
             self.warn(module, node, f"keyword arguments not statically known: **{unknown_kwargs}")
         registered = module.where(node)
         spelled_here = _names_spelled_literally(node)
         defined = registered if spelled_here or field_info is None else field_info.where
-        self.record_option(parser, names, kwargs, defined_at=defined, registered_at=registered,
-                           field_at=field_info.where if field_info else None)
+        return self.record_option(parser, names, kwargs, defined_at=defined, registered_at=registered,
+                                  field_at=field_info.where if field_info else None)
 
     def record_option(self, parser: ParserV, names: list[str], kwargs: dict[str, Any], *,
-                      defined_at: str, registered_at: str, field_at: str | None) -> None:
-        """One argparse action from its option strings and (evaluated) keyword arguments."""
+                      defined_at: str, registered_at: str, field_at: str | None) -> ActionV:
+        """One argparse action from its option strings and (evaluated) keyword arguments;
+        returns the action as `add_argument` returns it to its caller."""
         if not names[0].startswith("-"):
             self.positionals.append(build_positional(names[0], kwargs, defined_at))
-            return
+            return ActionV(None, "store", {"option_strings": [], "dest": names[0]})
         condition = " and ".join(f"({c})" for c in self._conditions) or None
         negatives: list[str] | None = None
+        built: ActionV | None = None
         action = kwargs.get("action")
         key = registry_key(action)
         if key is not None and key in parser.registry:
@@ -746,11 +812,14 @@ class Interpreter:
             if built is not None:
                 negatives = _negatives(built, names)
                 names, kwargs = list(built.attrs["option_strings"]), as_kwargs(built)
-        self.flags.append(
-            build_flag(names, kwargs, group=parser.group, defined_at=defined_at,
-                       registered_at=registered_at, field_at=field_at, condition=condition,
-                       negatives=negatives)
-        )
+        flag = build_flag(names, kwargs, group=parser.group, defined_at=defined_at,
+                          registered_at=registered_at, field_at=field_at, condition=condition,
+                          negatives=negatives)
+        self.flags.append(flag)
+        handle = built or ActionV(None, str(flag.action or "store"), {"option_strings": list(flag.aliases),
+                                                                      "dest": flag.dest})
+        handle.flag, handle.registered = flag, list(flag.aliases)
+        return handle
 
     def construct_action(self, cls: ClassV, names: list[str], kwargs: dict[str, Any], where: str) -> ActionV | None:
         """`cls(option_strings=names, dest=..., **kwargs)` run statically; None (with a
@@ -800,11 +869,24 @@ def _callee_name(callee: Any, node: ast.Call) -> str | None:
 
 def _mentions_parser(values: list[Any]) -> bool:
     for v in values:
-        if isinstance(v, ParserV | SubparsersV):
+        if isinstance(v, ParserV | SubparsersV | ActionV):
             return True
         if isinstance(v, list | tuple) and _mentions_parser(list(v)):
             return True
     return False
+
+
+def _reshow(action: ActionV, strings: Any) -> None:
+    """A parser that replaced a registered action's option strings (to hide some from
+    help): those it dropped stay accepted by the parser, listed as hidden."""
+    flag = action.flag
+    if not (isinstance(strings, list | tuple) and all(isinstance(o, str) for o in strings)):
+        return
+    shown = [o for o in strings if o in action.registered]
+    if not shown:
+        return
+    flag.aliases = shown
+    flag.hidden_aliases = [o for o in action.registered if o not in shown]
 
 
 def _negatives(action: ActionV, given: list[str]) -> list[str]:
@@ -830,7 +912,9 @@ def _call_builtin(name: str, args: list[Any], frame: Frame, node: ast.Call) -> A
         if frame.defining_class is None:
             return opaque
         first = next(iter(frame.locals.values()), None)
-        if isinstance(first, ActionV):
+        if isinstance(first, ActionV) and first.cls is not None:
+            return SuperV(frame.defining_class, first.cls, first)
+        if isinstance(first, ParserV) and first.cls is not None:
             return SuperV(frame.defining_class, first.cls, first)
         if isinstance(first, InstanceV):
             return SuperV(frame.defining_class, first.cls, first)

@@ -18,7 +18,7 @@ class Flag:
     """
 
     flag: str  # primary option string: the first long option, else the first given
-    aliases: list[str]  # every option string argparse accepts, negative forms included
+    aliases: list[str]  # every option string the parser shows, negative forms included
     dest: str
     defined_at: str  # package-relative path:line
     default: str | None = None  # source text, or the literal it statically resolves to
@@ -33,6 +33,9 @@ class Flag:
     required: bool = False
     deprecated: bool = False
     negative_aliases: list[str] = field(default_factory=list)  # `--no-x` from BooleanOptionalAction
+    # Accepted but hidden from help (a parser that drops them from the action after
+    # registering it, as vLLM 0.33.0 does with `--no-enable-x` / `--no-disable-x`).
+    hidden_aliases: list[str] = field(default_factory=list)
     negates: str | None = None  # the flag this `store_false` twin switches off (same dest)
     condition: str | None = None  # source text of an `if` the registration sits under
     registered_at: str | None = None

@@ -69,13 +69,17 @@ class SubparsersV:
 
 @dataclass(slots=True, eq=False)
 class ActionV:
-    """An argparse Action being constructed by a custom subclass's `__init__`, followed
-    statically. `base` is the standard-library action it derives from
+    """An argparse Action: being constructed by a custom subclass's `__init__`, followed
+    statically, or returned by `add_argument` to the code that called it (a parser
+    subclass may change it after registration: option strings it hides from help stay
+    accepted). `base` is the standard-library action it derives from
     (`BooleanOptionalAction`, `Action`, ...); `attrs` are its instance attributes."""
 
-    cls: ClassV
+    cls: ClassV | None  # None: one of argparse's own actions
     base: str
     attrs: dict[str, Any] = field(default_factory=dict)
+    flag: Any = None  # the Flag recorded for it, once the parser registered it
+    registered: list[str] = field(default_factory=list)  # option strings the parser accepts
 
 
 @dataclass(slots=True)

@@ -147,10 +147,9 @@ def _top_parser(interp: Interpreter) -> ParserV | None:
         if isinstance(node, ast.ImportFrom):
             base = interp.tree.absolute(module, node.level, node.module)
             for alias in node.names:
-                if alias.name.endswith("ArgumentParser"):
-                    sym = interp.tree.resolve_qualified(base, alias.name)
-                    if sym is not None and sym.kind == "class":
-                        return interp.new_parser(module, node, cls=ClassV(sym), list_help=False)
+                sym = interp.tree.resolve_qualified(base, alias.name)
+                if sym is not None and sym.kind == "class" and interp.is_parser_class(ClassV(sym)):
+                    return interp.new_parser(module, node, cls=ClassV(sym), list_help=False)
     return None
 
 

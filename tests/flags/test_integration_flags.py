@@ -53,7 +53,7 @@ def test_counts_and_no_duplicates(integration_settings: Settings, ref: str) -> N
     root = _root(integration_settings, ref)
     project = ref.split("@")[0]
     report = flag_report(root, project)
-    options = [a for f in report.flags for a in f.aliases]
+    options = [a for f in report.flags for a in (*f.aliases, *f.hidden_aliases)]
     assert len(options) == len(set(options)), "an option string registered twice would crash argparse"
     n_flags, n_envs = EXPECTED[ref]
     assert len(report.flags) == n_flags
@@ -83,7 +83,9 @@ def test_vllm_serve_facts(integration_settings: Settings, ref: str) -> None:
         assert prefix.aliases == ["--enable-prefix-caching", "--no-enable-prefix-caching"]
         assert prefix.action == "BooleanOptionalAction"
     else:  # 0.33.0 registers its EnableDisableAction for BooleanOptionalAction
-        assert prefix.aliases == ["--enable-prefix-caching", "--no-enable-prefix-caching", "--disable-prefix-caching"]
+        assert prefix.aliases == ["--enable-prefix-caching", "--disable-prefix-caching"]
+        assert prefix.hidden_aliases == ["--no-enable-prefix-caching"]  # accepted, not in --help
+        assert prefix.negative_aliases == ["--no-enable-prefix-caching", "--disable-prefix-caching"]
         assert prefix.action == "EnableDisableAction"
     assert prefix.group == "CacheConfig"
     assert prefix.defined_at.startswith("vllm/engine/arg_utils.py:")
@@ -197,3 +199,41 @@ def test_sglang_count_matches_census(integration_settings: Settings, ref: str) -
                 cli_fields += 1
     manual = _calls(sa, {"add_cli_args"})
     assert len(flag_report(root, "sglang").flags) == 1 + cli_fields + len(manual)
+
+
+def test_vllm_033_enable_disable_pairs(integration_settings: Settings) -> None:
+    """0.33.0's boolean flags come as --enable-X / --disable-X pairs on one dest, with the
+    default the config field (or the call) gives; `--no-` forms of a pair are hidden."""
+    flags = _flags(integration_settings, "vllm@0.33.0")
+    pairs = [f for f in flags.values() if f.action == "EnableDisableAction" and f.flag.startswith(("--enable-", "--disable-"))]
+    assert len(pairs) >= 45
+    for f in pairs:
+        positive = f.flag.startswith("--enable-")
+        stem = f.flag.removeprefix("--enable-" if positive else "--disable-")
+        inverse = ("--disable-" if positive else "--enable-") + stem
+        # as given (a short form like -ep kept), then the derived inverse
+        assert f.aliases[0] == f.flag and f.aliases[-1] == inverse, f.flag
+        assert all(not a.startswith("--") for a in f.aliases[1:-1]) and f.hidden_aliases == ["--no-" + f.flag[2:]]
+        assert f.dest == f.flag[2:].replace("-", "_") and f.nargs == 0
+        assert set(f.negative_aliases) == {inverse, "--no-" + f.flag[2:]}
+    # Defaults read by hand off the sources: a config field's, or the call's override.
+    assert flags["--enable-auto-tool-choice"].default == "False"  # FrontendArgs field
+    assert flags["--enable-prefix-caching"].default == "None"  # `**{..., "default": None}` in add_cli_args
+    assert flags["--disable-cascade-attn"].default == "None"  # explicit BooleanOptionalAction call
+    assert "--disable-chunked-prefill" in flags["--enable-chunked-prefill"].aliases
+    assert flags["--enable-expert-parallel"].aliases == ["--enable-expert-parallel", "-ep", "--disable-expert-parallel"]
+    assert flags["--enable-log-requests"].aliases == ["--enable-log-requests", "--disable-log-requests"]
+
+
+@pytest.mark.parametrize("ref", ["vllm@0.30.0", "vllm@0.33.0"])
+def test_vllm_option_strings_match_the_source_oracle(integration_settings: Settings, ref: str) -> None:
+    """Every option string --help shows, and every one the parser accepts, equal the
+    oracle of benchmarks/flags_accuracy.py (plain `ast` over the sources plus the
+    hand-read semantics of BooleanOptionalAction and 0.33.0's EnableDisableAction)."""
+    from benchmarks.flags_accuracy import oracle
+
+    root = _root(integration_settings, ref)
+    shown, accepted = oracle(root)
+    report = flag_report(root, "vllm")
+    assert {a for f in report.flags for a in (f.flag, *f.aliases)} == shown
+    assert {a for f in report.flags for a in (f.flag, *f.aliases, *f.hidden_aliases)} == accepted
