@@ -10,8 +10,11 @@
    CP and the stage-to-stage sends of PP are point-to-point and not in the table; PP prints
    its measured bubble fraction instead.
 3. Output tokens/s of the same workload on one process and on each layout.
+4. Pipeline bubble on a wider model: PP=2 running one step at a time against the batch
+   queue (two consecutive scheduler steps over disjoint requests in flight), the measured
+   bubble fraction 1 - sum(stage busy) / (stages * wall) and tokens/s of each.
 
-    python benchmarks/parallel_bench.py [--requests 12] [--max-tokens 16]
+    python benchmarks/parallel_bench.py [--requests 12] [--max-tokens 16] [--pp-only]
 
 A collective timed inside the engine includes waiting for the slower rank to arrive (the
 ranks share two cores, so one is often descheduled), which the alpha-beta model leaves
@@ -144,8 +147,33 @@ def moe_checkpoint(folder: Path) -> Path:
     return folder
 
 
+def pipeline_checkpoint(folder: Path) -> Path:
+    """A dense model wide enough that a stage's layers cost more than the Python around
+    them, so the bubble fraction measures the schedule rather than the interpreter."""
+    from reference_engine.config import ModelConfig
+    from reference_engine.tiny_model import (
+        TINY_CONFIG,
+        build_tokenizer,
+        random_weights,
+        write_checkpoint,
+    )
+
+    config = {
+        **TINY_CONFIG,
+        "hidden_size": 512,
+        "intermediate_size": 2048,
+        "num_hidden_layers": 8,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 4,
+        "head_dim": 64,
+    }
+    weights = random_weights(ModelConfig.from_dict(config), seed=0)
+    write_checkpoint(folder, config, weights, build_tokenizer())
+    return folder
+
+
 def run_workload(
-    model: str | None, requests: int, max_tokens: int, **layout: Any
+    model: str | None, requests: int, max_tokens: int, batch_queue: bool = True, **layout: Any
 ) -> tuple[float, Any]:
     from reference_engine.config import EngineConfig
     from reference_engine.engine import Engine
@@ -154,6 +182,8 @@ def run_workload(
     engine = Engine(
         EngineConfig(model=model, max_num_seqs=requests, distributed_timeout_s=120, **layout)
     )
+    if not batch_queue:
+        engine.batch_queue = None  # pipeline parallelism: one step in flight at a time
     params = SamplingParams(temperature=0.0, max_tokens=max_tokens, ignore_eos=True)
     for i in range(requests):
         engine.add_request(str(i), [(7 * i + j) % 400 + 3 for j in range(24 + i)], params)
@@ -172,8 +202,15 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=12)
     parser.add_argument("--max-tokens", type=int, default=16)
     parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--pp-only", action="store_true", help="only the pipeline bubble (4.)")
     args = parser.parse_args()
     torch.set_num_threads(1)
+    if not args.pp_only:
+        communication(args)
+    pipeline_bubble(args)
+
+
+def communication(args: argparse.Namespace) -> None:
 
     alpha, beta, rows = fit_alpha_beta(args.repeats)
     print(f"alpha-beta fit on gloo, 2 ranks: alpha = {alpha * 1e6:.1f} us, "
@@ -218,6 +255,28 @@ def main() -> None:
     print(f"\n{'layout':<13} {'output tok/s':>12}")
     for name, tok_s in speeds:
         print(f"{name:<13} {tok_s:>12.1f}")
+
+
+def pipeline_bubble(args: argparse.Namespace) -> None:
+    """PP=2 one step at a time against consecutive steps in flight (batch_queue.py)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        wide = str(pipeline_checkpoint(Path(tmp) / "wide"))
+        # bubble: idle share of stage-time while a step is in flight (StageTimes); run
+        # bubble: over the whole run, the driver's scheduling and sampling included.
+        print(f"\n{'PP=2, 512-wide 8 layers':<22} {'in flight':>9} {'steps':>6} {'bubble':>7} "
+              f"{'run bubble':>10} {'tok/s':>8}")  # fmt: skip
+        base, _ = run_workload(wide, args.requests, args.max_tokens)
+        print(f"{'1 process':<22} {'':>9} {'':>6} {'':>7} {'':>10} {base:>8.1f}")
+        for name, queued in (("one step at a time", False), ("batch queue", True)):
+            tok_s, (stats, times) = run_workload(
+                wide, args.requests, args.max_tokens, batch_queue=queued,
+                pipeline_parallel_size=2,
+            )  # fmt: skip
+            elapsed = stats.num_generated_tokens / tok_s
+            run_bubble = 1 - sum(times.busy_s) / (len(times.busy_s) * elapsed)
+            depth = 2 if queued else 1
+            print(f"{name:<22} {depth:>9} {times.steps:>6} {times.bubble_fraction:>7.2f} "
+                  f"{run_bubble:>10.2f} {tok_s:>8.1f}")  # fmt: skip
 
 
 if __name__ == "__main__":

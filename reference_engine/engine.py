@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 from reference_engine import heavy_hitters
+from reference_engine.batch_queue import BatchQueue
 from reference_engine.config import ConfigError, EngineConfig, ModelConfig
 from reference_engine.cuda_graph import DecodeGraphRunner
 from reference_engine.detokenizer import IncrementalDetokenizer, annotate_logprobs
@@ -219,6 +220,17 @@ class Engine:
                     "is not implemented"
                 )
             self.overlap = OverlapScheduler(self)
+        # Pipeline parallelism: one step in flight per stage, over disjoint requests
+        # (batch_queue.py); None runs one step at a time.
+        self.batch_queue: BatchQueue | None = None
+        depth = getattr(self.runner, "max_concurrent_batches", 1)
+        if depth > 1:
+            if self.overlap is not None:
+                raise ConfigError(
+                    "async scheduling with pipeline parallelism is not implemented (the "
+                    "pipeline's batch queue already overlaps steps)"
+                )
+            self.batch_queue = BatchQueue(self, depth)
         self.requests: dict[str, SequenceGroup] = {}
         self._order = itertools.count()
         self._num_steps = 0
@@ -383,19 +395,24 @@ class Engine:
         return True
 
     def has_unfinished_requests(self) -> bool:
-        return bool(self.requests)
+        # A pipeline step in flight whose requests were all aborted still has to come back.
+        return bool(self.requests) or bool(self.batch_queue and self.batch_queue.in_flight)
 
     # --- the step -------------------------------------------------------------
     def step(self) -> list[RequestOutput]:
         if self.overlap is not None:  # async scheduling: one step late (overlap_scheduler.py)
             return self.overlap.step()
+        if self.batch_queue is not None:  # pipeline parallelism: steps in flight
+            return self.batch_queue.step()
         self.step_request_ids = set()
         out = self.scheduler.schedule()
         self.step_request_ids = {item.seq.request_id for item in out.scheduled} | {
             seq.request_id for seq in out.preempted
         }
         if out.is_empty:
-            # A step that only preempted is progress (it is readmitted next step).
+            # A step that only preempted is progress (it is readmitted next step); its
+            # swap-outs still run now, before anything reuses the blocks they read.
+            self.runner.swap_out(out.blocks_to_swap_out)
             if self.scheduler.has_unfinished() and not out.preempted:
                 # Admission checks make this unreachable; fail loudly rather than spin forever.
                 raise RuntimeError(
@@ -468,8 +485,17 @@ class Engine:
             logits = self.runner.execute_model(batch)
         if batch.attention_scores is not None:  # H2O requests: add up where attention went
             heavy_hitters.record_scores(out.scheduled, batch)
-        # Every sequence got at least its last row; keep only rows that will be used
-        # (a prefill chunk short of the prompt's end samples nothing).
+        keep = self._logits_rows(out, inputs, batch)
+        if keep is None:
+            return logits
+        return logits[torch.tensor(keep, dtype=torch.long, device=logits.device)]
+
+    @staticmethod
+    def _logits_rows(
+        out: SchedulerOutput, inputs: list[SeqInput], batch: ForwardBatch
+    ) -> list[int] | None:
+        """Every sequence got at least its last row; the rows that will be used (a prefill
+        chunk short of the prompt's end samples nothing), or None for all of them."""
         keep: list[int] = []
         for i, item in enumerate(out.scheduled):
             lo, hi = batch.logits_start_loc[i], batch.logits_start_loc[i + 1]
@@ -477,9 +503,7 @@ class Engine:
                 keep.extend(range(lo, hi))
             elif item.samples:
                 keep.append(hi - 1)
-        if len(keep) == logits.shape[0]:
-            return logits
-        return logits[torch.tensor(keep, dtype=torch.long, device=logits.device)]
+        return None if len(keep) == batch.logits_start_loc[-1] else keep
 
     @staticmethod
     def _wants_prompt_logits(item: ScheduledSeq) -> bool:

@@ -6,7 +6,8 @@ One concept per file:
 - executor.py: the driver (rank 0): spawns or joins the ranks, broadcasts each step, stops
   every rank when one fails; worker.py: the other ranks' loop
 - parallel_linear.py, vocab_parallel_embedding.py: tensor parallelism
-- pipeline_parallel.py: stages of layers, micro-batches, bubble fraction
+- pipeline_parallel.py: stages of layers, steps passed stage to stage, bubble fraction
+  (the engine keeps one step per stage in flight: ../batch_queue.py)
 - expert_dispatch.py, expert_placement.py, eplb.py: expert parallelism and its balancing
 - context_parallel.py: tokens and KV striped over ranks; ring_attention.py: its ring and
   LSE merge

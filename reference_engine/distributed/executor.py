@@ -34,9 +34,12 @@ import contextlib
 import os
 import socket
 import sys
+import threading
 import time
+from collections import deque
+from dataclasses import dataclass
 from multiprocessing.connection import wait
-from typing import Any
+from typing import Any, NoReturn
 
 import torch
 import torch.distributed as dist
@@ -45,13 +48,18 @@ import torch.multiprocessing as mp
 from reference_engine.config import EngineConfig, ModelConfig
 from reference_engine.distributed.eplb import RebalanceReport
 from reference_engine.distributed.parallel_config import verify_model
-from reference_engine.distributed.pipeline_parallel import StageTimes
+from reference_engine.distributed.pipeline_parallel import (
+    StageTimes,
+    post_logits_receive,
+    run_stage,
+    send_to_next_stage,
+)
 from reference_engine.distributed.worker import (
     Groups,
     Rendezvous,
     StepInput,
     StepResult,
-    gather_busy,
+    apply_moves,
     init_groups,
     run_step,
     send_step,
@@ -99,6 +107,20 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@dataclass(slots=True)
+class PipelineStep:
+    """A step launched down the pipeline and not yet collected (made by
+    `DistributedExecutor.execute_model_async`, collected in launch order with `result`)."""
+
+    executor: DistributedExecutor
+    sends: list[Any]  # (work, tensor) pairs still in flight to stage 1
+    recvs: list[Any]  # (work, tensor): the logits and busy times from the last stage
+    result_rebalance: RebalanceReport | None = None
+
+    def result(self) -> torch.Tensor:
+        return self.executor._collect(self)
+
+
 class DistributedExecutor:
     """Rank 0 of a multi-process model, with ModelRunner's interface for the Engine."""
 
@@ -110,8 +132,11 @@ class DistributedExecutor:
         self.procs: list[Any] = []
         self._pending = StepInput()
         self._closed = False
-        # Pipeline parallelism: busy time of every rank and step wall time (bubble fraction).
+        # Pipeline parallelism: busy time of every stage and wall time with a step in flight
+        # (bubble fraction); the launched steps not collected yet, oldest first.
         self.stage_times = StageTimes()
+        self._in_flight: deque[PipelineStep] = deque()
+        self._busy_since = 0.0
         world = engine_config.world_size
         try:
             if torchrun:
@@ -160,14 +185,16 @@ class DistributedExecutor:
         """Rank 0's shard."""
         return self.runner.model
 
+    # Block moves ride with the next step; moves of a step that ran nothing (it only
+    # preempted) wait for the next one, in order, before its own.
     def swap_out(self, mapping: BlockMapping) -> None:
-        self._pending.blocks_to_swap_out = list(mapping)
+        self._pending.blocks_to_swap_out.extend(mapping)
 
     def swap_in(self, mapping: BlockMapping) -> None:
-        self._pending.blocks_to_swap_in = list(mapping)
+        self._pending.blocks_to_swap_in.extend(mapping)
 
     def copy_blocks(self, mapping: BlockMapping) -> None:
-        self._pending.blocks_to_copy = list(mapping)
+        self._pending.blocks_to_copy.extend(mapping)
 
     def execute_model(self, batch: ForwardBatch) -> torch.Tensor:
         step, self._pending = self._pending, StepInput()
@@ -175,6 +202,18 @@ class DistributedExecutor:
         logits = self._broadcast_and_run(step).logits
         assert logits is not None
         return logits
+
+    @property
+    def max_concurrent_batches(self) -> int:
+        """Steps the engine may keep in flight (vLLM's name): one per pipeline stage."""
+        return self.runner.parallel.pp.world_size
+
+    def execute_model_async(self, batch: ForwardBatch) -> PipelineStep:
+        """Pipeline parallelism: run stage 0 of a step, send it down the pipeline and return
+        at once; `result()` waits for its logits. Steps are collected in launch order."""
+        step, self._pending = self._pending, StepInput()
+        step.batch = batch.to("cpu") if batch.input_ids.device.type != "cpu" else batch
+        return self._launch(step)
 
     def rebalance_experts(self, num_redundant: int) -> RebalanceReport:
         """EPLB on request: every rank re-plans its expert placement from the load measured
@@ -186,28 +225,70 @@ class DistributedExecutor:
     # ------------------------------------------------------------------ the step
 
     def _broadcast_and_run(self, step: StepInput) -> StepResult:
+        if self.runner.parallel.pp.world_size > 1:  # down the pipeline, then wait for it
+            launched = self._launch(step)
+            logits = self._collect(launched) if step.batch is not None else None
+            return StepResult(logits=logits, rebalance=launched.result_rebalance)
         if self._closed:
             raise WorkerError("the distributed engine was shut down")
         self._check_workers()
         try:
             for work in send_step(self.groups, step):
                 self._wait(work, "receiving a step")
-            start = time.perf_counter()
-            result = run_step(self.runner, step)
-            if self.runner.parallel.pp.world_size > 1:
-                busy = gather_busy(self.groups, result.busy_s)
-                times = self.stage_times
-                times.busy_s = [
-                    a + b for a, b in zip(times.busy_s or [0.0] * len(busy), busy, strict=True)
-                ]
-                times.wall_s += time.perf_counter() - start
-                times.steps += 1
-            return result
+            return run_step(self.runner, step)
         except Exception as exc:
-            dead = self._dead_workers()
-            self.shutdown(graceful=False)
-            why = f"{dead}" if dead else f"a collective failed: {exc}"
-            raise WorkerError(f"distributed step failed, every rank stopped ({why})") from exc
+            self._fail(exc)
+
+    def _fail(self, exc: Exception) -> NoReturn:
+        dead = self._dead_workers()
+        self.shutdown(graceful=False)
+        why = f"{dead}" if dead else f"a collective failed: {exc}"
+        raise WorkerError(f"distributed step failed, every rank stopped ({why})") from exc
+
+    def _launch(self, step: StepInput) -> PipelineStep:
+        """Stage 0's part of a step (pipeline_parallel.py): stage-0 peers get the step,
+        the driver runs its layers and sends step and hidden states to stage 1."""
+        if self._closed:
+            raise WorkerError("the distributed engine was shut down")
+        self._check_workers()
+        try:
+            if self.groups.stage0_control is not None:
+                for work in send_step(self.groups, step, self.groups.stage0_control):
+                    self._wait(work, "receiving a step")
+            if not self._in_flight:
+                self._busy_since = time.perf_counter()
+            rebalance = apply_moves(self.runner, step).rebalance
+            hidden, recvs = None, []
+            if step.batch is not None:
+                recvs = post_logits_receive(self.runner, step.batch)
+                hidden, busy = run_stage(self.runner, step.batch, None)
+                step.stage_busy_s.append(busy)
+            sends = send_to_next_stage(self.runner.parallel, self.groups.control, step, hidden)
+            launched = PipelineStep(self, sends, recvs, rebalance)
+            if step.batch is None:  # nothing comes back: done once stage 1 has it
+                for work, _ in sends:
+                    self._wait_p2p(work, "passing a step on")
+            else:
+                self._in_flight.append(launched)
+            return launched
+        except Exception as exc:
+            self._fail(exc)
+
+    def _collect(self, launched: PipelineStep) -> torch.Tensor:
+        """Wait for a launched step's logits (steps are collected in launch order)."""
+        if not self._in_flight or self._in_flight[0] is not launched:
+            raise RuntimeError("pipeline steps must be collected in the order they were launched")
+        try:
+            for work, _ in launched.recvs + launched.sends:
+                self._wait_p2p(work, "a pipeline step")
+        except Exception as exc:
+            self._fail(exc)
+        self._in_flight.popleft()
+        (_, logits), (_, busy) = launched.recvs
+        self.stage_times.add(busy.tolist())
+        if not self._in_flight:
+            self.stage_times.wall_s += time.perf_counter() - self._busy_since
+        return logits
 
     def _dead_workers(self) -> str:
         dead = [p for p in self.procs if not p.is_alive()]
@@ -240,19 +321,49 @@ class DistributedExecutor:
                 raise WorkerError(f"ranks did not finish {what} within {timeout_s:.0f} s")
         work.wait()
 
+    def _wait_p2p(self, work: Any, what: str) -> None:
+        """`_wait` for a point-to-point work: gloo marks one completed only inside wait(),
+        and a wait with a timeout that expires closes the connections, so a helper thread
+        waits while this one watches the workers and the clock."""
+        done, failed = threading.Event(), []
+
+        def run() -> None:
+            try:
+                work.wait()
+            except Exception as exc:  # the peer died or the group timed out
+                failed.append(exc)
+            finally:
+                done.set()
+
+        threading.Thread(target=run, name="atlas-p2p-wait", daemon=True).start()
+        deadline = time.monotonic() + self.timeout_s
+        sentinels = [p.sentinel for p in self.procs]
+        while not done.wait(0 if sentinels else 0.02):
+            if sentinels and wait(sentinels, timeout=0.02):
+                self._check_workers()
+            if time.monotonic() > deadline:
+                raise WorkerError(f"ranks did not finish {what} within {self.timeout_s:.0f} s")
+        if failed:
+            raise failed[0]
+
     # ------------------------------------------------------------------ shutdown
 
     def shutdown(self, graceful: bool = True) -> None:
         """Stop every worker (asking first when `graceful`), then leave the group."""
         if self._closed:
             return
-        self._closed = True
         if graceful and hasattr(self, "groups") and not self._dead_workers():
             try:
-                for work in send_step(self.groups, StepInput(stop=True)):
-                    self._wait(work, "stopping")
+                while self._in_flight:  # steps never collected: let them drain first
+                    self._collect(self._in_flight[0])
+                if self.runner.parallel.pp.world_size > 1:
+                    self._launch(StepInput(stop=True))
+                else:
+                    for work in send_step(self.groups, StepInput(stop=True)):
+                        self._wait(work, "stopping")
             except Exception:  # a worker died meanwhile: terminate below
                 graceful = False
+        self._closed = True
         for p in self.procs:
             p.join(timeout=10 if graceful else 0)
             if p.is_alive():

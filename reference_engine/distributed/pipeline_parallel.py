@@ -1,34 +1,47 @@
-"""Pipeline parallelism: contiguous stages of layers, micro-batches in flight between them.
+"""Pipeline parallelism: contiguous stages of layers, several scheduler steps in flight.
 
 Stage s holds layers [s*L/P, (s+1)*L/P) (the others are `PPMissingLayer`s without weights,
-whose checkpoint tensors it never reads) and KV caches for its own layers only. Every stage
-receives the step's ForwardBatch (executor.py) and splits it the same way into micro-batches
-of whole sequences (`split_batch`). Stage s then, for each micro-batch in turn, receives the
-hidden states from stage s-1 (stage 0 embeds the tokens instead), runs its layers and sends
-the result on with a non-blocking send, so while stage s+1 works on micro-batch m, stage s
-already computes m+1: GPipe's schedule for a forward pass, as vLLM's and SGLang's PP overlap
-micro-batches (there: consecutive scheduler steps over disjoint requests). The last stage
-computes the logits and sends them to the driver (global rank 0), which samples.
+whose checkpoint tensors it never reads) and KV caches for its own layers only.
+
+A step travels down the pipeline instead of being broadcast to every rank: the driver
+(global rank 0, stage 0) gives its StepInput to its stage's tensor-parallel peers, runs its
+layers, and sends the StepInput and the hidden states to stage 1 (`send_to_next_stage`);
+stage s receives both from stage s-1 (`receive_from_previous_stage`), applies the step's
+block moves to its KV shard, runs its layers and passes them on; the last stage sends the
+logits (and every stage's busy time) back to the driver. Every stage handles steps in the
+order they were launched, so a step's block moves and KV writes on a stage always follow
+every earlier step's on that stage.
+
+That order is what lets several steps be in flight (vLLM's batch queue / virtual engines,
+SGLang's PP micro-batches): the driver launches step t (`DistributedExecutor._launch`) and,
+while stage 1 still works on t, schedules step t+1 over requests not in flight and runs its
+stage 0 layers (batch_queue.py owns that loop). With P stages up to P steps are in flight.
 
 In this engine's decoder layer the residual is already added back into the hidden states
 (no fused add-norm carrying a separate residual, as vLLM has), so one tensor crosses each
 stage boundary. The embedding, final norm and LM head are kept on every stage (small; a
 tied LM head needs the embedding anyway).
 
-`StageTimes` measures each stage's busy time per step; the bubble fraction is the share of
-stage-time spent waiting: 1 - sum(busy) / (stages * step wall time).
+`StageTimes` measures each stage's busy time and the wall time during which a step was in
+flight; the bubble fraction is the share of stage-time spent idle:
+1 - sum(busy) / (stages * wall).
 """
 
 from __future__ import annotations
 
+import pickle
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.distributed as dist
 from torch import nn
 
-from reference_engine.forward_batch import ForwardBatch, SeqInput, build_forward_batch
+if TYPE_CHECKING:
+    from reference_engine.distributed.parallel_state import ParallelState
+    from reference_engine.forward_batch import ForwardBatch
+    from reference_engine.model_runner import ModelRunner
 
 
 def layer_range(num_layers: int, stage: int, num_stages: int) -> tuple[int, int]:
@@ -44,46 +57,10 @@ class PPMissingLayer(nn.Module):
         raise RuntimeError("this layer lives on another pipeline stage")
 
 
-def split_batch(batch: ForwardBatch, parts: int) -> list[ForwardBatch]:
-    """Whole sequences into at most `parts` micro-batches of about equal token counts, in
-    order, so concatenated logits keep the batch's row order."""
-    n = batch.num_seqs
-    if parts <= 1 or n <= 1:
-        return [batch]
-    qsl = batch.query_start_loc.tolist()
-    target = qsl[-1] / min(parts, n)
-    groups: list[list[int]] = [[]]
-    for i in range(n):
-        if groups[-1] and qsl[i] >= target * len(groups) and len(groups) < parts:
-            groups.append([])
-        groups[-1].append(i)
-    if len(groups) == 1:
-        return [batch]
-    out = []
-    for group in groups:
-        seqs = []
-        for i in group:
-            lo, hi = qsl[i], qsl[i + 1]
-            ctx = batch.context_lens_cpu[i]
-            used = -(-ctx // batch.block_size)
-            seqs.append(
-                SeqInput(
-                    token_ids=batch.input_ids[lo:hi].tolist(),
-                    start_position=ctx - (hi - lo),
-                    block_table=batch.block_tables[i, :used].tolist(),
-                    want_prompt_logits=batch.logits_start_loc[i + 1] - batch.logits_start_loc[i]
-                    == hi - lo
-                    and hi - lo > 1,
-                    kv_policy=batch.kv_policies[i] if batch.kv_policies else None,
-                )
-            )
-        out.append(build_forward_batch(seqs, batch.block_size, device=batch.input_ids.device))
-    return out
-
-
 @dataclass(slots=True)
 class StageTimes:
-    """Busy seconds of every stage and wall seconds of the steps; kept by the driver."""
+    """Busy seconds of every stage and wall seconds with a step in flight; kept by the
+    driver (DistributedExecutor)."""
 
     busy_s: list[float] = field(default_factory=list)
     wall_s: float = 0.0
@@ -95,48 +72,85 @@ class StageTimes:
             return 0.0
         return max(0.0, 1.0 - sum(self.busy_s) / (len(self.busy_s) * self.wall_s))
 
+    def add(self, busy: list[float]) -> None:
+        self.busy_s = [a + b for a, b in zip(self.busy_s or [0.0] * len(busy), busy, strict=True)]
+        self.steps += 1
 
-def run_pipeline(
-    runner: object, batch: ForwardBatch, num_micro: int
-) -> tuple[torch.Tensor | None, float]:
-    """One step on this rank's stage -> (logits on global rank 0, else None; busy seconds)."""
-    from reference_engine.model_runner import ModelRunner
 
-    assert isinstance(runner, ModelRunner)
-    pp = runner.parallel.pp
-    stage, stages = pp.rank, pp.world_size
-    me = pp.ranks[stage]
-    model = runner.model
-    hidden_size = runner.model_config.hidden_size
-    logits_dtype = torch.promote_types(runner.dtype, torch.float32)
-    sends: list[tuple[object, torch.Tensor]] = []
-    busy = 0.0
-    parts = split_batch(batch, num_micro)
+def logits_dtype(runner: ModelRunner) -> torch.dtype:
+    return torch.promote_types(runner.dtype, torch.float32)
+
+
+def run_stage(
+    runner: ModelRunner, batch: ForwardBatch, hidden: torch.Tensor | None
+) -> tuple[torch.Tensor, float]:
+    """This stage's layers over one step -> (hidden states for the next stage, or logits on
+    the last one; busy seconds)."""
+    start = time.perf_counter()
     with torch.inference_mode():
-        for mb in parts:
-            hidden = None
-            if stage > 0:
-                hidden = torch.empty(mb.num_tokens, hidden_size, dtype=runner.dtype)
-                dist.recv(hidden, src=pp.ranks[stage - 1], group=pp.group)
-            start = time.perf_counter()
-            out = model.model(mb.input_ids, mb.positions, runner.kv_caches, mb, hidden)
-            if stage == stages - 1:
-                out = model.compute_logits(out[mb.logits_indices]).to(logits_dtype)
-            busy += time.perf_counter() - start
-            if stage < stages - 1:
-                out = out.contiguous()
-                sends.append((dist.isend(out, dst=pp.ranks[stage + 1], group=pp.group), out))
-            elif me != 0 and runner.parallel.tp.rank == 0:
-                sends.append((dist.isend(out, dst=0, group=pp.group), out))
-        for work, _ in sends:
-            work.wait()  # type: ignore[attr-defined]
-        if me != 0:
-            return None, busy
-        logits = []
-        for mb in parts:
-            part = torch.empty(
-                len(mb.logits_indices), runner.model_config.vocab_size, dtype=logits_dtype
-            )
-            dist.recv(part, src=pp.ranks[stages - 1], group=pp.group)
-            logits.append(part)
-    return torch.cat(logits), busy
+        model = runner.model
+        out = model.model(batch.input_ids, batch.positions, runner.kv_caches, batch, hidden)
+        if model.model.is_last_stage:
+            out = model.compute_logits(out[batch.logits_indices]).to(logits_dtype(runner))
+    return out.contiguous(), time.perf_counter() - start
+
+
+def _neighbour(parallel: ParallelState, offset: int) -> int:
+    pp = parallel.pp
+    return pp.ranks[pp.rank + offset]
+
+
+def send_to_next_stage(
+    parallel: ParallelState, control: Any, step: object, hidden: torch.Tensor | None
+) -> list[Any]:
+    """Start sending a step (pickled: its length, then its bytes, on the long-timeout
+    control group) and its hidden states (on the compute group) to the next stage; returns
+    the pending works, whose tensors they keep alive."""
+    dst = _neighbour(parallel, 1)
+    data = pickle.dumps(step)
+    size = torch.tensor([len(data)], dtype=torch.int64)
+    payload = torch.frombuffer(bytearray(data), dtype=torch.uint8)
+    works = [
+        (dist.isend(size, dst, group=control), size),
+        (dist.isend(payload, dst, group=control), payload),
+    ]
+    if hidden is not None:
+        works.append((dist.isend(hidden, dst, group=parallel.pp.group), hidden))
+    return works
+
+
+def receive_from_previous_stage(parallel: ParallelState, control: Any) -> Any:
+    """The next step from the previous stage (waits as long as the engine idles)."""
+    src = _neighbour(parallel, -1)
+    size = torch.zeros(1, dtype=torch.int64)
+    dist.recv(size, src, group=control)
+    payload = torch.empty(int(size.item()), dtype=torch.uint8)
+    dist.recv(payload, src, group=control)
+    return pickle.loads(payload.numpy().tobytes())
+
+
+def receive_hidden(runner: ModelRunner, batch: ForwardBatch) -> torch.Tensor:
+    hidden = torch.empty(batch.num_tokens, runner.model_config.hidden_size, dtype=runner.dtype)
+    dist.recv(hidden, _neighbour(runner.parallel, -1), group=runner.parallel.pp.group)
+    return hidden
+
+
+def send_logits(runner: ModelRunner, logits: torch.Tensor, busy_s: list[float]) -> None:
+    """Last stage -> driver: the step's logits, then every stage's busy seconds."""
+    group = runner.parallel.pp.group
+    dist.send(logits, 0, group=group)
+    dist.send(torch.tensor(busy_s, dtype=torch.float64), 0, group=group)
+
+
+def post_logits_receive(runner: ModelRunner, batch: ForwardBatch) -> list[Any]:
+    """Driver: receive buffers for a launched step's logits and busy times, posted at once
+    (messages from one rank on one group match receives in the order posted)."""
+    group, last = runner.parallel.pp.group, runner.parallel.pp.ranks[-1]
+    logits = torch.empty(
+        len(batch.logits_indices), runner.model_config.vocab_size, dtype=logits_dtype(runner)
+    )
+    busy = torch.empty(runner.parallel.pp.world_size, dtype=torch.float64)
+    return [
+        (dist.irecv(logits, last, group=group), logits),
+        (dist.irecv(busy, last, group=group), busy),
+    ]

@@ -28,7 +28,13 @@ from reference_engine.config import EngineConfig, ModelConfig
 from reference_engine.distributed.context_parallel import run_context_parallel
 from reference_engine.distributed.eplb import RebalanceReport, rebalance_experts
 from reference_engine.distributed.parallel_state import GroupCoordinator, ParallelState
-from reference_engine.distributed.pipeline_parallel import run_pipeline
+from reference_engine.distributed.pipeline_parallel import (
+    receive_from_previous_stage,
+    receive_hidden,
+    run_stage,
+    send_logits,
+    send_to_next_stage,
+)
 from reference_engine.forward_batch import ForwardBatch
 from reference_engine.model_runner import BlockMapping, ModelRunner
 
@@ -47,6 +53,8 @@ class StepInput:
     stop: bool = False
     # EPLB: re-plan expert placements with this many redundant slots per layer (eplb.py)
     rebalance_experts: int | None = None
+    # Pipeline parallelism: each stage's compute seconds, appended as the step travels
+    stage_busy_s: list[float] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -54,7 +62,12 @@ class Groups:
     """The torch.distributed groups of one rank, made once by `init_groups`."""
 
     state: ParallelState
-    control: Any  # the world ProcessGroup, for StepInput broadcasts
+    # Long-timeout group: the world, for StepInput broadcasts and (pipeline parallelism)
+    # stage-to-stage StepInputs
+    control: Any
+    # Pipeline parallelism: stage 0's ranks, to which the driver broadcasts a step (None
+    # without PP, or when stage 0 is the driver alone)
+    stage0_control: Any = None
 
 
 def backend_for(cfg: EngineConfig) -> str:
@@ -118,7 +131,12 @@ def init_groups(cfg: EngineConfig, rank: int, rendezvous: Rendezvous) -> Groups:
         else single
     )
     pp = GroupCoordinator(stage, stages, compute, tuple(s * width + index for s in range(stages)))
-    return Groups(ParallelState(tp=tp, ep=ep, pp=pp, cp=cp), dist.group.WORLD)
+    stage0 = (
+        dist.new_group(list(range(width)), timeout=CONTROL_TIMEOUT)
+        if stages > 1 and width > 1
+        else None
+    )
+    return Groups(ParallelState(tp=tp, ep=ep, pp=pp, cp=cp), dist.group.WORLD, stage0)
 
 
 @dataclass(slots=True)
@@ -144,25 +162,28 @@ class Rendezvous:
         return Rendezvous(self.host, self.port, None)
 
 
-def receive_step(groups: Groups) -> StepInput:
-    """Wait (as long as the engine idles) for the driver's next StepInput."""
+def receive_step(groups: Groups, group: Any = None) -> StepInput:
+    """Wait (as long as the engine idles) for the driver's next StepInput, broadcast on
+    `group` (the control group by default)."""
+    group = groups.control if group is None else group
     size = torch.zeros(1, dtype=torch.int64)
-    dist.broadcast(size, src=0, group=groups.control)
+    dist.broadcast(size, src=0, group=group)
     payload = torch.empty(int(size.item()), dtype=torch.uint8)
-    dist.broadcast(payload, src=0, group=groups.control)
+    dist.broadcast(payload, src=0, group=group)
     return pickle.loads(payload.numpy().tobytes())
 
 
-def send_step(groups: Groups, step: StepInput) -> list[Any]:
+def send_step(groups: Groups, step: StepInput, group: Any = None) -> list[Any]:
     """Start broadcasting `step` from the driver: what broadcast_object_list does (a length,
     then the pickled bytes), but asynchronous, so the driver can watch its workers and the
     clock meanwhile (DistributedExecutor._wait). Returns the pending works."""
+    group = groups.control if group is None else group
     data = pickle.dumps(step)
     size = torch.tensor([len(data)], dtype=torch.int64)
     payload = torch.frombuffer(bytearray(data), dtype=torch.uint8)
     return [
-        dist.broadcast(size, src=0, group=groups.control, async_op=True),
-        dist.broadcast(payload, src=0, group=groups.control, async_op=True),
+        dist.broadcast(size, src=0, group=group, async_op=True),
+        dist.broadcast(payload, src=0, group=group, async_op=True),
     ]
 
 
@@ -170,39 +191,63 @@ def send_step(groups: Groups, step: StepInput) -> list[Any]:
 class StepResult:
     """What one rank's step produced (made by `run_step`)."""
 
-    logits: torch.Tensor | None = None  # on the driver (pipeline: global rank 0 only)
-    busy_s: float = 0.0  # pipeline parallelism: this stage's compute time in the step
+    logits: torch.Tensor | None = None  # on the driver
     rebalance: RebalanceReport | None = None  # EPLB: what this rank's re-plan did
 
 
-def run_step(runner: ModelRunner, step: StepInput) -> StepResult:
-    """The same on every rank: block moves on this rank's KV shard, then the forward pass
-    (whose collectives meet the other ranks')."""
+def apply_moves(runner: ModelRunner, step: StepInput) -> StepResult:
+    """Block moves on this rank's KV shard (and an EPLB re-plan), before any forward."""
     runner.swap_out(step.blocks_to_swap_out)
     runner.swap_in(step.blocks_to_swap_in)
     runner.copy_blocks(step.blocks_to_copy)
     result = StepResult()
     if step.rebalance_experts is not None:
         result.rebalance = rebalance_experts(runner.model, step.rebalance_experts)
+    return result
+
+
+def run_step(runner: ModelRunner, step: StepInput) -> StepResult:
+    """The same on every rank without pipeline stages: block moves, then the forward pass
+    (whose collectives meet the other ranks')."""
+    result = apply_moves(runner, step)
     if step.batch is None:
         return result
-    if runner.parallel.pp.world_size > 1:
-        result.logits, result.busy_s = run_pipeline(
-            runner, step.batch, runner.parallel.pp.world_size
-        )
-    elif runner.parallel.cp.world_size > 1:
+    if runner.parallel.cp.world_size > 1:
         result.logits = run_context_parallel(runner, step.batch)
     else:
         result.logits = runner.execute_model(step.batch)
     return result
 
 
-def gather_busy(groups: Groups, busy_s: float) -> list[float]:
-    """Every rank's busy seconds in the last pipeline step (all ranks call it each step)."""
-    mine = torch.tensor([busy_s], dtype=torch.float64)
-    parts = [torch.empty_like(mine) for _ in range(dist.get_world_size())]
-    dist.all_gather(parts, mine, group=groups.state.pp.group)
-    return torch.cat(parts).tolist()
+def pipeline_stage_loop(runner: ModelRunner, groups: Groups) -> None:
+    """A rank of a pipeline stage: take each step from the driver (stage 0) or the previous
+    stage, run it, pass it on (pipeline_parallel.py), until a stop has gone through."""
+    par = runner.parallel
+    stage, last = par.pp.rank, par.pp.world_size - 1
+    pending: list[Any] = []
+    while True:
+        if stage == 0:
+            step = receive_step(groups, groups.stage0_control)
+        else:
+            step = receive_from_previous_stage(par, groups.control)
+        hidden = None
+        if step.batch is not None and stage > 0:
+            hidden = receive_hidden(runner, step.batch)
+        apply_moves(runner, step)
+        if step.batch is not None:
+            hidden, busy = run_stage(runner, step.batch, hidden)
+            step.stage_busy_s.append(busy)
+        for work, _ in pending:  # the previous step's sends: the next stage took them
+            work.wait()
+        pending = []
+        if stage < last:
+            pending = send_to_next_stage(par, groups.control, step, hidden)
+        elif step.batch is not None and par.tp.rank == 0:
+            send_logits(runner, hidden, step.stage_busy_s)
+        if step.stop:
+            for work, _ in pending:
+                work.wait()
+            return
 
 
 def _exit_with_parent(parent_pid: int) -> None:
@@ -238,12 +283,13 @@ def worker_main(
     runner = ModelRunner(model_config, engine_config, groups.state)
     dist.barrier(group=groups.control)  # every shard is loaded: the driver may start
     try:
+        if runner.parallel.pp.world_size > 1:
+            pipeline_stage_loop(runner, groups)
+            return
         while True:
             step = receive_step(groups)
             if step.stop:
                 break
-            result = run_step(runner, step)
-            if runner.parallel.pp.world_size > 1:
-                gather_busy(groups, result.busy_s)
+            run_step(runner, step)
     finally:
         dist.destroy_process_group()
