@@ -291,10 +291,13 @@ class _Builder:
                         mutating = method in MUTATING_METHODS
                     if mutating:
                         self.record(*o.place, "mutating_call", facts, site.scope, site.line, method, o)
-            if not site.args:
+            if not site.args and not site.keywords:
                 continue
             external = EXTERNAL_ARG_MUTATORS.get(site.callee)
-            for i, arg in enumerate(site.args):
+            # Positional arguments by index, keyword arguments by name (`helper(queue=self.waiting)`).
+            bound: list[tuple[int | str, str]] = [*enumerate(site.args), *(
+                (kw, value) for kw, value in zip(site.keywords, site.keyword_values, strict=False) if kw != "**")]
+            for i, arg in bound:
                 if arg == "self" or arg.startswith("*"):
                     continue
                 if not self._place_like(facts, site.scope, arg, loops=False):

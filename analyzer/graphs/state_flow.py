@@ -547,7 +547,7 @@ def _container_args(node: ast.expr, project: Project) -> ast.expr | None:
 class _Uses:
     written: set[str]  # names whose object an access writes (`n.x = v`, `n.x.append(v)`)
     receivers: dict[str, list[tuple[CallSite, str, str]]]  # name -> (site, receiver text, method)
-    arguments: dict[str, list[tuple[CallSite, int]]]  # name -> (site, positional index)
+    arguments: dict[str, list[tuple[CallSite, int | str]]]  # name -> (site, positional index or keyword)
 
 
 def _root(text: str) -> str:
@@ -652,7 +652,7 @@ class Mutation:
         if ff is None:
             return False, []
         params = ff.fd.fact.params
-        if index >= len(params) or params[index].kind not in ("positional_only", "positional"):
+        if index >= len(params) or params[index].kind not in ("positional_only", "positional", "keyword_only"):
             return False, []
         name = params[index].name
         uses = self._uses(ff)
@@ -696,13 +696,16 @@ class Mutation:
             for i, arg in enumerate(site.args):
                 if not arg.startswith("*"):
                     uses.arguments.setdefault(_root(arg), []).append((site, i))
+            for kw, arg in zip(site.keywords, site.keyword_values, strict=False):
+                if kw != "**":
+                    uses.arguments.setdefault(_root(arg), []).append((site, kw))
         self._uses_memo[ff.fd.name] = uses
         return uses
 
-    def arg_targets(self, facts: ModuleFacts, site: CallSite, i: int) -> list[tuple[str, int]]:
-        """(function, parameter index) that positional argument i of a call site binds,
-        for each callee the call graph resolved (guesses left out)."""
-        if site.args[i].startswith("*"):
+    def arg_targets(self, facts: ModuleFacts, site: CallSite, i: int | str) -> list[tuple[str, int]]:
+        """(function, parameter index) that positional argument i (or keyword argument
+        i) of a call site binds, for each callee the call graph resolved (guesses left out)."""
+        if isinstance(i, int) and site.args[i].startswith("*"):
             return []
         key = (facts.module, site.scope, site.callee)
         found = self._targets.get(key)
@@ -720,4 +723,15 @@ class Mutation:
                 )
                 out.append((edge.callee, bound))
             found = self._targets[key] = tuple(out)
+        if isinstance(i, str):
+            # A keyword binds the parameter of that name wherever it stands (the receiver
+            # is params[0] in the facts, so the index needs no shift).
+            out2: list[tuple[str, int]] = []
+            for callee, _ in found:
+                params = self.p.functions[callee].fact.params
+                j = next((k for k, prm in enumerate(params)
+                          if prm.name == i and prm.kind in ("positional", "keyword_only")), None)
+                if j is not None:
+                    out2.append((callee, j))
+            return out2
         return [(callee, i + 1 if bound else i) for callee, bound in found]
