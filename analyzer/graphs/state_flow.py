@@ -227,8 +227,14 @@ class Tracer:
         self._local_memo[key] = ()  # cycle guard: `x = x.next`
         out: list[Obj] = []
         asgs = self.p.scope(module, sc).assignments.get(name, [])
+        if any(asg.value is None for asg in asgs):
+            # `a, b = value`: the facts keep no value; the body says which part of what.
+            out.extend(self._unpacked(name, fd, module, sc, loops, depth))
         if asgs and not any(asg.value and _MAY_HOLD_STATE.search(asg.value) for asg in asgs):
             # `x = Foo(...)`, `x = f(y)`: no attribute or element in sight, the plain type will do.
+            if out:
+                found = self._local_memo[key] = tuple(out)
+                return found
             found = self._local_memo[key] = self._infer(ast.Name(id=name, ctx=ast.Load()), module, scope)
             return found
         for asg in sorted(asgs, key=lambda a: -a.line)[:_MAX_BINDINGS]:
@@ -256,6 +262,57 @@ class Tracer:
                                           f"for {name} in {loop.iterable}"))
         found = self._local_memo[key] = tuple(out)
         return found
+
+    def _unpacked(self, name: str, fd: FuncDef, module: str, scope: str, loops: bool,
+                  depth: int) -> list[Obj]:
+        """`a, b = self.x, self.y` (each an alias), `idx, blk = self.hits.get(rid)` with
+        `hits: dict[str, tuple[int, Block]]` (blk an element: the tuple's second type)."""
+        ff = self.functions.get(fd.name)
+        if ff is None:
+            return []
+        out: list[Obj] = []
+        for b in self.source.body(ff.facts, fd).unpacks.get(name, [])[:_MAX_BINDINGS]:
+            node = self.p.parser.parse(b.iterable)
+            if node is None:
+                continue
+            binding = f"{name} = {b.iterable}" if b.position is None else f"... = {b.iterable}"
+            for o in self.eval(node, module, scope, loops, depth):
+                if b.position is None:
+                    via = "alias" if o.via == "direct" and o.place is not None else o.via
+                    out.append(Obj(o.cls, o.place, via, binding, None, o.ann))
+                elif o.ann is not None:
+                    item = self._tuple_item(o.ann, b.position)
+                    if item is not None:
+                        value = self.infer.annotation(item.text, item.module, item.scope, "annotation")
+                        cls = value.name if value is not None and value.kind == "instance" else None
+                        via = "element" if o.via == "element" or o.place is not None else o.via
+                        out.append(Obj(cls, None, via, binding, None, item))
+        return out
+
+    def _tuple_item(self, ann: Ann, position: int) -> Ann | None:
+        """`tuple[int, Block]` (or `Optional[...]` of it) at `position`; `tuple[X, ...]` -> X."""
+        node = self.p.parser.parse(ann.text)
+        for _ in range(4):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                node = self.p.parser.parse(node.value)
+                continue
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+                left = node.left
+                node = node.right if isinstance(left, ast.Constant) and left.value is None else left
+                continue
+            if not isinstance(node, ast.Subscript):
+                return None
+            head = (dotted_name(node.value) or "").rpartition(".")[2]
+            args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if head in _WRAPPERS or head in ("Optional", "Union"):
+                node = args[0]
+                continue
+            if head not in ("tuple", "Tuple"):
+                return None
+            if len(args) == 2 and isinstance(args[1], ast.Constant) and args[1].value is Ellipsis:
+                return Ann(ast.unparse(args[0]), ann.module, ann.scope)
+            return Ann(ast.unparse(args[position]), ann.module, ann.scope) if position < len(args) else None
+        return None
 
     def _loop(self, iterable: str, position: int | None, module: str, scope: str, depth: int,
               detail: str) -> tuple[Obj, ...]:

@@ -48,6 +48,9 @@ class NameStore:
 class BodyFacts:
     loops: dict[str, list[LoopBinding]] = field(default_factory=dict)
     return_nodes: list[ast.expr] = field(default_factory=list)
+    # `a, b = value`: each name with the value's text and its position (a LoopBinding
+    # whose `iterable` is the unpacked value); the facts record these names without a value.
+    unpacks: dict[str, list[LoopBinding]] = field(default_factory=dict)
 
     @property
     def returns(self) -> list[str]:
@@ -120,6 +123,10 @@ def _walk(func: ast.FunctionDef | ast.AsyncFunctionDef, out: BodyFacts, offset: 
             _bind(node.target, node.iter, node.iter.lineno + offset, out)  # type: ignore[attr-defined]
         elif t is ast.Return and node.value is not None:  # type: ignore[attr-defined]
             out.return_nodes.append(node.value)  # type: ignore[attr-defined]
+        elif t is ast.Assign:
+            for target in node.targets:  # type: ignore[attr-defined]
+                if isinstance(target, ast.Tuple | ast.List):
+                    _unpack(target, node.value, node.lineno + offset, out)  # type: ignore[attr-defined]
         for child in ast.iter_child_nodes(node):
             if not isinstance(child, _SCOPES):
                 stack.append(child)
@@ -134,6 +141,22 @@ def _bind(target: ast.expr, iterable: ast.expr, line: int, out: BodyFacts) -> No
             if isinstance(el, ast.Name):
                 text = text or ast.unparse(iterable)
                 out.loops.setdefault(el.id, []).append(LoopBinding(el.id, text, line, i))
+
+
+def _unpack(target: ast.Tuple | ast.List, value: ast.expr, line: int, out: BodyFacts) -> None:
+    if any(isinstance(el, ast.Starred) for el in target.elts):
+        return  # positions after a starred name are not fixed
+    if isinstance(value, ast.Tuple | ast.List) and len(value.elts) == len(target.elts):
+        # `a, b = self.x, self.y`: each name takes its own expression.
+        for el, v in zip(target.elts, value.elts, strict=True):
+            if isinstance(el, ast.Name):
+                out.unpacks.setdefault(el.id, []).append(LoopBinding(el.id, ast.unparse(v), line))
+        return
+    text = None
+    for i, el in enumerate(target.elts):
+        if isinstance(el, ast.Name):
+            text = text or ast.unparse(value)
+            out.unpacks.setdefault(el.id, []).append(LoopBinding(el.id, text, line, i))
 
 
 def name_stores(text: str, name: str, first_line: int) -> list[NameStore]:
