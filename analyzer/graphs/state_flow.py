@@ -46,6 +46,7 @@ _MAPPINGS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "defaultdict
 _WRAPPERS = frozenset({"Optional", "Annotated", "ClassVar", "Final", "Required", "NotRequired", "ReadOnly"})
 _MAX_BINDINGS = 6  # bindings of one local name followed
 _MAX_DEPTH = 10
+_MAX_STORES = 64  # stores of one attribute name read for what it holds
 _DESCENDANTS = 64
 # A binding whose value may be an attribute's object or an element of one:
 # `self.x`, `a.b`, `x[k]`, `x.get(k)`, `self.m()`, `a.b.m()`.
@@ -98,6 +99,8 @@ class Tracer:
         self._stored: dict[tuple[str, str], tuple[Obj, ...]] = {}
         self.functions: dict[str, FunctionFacts] = {}
         self._appends: dict[str, list[tuple[ModuleFacts, CallSite]]] = {}
+        self._attr_stores: dict[str, list[tuple[ModuleFacts, AttributeAccess]]] = {}
+        self._assigned: dict[tuple[str, str], tuple[str, ...]] = {}
         for facts in project.modules.values():
             self._index_module(facts)
 
@@ -122,6 +125,8 @@ class Tracer:
             ff = owner(acc.scope)
             if ff is not None:
                 ff.accesses.append(acc)
+            if acc.kind == "assign":
+                self._attr_stores.setdefault(acc.attr, []).append((facts, acc))
         for site in facts.calls:
             ff = owner(site.scope)
             if ff is not None:
@@ -178,6 +183,13 @@ class Tracer:
                 held = self.infer.attribute(Value("instance", o.cls, "self" if o.param == 0 else "attribute"),
                                             node.attr)
                 cls = held.name if held is not None and held.kind == "instance" else None
+                if cls is None and ann is None:
+                    # `self.leader = None` in the constructor, `group.leader = req` elsewhere:
+                    # what the attribute holds is what is stored into it.
+                    kinds = self.assigned(o.cls, node.attr)
+                    if kinds:
+                        out.extend(Obj(k, (o.cls, node.attr), o.via, o.detail, None, None) for k in kinds)
+                        continue
                 out.append(Obj(cls, (o.cls, node.attr), o.via, o.detail, None, ann))
             return tuple(out) or self._infer(node, module, scope)
         if isinstance(node, ast.Subscript):
@@ -462,6 +474,29 @@ class Tracer:
             if out:
                 break
         found = self._class_elem[cls] = tuple(o for o in out if o.cls is not None)
+        return found
+
+    def assigned(self, cls: str, attr: str) -> tuple[str, ...]:
+        """Project classes of the values stored into `attr` of instances of `cls` (or a
+        related class) anywhere: `group.leader = req` with `req: Req` -> Req. Each store's
+        right-hand side is read from its source line."""
+        key = (cls, attr)
+        found = self._assigned.get(key)
+        if found is not None:
+            return found
+        self._assigned[key] = ()  # cycle guard
+        out: dict[str, None] = {}
+        for facts, acc in self._attr_stores.get(attr, ())[:_MAX_STORES]:
+            value = self.source.store_value(facts, acc.line, f"{acc.base}.{attr}")
+            if value is None or value == "None":
+                continue
+            if not any(o.cls is not None and (o.cls == cls or self._related(o.cls, cls))
+                       for o in self.objects(acc.base, facts.module, acc.scope, loops=False)):
+                continue
+            for o in self.objects(value, facts.module, acc.scope, loops=False):
+                if o.cls is not None:
+                    out[o.cls] = None
+        found = self._assigned[key] = tuple(out)
         return found
 
     def stored(self, cls: str, attr: str) -> tuple[Obj, ...]:

@@ -227,6 +227,31 @@ class SourceReader:
         self._segments[name] = text
         return text
 
+    def store_value(self, facts: ModuleFacts, line: int, target: str) -> str | None:
+        """The right-hand side of `target = value` (or `target: T = value`) on that line,
+        when the statement fits on it."""
+        lines = self._file_lines(facts)
+        if lines is None or not 0 < line <= len(lines):
+            return None
+        text = lines[line - 1].strip()
+        if not text.startswith(target):
+            return None
+        rest = text[len(target):].lstrip()
+        if rest.startswith(":"):
+            _, eq, rest = rest.partition("=")
+            if not eq:
+                return None
+        elif rest.startswith("=") and not rest.startswith("=="):
+            rest = rest[1:]
+        else:
+            return None
+        value = rest.split("#", 1)[0].strip()
+        try:
+            ast.parse(value, mode="eval")
+        except SyntaxError:
+            return None  # continued on the next lines
+        return value or None
+
     def stores(self, facts: ModuleFacts, fd: FuncDef, name: str) -> list[NameStore]:
         text = self.segment(facts, fd)
         return [] if text is None else name_stores(text, name, fd.fact.line)
