@@ -13,6 +13,7 @@ _CONSTRUCTED_RE = re.compile(r"^\s*(?:[A-Za-z_][A-Za-z0-9_]*\.)*(_*[A-Z][A-Za-z0
 
 if TYPE_CHECKING:  # importing analyzer.index pulls in libcst; only the types are needed here
     from analyzer.index.models import ModuleFacts
+    from analyzer.index.native import NativeFile
 
 
 def symbols_from_facts(modules: Iterable[ModuleFacts]) -> list[SymbolEntry]:
@@ -58,6 +59,29 @@ def symbols_from_facts(modules: Iterable[ModuleFacts]) -> list[SymbolEntry]:
                 add(f"{mod}.{name}", imp.line, imp.line, "import")
         for name in facts.all_names or ():
             add(f"{mod}.{name}", 1, 1, "import")
+    return out
+
+
+def native_module(path: str) -> str:
+    """The dotted prefix of a C/C++/CUDA/Rust file's symbols: its path with dots, extension kept
+    (`csrc/attention/paged_attention_v1.cu` -> `csrc.attention.paged_attention_v1.cu`), so a
+    native name never shadows a Python module's and `short_name` strips it like a module's."""
+    return path.replace("/", ".")
+
+
+def symbols_from_native(files: Iterable[NativeFile]) -> list[SymbolEntry]:
+    """Definitions tree-sitter found in native sources, under their file's dotted path."""
+    out: list[SymbolEntry] = []
+    for native in files:
+        prefix = native_module(native.path)
+        seen: set[str] = set()
+        for sym in native.symbols:
+            full = f"{prefix}.{sym.qualname}"
+            key = f"{full}\x00{sym.kind}"
+            if key in seen:
+                continue  # overloads and specialisations: the first definition stands for all
+            seen.add(key)
+            out.append(SymbolEntry(full, native.path, sym.line, sym.end_line, sym.kind))
     return out
 
 

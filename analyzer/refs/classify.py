@@ -184,6 +184,36 @@ def _bare_file(name: str, suffix: str | None) -> Classified | None:
     return Classified(PATH, name, None, "", line_range, symbol=symbol, bare_file=True)
 
 
+# `vllm::paged_attention_v1_kernel`, `Router::new()`, `crate::policies::CacheAwarePolicy`:
+# a C++ or Rust name written with its scopes (template arguments allowed, then dropped).
+_SCOPED_RE = re.compile(rf"^(?:::)?{_IDENT}(?:<[^<>]*>)?(?:::~?{_IDENT}(?:<[^<>]*>)?)+(?:\([^()]*\))?$")
+_TEMPLATE_ARGS_RE = re.compile(r"<[^<>]*>")
+# Scopes of the languages' own libraries and of dependencies: never the projects' code.
+FOREIGN_SCOPES = frozenset(
+    {
+        "std", "torch", "at", "c10", "cute", "cutlass", "cub", "thrust", "pybind11", "py", "nv", "cuda", "cudnn", "cublas",
+        "flashinfer", "triton", "core", "alloc", "tokio", "serde", "serde_json", "axum", "hyper", "reqwest", "anyhow",
+        "tracing", "futures", "tonic", "prost", "pyo3", "rayon", "dashmap", "boost", "absl", "fmt", "spdlog", "nlohmann",
+    }
+)
+# Rust path roots that name the current crate rather than a module.
+_RUST_SELF_SCOPES = ("crate", "self", "super", "Self")
+
+
+def classify_scoped(text: str) -> Classified | None:
+    """A C++/Rust scoped name; the target is dotted (`vllm.paged_attention_v1_kernel`)."""
+    if "::" not in text or not _SCOPED_RE.match(text):
+        return None
+    name = _TEMPLATE_ARGS_RE.sub("", text.split("(", 1)[0]).strip(":")
+    parts = [p for p in name.split("::") if p]
+    while parts and parts[0] in _RUST_SELF_SCOPES:
+        parts = parts[1:]
+    if not parts or parts[0] in FOREIGN_SCOPES or len(parts) < 1:
+        return None
+    framework = PACKAGE_ROOTS.get(parts[0])
+    return Classified(SYMBOL, ".".join(parts), framework, "scoped name" if framework else "")
+
+
 _DATA_FILE_RE = re.compile(r"\.(?:txt|md|rst|json|jsonl|yaml|yml|toml|cfg|ini|lock|csv|png|jpg|svg|html|jinja|sh|log|whl|tar|gz|zip)$", re.IGNORECASE)
 
 
@@ -240,6 +270,7 @@ def classify(text: str) -> Classified | None:
     return (
         classify_flag(text)
         or classify_env(text)
+        or classify_scoped(text)
         or classify_path(text)
         or classify_symbol(text)
         or classify_param(text)

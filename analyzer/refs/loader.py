@@ -11,7 +11,14 @@ import json
 import sys
 from pathlib import Path
 
-from analyzer.refs.build import env_literals, envs_from, flags_from, list_files, symbols_from_facts
+from analyzer.refs.build import (
+    env_literals,
+    envs_from,
+    flags_from,
+    list_files,
+    symbols_from_facts,
+    symbols_from_native,
+)
 from analyzer.refs.config import RefsError
 from analyzer.refs.pinview import FORMAT_VERSION, PinView
 from analyzer.settings import Settings
@@ -71,6 +78,7 @@ def build_view(settings: Settings, snapshot: Snapshot) -> PinView:
     # costs more than the rest of a check.
     from analyzer.flags import FlagsError, extract_envs, extract_flags
     from analyzer.index import index_snapshot
+    from analyzer.index.native import index_native, native_files
 
     # First use of a pin indexes the whole tree (minutes); show progress on a terminal.
     index = index_snapshot(settings, snapshot, progress=sys.stderr.isatty())
@@ -83,6 +91,17 @@ def build_view(settings: Settings, snapshot: Snapshot) -> PinView:
         # Flags and env vars then come out not-checkable, never broken.
         print(f"warning: {snapshot.name}: flags/env vars not extracted: {exc}", file=sys.stderr)
     root = snapshot.package_root
+    # C/C++/CUDA/Rust definitions (tree-sitter): kernels inside the package, and for a git pin
+    # whose package sits below the root (`python/`), the repository's other folders too
+    # (`sgl-kernel/csrc`, the Rust router), under repository-relative paths.
+    native = index_native(root)
+    outside: frozenset[str] = frozenset()
+    repo_tree = None
+    if snapshot.kind == "git" and snapshot.layout_prefix:
+        prefix = snapshot.layout_prefix.rstrip("/") + "/"
+        outside = frozenset(p for p in list_files(snapshot.tree) if not p.startswith(prefix) and not p.startswith(".git/"))
+        native += index_native(snapshot.tree, [p for p in native_files(snapshot.tree) if p in outside])
+        repo_tree = str(snapshot.tree)
     return PinView(
         pin=snapshot.name,
         project=snapshot.ref.project,
@@ -90,13 +109,15 @@ def build_view(settings: Settings, snapshot: Snapshot) -> PinView:
         layout_prefix=snapshot.layout_prefix,
         packages=snapshot.packages or (snapshot.ref.project,),
         files=list_files(root),
-        symbols=symbols_from_facts(index.modules.values()),
+        symbols=symbols_from_facts(index.modules.values()) + symbols_from_native(native),
         flags=flags_from(flags),
         envs=envs_from(envs),
         env_literals=env_literals(root),
         upstream_commit=snapshot.upstream_commit,
         store_commit=snapshot.store_commit,
         tree=str(root),
+        outside_files=outside,
+        repo_tree=repo_tree,
     )
 
 

@@ -28,9 +28,18 @@ from analyzer.refs.symbols import (
     write_symbols,
 )
 
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 
 __all__ = ["EnvEntry", "FlagEntry", "PinView", "SymbolEntry"]
+
+
+# As `analyzer.index.native.NATIVE_SUFFIXES` (not imported: `analyzer.index` pulls in libcst).
+_NATIVE_SUFFIXES = (".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp", ".hxx", ".cu", ".cuh", ".inl", ".rs")
+
+
+def is_native(path: str) -> bool:
+    """A C, C++, CUDA or Rust source (its symbols come from tree-sitter, not libcst)."""
+    return path.lower().endswith(_NATIVE_SUFFIXES)
 
 
 _LAST_WORD_RE = re.compile(r"[A-Z]?[a-z0-9]*$")
@@ -73,6 +82,11 @@ class PinView:
     # Every `"VLLM_..."` / `"SGLANG_..."` string literal in the sources: env vars read through
     # helpers (`get_bool_env_var("SGLANG_X")`) that the env var index does not list.
     env_literals: frozenset[str] = frozenset()
+    # A git pin whose package sits below the repository root (SGLang's `python/`): the files
+    # outside the package (`sgl-kernel/csrc/...`, `sgl-router/src/...`), repository-relative,
+    # and the repository's root on disk. Their native symbols carry these paths too.
+    outside_files: frozenset[str] = frozenset()
+    repo_tree: str | None = None
     table: SymbolTable = field(init=False, repr=False)
     dirs: frozenset[str] = field(init=False, repr=False)
     flag_map: dict[str, FlagEntry] = field(init=False, repr=False)
@@ -91,7 +105,7 @@ class PinView:
         self.table = symbols if isinstance(symbols, MemorySymbols | SqliteSymbols) else MemorySymbols(symbols)  # type: ignore[arg-type]
         self.symbols = self.table
         dirs: set[str] = set()
-        for path in self.files:
+        for path in (*self.files, *self.outside_files):
             parts = path.split("/")
             for i in range(1, len(parts)):
                 dirs.add("/".join(parts[:i]))
@@ -108,7 +122,9 @@ class PinView:
         """Entries named `query`: a full dotted name, or a suffix of one
         (`Scheduler.schedule`, `Scheduler`), best first."""
         if query.split(".", 1)[0] in self.packages:
-            return self.table.named(query)  # a dotted module path must match in full
+            # A dotted module path must match in full; only a C++ namespace of the package's
+            # name (`vllm::paged_attention_v1_kernel`) matches inside a native file.
+            return self.table.named(query) or [e for e in self.table.matching(query) if is_native(e.path)]
         return self.table.matching(query)
 
     def symbols_under(self, full: str) -> list[SymbolEntry]:
@@ -144,19 +160,20 @@ class PinView:
     def files_named(self, basename: str) -> list[str]:
         if self._basenames is None:
             index: dict[str, list[str]] = defaultdict(list)
-            for f in sorted(self.files):
+            for f in sorted(self.files | self.outside_files):
                 index[f.rsplit("/", 1)[-1]].append(f)
             self._basenames = dict(index)
         return self._basenames.get(basename, [])
 
     def has_path(self, path: str) -> bool:
-        return path in self.files or path in self.dirs
+        return path in self.files or path in self.dirs or path in self.outside_files
 
     def read_lines(self, path: str) -> list[str] | None:
-        if self.tree is None:
+        root = self.repo_tree if path in self.outside_files else self.tree
+        if root is None:
             return None
         try:
-            return (Path(self.tree) / path).read_text(encoding="utf-8", errors="replace").splitlines()
+            return (Path(root) / path).read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             return None
 
@@ -175,6 +192,7 @@ class PinView:
             "flags": [[f.flag, list(f.aliases), f.dest, f.defined_at] for f in self.flags],
             "envs": [[v.name, v.defined_at, list(v.deprecated_names)] for v in self.envs],
             "env_literals": sorted(self.env_literals),
+            "repo_tree": self.repo_tree,
         }
 
     def save(self, path: Path) -> None:
@@ -189,6 +207,8 @@ class PinView:
                 conn.execute("INSERT INTO meta VALUES (?)", (json.dumps(self._header()),))
                 conn.execute("CREATE TABLE files (path TEXT)")
                 conn.executemany("INSERT INTO files VALUES (?)", ((f,) for f in sorted(self.files)))
+                conn.execute("CREATE TABLE outside (path TEXT)")
+                conn.executemany("INSERT INTO outside VALUES (?)", ((f,) for f in sorted(self.outside_files)))
                 write_symbols(conn, self.table)
                 conn.commit()
             finally:
@@ -209,6 +229,7 @@ class PinView:
             if header.get("version") != FORMAT_VERSION:
                 raise ValueError("pin view cache has another format version")
             files = frozenset(r[0] for r in conn.execute("SELECT path FROM files"))
+            outside = frozenset(r[0] for r in conn.execute("SELECT path FROM outside"))
         except (sqlite3.DatabaseError, TypeError, KeyError, json.JSONDecodeError) as exc:
             conn.close()
             raise ValueError(f"{path}: unreadable pin view ({exc})") from None
@@ -226,4 +247,6 @@ class PinView:
             upstream_commit=header.get("upstream_commit"),
             store_commit=header.get("store_commit"),
             tree=header.get("tree"),
+            outside_files=outside,
+            repo_tree=header.get("repo_tree"),
         )

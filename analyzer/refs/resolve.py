@@ -62,7 +62,13 @@ def _repo_only(ref: Reference, pin: PinView) -> bool:
     """`csrc/...`, or `vllm/examples/...` written with the repository's folder name first."""
     dirs = REPO_ONLY_DIRS.get(pin.project, ())
     parts = ref.target.lstrip("/").removeprefix(pin.layout_prefix).split("/")
+    if pin.kind == "git" and pin.has_path(parts[0]):
+        return False  # a git pin holds the whole repository: `csrc/` is there to check
     return parts[0] in dirs or (len(parts) > 1 and parts[0] == pin.project and parts[1] in dirs and not pin.has_path("/".join(parts[:2])))
+
+
+def _repo_only_path(path: str, pin: PinView) -> bool:
+    return path.split("/", 1)[0] in REPO_ONLY_DIRS.get(pin.project, ())
 
 
 def suffix_matches(path: str, pin: PinView) -> list[str]:
@@ -107,6 +113,17 @@ def _resolve_path(ref: Reference, pin: PinView) -> Finding:
         if tails:
             note = f"written without its top folders; {len(tails)} matches" if len(tails) > 1 else "written without its top folders"
             return Finding(ref, pin.pin, OK, resolved_at=tails[0], note=note)
+    if path is None and ref.target.endswith(".py") and "/" in ref.target:
+        # `ops/triton_flash_attention.py`: written from inside the package (its top folders left
+        # out); the folder is there, the module is not.
+        folder, name = ref.target.strip("/").rsplit("/", 1)
+        folders = [d for d in suffix_matches(folder, pin) if d in pin.dirs and not _repo_only_path(d, pin)]
+        if folders:
+            where = f"{folders[0]}/" if len(folders) == 1 else f"any of {len(folders)} folders ending in {folder}/"
+            return Finding(ref, pin.pin, BROKEN, note=f"no {name} in {where}")
+    if path is None and pin.kind == "git" and pin.has_path(ref.target.strip("/").split("/", 1)[0]):
+        # `csrc/...`, `sgl-router/src/...`: the pin holds that folder, not this file.
+        return Finding(ref, pin.pin, BROKEN, note=f"no such file or folder in {pin.pin}")
     if path is None:
         first = ref.target.lstrip("/").removeprefix(pin.layout_prefix).split("/", 1)[0]
         in_repo_only = first in REPO_ONLY_DIRS.get(pin.project, ()) or ref.target.split("/", 1)[0] in REPO_ONLY_DIRS.get(pin.project, ())
@@ -118,9 +135,10 @@ def _resolve_path(ref: Reference, pin: PinView) -> Finding:
     if not pin.has_path(path):
         return Finding(ref, pin.pin, BROKEN, note=f"no such file or folder in {pin.pin}")
     finding = Finding(ref, pin.pin, OK, resolved_at=path)
-    if ref.line_range is not None and path in pin.files:
+    is_file = path in pin.files or path in pin.outside_files
+    if ref.line_range is not None and is_file:
         _check_lines(finding, path, pin)
-    elif ref.link_symbol and ref.origin != "link" and path in pin.files and not _defines(pin, path, ref.link_symbol):
+    elif ref.link_symbol and ref.origin != "link" and is_file and not _defines(pin, path, ref.link_symbol):
         # `path.py:Class.method`: the file is there, the name is not.
         finding.status = BROKEN
         finding.note = f"`{ref.link_symbol}` is not defined in {path}"
@@ -230,6 +248,9 @@ def _resolve_symbol(ref: Reference, pin: PinView) -> Finding:
     if not len(pin.table):
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"no symbol index for {pin.pin}")
     found, how = find_symbol(ref.target, pin)
+    if not found and "::" in ref.text and pin.kind == "release":
+        # A C++/Rust name: a wheel holds few native sources (no csrc/, no Rust crates).
+        return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"a C++/Rust name; the wheel {pin.pin} holds no such sources (a git pin does)")
     if not found:
         return Finding(ref, pin.pin, BROKEN, note=f"`{ref.target}` is not defined in {pin.pin}")
     notes = [how] if how else []

@@ -91,6 +91,7 @@ def _exists(text: str, kind: str, pin: PinView) -> bool:
 # ----- paths -------------------------------------------------------------------
 def _write_path(ref: Reference, new_package_path: str, pin: PinView, anchor: str = "") -> str:
     """Spell a new package path the way the reference spelled the old one."""
+    prefix = "" if new_package_path in pin.outside_files else pin.layout_prefix  # already repository-relative
     if ref.origin == "link":
         base = ref.text.split("#", 1)[0]
         if not base.endswith(ref.target):
@@ -99,9 +100,9 @@ def _write_path(ref: Reference, new_package_path: str, pin: PinView, anchor: str
         if ref.commit:
             # New lines belong to the pin: point the link at the pin's revision too.
             head = head.replace(f"/{ref.commit}/", f"/{_revision(ref.commit, pin)}/", 1)
-        return head + pin.layout_prefix + new_package_path + anchor
+        return head + prefix + new_package_path + anchor
     if ref.repo_layout or (pin.layout_prefix and ref.target.startswith(pin.layout_prefix)):
-        return pin.layout_prefix + new_package_path
+        return prefix + new_package_path
     return new_package_path
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-# Python, docs, config, templates, and the C/CUDA sources the packages ship
+# Python, docs, config, templates, and the C/C++/CUDA/Rust sources the packages ship
 # (kernels are part of the design a reader may want to look at).
 TEXT_SUFFIXES = frozenset(
     {
@@ -13,7 +13,8 @@ TEXT_SUFFIXES = frozenset(
         ".toml", ".json", ".yaml", ".yml", ".cfg", ".ini", ".in", ".proto",
         ".jinja", ".jinja2", ".j2", ".tmpl", ".template", ".html", ".css", ".js", ".mjs",
         ".sh",
-        ".c", ".h", ".cc", ".cpp", ".hpp", ".cu", ".cuh", ".inl", ".hip",
+        ".c", ".h", ".cc", ".cpp", ".hpp", ".cu", ".cuh", ".inl", ".hip", ".cxx", ".hh", ".hxx",
+        ".rs",  # the Rust router / frontend a git pin holds
     }
 )  # fmt: skip
 
