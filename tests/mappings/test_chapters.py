@@ -28,6 +28,12 @@ def test_committed_concepts_name_only_chapters_of_the_book() -> None:
     assert "model-bringup" in covered["Bringing up new models and matching accuracy"]
     assert "ep-communication" in covered["NVSHMEM and DeepEP"]
     assert "paged-kv" in covered["Paged KV"]
+    assert "capacity-planning" in covered["Load testing and capacity planning"]
+    assert "ep-elasticity" in covered["EP fault tolerance and elasticity"]
+    assert "two-batch-overlap" in covered["Large-scale EP deployment"]
+    # The catalogue is complete: every chapter of the book has at least one concept.
+    every = [ch for part in parts for ch in part.chapters]
+    assert [ch for ch in every if not covered.get(ch)] == []
 
 
 def test_list_chapters_shows_gaps_and_unknown_names(tmp_path: Path) -> None:
