@@ -443,6 +443,8 @@ class Engine:
         """The step's packed batch (CPU work the overlap scheduler runs during a forward).
         Tokens still being sampled by a step in flight enter as INFLIGHT_TOKEN placeholders,
         filled in once known (overlap_scheduler.py)."""
+        # Image embeddings and multimodal positions (the step's new images encoded together).
+        mm_parts = self.mm.step_inputs(out.scheduled) if self.mm else [None] * len(out.scheduled)
         inputs = [
             SeqInput(
                 # Speculative drafts follow the last sampled token; each needs its logits.
@@ -457,9 +459,9 @@ class Engine:
                 kv_policy=heavy_hitters.view(item.seq, self.block_size),
                 tree_parents=self.spec.tree_parents(item.seq) if self.spec else None,
                 **self.kv.state_inputs(item.seq.seq_id, item.start, item.end),
-                multimodal=self.mm.seq_input(item.seq, item.start, item.end) if self.mm else None,
+                multimodal=part,
             )
-            for item in out.scheduled
+            for item, part in zip(out.scheduled, mm_parts, strict=True)
         ]
         return inputs, build_forward_batch(inputs, self.block_size, device=self.runner.device)
 

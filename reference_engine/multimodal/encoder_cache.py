@@ -56,6 +56,10 @@ class EncoderCache:
         self._entries.move_to_end(mm_hash)
         return entry.embeds
 
+    def peek(self, mm_hash: str) -> torch.Tensor:
+        """An entry's embeddings, without a reference or a hit counted."""
+        return self._entries[mm_hash].embeds
+
     def put(self, mm_hash: str, embeds: torch.Tensor, request_id: str) -> None:
         """File freshly computed embeddings, referenced by `request_id`, evicting
         unreferenced entries while over capacity."""

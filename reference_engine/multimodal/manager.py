@@ -5,10 +5,12 @@ cache manager.
   does off the engine thread), each image placeholder in the prompt is expanded to the
   image's token count, and the prompt's multimodal RoPE positions computed. The result,
   a MultiModalInputs, lives on the request's Sequences (their `multi_modal`).
-- Every step (`seq_input`): for each scheduled sequence with images, its new tokens'
-  positions and, for the placeholder tokens among them, the image embeddings: taken from
-  the encoder cache, or computed by the vision encoder on a miss and filed there. A chunk
-  boundary or a prefix-cache hit may cut an image in two: each step takes its rows' slice.
+- Every step (`step_inputs`): the images the step's tokens reach that the encoder cache
+  lacks are encoded together, in one call of the vision encoder (vLLM's
+  _execute_mm_encoder), and filed there; then each scheduled sequence with images gets its
+  new tokens' positions and, for the placeholder tokens among them, the image embeddings
+  (`seq_input`). A chunk boundary or a prefix-cache hit may cut an image in two: each
+  step takes its rows' slice.
 - When a request ends (`free`): its encoder-cache references go.
 
 Owns the image processor and the encoder cache; the vision encoder is the model's.
@@ -60,6 +62,8 @@ class MultiModalManager:
         )
         self.cache = EncoderCache(cache_tokens)
         self.num_encoder_runs = 0  # images encoded (cache misses), for tests and stats
+        self.num_encoder_calls = 0  # vision-encoder forward passes (images batched per step)
+        self._just_encoded: set[tuple[str, str]] = set()  # (image hash, request) this step
 
     @classmethod
     def for_model(
@@ -121,6 +125,33 @@ class MultiModalManager:
         return int(self.model.visual.config.patch_dim)
 
     # --- each step --------------------------------------------------------------------
+    def step_inputs(self, scheduled: Sequence[Any]) -> list[SeqMultiModal | None]:
+        """SeqInput.multimodal for each scheduled item (its `seq`, `start`, `end`), the
+        step's uncached images encoded in one batch first."""
+        missing: dict[str, tuple[ProcessedImage, str]] = {}
+        for item in scheduled:
+            mm: MultiModalInputs | None = item.seq.multi_modal
+            for image, ph in zip(mm.images if mm else (), mm.placeholders if mm else (), strict=True):
+                overlaps = max(item.start, ph.offset) < min(item.end, ph.end)
+                if overlaps and image.mm_hash not in self.cache:
+                    missing.setdefault(image.mm_hash, (image, item.seq.request_id))
+        if missing:
+            self._encode([image for image, _ in missing.values()],
+                         [rid for _, rid in missing.values()])  # fmt: skip
+        return [self.seq_input(item.seq, item.start, item.end) for item in scheduled]
+
+    def _encode(self, images: list[ProcessedImage], request_ids: list[str]) -> None:
+        device = self.model.visual.pos_embed.weight.device
+        pixels = torch.cat([im.pixel_values for im in images]).to(device)
+        with torch.inference_mode():
+            embeds = self.model.encode_images(pixels, [im.grid_thw for im in images])
+        self.num_encoder_runs += len(images)
+        self.num_encoder_calls += 1
+        parts = embeds.split([im.num_tokens for im in images])
+        for image, rid, part in zip(images, request_ids, parts, strict=True):
+            self.cache.put(image.mm_hash, part, rid)  # referenced: nothing evicts it mid-step
+            self._just_encoded.add((image.mm_hash, rid))
+
     def seq_input(self, seq: Seq, start: int, end: int) -> SeqMultiModal | None:
         """Positions and image embeddings of tokens [start, end) of `seq` (None: no images)."""
         mm: MultiModalInputs | None = seq.multi_modal
@@ -138,15 +169,15 @@ class MultiModalManager:
         return part
 
     def _embeddings(self, image: ProcessedImage, request_id: str) -> torch.Tensor:
+        key = (image.mm_hash, request_id)
+        if key in self._just_encoded:  # filed this step under this request: not a cache hit
+            self._just_encoded.discard(key)
+            return self.cache.peek(image.mm_hash)
         cached = self.cache.get(image.mm_hash, request_id)
         if cached is not None:
             return cached
-        device = self.model.visual.pos_embed.weight.device
-        with torch.inference_mode():
-            embeds = self.model.encode_images(image.pixel_values.to(device), [image.grid_thw])
-        self.num_encoder_runs += 1
-        self.cache.put(image.mm_hash, embeds, request_id)
-        return embeds
+        self._encode([image], [request_id])  # a caller that skipped step_inputs
+        return self._embeddings(image, request_id)
 
     def free(self, request_id: str) -> None:
         self.cache.release_request(request_id)

@@ -423,3 +423,36 @@ def test_offline_llm_takes_vllm_style_image_prompts(vl_dir: tuple[Path, Any]) ->
     assert outs[0].prompt_token_ids.count(IMAGE_PAD) == 8
     with pytest.raises(ValueError, match="only images"):
         llm.generate({"prompt": text, "multi_modal_data": {"audio": b""}}, GREEDY)
+
+
+def test_samples_and_aborts_with_images(vl_dir: tuple[Path, Any]) -> None:
+    """n = 2 samples of an image prompt differ, and the first equals an n = 1 run with the
+    same seed; an aborted request gives its encoder-cache references back."""
+    text = f"Describe {PLACEHOLDER} in a few words, please."
+    params = SamplingParams(n=2, temperature=1.0, seed=3, max_tokens=5, ignore_eos=True)
+    eng = engine(vl_dir[0], max_num_batched_tokens=8)
+    both = run(eng, {"n2": (text, ["b"], params)})["n2"]
+    assert len({tuple(c.token_ids) for c in both.outputs}) == 2
+    one = SamplingParams(n=1, temperature=1.0, seed=3, max_tokens=5, ignore_eos=True)
+    alone = run(engine(vl_dir[0], prefix_caching="none"), {"n1": (text, ["b"], one)})["n1"]
+    assert both.outputs[0].token_ids == alone.outputs[0].token_ids
+    eng.add_request("gone", text, GREEDY, images=[image("d")])
+    eng.step()  # the first 8-token chunk reaches the image: its embeddings are referenced
+    assert eng.mm is not None and eng.mm.cache.referenced_by("gone")
+    eng.abort("gone")
+    assert not eng.mm.cache.referenced_by("gone")
+    assert eng.kv.is_idle_clean()
+
+
+def test_a_step_encodes_its_new_images_together(
+    vl_dir: tuple[Path, Any], solo_outputs: dict[str, list[int]]
+) -> None:
+    """Three requests, four distinct images, admitted in one step: one encoder call for
+    all four, and each request's tokens still equal its solo run's."""
+    reqs = {k: v for k, v in workload().items() if k in ("img-a", "img-c", "two")}
+    eng = engine(vl_dir[0], max_num_batched_tokens=256)
+    outs = run(eng, reqs)
+    assert eng.mm is not None
+    assert (eng.mm.num_encoder_calls, eng.mm.num_encoder_runs) == (1, 4)
+    for rid in reqs:
+        assert outs[rid].outputs[0].token_ids == solo_outputs[rid], rid
