@@ -215,7 +215,7 @@ def build_app(engine: AsyncEngine, options: ServerOptions) -> FastAPI:
         arrival = time.monotonic()
         serving.check_overload(0)  # a full queue refuses before parsing or tokenizing anything
         req = await parse(request, model)
-        prep = serving.prepare(req, arrival)
+        prep = await serving.prepare_async(req, arrival)
         if tiers is not None and tiers.wants(prep.params, prep.lora_request):
             await prefetch(engine, prep.request_id, prep.token_ids)  # off the engine thread
         hook = await disaggregate(request, req, prep)

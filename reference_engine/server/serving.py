@@ -145,6 +145,11 @@ class Serving:
         self.metrics = metrics
         self.limits = limits
 
+    async def prepare_async(self, req: Any, arrival: float) -> Prepared:
+        """`prepare` (each front end's), from the event loop; a front end whose requests
+        can be slow to prepare (images to decode) runs it on a worker thread instead."""
+        return self.prepare(req, arrival)  # type: ignore[attr-defined,no-any-return]
+
     # --- checks ---------------------------------------------------------------------------
     def check_model(self, model: str) -> Any:
         """The LoRARequest `model` names (vLLM: a request picks an adapter by its name), or

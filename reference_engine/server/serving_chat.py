@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -31,6 +32,13 @@ class ChatServing(Serving):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.text_of = TokenText(self.engine.tokenizer)
+
+    async def prepare_async(self, req: ChatCompletionRequest, arrival: float) -> Prepared:
+        # Decoding and resizing images takes milliseconds to seconds: off the event loop,
+        # so streams in flight keep flowing meanwhile.
+        if any(m.image_urls() for m in req.messages):
+            return await asyncio.to_thread(self.prepare, req, arrival)
+        return self.prepare(req, arrival)
 
     def prepare(self, req: ChatCompletionRequest, arrival: float) -> Prepared:
         lora_request = self.check_model(req.model)
