@@ -18,7 +18,7 @@ from rich.table import Table
 
 from reference_engine.cache_dir import CacheSettings as Settings
 from reference_engine.cache_dir import default_cache_dir
-from reference_engine.distributed.cli_options import CP, EP, PP, TP, parallel_kwargs
+from reference_engine.distributed.cli_options import CP, EP, PP, TBO, TP, parallel_kwargs
 
 T = TypeVar("T")
 
@@ -155,6 +155,7 @@ def run_command(
     tp: int = TP,
     pp: int = PP,
     ep: int = EP,
+    tbo: bool = TBO,
     cp: int = CP,
     profile: Path = typer.Option(
         None, "--profile", help="Write a torch.profiler trace of the run's steps (Perfetto JSON)."
@@ -185,7 +186,7 @@ def run_command(
             deterministic=deterministic,
             async_scheduling=async_scheduling,
             quantization=quantization, kv_cache_dtype=kv_cache_dtype,
-            **parallel_kwargs(tp, pp, ep, cp),
+            **parallel_kwargs(tp, pp, ep, cp, tbo),
         )  # fmt: skip
         if not json_output:
             _random_weights_notice(engine, console)

@@ -42,6 +42,9 @@ def simulate_command(
     dataset: Path = typer.Option(None, "--dataset", help='JSONL of {"prompt", "max_tokens"}.'),
     min_prompt_words: int = typer.Option(16, "--min-prompt-words", min=1),
     max_prompt_words: int = typer.Option(64, "--max-prompt-words", min=1),
+    shared_prefix_words: int = typer.Option(
+        0, "--shared-prefix-words", min=0, help="The same first words in every prompt."
+    ),
     min_output_len: int = typer.Option(16, "--min-output-len", min=1),
     max_output_len: int = typer.Option(64, "--max-output-len", min=1),
     seed: int = typer.Option(0, "--seed"),
@@ -111,6 +114,7 @@ def simulate_command(
                 (min_prompt_words, max_prompt_words),
                 (min_output_len, max_output_len),
                 seed=seed,
+                shared_prefix_words=shared_prefix_words,
             )
         )
         requests = _encode(texts, tokenizer)

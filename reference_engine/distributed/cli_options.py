@@ -26,12 +26,20 @@ CP = typer.Option(
     help="Context-parallel ranks: tokens and KV striped, ring attention (with --tp or alone).",
 )
 
+TBO = typer.Option(
+    False,
+    "--enable-two-batch-overlap",
+    help="With --ep: each MoE layer splits its tokens in two so one half's all-to-all "
+    "travels while the other's experts compute.",
+)
 
-def parallel_kwargs(tp: int, pp: int, ep: int, cp: int) -> dict[str, int]:
-    """EngineConfig fields for the four options."""
+
+def parallel_kwargs(tp: int, pp: int, ep: int, cp: int, tbo: bool = False) -> dict[str, int | bool]:
+    """EngineConfig fields for the options."""
     return {
         "tensor_parallel_size": tp,
         "pipeline_parallel_size": pp,
         "expert_parallel_size": ep,
         "context_parallel_size": cp,
+        "enable_two_batch_overlap": tbo,
     }

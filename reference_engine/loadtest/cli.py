@@ -40,6 +40,9 @@ def loadtest_command(
     ),
     min_prompt_words: int = typer.Option(16, "--min-prompt-words", min=1),
     max_prompt_words: int = typer.Option(64, "--max-prompt-words", min=1),
+    shared_prefix_words: int = typer.Option(
+        0, "--shared-prefix-words", min=0, help="The same first words in every prompt."
+    ),
     min_output_len: int = typer.Option(16, "--min-output-len", min=1),
     max_output_len: int = typer.Option(64, "--max-output-len", min=1),
     ignore_eos: bool = typer.Option(
@@ -76,6 +79,7 @@ def loadtest_command(
                 (min_prompt_words, max_prompt_words),
                 (min_output_len, max_output_len),
                 seed=seed,
+                shared_prefix_words=shared_prefix_words,
             )
         plan = LoadPlan(
             requests=requests,

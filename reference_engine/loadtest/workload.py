@@ -60,18 +60,28 @@ class LoadRequest:
 
 
 def synthetic_workload(
-    num: int, prompt_words: tuple[int, int], output_tokens: tuple[int, int], seed: int = 0
+    num: int,
+    prompt_words: tuple[int, int],
+    output_tokens: tuple[int, int],
+    seed: int = 0,
+    shared_prefix_words: int = 0,
 ) -> list[LoadRequest]:
+    """Random prompts; with `shared_prefix_words` every prompt starts with the same words (a
+    system prompt, what prefix caching saves), the rest as without it."""
     for lo, hi, what in (*prompt_words, "prompt words"), (*output_tokens, "output tokens"):
         if lo < 1 or hi < lo:
             raise WorkloadError(f"{what}: need 1 <= min <= max, got {lo}..{hi}")
     if num < 1:
         raise WorkloadError(f"the workload needs at least one request, got {num}")
+    if shared_prefix_words < 0:
+        raise WorkloadError(f"shared prefix words must be >= 0, got {shared_prefix_words}")
+    prefix_rng = random.Random(f"prefix-{seed}")  # its own stream: the rest is unchanged
+    prefix = [prefix_rng.choice(_WORDS) for _ in range(shared_prefix_words)]
     rng = random.Random(seed)
     reqs = []
     for _ in range(num):
         words = [rng.choice(_WORDS) for _ in range(rng.randint(*prompt_words))]
-        reqs.append(LoadRequest(" ".join(words), rng.randint(*output_tokens)))
+        reqs.append(LoadRequest(" ".join(prefix + words), rng.randint(*output_tokens)))
     return reqs
 
 

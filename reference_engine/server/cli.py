@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from reference_engine.distributed.cli_options import CP, EP, PP, TP, parallel_kwargs
+from reference_engine.distributed.cli_options import CP, EP, PP, TBO, TP, parallel_kwargs
 
 
 def add_serve_command(engine_app: typer.Typer) -> None:
@@ -129,6 +129,7 @@ def serve_command(
     tp: int = TP,
     pp: int = PP,
     ep: int = EP,
+    tbo: bool = TBO,
     cp: int = CP,
 ) -> None:
     """Serve the engine over an OpenAI-compatible HTTP API (completions, chat, SSE
@@ -161,7 +162,7 @@ def serve_command(
         "enable_lora": enable_lora or bool(lora_modules),
         "max_loras": max_loras,
         "max_lora_rank": max_lora_rank,
-        **parallel_kwargs(tp, pp, ep, cp),
+        **parallel_kwargs(tp, pp, ep, cp, tbo),
         "deterministic": deterministic,
         "async_scheduling": async_scheduling,
     }

@@ -209,3 +209,22 @@ def test_simulate_command(atlas_cache_dir: Path, tmp_path: Path) -> None:
     ]:
         bad = runner.invoke(app, [*base, *args])
         assert bad.exit_code == 1 and message in bad.output, bad.output
+
+
+def test_shared_prefix_workload_keeps_the_rest_and_raises_the_sustainable_rate() -> None:
+    from reference_engine.loadtest.workload import synthetic_workload
+
+    plain = synthetic_workload(20, (4, 8), (4, 8), seed=3)
+    shared = synthetic_workload(20, (4, 8), (4, 8), seed=3, shared_prefix_words=50)
+    head = shared[0].prompt.split()[:50]
+    assert all(r.prompt.split()[:50] == head for r in shared)
+    assert [r.prompt.split()[50:] for r in shared] == [r.prompt.split() for r in plain]
+    # Token ids standing for the shared words: prefix caching computes them once.
+    reqs = [SimRequest([*range(100, 400), 500 + i], 8) for i in range(30)]
+    cost = _cost(4096, 16, intercept=2e-3, prefill_tokens=2e-4, decode_seqs=1e-4)
+    objective = LatencyObjective(ttft_p99_ms=80.0)
+    rates = {}
+    for prefix in ("none", "hash"):
+        sim = Simulator(cost, SchedulerConfig(prefix_caching=prefix != "none"), prefix)
+        rates[prefix], _ = max_rate(sim, Traffic(reqs, rate=1.0, num_requests=120), objective)
+    assert rates["hash"] > 2 * rates["none"] > 0
