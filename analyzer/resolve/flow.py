@@ -131,6 +131,10 @@ class FlowGraph:
         self._relevant: dict[str, frozenset[str]] = {}  # function -> parameters that reach a call
         self._plans: dict[tuple[str, str, str], tuple[tuple[Loc, ...], frozenset[Value]]] = {}
         self._receivers: dict[tuple[str, str, int], Value | None] = {}  # dataclass -> its fields, in `__init__` order
+        # function -> parameters it returns as they came (`return fn`): a call's
+        # result is then that call's argument, not every argument of every call.
+        self._passthrough: dict[str, list[str]] = {}
+        self._returned_names: dict[str, set[str]] = {}
         if enabled:
             self._collect()
         else:
@@ -164,13 +168,16 @@ class FlowGraph:
             for asg in facts.assignments:
                 self._locals.setdefault((m, asg.scope), set()).add(asg.target)
             for fl in facts.flows:
+                if fl.kind == "return" and fl.value and _HEAD.fullmatch(fl.value):
+                    self._returned_names.setdefault(f"{m}:{fl.scope}", set()).add(fl.value)
+            for fl in facts.flows:
                 if fl.kind == "for" or (fl.kind == "store" and fl.target and fl.target[:1] not in "."):
                     names = list(_target_names(p.parser.parse(fl.target)))
                     for name in names:
                         self._locals.setdefault((m, fl.scope), set()).add(name)
                     if fl.kind == "for" and fl.scope != MODULE_SCOPE and not words.get(fl.scope, set()) & set(names):
                         continue  # loop variables nothing calls or passes on
-                if fl.kind != "lambda" and not _inert(fl.value):
+                if fl.kind not in ("lambda", "raise") and not _inert(fl.value):  # a raise moves no value
                     self._constraints.append(("flow", facts, fl))
             seeds = self._seeds(facts)
             for asg in facts.assignments:
@@ -206,6 +213,10 @@ class FlowGraph:
                     self._constraints.append(("decorate", facts, fd.name))
                 if any(prm.default for prm in fn.params):
                     self._constraints.append(("defaults", facts, fd.name))
+        for func, names in self._returned_names.items():
+            module, _, qual = func.partition(":")
+            for name in sorted(names):
+                self._passes_through(module, qual, name)
         self._call_constraints(sites)
 
     def _collect_lambdas(self) -> None:
@@ -428,6 +439,8 @@ class FlowGraph:
         if node is None:
             return
         if fl.kind == "return":
+            if isinstance(node, ast.Name) and node.id in self._passthrough.get(f"{m}.{fl.scope}", ()):
+                return  # `return fn`: each call's result is its own argument (see _handed_back)
             vals = self.eval(node, m, fl.scope)
             if vals:
                 self.write(("ret", f"{m}.{fl.scope}"), vals)
@@ -521,6 +534,60 @@ class FlowGraph:
                 out.append(("attr", base.name, target.attr))
             elif base.kind == "module":
                 out.append(("mod", base.name, target.attr))
+        return out
+
+    def _passes_through(self, m: str, scope: str, name: str) -> bool:
+        """`return name` where name is a parameter never rebound in the function
+        (nor `self`): the function hands its argument back."""
+        func = f"{m}.{scope}"
+        fd = self.p.functions.get(func)
+        if fd is None or name in self._locals.get((m, scope), ()):
+            return False
+        params = fd.fact.params
+        skip = 1 if fd.fact.is_method and not fd.fact.is_staticmethod else 0
+        if not any(prm.name == name and prm.kind in ("positional_only", "positional", "keyword_only")
+                   for prm in params[skip:]):
+            return False
+        found = self._passthrough.setdefault(func, [])
+        if name not in found:
+            found.append(name)
+        return True
+
+    def _handed_back(self, c: Value, node: ast.Call, m: str, scope: str, d: int) -> set[Value]:
+        """What a call of a pass-through function returns: the arguments it passed
+        for those parameters (or their defaults)."""
+        names = self._passthrough.get(c.name)
+        if not names:
+            return set()
+        sig = self.signature(c.name)
+        if sig is None:
+            return set()
+        positional = sig.positional[1 if c.bound else 0:]
+        out: set[Value] = set()
+        for name in names:
+            arg: ast.expr | None = None
+            starred = False
+            for i, a in enumerate(node.args):
+                if isinstance(a, ast.Starred):
+                    starred = True
+                    break
+                if i < len(positional) and positional[i] == name:
+                    arg = a
+            for kw in node.keywords:
+                if kw.arg == name:
+                    arg = kw.value
+                elif kw.arg is None:
+                    starred = True
+            if arg is not None:
+                out |= self.eval(arg, m, scope, d)
+            elif starred:
+                out |= set(self.read(("var", *self._split(c.name), name)))  # unknown: any binding
+            else:
+                fd = self.p.functions[c.name]
+                prm = next((x for x in fd.fact.params if x.name == name), None)
+                if prm is not None and prm.default:
+                    home = fd.fact.qualname.rpartition(".")[0] or MODULE_SCOPE
+                    out |= self.eval(self.p.parser.parse(prm.default), fd.module, home, d)
         return out
 
     def _call(self, facts: ModuleFacts, site: CallSite) -> None:
@@ -711,6 +778,8 @@ class FlowGraph:
                 if sig is not None and len(sig.positional) > skip:
                     tmod, tqual = self._split(target)
                     self.write(("var", tmod, tqual, sig.positional[skip]), vals)
+                    if sig.positional[skip] in self._passthrough.get(target, ()):
+                        out |= vals  # `return fn`: this application hands back this function
                 out |= set(self.read(("ret", target)))
             # An external or class decorator keeps the function; a project one
             # holds what it returns (nothing known yet: callers fall back to `func`).
@@ -937,6 +1006,8 @@ class FlowGraph:
                     out.add(Value("generator", c.name))
                 else:
                     out |= set(self.read(("ret", c.name)))
+                    if c.name in self._passthrough:
+                        out |= self._handed_back(c, node, m, scope, d)
             elif c.kind == "lambda":
                 out |= set(self.read(("ret", c.name)))
             elif c.kind == "class":
