@@ -247,6 +247,11 @@ class FlowGraph:
         for asg in facts.assignments:
             if asg.value:
                 by_scope.setdefault(asg.scope, []).append((asg.target, asg.value))
+        for fl in facts.flows:
+            # Loop variables and unpacked names are bindings too (`for name, rule in rules`).
+            if fl.kind in ("for", "store") and fl.value and fl.target and fl.target[:1] not in ".":
+                for name in _target_names(self.p.parser.parse(fl.target)):
+                    by_scope.setdefault(fl.scope, []).append((name, fl.value))
 
         def seeds(scope: str) -> frozenset[str]:
             found = memo.get(scope)

@@ -86,7 +86,8 @@ class Inferrer:
             return self.call_result(node, ctx, d)
         if isinstance(node, ast.Subscript):
             base = self.eval(node.value, ctx, d)
-            return base if base is not None and base.kind == "callables" else None
+            # `Ruler[T]`: a generic class parameterised is still the class.
+            return base if base is not None and base.kind in ("callables", "class") else None
         if isinstance(node, ast.Lambda):
             return Value("lambda", "<lambda>", "local")
         if isinstance(node, ast.Dict | ast.List | ast.Tuple | ast.Set):
