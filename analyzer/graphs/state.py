@@ -2,9 +2,11 @@
 
 Owned state is a class's dataclass-style fields, class attributes and `self.x`
 instance attributes. An attribute belongs to the most basic class in the MRO
-that declares it, except that a mixin (a constructor-less class composed into
-others, such as SGLang's scheduler mixins) never owns state its composite sets
-up: the composite does. Each read and write records the function, its site, its
+that declares it, except that a mixin never owns state its composite sets up:
+the composite does. A mixin is what the class hierarchy says, not a name: a class
+with subclasses and no constructor anywhere in its MRO (SGLang's scheduler mixins);
+a base name bound to several classes (a stub, and the real mixin imported on one
+platform) counts as each (inheritance.py). Each read and write records the function, its site, its
 kind, how the object was reached and whose code it is:
 
 kind: assign, augassign, del, item_assign, item_del, mutating_call (`method`
@@ -33,6 +35,7 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
+from analyzer.graphs.inheritance import Inheritance
 from analyzer.graphs.state_flow import (
     EXTERNAL_ARG_MUTATORS,
     WRITE_KINDS,
@@ -152,9 +155,9 @@ class Ownership:
 
     def __init__(self, project: Project, declared: dict[str, set[str]]) -> None:
         self.p = project
-        self.h = project.hierarchy
+        self.h = Inheritance(project)
         self.declared = declared
-        self.mixins = _mixins(project)
+        self.mixins = self.h.mixins
         self._memo: dict[tuple[str, str], tuple[str, ...]] = {}
         self._relations: dict[tuple[str | None, str], str] = {}
 
@@ -195,19 +198,6 @@ class Ownership:
         if self.h.is_subclass(owner, writer):
             return "mixin" if writer in self.mixins else "base"
         return "outside"
-
-
-def _mixins(project: Project) -> set[str]:
-    """Constructor-less classes composed into others next to further project bases,
-    or named `...Mixin`."""
-    out: set[str] = set()
-    for cls, cd in project.classes.items():
-        bases = [b for b in project.hierarchy.bases_of(cls) if b in project.classes]
-        if len(bases) >= 2:
-            out.update(b for b in bases if f"{b}.__init__" not in project.functions)
-        if cd.fact.name.endswith("Mixin") and f"{cls}.__init__" not in project.functions:
-            out.add(cls)
-    return out
 
 
 class _Builder:
@@ -254,11 +244,19 @@ class _Builder:
                 continue
             seen.add(key)
             by = self.own.relation(writer, owner)
-            if by == "outside" and obj is not None and obj.param == 0 and writer in self.own.mixins:
-                by = "mixin"  # `self: Scheduler` in a mixin the resolver could not place in the MRO
+            if by == "outside" and writer is not None and obj is not None and obj.param == 0 \
+                    and self._receiver(facts.module, scope):
+                # `def f(self: Scheduler)` in a class the hierarchy does not place in
+                # Scheduler's MRO: the method is declared to run on the owner's instances.
+                by = "mixin"
             st = self.states[owner].attrs[attr]
             access = Access(func, kind, site, method, by == "outside", via, detail, by, writer)
             (st.reads if kind == "read" else st.writes).append(access)
+
+    def _receiver(self, module: str, scope: str) -> bool:
+        """The scope is a method whose parameter 0 is its instance (not a static method)."""
+        fd = self.tracer.function_of(module, scope)
+        return fd is not None and fd.fact.is_method and not fd.fact.is_staticmethod and not fd.fact.is_classmethod
 
     def accesses(self, facts: ModuleFacts) -> None:
         for acc in facts.accesses:

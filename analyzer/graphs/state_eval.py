@@ -69,10 +69,13 @@ def score(states: Mapping[str, ClassState], expectations: Iterable[dict], prefix
     return out
 
 
-def states_of_directory(root: Path, package: str | None = None) -> dict[str, ClassState]:
-    """Index every .py under `root` (or under `root/package`), names relative to
-    `root`, and build its state graph."""
+def project_of_directory(root: Path, package: str | None = None) -> Project:
+    """Index every .py under `root` (or under `root/package`), names relative to `root`."""
     files = sorted((root / package if package else root).rglob("*.py"))
-    facts = [extract_file(p.read_bytes(), p.relative_to(root).as_posix()) for p in files]
-    project = Project(facts)
+    return Project([extract_file(p.read_bytes(), p.relative_to(root).as_posix()) for p in files])
+
+
+def states_of_directory(root: Path, package: str | None = None) -> dict[str, ClassState]:
+    """The state graph of every .py under `root` (or under `root/package`)."""
+    project = project_of_directory(root, package)
     return build_state(project, CallResolver(project), SourceReader(root))

@@ -46,6 +46,30 @@ def _writes(states: dict[str, ClassState], cls: str, attr: str, func: str) -> li
     return [w for w in states[P + cls].attrs[attr].writes if w.function == P + func]
 
 
+def test_mixins_come_from_the_class_hierarchy_not_names(states: dict[str, ClassState]) -> None:
+    from analyzer.graphs.inheritance import Inheritance
+    from analyzer.graphs.state_eval import project_of_directory
+
+    inh = Inheritance(project_of_directory(CASES))
+    c = P + "composed.engine."
+    # Constructor-less classes with subclasses; a `...Mixin` with a constructor is a base,
+    # a constructor-less class nothing inherits is a plain class.
+    assert {c + "QueueOps", c + "CounterOps", c + "AccelLoopMixin", P + "composed.accel_ops.AccelLoopMixin"} <= inh.mixins
+    assert not {c + "LoggingMixin", c + "Stats", c + "Engine", c + "Worker"} & inh.mixins
+    # The real mixin, bound to the stub's name in another branch, runs on Engine's instances.
+    assert inh.is_subclass(c + "Engine", P + "composed.accel_ops.AccelLoopMixin")
+    assert c + "Engine" in inh.descendants(P + "composed.accel_ops.AccelLoopMixin")
+    # A single plainly named constructor-less base: the counter it resets is Worker's.
+    (w,) = _writes(states, "composed.engine.Worker", "done", "composed.engine.CounterOps.reset")
+    assert (w.by, w.outside, w.writer_class) == ("mixin", False, c + "CounterOps")
+    assert states[c + "CounterOps"].inherited == {"done": [c + "Worker"]}
+    (w,) = _writes(states, "composed.engine.Engine", "running", "composed.accel_ops.AccelLoopMixin.accel_loop")
+    assert (w.by, w.outside) == ("mixin", False)
+    assert "running" not in states[P + "composed.accel_ops.AccelLoopMixin"].attrs  # owns nothing
+    # A base with its own constructor owns what it sets up.
+    assert {w.by for w in states[c + "LoggingMixin"].attrs["lines"].writes} == {"owner"}
+
+
 def test_each_write_keeps_its_kind_how_and_site(states: dict[str, ClassState]) -> None:
     # A mixin's method writing the composite's queue: attributed to the mixin, owner named.
     (w,) = _writes(states, "mixins.Sched", "waiting", "mixins.QueueMixin.requeue")
