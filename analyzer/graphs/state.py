@@ -266,7 +266,11 @@ class _Builder:
             objs = self.tracer.objects(acc.base, facts.module, acc.scope)
             for o in objs:
                 if o.cls is not None and o.cls in self.states:
-                    self.record(o.cls, acc.attr, acc.kind, facts, acc.scope, acc.line, acc.method, o,
+                    shown = o
+                    if o.via == "direct" and o.detail is None and acc.base != "self":
+                        # `node.lock_ref += 1`, `self.root_node.lock_ref = 1`: say on which object.
+                        shown = Obj(o.cls, o.place, o.via, f"on {acc.base}", o.param, o.ann)
+                    self.record(o.cls, acc.attr, acc.kind, facts, acc.scope, acc.line, acc.method, shown,
                                 create=o.via == "direct")
                 if write and o.place is not None:
                     # `self.running_batch.reqs = []` also changes running_batch's object.

@@ -287,7 +287,7 @@ class Tracer:
             node = self.p.parser.parse(b.iterable)
             if node is None:
                 continue
-            binding = f"{name} = {b.iterable}" if b.position is None else f"... = {b.iterable}"
+            binding = f"{b.target or name} = {b.iterable}"
             for o in self.eval(node, module, scope, loops, depth):
                 if b.position is None:
                     via = "alias" if o.via == "direct" and o.place is not None else o.via

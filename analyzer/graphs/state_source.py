@@ -32,6 +32,7 @@ class LoopBinding:
     iterable: str
     line: int
     position: int | None = None
+    target: str | None = None  # the whole target list, for an unpacking (`idx, blk`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,10 +154,11 @@ def _unpack(target: ast.Tuple | ast.List, value: ast.expr, line: int, out: BodyF
                 out.unpacks.setdefault(el.id, []).append(LoopBinding(el.id, ast.unparse(v), line))
         return
     text = None
+    targets = ast.unparse(target).strip("()[]")
     for i, el in enumerate(target.elts):
         if isinstance(el, ast.Name):
             text = text or ast.unparse(value)
-            out.unpacks.setdefault(el.id, []).append(LoopBinding(el.id, text, line, i))
+            out.unpacks.setdefault(el.id, []).append(LoopBinding(el.id, text, line, i, targets))
 
 
 def name_stores(text: str, name: str, first_line: int) -> list[NameStore]:
