@@ -63,7 +63,10 @@ class EncoderCache:
     def put(self, mm_hash: str, embeds: torch.Tensor, request_id: str) -> None:
         """File freshly computed embeddings, referenced by `request_id`, evicting
         unreferenced entries while over capacity."""
-        self._entries[mm_hash] = _Entry(embeds, {request_id})
+        old = self._entries.pop(mm_hash, None)
+        if old is not None:  # encoded again (evicted and needed once more): replaced
+            self.num_tokens -= old.embeds.shape[0]
+        self._entries[mm_hash] = _Entry(embeds, {request_id} | (old.refs if old else set()))
         self.num_tokens += embeds.shape[0]
         for key in [k for k, e in self._entries.items() if not e.refs]:
             if self.num_tokens <= self.capacity:

@@ -238,6 +238,12 @@ def build_app(engine: AsyncEngine, options: ServerOptions) -> FastAPI:
                 "kv_transfer_params needs a server started with --role prefill or --role decode",
                 param="kv_transfer_params",
             )
+        if prep.images:
+            # The decode side would need the images' multimodal positions, which the KV
+            # transfer does not carry.
+            raise APIError(
+                "images are not supported with prefill/decode disaggregation", param="messages"
+            )
         if role.role == "prefill":
             if params.get("do_remote_decode") is not True:
                 raise APIError(

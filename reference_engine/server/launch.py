@@ -117,6 +117,11 @@ def make_role(engine: AsyncEngine, cfg: ServeConfig) -> Any:
     from reference_engine.disagg import DecodeRole, PrefillRole
     from reference_engine.disagg.zmq_connector import ZmqKVReceiver, ZmqKVSender
 
+    if engine.engine.model_config.has_recurrent_state:
+        raise ConfigError(
+            "prefill/decode disaggregation moves paged KV only; a hybrid model's recurrent "
+            "state (Qwen3.5, Qwen3-Next) is not transferred"
+        )
     if cfg.role == "decode":
         try:
             return DecodeRole(engine, ZmqKVReceiver(cfg.kv_timeout_s))

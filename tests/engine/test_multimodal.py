@@ -456,3 +456,22 @@ def test_a_step_encodes_its_new_images_together(
     assert (eng.mm.num_encoder_calls, eng.mm.num_encoder_runs) == (1, 4)
     for rid in reqs:
         assert outs[rid].outputs[0].token_ids == solo_outputs[rid], rid
+
+
+def test_encoder_cache_keeps_referenced_entries_and_evicts_lru() -> None:
+    from reference_engine.multimodal.encoder_cache import EncoderCache
+
+    cache = EncoderCache(capacity_tokens=10)
+    cache.put("x", torch.zeros(4, 2), "r1")
+    cache.put("y", torch.zeros(4, 2), "r2")
+    cache.release("x", "r1")
+    cache.release("y", "r2")
+    assert cache.get("x", "r3") is not None  # x is now the most recently used
+    cache.release("x", "r3")
+    cache.put("z", torch.zeros(4, 2), "r4")  # 12 > 10: the least recently used goes (y)
+    assert "x" in cache and "y" not in cache and cache.num_tokens == 8
+    cache.put("w", torch.zeros(8, 2), "r5")  # x goes; z is referenced and stays
+    assert "x" not in cache and "z" in cache and cache.num_tokens == 12  # overfilled
+    cache.put("z", torch.zeros(4, 2), "r6")  # filed again: replaced, counted once
+    assert cache.num_tokens == 12 and set(cache.referenced_by("r4")) == {"z"}
+    assert (cache.stats.hits, cache.stats.misses) == (1, 0)

@@ -15,7 +15,7 @@ import pytest
 from server_fixtures import MODEL, LiveServer, start_server
 from test_multimodal import PLACEHOLDER, noise_image, png_bytes, write_qwen3_5_vl
 
-from reference_engine.config import EngineConfig
+from reference_engine.config import ConfigError, EngineConfig
 from reference_engine.engine import Engine
 from reference_engine.sampling_params import SamplingParams
 from reference_engine.server.serving import ServingLimits
@@ -140,3 +140,12 @@ def test_text_only_model_refuses_images(server_cache_dir: Path) -> None:
         assert "does not accept images" in resp.json()["error"]["message"]
     finally:
         srv.stop()
+
+
+def test_disaggregation_is_refused_for_the_hybrid(server_cache_dir: Path, vl_folder: Path) -> None:
+    """Qwen3.5 is a hybrid: its recurrent state does not travel with the paged KV, so a
+    prefill or decode role is a clear configuration error, not a crash."""
+    for role in ("prefill", "decode"):
+        with pytest.raises(ConfigError, match="recurrent state"):
+            start_server(server_cache_dir, serve_options={"role": role},
+                         model=str(vl_folder), **ENGINE)  # fmt: skip
