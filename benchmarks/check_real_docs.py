@@ -30,10 +30,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analyzer.refs.check import check_references, extract_all
-from analyzer.refs.loader import load_pin
-from analyzer.refs.models import BROKEN, Finding
+from analyzer.refs.check import check_references, check_upgrade, extract_all
+from analyzer.refs.loader import load_pin, store_renames
+from analyzer.refs.models import BROKEN, OK, Finding
 from analyzer.refs.pinview import PinView
+from analyzer.refs.suggest import History
 from analyzer.settings import Settings, default_cache_dir
 
 ROOT = Path(__file__).resolve().parent / "real_docs"
@@ -249,20 +250,87 @@ def report(title: str, tallies: dict[str, Tally], verbose: bool) -> Tally:
     return total
 
 
+def evaluate_upgrade(
+    labels: list[Label], docs: dict[str, str], old: PinView, new: PinView, settings: Settings, verbose: bool
+) -> Tally:
+    """`atlas check --from OLD --to NEW`: what broke in the upgrade. Truth: labelled ok at the old
+    pin and broken at the new one. A finding counts when it is broken at NEW and was ok at OLD."""
+    history = History(old, store_renames(settings, old, new))
+    refs = [r for r in extract_all(docs.items()) if r.framework in {old.project, "ambiguous"}]
+    findings = check_upgrade(refs, old, new, history)
+    mine = [lb for lb in labels if lb.project == old.project]
+    claimed, unclaimed = match(mine, findings)
+    t = Tally()
+    for i, label in enumerate(mine):
+        before, after = label.at(old.pin), label.at(new.pin)
+        if "skip" in (before, after):
+            continue
+        f = claimed.get(i)
+        where = f"{label.doc}:{label.line} `{label.text}`"
+        flagged = f is not None and f.status == BROKEN and f.previous_status == OK
+        if before == "ok" and after == "broken":
+            t.refs += 1
+            t.found += f is not None
+            if flagged:
+                assert f is not None
+                t.tp += 1
+                if label.home not in {"-", "?"}:
+                    t.homes += 1
+                    best = f.best
+                    right = best is not None and same_home(label.home, best.replacement)
+                    t.right_homes += right
+                    if not right:
+                        t.wrong_homes.append(f"{where}: wanted {label.home}, got {best.replacement if best else None}")
+            else:
+                t.fn += 1
+                t.misses.append(f"{where}: {'not extracted' if f is None else f'{f.status} (was {f.previous_status}): {f.note}'}")
+        elif flagged:
+            t.fp += 1
+            t.alarms.append(f"{where} ({before} -> {after})")
+        if after == "not-ref":
+            t.distractors += 1
+            t.false_alarms += flagged
+    for f in unclaimed:
+        if f.status == BROKEN and f.previous_status == OK:
+            t.fp += 1
+            t.alarms.append(f"{f.ref.file}:{f.ref.line} `{f.ref.text}` (no label)")
+    print(
+        f"  {old.pin} -> {new.pin}: broke in the upgrade: precision {_ratio(t.tp, t.tp + t.fp)}, recall {_ratio(t.tp, t.tp + t.fn)}, "
+        f"right home {_ratio(t.right_homes, t.homes)}, false alarms on distractors {_ratio(t.false_alarms, t.distractors)}"
+    )
+    if verbose:
+        for name, items in (("missed", t.misses), ("false alarms", t.alarms), ("wrong homes", t.wrong_homes)):
+            for item in items:
+                print(f"    {name}: {item}")
+    return t
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--part", choices=("dev", "heldout", "all"), default="all")
+    parser.add_argument("--part", choices=("dev", "heldout", "heldout2", "all"), default="all")
     parser.add_argument("--cache-dir", type=Path, default=None)
     parser.add_argument("--verbose", "-v", action="store_true", help="list every miss, false alarm and wrong home")
+    parser.add_argument("--upgrade", action="store_true", help="measure `--from OLD --to NEW` (what broke between each project's two releases) instead")
     parser.add_argument("--source", action="store_true", help="vLLM from its sdists pinned as git commits (vllm@0.30.0-src, vllm@0.33.0-src) instead of its wheels")
     args = parser.parse_args()
     releases = SOURCE_RELEASES if args.source else RELEASES
     settings = Settings(cache_dir=(args.cache_dir or default_cache_dir()).expanduser().resolve())
-    parts = ("dev", "heldout") if args.part == "all" else (args.part,)
+    parts = ("dev", "heldout", "heldout2") if args.part == "all" else (args.part,)
     views: dict[str, PinView] = {}
     for pins in releases.values():
         for pin in pins:
             views[pin] = load_pin(settings, pin)
+    if args.upgrade:
+        old_pins, new_pins = releases["old"], releases["new"]
+        for part in parts:
+            labels, docs = load_corpus([part])
+            print(f"\n[{part}] --from/--to ({len(docs)} documents)")
+            total = Tally()
+            for old, new in zip(old_pins, new_pins, strict=True):
+                total.add(evaluate_upgrade(labels, docs, views[old], views[new], settings, args.verbose))
+            print(f"[{part}] both projects: precision {_ratio(total.tp, total.tp + total.fp)}, recall {_ratio(total.tp, total.tp + total.fn)}, "
+                  f"extracted {_ratio(total.found, total.refs)}, right home {_ratio(total.right_homes, total.homes)}")
+        return 0
     for part in parts:
         labels, docs = load_corpus([part])
         grand = Tally()

@@ -20,7 +20,7 @@ sys.modules["check_real_docs"] = bench
 _spec.loader.exec_module(bench)
 
 
-@pytest.mark.parametrize("part", ["dev", "heldout"])
+@pytest.mark.parametrize("part", ["dev", "heldout", "heldout2"])
 def test_every_label_is_on_its_line(part: str) -> None:
     labels, docs = bench.load_corpus([part])
     assert labels and docs
@@ -37,7 +37,10 @@ def test_every_label_is_on_its_line(part: str) -> None:
 def test_held_out_documents_are_not_in_dev() -> None:
     _, dev = bench.load_corpus(["dev"])
     _, held = bench.load_corpus(["heldout"])
+    _, held2 = bench.load_corpus(["heldout2"])
     assert not {Path(d).name for d in dev} & {Path(d).name for d in held}
+    assert not {Path(d).name for d in dev} & {Path(d).name for d in held2}
+    assert not {Path(d).name for d in held} & {Path(d).name for d in held2}
 
 
 def test_bad_label_row_is_a_clear_error(tmp_path: Path) -> None:
