@@ -85,6 +85,33 @@ def symbols_from_native(files: Iterable[NativeFile]) -> list[SymbolEntry]:
     return out
 
 
+# `"ArceeForCausalLM": ("transformers", "TransformersForCausalLM"),` in vLLM's model registry.
+_REGISTRY_ENTRY_RE = re.compile(r'^\s*"(?P<arch>[A-Za-z_][A-Za-z0-9_]*)"\s*:\s*\(\s*"[A-Za-z0-9_.]+"\s*,\s*"(?P<cls>[A-Za-z_][A-Za-z0-9_]*)"', re.M)
+
+
+def registry_architectures(package_root: Path, packages: Iterable[str]) -> list[SymbolEntry]:
+    """Architecture names a model registry maps to an implementation (read as text, never
+    imported): `ArceeForCausalLM` stays a supported architecture after its own class is gone
+    and the registry serves it with `TransformersForCausalLM`."""
+    out: list[SymbolEntry] = []
+    for package in packages:
+        path = package_root / package / "model_executor" / "models" / "registry.py"
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        rel = path.relative_to(package_root).as_posix()
+        module = rel.removesuffix(".py").replace("/", ".")
+        seen: set[str] = set()
+        for m in _REGISTRY_ENTRY_RE.finditer(text):
+            arch = m.group("arch")
+            if arch not in seen:
+                seen.add(arch)
+                line = text.count("\n", 0, m.start("arch")) + 1
+                out.append(SymbolEntry(f"{module}.{arch}", rel, line, line, "attribute"))
+    return out
+
+
 def _get(obj: Any, name: str, default: Any = None) -> Any:
     return obj.get(name, default) if isinstance(obj, dict) else getattr(obj, name, default)
 

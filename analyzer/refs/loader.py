@@ -16,6 +16,7 @@ from analyzer.refs.build import (
     envs_from,
     flags_from,
     list_files,
+    registry_architectures,
     symbols_from_facts,
     symbols_from_native,
 )
@@ -109,7 +110,11 @@ def build_view(settings: Settings, snapshot: Snapshot) -> PinView:
         layout_prefix=snapshot.layout_prefix,
         packages=snapshot.packages or (snapshot.ref.project,),
         files=list_files(root),
-        symbols=symbols_from_facts(index.modules.values()) + symbols_from_native(native),
+        symbols=(
+            symbols_from_facts(index.modules.values())
+            + symbols_from_native(native)
+            + registry_architectures(root, snapshot.packages or (snapshot.ref.project,))
+        ),
         flags=flags_from(flags),
         envs=envs_from(envs),
         env_literals=env_literals(root),
