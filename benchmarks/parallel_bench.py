@@ -12,7 +12,9 @@
 3. Output tokens/s of the same workload on one process and on each layout.
 4. Pipeline bubble on a wider model: PP=2 running one step at a time against the batch
    queue (two consecutive scheduler steps over disjoint requests in flight), the measured
-   bubble fraction 1 - sum(stage busy) / (stages * wall) and tokens/s of each.
+   bubble fraction 1 - sum(stage busy) / (stages * wall) (wall: while a step is in flight;
+   "run bubble": over the whole run, the driver's scheduling and sampling included) and
+   tokens/s of each, medians of --pp-repeats fresh engines.
 
     python benchmarks/parallel_bench.py [--requests 12] [--max-tokens 16] [--pp-only]
 
@@ -203,6 +205,7 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=16)
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--pp-only", action="store_true", help="only the pipeline bubble (4.)")
+    parser.add_argument("--pp-repeats", type=int, default=3)
     args = parser.parse_args()
     torch.set_num_threads(1)
     if not args.pp_only:
@@ -258,25 +261,32 @@ def communication(args: argparse.Namespace) -> None:
 
 
 def pipeline_bubble(args: argparse.Namespace) -> None:
-    """PP=2 one step at a time against consecutive steps in flight (batch_queue.py)."""
+    """PP=2 one step at a time against consecutive steps in flight (batch_queue.py), each
+    run `--pp-repeats` times (a fresh engine each), medians printed."""
     with tempfile.TemporaryDirectory() as tmp:
         wide = str(pipeline_checkpoint(Path(tmp) / "wide"))
         # bubble: idle share of stage-time while a step is in flight (StageTimes); run
         # bubble: over the whole run, the driver's scheduling and sampling included.
         print(f"\n{'PP=2, 512-wide 8 layers':<22} {'in flight':>9} {'steps':>6} {'bubble':>7} "
               f"{'run bubble':>10} {'tok/s':>8}")  # fmt: skip
-        base, _ = run_workload(wide, args.requests, args.max_tokens)
+        base = statistics.median(
+            run_workload(wide, args.requests, args.max_tokens)[0] for _ in range(args.pp_repeats)
+        )
         print(f"{'1 process':<22} {'':>9} {'':>6} {'':>7} {'':>10} {base:>8.1f}")
         for name, queued in (("one step at a time", False), ("batch queue", True)):
-            tok_s, (stats, times) = run_workload(
-                wide, args.requests, args.max_tokens, batch_queue=queued,
-                pipeline_parallel_size=2,
-            )  # fmt: skip
-            elapsed = stats.num_generated_tokens / tok_s
-            run_bubble = 1 - sum(times.busy_s) / (len(times.busy_s) * elapsed)
+            rows = []
+            for _ in range(args.pp_repeats):
+                tok_s, (stats, times) = run_workload(
+                    wide, args.requests, args.max_tokens, batch_queue=queued,
+                    pipeline_parallel_size=2,
+                )  # fmt: skip
+                elapsed = stats.num_generated_tokens / tok_s
+                run_bubble = 1 - sum(times.busy_s) / (len(times.busy_s) * elapsed)
+                rows.append((times.bubble_fraction, run_bubble, tok_s, times.steps))
+            bubble, run_bubble, tok_s = (statistics.median(r[i] for r in rows) for i in range(3))
             depth = 2 if queued else 1
-            print(f"{name:<22} {depth:>9} {times.steps:>6} {times.bubble_fraction:>7.2f} "
-                  f"{run_bubble:>10.2f} {tok_s:>8.1f}")  # fmt: skip
+            print(f"{name:<22} {depth:>9} {rows[0][3]:>6} {bubble:>7.2f} {run_bubble:>10.2f} "
+                  f"{tok_s:>8.1f}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -13,8 +13,11 @@ execute_model, exactly as it calls a ModelRunner. The executor collects the bloc
 broadcasts them with the ForwardBatch as one `StepInput` (torch.distributed broadcasts of
 its pickled bytes, worker.send_step); every rank then runs the same forward pass, whose collectives
 (all-reduce after row-parallel layers, all-gather of vocabulary-parallel logits, all-to-all
-of expert-parallel tokens) meet inside the model. The driver returns the gathered logits to
-the engine, which samples.
+of expert-parallel tokens, the ring and all-gathers of context parallelism) meet inside the
+model. The driver returns the gathered logits to the engine, which samples.
+With pipeline stages a step is not broadcast to every rank but passed from stage to stage
+(pipeline_parallel.py); `execute_model_async` launches one and returns before the later
+stages finish, so the engine's BatchQueue keeps one step per stage in flight.
 
 Launch: `spawn` (the default) starts ranks 1..N-1 with torch.multiprocessing on this host;
 spawned processes re-import the main module, so a script that builds a multi-rank LLM needs
@@ -338,8 +341,8 @@ class DistributedExecutor:
         threading.Thread(target=run, name="atlas-p2p-wait", daemon=True).start()
         deadline = time.monotonic() + self.timeout_s
         sentinels = [p.sentinel for p in self.procs]
-        while not done.wait(0 if sentinels else 0.02):
-            if sentinels and wait(sentinels, timeout=0.02):
+        while not done.wait(0.005):  # a short poll: the step's latency is the pipeline's
+            if sentinels and wait(sentinels, timeout=0):
                 self._check_workers()
             if time.monotonic() > deadline:
                 raise WorkerError(f"ranks did not finish {what} within {self.timeout_s:.0f} s")

@@ -5,7 +5,8 @@ What a rank owns: its slice of the weights and its slice of every KV block (the 
 attention heads read, under the *same* block ids on every rank). What it does not own: block
 tables, the block pool, the prefix cache, the queues, the sampler: those live on the driver,
 which decides and broadcasts. A step reaches a rank as one `StepInput` (block moves and the
-packed `ForwardBatch`), broadcast with torch.distributed (its length, then its pickled bytes) on a control group
+packed `ForwardBatch`), broadcast with torch.distributed (its length, then its pickled
+bytes; with pipeline stages, sent on from the previous stage instead) on a control group
 (the world group) whose timeout is long, since an idle engine sends nothing; the forward
 pass's collectives run on the compute group, whose timeout is
 `EngineConfig.distributed_timeout_s`.
