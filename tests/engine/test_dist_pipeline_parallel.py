@@ -6,7 +6,10 @@ engine's."""
 from __future__ import annotations
 
 import math
+import os
 import random
+import signal
+import time
 from typing import Any
 
 import pytest
@@ -22,6 +25,7 @@ from test_verify_random_workloads import (
 )
 
 from reference_engine.config import EngineConfig
+from reference_engine.distributed.executor import WorkerError
 from reference_engine.distributed.parallel_state import GroupCoordinator, ParallelState
 from reference_engine.distributed.pipeline_parallel import PPMissingLayer
 from reference_engine.loader import iter_checkpoint, load_model_config
@@ -85,3 +89,45 @@ def test_pp2_tokens_equal_one_process(random_checkpoint: Any, tp: int) -> None:
     finally:
         engine.shutdown()
     assert not dist.is_initialized()
+
+
+@pytest.mark.slow
+def test_killed_stage_with_steps_in_flight_stops_the_engine(random_checkpoint: Any) -> None:
+    engine = make_engine(
+        random_checkpoint("qwen3"), pipeline_parallel_size=2, distributed_timeout_s=60
+    )
+    params = SamplingParams(temperature=0.0, max_tokens=8, ignore_eos=True)
+    engine.add_request("a", [5, 6, 7], params)
+    engine.add_request("b", [8, 9], params)
+    assert engine.batch_queue is not None
+    for _ in range(4):  # prefill both, then one decode of each in flight
+        engine.step()
+    assert engine.batch_queue.in_flight >= 1
+    (worker,) = engine.runner.procs
+    os.kill(worker.pid, signal.SIGKILL)
+    worker.join(timeout=30)
+    start = time.monotonic()
+    with pytest.raises(WorkerError, match=r"atlas-rank-1 .* exited with code -9"):
+        while engine.has_unfinished_requests():
+            engine.step()
+    assert time.monotonic() - start < 60
+    assert not dist.is_initialized()
+    with pytest.raises(WorkerError, match="shut down"):
+        engine.step()
+
+
+@pytest.mark.slow
+def test_hung_stage_stops_the_engine_after_the_timeout(random_checkpoint: Any) -> None:
+    engine = make_engine(
+        random_checkpoint("qwen3"), pipeline_parallel_size=2, distributed_timeout_s=4
+    )
+    (worker,) = engine.runner.procs
+    os.kill(worker.pid, signal.SIGSTOP)  # alive but never answers
+    engine.add_request("a", [5, 6, 7], SamplingParams(temperature=0.0, max_tokens=2))
+    start = time.monotonic()
+    with pytest.raises(WorkerError, match="every rank stopped"):
+        while engine.has_unfinished_requests():
+            engine.step()
+    assert time.monotonic() - start < 30
+    worker.join(timeout=10)
+    assert not worker.is_alive() and not dist.is_initialized()
