@@ -319,19 +319,25 @@ class KVCacheManager:
 
     # --- swap preemption ---------------------------------------------------------
     def can_swap_out(self, seq_id: str) -> bool:
-        if self.state_pool is not None:
-            return False  # hybrids recompute: the recurrent state has no host pool
         return self.host_pool is not None and self.host_pool.num_free >= self.num_blocks_held(
             seq_id
         )
 
     def swap_out(self, seq_id: str) -> BlockMapping:
-        """Move the request's KV to host blocks; returns (device, host) copies to run."""
+        """Move the request's KV to host blocks; returns (device, host) copies to run.
+
+        A hybrid's recurrent state stays in its device slot meanwhile: it is small and
+        fixed in size, and the slot pool is sized for max_num_seqs whatever runs, so
+        parking it would free nothing another request could use (a swapped request holds
+        its slot, so running + swapped hybrids never exceed max_num_seqs)."""
         assert self.host_pool is not None and self.can_swap_out(seq_id)
         table = self.block_tables[seq_id]
         live = self.host_pool.allocate(self.num_blocks_held(seq_id))
         mapping = [(b, live.pop(0)) for b in table if b != FREED_BLOCK]
+        slot = self.state_slots.pop(seq_id, None)  # not freed with the blocks (see above)
         self.free(seq_id)  # shared blocks stay on device for their other holders
+        if slot is not None:
+            self.state_slots[seq_id] = slot
         # Freed entries stay freed on the host, so the table keeps its indices.
         host_ids = iter(h for _, h in mapping)
         self.host_block_tables[seq_id] = [

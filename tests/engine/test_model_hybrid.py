@@ -200,17 +200,20 @@ def test_hybrid_workloads_equal_solo(hybrid_dir: Path, cache: str, preemption: s
     solo = make_engine(hybrid_dir, prefix_caching="none", max_num_seqs=8)
     rng = random.Random(f"hybrid-{cache}-{preemption}")
     solo_cache: dict[Any, list[list[int]]] = {}
-    preemptions = hits = 0
+    preemptions = hits = swaps = 0
     for _ in range(6):
         reqs = random_workload(rng)
         engine = tight_engine(hybrid_dir, reqs, rng, cache, preemption, "fcfs")
         assert_tokens_equal_solo(drive(engine, reqs), reqs, solo, solo_cache)
         preemptions += engine.stats().num_preemptions
+        swaps += engine.stats().num_swap_outs
         hits += engine.stats().prefix_cache_hit_tokens
         assert_pool_restored(engine)
         assert engine.kv.state_pool is not None
         assert engine.kv.state_pool.num_free == engine.kv.state_pool.num_blocks
     assert preemptions > 0
+    # Swap parks the KV on the host while the recurrent state keeps its device slot.
+    assert (swaps > 0) == (preemption == "swap")
     assert (hits > 0) == (cache != "none")  # hits need a state checkpoint at their end
 
 

@@ -345,6 +345,7 @@ def test_batched_image_requests_equal_solo(
     for rid, tokens in solo_outputs.items():
         assert outs[rid].outputs[0].token_ids == tokens, rid
     assert eng.stats().num_preemptions > 0
+    assert (eng.stats().num_swap_outs > 0) == (preemption == "swap")
     assert eng.mm is not None
     assert all(not e.refs for e in eng.mm.cache._entries.values())  # every reference back
     assert eng.kv.is_idle_clean()

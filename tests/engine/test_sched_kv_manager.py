@@ -93,3 +93,19 @@ def test_failed_admission_with_a_partial_hit_gives_the_source_back() -> None:
     assert not kv.allocate_slots("b", 8, match)  # needs 3 more blocks, only 2 obtainable
     assert kv.blocks_to_copy == [] and kv.pool.ref_count(a[1]) == 1
     kv.check_integrity()
+
+
+def test_hybrid_swap_keeps_the_state_slot() -> None:
+    """A hybrid's KV goes to the host; its recurrent state stays in its device slot, which
+    no other request can take meanwhile, and comes back with it."""
+    kv = KVCacheManager(num_blocks=4, block_size=4, num_cpu_blocks=4, state_rows=(2, 0))
+    assert kv.allocate_slots("a", 8)
+    slot = kv.state_slots["a"]
+    out = kv.swap_out("a")
+    assert len(out) == 2 and kv.num_blocks_held("a") == 0 and kv.state_slots["a"] == slot
+    assert kv.allocate_slots("b", 4)  # the other slot
+    assert not kv.allocate_slots("c", 4)  # no slot left: a swapped request keeps its own
+    assert kv.swap_in("a", 9) is not None and kv.state_slots["a"] == slot
+    kv.check_integrity()
+    kv.free("a")
+    assert kv.state_pool is not None and kv.state_pool.num_free == 1
