@@ -12,8 +12,9 @@
 4. Reruns the micro-benchmark cases (tests/graphs/cases) and prints their totals.
 5. Scores the function-value flow suite (tests/graphs/flow_cases: one folder per
    construct, expectations checked against profiled runs by its tests) per category.
-6. Traces a pure-Python library the project does not own (markdown_it parsing and
-   rendering a document, see benchmarks/library_trace.py) and compares its traced
+6. Traces pure-Python libraries the project does not own (markdown_it parsing and
+   rendering a document, jinja2 compiling and rendering templates: see
+   benchmarks/library_trace.py) and compares their traced
    edges with the static graph of its installed source: recall, and precision both
    against the trace and on call sites whose line ran.
 
@@ -196,12 +197,12 @@ def main() -> int:
     report["micro_benchmark"] = {"cases": n, "precision": p, "recall": r}
     sys.path.insert(0, str(ROOT / "tests"))
     from graphs.flow_suite import CASE_IDS, format_scores, score_suite
-    from library_trace import library_report
+    from library_trace import WORKLOADS, format_categories, library_report
 
     scores = score_suite()
     report["flow_suite"] = {cat: {"right": t, "extra": f, "missed": m} for cat, (t, f, m) in scores.items()}
-    library = library_report()
-    report["library_trace"] = library
+    libraries = {package: library_report(package) for package in WORKLOADS}
+    report["library_trace"] = libraries
     if not args.skip_engine:
         workload = generation_workload(args.model)
         dynamic = collect_dynamic_edges(workload)
@@ -214,12 +215,14 @@ def main() -> int:
     print(f"micro-benchmark: {n} cases, precision {p:.1%}, recall {r:.1%}")
     print(f"function-value flow suite: {len(CASE_IDS)} cases")
     print("\n".join(format_scores(scores)))
-    print(f"library trace ({library['library']}): {library['traced_edges']} traced edges, "
-          f"{library['static_edges']} static edges")
-    print(f"  recall {library['recall']:.1%}; precision vs trace {library['precision_vs_trace']:.1%} (lower bound); "
-          f"on executed sites {library['executed_site_precision']:.1%} of {library['executed_site_edges']} edges")
-    for line in library["missed"]:  # type: ignore[attr-defined]
-        print(f"    missed: {line}")
+    for library in libraries.values():
+        print(f"library trace ({library['library']}): {library['traced_edges']} traced edges, "
+              f"{library['static_edges']} static edges")
+        print(f"  recall {library['recall']:.1%}; precision vs trace {library['precision_vs_trace']:.1%} (lower bound); "
+              f"on executed sites {library['executed_site_precision']:.1%} of {library['executed_site_edges']} edges")
+        print("\n".join(format_categories(library)))
+        for line in library["missed"]:  # type: ignore[attr-defined]
+            print(f"    missed: {line}")
     if args.skip_engine:
         return 0
     rec = report["recall"]

@@ -1,9 +1,11 @@
 """Static call graph vs a traced run of a pure-Python library written by others.
 
-The library (markdown_it by default: its parsers keep their rule functions in
-lists and call them through variables, the function-value flow the issue is
-about) is analysed from its installed source like any directory, then run on
-a document under `sys.settrace`, which records
+Two libraries: markdown_it (its parsers keep their rule functions in lists and
+call them through variables, the function-value flow the issue is about) parsing
+and rendering a document, and jinja2 (a lexer, parser, code generator and
+runtime: visitors, filters and tests in dicts, generated template code calling
+back into the runtime) compiling and rendering templates. Each is analysed from
+its installed source like any directory, then run under `sys.settrace`, which records
 
 - caller -> callee edges between the library's own frames (the callee's
   immediate Python parent; lambdas get the index's `<lambdaN>` names,
@@ -16,12 +18,24 @@ traced edges alone (a lower bound: one document does not run every path), and
 on *executed sites*: static edges whose call site line ran, where a callee that
 was not observed from that caller is counted wrong (an upper-bound-free,
 runtime-checked figure; a short-circuited call on a run line counts wrong too).
+
+Both are also printed per category of call site, read off the source line of the
+call (the same rule for traced and static edges): `direct` (`name(...)`),
+`self-method` (`self.name(...)`), `method` (`obj.name(...)`), `constructor`
+(`Class(...)` reaching `__init__`), `lambda`, `implicit` (a dunder or property
+no call expression names: `for`, `[]`, `with`, a getter) and `indirect` (the
+callee's name is not on the line: a function value held in a variable,
+parameter, attribute or container).
+
+    .venv/bin/python benchmarks/library_trace.py [markdown_it|jinja2]
 """
 
 from __future__ import annotations
 
 import ast
 import importlib
+import linecache
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -103,6 +117,7 @@ class Tracer:
         self.package = package
         self.root = root.resolve()
         self.edges: set[tuple[str, str]] = set()
+        self.sites: dict[tuple[str, str], tuple[str, int]] = {}  # edge -> a (path, line) it was called from
         self.lines: set[tuple[str, int]] = set()  # (package-relative path, line)
         self._lambdas: dict[str, dict[tuple[int, str], list[str]]] = {}
         self._rels: dict[str, str | None] = {}
@@ -160,9 +175,14 @@ class Tracer:
             )
             if callee_is_node:
                 callee = self.name_of(frame)
-                caller = self.name_of(frame.f_back)
-                if callee is not None and caller is not None:
+                back = frame.f_back
+                caller = self.name_of(back)
+                if callee is not None and caller is not None and back is not None:
                     self.edges.add((caller, callee))
+                    if (caller, callee) not in self.sites:
+                        rel_back = self._rel(back.f_code.co_filename)
+                        if rel_back is not None:
+                            self.sites[caller, callee] = (rel_back, back.f_lineno)
             return self._local(rel)
         return None
 
@@ -195,6 +215,56 @@ def markdown_workload() -> Callable[[], Any]:
     return run
 
 
+TEMPLATES = {
+    "base.html": """<title>{% block title %}Atlas{% endblock %}</title>
+{% block body %}{% endblock %}
+{% include "footer.html" %}""",
+    "footer.html": "<footer>{{ year | default(2026) }} {{ owner | upper }}</footer>",
+    "macros.html": """{% macro row(name, value, sep=': ') -%}
+<tr><td>{{ name | e }}</td><td>{{ sep }}{{ value | round(2) }}</td></tr>
+{%- endmacro %}""",
+    "page.html": """{% extends "base.html" %}
+{% from "macros.html" import row %}
+{% block title %}{{ super() }} - {{ title | title }}{% endblock %}
+{% block body %}
+{% set total = namespace(n=0) %}
+<table>
+{% for item in items | sort(attribute='name') if item.value is number %}
+  {{ row(item.name, item.value) }}{% set total.n = total.n + item.value %}
+  {% if loop.first %}first{% elif loop.last %}last {{ loop.index }}/{{ loop.length }}{% endif %}
+{% else %}empty
+{% endfor %}
+</table>
+{{ total.n | int }} {{ items | map(attribute='name') | join(', ') | truncate(20) }}
+{{ "%s-%d" | format('a', 3) }} {{ tags | select('odd') | list | length }} {{ text | wordcount }}
+{% with x = 3 %}{{ x * 2 }}{% endwith %}{% raw %}{{ raw }}{% endraw %}
+{{ data | tojson }} {{ data.items() | list | first | last }} {{ 'x' ~ 3 }}
+{% filter upper %}shout{% endfilter %} {{ cycler('a', 'b').next() }} {{ range(3) | sum }}
+{% endblock %}""",
+}
+
+
+def jinja2_workload() -> Callable[[], Any]:
+    mod = importlib.import_module("jinja2")
+    context = {
+        "title": "kv cache", "owner": "atlas", "text": "a paged cache of blocks",
+        "items": [{"name": "b", "value": 2.5}, {"name": "a", "value": 1}, {"name": "c", "value": "n/a"}],
+        "tags": [1, 2, 3, 5], "data": {"k": [1, 2]},
+    }
+
+    def run() -> Any:
+        # A fresh environment each run: loading, lexing, parsing, compiling and rendering all run.
+        env = mod.Environment(loader=mod.DictLoader(TEMPLATES), autoescape=mod.select_autoescape(), trim_blocks=True)
+        out = env.get_template("page.html").render(**context)
+        sandboxed = env.from_string("{% for k, v in d.items() %}{{ k }}={{ v }};{% endfor %}{{ f(2) }}")
+        return out, sandboxed.render(d={"a": 1}, f=lambda x: x + 1)
+
+    return run
+
+
+WORKLOADS: dict[str, Callable[[], Callable[[], Any]]] = {"markdown_it": markdown_workload, "jinja2": jinja2_workload}
+
+
 def static_library_graph(root: Path) -> nx.DiGraph:
     from analyzer.graphs.callgraph import build_call_graph
     from analyzer.index.extract import extract_file
@@ -208,6 +278,39 @@ def static_library_graph(root: Path) -> nx.DiGraph:
     return build_call_graph(project, CallResolver(project)).graph
 
 
+CATEGORIES = ("direct", "self-method", "method", "constructor", "lambda", "implicit", "indirect")
+
+
+def site_category(callee: str, line: str) -> str:
+    """How a call site reaches `callee`, read off its source line (see the module docstring)."""
+    parts = callee.split(".")
+    name = parts[-1]
+    if name.startswith("<lambda"):
+        return "lambda"
+    if name == "__init__" and len(parts) >= 2:
+        cls = parts[-2]
+        if re.search(rf"\b{re.escape(cls)}\s*[\[(]", line):
+            return "constructor"
+        if "super()" in line or re.search(r"\.__init__\s*\(", line):
+            return "self-method"
+        return "indirect" if "(" in line else "implicit"
+    if re.search(rf"\bself\.{re.escape(name)}\s*\(", line):
+        return "self-method"
+    if re.search(rf"\.{re.escape(name)}\s*\(", line):
+        return "method"
+    if re.search(rf"(?<![.\w]){re.escape(name)}\s*\(", line):
+        return "direct"
+    if name.startswith("__") and name.endswith("__"):
+        return "implicit"
+    if re.search(rf"\.{re.escape(name)}\b", line) and "(" not in line.split(name)[-1][:1]:
+        return "implicit"  # a property read
+    return "indirect"
+
+
+def _line(root: Path, rel: str, line: int) -> str:
+    return linecache.getline(str(root.parent / rel), line)
+
+
 def compare(graph: nx.DiGraph, tracer: Tracer) -> dict[str, object]:
     dynamic = tracer.edges
     static = {
@@ -216,17 +319,27 @@ def compare(graph: nx.DiGraph, tracer: Tracer) -> dict[str, object]:
         if graph.nodes[v].get("kind") in _CALLABLE_KINDS
     }
     hit = dynamic & static
+    per: dict[str, list[int]] = {c: [0, 0, 0, 0] for c in CATEGORIES}  # traced, found, checked, right
+    for u, v in dynamic:
+        rel, line = tracer.sites.get((u, v), ("", 0))
+        cat = site_category(v, _line(tracer.root, rel, line)) if rel else "indirect"
+        per[cat][0] += 1
+        per[cat][1] += (u, v) in static
     # Executed-site precision: static edges from a site whose line ran.
     site_checked = right = 0
     wrong: list[str] = []
     for u, v in sorted(static):
         sites = graph.edges[u, v].get("sites", [])
-        ran = any((s.rpartition(":")[0], int(s.rpartition(":")[2])) in tracer.lines for s in sites)
+        ran = [(s.rpartition(":")[0], int(s.rpartition(":")[2])) for s in sites]
+        ran = [s for s in ran if s in tracer.lines]
         if not ran:
             continue
         site_checked += 1
+        cat = site_category(v, _line(tracer.root, *ran[0]))
+        per[cat][2] += 1
         if (u, v) in dynamic:
             right += 1
+            per[cat][3] += 1
         else:
             wrong.append(f"{u} -> {v}  [{graph.edges[u, v]['confidence']} {graph.edges[u, v]['site']}]")
     return {
@@ -236,6 +349,11 @@ def compare(graph: nx.DiGraph, tracer: Tracer) -> dict[str, object]:
         "precision_vs_trace": len(hit) / len(static) if static else 1.0,
         "executed_site_edges": site_checked,
         "executed_site_precision": right / site_checked if site_checked else 1.0,
+        "by_category": {
+            c: {"traced": t, "recall": f / t if t else None, "executed_site_edges": k,
+                "executed_site_precision": r / k if k else None}
+            for c, (t, f, k, r) in per.items()
+        },
         "missed": sorted(f"{u} -> {v}" + ("" if u in graph and v in graph else "  (node unknown)")
                          for u, v in dynamic - static),
         "wrong_on_executed_sites": wrong,
@@ -246,19 +364,33 @@ def library_report(package: str = "markdown_it") -> dict[str, object]:
     mod = importlib.import_module(package)
     root = Path(mod.__file__).parent  # type: ignore[arg-type]
     tracer = Tracer(package, root)
-    tracer.run(markdown_workload())
+    tracer.run(WORKLOADS[package]())
     report = compare(static_library_graph(root), tracer)
     report["library"] = f"{package} {getattr(mod, '__version__', '')}".strip()
     return report
 
 
+def format_categories(report: dict[str, object]) -> list[str]:
+    lines = []
+    for cat, row in report["by_category"].items():  # type: ignore[attr-defined]
+        if not row["traced"] and not row["executed_site_edges"]:
+            continue
+        rec = f"{row['recall']:6.1%}" if row["recall"] is not None else "   n/a"
+        prec = f"{row['executed_site_precision']:6.1%}" if row["executed_site_precision"] is not None else "   n/a"
+        lines.append(f"  {cat:12} recall {rec} of {row['traced']:3} traced; "
+                     f"precision on executed sites {prec} of {row['executed_site_edges']:3}")
+    return lines
+
+
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    rep = library_report()
-    for key in ("library", "traced_edges", "static_edges", "recall", "precision_vs_trace",
-                "executed_site_edges", "executed_site_precision"):
-        print(f"{key}: {rep[key]}")
-    for line in rep["missed"]:  # type: ignore[attr-defined]
-        print("  missed:", line)
-    for line in rep["wrong_on_executed_sites"]:  # type: ignore[attr-defined]
-        print("  wrong:", line)
+    for package in sys.argv[1:] or list(WORKLOADS):
+        rep = library_report(package)
+        for key in ("library", "traced_edges", "static_edges", "recall", "precision_vs_trace",
+                    "executed_site_edges", "executed_site_precision"):
+            print(f"{key}: {rep[key]}")
+        print("\n".join(format_categories(rep)))
+        for line in rep["missed"]:  # type: ignore[attr-defined]
+            print("  missed:", line)
+        for line in rep["wrong_on_executed_sites"]:  # type: ignore[attr-defined]
+            print("  wrong:", line)
