@@ -115,6 +115,8 @@ class BatchQueue:
 
     def _launch(self, out: SchedulerOutput) -> None:
         e = self.engine
+        busy = {id(item.seq) for launched in self.queue for item in launched.out.scheduled}
+        assert not any(id(item.seq) in busy for item in out.scheduled), "a request twice in flight"
         inputs, batch = e._prepare(out)
         e.runner.swap_out(out.blocks_to_swap_out)
         e.runner.swap_in(out.blocks_to_swap_in)

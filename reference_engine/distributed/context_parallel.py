@@ -117,29 +117,57 @@ def shard_batch(batch: ForwardBatch, rank: int, world: int) -> ContextParallelSh
         raise ValueError(f"block_size {batch.block_size} is not divisible by the CP size {world}")
     positions = batch.positions.cpu()
     owner_of_row = positions % world
-    rows = (owner_of_row == rank).nonzero().squeeze(1)
+    mine = owner_of_row == rank
+    rows = mine.nonzero().squeeze(1)
     bs = batch.block_size
     slots = batch.slot_mapping.cpu()[rows]
-    slot_mapping = (slots // bs) * (bs // world) + (slots % bs) // world
     local_index = torch.full((len(positions),), -1, dtype=torch.int64)
     local_index[rows] = torch.arange(len(rows))
-    tables = batch.block_tables.cpu()
-    qsl = batch.query_start_loc.tolist()
-    ctx = batch.context_lens_cpu
-    ring = [i for i, n in enumerate(batch.query_lens_cpu) if n > 1]
-    decodes = [i for i, n in enumerate(batch.query_lens_cpu) if n == 1]
+    query_lens = torch.tensor(batch.query_lens_cpu, dtype=torch.int64)
+    seq_of_row = torch.repeat_interleave(torch.arange(len(query_lens)), query_lens)
 
-    # Ring: queries of multi-token sequences here, and every rank's stripe of their contexts.
-    q_rows = [r for i in ring for r in range(qsl[i], qsl[i + 1]) if owner_of_row[r] == rank]
-    q_rows_t = torch.tensor(q_rows, dtype=torch.int64)
-    q_pos = positions[q_rows_t]
-    q_seq = torch.repeat_interleave(
-        torch.tensor(ring, dtype=torch.int64),
-        torch.tensor([int((owner_of_row[qsl[i] : qsl[i + 1]] == rank).sum()) for i in ring],
-                     dtype=torch.int64),
-    )  # fmt: skip
-    masks, block_rows = [], []
+    # Ring: this rank's queries of multi-token sequences, every rank's stripe of their contexts.
+    q_rows = (mine & (query_lens[seq_of_row] > 1)).nonzero().squeeze(1)
+    ring_kv_slots, block_rows, masks = _ring_layout(
+        batch, rank, world, seq_of_row[q_rows], positions[q_rows]
+    )
+    decode_seqs, decode_gather, decode_pad, decode_slots, decode_mask, decode_mine = _decode_layout(
+        batch, rank, world
+    )
+
+    logits_rows = batch.logits_indices.cpu()
+    logits_gather, logits_pad = _gather_layout(owner_of_row[logits_rows].tolist(), world)
+    return ContextParallelShard(
+        rank=rank,
+        world=world,
+        rows=rows,
+        slot_mapping=(slots // bs) * (bs // world) + (slots % bs) // world,
+        ring_rows=local_index[q_rows],
+        ring_kv_slots=ring_kv_slots,
+        ring_block_rows=block_rows,
+        ring_masks=masks,
+        decode_rows=local_index[batch.query_start_loc.cpu()[decode_seqs]],
+        decode_gather=decode_gather,
+        decode_pad=decode_pad,
+        decode_kv_slots=decode_slots,
+        decode_key_mask=decode_mask,
+        decode_mine=decode_mine,
+        logits_local=local_index[logits_rows[mine[logits_rows]]],
+        logits_gather=logits_gather,
+        logits_pad=logits_pad,
+    )
+
+
+def _ring_layout(
+    batch: ForwardBatch, rank: int, world: int, q_seq: torch.Tensor, q_pos: torch.Tensor
+) -> tuple[torch.Tensor, list[int], list[torch.Tensor]]:
+    """For the multi-token sequences: this rank's cache slots of their stripes, the rows of
+    every rank's stripe block, and per block which keys each of this rank's queries sees
+    (same sequence, not after the query)."""
+    ring = [i for i, n in enumerate(batch.query_lens_cpu) if n > 1]
+    ctx, tables = batch.context_lens_cpu, batch.block_tables.cpu()
     own_slots = torch.zeros(0, dtype=torch.int64)
+    block_rows, masks = [], []
     for o in range(world):
         k_pos = [stripe(0, ctx[i], o, world) for i in ring]
         k_seq = torch.repeat_interleave(
@@ -151,46 +179,34 @@ def shard_batch(batch: ForwardBatch, rank: int, world: int) -> ContextParallelSh
         masks.append((q_seq[:, None] == k_seq[None, :]) & (k_pos_t[None, :] <= q_pos[:, None]))
         if o == rank and ring:
             own_slots = torch.cat(
-                [local_slots(tables[i], p, bs, world) for i, p in zip(ring, k_pos, strict=True)]
-            )
+                [local_slots(tables[i], p, batch.block_size, world) for i, p in zip(ring, k_pos, strict=True)]
+            )  # fmt: skip
+    return own_slots, block_rows, masks
 
-    # Decode: the query lives on the rank holding its position; keys on every rank.
-    decode_owner = [(ctx[i] - 1) % world for i in decodes]
-    decode_gather, decode_pad = _gather_layout(decode_owner, world) if decodes else (
-        torch.zeros(0, dtype=torch.int64), 0)  # fmt: skip
-    mine = [j for j, o in enumerate(decode_owner) if o == rank]
-    key_pos = [stripe(0, ctx[i], rank, world) for i in decodes]
-    width = max((len(p) for p in key_pos), default=0)
-    decode_slots = torch.zeros(len(decodes), max(width, 1), dtype=torch.int64)
-    decode_mask = torch.zeros(len(decodes), max(width, 1), dtype=torch.bool)
-    for j, (i, p) in enumerate(zip(decodes, key_pos, strict=True)):
-        decode_slots[j, : len(p)] = local_slots(tables[i], p, bs, world)
-        decode_mask[j, : len(p)] = True
 
-    logits_rows = batch.logits_indices.cpu()
-    logits_owner = owner_of_row[logits_rows].tolist()
-    logits_gather, logits_pad = _gather_layout(logits_owner, world)
-    logits_local = local_index[logits_rows[owner_of_row[logits_rows] == rank]]
-
-    return ContextParallelShard(
-        rank=rank,
-        world=world,
-        rows=rows,
-        slot_mapping=slot_mapping,
-        ring_rows=local_index[q_rows_t],
-        ring_kv_slots=own_slots,
-        ring_block_rows=block_rows,
-        ring_masks=masks,
-        decode_rows=local_index[torch.tensor([qsl[decodes[j]] for j in mine], dtype=torch.int64)],
-        decode_gather=decode_gather,
-        decode_pad=decode_pad,
-        decode_kv_slots=decode_slots,
-        decode_key_mask=decode_mask,
-        decode_mine=torch.tensor(mine, dtype=torch.int64),
-        logits_local=logits_local,
-        logits_gather=logits_gather,
-        logits_pad=logits_pad,
+def _decode_layout(
+    batch: ForwardBatch, rank: int, world: int
+) -> tuple[torch.Tensor, torch.Tensor, int, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """For the one-token sequences (in batch order): those whose query is here (it lives on
+    the rank holding its position), where each sits in the all-gathered queries and the
+    padding, this rank's cache slots of each one's stripe with their mask, and which of
+    the decodes are this rank's."""
+    decodes = [i for i, n in enumerate(batch.query_lens_cpu) if n == 1]
+    ctx, tables = batch.context_lens_cpu, batch.block_tables.cpu()
+    owner = [(ctx[i] - 1) % world for i in decodes]
+    gather, pad = (
+        _gather_layout(owner, world) if decodes else (torch.zeros(0, dtype=torch.int64), 0)
     )
+    mine = [j for j, o in enumerate(owner) if o == rank]
+    key_pos = [stripe(0, ctx[i], rank, world) for i in decodes]
+    width = max([1, *(len(p) for p in key_pos)])
+    slots = torch.zeros(len(decodes), width, dtype=torch.int64)
+    key_mask = torch.zeros(len(decodes), width, dtype=torch.bool)
+    for j, (i, p) in enumerate(zip(decodes, key_pos, strict=True)):
+        slots[j, : len(p)] = local_slots(tables[i], p, batch.block_size, world)
+        key_mask[j, : len(p)] = True
+    seqs_here = torch.tensor([decodes[j] for j in mine], dtype=torch.int64)
+    return seqs_here, gather, pad, slots, key_mask, torch.tensor(mine, dtype=torch.int64)
 
 
 def _flat(cache: torch.Tensor) -> torch.Tensor:
