@@ -101,6 +101,8 @@ def extract_native(path: str, data: bytes) -> NativeFile:
         return NativeFile(path, language, (), error=f"{type(exc).__name__}: {exc}")
     walker = _RustWalker(data) if language == "rust" else _CppWalker(data)
     symbols = tuple(walker.walk(tree.root_node, ()))
+    if tree.root_node.type == "ERROR" and isinstance(walker, _CppWalker):
+        symbols += tuple(walker._recover(tree.root_node, ()))  # the whole file failed to parse as one unit
     error = "parsed with errors (definitions recovered where possible)" if tree.root_node.has_error else None
     return NativeFile(path, language, tuple(_with_language(symbols, language)), error=error)
 
@@ -160,10 +162,28 @@ class _CppWalker(_Walker):
                 name = child.child_by_field_name("name")
                 if name is not None:
                     yield self.symbol((), self.text(name), "macro", child)
+            elif kind == "ERROR":
+                yield from self._recover(child, scope)
+                yield from self.walk(child, scope)
             elif kind in {"template_declaration", "linkage_specification", "declaration_list", "field_declaration_list",
-                          "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "access_specifier", "ERROR",
+                          "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "access_specifier",
                           "export_declaration"}:
                 yield from self.walk(child, scope)
+
+    def _recover(self, node: Any, scope: tuple[str, ...]) -> Iterator[NativeSymbol]:
+        """Inside an ERROR node the grammar leaves a definition's pieces side by side: a
+        `function_declarator` followed by a `compound_statement` is a function definition."""
+        children = node.named_children
+        for i, child in enumerate(children):
+            if child.type != "function_declarator":
+                continue
+            parts = self._declarator_name(child)
+            if parts is None:
+                continue
+            body = children[i + 1] if i + 1 < len(children) and children[i + 1].type == "compound_statement" else None
+            line, end = child.start_point[0] + 1, (body or child).end_point[0] + 1
+            name = ".".join((*scope, *parts))
+            yield NativeSymbol(name, "function" if body is not None else "declaration", line, end, "")
 
     def _class(self, node: Any, scope: tuple[str, ...]) -> Iterator[NativeSymbol]:
         name = node.child_by_field_name("name")

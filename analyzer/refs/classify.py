@@ -217,9 +217,19 @@ def classify_scoped(text: str) -> Classified | None:
 _DATA_FILE_RE = re.compile(r"\.(?:txt|md|rst|json|jsonl|yaml|yml|toml|cfg|ini|lock|csv|png|jpg|svg|html|jinja|sh|log|whl|tar|gz|zip)$", re.IGNORECASE)
 
 
+# `paged_attention_v1_kernel<T, 128>`, `launcher<...>(...)`: a C++ template named with its arguments.
+_TEMPLATE_CALL_RE = re.compile(rf"^(?P<name>{_IDENT})<[^<>]*(?:<[^<>]*>[^<>]*)*>(?:\([^()]*\))?$")
+
+
 def classify_symbol(text: str) -> Classified | None:
     if _DATA_FILE_RE.search(text):
         return None  # `CMakeLists.txt`, `README.md`: a file's name, not a dotted symbol
+    template = _TEMPLATE_CALL_RE.match(text)
+    if template is not None:
+        name = template.group("name")
+        if name in FOREIGN_NAMES or name in BUILTINS:
+            return None
+        return Classified(SYMBOL, name, None, "", tentative=True)
     name = text
     call = _CALL_RE.match(text)
     is_call = call is not None

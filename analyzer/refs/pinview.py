@@ -28,7 +28,7 @@ from analyzer.refs.symbols import (
     write_symbols,
 )
 
-FORMAT_VERSION = 7
+FORMAT_VERSION = 8
 
 __all__ = ["EnvEntry", "FlagEntry", "PinView", "SymbolEntry"]
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from analyzer.refs.classify import classify
+from analyzer.refs.models import SYMBOL
 
 
 @pytest.mark.parametrize(
@@ -67,3 +68,24 @@ def test_bare_snake_case_name_is_tentative() -> None:
     assert found is not None and found.kind == "symbol" and found.tentative
     called = classify("hash_block_tokens()")
     assert called is not None and not called.tentative
+
+
+@pytest.mark.parametrize(
+    ("text", "target", "framework", "tentative"),
+    [
+        ("vllm::paged_attention_v1_kernel", "vllm.paged_attention_v1_kernel", "vllm", False),
+        ("Router::new()", "Router.new", None, False),
+        ("crate::policies::CacheAwarePolicy", "policies.CacheAwarePolicy", None, False),
+        ("paged_attention_v1_kernel<T, 128>", "paged_attention_v1_kernel", None, True),
+        ("paged_attention_v2_launcher<...>(...)", "paged_attention_v2_launcher", None, True),
+    ],
+)
+def test_cpp_and_rust_names(text: str, target: str, framework: str | None, tentative: bool) -> None:
+    found = classify(text)
+    assert found is not None and found.kind == SYMBOL
+    assert (found.target, found.framework, found.tentative) == (target, framework, tentative)
+
+
+@pytest.mark.parametrize("text", ["std::vector<int>", "torch::Tensor", "List<int>", "a<b", "x < y > z"])
+def test_library_scopes_and_comparisons_are_not_references(text: str) -> None:
+    assert classify(text) is None
