@@ -57,6 +57,10 @@ _REPLACEMENT_PATTERNS = (
     r"\breplace\s+" + _OLD + r"\s+with\s+" + _NEW,
     _OLD + r"\s*(?:->|→|=>)\s*" + _NEW,
 )
+_ARROW_PATTERN = _REPLACEMENT_PATTERNS[-1]
+# An arrow is as often a flow ("`launch_server.py` → `http_server.py`": read this, then that,
+# or a call chain) as a rename: it names a replacement only in a paragraph that speaks of one.
+_RENAME_WORDS_RE = re.compile(r"renamed|moved|replaced|deprecated|superseded|migrat|instead|no longer|now (?:called|named|lives)", re.IGNORECASE)
 
 
 _TRIGGER_RE = re.compile(r"instead|renamed|moved|deprecated|replaced|superseded|replace|->|→|=>", re.IGNORECASE)
@@ -69,6 +73,8 @@ def _named_in_text(ref: Reference, pin: PinView) -> Suggestion | None:
         return None
     old = re.escape(ref.text)
     for pattern in _REPLACEMENT_PATTERNS:
+        if pattern is _ARROW_PATTERN and not _RENAME_WORDS_RE.search(ref.paragraph):
+            continue
         for m in re.finditer(pattern.replace("{old}", old), ref.paragraph, re.IGNORECASE):
             new = m.group("new").strip()
             if new == ref.text or not _exists(new, ref.kind, pin):

@@ -89,6 +89,15 @@ def test_replacement_named_in_the_paragraph_wins(vllm30: PinView) -> None:
     assert suggest(bogus, vllm30)[0].replacement != "KVCacheManager.nope"
 
 
+def test_an_arrow_names_a_replacement_only_where_the_text_speaks_of_one(vllm30: PinView) -> None:
+    flow = "Read `KVCacheManager.allocate_slot` → `KVCacheManager.allocate_slots` to follow a step."
+    found = suggest(replace(ref("KVCacheManager.allocate_slot", "symbol"), paragraph=flow), vllm30)
+    assert not any("the text names it" in s.reason for s in found)  # a reading order, not a rename
+    renamed = "Renamed: `KVCacheManager.allocate_slot` → `KVCacheManager.allocate_slots`."
+    found = suggest(replace(ref("KVCacheManager.allocate_slot", "symbol"), paragraph=renamed), vllm30)
+    assert found[0].replacement == "KVCacheManager.allocate_slots" and "the text names it" in found[0].reason
+
+
 def test_moved_file_goes_where_its_folders_are_kept(vllm33: PinView) -> None:
     found = suggest(ref("vllm/core/kv_cache_manager.py", "path"), vllm33)
     assert found[0].replacement == "vllm/v1/core/kv_cache_manager.py" and found[0].confidence >= 0.85
