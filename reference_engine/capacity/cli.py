@@ -64,6 +64,15 @@ def simulate_command(
         help="KNOB=V1,V2,...: repeat the max-rate search per value (max_num_seqs, "
         "max_num_batched_tokens, prefix_caching, enable_chunked_prefill).",
     ),
+    step_noise: bool = typer.Option(
+        True,
+        "--step-noise/--no-step-noise",
+        help="Draw each step's time from the calibration's measured spread (tails), or use "
+        "the fitted mean.",
+    ),
+    step_scale: float = typer.Option(
+        None, "--step-scale", min=0.0, help="Multiply every step time (served / engine-alone)."
+    ),
     json_output: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
 ) -> None:
     """Predict throughput and TTFT / TPOT percentiles for a workload, a configuration and
@@ -97,12 +106,16 @@ def simulate_command(
         if rate and concurrency is not None:
             raise ValueError("give --rate or --concurrency, not both")
 
-        engine_builder = _EngineFacts(settings, model, threads, base)
+        engine_builder = _EngineFacts(settings, model, threads, base, step_noise)
         if cost_model is not None:
             cost = StepCostModel.load(cost_model)
         else:
             console.print("calibrating the step-cost model on this machine ...", highlight=False)
             cost = engine_builder.calibrate()
+        if step_scale is not None:
+            if not step_scale > 0:
+                raise ValueError("--step-scale must be positive")
+            cost.scale = step_scale
         if save_cost_model is not None:
             cost.save(save_cost_model)
         tokenizer = engine_builder.tokenizer()
@@ -164,9 +177,15 @@ class _EngineFacts:
     """Builds the real engine only when calibrating; otherwise reads the model's config."""
 
     def __init__(
-        self, settings: Any, model: Path | None, threads: int | None, knobs: dict[str, Any]
+        self,
+        settings: Any,
+        model: Path | None,
+        threads: int | None,
+        knobs: dict[str, Any],
+        noise: bool,
     ):
         self.settings, self.model, self.threads, self.knobs = settings, model, threads, knobs
+        self.noise = noise
         self._engine: Any = None
 
     def _config(self, knobs: dict[str, Any]) -> Any:
@@ -214,6 +233,7 @@ class _EngineFacts:
             vocab_size=model_config.vocab_size,
             # The KV pool the engine would size for this configuration (max_num_seqs moves it).
             num_blocks=cfg.resolved_num_blocks(model_config),
+            noise=self.noise,
         )
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,9 +63,20 @@ class StepCostModel:
     threads: int
     num_samples: int = 0
     fit_error: dict[str, float] = field(default_factory=dict)  # median / p90 relative error
+    # Served steps run slower than the same steps measured alone: the HTTP event loop shares
+    # the interpreter with the engine thread and the clients share the cores. `scale` is that
+    # ratio, set from one served run (benchmarks/capacity_validate.py); 1.0: the engine alone.
+    scale: float = 1.0
+    # Measured / predicted time of the fitted steps, as 101 quantiles (0th..100th): the
+    # machine's step-to-step variation, which the simulator may draw from (`noise`), since
+    # tail latencies come from slow steps that a mean does not have.
+    residual_quantiles: list[float] = field(default_factory=list)
 
-    def predict(self, f: StepFeatures) -> float:
-        return sum(self.coef[name] * x for name, x in zip(FEATURES, f.row(), strict=True))
+    def predict(self, f: StepFeatures, noise: random.Random | None = None) -> float:
+        raw = sum(self.coef[name] * x for name, x in zip(FEATURES, f.row(), strict=True))
+        if noise is not None and self.residual_quantiles:
+            raw *= _draw(self.residual_quantiles, noise)
+        return raw * self.scale
 
     @classmethod
     def fit(cls, samples: list[tuple[StepFeatures, float]], **meta: Any) -> StepCostModel:
@@ -87,6 +99,11 @@ class StepCostModel:
             full[FEATURES[j]] = max(c, 0.0)
         model = cls(coef=full, num_samples=len(samples), **meta)
         errors = sorted(abs(model.predict(f) - t) / t for f, t in samples)
+        ratios = sorted(t / max(model.predict(f), 1e-9) for f, t in samples)
+        mean = sum(ratios) / len(ratios)  # normalised: drawing keeps the fitted mean
+        model.residual_quantiles = [
+            ratios[round(q * (len(ratios) - 1) / 100)] / mean for q in range(101)
+        ]
         model.fit_error = {
             "median": errors[len(errors) // 2],
             "p90": errors[min(len(errors) - 1, int(0.9 * len(errors)))],
@@ -102,6 +119,8 @@ class StepCostModel:
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
             coef = raw["coef"]
+            if not (isinstance(raw.get("scale", 1.0), int | float) and raw.get("scale", 1.0) > 0):
+                raise ValueError("scale must be a positive number")
             if set(coef) != set(FEATURES) or not all(
                 isinstance(v, int | float) and math.isfinite(v) for v in coef.values()
             ):
@@ -109,6 +128,14 @@ class StepCostModel:
             return cls(**raw)
         except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"{path} is not a step-cost model ({exc})") from None
+
+
+def _draw(quantiles: list[float], rng: random.Random) -> float:
+    """A ratio from the measured distribution (linear between the stored quantiles)."""
+    pos = rng.random() * (len(quantiles) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(quantiles) - 1)
+    return quantiles[lo] + (quantiles[hi] - quantiles[lo]) * (pos - lo)
 
 
 def _lstsq(rows: list[list[float]], times: list[float]) -> list[float]:

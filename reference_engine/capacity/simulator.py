@@ -90,8 +90,12 @@ class Simulator:
         prefix_caching: str = "hash",
         vocab_size: int = 1 << 16,
         num_blocks: int | None = None,
+        noise: bool = False,
     ) -> None:
+        """`noise`: each step's time is the cost model's mean times a ratio drawn (seeded by
+        the traffic's seed) from the calibration's measured / predicted distribution."""
         self.cost = cost
+        self.noise = noise
         self.scheduler_config = scheduler_config
         self.prefix_caching = prefix_caching if scheduler_config.prefix_caching else "none"
         self.vocab_size = vocab_size
@@ -113,6 +117,7 @@ class Simulator:
         done: list[_Tracked] = []
         now = 0.0
         steps = 0
+        noise = random.Random(f"steps-{traffic.seed}") if self.noise else None
         while True:
             if not sched.has_unfinished():
                 next_at = arrivals.next_time()
@@ -139,7 +144,7 @@ class Simulator:
                 if not out.preempted:
                     raise RuntimeError("the scheduler made no progress (the KV pool is too small?)")
                 continue
-            now += self.cost.predict(StepFeatures.of(out))
+            now += self.cost.predict(StepFeatures.of(out), noise)
             if on_step is not None:
                 on_step(now, out)
             sched.on_step_done(out)

@@ -133,6 +133,8 @@ def test_cost_model_fit_recovers_coefficients_and_stays_non_negative(tmp_path: P
     for k, v in truth.items():
         assert model.coef[k] == pytest.approx(v, rel=0.1), k
     assert model.fit_error["median"] < 0.03
+    q = model.residual_quantiles  # the measured spread, normalised to mean 1
+    assert len(q) == 101 and q == sorted(q) and 0.95 < q[0] < 1.0 < q[-1] < 1.05
     path = tmp_path / "cost.json"
     model.save(path)
     assert StepCostModel.load(path) == model
@@ -228,3 +230,17 @@ def test_shared_prefix_workload_keeps_the_rest_and_raises_the_sustainable_rate()
         sim = Simulator(cost, SchedulerConfig(prefix_caching=prefix != "none"), prefix)
         rates[prefix], _ = max_rate(sim, Traffic(reqs, rate=1.0, num_requests=120), objective)
     assert rates["hash"] > 2 * rates["none"] > 0
+
+
+def test_step_noise_widens_the_tail_not_the_middle() -> None:
+    reqs = [SimRequest(list(range(20, 40)), 24) for _ in range(50)]
+    cost = _cost(4096, 16, intercept=5e-3, decode_seqs=5e-4)
+    # One step in ten takes 5x the mean, the rest a little less (mean kept at 1).
+    cost.residual_quantiles = [0.6] * 90 + [4.6] * 11
+    traffic = Traffic(reqs, rate=20.0, num_requests=200, seed=4)
+    plain = report_of(Simulator(cost, SchedulerConfig()).run(traffic))
+    noisy = report_of(Simulator(cost, SchedulerConfig(), noise=True).run(traffic))
+    assert noisy.tpot_ms.p99 > 1.5 * plain.tpot_ms.p99
+    assert noisy.itl_ms.p50 < plain.itl_ms.p50  # most steps are the fast ones
+    again = report_of(Simulator(cost, SchedulerConfig(), noise=True).run(traffic))
+    assert again == noisy  # seeded by the traffic: the same run twice
