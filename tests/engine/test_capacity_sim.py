@@ -244,3 +244,25 @@ def test_step_noise_widens_the_tail_not_the_middle() -> None:
     assert noisy.itl_ms.p50 < plain.itl_ms.p50  # most steps are the fast ones
     again = report_of(Simulator(cost, SchedulerConfig(), noise=True).run(traffic))
     assert again == noisy  # seeded by the traffic: the same run twice
+
+
+def test_step_recorder_logs_every_forward_step(tiny_model_path: Path, tmp_path: Path) -> None:
+    from reference_engine.capacity.step_log import StepRecorder, read_steps
+
+    engine = Engine(EngineConfig(model=str(tiny_model_path), max_num_batched_tokens=16))
+    log = tmp_path / "steps.jsonl"
+    StepRecorder.attach(engine, log)
+    params = SamplingParams(max_tokens=3, ignore_eos=True, temperature=0.0)
+    engine.add_request("a", list(range(20, 40)), params)  # 20 tokens: a 16 + 4 chunked prefill
+    engine.add_request("b", [50, 51, 52], params)
+    steps = 0
+    while engine.has_unfinished_requests():
+        engine.step()
+        steps += 1
+    recorded = read_steps(log)
+    assert len(recorded) == steps and all(t > 0 for _, t in recorded)
+    first, second = recorded[0][0], recorded[1][0]
+    assert (first.prefill_tokens, first.decode_seqs) == (16, 0)
+    assert (second.prefill_tokens, second.decode_seqs) == (4 + 3, 0)  # a's tail, b's prompt
+    assert recorded[-1][0].decode_seqs >= 1 and recorded[-1][0].prefill_tokens == 0
+    assert read_steps(log, skip=2) == recorded[2:]
