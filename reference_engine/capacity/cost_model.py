@@ -65,7 +65,8 @@ class StepCostModel:
     fit_error: dict[str, float] = field(default_factory=dict)  # median / p90 relative error
     # Served steps run slower than the same steps measured alone: the HTTP event loop shares
     # the interpreter with the engine thread and the clients share the cores. `scale` is that
-    # ratio, set from one served run (benchmarks/capacity_validate.py); 1.0: the engine alone.
+    # ratio (`atlas engine simulate --step-scale`); 1.0: as fitted. A model fitted on a served
+    # engine's own steps (step_log.py) needs none.
     scale: float = 1.0
     # Measured / predicted time of the fitted steps, as 101 quantiles (0th..100th): the
     # machine's step-to-step variation, which the simulator may draw from (`noise`), since
