@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from analyzer.commandline import fail, settings_of
-from analyzer.paths import REPO_ROOT, reference_root
+from analyzer.paths import REPO_ROOT
 from analyzer.settings import Settings
 
 SAMPLE_BOOK = REPO_ROOT / "examples" / "book"
@@ -39,23 +39,19 @@ class ReleaseSummary:
 
 
 def summarize_release(settings: Settings, ref: str, *, progress: bool) -> ReleaseSummary:
-    from analyzer.flags import env_report, flag_report
-    from analyzer.index import index_snapshot
-    from analyzer.snapshots import ensure_snapshot
+    """Fetch, index and read the knobs of one release. Raises TreeError."""
+    from analyzer.pinned import release_tree
 
     start = time.perf_counter()
-    snapshot = ensure_snapshot(settings, ref)
-    index = index_snapshot(settings, snapshot, progress=progress)
-    project = snapshot.ref.project
-    flags = flag_report(snapshot.package_root, project)
-    envs = env_report(snapshot.package_root, project)
+    tree = release_tree(settings, ref, progress=progress).prepare()
+    assert tree.snapshot is not None
     return ReleaseSummary(
         ref=ref,
-        upstream_commit=snapshot.upstream_commit,
-        counts=index.counts(),
-        flags=len(flags.flags),
-        envs=len(envs.envs),
-        warnings=len(flags.warnings) + len(envs.warnings),
+        upstream_commit=tree.snapshot.upstream_commit,
+        counts=tree.index.counts(),
+        flags=len(tree.flag_list),
+        envs=len(tree.env_list),
+        warnings=len(tree.warnings),
         seconds=time.perf_counter() - start,
     )
 
@@ -74,7 +70,8 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Fetch and index the pinned releases, check the sample manuscript, render the walkthrough."""
-        from analyzer.snapshots import SnapshotError, load_locks
+        from analyzer.pinned import TreeError
+        from analyzer.snapshots import load_locks
 
         settings = settings_of(ctx)
         # Logs and CI have no terminal width; the release table needs about 100 columns.
@@ -86,7 +83,7 @@ def register(app: typer.Typer) -> None:
             console.print(f"• {ref}: fetch, index, flags, env vars")
             try:
                 summaries.append(summarize_release(settings, ref, progress=console.is_terminal))
-            except SnapshotError as exc:
+            except TreeError as exc:
                 raise fail(str(exc)) from None
         console.print(_release_table(summaries))
         console.print(_engine_summary(settings))
@@ -97,7 +94,7 @@ def register(app: typer.Typer) -> None:
             " `atlas check examples/book`, `atlas engine run --prompt 'Hello'`."
         )
         if index is not None:
-            console.print(f"\n[bold]Open the walkthrough:[/] {index.resolve().assource_uri()}")
+            console.print(f"\n[bold]Open the walkthrough:[/] {index.resolve().as_uri()}")
 
 
 def _release_table(summaries: list[ReleaseSummary]) -> Table:
@@ -118,19 +115,13 @@ def _release_table(summaries: list[ReleaseSummary]) -> Table:
 
 
 def _engine_summary(settings: Settings) -> str:
-    from analyzer.index import index_tree
+    from analyzer.pinned import reference_tree
 
-    index = index_tree(REPO_ROOT, _engine_files(), db=settings.index_db)
-    c = index.counts()
+    c = reference_tree(settings).index.counts()
     return (
         f"Reference engine (reference_engine/): {c['modules']} modules, {c['classes']} classes, "
         f"{c['functions'] + c['methods']} functions and methods, {c['lines']} lines"
     )
-
-
-def _engine_files() -> list[str]:
-    root = reference_root()
-    return sorted(p.relative_to(REPO_ROOT).as_posix() for p in root.rglob("*.py"))
 
 
 def _check_book(settings: Settings, console: Console, book: Path) -> None:

@@ -18,7 +18,7 @@ from analyzer.diff.models import (
     SymbolMove,
     VersionDiff,
 )
-from analyzer.diff.pins import DiffError, PinData, load_pin_graphs, open_pin
+from analyzer.diff.pins import DiffError, load_pin_graphs, open_pin
 from analyzer.diff.run import run_diff
 
 __all__ = [
@@ -30,7 +30,6 @@ __all__ = [
     "DiffError",
     "KnobInfo",
     "ModuleChange",
-    "PinData",
     "SideDesign",
     "SymbolMove",
     "VersionDiff",

@@ -22,12 +22,12 @@ from analyzer.diff.models import (
     SideDesign,
     VersionDiff,
 )
-from analyzer.diff.pins import PinData
 from analyzer.diff.symbols import SymbolChanges, compare_symbols
 from analyzer.flags.models import Flag
 from analyzer.graphs.compact import CompactCallGraph
 from analyzer.index.models import Class
 from analyzer.mappings.models import ConceptMapping, SideMapping
+from analyzer.pinned import PinnedTree
 
 # The cached call graph (CompactCallGraph); a networkx DiGraph has the same surface.
 CallGraph = CompactCallGraph
@@ -40,15 +40,15 @@ MAX_CALLS = 60  # per side and concept: enough to read the structure, not the wh
 
 
 def version_diff(
-    old: PinData,
-    new: PinData,
+    old: PinnedTree,
+    new: PinnedTree,
     concepts: Iterable[ConceptMapping],
     *,
     file_renames: list[tuple[str, str, int]] | None = None,
     concept: str | None = None,
 ) -> VersionDiff:
     """Compare two releases of one project. Call-graph changes are filled in only
-    when both sides carry graphs (`PinData.graphs`)."""
+    when both sides carry graphs (`PinnedTree.graphs_loaded`)."""
     concepts = list(concepts)
     changes = compare_symbols(old.index, new.index, file_renames)
     flags_old, flags_new = _primary(old.flags), _primary(new.flags)
@@ -70,7 +70,7 @@ def version_diff(
     )
     if concept is not None:
         _limit_to_concept(diff, [c for c in concepts if c.id == concept], old, new)
-    if old.graphs is not None and new.graphs is not None:
+    if old.graphs_loaded and new.graphs_loaded:
         for c in concepts:
             if concept is None or c.id == concept:
                 diff.concepts.append(_concept_calls(c, old, new, changes))
@@ -89,11 +89,11 @@ def _options_changed(side: dict[str, set[str]], other: dict[str, set[str]], othe
     return sorted(o for aliases in side.values() if aliases & other_options for o in aliases - other_options)
 
 
-def _env_names(pin: PinData) -> set[str]:
+def _env_names(pin: PinnedTree) -> set[str]:
     return {e.name for e in pin.envs.values()}
 
 
-def _limit_to_concept(diff: VersionDiff, found: list[ConceptMapping], old: PinData, new: PinData) -> None:
+def _limit_to_concept(diff: VersionDiff, found: list[ConceptMapping], old: PinnedTree, new: PinnedTree) -> None:
     """Keep the changes inside the modules and classes the concept maps (either release)."""
     if not found:
         return
@@ -123,7 +123,7 @@ def _limit_to_concept(diff: VersionDiff, found: list[ConceptMapping], old: PinDa
     diff.envs_removed = [e for e in diff.envs_removed if e in knobs]
 
 
-def _roots(side: SideMapping, pin: PinData, graph: CallGraph) -> list[str]:
+def _roots(side: SideMapping, pin: PinnedTree, graph: CallGraph) -> list[str]:
     names = [r.name for r in (*side.entry_points_for(pin.version), *side.symbols_for(pin.version))]
     return sorted({n for n in names if n in graph and graph.nodes[n].get("kind") in ("function", "method")})
 
@@ -147,8 +147,8 @@ def _translate(name: str, renames: dict[str, str]) -> str:
     return name
 
 
-def _concept_calls(concept: ConceptMapping, old: PinData, new: PinData, changes: SymbolChanges) -> ConceptCalls:
-    assert old.graphs is not None and new.graphs is not None
+def _concept_calls(concept: ConceptMapping, old: PinnedTree, new: PinnedTree, changes: SymbolChanges) -> ConceptCalls:
+    assert old.graphs_loaded and new.graphs_loaded
     side = concept.side(old.project)
     g_old, g_new = old.graphs.calls, new.graphs.calls
     roots_old, roots_new = _roots(side, old, g_old), _roots(side, new, g_new)
@@ -180,7 +180,7 @@ def _concept_calls(concept: ConceptMapping, old: PinData, new: PinData, changes:
 
 
 def design_diff(
-    left: PinData, right: PinData, concepts: Iterable[ConceptMapping], *, concept: str | None = None
+    left: PinnedTree, right: PinnedTree, concepts: Iterable[ConceptMapping], *, concept: str | None = None
 ) -> DesignDiff:
     """Side by side per concept. Calls are listed only for sides that carry graphs."""
     diff = DesignDiff(
@@ -198,7 +198,7 @@ def design_diff(
     return diff
 
 
-def _mapped_names(concepts: list[ConceptMapping], pin: PinData) -> set[str]:
+def _mapped_names(concepts: list[ConceptMapping], pin: PinnedTree) -> set[str]:
     """Every symbol any concept maps for this side: the landmarks of the call structure."""
     names: set[str] = set()
     for c in concepts:
@@ -207,7 +207,7 @@ def _mapped_names(concepts: list[ConceptMapping], pin: PinData) -> set[str]:
     return names
 
 
-def side_design(concept: ConceptMapping, pin: PinData, mapped: set[str] | None = None) -> SideDesign:
+def side_design(concept: ConceptMapping, pin: PinnedTree, mapped: set[str] | None = None) -> SideDesign:
     side = concept.side(pin.project)
     design = SideDesign(pin=pin.label, status=side.status, note=side.note)
     for ref in side.symbols_for(pin.version):
@@ -228,7 +228,7 @@ def side_design(concept: ConceptMapping, pin: PinData, mapped: set[str] | None =
             design.knobs.append(KnobInfo(knob.name, "env", env.default if env else None,
                                          knob.role or None, found=env is not None))
     design.bridges = [b.to_dict() for b in side.bridges_for(pin.version)]
-    if pin.graphs is not None:
+    if pin.graphs_loaded:
         design.calls = _call_tree(side, pin, mapped or set())
     return design
 
@@ -245,10 +245,10 @@ def _attributes(cls: Class) -> list[str]:
     return list(seen.values())
 
 
-def _call_tree(side: SideMapping, pin: PinData, mapped: set[str]) -> list[CallEdge]:
+def _call_tree(side: SideMapping, pin: PinnedTree, mapped: set[str]) -> list[CallEdge]:
     """Calls out of the entry points, mapped callees first; the second level only
     below mapped callees, so the structure shows how the mapped parts connect."""
-    assert pin.graphs is not None
+    assert pin.graphs_loaded
     graph = pin.graphs.calls
     roots = [r.name for r in side.entry_points_for(pin.version) if r.name in graph]
     if not roots:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from analyzer.diff.design import design_diff, version_diff
 from analyzer.diff.models import DesignDiff, VersionDiff
-from analyzer.diff.pins import DiffError, PinData, load_pin_graphs, open_pin
+from analyzer.diff.pins import DiffError, load_pin_graphs, open_pin
 from analyzer.mappings.models import REFERENCE, ConceptMapping
+from analyzer.pinned import PinnedTree
 from analyzer.settings import Settings
 from analyzer.snapshots.models import Snapshot
 
@@ -34,7 +35,7 @@ def run_diff(
     return design_diff(a, b, concepts, concept=concept)
 
 
-def _file_renames(settings: Settings, a: PinData, b: PinData) -> list[tuple[str, str, int]]:
+def _file_renames(settings: Settings, a: PinnedTree, b: PinnedTree) -> list[tuple[str, str, int]]:
     """Git's rename detection between the two stored trees, as package paths."""
     from analyzer.snapshots import SnapshotError, diff_changes, open_snapshot
 

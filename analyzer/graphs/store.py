@@ -111,6 +111,11 @@ def open_target(settings: Settings, text: str) -> Target:
         snap = ensure_snapshot(settings, text)
     except SnapshotError as exc:
         raise GraphError(str(exc)) from None
+    return snapshot_target(snap)
+
+
+def snapshot_target(snap: Snapshot) -> Target:
+    """A stored snapshot: its tree never changes under its store commit."""
     key = _digest([SCHEMA, "snapshot", snap.name, snap.store_commit])
     return Target(snap.name, snap.package_root, None, key, snap)
 

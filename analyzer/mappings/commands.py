@@ -13,8 +13,8 @@ from analyzer.commandline import EXIT_FINDINGS, fail, settings_of
 from analyzer.mappings.load import load_concepts
 from analyzer.mappings.models import REFERENCE, UPSTREAMS, ConceptMapping, MappingError
 from analyzer.mappings.render import print_concept, print_concept_list, print_verify
-from analyzer.mappings.verify import VerifyReport, verify_mappings
-from analyzer.settings import Settings
+from analyzer.mappings.verify import run_verify
+from analyzer.pinned import TreeError, open_tree
 
 JSON_OPT = typer.Option(False, "--json", help="Print machine-readable JSON.")
 DIR_OPT = typer.Option(None, "--mappings", help="Folder of concept files (default: the repository's mappings/).")
@@ -124,71 +124,17 @@ def verify_command(
     or that no upstream mapping covers yet, are listed (and do not fail the run)."""
     settings = settings_of(ctx)
     selected = load_or_fail(mappings, concepts)
-    report = run_verify(settings, selected, pins or None, reference=not no_reference, fetch=fetch,
-                        progress=not as_json and sys.stderr.isatty(), chains=chains)
+    try:
+        report = run_verify(settings, selected, pins or None, reference=not no_reference, fetch=fetch,
+                            progress=not as_json and sys.stderr.isatty(), chains=chains)
+    except TreeError as exc:
+        raise fail(str(exc)) from None
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2))
     else:
         print_verify(Console(), report)
     if not report.ok:
         raise typer.Exit(EXIT_FINDINGS)
-
-
-def run_verify(
-    settings: Settings,
-    concepts: list[ConceptMapping],
-    pins: list[str] | None,
-    *,
-    reference: bool = True,
-    fetch: bool = True,
-    progress: bool = False,
-    chains: bool = True,
-) -> VerifyReport:
-    """Build a view per pin (indexing cold releases) and verify. Exits with a message on bad refs."""
-    from analyzer.flags.models import FlagsError
-    from analyzer.index.store import StoreError
-    from analyzer.mappings.pins import reference_view, release_view
-    from analyzer.snapshots import SnapshotError, load_locks
-
-    locks = load_locks()
-    pinned: dict[str, list[str]] = {}
-    for entry in locks.values():
-        pinned.setdefault(entry.ref.project, []).append(entry.ref.version)
-    refs = pins if pins is not None else sorted(str(entry.ref) for entry in locks.values())
-    bad = [r for r in refs if r.partition("@")[0] not in UPSTREAMS]
-    if bad:
-        raise fail(f"--pin takes a vllm@VERSION or sglang@VERSION release, got: {', '.join(bad)}")
-    views = []
-    try:
-        if reference:
-            views.append(reference_view(settings, progress=progress))
-        for ref in refs:
-            views.append(release_view(settings, ref, progress=progress, fetch=fetch))
-    except (SnapshotError, FlagsError, StoreError) as exc:
-        raise fail(str(exc)) from None
-    graphs = _step_graphs(settings, views, progress) if chains and any(c.steps for c in concepts) else {}
-    # A pin checked now but missing from the lock files (a git pin) still counts as pinned.
-    for view in views:
-        if view.project != REFERENCE and view.version is not None:
-            pinned.setdefault(view.project, [])
-            if view.version not in pinned[view.project]:
-                pinned[view.project].append(view.version)
-    return verify_mappings(concepts, views, pinned, graphs)
-
-
-def _step_graphs(settings: Settings, views: list, progress: bool) -> dict:
-    """Each view's call graph (cached after the first build), for the steps' chain check."""
-    from analyzer.graphs.store import GraphError, directory_target, load_graphs, open_target
-    from analyzer.paths import reference_root
-
-    out = {}
-    for view in views:
-        try:
-            target = directory_target(reference_root()) if view.project == REFERENCE else open_target(settings, view.label)
-            out[view.label] = load_graphs(settings, target, progress=progress).calls
-        except GraphError as exc:
-            raise fail(str(exc)) from None
-    return out
 
 
 def trace_command(
@@ -203,16 +149,13 @@ def trace_command(
     """Shortest path from SOURCE to DEST through the call graph and across the
     process bridges of the mappings (ZMQ sockets, queues between threads)."""
     from analyzer.graphs.queries import QueryError, find_one
-    from analyzer.graphs.store import GraphError, directory_target, load_graphs, open_target
     from analyzer.mappings.trace import bridges_for, trace_path
-    from analyzer.paths import reference_root
 
     settings = settings_of(ctx)
     concepts = load_or_fail(mappings)
     try:
-        graph_target = directory_target(reference_root()) if target == REFERENCE else open_target(settings, target)
-        graph = load_graphs(settings, graph_target, progress=not as_json and sys.stderr.isatty()).calls
-    except GraphError as exc:
+        graph = open_tree(settings, target, progress=not as_json and sys.stderr.isatty()).graphs.calls
+    except TreeError as exc:
         raise fail(str(exc)) from None
     project, _, version = target.partition("@")
     bridges = bridges_for(concepts, project, version or None)

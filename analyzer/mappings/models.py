@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from analyzer.pinned import REFERENCE as REFERENCE  # one definition, re-exported
+from analyzer.pinned import UPSTREAMS as UPSTREAMS
+
 # Who a side of a mapping describes. "reference" is our own CPU engine.
-REFERENCE = "reference"
-UPSTREAMS: tuple[str, ...] = ("vllm", "sglang")
 SIDES: tuple[str, ...] = (REFERENCE, *UPSTREAMS)
 
 # implemented: the project has it and the mapping names it.

@@ -13,13 +13,22 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from analyzer.mappings.models import REFERENCE, SIDES, ConceptMapping, SideMapping, Step, SymbolRef
-from analyzer.mappings.pins import PinView
+from analyzer.mappings.models import (
+    REFERENCE,
+    SIDES,
+    UPSTREAMS,
+    ConceptMapping,
+    SideMapping,
+    Step,
+    SymbolRef,
+)
 from analyzer.mappings.trace import CallGraphLike, StepLink, bridges_for, chain_steps
+from analyzer.pinned import PinnedTree, TreeError, reference_tree, release_tree
+from analyzer.settings import Settings
 
 
 @dataclass(frozen=True, slots=True)
-class Finding:
+class VerifyFinding:
     concept: str
     project: str
     pin: str  # "vllm@0.30.0", or "reference"
@@ -54,8 +63,8 @@ class CoverageRow:
 class VerifyReport:
     pins: list[str]
     checked: int = 0  # names checked, summed over pins
-    problems: list[Finding] = field(default_factory=list)
-    notes: list[Finding] = field(default_factory=list)
+    problems: list[VerifyFinding] = field(default_factory=list)
+    notes: list[VerifyFinding] = field(default_factory=list)
     coverage: list[CoverageRow] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # e.g. flags that could not be read statically
     # concept -> pin -> how each step of that side is reached (when a call graph was given)
@@ -89,9 +98,46 @@ class VerifyReport:
         }
 
 
+def run_verify(
+    settings: Settings,
+    concepts: list[ConceptMapping],
+    pins: list[str] | None,
+    *,
+    reference: bool = True,
+    fetch: bool = True,
+    progress: bool = False,
+    chains: bool = True,
+) -> VerifyReport:
+    """Open each pin (indexing cold releases; default: every locked release) and verify
+    `concepts` against them. TreeError with a readable message for a pin that cannot be opened."""
+    from analyzer.snapshots import load_locks
+
+    locks = load_locks()
+    pinned: dict[str, list[str]] = {}
+    for entry in locks.values():
+        pinned.setdefault(entry.ref.project, []).append(entry.ref.version)
+    refs = pins if pins is not None else sorted(str(entry.ref) for entry in locks.values())
+    bad = [r for r in refs if r.partition("@")[0] not in UPSTREAMS]
+    if bad:
+        raise TreeError(f"--pin takes a vllm@VERSION or sglang@VERSION release, got: {', '.join(bad)}")
+    views: list[PinnedTree] = []
+    if reference:
+        views.append(reference_tree(settings, progress=progress).prepare())
+    for ref in refs:
+        views.append(release_tree(settings, ref, fetch=fetch, progress=progress).prepare())
+    graphs = {v.label: v.graphs.calls for v in views} if chains and any(c.steps for c in concepts) else {}
+    # A pin checked now but missing from the lock files (a git pin) still counts as pinned.
+    for view in views:
+        if view.project != REFERENCE and view.version is not None:
+            pinned.setdefault(view.project, [])
+            if view.version not in pinned[view.project]:
+                pinned[view.project].append(view.version)
+    return verify_mappings(concepts, views, pinned, graphs)
+
+
 def verify_mappings(
     concepts: Iterable[ConceptMapping],
-    views: Iterable[PinView],
+    views: Iterable[PinnedTree],
     pinned: Mapping[str, Iterable[str]],
     graphs: Mapping[str, CallGraphLike] | None = None,
 ) -> VerifyReport:
@@ -122,14 +168,14 @@ def verify_mappings(
     return report
 
 
-def _check_steps(concept: ConceptMapping, view: PinView, report: VerifyReport) -> None:
+def _check_steps(concept: ConceptMapping, view: PinnedTree, report: VerifyReport) -> None:
     for i, step in enumerate(concept.steps, start=1):
         for ref in step.side(view.project).symbols:
             _check_symbol(concept.id, "step", ref, view, report, label=f"step {i} ({step.title}): {ref.name}")
 
 
 def _check_chain(
-    concept: ConceptMapping, concepts: list[ConceptMapping], view: PinView, graph: CallGraphLike,
+    concept: ConceptMapping, concepts: list[ConceptMapping], view: PinnedTree, graph: CallGraphLike,
     report: VerifyReport,
 ) -> None:
     named = [(i, [ref.name for ref in step.side(view.project).symbols_for(view.version)])
@@ -142,7 +188,7 @@ def _check_chain(
     for link in links:
         if link.broken:
             step = concept.steps[link.index - 1]
-            report.problems.append(Finding(
+            report.problems.append(VerifyFinding(
                 concept.id, view.project, view.label, "chain", f"step {link.index}",
                 f"the steps' chain breaks at step {link.index} ({step.title}): {link.broken}"))
 
@@ -162,12 +208,12 @@ def _check_releases(
             if version not in versions:
                 pinned = ", ".join(sorted(versions)) or "none"
                 report.problems.append(
-                    Finding(concept, side.project, f"{side.project}@{version}", "release", name,
+                    VerifyFinding(concept, side.project, f"{side.project}@{version}", "release", name,
                             f"{kind} {name} is limited to {version}, which is not pinned (pinned: {pinned})")
                 )
 
 
-def _check_side(concept: str, side: SideMapping, view: PinView, report: VerifyReport) -> None:
+def _check_side(concept: str, side: SideMapping, view: PinnedTree, report: VerifyReport) -> None:
     version = view.version
     for kind, refs in (("symbol", side.symbols), ("entry_point", side.entry_points)):
         for ref in refs:
@@ -184,7 +230,7 @@ def _check_side(concept: str, side: SideMapping, view: PinView, report: VerifyRe
             if not present:
                 what = "flag" if knob.kind == "flag" else "environment variable"
                 report.problems.append(
-                    Finding(concept, side.project, view.label, knob.kind, knob.name,
+                    VerifyFinding(concept, side.project, view.label, knob.kind, knob.name,
                             f"{what} {knob.name} is not defined in {view.label}",
                             tuple(_close_names(knob.name, known))))
         elif present:
@@ -192,26 +238,26 @@ def _check_side(concept: str, side: SideMapping, view: PinView, report: VerifyRe
 
 
 def _check_symbol(
-    concept: str, kind: str, ref: SymbolRef, view: PinView, report: VerifyReport, *, label: str = ""
+    concept: str, kind: str, ref: SymbolRef, view: PinnedTree, report: VerifyReport, *, label: str = ""
 ) -> None:
     found = view.resolve(ref.name) is not None
     if ref.applies_to(view.version):
         report.checked += 1
         if not found:
             report.problems.append(
-                Finding(concept, view.project, view.label, kind, ref.name,
+                VerifyFinding(concept, view.project, view.label, kind, ref.name,
                         f"{label or ref.name} does not resolve in {view.label}",
                         tuple(view.suggest(ref.name))))
     elif found:
         report.notes.append(_also_there(concept, view.project, view.label, kind, ref.name))
 
 
-def _also_there(concept: str, project: str, pin: str, kind: str, name: str) -> Finding:
-    return Finding(concept, project, pin, kind, name,
+def _also_there(concept: str, project: str, pin: str, kind: str, name: str) -> VerifyFinding:
+    return VerifyFinding(concept, project, pin, kind, name,
                    f"{name} is limited by `releases` but also exists in {pin}")
 
 
-def _close_names(name: str, known: frozenset[str]) -> list[str]:
+def _close_names(name: str, known: Iterable[str]) -> list[str]:
     """Flags/envs that share most words with a missing one (a rename usually keeps some)."""
     words = set(name.strip("-").replace("_", "-").lower().split("-"))
     scored = []

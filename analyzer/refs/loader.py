@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+from analyzer.pinned import PinnedTree, TreeError, release_tree
 from analyzer.refs.build import (
     env_literals,
     envs_from,
@@ -24,10 +25,8 @@ from analyzer.refs.config import RefsError
 from analyzer.refs.pinview import FORMAT_VERSION, PinView
 from analyzer.settings import Settings
 from analyzer.snapshots import (
-    Snapshot,
     SnapshotError,
     diff_changes,
-    ensure_snapshot,
     is_fetched,
     open_snapshot,
     resolve_ref,
@@ -65,30 +64,33 @@ def load_pin(settings: Settings, pin: str) -> PinView:
             snapshot = open_snapshot(settings, pin)
             if view.store_commit == snapshot.store_commit:
                 return view
-        snapshot = ensure_snapshot(settings, pin)
-    except SnapshotError as exc:
+        tree = release_tree(settings, pin)
+    except (SnapshotError, TreeError) as exc:
         raise RefsError(str(exc)) from None
-    view = build_view(settings, snapshot)
+    try:
+        view = build_view(tree)
+    except TreeError as exc:
+        raise RefsError(str(exc)) from None
     view.save(cache)
     return view
 
 
-def build_view(settings: Settings, snapshot: Snapshot) -> PinView:
-    """Index the snapshot (the index stage caches per file) and extract its flags and env vars."""
-    # Imported here, not at the top: a warm check never needs libcst, whose import alone
-    # costs more than the rest of a check.
-    from analyzer.flags import FlagsError, extract_envs, extract_flags
-    from analyzer.index import index_snapshot
+def build_view(tree: PinnedTree) -> PinView:
+    """The checker's compact view of a release: its index (the index stage caches per
+    file), flags and env vars, and its C/C++/CUDA/Rust definitions."""
+    # Imported here, not at the top: a warm check never needs tree-sitter.
     from analyzer.index.native import index_native, native_files
 
     # First use of a pin indexes the whole tree (minutes); show progress on a terminal.
-    index = index_snapshot(settings, snapshot, progress=sys.stderr.isatty())
+    tree.progress = sys.stderr.isatty()
+    index = tree.index
+    snapshot = tree.snapshot
+    assert snapshot is not None
     flags: list[object] = []
     envs: list[object] = []
     try:
-        flags = list(extract_flags(snapshot.package_root, snapshot.ref.project))
-        envs = list(extract_envs(snapshot.package_root, snapshot.ref.project))
-    except FlagsError as exc:
+        flags, envs = list(tree.flag_list), list(tree.env_list)
+    except TreeError as exc:
         # Flags and env vars then come out not-checkable, never broken.
         print(f"warning: {snapshot.name}: flags/env vars not extracted: {exc}", file=sys.stderr)
     root = snapshot.package_root

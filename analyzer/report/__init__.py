@@ -4,14 +4,12 @@ Public API: `build_report`, `snapshot_side`, `tree_side`, `default_sides`.
 """
 
 from analyzer.report.build import FORMATS, ReportResult, build_report
-from analyzer.report.sources import Permalinks, ReportError, SideSource, snapshot_side, tree_side
+from analyzer.report.sources import ReportError, snapshot_side, tree_side
 
 __all__ = [
     "FORMATS",
-    "Permalinks",
     "ReportError",
     "ReportResult",
-    "SideSource",
     "build_report",
     "snapshot_side",
     "tree_side",

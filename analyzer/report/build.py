@@ -9,12 +9,12 @@ from pathlib import Path
 
 from analyzer.mappings import ConceptMapping
 from analyzer.mappings.trace import bridges_for
+from analyzer.pinned import PinnedTree
 from analyzer.report.graphviz import find_dot
 from analyzer.report.html import render_site
 from analyzer.report.markdown import render_markdown
 from analyzer.report.models import ConceptPage, ReportMeta
 from analyzer.report.pages import build_page
-from analyzer.report.sources import SideSource
 
 FORMATS = ("html", "md", "both")
 # Sub-folders the builder owns and rewrites; anything else under `out` is left alone.
@@ -51,7 +51,7 @@ class ReportResult:
 
 def build_report(
     concepts: list[ConceptMapping],
-    sides: dict[str, SideSource | None],
+    sides: dict[str, PinnedTree | None],
     out: Path,
     *,
     fmt: str = "both",

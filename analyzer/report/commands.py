@@ -12,8 +12,9 @@ from rich.console import Console
 
 from analyzer.commandline import fail, settings_of
 from analyzer.paths import REPO_ROOT, is_source_checkout, reference_root
+from analyzer.pinned import PinnedTree
 from analyzer.report.build import FORMATS, ReportResult, build_report
-from analyzer.report.sources import ReportError, SideSource, snapshot_side, tree_side
+from analyzer.report.sources import ReportError, snapshot_side, tree_side
 from analyzer.settings import Settings
 
 ENGINE_DIR = reference_root()
@@ -93,7 +94,7 @@ def default_out() -> Path:
     return Path.cwd() / "reports"
 
 
-def open_sides(settings: Settings, releases: list[str], *, progress: bool) -> dict[str, SideSource | None]:
+def open_sides(settings: Settings, releases: list[str], *, progress: bool) -> dict[str, PinnedTree | None]:
     """The reference engine plus one release per upstream project."""
     projects = [ref.split("@", 1)[0] for ref in releases]
     for ref, project in zip(releases, projects, strict=True):
@@ -102,7 +103,7 @@ def open_sides(settings: Settings, releases: list[str], *, progress: bool) -> di
             raise ReportError(f"{ref!r}: a report column is vllm@VERSION or sglang@VERSION")
         if projects.count(project) > 1:
             raise ReportError(f"{ref}: one release per project (got {projects.count(project)} for {project})")
-    sides: dict[str, SideSource | None] = {"reference": tree_side(settings, "reference", ENGINE_DIR)}
+    sides: dict[str, PinnedTree | None] = {"reference": tree_side(settings, "reference", ENGINE_DIR)}
     for ref, project in zip(releases, projects, strict=True):
         sides[project] = snapshot_side(settings, ref, progress=progress)
     return sides

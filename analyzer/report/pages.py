@@ -8,6 +8,7 @@ from analyzer.graphs.state import ClassState, how
 from analyzer.index import SymbolMatch
 from analyzer.mappings import SIDES, Bridge, ConceptMapping, KnobRef, SideMapping, StepSide
 from analyzer.mappings.trace import StepLink, chain_steps
+from analyzer.pinned import PinnedTree, heading
 from analyzer.report.callpath import find_call_path, target_nodes
 from analyzer.report.excerpt import make_excerpt
 from analyzer.report.graphviz import path_dot, render_svg, route_dot, state_dot
@@ -24,7 +25,6 @@ from analyzer.report.models import (
     SymbolView,
     Writer,
 )
-from analyzer.report.sources import SideSource, heading
 
 MAX_ENTRY_PATHS = 3
 MAX_WRITERS = 8  # per attribute; the rest are counted
@@ -35,7 +35,7 @@ STEP_MAX_LINES = {"function": 160, "method": 160}
 
 def build_page(
     concept: ConceptMapping,
-    sides: dict[str, SideSource | None],
+    sides: dict[str, PinnedTree | None],
     titles: dict[str, str],
     dot: str | None,
     bridges: dict[str, dict[str, list[Bridge]]] | None = None,
@@ -56,7 +56,7 @@ def build_page(
 
 
 def step_rows(
-    concept: ConceptMapping, sides: dict[str, SideSource | None], bridges: dict[str, dict[str, list[Bridge]]]
+    concept: ConceptMapping, sides: dict[str, PinnedTree | None], bridges: dict[str, dict[str, list[Bridge]]]
 ) -> list[StepRow]:
     """The concept's steps as rows of three cells, each cell linked to the step before it."""
     rows = [StepRow(i, step.title, step.explain, []) for i, step in enumerate(concept.steps, start=1)]
@@ -64,7 +64,7 @@ def step_rows(
         source = sides.get(project)
         status = concept.side(project).status
         cells = [_step_cell(project, step.side(project), source, status) for step in concept.steps]
-        if source is not None and source.graphs is not None:
+        if source is not None and source.graphs_loaded:
             named = [(i, [s.name for s in cell.symbols]) for i, cell in enumerate(cells, start=1) if cell.symbols]
             links = chain_steps(source.graphs.calls, named, bridges.get(project, {}))
             for link in links:
@@ -74,7 +74,7 @@ def step_rows(
     return rows
 
 
-def _step_cell(project: str, part: StepSide, source: SideSource | None, status: str) -> StepCell:
+def _step_cell(project: str, part: StepSide, source: PinnedTree | None, status: str) -> StepCell:
     cell = StepCell(project, none=part.none, process=part.process)
     if source is None:
         cell.missing = "this side's source is not part of this report"
@@ -97,7 +97,7 @@ def _apply_link(cell: StepCell, link: StepLink) -> None:
     cell.inner = [b.via.removeprefix("bridge ") for b in link.inner if b.via not in ("call", "return")]
 
 
-def build_column(mapping: SideMapping, source: SideSource | None, dot: str | None) -> Column:
+def build_column(mapping: SideMapping, source: PinnedTree | None, dot: str | None) -> Column:
     project = mapping.project
     if source is None:
         return Column(project, heading(project, None), mapping.status, mapping.note, available=False,
@@ -115,7 +115,7 @@ def build_column(mapping: SideMapping, source: SideSource | None, dot: str | Non
     col.bridges = [BridgeView(b.name, b.source, b.target, b.transport, b.carries, b.note)
                    for b in mapping.bridges_for(version)]
     col.knobs = [knob_view(source, k) for k in mapping.knobs_for(version)]
-    if source.graphs is not None:
+    if source.graphs_loaded:
         col.paths = call_paths(mapping, source, dot)
         col.state = state_views(source, col.symbols)
         if dot is not None:
@@ -127,7 +127,7 @@ def build_column(mapping: SideMapping, source: SideSource | None, dot: str | Non
     return col
 
 
-def symbol_view(source: SideSource, name: str, role: str, *, step: bool = False) -> SymbolView:
+def symbol_view(source: PinnedTree, name: str, role: str, *, step: bool = False) -> SymbolView:
     matches = source.index.find_symbol(name)
     if not matches:
         return SymbolView(name, role, False, problem="not found in this release")
@@ -147,11 +147,11 @@ def symbol_view(source: SideSource, name: str, role: str, *, step: bool = False)
     return view
 
 
-def _repo_path(source: SideSource, package_path: str) -> str:
+def _repo_path(source: PinnedTree, package_path: str) -> str:
     return source.permalinks.repo_path(package_path) if source.permalinks else package_path
 
 
-def knob_view(source: SideSource, knob: KnobRef) -> KnobView:
+def knob_view(source: PinnedTree, knob: KnobRef) -> KnobView:
     if knob.kind == "flag":
         flag = source.flags.get(knob.name)
         if flag is None:
@@ -165,12 +165,12 @@ def knob_view(source: SideSource, knob: KnobRef) -> KnobView:
                     _site_link(source, env.defined_at))
 
 
-def _site_link(source: SideSource, site: str) -> str | None:
+def _site_link(source: PinnedTree, site: str) -> str | None:
     return source.permalinks.site_url(site) if source.permalinks and site else None
 
 
-def call_paths(mapping: SideMapping, source: SideSource, dot: str | None) -> list[CallPathView]:
-    assert source.graphs is not None
+def call_paths(mapping: SideMapping, source: PinnedTree, dot: str | None) -> list[CallPathView]:
+    assert source.graphs_loaded
     graph = source.graphs.calls
     version = source.version
     targets = target_nodes(graph, [s.name for s in mapping.symbols_for(version)])
@@ -184,9 +184,9 @@ def call_paths(mapping: SideMapping, source: SideSource, dot: str | None) -> lis
     return out
 
 
-def state_views(source: SideSource, symbols: list[SymbolView]) -> list[StateView]:
+def state_views(source: PinnedTree, symbols: list[SymbolView]) -> list[StateView]:
     """State of the mapped classes, and of the classes owning mapped methods."""
-    assert source.graphs is not None
+    assert source.graphs_loaded
     states = source.graphs.state
     wanted: list[str] = []
     for s in symbols:
@@ -207,13 +207,13 @@ def state_views(source: SideSource, symbols: list[SymbolView]) -> list[StateView
     return out
 
 
-def _dotted(source: SideSource, view: SymbolView) -> str | None:
+def _dotted(source: PinnedTree, view: SymbolView) -> str | None:
     matches: list[SymbolMatch] = source.index.find_symbol(view.name)
     exact = [m for m in matches if m.dotted == view.name]
     return (exact or matches)[0].dotted if matches else None
 
 
-def state_view(source: SideSource, st: ClassState) -> StateView:
+def state_view(source: PinnedTree, st: ClassState) -> StateView:
     attrs = []
     for a in sorted(st.attrs.values(), key=lambda a: (a.line, a.name)):
         by_function: dict[str, Writer] = {}

@@ -22,11 +22,12 @@ from pathlib import Path
 
 from mappings.conftest import write_mapping
 
-from analyzer.diff import PinData, version_diff
+from analyzer.diff import version_diff
 from analyzer.diff.symbols import compare_symbols
 from analyzer.index import SnapshotIndex
 from analyzer.index.extract import extract_text
 from analyzer.mappings import load_mappings
+from analyzer.pinned import tree_from_index
 
 
 def _index(files: dict[str, str]) -> SnapshotIndex:
@@ -166,8 +167,8 @@ def test_concept_scoped_diff_finds_destinations_outside_the_concept(tmp_path: Pa
         status = "not-implemented"
         note = "fake"
     """)
-    old = PinData("vllm@1.0", "vllm", "1.0", _index(OLD))
-    new = PinData("vllm@2.0", "vllm", "2.0", _index(NEW))
+    old = tree_from_index("vllm@1.0", "vllm", "1.0", _index(OLD))
+    new = tree_from_index("vllm@2.0", "vllm", "2.0", _index(NEW))
     diff = version_diff(old, new, load_mappings(tmp_path), concept="planning")
     # app.planning is no module of the concept, yet the move into it is found and kept.
     assert {(m.old, m.new) for m in diff.moved} == {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from analyzer.mappings import load_mappings
-from analyzer.mappings.commands import run_verify
+from analyzer.mappings.verify import run_verify
 from analyzer.settings import Settings
 
 PINS = ["sglang@0.5.20", "sglang@0.5.23", "vllm@0.30.0", "vllm@0.33.0"]

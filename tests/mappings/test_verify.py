@@ -11,7 +11,8 @@ from mappings.conftest import FakePins, write_mapping
 from typer.testing import CliRunner
 
 from analyzer.mappings import load_mappings
-from analyzer.mappings.commands import register, run_verify
+from analyzer.mappings.commands import register
+from analyzer.mappings.verify import run_verify
 from analyzer.settings import Settings
 
 SCHEDULER = """

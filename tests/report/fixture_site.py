@@ -7,7 +7,8 @@ import textwrap
 from pathlib import Path
 
 from analyzer.flags.models import EnvVar, Flag
-from analyzer.report.sources import Permalinks, SideSource, release_permalinks, tree_side
+from analyzer.pinned import Permalinks, PinnedTree, release_permalinks
+from analyzer.report.sources import tree_side
 from analyzer.settings import Settings
 
 # Source text a report must escape, not interpret.
@@ -189,7 +190,7 @@ def fixture_mappings(root: Path) -> Path:
     return write_tree(root / "mappings", MAPPINGS)
 
 
-def fixture_sides(root: Path, settings: Settings) -> dict[str, SideSource | None]:
+def fixture_sides(root: Path, settings: Settings) -> dict[str, PinnedTree | None]:
     ref = write_tree(root / "ref", REFERENCE)
     vllm = write_tree(root / "vllm-tree", VLLM)
     sgl = write_tree(root / "sglang-tree", SGLANG)
