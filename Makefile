@@ -35,6 +35,7 @@ demo: $(STAMP) graphviz
 
 lint: $(STAMP)
 	$(BIN)/ruff check analyzer reference_engine tests benchmarks
+	$(BIN)/mypy
 
 test-unit: $(STAMP) sysdeps
 	$(BIN)/python -m pytest -q -m "not integration"
@@ -44,6 +45,7 @@ test-integration: $(STAMP)
 
 test: $(STAMP) sysdeps
 	$(BIN)/ruff check analyzer reference_engine tests benchmarks
+	$(BIN)/mypy  # [tool.mypy] in pyproject.toml: analyzer/
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)

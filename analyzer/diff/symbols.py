@@ -197,6 +197,7 @@ def _cross_module_moves(
     for key, olds in sorted(by_key_old.items()):
         news = sorted(by_key_new.get(key, []))
         olds = sorted(olds)
+        pairs: list[tuple[str, str, str, list[str]]]
         if len(news) == 1 and len(olds) == 1:
             related = _related(old, new, t_old[olds[0]], t_new[news[0]])
             pairs = [(olds[0], news[0], "moved", [])] if related else []
@@ -207,9 +208,9 @@ def _cross_module_moves(
             alike = [b for b in news if _same_shape(old, new, t_old, t_new, t_old[olds[0]], t_new[b])]
             pairs = [(olds[0], alike[0], "moved", [f"the only one of {len(news)} new copies of the same shape"])] if len(alike) == 1 else []
         elif not news and len(existing.get(key, [])) == 1:
-            b = existing[key][0]
-            pairs = [(a, b, "merged", [f"{b} already existed"]) for a in olds
-                     if t_old[a].module != t_new[b].module and _same_shape(old, new, t_old, t_new, t_old[a], t_new[b], 0.6)]
+            into = existing[key][0]
+            pairs = [(a, into, "merged", [f"{into} already existed"]) for a in olds
+                     if t_old[a].module != t_new[into].module and _same_shape(old, new, t_old, t_new, t_old[a], t_new[into], 0.6)]
         else:
             pairs = []  # ambiguous: several candidates on each side, claim nothing
         for a_name, b_name, kind, extra in pairs:

@@ -360,7 +360,7 @@ class Interpreter:
         if isinstance(owner, ActionV):
             if attr in owner.attrs:
                 return owner.attrs[attr]
-            return self._class_attr(owner.cls, attr, bound=owner)
+            return self._class_attr(owner.cls, attr, bound=owner) if owner.cls is not None else None
         if isinstance(owner, SuperV):
             mro = self.mro(owner.instance_cls)
             names = [c.key for c in mro]
@@ -410,7 +410,8 @@ class Interpreter:
 
     def _class_attr(self, cls: ClassV, attr: str, bound: Any) -> Any:
         if attr == "__name__":
-            return cls.sym.name if cls.sym.node is None else cls.sym.node.name  # type: ignore[union-attr]
+            node = cls.sym.node
+            return node.name if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) else cls.sym.name
         if attr == "__doc__":
             node = cls.sym.node
             assert isinstance(node, ast.ClassDef)
@@ -437,14 +438,13 @@ class Interpreter:
                     return FuncV(sym, owner=cls, bound=target if target is not None else (actual or cls))
                 return FuncV(sym, owner=cls, bound=bound)
             targets: list[ast.expr] = []
+            assigned: ast.expr | None = None
             if isinstance(stmt, ast.Assign):
-                targets = stmt.targets
+                targets, assigned = stmt.targets, stmt.value
             elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
-                targets = [stmt.target]
-            if any(isinstance(t, ast.Name) and t.id == attr for t in targets):
-                value = stmt.value
-                assert value is not None
-                return self.eval(value, Frame(cls.sym.module))
+                targets, assigned = [stmt.target], stmt.value
+            if assigned is not None and any(isinstance(t, ast.Name) and t.id == attr for t in targets):
+                return self.eval(assigned, Frame(cls.sym.module))
         return None
 
     def _eval_Subscript(self, node: ast.Subscript, frame: Frame) -> Any:

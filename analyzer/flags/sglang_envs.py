@@ -66,7 +66,8 @@ def _deprecations(module: Module, envs: dict[str, EnvVar], warnings: list[str]) 
         target = stmt.target if isinstance(stmt, ast.AnnAssign) else stmt.targets[0] if isinstance(stmt, ast.Assign) else None
         if not (isinstance(target, ast.Name) and target.id == "_DEPRECATED_ENVS"):
             continue
-        value = stmt.value  # type: ignore[union-attr]
+        assert isinstance(stmt, ast.Assign | ast.AnnAssign)
+        value = stmt.value
         if not isinstance(value, ast.Dict):
             warnings.append(f"{module.where(stmt)}: _DEPRECATED_ENVS is not a dict literal")
             continue

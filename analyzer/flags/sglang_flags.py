@@ -84,7 +84,7 @@ def _field_option(interp: Interpreter, f: FieldInfo, inner: ast.expr, meta: dict
     cli_name = cli_name if isinstance(cli_name, str) else "--" + f.name.replace("_", "-")
     aliases = meta.get("aliases") or []
     if not isinstance(aliases, list | tuple):
-        interp.warn(f.module, ast.Name(lineno=f.line), f"field {f.name}: aliases {render(aliases)} not static")
+        interp.warn(f.module, ast.Name(id=f.name, lineno=f.line), f"field {f.name}: aliases {render(aliases)} not static")
         aliases = []
     names = [cli_name, *[a for a in aliases if isinstance(a, str)]]
     kw: dict[str, Any] = {"help": meta.get("help", "")}

@@ -96,7 +96,8 @@ def _registry_entries(module: Module) -> list[tuple[str, ast.expr, ast.AST]]:
             isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == REGISTRY for t in stmt.targets)
         ) or (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == REGISTRY)
         if names_registry:
-            value = stmt.value  # type: ignore[union-attr]
+            assert isinstance(stmt, ast.Assign | ast.AnnAssign)
+            value = stmt.value
         elif isinstance(stmt, ast.Assign):
             for t in stmt.targets:
                 if (isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == REGISTRY

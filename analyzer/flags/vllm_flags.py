@@ -56,7 +56,7 @@ def field_kwargs(field: FieldInfo, atoms: set[Atom], reader: TypeReader | None =
     elif kinds & {"tuple", "list", "set"}:
         kind = next(k for k in ("tuple", "list", "set") if k in kinds)
         detail = next(a.detail for a in atoms if a.kind == kind)
-        elem = detail[0] if detail else "str"
+        elem = str(detail[0]) if detail else "str"
         elem = "str" if "|" in elem or elem.startswith(("Union", "Optional")) else elem
         fixed = kind == "tuple" and detail and "..." not in detail
         kw.update(type=Opaque(elem), nargs=len(detail) if fixed else "+")
@@ -111,7 +111,7 @@ def _get_kwargs_hook(interp: Interpreter, node: ast.Call, frame: Frame, args: li
     for f in class_fields(interp.tree, cls.sym):
         kw, problem = field_kwargs(f, reader.atoms(f.annotation, f.module), reader)
         if problem:
-            interp.warn(f.module, ast.Name(lineno=f.line), problem)
+            interp.warn(f.module, ast.Name(id=f.name, lineno=f.line), problem)
         out[f.name] = kw
     return out
 

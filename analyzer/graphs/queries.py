@@ -6,6 +6,7 @@ import itertools
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from typing import TypeAlias
 
 import networkx as nx
 
@@ -13,7 +14,7 @@ from analyzer.graphs.callgraph import RANK
 from analyzer.graphs.compact import CompactCallGraph
 from analyzer.graphs.state import ClassState
 
-Graph = nx.DiGraph | CompactCallGraph
+Graph: TypeAlias = nx.DiGraph | CompactCallGraph
 
 
 class QueryError(Exception):

@@ -175,7 +175,7 @@ class Tracer:
         if isinstance(node, ast.Attribute):
             if isinstance(node.value, ast.Call) and dotted_name(node.value.func) == "super":
                 return self._infer(node, module, scope)
-            out = []
+            out: list[Obj] = []
             for o in self.eval(node.value, module, scope, loops, d):
                 if o.cls is None:
                     continue
@@ -327,7 +327,7 @@ class Tracer:
         return None
 
     def _loop(self, iterable: str, position: int | None, module: str, scope: str, depth: int,
-              detail: str) -> tuple[Obj, ...]:
+              detail: str | _Lazy) -> tuple[Obj, ...]:
         node = self.p.parser.parse(iterable)
         if node is None:
             return ()
@@ -368,7 +368,7 @@ class Tracer:
             return self.returned(value.name, None, text)
         return self._infer(node, module, scope)
 
-    def returned(self, func: str, receiver: Obj | None, text: str) -> tuple[Obj, ...]:
+    def returned(self, func: str, receiver: Obj | None, text: str | _Lazy) -> tuple[Obj, ...]:
         """What a call of project function `func` gives back: its return annotation's
         class, and the attributes it hands out (`return self.waiting`)."""
         found = self._returns.get(func)
@@ -401,7 +401,7 @@ class Tracer:
 
     # -- elements ----------------------------------------------------------------
 
-    def elements(self, node: ast.expr, module: str, scope: str, loops: bool, depth: int, detail: str,
+    def elements(self, node: ast.expr, module: str, scope: str, loops: bool, depth: int, detail: str | _Lazy,
                  mapping_value: bool = False) -> tuple[Obj, ...]:
         if isinstance(node, ast.Call):
             head = dotted_name(node.func) or ""
@@ -418,7 +418,7 @@ class Tracer:
             out.extend(self._element_objs(o, detail, mapping_value))
         return tuple(out)
 
-    def _element_objs(self, o: Obj, detail: str, mapping_value: bool = False) -> list[Obj]:
+    def _element_objs(self, o: Obj, detail: str | _Lazy, mapping_value: bool = False) -> list[Obj]:
         out: list[Obj] = []
         if o.ann is not None:
             for cls, ann in self._ann_elements(o.ann):

@@ -253,14 +253,14 @@ def _reg_params(loc: AstLocator, p: cst.Parameters, a: ast.arguments) -> None:
     _check(len(with_default) == len(a.defaults), "default count")
     for param, ad in zip(with_default, a.defaults, strict=True):
         loc._reg(param.default, ad)
-    for param, aa, ad in zip(p.kwonly_params, a.kwonlyargs, a.kw_defaults, strict=True):
-        if param.annotation is not None:
-            loc._reg(param.annotation.annotation, aa.annotation)
-        if param.default is not None:
-            loc._reg(param.default, ad)
-    for param, aa in ((p.star_arg, a.vararg), (p.star_kwarg, a.kwarg)):
-        if isinstance(param, cst.Param) and aa is not None and param.annotation is not None:
-            loc._reg(param.annotation.annotation, aa.annotation)
+    for kwonly, ak, akd in zip(p.kwonly_params, a.kwonlyargs, a.kw_defaults, strict=True):
+        if kwonly.annotation is not None:
+            loc._reg(kwonly.annotation.annotation, ak.annotation)
+        if kwonly.default is not None:
+            loc._reg(kwonly.default, akd)
+    for star, astar in ((p.star_arg, a.vararg), (p.star_kwarg, a.kwarg)):
+        if isinstance(star, cst.Param) and astar is not None and star.annotation is not None:
+            loc._reg(star.annotation.annotation, astar.annotation)
 
 
 def _reg_class(loc: AstLocator, node: cst.ClassDef, a: ast.ClassDef) -> None:

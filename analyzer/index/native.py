@@ -71,10 +71,14 @@ def _parser(language: str) -> Any:
     import tree_sitter
 
     if language == "rust":
-        import tree_sitter_rust as grammar
+        import tree_sitter_rust
+
+        grammar = tree_sitter_rust.language()
     else:
-        import tree_sitter_cpp as grammar
-    return tree_sitter.Parser(tree_sitter.Language(grammar.language()))
+        import tree_sitter_cpp
+
+        grammar = tree_sitter_cpp.language()
+    return tree_sitter.Parser(tree_sitter.Language(grammar))
 
 
 def blank_cuda(data: bytes) -> bytes:

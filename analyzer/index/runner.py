@@ -168,7 +168,7 @@ def index_tree(
     with FactStore(db) as store:
         manifest = store.manifest(manifest_key) if manifest_key else None
         if manifest is not None and paths is None:
-            shas, errors = dict(manifest), []
+            shas, errors = dict(manifest), list[FileError]()
             stats.manifest_hit = True
         else:
             wanted = list(paths) if paths is not None else list_python_files(root)

@@ -10,7 +10,7 @@ in hops, a bridge counting as one hop).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Protocol
 
@@ -21,6 +21,7 @@ class CallGraphLike(Protocol):
     """What the search needs of a call graph (networkx or the cached compact graph)."""
 
     def __contains__(self, node: object) -> bool: ...
+    def __iter__(self) -> Iterator[str]: ...
     def successors(self, node: str) -> Iterable[str]: ...
     def predecessors(self, node: str) -> Iterable[str]: ...
 
@@ -87,7 +88,8 @@ def step_nodes(graph: CallGraphLike, name: str) -> list[str]:
     through its methods (a request reaches and leaves a class through them)."""
     if name not in graph:
         return []
-    kind = graph.nodes[name].get("kind") if hasattr(graph, "nodes") else None  # type: ignore[attr-defined]
+    nodes = getattr(graph, "nodes", None)
+    kind = nodes[name].get("kind") if nodes is not None else None
     if kind != "class":
         return [name]
     prefix = name + "."
@@ -236,7 +238,7 @@ def _loops_after(graph: CallGraphLike, path: list[TraceStep]) -> list[str]:
     crossings = [s for s in path if s.via not in ("call", "return")]
     if not crossings or not hasattr(graph, "predecessors"):
         return []
-    frontier, seen = [crossings[-1].callee], []
+    frontier, seen = [crossings[-1].callee], list[str]()
     for _ in range(RECEIVER_DEPTH):
         frontier = sorted({c for node in frontier if node in graph for c in graph.predecessors(node)} - set(seen))
         seen += frontier

@@ -86,7 +86,7 @@ def check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str
         if unsure and len(unsure) < len(findings):
             return unsure  # one project cannot tell: not called broken on the other's word alone
     by_pin = {p.pin: p for p in candidates}
-    out = [_with_suggestions(f, by_pin[f.pin], histories.get(f.pin or "")) for f in findings]
+    out = [_with_suggestions(f, by_pin[f.pin or ""], histories.get(f.pin or "")) for f in findings]
     if ref.framework == AMBIGUOUS and len(out) > 1 and all(f.status == BROKEN for f in out):
         # Defined in neither project: one broken reference, reported once, against the pin
         # with the most confident suggestion.

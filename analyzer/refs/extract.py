@@ -167,14 +167,14 @@ class _Walker:
                     cursor[line] = col + len(text)
                 if link is not None:
                     link_codes.append(text)
-                found = self._code_span(text, line, col, len(plain))
+                spans = self._code_span(text, line, col, len(plain))
                 if _NEW_NAME_RE.search(plain[-60:]):
                     # "Define a new `Processor` class": a name for the reader's own code; a
                     # citation only if the project has it.
-                    found = [replace(p, found=replace(p.found, tentative=True)) if p.found.kind == SYMBOL else p for p in found]
+                    spans = [replace(p, found=replace(p.found, tentative=True)) if p.found.kind == SYMBOL else p for p in spans]
                 if owner is not None and not plain.strip():
-                    found = [replace(p, owner=owner[0], owner_strict=owner[1]) if p.found.tentative else p for p in found]
-                pending.extend(found)
+                    spans = [replace(p, owner=owner[0], owner_strict=owner[1]) if p.found.tentative else p for p in spans]
+                pending.extend(spans)
                 plain += text
             elif child.type == "link_open":
                 link = (str(child.attrs.get("href", "")), line, len(plain))
@@ -192,11 +192,11 @@ class _Walker:
         if looks_like_command(text):
             out = []
             for ref in shell_refs(text, self.server or self.command):
-                found = Classified(ref.kind, ref.target, ref.framework, f"command {ref.command}" if ref.command else "text")
+                shell = Classified(ref.kind, ref.target, ref.framework, f"command {ref.command}" if ref.command else "text")
                 inner = col + ref.col if col >= 0 and ref.col >= 0 else -1
                 if not ref.server_flag and ref.kind == "flag":
-                    found = replace(found, reason=f"flag of {ref.command}")
-                out.append(_Pending(line, inner, ref.text, found, offset, "inline", ref.command))
+                    shell = replace(shell, reason=f"flag of {ref.command}")
+                out.append(_Pending(line, inner, ref.text, shell, offset, "inline", ref.command))
             return out
         stripped = text.strip()
         instance = self._through_instance(stripped)
@@ -415,20 +415,20 @@ class _Walker:
                 add(node.lineno, node.name, Classified(SYMBOL, node.name, None, "class statement"), doc_defined=True, in_scope=None)
                 for b in node.bases:
                     name = dotted(b.value if isinstance(b, ast.Subscript) else b)
-                    if name and (found := self._code_name(name)) is not None:
-                        add(b.lineno, name, found, doc_defined=name.split(".", 1)[0] in self.facts.defined, in_scope=None)
+                    if name and (hit := self._code_name(name)) is not None:
+                        add(b.lineno, name, hit, doc_defined=name.split(".", 1)[0] in self.facts.defined, in_scope=None)
             elif isinstance(node, ast.Call):
                 name = dotted(node.func)
-                if name and (found := self._code_name(name)) is not None:
-                    add(node.lineno, name, found, doc_defined=name.split(".", 1)[0] in self.facts.defined)
+                if name and (hit := self._code_name(name)) is not None:
+                    add(node.lineno, name, hit, doc_defined=name.split(".", 1)[0] in self.facts.defined)
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
                 name = dotted(node)
-                if name and CLASSNAME_RE.match(name.split(".", 1)[0]) and (found := self._code_name(name)) is not None:
-                    add(node.lineno, name, found, doc_defined=name.split(".", 1)[0] in self.facts.defined)
+                if name and CLASSNAME_RE.match(name.split(".", 1)[0]) and (hit := self._code_name(name)) is not None:
+                    add(node.lineno, name, hit, doc_defined=name.split(".", 1)[0] in self.facts.defined)
             elif isinstance(node, ast.AnnAssign | ast.arg) and node.annotation is not None:
                 for sub in ast.walk(node.annotation):
-                    if isinstance(sub, ast.Name) and CLASSNAME_RE.match(sub.id) and (found := self._code_name(sub.id)) is not None:
-                        add(sub.lineno, sub.id, found, doc_defined=sub.id in self.facts.defined)
+                    if isinstance(sub, ast.Name) and CLASSNAME_RE.match(sub.id) and (hit := self._code_name(sub.id)) is not None:
+                        add(sub.lineno, sub.id, hit, doc_defined=sub.id in self.facts.defined)
         return out
 
     def _code_name(self, name: str) -> Classified | None:

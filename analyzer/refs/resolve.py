@@ -152,7 +152,8 @@ def _same_revision(commit: str, pin: PinView) -> bool:
     version = pin.pin.partition("@")[2]
     if commit in {version, f"v{version}"}:
         return True
-    return bool(pin.upstream_commit) and len(commit) >= 7 and pin.upstream_commit.startswith(commit.lower())
+    upstream = pin.upstream_commit or ""
+    return bool(upstream) and len(commit) >= 7 and upstream.startswith(commit.lower())
 
 
 def enclosing(defs: list[SymbolEntry], line: int) -> SymbolEntry | None:

@@ -11,7 +11,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from analyzer.refs.fuzzy import closest
+from analyzer.refs.fuzzy import NamePool, closest
 from analyzer.refs.models import ENV, FLAG, PATH, SYMBOL, Reference, Suggestion
 from analyzer.refs.pinview import PinView, SymbolEntry
 from analyzer.refs.resolve import find_symbol, package_path, short_name
@@ -335,7 +335,7 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
             out.extend(_renamed_class(target, pin, history))
         if len(parts) == 1 and _CLASS_RE.match(last) and sum(c.isupper() for c in last) >= 2 and ref.context:
             out.extend(_qualified_class(ref, last, pin))
-        names = pin.defined_names() if len(parts) == 1 else []
+        names: NamePool | list[str] = pin.defined_names() if len(parts) == 1 else []
         for name, ratio in closest(last, names, n=3, cutoff=0.7):
             if name.rstrip("s") == last.rstrip("s"):
                 out.append(Suggestion(name, 0.85, "singular/plural of the same name", None))

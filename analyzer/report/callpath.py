@@ -83,12 +83,12 @@ def find_call_path(
         node = queue.popleft()
         if depth[node] >= MAX_DEPTH:
             continue
-        nexts = [(dst, bridge) for dst, bridge in hops.get(node, ())]
+        nexts: list[tuple[str, Bridge | None]] = [(dst, bridge) for dst, bridge in hops.get(node, ())]
         nexts += [(callee, None) for callee in sorted(graph.successors(node))]
-        for dst, bridge in nexts:
+        for dst, taken in nexts:
             if dst in parent:
                 continue
-            parent[dst] = (node, bridge)
+            parent[dst] = (node, taken)
             depth[dst] = depth[node] + 1
             if dst in targets:
                 reached.append(dst)

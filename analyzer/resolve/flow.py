@@ -29,6 +29,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from analyzer.index.models import CallSite, Flow, ModuleFacts
 from analyzer.resolve.infer import Ctx, Inferrer
@@ -213,9 +214,9 @@ class FlowGraph:
                     self._constraints.append(("decorate", facts, fd.name))
                 if any(prm.default for prm in fn.params):
                     self._constraints.append(("defaults", facts, fd.name))
-        for func, names in self._returned_names.items():
+        for func, returned in self._returned_names.items():
             module, _, qual = func.partition(":")
-            for name in sorted(names):
+            for name in sorted(returned):
                 self._passes_through(module, qual, name)
         self._call_constraints(sites)
 
@@ -395,7 +396,8 @@ class FlowGraph:
     # -- constraints ---------------------------------------------------------
 
     def _run(self, cid: int) -> None:
-        kind, facts, item = self._constraints[cid]
+        kind, facts, raw = self._constraints[cid]
+        item: Any = raw  # its shape depends on kind (see where each kind is appended)
         m = facts.module
         if kind == "assign":
             asg = item  # type: ignore[assignment]
@@ -750,8 +752,8 @@ class FlowGraph:
             for src in self.eval(node, m, scope):
                 if src.kind == "container":
                     for c in containers:
-                        for loc_key, vals in self._slots(src.name):
-                            self._store(c.name, None if loc_key in (_ANY, _ALL) else loc_key, vals)
+                        for loc_key, slot_vals in self._slots(src.name):
+                            self._store(c.name, None if loc_key in (_ANY, _ALL) else loc_key, slot_vals)
         for key, text in zip(site.keywords, site.keyword_values, strict=False):
             node = parser.parse(text)
             if node is not None and key != "**":
@@ -810,8 +812,8 @@ class FlowGraph:
         if isinstance(node, ast.Subscript):
             key = _const_key(node.slice)
             base = self.eval(node.value, m, scope, d)
-            out = {v for v in base if v.kind == "class"}  # `Ruler[T]`: a generic class is the class
-            return out | self.elements(base, key=key)
+            classes = {v for v in base if v.kind == "class"}  # `Ruler[T]`: a generic class is the class
+            return classes | self.elements(base, key=key)
         if isinstance(node, ast.Dict | ast.List | ast.Tuple | ast.Set):
             return self._literal(node, m, scope, d)
         if isinstance(node, ast.IfExp):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -98,9 +99,9 @@ def fetch_cmd(
     console = Console(stderr=True)
     results = []
     for name in names:
-        already = _run(lambda n=name: is_fetched(settings, n))
+        already = _run(partial(is_fetched, settings, name))
         if already:
-            snap = _run(lambda n=name: open_snapshot(settings, n))
+            snap = _run(partial(open_snapshot, settings, name))
             if not as_json:
                 console.print(
                     f"{snap.name}: already fetched (nothing to do) at {snap.tree}", soft_wrap=True
@@ -108,8 +109,8 @@ def fetch_cmd(
         else:
             with console.status(f"fetching {name} ..."):
                 snap = _run(
-                    lambda n=name: fetch_snapshot(
-                        settings, n, wheel=wheel, find_links=find_links, lock_dir=lock_dir
+                    partial(
+                        fetch_snapshot, settings, name, wheel=wheel, find_links=find_links, lock_dir=lock_dir
                     )
                 )
             if not as_json:
@@ -144,7 +145,7 @@ def lock_cmd(
     for text in refs:
         with console.status(f"locking {text} ..."):
             (result,) = _run(
-                lambda t=text: lock_releases(settings, [t], options, lock_dir=lock_dir)
+                partial(lock_releases, settings, [text], options, lock_dir=lock_dir)
             )
         results.append(result)
         if as_json:

@@ -162,7 +162,8 @@ def latest(files: list[IndexFile]) -> Version | None:
     """The newest final release; the newest pre-release only when there is no final one."""
     found = versions(files)
     finals = [v for v in found if not v.is_prerelease and not v.is_devrelease]
-    return (finals or found or [None])[-1]
+    candidates = finals or found
+    return candidates[-1] if candidates else None
 
 
 def nearest(requested: str, found: list[Version], count: int = 3) -> list[Version]:

@@ -277,7 +277,12 @@ def add_git_pin(
     """Pin `commit` of `url` (or the commit tag/branch `git_ref` names now) as a
     snapshot; returns it and whether anything was added."""
     source = pinning.check_url(url)
-    sha = pinning.check_sha(commit) if git_ref is None else pinning.check_git_ref(git_ref)
+    if git_ref is not None:
+        sha = pinning.check_git_ref(git_ref)
+    elif commit is not None:
+        sha = pinning.check_sha(commit)
+    else:
+        raise SnapshotError("name a commit or a git ref to pin")
     # Validate the name before any network traffic.
     if "@" in name:
         check_ref(SnapshotRef.parse(name))
