@@ -7,11 +7,11 @@ returns a `VersionDiff` or `DesignDiff`; `.to_dict()` is the plain data to rende
 
 from analyzer.diff.design import design_diff, side_design, version_diff
 from analyzer.diff.models import (
-    CallEdge,
-    ClassState,
     ConceptCalls,
     ConceptDesign,
+    DeclaredState,
     DesignDiff,
+    DiffEdge,
     KnobInfo,
     ModuleChange,
     SideDesign,
@@ -22,11 +22,11 @@ from analyzer.diff.pins import DiffError, load_pin_graphs, open_pin
 from analyzer.diff.run import run_diff
 
 __all__ = [
-    "CallEdge",
-    "ClassState",
     "ConceptCalls",
     "ConceptDesign",
+    "DeclaredState",
     "DesignDiff",
+    "DiffEdge",
     "DiffError",
     "KnobInfo",
     "ModuleChange",

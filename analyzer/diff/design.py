@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from analyzer.diff.models import (
-    CallEdge,
-    ClassState,
     ConceptCalls,
     ConceptDesign,
+    DeclaredState,
     DesignDiff,
+    DiffEdge,
     KnobInfo,
     SideDesign,
     VersionDiff,
@@ -128,12 +128,12 @@ def _roots(side: SideMapping, pin: PinnedTree, graph: CallGraph) -> list[str]:
     return sorted({n for n in names if n in graph and graph.nodes[n].get("kind") in ("function", "method")})
 
 
-def _out_edges(graph: CallGraph, node: str) -> list[CallEdge]:
+def _out_edges(graph: CallGraph, node: str) -> list[DiffEdge]:
     """Calls out of `node`, sorted by callee (only `successors` / `edges[u, v]` are used)."""
     out = []
     for callee in sorted(graph.successors(node)):
         data = graph.edges[node, callee]
-        out.append(CallEdge(node, callee, data.get("kind", ""), data.get("confidence", "")))
+        out.append(DiffEdge(node, callee, data.get("kind", ""), data.get("confidence", "")))
     return out
 
 
@@ -217,7 +217,7 @@ def side_design(concept: ConceptMapping, pin: PinnedTree, mapped: set[str] | Non
         if match.kind == "class":
             fact = pin.index.fact(match)
             if isinstance(fact, Class):
-                design.state.append(ClassState(ref.name, _attributes(fact)))
+                design.state.append(DeclaredState(ref.name, _attributes(fact)))
     for knob in side.knobs_for(pin.version):
         if knob.kind == "flag":
             flag = pin.flags.get(knob.name)
@@ -245,7 +245,7 @@ def _attributes(cls: Class) -> list[str]:
     return list(seen.values())
 
 
-def _call_tree(side: SideMapping, pin: PinnedTree, mapped: set[str]) -> list[CallEdge]:
+def _call_tree(side: SideMapping, pin: PinnedTree, mapped: set[str]) -> list[DiffEdge]:
     """Calls out of the entry points, mapped callees first; the second level only
     below mapped callees, so the structure shows how the mapped parts connect."""
     assert pin.graphs_loaded
@@ -253,7 +253,7 @@ def _call_tree(side: SideMapping, pin: PinnedTree, mapped: set[str]) -> list[Cal
     roots = [r.name for r in side.entry_points_for(pin.version) if r.name in graph]
     if not roots:
         roots = _roots(side, pin, graph)
-    edges: list[CallEdge] = []
+    edges: list[DiffEdge] = []
     seen: set[tuple[str, str]] = set()
     frontier = roots
     for level in range(CALL_DEPTH):

@@ -39,7 +39,7 @@ class ModuleChange:
 
 
 @dataclass(frozen=True, slots=True)
-class CallEdge:
+class DiffEdge:
     caller: str
     callee: str
     kind: str = ""  # the call graph's edge kind (direct, method, constructor, ...)
@@ -56,8 +56,8 @@ class ConceptCalls:
     concept: str
     roots_old: list[str]
     roots_new: list[str]
-    added: list[CallEdge] = field(default_factory=list)
-    removed: list[CallEdge] = field(default_factory=list)
+    added: list[DiffEdge] = field(default_factory=list)
+    removed: list[DiffEdge] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # mapped roots absent from a call graph
 
     def to_dict(self) -> dict[str, Any]:
@@ -112,7 +112,7 @@ class VersionDiff:
 
 
 @dataclass(slots=True)
-class ClassState:
+class DeclaredState:
     """The state one mapped class owns, as its declared attributes."""
 
     name: str
@@ -142,8 +142,8 @@ class SideDesign:
     pin: str
     status: str
     note: str = ""
-    state: list[ClassState] = field(default_factory=list)
-    calls: list[CallEdge] = field(default_factory=list)  # from the entry points / mapped functions
+    state: list[DeclaredState] = field(default_factory=list)
+    calls: list[DiffEdge] = field(default_factory=list)  # from the entry points / mapped functions
     knobs: list[KnobInfo] = field(default_factory=list)
     bridges: list[dict[str, Any]] = field(default_factory=list)
 

@@ -11,7 +11,7 @@ import ast
 import inspect
 from dataclasses import dataclass
 
-from analyzer.flags.source import Module, SourceTree, Symbol
+from analyzer.flags.source import Module, SourceSymbol, SourceTree
 
 BUILTIN_TYPES = {"bool", "int", "float", "str", "bytes", "list", "dict", "set", "tuple", "frozenset"}
 TYPING_ALIASES = {
@@ -85,7 +85,7 @@ def _split_default(value: ast.expr | None) -> tuple[ast.expr | None, bool]:
     return value, False
 
 
-def resolve_class(tree: SourceTree, module: Module, expr: ast.expr) -> Symbol | None:
+def resolve_class(tree: SourceTree, module: Module, expr: ast.expr) -> SourceSymbol | None:
     """A base-class or argument expression (`Foo`, `mod.Foo`) to its class definition."""
     if isinstance(expr, ast.Name):
         sym = tree.resolve(module, expr.id)
@@ -102,7 +102,7 @@ def resolve_class(tree: SourceTree, module: Module, expr: ast.expr) -> Symbol | 
     return sym if sym is not None and sym.kind in {"class", "module"} else None
 
 
-def class_fields(tree: SourceTree, cls: Symbol, _seen: frozenset[str] = frozenset()) -> list[FieldInfo]:
+def class_fields(tree: SourceTree, cls: SourceSymbol, _seen: frozenset[str] = frozenset()) -> list[FieldInfo]:
     """Fields in `dataclasses.fields()` order: bases first, a redefinition keeps its slot."""
     node = cls.node
     assert isinstance(node, ast.ClassDef)

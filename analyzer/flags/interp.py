@@ -29,7 +29,7 @@ from analyzer.flags.pyops import (
     str_method,
 )
 from analyzer.flags.render import render
-from analyzer.flags.source import Module, SourceTree, Symbol
+from analyzer.flags.source import Module, SourceSymbol, SourceTree
 from analyzer.flags.values import (
     ActionV,
     BoundMethod,
@@ -92,7 +92,7 @@ class Interpreter:
         if text not in self.warnings:
             self.warnings.append(text)
 
-    def symbol_value(self, sym: Symbol) -> Any:
+    def symbol_value(self, sym: SourceSymbol) -> Any:
         if sym.kind == "class":
             return ClassV(sym)
         if sym.kind == "function":
@@ -222,7 +222,7 @@ class Interpreter:
             self.exec_block(stmt.orelse, frame)
             self.exec_block(stmt.finalbody, frame)
         elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-            frame.locals[stmt.name] = FuncV(Symbol("function", frame.module, stmt, stmt.name))
+            frame.locals[stmt.name] = FuncV(SourceSymbol("function", frame.module, stmt, stmt.name))
         elif isinstance(stmt, ast.While):
             self._conditional(frame.module.segment(stmt.test), stmt.body, frame)
 
@@ -427,10 +427,10 @@ class Interpreter:
         assert isinstance(node, ast.ClassDef)
         for stmt in node.body:
             if isinstance(stmt, ast.ClassDef) and stmt.name == attr:
-                return ClassV(Symbol("class", cls.sym.module, stmt, attr))
+                return ClassV(SourceSymbol("class", cls.sym.module, stmt, attr))
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and stmt.name == attr:
                 decorators = {ast.unparse(d) for d in stmt.decorator_list}
-                sym = Symbol("function", cls.sym.module, stmt, attr)
+                sym = SourceSymbol("function", cls.sym.module, stmt, attr)
                 if "staticmethod" in decorators:
                     return FuncV(sym, owner=cls)
                 if "classmethod" in decorators:

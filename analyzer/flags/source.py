@@ -39,7 +39,7 @@ class Module:
 
 
 @dataclass(slots=True)
-class Symbol:
+class SourceSymbol:
     """What a top-level name is bound to: `kind` is class | function | value | module."""
 
     kind: str
@@ -70,7 +70,7 @@ class SourceTree:
     def __init__(self, package_root: Path) -> None:
         self.root = package_root
         self._modules: dict[str, Module | None] = {}
-        self._resolved: dict[tuple[str, str], Symbol | None] = {}
+        self._resolved: dict[tuple[str, str], SourceSymbol | None] = {}
         self.parsed_files = 0
 
     def module(self, dotted: str) -> Module | None:
@@ -105,7 +105,7 @@ class SourceTree:
         base = base[: len(base) - (level - 1)] if level > 1 else base
         return ".".join([*base, target] if target else base)
 
-    def resolve(self, module: Module, name: str, _depth: int = 0) -> Symbol | None:
+    def resolve(self, module: Module, name: str, _depth: int = 0) -> SourceSymbol | None:
         """Follow `name` in `module` through definitions, assignments and (re-)imports."""
         if _depth > 12:
             return None
@@ -115,9 +115,9 @@ class SourceTree:
             self._resolved[key] = self._resolve(module, name, _depth)
         return self._resolved[key]
 
-    def _resolve(self, module: Module, name: str, _depth: int) -> Symbol | None:
-        found: Symbol | None = None
-        cls: Symbol | None = None
+    def _resolve(self, module: Module, name: str, _depth: int) -> SourceSymbol | None:
+        found: SourceSymbol | None = None
+        cls: SourceSymbol | None = None
         for stmt in _top_level(module.tree.body):
             sym = self._binding(module, stmt, name, _depth)
             if sym is None:
@@ -131,22 +131,22 @@ class SourceTree:
             found = sym
         return found
 
-    def _binding(self, module: Module, stmt: ast.stmt, name: str, depth: int) -> Symbol | None:
+    def _binding(self, module: Module, stmt: ast.stmt, name: str, depth: int) -> SourceSymbol | None:
         if isinstance(stmt, ast.ClassDef) and stmt.name == name:
-            return Symbol("class", module, stmt, name)
+            return SourceSymbol("class", module, stmt, name)
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and stmt.name == name:
-            return Symbol("function", module, stmt, name)
+            return SourceSymbol("function", module, stmt, name)
         if isinstance(stmt, ast.Assign):
             for target in stmt.targets:
                 if isinstance(target, ast.Name) and target.id == name:
-                    return Symbol("value", module, stmt.value, name)
+                    return SourceSymbol("value", module, stmt.value, name)
         if (
             isinstance(stmt, ast.AnnAssign)
             and isinstance(stmt.target, ast.Name)
             and stmt.target.id == name
             and stmt.value is not None
         ):
-            return Symbol("value", module, stmt.value, name)
+            return SourceSymbol("value", module, stmt.value, name)
         if isinstance(stmt, ast.ImportFrom):
             for alias in stmt.names:
                 if (alias.asname or alias.name) != name:
@@ -161,7 +161,7 @@ class SourceTree:
                     return self._module_symbol(name)
         return None
 
-    def resolve_qualified(self, base: str, name: str, depth: int = 0) -> Symbol | None:
+    def resolve_qualified(self, base: str, name: str, depth: int = 0) -> SourceSymbol | None:
         """`from base import name`: a submodule, or a name bound in base's module."""
         target = self.module(base)
         if target is not None:
@@ -172,10 +172,10 @@ class SourceTree:
             return self._module_symbol(f"{base}.{name}")
         return None
 
-    def _module_symbol(self, dotted: str) -> Symbol | None:
+    def _module_symbol(self, dotted: str) -> SourceSymbol | None:
         mod = self.module(dotted)
         if mod is None:
             if self.is_module(dotted):  # a namespace package (SGLang has many)
-                return Symbol("module", Module(dotted, dotted.replace(".", "/"), ast.Module([], []), "", True), None, dotted)
+                return SourceSymbol("module", Module(dotted, dotted.replace(".", "/"), ast.Module([], []), "", True), None, dotted)
             return None
-        return Symbol("module", mod, None, dotted)
+        return SourceSymbol("module", mod, None, dotted)

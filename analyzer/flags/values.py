@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from analyzer.flags.fields import FieldInfo
-from analyzer.flags.source import Symbol
+from analyzer.flags.source import SourceSymbol
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,7 +18,7 @@ class Opaque:
 
 @dataclass(slots=True)
 class ClassV:
-    sym: Symbol
+    sym: SourceSymbol
 
     @property
     def key(self) -> str:
@@ -27,14 +27,14 @@ class ClassV:
 
 @dataclass(slots=True)
 class FuncV:
-    sym: Symbol
+    sym: SourceSymbol
     owner: ClassV | None = None  # class the function is defined in (for super())
     bound: Any = None  # self / cls prepended on call
 
 
 @dataclass(slots=True)
 class ModuleV:
-    sym: Symbol
+    sym: SourceSymbol
 
 
 @dataclass(slots=True)

@@ -22,7 +22,7 @@ from typing import Any
 from analyzer.flags.fields import Atom, FieldInfo, TypeReader, class_fields
 from analyzer.flags.interp import Frame, Interpreter
 from analyzer.flags.models import FlagReport
-from analyzer.flags.source import SourceTree, Symbol
+from analyzer.flags.source import SourceSymbol, SourceTree
 from analyzer.flags.values import ClassV, FieldKwargs, InstanceV, Opaque, ParserV, SubparsersV
 
 SERVE_MODULE = "vllm.entrypoints.cli.serve"
@@ -116,7 +116,7 @@ def _get_kwargs_hook(interp: Interpreter, node: ast.Call, frame: Frame, args: li
     return out
 
 
-def _find_serve_subcommand(tree: SourceTree) -> Symbol | None:
+def _find_serve_subcommand(tree: SourceTree) -> SourceSymbol | None:
     module = tree.module(SERVE_MODULE)
     if module is None:
         return None
@@ -132,7 +132,7 @@ def _find_serve_subcommand(tree: SourceTree) -> Symbol | None:
             for s in stmt.body
         )
         if has_init and named_serve:
-            return Symbol("class", module, stmt, stmt.name)
+            return SourceSymbol("class", module, stmt, stmt.name)
     return None
 
 
