@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from reference_engine.config import ConfigError
@@ -52,8 +53,11 @@ class ElasticExpertParallel:
 
     engine: Engine
     events: list[ElasticEvent] = field(default_factory=list)
+    # The engine's own step, kept before `install` replaces the instance's.
+    _plain_step: Callable[[], list[RequestOutput]] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        self._plain_step = self.engine.step
         cfg = self.engine.config
         if cfg.expert_parallel_size < 2 or cfg.tensor_parallel_size != 1:
             raise ConfigError(
@@ -74,10 +78,16 @@ class ElasticExpertParallel:
         experts = self.engine.model_config.num_experts or 0
         return [n for n in range(1, experts + 1) if experts % n == 0]
 
+    def install(self) -> ElasticExpertParallel:
+        """Make `engine.step()` itself elastic (on the instance), so whatever drives the
+        engine (the server's engine thread, LLM.generate) survives a lost rank unchanged."""
+        self.engine.step = self.step  # type: ignore[method-assign]
+        return self
+
     def step(self) -> list[RequestOutput]:
         """One engine step; a lost rank shrinks the group and the requests go on."""
         try:
-            return self.engine.step()
+            return self._plain_step()
         except WorkerError as exc:
             smaller = [n for n in self.valid_sizes() if n < self.size]
             if not smaller:

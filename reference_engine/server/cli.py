@@ -130,6 +130,12 @@ def serve_command(
     pp: int = PP,
     ep: int = EP,
     tbo: bool = TBO,
+    elastic_ep: bool = typer.Option(
+        False,
+        "--elastic-ep",
+        help="With --ep: a lost rank re-forms the expert-parallel group at a smaller size "
+        "and serving goes on (requests in flight are recomputed).",
+    ),
     cp: int = CP,
 ) -> None:
     """Serve the engine over an OpenAI-compatible HTTP API (completions, chat, SSE
@@ -198,6 +204,7 @@ def serve_command(
         kv_lease_s=kv_lease_s,
         kv_timeout_s=kv_timeout_s,
         lora_modules=tuple(modules),
+        elastic_ep=elastic_ep,
     )
 
     def ready(name: str, engine: object) -> None:

@@ -49,6 +49,8 @@ class ServeConfig:
     kv_timeout_s: float = 5.0  # a decode instance waits this long for each answer (a dead prefill)
     # --lora-modules: (name, PEFT folder) adapters registered at start-up
     lora_modules: tuple[tuple[str, str], ...] = ()
+    # --elastic-ep: a lost expert-parallel rank re-forms the group (distributed/elastic_ep.py)
+    elastic_ep: bool = False
 
 
 class GracefulServer(uvicorn.Server):
@@ -159,6 +161,14 @@ def build_server(
     if cfg.torch_threads > 0:
         torch.set_num_threads(cfg.torch_threads)
     engine = Engine(EngineConfig(**engine_kwargs))
+    if cfg.elastic_ep:
+        from reference_engine.distributed.elastic_ep import ElasticExpertParallel
+
+        try:
+            ElasticExpertParallel(engine).install()
+        except ConfigError:
+            engine.shutdown()
+            raise
     if cfg.chat_template is not None:
         try:
             engine.tokenizer.chat_template = cfg.chat_template.read_text(encoding="utf-8")

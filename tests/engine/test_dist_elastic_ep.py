@@ -103,3 +103,46 @@ def test_rank_lost_then_added_tokens_equal_one_process(random_checkpoint: Any) -
     finally:
         engine.shutdown()
     assert not dist.is_initialized()
+
+
+@pytest.mark.slow
+def test_served_engine_goes_on_after_a_rank_is_lost(random_checkpoint: Any) -> None:
+    """Through the server's engine thread (AsyncEngine): EP=2 loses its worker while the
+    streams are open; every stream still finishes with one process's tokens."""
+    import asyncio
+
+    from reference_engine.server.async_engine import AsyncEngine
+
+    model_dir = random_checkpoint("qwen3_moe")
+    reqs = _workload(random.Random("elastic-served"), 4)
+    solo = make_engine(model_dir, prefix_caching="none", max_num_seqs=8)
+    engine = make_engine(
+        model_dir, expert_parallel_size=2, distributed_timeout_s=60, max_num_batched_tokens=8
+    )
+    elastic = ElasticExpertParallel(engine).install()
+    worker = engine.runner.procs[0]
+
+    async def serve() -> dict[str, RequestOutput]:
+        served = AsyncEngine(engine)
+        served.start()
+        try:
+            streams = [
+                await served.add_request(str(i), r.prompt, r.params) for i, r in enumerate(reqs)
+            ]
+            last = {"0": await streams[0].__anext__()}  # the engine is running them
+            os.kill(worker.pid, signal.SIGKILL)
+            for stream in streams:
+                async for out in stream:
+                    last[out.request_id] = out
+            return last
+        finally:
+            await served.stop()
+
+    try:
+        outputs = asyncio.run(serve())
+        assert [(e.old_size, e.new_size) for e in elastic.events] == [(2, 1)]
+        assert all(out.finished for out in outputs.values())
+        assert_tokens_equal_solo(outputs, reqs, solo, {})
+    finally:
+        engine.shutdown()
+    assert not dist.is_initialized()
