@@ -372,7 +372,8 @@ class EngineConfig:
     # Ranks one model runs on (reference_engine/distributed/): world = tp * pp * cp. Expert
     # parallelism spans the tensor-parallel ranks (ep = tp) or, with tp = 1, ep ranks that
     # each run the whole attention. Context parallelism stripes every sequence's tokens and
-    # KV cache over cp ranks (context_parallel.py); it combines with tensor parallelism.
+    # KV cache over cp ranks (context_parallel.py); it combines with tensor and pipeline
+    # parallelism.
     tensor_parallel_size: int = 1
     pipeline_parallel_size: int = 1
     expert_parallel_size: int = 1

@@ -23,7 +23,7 @@ CP = typer.Option(
     "--cp",
     "--context-parallel-size",
     min=1,
-    help="Context-parallel ranks: tokens and KV striped, ring attention (with --tp or alone).",
+    help="Context-parallel ranks: tokens and KV striped, ring attention (with --tp, --pp).",
 )
 
 TBO = typer.Option(

@@ -7,8 +7,9 @@ striping gives every rank an equal mix of both, so causal work is balanced witho
 zigzag reordering of contiguous chunks.
 
 What each rank holds and does in a step (`run_context_parallel`, on every CP rank):
-- the whole model (or, with TP, its tensor-parallel shard) runs on this rank's tokens only:
-  embeddings, projections, MLP, norms; nothing is replicated across CP ranks;
+- the whole model (or, with TP, its tensor-parallel shard; with PP, its stage's layers, the
+  stage passing this rank's rows on: pipeline_parallel.run_stage) runs on this rank's
+  tokens only: embeddings, projections, MLP, norms; nothing is replicated across CP ranks;
 - the KV cache of a rank holds its stripe of every sequence: one logical block of the
   driver's `block_size` tokens is, on each rank, a physical block of block_size / N rows
   under the *same* block id, so the driver's block tables, prefix cache, swap and
@@ -279,18 +280,33 @@ def context_parallel_attention(
     return out
 
 
+def with_shard(batch: ForwardBatch, cp: GroupCoordinator, device: torch.device) -> ForwardBatch:
+    """The batch carrying this CP rank's shard (unchanged without context parallelism)."""
+    if cp.world_size == 1:
+        return batch
+    shard = shard_batch(batch, cp.rank, cp.world_size).to(device)
+    return dataclasses.replace(batch, context_parallel=shard)
+
+
+def gather_logits(
+    cp: GroupCoordinator, logits: torch.Tensor, shard: ContextParallelShard
+) -> torch.Tensor:
+    """Every CP rank's logits rows -> the batch's, in its order, on every CP rank."""
+    return _all_gather_rows(cp, logits, shard.logits_pad)[shard.logits_gather]
+
+
 def run_context_parallel(runner: object, batch: ForwardBatch) -> torch.Tensor:
     """One step on this CP rank -> the whole batch's logits (on every CP rank)."""
     from reference_engine.model_runner import ModelRunner
 
     assert isinstance(runner, ModelRunner)
     cp = runner.parallel.cp
-    shard = shard_batch(batch, cp.rank, cp.world_size).to(runner.device)
-    batch = dataclasses.replace(batch, context_parallel=shard)
+    batch = with_shard(batch, cp, runner.device)
+    shard = batch.context_parallel
+    assert shard is not None
     with torch.inference_mode():
         rows = shard.rows
         hidden = runner.model(batch.input_ids[rows], batch.positions[rows], runner.kv_caches, batch)
         logits = runner.model.compute_logits(hidden[shard.logits_local])
         logits = logits.to(torch.promote_types(runner.dtype, torch.float32))
-        gathered = _all_gather_rows(cp, logits, shard.logits_pad)
-    return gathered[shard.logits_gather]
+        return gather_logits(cp, logits, shard)

@@ -56,6 +56,7 @@ from reference_engine.distributed.pipeline_parallel import (
     post_logits_receive,
     run_stage,
     send_to_next_stage,
+    stage_batch,
 )
 from reference_engine.distributed.worker import (
     Groups,
@@ -264,7 +265,7 @@ class DistributedExecutor:
             hidden, recvs = None, []
             if step.batch is not None:
                 recvs = post_logits_receive(self.runner, step.batch)
-                hidden, busy = run_stage(self.runner, step.batch, None)
+                hidden, busy = run_stage(self.runner, stage_batch(self.runner, step.batch), None)
                 step.stage_busy_s.append(busy)
             sends = send_to_next_stage(self.runner.parallel, self.groups.control, step, hidden)
             launched = PipelineStep(self, sends, recvs, rebalance)

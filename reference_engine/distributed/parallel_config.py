@@ -33,10 +33,10 @@ def verify_sizes(cfg: EngineConfig) -> None:
             "spread over the tensor-parallel ranks) or be used with tensor_parallel_size=1"
         )
     cp = cfg.context_parallel_size
-    if cp > 1 and (cfg.pipeline_parallel_size > 1 or ep > 1):
+    if cp > 1 and ep > 1:
         raise ConfigError(
-            "context_parallel_size combines with tensor parallelism only; use it with "
-            "pipeline and expert parallel sizes 1"
+            "context_parallel_size combines with tensor and pipeline parallelism, not expert "
+            "parallelism; use it with expert_parallel_size 1"
         )
     if cp > 1 and cfg.block_size % cp:
         raise ConfigError(

@@ -38,6 +38,8 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
+from reference_engine.distributed.context_parallel import gather_logits, with_shard
+
 if TYPE_CHECKING:
     from reference_engine.distributed.parallel_state import ParallelState
     from reference_engine.forward_batch import ForwardBatch
@@ -81,17 +83,29 @@ def logits_dtype(runner: ModelRunner) -> torch.dtype:
     return torch.promote_types(runner.dtype, torch.float32)
 
 
+def stage_batch(runner: ModelRunner, batch: ForwardBatch) -> ForwardBatch:
+    """The step's batch as this rank runs it: with context parallelism inside the stage,
+    carrying the rank's shard of the tokens (context_parallel.py)."""
+    return with_shard(batch, runner.parallel.cp, runner.device)
+
+
 def run_stage(
     runner: ModelRunner, batch: ForwardBatch, hidden: torch.Tensor | None
 ) -> tuple[torch.Tensor, float]:
-    """This stage's layers over one step -> (hidden states for the next stage, or logits on
-    the last one; busy seconds)."""
+    """This stage's layers over one step (`stage_batch`) -> (hidden states for the next
+    stage, or logits on the last one; busy seconds)."""
     start = time.perf_counter()
     with torch.inference_mode():
         model = runner.model
-        out = model.model(batch.input_ids, batch.positions, runner.kv_caches, batch, hidden)
+        ids, positions, logits_rows = batch.input_ids, batch.positions, batch.logits_indices
+        shard = batch.context_parallel
+        if shard is not None:  # this CP rank's tokens only
+            ids, positions, logits_rows = ids[shard.rows], positions[shard.rows], shard.logits_local
+        out = model.model(ids, positions, runner.kv_caches, batch, hidden)
         if model.model.is_last_stage:
-            out = model.compute_logits(out[batch.logits_indices]).to(logits_dtype(runner))
+            out = model.compute_logits(out[logits_rows]).to(logits_dtype(runner))
+            if shard is not None:
+                out = gather_logits(runner.parallel.cp, out, shard)
     return out.contiguous(), time.perf_counter() - start
 
 
@@ -130,7 +144,9 @@ def receive_from_previous_stage(parallel: ParallelState, control: Any) -> Any:
 
 
 def receive_hidden(runner: ModelRunner, batch: ForwardBatch) -> torch.Tensor:
-    hidden = torch.empty(batch.num_tokens, runner.model_config.hidden_size, dtype=runner.dtype)
+    shard = batch.context_parallel
+    rows = batch.num_tokens if shard is None else len(shard.rows)
+    hidden = torch.empty(rows, runner.model_config.hidden_size, dtype=runner.dtype)
     dist.recv(hidden, _neighbour(runner.parallel, -1), group=runner.parallel.pp.group)
     return hidden
 

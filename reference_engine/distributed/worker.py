@@ -35,6 +35,7 @@ from reference_engine.distributed.pipeline_parallel import (
     run_stage,
     send_logits,
     send_to_next_stage,
+    stage_batch,
 )
 from reference_engine.forward_batch import ForwardBatch
 from reference_engine.model_runner import BlockMapping, ModelRunner
@@ -232,18 +233,19 @@ def pipeline_stage_loop(runner: ModelRunner, groups: Groups) -> None:
         else:
             step = receive_from_previous_stage(par, groups.control)
         hidden = None
-        if step.batch is not None and stage > 0:
-            hidden = receive_hidden(runner, step.batch)
+        batch = stage_batch(runner, step.batch) if step.batch is not None else None
+        if batch is not None and stage > 0:
+            hidden = receive_hidden(runner, batch)
         apply_moves(runner, step)
-        if step.batch is not None:
-            hidden, busy = run_stage(runner, step.batch, hidden)
+        if batch is not None:
+            hidden, busy = run_stage(runner, batch, hidden)
             step.stage_busy_s.append(busy)
         for work, _ in pending:  # the previous step's sends: the next stage took them
             work.wait()
         pending = []
         if stage < last:
             pending = send_to_next_stage(par, groups.control, step, hidden)
-        elif step.batch is not None and par.tp.rank == 0:
+        elif batch is not None and par.tp.rank == 0 and par.cp.rank == 0:
             send_logits(runner, hidden, step.stage_busy_s)
         if step.stop:
             for work, _ in pending:

@@ -2,7 +2,7 @@
 attention and against one process: the LSE merge in one process; three gloo ranks, each
 holding its stripe of the KV cache, attending a batch of a fresh prompt, a chunk continuing
 a cached prefix and decodes exactly as PagedAttention does over the whole cache; and the
-engine with CP=2 (and TP=2 x CP=2) equal to one process token by token."""
+engine with CP=2 (and TP=2 x CP=2, PP=2 x CP=2) equal to one process token by token."""
 
 from __future__ import annotations
 
@@ -64,8 +64,8 @@ def test_lse_merge_of_key_blocks_equals_full_attention() -> None:
 def test_block_size_must_divide_by_cp() -> None:
     with pytest.raises(ConfigError, match="divisible by context_parallel_size"):
         EngineConfig(model="x", context_parallel_size=4, block_size=6)
-    with pytest.raises(ConfigError, match="tensor parallelism only"):
-        EngineConfig(model="x", context_parallel_size=2, pipeline_parallel_size=2)
+    with pytest.raises(ConfigError, match="not expert parallelism"):
+        EngineConfig(model="x", context_parallel_size=2, expert_parallel_size=2)
 
 
 def _mixed_batch() -> tuple[Any, torch.Tensor, torch.Tensor]:
@@ -176,6 +176,8 @@ def _check_engine(model_dir: Any, seed: str, **parallel: Any) -> None:
             assert_pool_restored(engine)
         stats = engine.stats()
         assert stats.num_preemptions > 0 and stats.prefix_cache_hit_tokens > 0
+        if parallel.get("pipeline_parallel_size", 1) > 1:
+            assert engine.batch_queue is not None and engine.batch_queue.max_in_flight == 2
     finally:
         engine.shutdown()
     assert not dist.is_initialized()
@@ -204,7 +206,8 @@ def test_cp2_engine_tokens_equal_one_process(
 
 
 @pytest.mark.slow
-def test_tp2_cp2_engine_tokens_equal_one_process(random_checkpoint: Any) -> None:
-    _check_engine(
-        random_checkpoint("qwen3"), "tp2cp2", context_parallel_size=2, tensor_parallel_size=2
-    )
+@pytest.mark.parametrize("other", ["tensor_parallel_size", "pipeline_parallel_size"])
+def test_cp2_with_tp2_or_pp2_tokens_equal_one_process(random_checkpoint: Any, other: str) -> None:
+    """Four ranks: CP inside tensor-parallel groups, or inside pipeline stages (with steps
+    in flight, batch_queue.py)."""
+    _check_engine(random_checkpoint("qwen3"), f"cp2-{other}", context_parallel_size=2, **{other: 2})

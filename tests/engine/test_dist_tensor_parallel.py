@@ -48,7 +48,7 @@ TIMEOUT_S = 60.0  # collectives; generous for a loaded 2-core machine
         ({"tensor_parallel_size": 0}, "positive integer"),
         ({"tensor_parallel_size": 2, "expert_parallel_size": 4}, "must equal"),
         ({"expert_parallel_size": 2}, "needs a mixture-of-experts model"),
-        ({"context_parallel_size": 2, "pipeline_parallel_size": 2}, "tensor parallelism only"),
+        ({"context_parallel_size": 2, "expert_parallel_size": 2}, "not expert parallelism"),
         ({"pipeline_parallel_size": 3}, r"num_hidden_layers \(2\) is not divisible"),
     ],
 )
