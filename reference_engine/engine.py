@@ -244,6 +244,7 @@ class Engine:
         self.mm = MultiModalManager.for_model(
             getattr(self.runner, "model", None), self.model_config, config.encoder_cache_tokens
         )
+        self.scheduler.token_limit = self.mm  # chunks stop before images with no cache room
 
     @property
     def random_weights(self) -> bool:

@@ -19,6 +19,7 @@ that end inside a block).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from reference_engine.heavy_hitters import evict as evict_heavy_hitters
 from reference_engine.kv_cache_manager import BlockMapping, KVCacheManager
@@ -36,6 +37,15 @@ class SchedulerConfig:
     policy: str = "fcfs"  # "fcfs" | "priority"
     prefix_caching: bool = True  # offer computed blocks to the cache after each step
     max_loras: int = 0  # distinct LoRA adapters in the running set; 0: no limit (LoRA off)
+
+
+class TokenLimit(Protocol):
+    """Something beside the KV cache that may cut a sequence's chunk (the multimodal
+    manager: no chunk reaches an image the encoder cache has no room for)."""
+
+    def begin_step(self) -> None: ...
+
+    def limit_tokens(self, seq: Sequence, start: int, num_tokens: int) -> int: ...
 
 
 @dataclass(slots=True)
@@ -84,6 +94,7 @@ class Scheduler:
         self.swapped: list[Sequence] = []
         self.num_preemptions = 0
         self.num_swap_outs = 0  # preemptions that parked KV in host memory
+        self.token_limit: TokenLimit | None = None  # set by the engine for image models
 
     # --- queues -------------------------------------------------------------
     def add(self, seq: Sequence) -> None:
@@ -124,6 +135,8 @@ class Scheduler:
     # --- the step ------------------------------------------------------------
     def schedule(self) -> SchedulerOutput:
         out = SchedulerOutput()
+        if self.token_limit is not None:
+            self.token_limit.begin_step()
         budget = self._schedule_running(out, self.config.max_num_batched_tokens)
         # New work only when nothing had to give way: admitting while preempting would thrash.
         if not out.preempted:
@@ -139,8 +152,11 @@ class Scheduler:
             seq = self.running[i]
             # Speculative drafts ride along with the last sampled token, as far as the
             # budget allows (the drafts beyond it are dropped, not deferred).
-            n = min(seq.num_uncomputed_tokens + len(seq.spec_token_ids), budget)
+            n = self._limit(seq, min(seq.num_uncomputed_tokens + len(seq.spec_token_ids), budget))
             del seq.spec_token_ids[max(0, n - seq.num_uncomputed_tokens) :]
+            if n == 0:  # held back this step (token_limit); it keeps its blocks
+                i += 1
+                continue
             scheduled = True
             while not self.kv.allocate_slots(seq.seq_id, seq.num_computed_tokens + n):
                 victim = self._pick_victim()
@@ -157,6 +173,11 @@ class Scheduler:
                 budget -= n
                 i += 1
         return budget
+
+    def _limit(self, seq: Sequence, n: int) -> int:
+        if self.token_limit is None:
+            return n
+        return self.token_limit.limit_tokens(seq, seq.num_computed_tokens, n)
 
     def _pick_victim(self) -> Sequence:
         if self.config.policy == "priority":
@@ -199,7 +220,9 @@ class Scheduler:
                 break
             if self._needs_lora_slot(seq):
                 continue
-            n = min(seq.num_uncomputed_tokens, budget)
+            n = self._limit(seq, min(seq.num_uncomputed_tokens, budget))
+            if n == 0:
+                continue
             mapping = self.kv.swap_in(seq.seq_id, seq.num_computed_tokens + n)
             if mapping is None:
                 break
@@ -286,6 +309,10 @@ class Scheduler:
         if self._waits_for_budget(seq, computed, budget):
             return False
         n = min(seq.num_tokens - computed, budget)
+        if self.token_limit is not None:
+            n = self.token_limit.limit_tokens(seq, computed, n)
+            if n == 0:
+                return False
         # Shared blocks only ever reduce what must be allocated, so when this fails,
         # admitting without them would fail too (save a partial block's copy: see _admit).
         if not self.kv.allocate_slots(seq.seq_id, computed + n, match):

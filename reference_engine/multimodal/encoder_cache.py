@@ -7,7 +7,9 @@ preemption and by any other request showing the same image. A request holds a re
 from the step that first needs the image until its prompt has passed the image (or it
 ends); unreferenced entries stay cached, least recently used first out, until the capacity
 (counted in embedding rows, i.e. image tokens) needs their room. Referenced entries are never
-evicted: a batch whose images alone exceed the capacity overfills it until they are done.
+evicted; the scheduler keeps them within the capacity (MultiModalManager.limit_tokens: a
+chunk stops before an image there is no room for), so only a caller building its own
+batches can overfill it.
 """
 
 from __future__ import annotations
@@ -81,6 +83,10 @@ class EncoderCache:
     def release_request(self, request_id: str) -> None:
         for entry in self._entries.values():
             entry.refs.discard(request_id)
+
+    def referenced_tokens(self) -> int:
+        """Rows held by entries some request still reads (the ones eviction cannot take)."""
+        return sum(e.embeds.shape[0] for e in self._entries.values() if e.refs)
 
     def referenced_by(self, request_id: str) -> list[str]:
         return [k for k, e in self._entries.items() if request_id in e.refs]

@@ -11,6 +11,9 @@ cache manager.
   new tokens' positions and, for the placeholder tokens among them, the image embeddings
   (`seq_input`). A chunk boundary or a prefix-cache hit may cut an image in two: each
   step takes its rows' slice.
+- When the scheduler sizes a chunk (`limit_tokens`, vLLM's encoder-cache budget check): a
+  chunk that would reach an image the encoder cache has no room for stops before it, and
+  the request continues once earlier images are passed and their references gone.
 - When a request ends (`free`): its encoder-cache references go.
 
 Owns the image processor and the encoder cache; the vision encoder is the model's.
@@ -64,6 +67,7 @@ class MultiModalManager:
         self.num_encoder_runs = 0  # images encoded (cache misses), for tests and stats
         self.num_encoder_calls = 0  # vision-encoder forward passes (images batched per step)
         self._just_encoded: set[tuple[str, str]] = set()  # (image hash, request) this step
+        self._planned: dict[str, int] = {}  # images the current schedule will encode
 
     @classmethod
     def for_model(
@@ -87,6 +91,11 @@ class MultiModalManager:
         for im in processed:
             if im.merge_size != merge or im.pixel_values.shape[1] != self._patch_dim:
                 raise ImageError("the image was processed for another model's patch geometry")
+            if im.num_tokens > self.cache.capacity:
+                raise ImageError(
+                    f"the image needs {im.num_tokens} tokens, more than the encoder cache "
+                    f"holds ({self.cache.capacity}); send a smaller image"
+                )
         runs = _runs(token_ids, self.image_token_id)
         if len(runs) != len(processed):
             raise ImageError(
@@ -123,6 +132,30 @@ class MultiModalManager:
     @property
     def _patch_dim(self) -> int:
         return int(self.model.visual.config.patch_dim)
+
+    # --- scheduling -------------------------------------------------------------------
+    def begin_step(self) -> None:
+        """A new schedule: nothing planned for the encoder yet."""
+        self._planned = {}
+
+    def limit_tokens(self, seq: Seq, start: int, num_tokens: int) -> int:
+        """How many of tokens [start, start + num_tokens) of `seq` may run this step: all,
+        unless they reach an image that is not cached and does not fit beside what the
+        cache must keep (referenced entries) and this step's other new images."""
+        mm: MultiModalInputs | None = seq.multi_modal
+        if mm is None:
+            return num_tokens
+        end = start + num_tokens
+        for image, ph in zip(mm.images, mm.placeholders, strict=True):
+            if ph.end <= start or ph.offset >= end:
+                continue
+            if image.mm_hash in self.cache or image.mm_hash in self._planned:
+                continue
+            held = self.cache.referenced_tokens() + sum(self._planned.values())
+            if image.num_tokens > self.cache.capacity - held:
+                return max(0, ph.offset - start)  # up to the image; it waits for room
+            self._planned[image.mm_hash] = image.num_tokens
+        return num_tokens
 
     # --- each step --------------------------------------------------------------------
     def step_inputs(self, scheduled: Sequence[Any]) -> list[SeqMultiModal | None]:

@@ -476,3 +476,27 @@ def test_encoder_cache_keeps_referenced_entries_and_evicts_lru() -> None:
     cache.put("z", torch.zeros(4, 2), "r6")  # filed again: replaced, counted once
     assert cache.num_tokens == 12 and set(cache.referenced_by("r4")) == {"z"}
     assert (cache.stats.hits, cache.stats.misses) == (1, 0)
+
+
+def test_chunks_stop_before_images_the_encoder_cache_has_no_room_for(
+    vl_dir: tuple[Path, Any], solo_outputs: dict[str, list[int]]
+) -> None:
+    """An encoder cache of 24 image tokens, six requests whose images (8, 8, 20 + 10, 8, 20
+    tokens) would need far more at once: the scheduler stops each chunk before an image
+    with no room, the cache never holds more than 24 rows, and every request's tokens
+    still equal its solo run's. An image larger than the whole cache is refused."""
+    eng = engine(vl_dir[0], encoder_cache_tokens=24, max_num_batched_tokens=64)
+    assert eng.mm is not None
+    for rid, (prompt, names, params) in workload().items():
+        eng.add_request(rid, prompt, params, images=[image(n) for n in names])
+    outs: dict[str, Any] = {}
+    while eng.has_unfinished_requests():
+        for out in eng.step():
+            outs[out.request_id] = out
+        assert eng.mm.cache.num_tokens <= 24
+        eng.check_integrity()
+    for rid, tokens in solo_outputs.items():
+        assert outs[rid].outputs[0].token_ids == tokens, rid
+    small = engine(vl_dir[0], encoder_cache_tokens=16)
+    with pytest.raises(RequestError, match="more than the encoder cache holds"):
+        small.add_request("big", f"{PLACEHOLDER}", GREEDY, images=[image("b")])
