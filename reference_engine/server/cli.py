@@ -130,6 +130,10 @@ def serve_command(
     pp: int = PP,
     ep: int = EP,
     tbo: bool = TBO,
+    profile: Path = typer.Option(
+        None, "--profile", help="Write a Perfetto trace of the first steps of traffic here."
+    ),
+    profile_steps: int = typer.Option(20, "--profile-steps", min=1, help="Steps to profile."),
     elastic_ep: bool = typer.Option(
         False,
         "--elastic-ep",
@@ -205,6 +209,8 @@ def serve_command(
         kv_timeout_s=kv_timeout_s,
         lora_modules=tuple(modules),
         elastic_ep=elastic_ep,
+        profile=profile,
+        profile_steps=profile_steps,
     )
 
     def ready(name: str, engine: object) -> None:

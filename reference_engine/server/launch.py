@@ -51,6 +51,9 @@ class ServeConfig:
     lora_modules: tuple[tuple[str, str], ...] = ()
     # --elastic-ep: a lost expert-parallel rank re-forms the group (distributed/elastic_ep.py)
     elastic_ep: bool = False
+    # --profile TRACE: the first `profile_steps` steps of traffic profiled (server/profiling.py)
+    profile: Path | None = None
+    profile_steps: int = 20
 
 
 class GracefulServer(uvicorn.Server):
@@ -93,6 +96,10 @@ def make_server(
 ) -> GracefulServer:
     from reference_engine.server.api_server import ServerOptions, build_app
 
+    if cfg.profile is not None:
+        from reference_engine.server.profiling import ServedStepProfiler
+
+        ServedStepProfiler(engine.engine, cfg.profile, cfg.profile_steps)
     role = make_role(engine, cfg)
     options = ServerOptions(model_name, cfg.limits, cfg.max_body_bytes, cfg.api_key, role)
     app = build_app(engine, options)
