@@ -711,5 +711,8 @@ class Engine:
             stop()
 
     def check_integrity(self) -> None:
-        """Raise unless every KV block reference is accounted for (tests call it when idle)."""
+        """Raise unless every KV block reference is accounted for (tests call it when idle),
+        and only live requests hold encoder-cache references."""
         self.kv.check_integrity()
+        if self.mm is not None:
+            self.mm.cache.check_integrity(set(self.requests))

@@ -84,6 +84,15 @@ class EncoderCache:
         for entry in self._entries.values():
             entry.refs.discard(request_id)
 
+    def check_integrity(self, live_request_ids: set[str]) -> None:
+        """Raise unless the row count adds up and only live requests hold references."""
+        total = sum(e.embeds.shape[0] for e in self._entries.values())
+        if total != self.num_tokens:
+            raise AssertionError(f"encoder cache counts {self.num_tokens} rows, holds {total}")
+        for key, entry in self._entries.items():
+            if entry.refs - live_request_ids:
+                raise AssertionError(f"image {key} referenced by ended requests {entry.refs}")
+
     def referenced_tokens(self) -> int:
         """Rows held by entries some request still reads (the ones eviction cannot take)."""
         return sum(e.embeds.shape[0] for e in self._entries.values() if e.refs)
