@@ -80,7 +80,10 @@ class ChatServing(Serving):
                     param="messages",
                 )
             # As text: any chat template that takes string content places it right.
-            placeholder = mm.placeholder_text(self.engine.tokenizer.tokenizer)
+            try:
+                placeholder = mm.placeholder_text(self.engine.tokenizer.tokenizer)
+            except ImageError as exc:
+                raise APIError(str(exc), param="messages") from None
         messages: list[dict[str, Any]] = []
         total = 0
         for m in req.messages:
