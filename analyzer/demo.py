@@ -148,7 +148,8 @@ def _build_report(
     Its columns are the book's pins (newest locked ones with `--newest`, or when the
     book pins neither project)."""
     from analyzer.project import ProjectError, find_config, read_project
-    from analyzer.report.commands import book_columns, newest_per_project, print_result, run_report
+    from analyzer.report.commands import print_result
+    from analyzer.report.run import book_columns, newest_per_project, run_report
     from analyzer.report.sources import ReportError
 
     columns, why = newest_per_project(refs), "the newest locked release of each project"

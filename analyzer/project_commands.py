@@ -36,7 +36,7 @@ def guess_manuscript(root: Path, lock_dir: str) -> list[str]:
 
 def default_pins() -> list[str]:
     """The newest release of vLLM and SGLang the toolkit locks."""
-    from analyzer.report.commands import newest_releases
+    from analyzer.report.run import newest_releases
 
     return newest_releases()
 

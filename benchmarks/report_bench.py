@@ -18,8 +18,8 @@ from pathlib import Path
 
 from analyzer.mappings import load_mappings
 from analyzer.report.build import build_report
-from analyzer.report.commands import default_releases, open_sides
 from analyzer.report.graphviz import find_dot
+from analyzer.report.run import default_releases, open_sides
 from analyzer.settings import Settings, default_cache_dir
 
 

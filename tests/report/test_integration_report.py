@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.report.commands import run_report
+from analyzer.report.run import run_report
 from analyzer.settings import Settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

@@ -12,7 +12,7 @@ from snapshot_builders import build_wheel
 from typer.testing import CliRunner
 
 from analyzer.cli import app
-from analyzer.report.commands import default_columns
+from analyzer.report.run import default_columns
 from analyzer.snapshots.locks import default_lock_dir, load_locks
 
 
