@@ -149,3 +149,20 @@ def test_disaggregation_is_refused_for_the_hybrid(server_cache_dir: Path, vl_fol
         with pytest.raises(ConfigError, match="recurrent state"):
             start_server(server_cache_dir, serve_options={"role": role},
                          model=str(vl_folder), **ENGINE)  # fmt: skip
+
+
+def test_serve_flag_sets_the_allowed_media_folder(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`atlas engine serve --allowed-local-media-path DIR` reaches the chat front end."""
+    from typer.testing import CliRunner
+
+    from analyzer.cli import app
+    from reference_engine.server import launch
+
+    seen: dict[str, Any] = {}
+    monkeypatch.setattr(launch, "serve", lambda kwargs, cfg, on_ready=None: seen.update(cfg=cfg))
+    args = ["engine", "serve", "--allowed-local-media-path", str(tmp_path)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert seen["cfg"].limits.allowed_local_media_path == str(tmp_path)
