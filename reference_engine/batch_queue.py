@@ -62,6 +62,8 @@ class BatchQueue:
     def step(self) -> list[RequestOutput]:
         e = self.engine
         launched = False
+        # The requests a failure in this call touches: the step launched and the one collected.
+        e.step_request_ids = set()
         if len(self.queue) < self.depth:
             out = self._schedule()
             e.step_request_ids = {item.seq.request_id for item in out.scheduled}
@@ -131,7 +133,7 @@ class BatchQueue:
         """The oldest step: wait for its logits, sample, update the requests still live."""
         e = self.engine
         oldest = self.queue.popleft()
-        e.step_request_ids = {item.seq.request_id for item in oldest.out.scheduled}
+        e.step_request_ids |= {item.seq.request_id for item in oldest.out.scheduled}
         start = time.perf_counter()
         logits = oldest.handle.result()
         self.wait_s += time.perf_counter() - start
@@ -148,10 +150,3 @@ class BatchQueue:
         sampled.logprobs = [sampled.logprobs[i] for i in keep]
         sampled.prompt_logprobs = [sampled.prompt_logprobs[i] for i in keep]
         return e._update(live, sampled)
-
-    def drain(self) -> list[RequestOutput]:
-        """Collect every step in flight without launching another."""
-        outputs: list[RequestOutput] = []
-        while self.queue:
-            outputs.extend(self._collect())
-        return outputs

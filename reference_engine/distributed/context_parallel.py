@@ -242,8 +242,9 @@ def decode_attention(
     lse = torch.logsumexp(scores, dim=-1)  # [D, H]; -inf where this rank holds no key yet
     probs = torch.exp(scores - lse[..., None]).nan_to_num(0.0)
     out = torch.einsum("bhl,blhd->bhd", probs, values)
-    outs = cp.all_gather(out[None], dim=0)  # [N, D, H, Dh]
-    lses = cp.all_gather(lse[None], dim=0)
+    # One all-gather for both: each partial's LSE rides as one more column of its output.
+    parts = cp.all_gather(torch.cat([out, lse[..., None]], dim=-1)[None], dim=0)
+    outs, lses = parts[..., :-1], parts[..., -1]  # [N, D, H, Dh], [N, D, H]
     merged, merged_lse = outs[0], lses[0]
     for r in range(1, cp.world_size):
         merged, merged_lse = merge_partials(merged, merged_lse, outs[r], lses[r])
