@@ -283,7 +283,7 @@ class Tracer:
         if ff is None:
             return []
         out: list[Obj] = []
-        for b in self.source.body(ff.facts, fd).unpacks.get(name, [])[:_MAX_BINDINGS]:
+        for b in self.source.unpacks(ff.facts, fd, name)[:_MAX_BINDINGS]:
             node = self.p.parser.parse(b.iterable)
             if node is None:
                 continue
@@ -485,6 +485,8 @@ class Tracer:
         if found is not None:
             return found
         self._assigned[key] = ()  # cycle guard
+        if not self._starts_empty(cls, attr):
+            return ()  # only a placeholder (`= None`) leaves what it holds to later stores
         out: dict[str, None] = {}
         for facts, acc in self._attr_stores.get(attr, ())[:_MAX_STORES]:
             value = self.source.store_value(facts, acc.line, f"{acc.base}.{attr}")
@@ -498,6 +500,21 @@ class Tracer:
                     out[o.cls] = None
         found = self._assigned[key] = tuple(out)
         return found
+
+    def _starts_empty(self, cls: str, attr: str) -> bool:
+        """Some class in the MRO declares the attribute as `None` (`self.leader = None`,
+        `leader: X | None = None` without a class the resolver can read)."""
+        for owner in self.p.hierarchy.mro(cls):
+            cd = self.p.classes.get(owner)
+            if cd is None:
+                continue
+            for asg in (*cd.fact.fields, *cd.fact.class_attributes):
+                if asg.target == attr and asg.value == "None":
+                    return True
+            for asg in cd.fact.instance_attributes:
+                if asg.value == "None" and asg.target.count(".") == 1 and asg.target.endswith("." + attr):
+                    return True
+        return False
 
     def stored(self, cls: str, attr: str) -> tuple[Obj, ...]:
         """Element types of an unannotated container attribute, from what is put into it

@@ -49,8 +49,9 @@ class NameStore:
 class BodyFacts:
     loops: dict[str, list[LoopBinding]] = field(default_factory=dict)
     return_nodes: list[ast.expr] = field(default_factory=list)
-    # `a, b = value`: each name with the value's text and its position (a LoopBinding
-    # whose `iterable` is the unpacked value); the facts record these names without a value.
+    # `a, b = value` (filled by SourceReader.unpacks): each name with the value's text and
+    # its position (a LoopBinding whose `iterable` is the unpacked value); the facts record
+    # these names without a value.
     unpacks: dict[str, list[LoopBinding]] = field(default_factory=dict)
 
     @property
@@ -124,10 +125,6 @@ def _walk(func: ast.FunctionDef | ast.AsyncFunctionDef, out: BodyFacts, offset: 
             _bind(node.target, node.iter, node.iter.lineno + offset, out)  # type: ignore[attr-defined]
         elif t is ast.Return and node.value is not None:  # type: ignore[attr-defined]
             out.return_nodes.append(node.value)  # type: ignore[attr-defined]
-        elif t is ast.Assign:
-            for target in node.targets:  # type: ignore[attr-defined]
-                if isinstance(target, ast.Tuple | ast.List):
-                    _unpack(target, node.value, node.lineno + offset, out)  # type: ignore[attr-defined]
         for child in ast.iter_child_nodes(node):
             if not isinstance(child, _SCOPES):
                 stack.append(child)
@@ -142,6 +139,34 @@ def _bind(target: ast.expr, iterable: ast.expr, line: int, out: BodyFacts) -> No
             if isinstance(el, ast.Name):
                 text = text or ast.unparse(iterable)
                 out.loops.setdefault(el.id, []).append(LoopBinding(el.id, text, line, i))
+
+
+# A statement assigning to a target list: `a, b = ...`, `(a, b) = ...`, `x[i], x[j] = ...`.
+_UNPACK_HEAD = re.compile(r"^[\w\s()\[\].]*,[\w\s,()\[\].]*=(?!=)")
+
+
+def _unpack_statements(text: str, first_line: int, out: BodyFacts, name: str) -> None:
+    """Tuple assignments to `name` in a function's lines, each parsed alone (with up to
+    four continuation lines): far cheaper than parsing the whole body."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if name not in line:
+            continue
+        stripped = line.strip()
+        head = _UNPACK_HEAD.match(stripped)
+        if head is None or re.search(rf"\b{re.escape(name)}\b", head.group()) is None:
+            continue
+        for extra in range(5):
+            try:
+                tree = ast.parse("\n".join([stripped, *(x.strip() for x in lines[i + 1 : i + 1 + extra])]))
+            except SyntaxError:
+                continue
+            node = tree.body[0] if tree.body else None
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Tuple | ast.List):
+                        _unpack(target, node.value, first_line + i, out)
+            break
 
 
 def _unpack(target: ast.Tuple | ast.List, value: ast.expr, line: int, out: BodyFacts) -> None:
@@ -203,6 +228,7 @@ class SourceReader:
         self._lines: dict[str, list[str] | None] = {}
         self._bodies: dict[str, BodyFacts] = {}
         self._loops: dict[str, dict[str, list[LoopBinding]]] = {}
+        self._unpacks: dict[tuple[str, str], list[LoopBinding]] = {}
         self._segments: dict[str, str | None] = {}
         self.parsed = 0  # functions parsed, for the benchmark
 
@@ -273,6 +299,19 @@ class SourceReader:
     def mentions(self, facts: ModuleFacts, fd: FuncDef, pattern: re.Pattern[str]) -> bool:
         text = self.segment(facts, fd)
         return text is not None and pattern.search(text) is not None
+
+    def unpacks(self, facts: ModuleFacts, fd: FuncDef, name: str) -> list[LoopBinding]:
+        """Where `name` is bound by a tuple assignment in the function (`idx, blk = hit`),
+        with the unpacked value and the name's position."""
+        key = (fd.name, name)
+        found = self._unpacks.get(key)
+        if found is None:
+            out = BodyFacts()
+            text = self.segment(facts, fd)
+            if text is not None:
+                _unpack_statements(text, fd.fact.line, out, name)
+            found = self._unpacks[key] = out.unpacks.get(name, [])
+        return found
 
     def body(self, facts: ModuleFacts, fd: FuncDef) -> BodyFacts:
         found = self._bodies.get(fd.name)
