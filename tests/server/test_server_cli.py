@@ -33,6 +33,19 @@ def test_serve_with_a_bad_knob_is_one_clear_line(server_cache_dir: Path) -> None
     assert "prefix_caching must be none, hash or radix" in result.output
 
 
+def test_elastic_ep_and_tbo_without_expert_parallelism_are_one_clear_line(
+    server_cache_dir: Path,
+) -> None:
+    base = ["--cache-dir", str(server_cache_dir), "engine", "serve"]
+    for flag, message in [
+        ("--elastic-ep", "elastic expert parallelism needs expert_parallel_size > 1"),
+        ("--enable-two-batch-overlap", "two-batch overlap needs expert parallelism"),
+    ]:
+        result = runner.invoke(app, [*base, flag])
+        assert result.exit_code == 1, result.output
+        assert message in result.output and "Traceback" not in result.output
+
+
 def test_commands_module_loads_neither_torch_nor_the_web_stack() -> None:
     code = (
         "import sys, reference_engine.commands; "
