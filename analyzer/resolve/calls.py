@@ -68,7 +68,8 @@ class CallResolver:
         self._caller_memo: dict[tuple[str, str], str] = {}
         self.decorators = Decorators(project)
         self._candidates: dict[str, tuple[str, ...]] = {}
-        self._site_memo: dict[tuple[str, str, str], CallRecord] = {}
+        self._site_memo: dict[tuple[str, str, str, int, tuple[str, ...]], CallRecord] = {}
+        self._site: CallSite | None = None  # the call site being resolved
         self._flow: FlowGraph | None = None
         self._owner_memo: dict[tuple[str, str], str] = {}
 
@@ -127,11 +128,14 @@ class CallResolver:
     def resolve(self, facts: ModuleFacts, site: CallSite) -> CallRecord:
         # The same callee text in the same scope resolves the same way (`len(...)`,
         # `self.step()` called twice): resolve it once, re-stamp the line.
-        key = (facts.module, site.scope, site.callee)
+        # (with the arguments' shape: a function value is only the callee of calls it can bind)
+        key = (facts.module, site.scope, site.callee, len(site.args), tuple(site.keywords))
         done = self._site_memo.get(key)
         fresh = done is None
         if done is None:
+            self._site = site
             done = self._site_memo[key] = self._resolve(facts, site)
+            self._site = None
         if not any(n in _HIGHER_ORDER_POS or n in _HIGHER_ORDER_KEY for n in done.external):
             return done if fresh else self._restamp(done, facts, site)
         rec = self._restamp(done, facts, site)
@@ -218,7 +222,13 @@ class CallResolver:
         """Add every callable the flow stage says `node` may hold."""
         have = {e.callee for e in rec.edges}
         added = False
+        site = self._site
+        starred = site is None or "**" in site.keywords or any(a.startswith("*") for a in site.args)
         for value in sorted(self.flow.callees(node, ctx.module, ctx.scope), key=lambda v: (v.kind, v.name)):
+            if not starred and value.kind in ("function", "lambda", "class") and not self.flow.accepts(
+                value, len(site.args), site.keywords  # type: ignore[union-attr]
+            ):
+                continue
             if value.kind == "lambda":
                 if value.name not in have:
                     self._edge(rec, value.name, "dynamic", "inferred")

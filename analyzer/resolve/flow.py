@@ -148,6 +148,8 @@ class FlowGraph:
         self._fn_names = frozenset(
             {fd.fact.name for fd in p.functions.values()} | {cd.fact.name for cd in p.classes.values()}
         )
+        self._returners: frozenset[str] = frozenset()
+        self._fn_names = self._fn_names | self._attribute_words()
         sites: list[tuple[ModuleFacts, CallSite]] = []
         for facts in p.modules.values():
             m = facts.module
@@ -188,7 +190,7 @@ class FlowGraph:
                     asg.value
                     and not _inert(asg.value)
                     and asg.target in words.get(asg.scope, ())
-                    and _mentions(asg.value, seeds(asg.scope), self._fn_names)
+                    and _mentions(asg.value, seeds(asg.scope), self._fn_names, self._returners)
                 ):
                     self._constraints.append(("assign", facts, asg))
             for asg in facts.module_attributes:
@@ -202,7 +204,10 @@ class FlowGraph:
                 (facts, site)
                 for site in facts.calls
                 if (site.args or site.keywords)
-                and any(_mentions(t, seeds(site.scope), self._fn_names) for t in (*site.args, *site.keyword_values))
+                and any(
+                    _mentions(t, seeds(site.scope), self._fn_names, self._returners)
+                    for t in (*site.args, *site.keyword_values)
+                )
             )
             for fn in facts.functions:
                 fd = p.functions.get(f"{m}.{fn.qualname}")
@@ -220,6 +225,37 @@ class FlowGraph:
                 self._passes_through(module, qual, name)
         self._call_constraints(sites)
 
+    def _attribute_words(self) -> frozenset[str]:
+        """Attribute names that may hold a function value or a container of them
+        (`self.fn = fn`, `self.cache[k] = f`, `self.rules.append(f)` with f a
+        function, a parameter, a lambda or another such attribute): reading one
+        (`rule.fn`) can hand a function on, as a function's own name does."""
+        words: set[str] = set()
+        returners: set[str] = set()  # functions that may return one: calling them counts too
+        for _ in range(2):  # `self.a = self.b` where b holds one: two steps
+            known = self._fn_names | words
+            self._returners = frozenset(returners)
+            for facts in self.p.modules.values():
+                seeds = self._seeds(facts, known)
+                for fl in facts.flows:
+                    if fl.kind == "store" and fl.target and fl.value and "." in fl.target:
+                        root = _ATTR_ROOT.search(fl.target.split("[", 1)[0])
+                        if root is not None and _mentions(fl.value, seeds(fl.scope), known, self._returners):
+                            words.add(root.group(1))
+                for fl in facts.flows:
+                    if fl.kind in ("return", "yield") and fl.value and _mentions(fl.value, seeds(fl.scope), known, self._returners):
+                        returners.add(fl.scope.rpartition(".")[2])
+                for site in facts.calls:
+                    head, _, method = site.callee.rpartition(".")
+                    if method in _STORE_METHODS or method in _EXTEND_METHODS:
+                        root = _ATTR_ROOT.search(head.split("[", 1)[0])
+                        if root is not None and any(
+                            _mentions(a, seeds(site.scope), known, self._returners) for a in site.args
+                        ):
+                            words.add(root.group(1))
+        self._returners = frozenset(returners)
+        return frozenset(words)
+
     def _collect_lambdas(self) -> None:
         """Without the flow stage, lambdas are still nodes (their calls are theirs)."""
         for facts in self.p.modules.values():
@@ -234,15 +270,16 @@ class FlowGraph:
                         params = [*a.posonlyargs, *a.args, *a.kwonlyargs, *(x for x in (a.vararg, a.kwarg) if x)]
                         self.infer.lambda_params[ld.name] = frozenset(x.arg for x in params)
 
-    def _seeds(self, facts: ModuleFacts) -> Callable[[str], frozenset[str]]:
+    def _seeds(self, facts: ModuleFacts, fn_names: frozenset[str] | None = None) -> Callable[[str], frozenset[str]]:
         """Per scope, the names through which a function value can enter an
         expression: any project function or class name, the parameters of the
         enclosing functions (but `self` / `cls`), and locals bound from those."""
         m = facts.module
+        known = self._fn_names if fn_names is None else fn_names
         memo: dict[str, frozenset[str]] = {}
         # Module variables bound from a function value (a registry, an alias) are seen everywhere.
         module_vars = {
-            a.target for a in facts.module_attributes if a.value and _mentions(a.value, frozenset(), self._fn_names)
+            a.target for a in facts.module_attributes if a.value and _mentions(a.value, frozenset(), known)
         } | {a.target for a in facts.module_attributes if a.value and a.value[:1] in "[{("}
         by_scope: dict[str, list[tuple[str, str]]] = {}
         for asg in facts.assignments:
@@ -269,7 +306,7 @@ class FlowGraph:
                     names.update(self.infer.lambda_params.get(f"{m}.{sc}", ()))
             for _ in range(2):  # locals bound from seeds, two steps deep
                 for target, value in by_scope.get(scope, ()):
-                    if target not in names and _mentions(value, names, self._fn_names):
+                    if target not in names and _mentions(value, names, known, self._returners):
                         names.add(target)
             memo[scope] = found = frozenset(names)
             return found
@@ -382,8 +419,11 @@ class FlowGraph:
     def write(self, loc: Loc, values: Iterable[Value]) -> None:
         found = self.pts.get(loc)
         for v in values:
-            if v.kind not in _TRACKED:
-                continue  # externals and modules are the inferrer's business (`x = x.next` grows them forever)
+            if v.kind not in _TRACKED and not (v.kind == "instance" and loc[0] in ("elt", "var")):
+                # Externals and modules are the inferrer's business (`x = x.next` grows them
+                # forever); objects only where the inferrer cannot follow them: in a
+                # container's slots and the locals read out of one (`for rule in self.rules`).
+                continue
             if v.via not in _VIAS:
                 v = Value(v.kind, v.name, "local", (), v.bound)
             if found is None:
@@ -972,9 +1012,9 @@ class FlowGraph:
                         bound = base.kind == "instance" and not fd.fact.is_staticmethod
                         bound = bound or fd.fact.is_classmethod
                         out.add(Value("function", sym.name, "attribute", bound=bound))
-                elif sym is not None:
+                elif sym is not None and sym.kind != "variable":
                     out.add(Value(sym.kind, sym.name))
-                else:
+                else:  # an attribute or a field: what was stored in it, on the class or a base
                     for owner in p.hierarchy.mro(base.name):
                         if owner in p.classes:
                             out |= set(self.read(("attr", owner, node.attr)))
@@ -1188,6 +1228,35 @@ class FlowGraph:
         """What an expression names without following any flow (decorators)."""
         return self.eval(node, m, scope)
 
+    def accepts(self, v: Value, n_pos: int, keywords: Iterable[str]) -> bool:
+        """Whether the function `v` holds can take a call with `n_pos` positional
+        arguments and these keywords (no `*`/`**` at the site). A value a call
+        cannot bind would raise `TypeError`: it is not that call's callee (one
+        list or field may hold functions of several arities)."""
+        if v.via == "partial":
+            return True  # its leading arguments are bound elsewhere
+        target, skip = self._code_of(v)
+        sig = self.signature(target) if target is not None else None
+        if sig is None:
+            return True
+        positional = sig.positional[skip:]
+        if n_pos > len(positional) and sig.var_positional is None:
+            return False
+        keywords = set(keywords)
+        if any(k not in positional[n_pos:] and k not in sig.keyword for k in keywords) and sig.var_keyword is None:
+            return False
+        defaults = self._defaulted(target)
+        missing = [x for x in positional[n_pos:] if x not in keywords and x not in defaults]
+        missing += [x for x in sig.keyword if x not in keywords and x not in defaults]
+        return not missing
+
+    def _defaulted(self, target: str) -> set[str]:
+        fd = self.p.functions.get(target)
+        if fd is not None:
+            return {prm.name for prm in fd.fact.params if prm.default}
+        sig = self.signature(target)
+        return {name for name, _ in sig.defaults} if sig is not None else set()
+
     def is_generator(self, func: str) -> bool:
         return func in self._generators
 
@@ -1211,13 +1280,20 @@ _HEAD = re.compile(r"[A-Za-z_]\w*")
 _INERT_START = frozenset("0123456789'\"-~")
 
 
+_CALL_WORD = re.compile(r"([A-Za-z_]\w*)\s*\(")
+_ATTR_ROOT = re.compile(r"\.\s*([A-Za-z_]\w*)\s*$")  # the last attribute of `self.cache`
 _VALUE_WORD = re.compile(r"(?<![.\w])([A-Za-z_]\w*+)(?:\.[A-Za-z_]\w*+)*+(?!\s*\()")
 
 
-def _mentions(text: str, names: frozenset[str] | set[str], more: frozenset[str] = frozenset()) -> bool:
-    """Whether `text` may evaluate to a function value: a lambda, or a name (or
-    dotted name's last part) from `names` that is not being called there."""
+def _mentions(
+    text: str, names: frozenset[str] | set[str], more: frozenset[str] = frozenset(), calls: frozenset[str] = frozenset()
+) -> bool:
+    """Whether `text` may evaluate to a function value: a lambda, a name (or
+    dotted name's last part) from `names` that is not being called there, or a
+    call of a function in `calls` (one that may return a function value)."""
     if "lambda" in text:
+        return True
+    if calls and any(m.group(1) in calls for m in _CALL_WORD.finditer(text)):
         return True
     for match in _VALUE_WORD.finditer(text):
         word = match.group(0)

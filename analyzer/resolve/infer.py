@@ -316,10 +316,16 @@ class Inferrer:
         # Annotated bindings state the intended type; try them before inferred ones,
         # and constructor-time bindings (`__init__`) before later rebinding.
         annotated.sort(key=lambda a: (a.annotation is None, not a.scope.endswith("__init__"), a.line))
+        placeholder: Value | None = None
         for asg in annotated:
             found = self._assignment(asg, module, asg.scope, depth)
+            if found is not None and found.kind == "external" and found.name == "builtins.None":
+                placeholder = placeholder or found  # `self.cache = None` until it is set: look further
+                continue
             if found is not None:
                 return _as_attribute(found)
+        if placeholder is not None:
+            return _as_attribute(placeholder)
         for asg in fact.class_attributes:
             if asg.target == attr:
                 found = self._assignment(asg, module, scope, depth)

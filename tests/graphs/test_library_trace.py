@@ -35,7 +35,11 @@ def test_markdown_it_trace_against_the_static_graph() -> None:
     assert rep["traced_edges"] > 200
     by = rep["by_category"]
     assert sum(row["traced"] for row in by.values()) == rep["traced_edges"]  # type: ignore[union-attr]
-    # Floors at today's figures (raise them as the flow stage learns more).
-    assert rep["recall"] >= 0.69
-    assert rep["executed_site_precision"] >= 0.95
+    # Floors at today's figures (raise them as the flow stage learns more). The rule
+    # functions reached through Ruler lists are the `indirect` edges; executed-site
+    # precision is a lower bound there (a rule loop that breaks at the first match
+    # runs fewer rules than it can, and one Rule field serves three parsers).
+    assert rep["recall"] >= 0.90
+    assert by["indirect"]["recall"] >= 0.8  # type: ignore[index]
+    assert rep["executed_site_precision"] >= 0.8
     assert by["direct"]["recall"] == 1.0  # type: ignore[index]
