@@ -123,10 +123,11 @@ def verify_command(
     Coverage is printed too: concepts the reference engine does not implement,
     or that no upstream mapping covers yet, are listed (and do not fail the run)."""
     settings = settings_of(ctx)
+    catalogue = load_or_fail(mappings)
     selected = load_or_fail(mappings, concepts)
     try:
         report = run_verify(settings, selected, pins or None, reference=not no_reference, fetch=fetch,
-                            progress=not as_json and sys.stderr.isatty(), chains=chains)
+                            progress=not as_json and sys.stderr.isatty(), chains=chains, catalogue=catalogue)
     except TreeError as exc:
         raise fail(str(exc)) from None
     if as_json:

@@ -107,9 +107,11 @@ def run_verify(
     fetch: bool = True,
     progress: bool = False,
     chains: bool = True,
+    catalogue: list[ConceptMapping] | None = None,
 ) -> VerifyReport:
     """Open each pin (indexing cold releases; default: every locked release) and verify
-    `concepts` against them. TreeError with a readable message for a pin that cannot be opened."""
+    `concepts` against them. `catalogue`: every concept, whose bridges the chain check may
+    cross (default: `concepts`). TreeError with a readable message for a pin that cannot be opened."""
     from analyzer.snapshots import load_locks
 
     locks = load_locks()
@@ -132,7 +134,7 @@ def run_verify(
             pinned.setdefault(view.project, [])
             if view.version not in pinned[view.project]:
                 pinned[view.project].append(view.version)
-    return verify_mappings(concepts, views, pinned, graphs)
+    return verify_mappings(concepts, views, pinned, graphs, catalogue=catalogue)
 
 
 def verify_mappings(
@@ -140,6 +142,8 @@ def verify_mappings(
     views: Iterable[PinnedTree],
     pinned: Mapping[str, Iterable[str]],
     graphs: Mapping[str, CallGraphLike] | None = None,
+    *,
+    catalogue: Iterable[ConceptMapping] | None = None,
 ) -> VerifyReport:
     """Check `concepts` against every view; `pinned` is project -> every pinned
     version (a `releases` entry outside it is a problem even if that pin is not checked now).
@@ -147,6 +151,9 @@ def verify_mappings(
     `graphs` (view label -> call graph) turns on the step chain check: consecutive
     steps of a side must be connected by calls or by the mappings' bridges."""
     concepts = list(concepts)
+    # A bridge (a ZMQ socket, a thread queue) is declared once, in the concept that owns it,
+    # and any concept's steps may cross it: checking one concept alone must still see them all.
+    every = list(catalogue) if catalogue is not None else concepts
     views = list(views)
     pinned_sets = {project: set(versions) for project, versions in pinned.items()}
     report = VerifyReport(pins=[v.label for v in views])
@@ -163,7 +170,7 @@ def verify_mappings(
                     _check_steps(concept, view, report)
                     graph = (graphs or {}).get(view.label)
                     if graph is not None and concept.steps:
-                        _check_chain(concept, concepts, view, graph, report)
+                        _check_chain(concept, every, view, graph, report)
         report.coverage.append(_coverage(concept))
     return report
 

@@ -57,13 +57,15 @@ def build_report(
     fmt: str = "both",
     dot: str | bool | None = True,
     columns_from: str = "",
+    catalogue: list[ConceptMapping] | None = None,
 ) -> ReportResult:
-    """`dot=True` looks Graphviz up on PATH; a path uses that binary; None/False draws no SVG."""
+    """`dot=True` looks Graphviz up on PATH; a path uses that binary; None/False draws no SVG.
+    `catalogue`: every concept, whose bridges a page's route may cross (default: `concepts`)."""
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}")
     dot_path = find_dot() if dot is True else (dot or None)
     titles = {c.id: c.title for c in concepts}
-    bridges = {project: bridges_for(concepts, project, side.version)
+    bridges = {project: bridges_for(catalogue or concepts, project, side.version)
                for project, side in sides.items() if side is not None}
     pages = [build_page(c, sides, titles, dot_path, bridges) for c in concepts]
     notes = [n for s in sides.values() if s is not None for n in s.notes]

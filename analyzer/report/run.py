@@ -125,6 +125,7 @@ def run_report(
         concepts = load_mappings(mappings_dir)
     except MappingError as exc:
         raise ReportError("the concept mappings have problems:\n  " + "\n  ".join(exc.problems)) from None
+    catalogue = concepts
     if only:
         known = {c.id for c in concepts}
         unknown = [c for c in only if c not in known]
@@ -143,6 +144,7 @@ def run_report(
     except SnapshotError as exc:
         raise ReportError(str(exc)) from None
     try:
-        return build_report(concepts, sides, out, fmt=fmt, dot=graphviz, columns_from=columns_from)
+        return build_report(concepts, sides, out, fmt=fmt, dot=graphviz, columns_from=columns_from,
+                            catalogue=catalogue)
     except OSError as exc:
         raise ReportError(f"cannot write the report under {out}: {exc}") from None

@@ -233,3 +233,26 @@ def test_broken_chain_and_missing_step_symbol_fail_with_where(pins: FakePins, tm
     assert [(p.pin, p.name) for p in chain] == [("vllm@1.0", "step 4")], broken.problems
     assert "breaks at step 4 (Init)" in chain[0].message
     assert "BlockPool.__init__ is not reached from vllm.core.pool.BlockPool.free (step 3)" in chain[0].message
+
+
+def test_a_bridge_declared_by_another_concept_joins_the_chain(pins: FakePins, tmp_path: Path) -> None:
+    # Step 4 (BlockPool.__init__) is reached only across a bridge the *sampling* concept
+    # declares: checking all concepts, or the scheduler alone against the whole catalogue
+    # (what `atlas map verify --concept scheduler` does), crosses it.
+    write_mapping(tmp_path, "scheduler", SCHEDULER + STEPS.format(last="Init", method="__init__"))
+    write_mapping(tmp_path, "sampling", SAMPLING + """
+    [vllm]
+    status = "partial"
+    note = "fake"
+    symbols = [{ name = "vllm.core.pool.BlockPool", releases = ["1.0"] }]
+    bridges = [{ name = "free-to-init", source = "vllm.core.pool.BlockPool.free", target = "vllm.core.pool.BlockPool.__init__", transport = "queue", releases = ["1.0"] }]
+    """)
+    everything = load_mappings(tmp_path)
+    assert _verify(pins, tmp_path, ["vllm@1.0"]).ok
+    alone = [c for c in everything if c.id == "scheduler"]
+    report = run_verify(pins.settings, alone, ["vllm@1.0"], reference=False, fetch=False, catalogue=everything)
+    assert report.ok, report.problems
+    assert [s.via for s in report.chains["scheduler"]["vllm@1.0"][3].path] == ["bridge free-to-init (queue)"]
+    # Without the catalogue the bridge is unknown and the chain breaks where it did before.
+    unaware = run_verify(pins.settings, alone, ["vllm@1.0"], reference=False, fetch=False)
+    assert [p.name for p in unaware.problems if p.kind == "chain"] == ["step 4"]
