@@ -136,6 +136,7 @@ def _declared(project: Project, cls: str) -> dict[str, StateAttr]:
     for asg in fact.class_attributes:
         attr = out.setdefault(asg.target, StateAttr(asg.target, "class", asg.line, asg.annotation))
         attr.created.append(created(asg.line, f"{asg.target} = {asg.value}"))
+    setups: dict[str, list] = {}
     for asg in fact.instance_attributes:
         base, _, name = asg.target.rpartition(".")
         if "." in base or not name:
@@ -143,11 +144,25 @@ def _declared(project: Project, cls: str) -> dict[str, StateAttr]:
         attr = out.setdefault(name, StateAttr(name, "instance", asg.line, asg.annotation))
         if attr.annotation is None and asg.annotation:
             attr.annotation = asg.annotation
-        ann = f": {asg.annotation}" if asg.annotation else ""
-        value = f" = {asg.value}" if asg.value else ""
-        if len(attr.created) < 8:
-            attr.created.append(created(asg.line, f"{asg.target}{ann}{value}  (in {asg.scope})"))
+        setups.setdefault(name, []).append(asg)
+    for name, asgs in setups.items():
+        # Where it is created: the constructor's assignments when there are any (the
+        # other methods' are among its writers), else the first few.
+        init = [a for a in asgs if a.scope.rpartition(".")[2] in _CONSTRUCTORS]
+        for asg in (init or asgs)[:8 - len(out[name].created)]:
+            ann = f": {asg.annotation}" if asg.annotation else ""
+            value = f" = {_one_line(asg.value)}" if asg.value else ""
+            out[name].created.append(created(asg.line, f"{asg.target}{ann}{value}  (in {asg.scope})"))
     return out
+
+
+_CONSTRUCTORS = frozenset({"__init__", "__post_init__", "__new__", "__attrs_post_init__"})
+
+
+def _one_line(value: str, limit: int = 100) -> str:
+    """A value spread over lines, on one line and cut short."""
+    text = " ".join(value.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class Ownership:
