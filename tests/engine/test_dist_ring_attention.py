@@ -146,6 +146,28 @@ def test_three_ranks_striped_kv_attention_equals_paged_attention() -> None:
         torch.testing.assert_close(res["k_cache"], _stripe_cache(k_cache, rank, world))
 
 
+def _logprobs(entries: list[Any] | None) -> list[list[tuple[int, float, int]]]:
+    return [
+        sorted((t, lp.logprob, lp.rank) for t, lp in entry.items()) if entry else []
+        for entry in entries or []
+    ]
+
+
+def _check_prompt_logprobs(engine: Any, solo: Any) -> None:
+    """Every prompt row's logits (a 21-token prompt, prefilled in two chunks) reach the
+    driver in order: prompt and sample logprobs equal one process."""
+    params = SamplingParams(temperature=0.0, max_tokens=3, logprobs=2, prompt_logprobs=2)
+    req = Req([(5 * j) % 400 + 3 for j in range(21)], params, 0)
+    got, want = drive(engine, [req])["0"], drive(solo, [req])["0"]
+    assert got.outputs[0].token_ids == want.outputs[0].token_ids
+    assert got.prompt_logprobs is not None and len(got.prompt_logprobs) == 21
+    for a, b in [(got.prompt_logprobs, want.prompt_logprobs),
+                 (got.outputs[0].logprobs, want.outputs[0].logprobs)]:  # fmt: skip
+        for row_a, row_b in zip(_logprobs(a), _logprobs(b), strict=True):
+            assert [(t, r) for t, _, r in row_a] == [(t, r) for t, _, r in row_b]
+            assert [lp for _, lp, _ in row_a] == pytest.approx([lp for _, lp, _ in row_b])
+
+
 def _check_engine(model_dir: Any, seed: str, **parallel: Any) -> None:
     rng = random.Random(seed)
     workloads = [random_workload(rng) for _ in range(3)]
@@ -174,6 +196,8 @@ def _check_engine(model_dir: Any, seed: str, **parallel: Any) -> None:
         for reqs in workloads:
             assert_tokens_equal_solo(drive(engine, reqs), reqs, solo, solo_cache)
             assert_pool_restored(engine)
+        _check_prompt_logprobs(engine, solo)
+        assert_pool_restored(engine)
         stats = engine.stats()
         assert stats.num_preemptions > 0 and stats.prefix_cache_hit_tokens > 0
         if parallel.get("pipeline_parallel_size", 1) > 1:
