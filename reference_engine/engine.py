@@ -177,14 +177,11 @@ class Engine:
                 f"sampling default ({exc}); pass generation_config='none' to ignore it"
             ) from None
         spec = SpeculativeConfig.from_value(config.speculative_config)
-        if spec is not None and (
-            self.model_config.has_recurrent_state or self.model_config.sliding_windows
-        ):
-            # Rejected drafts are rolled back by trimming blocks; a recurrent state or blocks
-            # already freed out of a window cannot be rolled back that way.
-            raise ConfigError(
-                "speculative decoding is not implemented for hybrid or sliding-window models"
-            )
+        if spec is not None and self.model_config.sliding_windows:
+            # Rejected drafts are rolled back by trimming blocks; blocks already freed out of
+            # a window cannot be rolled back that way. (Hybrids roll their recurrent state
+            # back separately: spec_decode/state_rollback.py.)
+            raise ConfigError("speculative decoding is not implemented for sliding-window models")
         self.spec = (
             SpecDecoder(
                 spec,
@@ -578,7 +575,7 @@ class Engine:
             )  # fmt: skip
             # Only the last sampled token and the accepted drafts (left in spec_token_ids)
             # hold valid K/V: the scheduler's on_step_done advances and caches exactly those.
-            item.num_new_tokens = 1 + accepted
+            item.num_new_tokens = self.spec.num_computed(item.seq, accepted)
             result.tokens.append(tokens)
             result.logprobs.append(logprobs)
         return result

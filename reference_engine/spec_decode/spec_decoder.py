@@ -41,6 +41,7 @@ from reference_engine.spec_decode.metrics import SpecDecodingStats
 from reference_engine.spec_decode.ngram_proposer import NgramProposer
 from reference_engine.spec_decode.proposer import Proposer
 from reference_engine.spec_decode.rejection_sampler import accept_by_sampling, rejection_sample
+from reference_engine.spec_decode.state_rollback import StateRollback
 from reference_engine.spec_decode.tree import compact_path, path_tokens, prune_tree, walk_tree
 
 
@@ -93,6 +94,13 @@ class SpecDecoder:
         self._draft_probs: dict[str, torch.Tensor] = {}
         self._tree_parents: dict[str, list[int]] = {}  # rows incl. the root (-1)
         self._tracked: set[str] = set()  # sequences the drafter may hold state for
+        # Hybrids: recurrent states saved before verification (state_rollback.py).
+        self.rollback = (
+            StateRollback(runner.model, kv.state_slots) if model_config.has_recurrent_state else None
+        )
+        self._rolled_back: set[str] = set()  # this step's sequences whose state went back
+        if self.rollback is not None:
+            self.trees_allowed = False  # tree rows are not consecutive: chains only
 
     # --- after a step: drafts for the next one -------------------------------------
     def propose(self, running: Seq[Sequence]) -> None:
@@ -103,6 +111,8 @@ class SpecDecoder:
             for seq_id in gone:
                 self._draft_probs.pop(seq_id, None)
                 self._tree_parents.pop(seq_id, None)
+                if self.rollback is not None:
+                    self.rollback.forget(seq_id)
         self._tracked &= live
         decodes = [s for s in running if s.num_uncomputed_tokens == 1 and not s.in_prefill]
         k = self.policy.choose(len(running), self.stats)
@@ -126,6 +136,8 @@ class SpecDecoder:
                 if proposal.parents is not None:  # a tree where trees cannot run: its first path
                     tokens = tokens[: _first_branch(proposal.parents)]
             seq.spec_token_ids = tokens
+            if self.rollback is not None and tokens:
+                self.rollback.save(seq.seq_id)  # the state the verify step starts from
             drafted += len(tokens)
             self._tracked.add(seq.seq_id)
             if proposal.probs is not None and tokens:
@@ -213,7 +225,20 @@ class SpecDecoder:
         accepted = len(tokens) - 1
         self.stats.record(len(drafts), accepted)
         seq.spec_token_ids = tokens[:accepted]
+        if self.rollback is not None:
+            if accepted < len(drafts) and self.rollback.restore(seq.seq_id):
+                self._rolled_back.add(seq.seq_id)
+            self.rollback.forget(seq.seq_id)
         return tokens, logprobs, accepted
+
+    def num_computed(self, seq: Sequence, accepted: int) -> int:
+        """Tokens of this verify step whose K/V (and state) stand: the last sampled token
+        and the accepted drafts, or none when a hybrid's state was rolled back (they are
+        computed again next step)."""
+        if seq.seq_id in self._rolled_back:
+            self._rolled_back.discard(seq.seq_id)
+            return 0
+        return 1 + accepted
 
     def release_rejected(self, seq: Sequence) -> None:
         """Blocks allocated for drafts that were rejected hold nothing anyone reads."""

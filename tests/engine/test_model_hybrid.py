@@ -24,6 +24,7 @@ from test_verify_random_workloads import (
     drive,
     make_engine,
     random_workload,
+    solo_tokens,
     tight_engine,
 )
 
@@ -37,6 +38,7 @@ from reference_engine.layers.gated_delta_rule import (
 from reference_engine.loader import load_model_config
 from reference_engine.model_runner import ModelRunner
 from reference_engine.sampling_params import SamplingParams
+from reference_engine.spec_decode.proposer import DraftProposal, Proposer
 
 transformers = pytest.importorskip("transformers")
 
@@ -234,3 +236,55 @@ def test_multi_turn_prompt_resumes_from_a_state_checkpoint(hybrid_dir: Path) -> 
     cold = drive(make_engine(hybrid_dir, prefix_caching="none"), [Req(turn2, params, 0)])["0"]
     assert got.outputs[0].token_ids == cold.outputs[0].token_ids
     assert_pool_restored(warm)
+
+
+class OracleProposer(Proposer):
+    """Drafts what plain decoding will generate, one draft in three wrong: verification
+    accepts whole drafts, cuts them short and rejects them, in every combination (a random
+    model rarely repeats itself, so n-gram lookup alone would draft nothing it accepts)."""
+
+    def __init__(self, solo: dict[tuple[int, ...], list[list[int]]], seed: int) -> None:
+        self.solo = solo
+        self.rng = random.Random(seed)
+
+    def propose(self, seqs: Any, num_tokens: Any) -> list[DraftProposal]:
+        out = []
+        for seq, k in zip(seqs, num_tokens, strict=True):
+            done = len(seq.output_token_ids)
+            drafts = list(self.solo[tuple(seq.prompt_token_ids)][seq.index][done : done + k])
+            for j in range(len(drafts)):
+                if self.rng.random() < 1 / 3:
+                    drafts[j] = (drafts[j] + 1) % 500
+            out.append(DraftProposal(drafts))
+        return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("cache", "preemption"), [("none", "swap"), ("hash", "recompute")])
+def test_speculative_decoding_on_hybrids_equals_plain_decoding(
+    hybrid_dir: Path, cache: str, preemption: str
+) -> None:
+    """Drafts verified on the hybrid: a rejection rolls the recurrent state back to before
+    the verify step (spec_decode/state_rollback.py) and the accepted tokens are computed
+    again, so greedy tokens equal plain decoding's, with drafts accepted and rejected."""
+    from test_spec_decode_exact import repetitive_workload
+
+    solo = make_engine(hybrid_dir, prefix_caching="none", max_num_seqs=8)
+    rng = random.Random(f"hybrid-spec-{cache}-{preemption}")
+    solo_cache: dict[Any, list[list[int]]] = {}
+    accepted = rejected = 0
+    for round_ in range(5):
+        reqs = repetitive_workload(rng)
+        expected = {tuple(r.prompt): solo_tokens(solo, r, solo_cache) for r in reqs}
+        spec = {"method": "ngram", "num_speculative_tokens": rng.choice([2, 4])}
+        engine = tight_engine(hybrid_dir, reqs, rng, cache, preemption, "fcfs",
+                              speculative_config=spec)  # fmt: skip
+        assert engine.spec is not None
+        engine.spec.proposer = OracleProposer(expected, round_)
+        assert_tokens_equal_solo(drive(engine, reqs), reqs, solo, solo_cache)
+        stats = engine.stats().spec_decoding
+        assert stats is not None
+        accepted += stats.num_accepted_tokens
+        rejected += stats.num_draft_tokens - stats.num_accepted_tokens
+        assert_pool_restored(engine)
+    assert accepted > 0 and rejected > 0
