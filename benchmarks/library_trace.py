@@ -267,6 +267,7 @@ WORKLOADS: dict[str, Callable[[], Callable[[], Any]]] = {"markdown_it": markdown
 
 def static_library_graph(root: Path) -> nx.DiGraph:
     from analyzer.graphs.callgraph import build_call_graph
+    from analyzer.graphs.state_source import SourceReader
     from analyzer.index.extract import extract_file
     from analyzer.resolve import CallResolver, Project
 
@@ -275,7 +276,7 @@ def static_library_graph(root: Path) -> nx.DiGraph:
         for p in sorted(root.rglob("*.py"))
     ]
     project = Project(facts)
-    return build_call_graph(project, CallResolver(project)).graph
+    return build_call_graph(project, CallResolver(project, SourceReader(root.parent))).graph
 
 
 CATEGORIES = ("direct", "self-method", "method", "constructor", "lambda", "implicit", "indirect")

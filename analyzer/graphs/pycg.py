@@ -10,7 +10,10 @@ Lambdas are nodes of their own, `mod.f.<lambda1>` (numbered per enclosing scope)
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from analyzer.graphs.callgraph import RANK
+from analyzer.graphs.state_source import SourceReader
 from analyzer.index.models import ModuleFacts
 from analyzer.resolve import CallResolver, Project
 
@@ -32,9 +35,13 @@ def pycg_name(name: str) -> str:
     return "<builtin>." + rest
 
 
-def pycg_callgraph(facts: list[ModuleFacts], *, min_confidence: str = "guess") -> dict[str, list[str]]:
+def pycg_callgraph(
+    facts: list[ModuleFacts], *, min_confidence: str = "guess", root: Path | None = None
+) -> dict[str, list[str]]:
+    """`root`: the folder the facts' paths are relative to (function bodies are
+    read from it for per-site bindings); None: facts only."""
     project = Project(facts)
-    resolver = CallResolver(project)
+    resolver = CallResolver(project, SourceReader(root) if root is not None else None)
     out: dict[str, set[str]] = {name: set() for name in project.modules}
     out.update({name: set() for name in project.functions})
     out.update({name: set() for name in resolver.flow.lambdas})

@@ -152,9 +152,10 @@ def build_graphs(
     the facts fall short (loop variables, returned attributes); None: facts only."""
     with _gc_paused():
         project = Project(facts)
-        resolver = CallResolver(project)
+        source = SourceReader(root)
+        resolver = CallResolver(project, source if root is not None else None)
         calls = build_call_graph(project, resolver)
-        state = build_state(project, resolver, SourceReader(root))
+        state = build_state(project, resolver, source)
         return pack_graphs(project, calls, state, label), calls.unresolved
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import Protocol
 
 from analyzer.index.models import AttributeAccess, CallSite, ModuleFacts
 from analyzer.resolve.decorators import Decorators
@@ -19,7 +20,8 @@ from analyzer.resolve.exprs import dotted_name
 from analyzer.resolve.flow import FlowGraph, flow_enabled
 from analyzer.resolve.infer import Ctx, Inferrer
 from analyzer.resolve.models import CallEdge, CallRecord, Value
-from analyzer.resolve.project import MODULE_SCOPE, Project, Symbol
+from analyzer.resolve.project import MODULE_SCOPE, FuncDef, Project, Symbol
+from analyzer.resolve.reaching import OTHER, reaching_bindings
 
 
 def _words(text: str) -> frozenset[str]:
@@ -61,9 +63,20 @@ def _is_dotted(node: ast.expr) -> bool:
     return dotted_name(node) is not None
 
 
+class SourceSegments(Protocol):
+    """Where function bodies come from (graphs.state_source.SourceReader is one)."""
+
+    def segment(self, facts: ModuleFacts, fd: FuncDef) -> str | None: ...
+
+
 class CallResolver:
-    def __init__(self, project: Project) -> None:
+    def __init__(self, project: Project, source: SourceSegments | None = None) -> None:
         self.p = project
+        # Function bodies (`segment(facts, fd)`), for per-site bindings of a local
+        # name bound several times; None: every site of a name sees all its bindings.
+        self.source = source
+        self._bound_twice: dict[tuple[str, str], dict[str, dict[int, str]]] = {}
+        self._reaching: dict[tuple[str, str, str], dict[tuple[int, int], set[int]] | None] = {}
         self.infer = Inferrer(project)
         self._caller_memo: dict[tuple[str, str], str] = {}
         self.decorators = Decorators(project)
@@ -129,7 +142,9 @@ class CallResolver:
         # The same callee text in the same scope resolves the same way (`len(...)`,
         # `self.step()` called twice): resolve it once, re-stamp the line.
         # (with the arguments' shape: a function value is only the callee of calls it can bind)
-        key = (facts.module, site.scope, site.callee, len(site.args), tuple(site.keywords))
+        key: tuple[object, ...] = (facts.module, site.scope, site.callee, len(site.args), tuple(site.keywords))
+        if self.source is not None and site.callee in self._rebound(facts, site.scope):
+            key = (*key, site.line, site.col)  # each site sees its own bindings
         done = self._site_memo.get(key)
         fresh = done is None
         if done is None:
@@ -197,7 +212,12 @@ class CallResolver:
                         self._flow_call(rec, node, ctx)
         else:
             flow = self.flow.enabled
-            if not isinstance(node, ast.Lambda) and not (flow and isinstance(node, ast.Subscript)):
+            per_site = (
+                flow and isinstance(node, ast.Name) and self._site is not None
+                and self._site_values(node, ctx, self._site) is not None
+            )
+            if not isinstance(node, ast.Lambda) and not (flow and isinstance(node, ast.Subscript)) and not per_site:
+                # (a rebound local's own bindings at this site replace the inferrer's one guess)
                 # (with the flow stage on, it knows container slots better)
                 self._value_call(rec, self.infer.eval(node, ctx), "direct")
                 if flow:
@@ -224,7 +244,10 @@ class CallResolver:
         added = False
         site = self._site
         starred = site is None or "**" in site.keywords or any(a.startswith("*") for a in site.args)
-        for value in sorted(self.flow.callees(node, ctx.module, ctx.scope), key=lambda v: (v.kind, v.name)):
+        values = self._site_values(node, ctx, site) if isinstance(node, ast.Name) and site is not None else None
+        if values is None:
+            values = self.flow.callees(node, ctx.module, ctx.scope)
+        for value in sorted(values, key=lambda v: (v.kind, v.name)):
             if not starred and value.kind in ("function", "lambda", "class") and not self.flow.accepts(
                 value, len(site.args), site.keywords  # type: ignore[union-attr]
             ):
@@ -250,6 +273,42 @@ class CallResolver:
                 added = True
         if added:
             rec.unresolved = None
+
+    def _rebound(self, facts: ModuleFacts, scope: str) -> dict[str, dict[int, str]]:
+        """Names a function body binds more than once with a plain assignment:
+        name -> {line: value text}."""
+        key = (facts.module, scope)
+        found = self._bound_twice.get(key)
+        if found is None:
+            by_name: dict[str, dict[int, str]] = {}
+            if f"{facts.module}.{scope}" in self.p.functions:
+                for asg in facts.assignments:
+                    if asg.scope == scope and asg.value:
+                        by_name.setdefault(asg.target, {})[asg.line] = asg.value
+            found = self._bound_twice[key] = {n: v for n, v in by_name.items() if len(v) > 1}
+        return found
+
+    def _site_values(self, node: ast.Name, ctx: Ctx, site: CallSite) -> set[Value] | None:
+        """The values of a rebound local at this call: only the assignments that
+        reach it (reaching.py). None: not known per site (use the name's whole set)."""
+        facts = self.p.modules[ctx.module]
+        bindings = self._rebound(facts, ctx.scope).get(node.id)
+        if not bindings or self.source is None:
+            return None
+        key = (ctx.module, ctx.scope, node.id)
+        if key not in self._reaching:
+            fd = self.p.functions[f"{ctx.module}.{ctx.scope}"]
+            text = self.source.segment(facts, fd)
+            params = {prm.name for prm in fd.fact.params}
+            self._reaching[key] = None if text is None else reaching_bindings(text, fd.fact.line, node.id, params)
+        sites = self._reaching[key]
+        lines = sites.get((site.line, site.col)) if sites is not None else None
+        if lines is None or OTHER in lines or any(line not in bindings for line in lines):
+            return None
+        out: set[Value] = set()
+        for line in lines:
+            out |= self.flow.callees(self.p.parser.parse(bindings[line]), ctx.module, ctx.scope)  # type: ignore[arg-type]
+        return out
 
     def _undecorate(self, rec: CallRecord) -> None:
         """A name bound by a project decorator holds what the decorator returned:

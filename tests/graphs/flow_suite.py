@@ -45,7 +45,7 @@ def expected(case_id: str) -> dict[str, list[str]]:
 
 
 def actual(case_id: str) -> dict[str, list[str]]:
-    return pycg_callgraph(case_facts(FLOW_CASES / case_id))
+    return pycg_callgraph(case_facts(FLOW_CASES / case_id), root=FLOW_CASES / case_id)
 
 
 def score_suite() -> dict[str, tuple[int, int, int]]:

@@ -1,0 +1,84 @@
+"""Reaching bindings of a local name at each call of it (analyzer/resolve/reaching.py)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from analyzer.resolve.reaching import OTHER, reaching_bindings
+
+
+def sites(src: str, name: str = "x", params: frozenset[str] = frozenset()) -> dict[int, set[int]] | None:
+    found = reaching_bindings(textwrap.dedent(src).strip("\n"), 1, name, set(params))
+    return None if found is None else {line: lines for (line, _col), lines in found.items()}
+
+
+def test_straight_line_each_call_sees_the_last_binding() -> None:
+    assert sites("""
+        def f():
+            x = a
+            x()
+            x = b
+            x()
+            x = c
+        """) == {3: {2}, 5: {4}}
+
+
+def test_branches_join_and_loops_see_the_previous_iteration() -> None:
+    assert sites("""
+        def f(flag):
+            x = a
+            if flag:
+                x = b
+            else:
+                pass
+            x()
+            for i in r:
+                x()
+                x = c
+            x()
+        """) == {7: {2, 4}, 9: {2, 4, 10}, 11: {2, 4, 10}}
+
+
+def test_while_try_and_with() -> None:
+    assert sites("""
+        def f():
+            x = a
+            while cond():
+                x()
+                x = b
+            try:
+                x = c
+                g()
+            except E:
+                x()
+            with ctx() as x:
+                x()
+        """) == {4: {2, 5}, 10: {2, 5, 7}, 12: {OTHER}}
+
+
+def test_parameters_and_other_bindings_are_other() -> None:
+    assert sites("""
+        def f(x):
+            x()
+            x = a
+            x()
+            x, y = pair
+            x()
+            x += 1
+            x()
+        """, params=frozenset({"x"})) == {2: {OTHER}, 4: {3}, 6: {OTHER}, 8: {OTHER}}
+
+
+def test_nonlocal_and_walrus_are_not_analysed() -> None:
+    assert sites("""
+        def f():
+            nonlocal x
+            x = a
+            x()
+        """) is None
+    assert sites("""
+        def f():
+            x = a
+            if (x := b):
+                x()
+        """) is None
