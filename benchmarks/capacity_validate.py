@@ -8,7 +8,8 @@ to a file), and then:
 1. calibration traffic: closed loops of 1, 4 and max_num_seqs clients, and long prompts,
    with a workload of its own seed; the step-cost model is fitted on the steps the server ran
    (so it includes what serving costs the engine thread: the HTTP event loop shares the
-   interpreter with it);
+   interpreter with it), again before each rate (--no-recalibrate: once), since the shared
+   machine's load drifts by the minute;
 2. validation traffic: for several Poisson rates below the simulator's predicted saturation,
    the validation workload goes to the server (`atlas engine loadtest`'s runner) and to the
    simulator. Predicted and measured p50 / p99 TTFT and TPOT are printed side by side with
@@ -81,6 +82,10 @@ def main() -> int:
     ap.add_argument("--requests", type=int, default=100, help="requests per rate")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--recalibrate", action=argparse.BooleanOptionalAction, default=True,
+        help="refit on fresh calibration traffic before each rate (the machine's load drifts)",
+    )  # fmt: skip
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory(prefix="atlas-capacity-") as tmp:
@@ -104,25 +109,29 @@ def main() -> int:
             _wait_healthy(base, proc, 120)
             target = Target(base, "m", "completions", {"temperature": 0.0, "ignore_eos": True})
             # 1. calibration traffic (its own seed), fitted on the served steps
-            t0 = time.perf_counter()
             short = synthetic_workload(48, (16, 64), (16, 48), seed=args.seed + 1)
             long = synthetic_workload(8, (150, 300), (4, 8), seed=args.seed + 2)
             plans = [LoadPlan(short, concurrency=c, num_requests=n, seed=args.seed + 1)
                      for c, n in ((1, 8), (4, 24), (args.max_num_seqs, 48))]  # fmt: skip
             plans.append(LoadPlan(long, concurrency=2, num_requests=8, seed=args.seed + 2))
-            for plan in plans:
-                asyncio.run(run(plan, target))
-            warmup = 8
-            cost = StepCostModel.fit(
-                read_steps(log, skip=warmup), num_blocks=cfg.resolved_num_blocks(model_config),
-                block_size=cfg.block_size, model=f"hidden {args.hidden} x {args.layers}",
-                threads=args.threads,
-            )  # fmt: skip
-            calibrated = len(log.read_text().splitlines())
-            print(f"calibration: {cost.num_samples} served steps in "
-                  f"{time.perf_counter() - t0:.1f} s; median step error "
-                  f"{cost.fit_error['median']:.1%}; "
-                  + ", ".join(f"{k} {v * 1e3:.3g} ms" for k, v in cost.coef.items()))  # fmt: skip
+
+            def calibrate_now(skip_first: int) -> StepCostModel:
+                t0 = time.perf_counter()
+                before = len(log.read_text().splitlines()) if log.exists() else 0
+                for plan in plans:
+                    asyncio.run(run(plan, target))
+                fitted = StepCostModel.fit(
+                    read_steps(log, skip=before + skip_first),
+                    num_blocks=cfg.resolved_num_blocks(model_config), block_size=cfg.block_size,
+                    model=f"hidden {args.hidden} x {args.layers}", threads=args.threads,
+                )  # fmt: skip
+                print(f"calibration: {fitted.num_samples} served steps in "
+                      f"{time.perf_counter() - t0:.1f} s; median step error "
+                      f"{fitted.fit_error['median']:.1%}; "
+                      + ", ".join(f"{k} {v * 1e3:.3g} ms" for k, v in fitted.coef.items()))  # fmt: skip
+                return fitted
+
+            cost = calibrate_now(skip_first=8)  # the first steps warm the server up
             texts = synthetic_workload(args.requests, (16, 64), (16, 48), seed=args.seed)
             requests = [
                 SimRequest(tokenizer.encode(t.prompt, add_special_tokens=True), t.max_tokens)
@@ -143,10 +152,17 @@ def main() -> int:
                   f"{'mean steps':>16}")  # fmt: skip
             cpu_per_hour = []
             errors: list[float] = []
-            for frac in (float(f) for f in args.fractions.split(",")):
+            drifts: list[float] = []
+            for k, frac in enumerate(float(f) for f in args.fractions.split(",")):
                 rate = frac * saturation
+                if args.recalibrate and k > 0:
+                    sim.cost = mean_only.cost = calibrate_now(skip_first=0)
                 plan = LoadPlan(texts, rate=rate, num_requests=args.requests, seed=args.seed)
+                before = len(log.read_text().splitlines())
                 measured = asyncio.run(run(plan, target))
+                served = read_steps(log, skip=before)
+                drifts.append(sum(t for _, t in served)
+                              / max(sum(sim.cost.predict(f) for f, _ in served), 1e-9))  # fmt: skip
                 meas = summarize(measured.results, measured.wall_s, measured.loop_lag_s)
                 traffic = Traffic(requests, rate=rate, num_requests=args.requests, seed=args.seed)
                 simulated = sim.run(traffic)
@@ -164,10 +180,9 @@ def main() -> int:
                 print(f"{'':6} {'req/s':>9} {meas.request_throughput:9.2f} "
                       f"{pred.request_throughput:9.2f}   errors {meas.num_errors}, client lag "
                       f"p99 {meas.client_loop_lag_ms.p99:.0f} ms")  # fmt: skip
-            served = read_steps(log, skip=calibrated)
-            drift = sum(t for _, t in served) / max(sum(cost.predict(f) for f, _ in served), 1e-9)
-            print(f"validation steps took {drift:.2f}x the calibrated model's prediction "
-                  "(the machine's load moved between the phases when far from 1)")  # fmt: skip
+            print("validation steps took " + ", ".join(f"{d:.2f}x" for d in drifts)
+                  + " the calibrated model's prediction, per rate (far from 1: the machine's "
+                  "load moved between calibration and validation)")  # fmt: skip
             within = sum(e <= 0.15 for e in errors)
             print(f"within 15%: {within} of {len(errors)} predicted percentiles")
             print(f"simulation cost: {min(cpu_per_hour):.1f}-{max(cpu_per_hour):.1f} CPU s "
