@@ -1088,7 +1088,29 @@ class FlowGraph:
             attr = node.args[1]
             if isinstance(attr, ast.Constant) and isinstance(attr.value, str) and attr.value.isidentifier():
                 return self._attribute(ast.Attribute(value=node.args[0], attr=attr.value, ctx=ast.Load()), m, scope, d)
+            prefix = _fstring_prefix(attr)
+            if prefix is not None:
+                return self._dispatch(node.args[0], prefix, m, scope, d)
         return set()
+
+    def _dispatch(self, obj: ast.expr, prefix: str, m: str, scope: str, d: int) -> set[Value]:
+        """`getattr(self, f"visit_{kind}")`: any method named with that prefix on
+        the object's class, its bases, or (`self` may be a subclass) below it."""
+        out: set[Value] = set()
+        hierarchy = self.p.hierarchy
+        for base in self._receiver(obj, m, scope, d):
+            if base.kind not in ("instance", "class"):
+                continue
+            owners = {*hierarchy.mro(base.name), *hierarchy.descendants(base.name)}
+            for method, names in self.p.methods_by_name.items():
+                if not method.startswith(prefix):
+                    continue
+                for fn in names:
+                    if fn.rpartition(".")[0] in owners:
+                        fd = self.p.functions[fn]
+                        bound = (base.kind == "instance" and not fd.fact.is_staticmethod) or fd.fact.is_classmethod
+                        out.add(Value("function", fn, "attribute", bound=bound))
+        return out
 
     # -- elements ------------------------------------------------------------
 
@@ -1301,6 +1323,18 @@ def _mentions(
         if last in names or last in more or match.group(1) in names or match.group(1) in more:
             return True
     return False
+
+
+def _fstring_prefix(node: ast.expr) -> str | None:
+    """The constant start of `f"visit_{...}"` (or `"parse_" + x`), if it names a method family."""
+    if isinstance(node, ast.JoinedStr) and node.values:
+        first = node.values[0]
+        text = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and isinstance(node.left, ast.Constant):
+        text = node.left.value if isinstance(node.left.value, str) else None
+    else:
+        return None
+    return text if text and len(text) >= 3 and text.isidentifier() else None
 
 
 def _inert(text: str | None) -> bool:
