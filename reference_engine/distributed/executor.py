@@ -270,8 +270,7 @@ class DistributedExecutor:
             sends = send_to_next_stage(self.runner.parallel, self.groups.control, step, hidden)
             launched = PipelineStep(self, sends, recvs, rebalance)
             if step.batch is None:  # nothing comes back: done once stage 1 has it
-                for work, _ in sends:
-                    self._wait_p2p(work, "passing a step on")
+                self._wait_p2p([work for work, _ in sends], "passing a step on")
             else:
                 self._in_flight.append(launched)
             return launched
@@ -283,8 +282,7 @@ class DistributedExecutor:
         if not self._in_flight or self._in_flight[0] is not launched:
             raise RuntimeError("pipeline steps must be collected in the order they were launched")
         try:
-            for work, _ in launched.recvs + launched.sends:
-                self._wait_p2p(work, "a pipeline step")
+            self._wait_p2p([work for work, _ in launched.recvs + launched.sends], "a pipeline step")
         except Exception as exc:
             self._fail(exc)
         self._in_flight.popleft()
@@ -325,15 +323,16 @@ class DistributedExecutor:
                 raise WorkerError(f"ranks did not finish {what} within {timeout_s:.0f} s")
         work.wait()
 
-    def _wait_p2p(self, work: Any, what: str) -> None:
-        """`_wait` for a point-to-point work: gloo marks one completed only inside wait(),
+    def _wait_p2p(self, works: list[Any], what: str) -> None:
+        """`_wait` for point-to-point works: gloo marks one completed only inside wait(),
         and a wait with a timeout that expires closes the connections, so a helper thread
-        waits while this one watches the workers and the clock."""
+        waits for them in turn while this one watches the workers and the clock."""
         done, failed = threading.Event(), []
 
         def run() -> None:
             try:
-                work.wait()
+                for work in works:
+                    work.wait()
             except Exception as exc:  # the peer died or the group timed out
                 failed.append(exc)
             finally:
