@@ -29,15 +29,19 @@ def test_two_batch_overlap_needs_expert_parallelism() -> None:
 
 
 @pytest.mark.slow
-def test_tbo_ep2_tokens_equal_one_process(random_checkpoint: Any) -> None:
+@pytest.mark.parametrize("tp", [1, 2])
+def test_tbo_ep2_tokens_equal_one_process(random_checkpoint: Any, tp: int) -> None:
+    """tp=1: each rank runs the whole attention; tp=2: attention tensor-parallel over the
+    same two ranks the experts are split over."""
     model_dir = random_checkpoint("qwen3_moe")
-    rng = random.Random("tbo-ep2")
+    rng = random.Random(f"tbo-ep2-tp{tp}")
     workloads = [random_workload(rng) for _ in range(3)]
     longest = max(len(r.prompt) + (r.params.max_tokens or 0) for w in workloads for r in w)
     solo = make_engine(model_dir, prefix_caching="none", max_num_seqs=8)
     solo_cache: dict[Any, list[list[int]]] = {}
     engine = make_engine(
         model_dir,
+        tensor_parallel_size=tp,
         expert_parallel_size=2,
         enable_two_batch_overlap=True,
         distributed_timeout_s=60,
