@@ -47,6 +47,9 @@ class OverlapStats:
     """Where a step's time went (owned by OverlapScheduler; benchmarks read it)."""
 
     num_steps: int = 0
+    # Steps scheduled while the previous one's forward was launched and not yet collected:
+    # the overlap by construction (the timings below depend on the machine's load).
+    num_scheduled_in_flight: int = 0
     # Scheduling, batch building and updates, timed per phase: hidden when a forward pass
     # was still running as the phase ended, exposed otherwise.
     cpu_overlapped_s: float = 0.0
@@ -78,6 +81,7 @@ class OverlapScheduler:
     def step(self) -> list[RequestOutput]:
         e = self.engine
         start = time.perf_counter()
+        self.stats.num_scheduled_in_flight += self.inflight is not None
         out = e.scheduler.schedule()
         prepared = e._prepare(out) if not out.is_empty else None
         # Rows whose input is the token the step in flight is sampling.

@@ -75,7 +75,9 @@ def test_overlapped_tokens_equal_plain(
             c.finish_reason == "stop" for o in outputs.values() for c in o.outputs
         )
         preemptions += engine.stats().num_preemptions
-        assert engine.overlap is not None and engine.overlap.stats.cpu_overlapped_s > 0
+        # Structural, not timed: on a loaded machine a forward can finish before the CPU
+        # phase it overlaps does, so cpu_overlapped_s may legitimately stay 0.
+        assert engine.overlap is not None and engine.overlap.stats.num_scheduled_in_flight > 0
         assert_pool_restored(engine)
     assert preemptions > 0 and stopped > 0
 
