@@ -99,6 +99,12 @@ def test_each_write_keeps_its_kind_how_and_site(states: dict[str, ClassState]) -
     # A store into the attribute's own field writes both.
     (w,) = _writes(states, "fields.Sched", "running_batch", "fields.Sched.pause")[:1]
     assert (w.kind, w.method, how(w)) == ("field_write", "reqs", "sets .reqs")
+    # Passed by keyword to a parameter the callee changes, directly or through another call.
+    (w,) = _writes(states, "keywords.Sched", "waiting", "keywords.Sched.admit")
+    assert (w.kind, w.method, how(w)) == ("mutating_call", "drain", "calls drain()")
+    (w,) = _writes(states, "keywords.Sched", "waiting", "keywords.Sched.admit_via")
+    assert (w.kind, w.method) == ("mutating_call", "forward")
+    assert _writes(states, "keywords.Sched", "waiting", "keywords.Sched.head") == []
     # Passed to a function that sorts its argument in place (through a static helper).
     (w,) = _writes(states, "arguments.Sched", "waiting", "arguments.Sched.order")
     assert (w.kind, w.method) == ("mutating_call", "calc_priority")
