@@ -101,6 +101,9 @@ def _alternatives(project: Project) -> dict[str, tuple[str, ...]]:
     plain base names are read: `class A(B)` where the module both defines and imports
     `B`, or imports it in two branches."""
     by_module: dict[str, dict[str, set[str]]] = {}
+    base_names: dict[str, set[str]] = {}
+    for cd in project.classes.values():
+        base_names.setdefault(cd.module, set()).update(b for b in cd.fact.bases if b.isidentifier())
 
     def bindings(module: str) -> dict[str, set[str]]:
         found = by_module.get(module)
@@ -108,14 +111,17 @@ def _alternatives(project: Project) -> dict[str, tuple[str, ...]]:
             return found
         found = by_module[module] = {}
         facts = project.modules.get(module)
+        wanted = base_names.get(module, set())
         if facts is None:
             return found
         for c in facts.classes:
-            if "." not in c.qualname:
+            if "." not in c.qualname and c.name in wanted:
                 found.setdefault(c.name, set()).add(f"{module}.{c.qualname}")
         for imp in facts.imports:
             if imp.scope != MODULE_SCOPE or imp.type_checking or imp.name is None:
                 continue
+            if (imp.asname or imp.name) not in wanted:
+                continue  # only names some class here takes as a base
             target = import_target(imp, facts)
             if target is None:
                 continue
