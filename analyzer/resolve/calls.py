@@ -81,7 +81,7 @@ class CallResolver:
         self._caller_memo: dict[tuple[str, str], str] = {}
         self.decorators = Decorators(project)
         self._candidates: dict[str, tuple[str, ...]] = {}
-        self._site_memo: dict[tuple[str, str, str, int, tuple[str, ...]], CallRecord] = {}
+        self._site_memo: dict[tuple[object, ...], CallRecord] = {}
         self._site: CallSite | None = None  # the call site being resolved
         self._flow: FlowGraph | None = None
         self._owner_memo: dict[tuple[str, str], str] = {}

@@ -1259,7 +1259,7 @@ class FlowGraph:
             return True  # its leading arguments are bound elsewhere
         target, skip = self._code_of(v)
         sig = self.signature(target) if target is not None else None
-        if sig is None:
+        if sig is None or target is None:
             return True
         positional = sig.positional[skip:]
         if n_pos > len(positional) and sig.var_positional is None:
