@@ -75,7 +75,7 @@ class CallResolver:
         # Function bodies (`segment(facts, fd)`), for per-site bindings of a local
         # name bound several times; None: every site of a name sees all its bindings.
         self.source = source
-        self._bound_twice: dict[tuple[str, str], dict[str, dict[int, str]]] = {}
+        self._bound_twice: dict[str, dict[str, dict[str, dict[int, str]]]] = {}  # module -> scope -> rebound names
         self._reaching: dict[tuple[str, str, str], dict[tuple[int, int], set[int]] | None] = {}
         self.infer = Inferrer(project)
         self._caller_memo: dict[tuple[str, str], str] = {}
@@ -142,9 +142,11 @@ class CallResolver:
         # The same callee text in the same scope resolves the same way (`len(...)`,
         # `self.step()` called twice): resolve it once, re-stamp the line.
         # (with the arguments' shape: a function value is only the callee of calls it can bind)
-        key: tuple[object, ...] = (facts.module, site.scope, site.callee, len(site.args), tuple(site.keywords))
-        if self.source is not None and site.callee in self._rebound(facts, site.scope):
-            key = (*key, site.line, site.col)  # each site sees its own bindings
+        key: tuple[object, ...] = (facts.module, site.scope, site.callee)
+        if self.flow.enabled:
+            key = (*key, len(site.args), tuple(site.keywords))
+            if self.source is not None and site.callee in self._rebound(facts, site.scope):
+                key = (*key, site.line, site.col)  # each site sees its own bindings
         done = self._site_memo.get(key)
         fresh = done is None
         if done is None:
@@ -277,16 +279,18 @@ class CallResolver:
     def _rebound(self, facts: ModuleFacts, scope: str) -> dict[str, dict[int, str]]:
         """Names a function body binds more than once with a plain assignment:
         name -> {line: value text}."""
-        key = (facts.module, scope)
-        found = self._bound_twice.get(key)
-        if found is None:
-            by_name: dict[str, dict[int, str]] = {}
-            if f"{facts.module}.{scope}" in self.p.functions:
-                for asg in facts.assignments:
-                    if asg.scope == scope and asg.value:
-                        by_name.setdefault(asg.target, {})[asg.line] = asg.value
-            found = self._bound_twice[key] = {n: v for n, v in by_name.items() if len(v) > 1}
-        return found
+        module = self._bound_twice.get(facts.module)
+        if module is None:  # one pass over the module's assignments, every scope at once
+            scopes: dict[str, dict[str, dict[int, str]]] = {}
+            for asg in facts.assignments:
+                if asg.value:
+                    scopes.setdefault(asg.scope, {}).setdefault(asg.target, {})[asg.line] = asg.value
+            module = self._bound_twice[facts.module] = {
+                sc: {n: v for n, v in names.items() if len(v) > 1} for sc, names in scopes.items()
+            }
+        if f"{facts.module}.{scope}" not in self.p.functions:
+            return {}
+        return module.get(scope, {})
 
     def _site_values(self, node: ast.Name, ctx: Ctx, site: CallSite) -> set[Value] | None:
         """The values of a rebound local at this call: only the assignments that
