@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import pickle
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -157,6 +157,7 @@ def _declared(project: Project, cls: str) -> dict[str, StateAttr]:
 
 
 _CONSTRUCTORS = frozenset({"__init__", "__post_init__", "__new__", "__attrs_post_init__"})
+_CONSTANTS = frozenset({"True", "False", "None"})  # keyword values that hold no state
 
 
 def _one_line(value: str, limit: int = 100) -> str:
@@ -312,8 +313,10 @@ class _Builder:
                 continue
             external = EXTERNAL_ARG_MUTATORS.get(site.callee)
             # Positional arguments by index, keyword arguments by name (`helper(queue=self.waiting)`).
-            bound: list[tuple[int | str, str]] = [*enumerate(site.args), *(
-                (kw, value) for kw, value in zip(site.keywords, site.keyword_values, strict=False) if kw != "**")]
+            bound: Iterable[tuple[int | str, str]] = enumerate(site.args) if not site.keywords else [
+                *enumerate(site.args),
+                *((kw, value) for kw, value in zip(site.keywords, site.keyword_values, strict=False)
+                  if kw != "**" and value not in _CONSTANTS)]
             for i, arg in bound:
                 if arg == "self" or arg.startswith("*"):
                     continue
