@@ -130,6 +130,10 @@ def build_column(mapping: SideMapping, source: PinnedTree | None, dot: str | Non
 def symbol_view(source: PinnedTree, name: str, role: str, *, step: bool = False) -> SymbolView:
     matches = source.index.find_symbol(name)
     if not matches:
+        # A module-level constant or alias (`BlockHash = NewType(...)`): what map verify accepts.
+        attribute = source.resolve(name)
+        matches = [attribute] if attribute is not None else []
+    if not matches:
         return SymbolView(name, role, False, problem="not found in this release")
     exact = [m for m in matches if m.dotted == name]
     match = (exact or matches)[0]

@@ -255,3 +255,22 @@ def test_route_drawn_per_side_with_its_process_boundaries(world, tmp_path: Path)
     assert html.count('class="route-svg"') == 3
     source = route_dot(1, page.steps)
     assert source is not None and "subgraph cluster_0" in source and "subgraph cluster_1" in source
+
+
+def test_module_constant_is_shown_like_map_verify_finds_it(tmp_path: Path) -> None:
+    # `map verify` accepts a module-level constant or alias as a symbol; the page shows it
+    # with its line instead of calling it missing.
+    from analyzer.pinned import directory_tree
+    from analyzer.report.pages import symbol_view
+    from analyzer.settings import Settings
+
+    pkg = tmp_path / "constpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "mod.py").write_text("def f() -> int:\n    return 1\n\n\nPLACEHOLDER = 0  # why it is zero\n")
+    tree = directory_tree(Settings(cache_dir=tmp_path / "cache"), pkg, "reference")
+    view = symbol_view(tree, "constpkg.mod.PLACEHOLDER", "a constant")
+    assert view.found and view.kind == "attribute" and view.line == 5 and view.problem == ""
+    assert view.excerpt is not None and "PLACEHOLDER = 0" in view.excerpt.code
+    missing = symbol_view(tree, "constpkg.mod.NOPE", "gone")
+    assert not missing.found and missing.problem == "not found in this release"
