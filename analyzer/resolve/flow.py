@@ -136,6 +136,7 @@ class FlowGraph:
         # result is then that call's argument, not every argument of every call.
         self._passthrough: dict[str, list[str]] = {}
         self._returned_names: dict[str, set[str]] = {}
+        self._loop_target = False  # writing a loop's target: objects read out of a container may go there
         if enabled:
             self._collect()
         else:
@@ -419,7 +420,9 @@ class FlowGraph:
     def write(self, loc: Loc, values: Iterable[Value]) -> None:
         found = self.pts.get(loc)
         for v in values:
-            if v.kind not in _TRACKED and not (v.kind == "instance" and loc[0] in ("elt", "var")):
+            if v.kind not in _TRACKED and not (
+                v.kind == "instance" and (loc[0] == "elt" or (self._loop_target and loc[0] == "var"))
+            ):
                 # Externals and modules are the inferrer's business (`x = x.next` grows them
                 # forever); objects only where the inferrer cannot follow them: in a
                 # container's slots and the locals read out of one (`for rule in self.rules`).
@@ -502,7 +505,11 @@ class FlowGraph:
         elif fl.kind == "for":
             target = parser.parse(fl.target)
             if target is not None:
-                self._assign_target(target, self.elements(self.eval(node, m, fl.scope)), m, fl.scope, fl.line)
+                self._loop_target = True
+                try:
+                    self._assign_target(target, self.elements(self.eval(node, m, fl.scope)), m, fl.scope, fl.line)
+                finally:
+                    self._loop_target = False
         elif fl.kind == "store":
             target = parser.parse(fl.target)
             if target is None:
