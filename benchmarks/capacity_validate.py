@@ -6,15 +6,17 @@ attached to its engine (capacity/step_log.py: each step's features and wall time
 to a file), and then:
 
 1. calibration traffic: closed loops of 1, 4 and max_num_seqs clients, and long prompts,
-   with a workload of its own seed; the step-cost model is fitted on the steps the server ran
-   (so it includes what serving costs the engine thread: the HTTP event loop shares the
-   interpreter with it), again before each rate (--no-recalibrate: once), since the shared
-   machine's load drifts by the minute;
+   each round with prompts of its own seed (the server's prefix cache outlives a phase and
+   the simulator starts cold, so no phase may repeat another's prompts); the step-cost model
+   is fitted on the steps the server ran, each with the busy gap before it (the serving
+   loop's own work, and what the HTTP event loop sharing the interpreter costs the engine
+   thread), again before each rate (--no-recalibrate: once);
 2. validation traffic: for several Poisson rates below the simulator's predicted saturation,
-   the validation workload goes to the server (`atlas engine loadtest`'s runner) and to the
-   simulator. Predicted and measured p50 / p99 TTFT and TPOT are printed side by side with
-   the error: "predicted" draws each simulated step's time from the calibration's measured
-   spread, "mean steps" uses the fitted mean only.
+   a workload of its own seed goes to the server (`atlas engine loadtest`'s runner) and to
+   the simulator. Predicted and measured p50 / p99 TTFT and TPOT are printed side by side
+   with the error: "predicted" draws each simulated step's time from the calibration's
+   measured spread, "mean steps" uses the fitted mean only; then the served and simulated
+   step counts and prefill tokens (they must agree: the same schedule).
 
     .venv/bin/python benchmarks/capacity_validate.py                    # 3 rates, 100 requests each
     .venv/bin/python benchmarks/capacity_validate.py --fractions 0.3,0.6 --requests 60
@@ -62,7 +64,7 @@ def main() -> int:
     from engine_bench import write_model
     from serve_bench import _free_port, _wait_healthy
 
-    from reference_engine.capacity.cost_model import StepCostModel
+    from reference_engine.capacity.cost_model import StepCostModel, StepFeatures
     from reference_engine.capacity.planner import report_of
     from reference_engine.capacity.simulator import SimRequest, Simulator, Traffic
     from reference_engine.config import EngineConfig
@@ -70,7 +72,7 @@ def main() -> int:
     from reference_engine.loadtest.client import Target
     from reference_engine.loadtest.report import summarize
     from reference_engine.loadtest.runner import LoadPlan, run
-    from reference_engine.loadtest.workload import synthetic_workload
+    from reference_engine.loadtest.workload import LoadRequest, synthetic_workload
     from reference_engine.scheduler import SchedulerConfig
 
     ap = argparse.ArgumentParser()
@@ -108,17 +110,25 @@ def main() -> int:
         try:
             _wait_healthy(base, proc, 120)
             target = Target(base, "m", "completions", {"temperature": 0.0, "ignore_eos": True})
-            # 1. calibration traffic (its own seed), fitted on the served steps
-            short = synthetic_workload(48, (16, 64), (16, 48), seed=args.seed + 1)
-            long = synthetic_workload(8, (150, 300), (4, 8), seed=args.seed + 2)
-            plans = [LoadPlan(short, concurrency=c, num_requests=n, seed=args.seed + 1)
-                     for c, n in ((1, 8), (4, 24), (args.max_num_seqs, 48))]  # fmt: skip
-            plans.append(LoadPlan(long, concurrency=2, num_requests=8, seed=args.seed + 2))
 
-            def calibrate_now(skip_first: int) -> StepCostModel:
+            # 1. calibration traffic, fitted on the served steps. Every phase (each refit, each
+            # rate) sends prompts of its own seed: the server's prefix cache outlives a phase,
+            # and a repeated prompt would be served from it while the simulator, which starts
+            # cold, computes it (at 0.5x saturation that was 13x fewer served prefill tokens
+            # than simulated, and refits on mostly cached prompts swung the coefficients).
+            def calibration_plans(round_: int) -> list[LoadPlan]:
+                s = args.seed + 1000 * (round_ + 1)
+                short = synthetic_workload(48, (16, 64), (16, 48), seed=s + 1)
+                long = synthetic_workload(8, (150, 300), (4, 8), seed=s + 2)
+                plans = [LoadPlan(short, concurrency=c, num_requests=n, seed=s + 1)
+                         for c, n in ((1, 8), (4, 24), (args.max_num_seqs, 48))]  # fmt: skip
+                plans.append(LoadPlan(long, concurrency=2, num_requests=8, seed=s + 2))
+                return plans
+
+            def calibrate_now(round_: int, skip_first: int) -> StepCostModel:
                 t0 = time.perf_counter()
                 before = len(log.read_text().splitlines()) if log.exists() else 0
-                for plan in plans:
+                for plan in calibration_plans(round_):
                     asyncio.run(run(plan, target))
                 fitted = StepCostModel.fit(
                     read_steps(log, skip=before + skip_first),
@@ -131,12 +141,16 @@ def main() -> int:
                       + ", ".join(f"{k} {v * 1e3:.3g} ms" for k, v in fitted.coef.items()))  # fmt: skip
                 return fitted
 
-            cost = calibrate_now(skip_first=8)  # the first steps warm the server up
-            texts = synthetic_workload(args.requests, (16, 64), (16, 48), seed=args.seed)
-            requests = [
-                SimRequest(tokenizer.encode(t.prompt, add_special_tokens=True), t.max_tokens)
-                for t in texts
-            ]
+            cost = calibrate_now(0, skip_first=8)  # the first steps warm the server up
+
+            def validation_workload(k: int) -> tuple[list[LoadRequest], list[SimRequest]]:
+                texts = synthetic_workload(args.requests, (16, 64), (16, 48), seed=args.seed + k)
+                return texts, [
+                    SimRequest(tokenizer.encode(t.prompt, add_special_tokens=True), t.max_tokens)
+                    for t in texts
+                ]
+
+            texts, requests = validation_workload(0)
             sched = SchedulerConfig(max_num_seqs=args.max_num_seqs,
                                     max_num_batched_tokens=args.max_num_batched_tokens)  # fmt: skip
             vocab = model_config.vocab_size
@@ -156,7 +170,8 @@ def main() -> int:
             for k, frac in enumerate(float(f) for f in args.fractions.split(",")):
                 rate = frac * saturation
                 if args.recalibrate and k > 0:
-                    sim.cost = mean_only.cost = calibrate_now(skip_first=0)
+                    sim.cost = mean_only.cost = calibrate_now(k, skip_first=0)
+                texts, requests = validation_workload(k)
                 plan = LoadPlan(texts, rate=rate, num_requests=args.requests, seed=args.seed)
                 before = len(log.read_text().splitlines())
                 measured = asyncio.run(run(plan, target))
@@ -165,7 +180,16 @@ def main() -> int:
                               / max(sum(sim.cost.predict(f) for f, _ in served), 1e-9))  # fmt: skip
                 meas = summarize(measured.results, measured.wall_s, measured.loop_lag_s)
                 traffic = Traffic(requests, rate=rate, num_requests=args.requests, seed=args.seed)
-                simulated = sim.run(traffic)
+                sim_steps: list[StepFeatures] = []
+                simulated = sim.run(traffic, on_step=lambda _, out, acc=sim_steps: acc.append(
+                    StepFeatures.of(out)))  # fmt: skip
+                # The simulated schedule must be the served one: same prefill work, similar steps.
+                served_prefill = sum(f.prefill_tokens for f, _ in served)
+                sim_prefill = sum(f.prefill_tokens for f in sim_steps)
+                print(f"{'':6} {'steps':>9} served {len(served)}, simulated {len(sim_steps)}; "
+                      f"prefill tokens served {served_prefill}, simulated {sim_prefill}"
+                      + ("" if abs(served_prefill - sim_prefill) <= 0.02 * sim_prefill else
+                         "  <- NOT the simulated work (prefix cache warm from another phase?)"))  # fmt: skip
                 cpu_per_hour.append(simulated.cpu_s_per_simulated_hour)
                 pred, pred_mean = report_of(simulated), report_of(mean_only.run(traffic))
                 for name in ("ttft_ms", "tpot_ms"):
@@ -181,8 +205,8 @@ def main() -> int:
                       f"{pred.request_throughput:9.2f}   errors {meas.num_errors}, client lag "
                       f"p99 {meas.client_loop_lag_ms.p99:.0f} ms")  # fmt: skip
             print("validation steps took " + ", ".join(f"{d:.2f}x" for d in drifts)
-                  + " the calibrated model's prediction, per rate (far from 1: the machine's "
-                  "load moved between calibration and validation)")  # fmt: skip
+                  + " the calibrated model's prediction, per rate (far from 1: the step "
+                  "times moved between calibration and validation)")  # fmt: skip
             within = sum(e <= 0.15 for e in errors)
             print(f"within 15%: {within} of {len(errors)} predicted percentiles")
             print(f"simulation cost: {min(cpu_per_hour):.1f}-{max(cpu_per_hour):.1f} CPU s "

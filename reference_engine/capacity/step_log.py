@@ -3,11 +3,15 @@
 
 `StepRecorder.attach(engine, path)` wraps the engine instance's `step` and its scheduler's
 `schedule` (instance attributes: the classes are untouched and other engines unaffected) and
-appends one JSON line per step that ran a forward pass: the step's features and its wall time
-from the start of `step` to its end. `read_steps(path)` reads them back for
-`StepCostModel.fit`. The served time of a step includes what the engine thread loses to the
-HTTP event loop sharing the interpreter, which is why benchmarks/capacity_validate.py fits on
-these rather than on the engine alone.
+appends one JSON line per step that ran a forward pass: the step's features, its wall time
+from the start of `step` to its end, and the gap since the previous step ended when that step
+left work behind (the engine was busy, so the gap is the serving loop's own cost: draining the
+command queue, handing outputs to the event loop, waiting for the interpreter lock). A served
+engine's clock moves by both, step after step; the simulator's clock moves once per step, so
+`read_steps(path)` returns their sum (the busy cycle) for `StepCostModel.fit`. Fitting on the
+step alone left the gaps out and under-predicted every served latency. The served time includes
+what the engine thread loses to the HTTP event loop sharing the interpreter, which is why
+benchmarks/capacity_validate.py fits on these rather than on the engine alone.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ class StepRecorder:
         self.engine = engine
         self.sink = sink
         self._last: SchedulerOutput | None = None
+        self._busy_since: float | None = None  # end of the last step that left work behind
         schedule, step = engine.scheduler.schedule, engine.step
 
         def recording_schedule() -> SchedulerOutput:
@@ -39,11 +44,14 @@ class StepRecorder:
             self._last = None
             start = time.perf_counter()
             outputs = step()
-            seconds = time.perf_counter() - start
+            end = time.perf_counter()
+            gap = 0.0 if self._busy_since is None else start - self._busy_since
             if self._last is not None and self._last.scheduled:
                 f = StepFeatures.of(self._last)
-                line = [f.prefill_tokens, f.decode_seqs, f.attention, seconds]
+                line = [f.prefill_tokens, f.decode_seqs, f.attention, end - start, gap]
                 self.sink.write(json.dumps(line) + "\n")
+            # After the last request finishes the engine idles: that wait is not a cost.
+            self._busy_since = end if engine.has_unfinished_requests() else None
             return outputs
 
         engine.scheduler.schedule = recording_schedule
@@ -54,10 +62,15 @@ class StepRecorder:
         return cls(engine, path.open("a", encoding="utf-8", buffering=1))  # line-buffered
 
 
-def read_steps(path: Path, skip: int = 0) -> list[tuple[StepFeatures, float]]:
-    """The recorded steps after the first `skip` lines."""
+def read_steps(
+    path: Path, skip: int = 0, with_gaps: bool = True
+) -> list[tuple[StepFeatures, float]]:
+    """The recorded steps after the first `skip` lines, each with its busy cycle (the step
+    and the busy gap before it; `with_gaps=False`: the step alone)."""
     out = []
     for line in path.read_text(encoding="utf-8").splitlines()[skip:]:
-        prefill, decode, attention, seconds = json.loads(line)
-        out.append((StepFeatures(int(prefill), int(decode), float(attention)), float(seconds)))
+        prefill, decode, attention, seconds, *rest = json.loads(line)
+        gap = float(rest[0]) if rest and with_gaps else 0.0  # older logs have no gap
+        f = StepFeatures(int(prefill), int(decode), float(attention))
+        out.append((f, float(seconds) + gap))
     return out

@@ -266,3 +266,86 @@ def test_step_recorder_logs_every_forward_step(tiny_model_path: Path, tmp_path: 
     assert (second.prefill_tokens, second.decode_seqs) == (4 + 3, 0)  # a's tail, b's prompt
     assert recorded[-1][0].decode_seqs >= 1 and recorded[-1][0].prefill_tokens == 0
     assert read_steps(log, skip=2) == recorded[2:]
+
+
+def test_step_recorder_charges_the_busy_gaps_between_steps(
+    tiny_model_path: Path, tmp_path: Path
+) -> None:
+    """A served engine thread spends time between steps (draining its queue, handing outputs
+    to the event loop); the simulator's clock only moves by steps, so the recorded cost of a
+    step must include the busy gap before it, and not an idle wait for the next arrival."""
+    import time
+
+    from reference_engine.capacity.step_log import StepRecorder, read_steps
+
+    engine = Engine(EngineConfig(model=str(tiny_model_path)))
+    log = tmp_path / "steps.jsonl"
+    StepRecorder.attach(engine, log)
+    params = SamplingParams(max_tokens=4, ignore_eos=True, temperature=0.0)
+    busy_gap = 0.03
+    for phase in range(2):
+        engine.add_request(f"r{phase}", [20, 21, 22], params)
+        while engine.has_unfinished_requests():
+            engine.step()
+            time.sleep(busy_gap)  # the serving loop's work between steps
+        time.sleep(0.1)  # idle: no request in flight
+    cycles, alone = read_steps(log), read_steps(log, with_gaps=False)
+    assert len(cycles) == 8
+    for k, ((_, cycle), (_, step)) in enumerate(zip(cycles, alone, strict=True)):
+        if k % 4 == 0:  # the first step after idling: the idle wait is not charged
+            assert cycle == step
+        else:
+            assert cycle >= step + busy_gap
+
+
+def test_repeated_prompts_on_a_warm_server_break_the_cold_simulation(
+    tiny_model_path: Path, tmp_path: Path
+) -> None:
+    """Why each phase of benchmarks/capacity_validate.py sends prompts of its own seed: the
+    served engine's prefix cache outlives a phase, the simulator starts cold. Sending the
+    same prompts again made the server skip most prefill the simulator charged for (13x
+    fewer prefill tokens at 0.5x saturation), so the simulation over-predicted 2-6x and
+    refits on cached calibration traffic swung the coefficients."""
+    from reference_engine.capacity.step_log import StepRecorder, read_steps
+
+    block_size, max_seqs, budget = 4, 4, 16
+    engine = Engine(
+        EngineConfig(
+            model=str(tiny_model_path),
+            num_gpu_blocks=256,
+            block_size=block_size,
+            max_num_seqs=max_seqs,
+            max_num_batched_tokens=budget,
+            prefix_caching="hash",
+        )
+    )
+    log = tmp_path / "steps.jsonl"
+    StepRecorder.attach(engine, log)
+    sim = Simulator(
+        _cost(256, block_size),
+        SchedulerConfig(max_num_seqs=max_seqs, max_num_batched_tokens=budget),
+        prefix_caching="hash",
+        vocab_size=engine.model_config.vocab_size,
+    )
+
+    def serve(reqs: list[SimRequest], tag: str) -> list[StepFeatures]:
+        before = len(log.read_text().splitlines()) if log.exists() else 0
+        for i, r in enumerate(reqs):
+            params = SamplingParams(max_tokens=r.max_tokens, ignore_eos=True, temperature=0.0)
+            engine.add_request(f"{tag}-{i}", r.prompt_token_ids, params)
+        while engine.has_unfinished_requests():
+            engine.step()
+        return [f for f, _ in read_steps(log, skip=before)]
+
+    def simulate(reqs: list[SimRequest]) -> list[StepFeatures]:
+        steps: list[StepFeatures] = []
+        traffic = Traffic(reqs, concurrency=len(reqs), num_requests=len(reqs))
+        sim.run(traffic, on_step=lambda now, out: steps.append(StepFeatures.of(out)))
+        return steps
+
+    first, fresh = _workload(101), _workload(202)
+    assert serve(first, "a") == simulate(first)  # a cold server: step for step the same
+    assert serve(fresh, "b") == simulate(fresh)  # warm, but new prompts: still the same
+    repeated = serve(first, "c")
+    cold = simulate(first)
+    assert sum(f.prefill_tokens for f in repeated) < 0.5 * sum(f.prefill_tokens for f in cold)
