@@ -121,27 +121,41 @@ def main() -> int:
                 short = synthetic_workload(48, (16, 64), (16, 48), seed=s + 1)
                 long = synthetic_workload(8, (150, 300), (4, 8), seed=s + 2)
                 plans = [LoadPlan(short, concurrency=c, num_requests=n, seed=s + 1)
-                         for c, n in ((1, 8), (4, 24), (args.max_num_seqs, 48))]  # fmt: skip
+                         for c, n in ((1, 16), (4, 24), (args.max_num_seqs, 48))]  # fmt: skip
                 plans.append(LoadPlan(long, concurrency=2, num_requests=8, seed=s + 2))
                 return plans
 
             def calibrate_now(round_: int, skip_first: int) -> StepCostModel:
                 t0 = time.perf_counter()
                 before = len(log.read_text().splitlines()) if log.exists() else 0
+                lone = None
                 for plan in calibration_plans(round_):
-                    asyncio.run(run(plan, target))
+                    result = asyncio.run(run(plan, target))
+                    lone = lone or result  # the first plan: one client, each request alone
                 fitted = StepCostModel.fit(
                     read_steps(log, skip=before + skip_first),
                     num_blocks=cfg.resolved_num_blocks(model_config), block_size=cfg.block_size,
                     model=f"hidden {args.hidden} x {args.layers}", threads=args.threads,
                 )  # fmt: skip
+                # A lone request's TTFT is its prefill step plus what serving adds outside
+                # the steps (HTTP, tokenization, the way back): that remainder, per request.
+                assert lone is not None
+                rest = sorted(
+                    r.ttft_s - fitted.predict(StepFeatures(r.prompt_tokens, 0,
+                                                           r.prompt_tokens * (r.prompt_tokens + 1) / 2000))
+                    for r in lone.results if r.ok and r.ttft_s is not None
+                )  # fmt: skip
+                fitted.request_overhead_s = max(0.0, rest[len(rest) // 2])
                 print(f"calibration: {fitted.num_samples} served steps in "
                       f"{time.perf_counter() - t0:.1f} s; median step error "
                       f"{fitted.fit_error['median']:.1%}; "
-                      + ", ".join(f"{k} {v * 1e3:.3g} ms" for k, v in fitted.coef.items()))  # fmt: skip
+                      + ", ".join(f"{k} {v * 1e3:.3g} ms" for k, v in fitted.coef.items())
+                      + f"; request overhead {fitted.request_overhead_s * 1e3:.2f} ms"
+                      + f" (lone prompts {sum(r.prompt_tokens for r in lone.results)} tokens)")  # fmt: skip
                 return fitted
 
-            cost = calibrate_now(0, skip_first=8)  # the first steps warm the server up
+            asyncio.run(run(calibration_plans(-1)[0], target))  # warms the server up
+            cost = calibrate_now(0, skip_first=0)
 
             def validation_workload(k: int) -> tuple[list[LoadRequest], list[SimRequest]]:
                 texts = synthetic_workload(args.requests, (16, 64), (16, 48), seed=args.seed + k)

@@ -72,6 +72,11 @@ class StepCostModel:
     # machine's step-to-step variation, which the simulator may draw from (`noise`), since
     # tail latencies come from slow steps that a mean does not have.
     residual_quantiles: list[float] = field(default_factory=list)
+    # A served request's latency outside the engine's steps: the HTTP request and its
+    # tokenization before the engine sees it, the first token's way back to the client after
+    # its step. It shifts every TTFT (and latency) by a constant and no step; the engine alone
+    # (calibrate.py) has none, benchmarks/capacity_validate.py measures it on lone requests.
+    request_overhead_s: float = 0.0
 
     def predict(self, f: StepFeatures, noise: random.Random | None = None) -> float:
         raw = sum(self.coef[name] * x for name, x in zip(FEATURES, f.row(), strict=True))
@@ -122,6 +127,9 @@ class StepCostModel:
             coef = raw["coef"]
             if not (isinstance(raw.get("scale", 1.0), int | float) and raw.get("scale", 1.0) > 0):
                 raise ValueError("scale must be a positive number")
+            overhead = raw.get("request_overhead_s", 0.0)
+            if not (isinstance(overhead, int | float) and 0 <= overhead < math.inf):
+                raise ValueError("request_overhead_s must be a non-negative number")
             if set(coef) != set(FEATURES) or not all(
                 isinstance(v, int | float) and math.isfinite(v) for v in coef.values()
             ):

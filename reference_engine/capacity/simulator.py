@@ -164,8 +164,11 @@ class Simulator:
         stats = kv.cache.stats
         first = min((t.arrival for t in done), default=0.0)
         return SimResult(
-            results=[_result(t) for t in sorted(done, key=lambda t: (t.arrival, t.seq.order))],
-            wall_s=now - first,
+            results=[
+                _result(t, self.cost.request_overhead_s)
+                for t in sorted(done, key=lambda t: (t.arrival, t.seq.order))
+            ],
+            wall_s=now - first + self.cost.request_overhead_s,
             cpu_s=time.process_time() - cpu_start,
             num_steps=steps,
             num_preemptions=sched.num_preemptions,
@@ -178,13 +181,15 @@ class Simulator:
         return low + h
 
 
-def _result(t: _Tracked) -> RequestResult:
+def _result(t: _Tracked, overhead_s: float) -> RequestResult:
+    """The client's view: each token reaches it `overhead_s` after the engine's (the cost
+    model's request_overhead_s), so TTFT and latency move and the gaps between tokens don't."""
     times = t.token_times
     return RequestResult(
         ok=True,
         start=t.arrival,
-        latency_s=times[-1] - t.arrival,
-        ttft_s=times[0] - t.arrival,
+        latency_s=times[-1] - t.arrival + overhead_s,
+        ttft_s=times[0] - t.arrival + overhead_s,
         itl_s=[b - a for a, b in itertools.pairwise(times)],
         prompt_tokens=t.seq.num_prompt_tokens,
         output_tokens=len(times),

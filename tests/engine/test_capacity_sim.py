@@ -349,3 +349,23 @@ def test_repeated_prompts_on_a_warm_server_break_the_cold_simulation(
     repeated = serve(first, "c")
     cold = simulate(first)
     assert sum(f.prefill_tokens for f in repeated) < 0.5 * sum(f.prefill_tokens for f in cold)
+
+
+def test_request_overhead_shifts_ttft_and_latency_not_the_steps(tmp_path: Path) -> None:
+    reqs = [SimRequest(list(range(20, 40)), 8) for _ in range(20)]
+    cost = _cost(4096, 16, intercept=2e-3, prefill_tokens=1e-4, decode_seqs=2e-4)
+    traffic = Traffic(reqs, rate=100.0, num_requests=40, seed=1)
+    plain = Simulator(cost, SchedulerConfig()).run(traffic)
+    cost.request_overhead_s = 0.004
+    served = Simulator(cost, SchedulerConfig()).run(traffic)
+    assert served.num_steps == plain.num_steps
+    for a, b in zip(plain.results, served.results, strict=True):
+        assert b.ttft_s == pytest.approx(a.ttft_s + 0.004)
+        assert b.latency_s == pytest.approx(a.latency_s + 0.004)
+        assert b.itl_s == a.itl_s
+    path = tmp_path / "cost.json"
+    cost.save(path)
+    assert StepCostModel.load(path).request_overhead_s == 0.004
+    path.write_text(path.read_text().replace("0.004", "-1"))
+    with pytest.raises(ValueError, match="request_overhead_s"):
+        StepCostModel.load(path)
