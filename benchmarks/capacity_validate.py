@@ -117,7 +117,7 @@ def main() -> int:
             # cold, computes it (at 0.5x saturation that was 13x fewer served prefill tokens
             # than simulated, and refits on mostly cached prompts swung the coefficients).
             def calibration_plans(round_: int) -> list[LoadPlan]:
-                s = args.seed + 1000 * (round_ + 1)
+                s = args.seed + 1000 * (round_ + 2)  # clear of the validation seeds
                 short = synthetic_workload(48, (16, 64), (16, 48), seed=s + 1)
                 long = synthetic_workload(8, (150, 300), (4, 8), seed=s + 2)
                 plans = [LoadPlan(short, concurrency=c, num_requests=n, seed=s + 1)

@@ -68,10 +68,13 @@ class StepCostModel:
     # ratio (`atlas engine simulate --step-scale`); 1.0: as fitted. A model fitted on a served
     # engine's own steps (step_log.py) needs none.
     scale: float = 1.0
-    # Measured / predicted time of the fitted steps, as 101 quantiles (0th..100th): the
-    # machine's step-to-step variation, which the simulator may draw from (`noise`), since
-    # tail latencies come from slow steps that a mean does not have.
-    residual_quantiles: list[float] = field(default_factory=list)
+    # Measured minus predicted time of the fitted steps (seconds, mean zero), as 101 quantiles
+    # (0th..100th): the machine's step-to-step variation, which the simulator may draw from
+    # (`noise`), since tail latencies come from slow steps that a mean does not have. Added,
+    # not multiplied: the jitter (the interpreter lock, a timer, the event loop) is a few
+    # milliseconds whatever the step's size, and ratios measured on the many small steps
+    # stretched the big ones of a busy engine (p99 TTFT 50-75% over at 0.75x saturation).
+    residual_quantiles_s: list[float] = field(default_factory=list)
     # A served request's latency outside the engine's steps: the HTTP request and its
     # tokenization before the engine sees it, the first token's way back to the client after
     # its step. It shifts every TTFT (and latency) by a constant and no step; the engine alone
@@ -80,8 +83,8 @@ class StepCostModel:
 
     def predict(self, f: StepFeatures, noise: random.Random | None = None) -> float:
         raw = sum(self.coef[name] * x for name, x in zip(FEATURES, f.row(), strict=True))
-        if noise is not None and self.residual_quantiles:
-            raw *= _draw(self.residual_quantiles, noise)
+        if noise is not None and self.residual_quantiles_s:
+            raw = max(raw + _draw(self.residual_quantiles_s, noise), 0.25 * raw)
         return raw * self.scale
 
     @classmethod
@@ -105,10 +108,10 @@ class StepCostModel:
             full[FEATURES[j]] = max(c, 0.0)
         model = cls(coef=full, num_samples=len(samples), **meta)
         errors = sorted(abs(model.predict(f) - t) / t for f, t in samples)
-        ratios = sorted(t / max(model.predict(f), 1e-9) for f, t in samples)
-        mean = sum(ratios) / len(ratios)  # normalised: drawing keeps the fitted mean
-        model.residual_quantiles = [
-            ratios[round(q * (len(ratios) - 1) / 100)] / mean for q in range(101)
+        residuals = sorted(t - model.predict(f) for f, t in samples)
+        mean = sum(residuals) / len(residuals)  # ~0 by least squares; exactly 0 when drawn
+        model.residual_quantiles_s = [
+            residuals[round(q * (len(residuals) - 1) / 100)] - mean for q in range(101)
         ]
         model.fit_error = {
             "median": errors[len(errors) // 2],
@@ -140,7 +143,7 @@ class StepCostModel:
 
 
 def _draw(quantiles: list[float], rng: random.Random) -> float:
-    """A ratio from the measured distribution (linear between the stored quantiles)."""
+    """A value from the measured distribution (linear between the stored quantiles)."""
     pos = rng.random() * (len(quantiles) - 1)
     lo = int(pos)
     hi = min(lo + 1, len(quantiles) - 1)
