@@ -135,7 +135,8 @@ class LlamaModel(nn.Module):
             for i in range(cfg.num_hidden_layers)
         )
         for layer, window in zip(self.layers, cfg.sliding_windows, strict=False):
-            layer.self_attn.attn.sliding_window = window  # Mistral, Qwen2/3 `layer_types`
+            if not isinstance(layer, PPMissingLayer):  # another stage's layer has no attention
+                layer.self_attn.attn.sliding_window = window  # Mistral, Qwen2/3 `layer_types`
         self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
 
     def forward(

@@ -49,6 +49,19 @@ def test_a_stage_holds_only_its_layers(random_checkpoint: Any) -> None:
     assert runner.kv_caches[0][0].shape[0] == 0 and runner.kv_caches[1][0].shape[0] == 5
 
 
+def test_a_sliding_window_stage_sets_windows_on_its_own_layers_only(
+    random_checkpoint: Any,
+) -> None:
+    # Mistral: every layer slides; the other stage's layers have no attention to set.
+    model_dir = random_checkpoint("mistral")
+    cfg = EngineConfig(model=str(model_dir), dtype="float64", num_gpu_blocks=4, block_size=4)
+    model_cfg = load_model_config(cfg)
+    runner = ModelRunner(model_cfg, cfg, ParallelState(pp=GroupCoordinator(1, 2, None, (0, 1))))
+    layers = runner.model.model.layers
+    assert isinstance(layers[0], PPMissingLayer)
+    assert layers[1].self_attn.attn.sliding_window == model_cfg.sliding_windows[1] == 7
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("tp", [1, 2])
 def test_pp2_tokens_equal_one_process(random_checkpoint: Any, tp: int) -> None:
