@@ -106,6 +106,28 @@ class ApproxRadixTree:
             node = child
         return best, pos if best is not None else 0
 
+    def match_each(self, key: Sequence[Hashable], tenants: Iterable[str]) -> dict[str, int]:
+        """How long a prefix of `key` each tenant probably holds (0 for none): what a cost
+        model needs to weigh one worker's hit against another's queue."""
+        out = dict.fromkeys(tenants, 0)
+        key = tuple(key)
+        node, pos = self.root, 0
+        while pos < len(key):
+            child = node.children.get(key[pos])
+            if child is None:
+                break
+            present = [t for t in child.tenants if t in out]
+            if not present:
+                break
+            common = _common(child.key, key[pos:])
+            pos += common
+            for t in present:  # a tenant on a node is on all its ancestors
+                out[t] = pos
+            if common < len(child.key):
+                break
+            node = child
+        return out
+
     # --- eviction -----------------------------------------------------------------------
     def evict(self, tenant: str, target_size: int) -> None:
         """Drop `tenant` from its least recently used leaves until its size <= target."""

@@ -1,16 +1,28 @@
-"""CacheAware: send a request where its prefix is most likely cached, unless that would
-unbalance the load (the policy of SGLang's router).
+"""CacheAware: send a request where its time to first token is probably shortest, which is
+usually where its prefix is cached, unless that worker is busy computing other prompts.
 
-1. If the load is unbalanced (the busiest worker has more than `balance_abs` requests
-   beyond the idlest, and more than `balance_rel` times as many), only the workers within
-   `balance_abs` of the least loaded stay in the running: a cache hit is worth little
-   behind a long queue. (SGLang's router takes the least loaded outright; keeping the
-   near-idle ones lets a prefix's affinity survive a short burst.)
-2. Match the prompt in the approximate tree among those: if the best worker's match
-   covers more than `cache_threshold` of the prompt, go there.
-3. Else go to the worker with the least in the tree (the most room to cache a new prefix).
+SGLang's router decides in two steps: if the outstanding counts are unbalanced, take the
+least loaded; else take the best match of the approximate tree if it covers enough of the
+prompt. Outstanding counts are a poor load signal here: a request that is decoding costs
+a newcomer little, while one whose long prompt is still being prefilled (a tenant's first
+request, a cache miss) holds it up for the whole prefill. Measured on router_bench, the
+two-step rule sent a tenant's burst to the worker busy prefilling, and TTFT p99 was worse
+than round robin's.
 
-Every routed request is inserted into the tree under its worker.
+So this policy scores each worker by an estimated cost, in prompt elements (characters
+or token ids, as the key is), the unit a prefill costs (as llm-d's scorers weigh a
+prefix-cache match against queue depth):
+
+    cost(w) = queued_prefill(w)         prompt work routed to w with no first token yet
+            + len(key) - match(w)       this prompt's part that w probably lacks
+                                        (match: 0 unless over cache_threshold of it)
+            + load_weight * outstanding(w)   a little for each request w is decoding
+
+`queued_prefill` is what the router charged each request it sent (its uncached part on
+that worker), released when the request's first token streams back (proxy.Router._try).
+The cheapest worker wins; ties go to the longer match (keep the prefix's affinity), then
+to the smaller tree (the most room to cache a new prefix). Every routed request is
+inserted into the tree under its worker.
 """
 
 from __future__ import annotations
@@ -26,37 +38,42 @@ class CacheAware(Policy):
     name = "cache_aware"
 
     def __init__(
-        self,
-        cache_threshold: float = 0.5,
-        balance_abs: int = 2,  # small: the reference setups run a few requests per worker
-        balance_rel: float = 1.5,
-        max_tree_size: int = 1 << 20,
+        self, cache_threshold: float = 0.5, load_weight: float = 8.0, max_tree_size: int = 1 << 20
     ) -> None:
+        # cache_threshold (SGLang's): a match over at most this share of the prompt counts
+        # as none. It is shared boilerplate ("You are"), worth less than it looks (caches
+        # hit in whole blocks), and placing a new prefix by the smallest tree keeps room.
         self.cache_threshold = cache_threshold
-        self.balance_abs = balance_abs
-        self.balance_rel = balance_rel
+        # load_weight: prompt elements one in-flight request is worth, about what its share
+        # of a decode step delays a newcomer's prefill; small next to a prompt's prefill.
+        self.load_weight = load_weight
         self.tree = ApproxRadixTree(max_tree_size)
-        self.num_cache_routed = 0  # picked for a cached prefix
-        self.num_balanced = 0  # picked for load, over a cached prefix
+        self.num_cache_routed = 0  # sent where most of the prompt is probably cached
+        self.num_balanced = 0  # sent elsewhere: the workers holding it were too busy
 
     def pick(self, key: Sequence[Hashable], workers: list[Worker]) -> Worker:
-        chosen = self._choose(key, workers)
-        self.tree.insert(key, chosen.url)
-        return chosen
+        return self.route(key, workers)[0]
 
-    def _choose(self, key: Sequence[Hashable], workers: list[Worker]) -> Worker:
-        least = min(w.outstanding for w in workers)
-        most = max(w.outstanding for w in workers)
-        if most - least > self.balance_abs and most > least * self.balance_rel:
-            # Unbalanced: only workers near the least loaded compete, on their caches.
-            near = [w for w in workers if w.outstanding <= least + self.balance_abs]
-            self.num_balanced += len(near) < len(workers)
-            workers = near
-        url, matched = self.tree.match(key, (w.url for w in workers))
-        if url is not None and key and matched / len(key) > self.cache_threshold:
-            self.num_cache_routed += 1
-            return next(w for w in workers if w.url == url)
-        return min(workers, key=lambda w: (self.tree.size(w.url), w.outstanding))
+    def route(self, key: Sequence[Hashable], workers: list[Worker]) -> tuple[Worker, int]:
+        matched = {
+            url: m if key and m / len(key) > self.cache_threshold else 0
+            for url, m in self.tree.match_each(key, (w.url for w in workers)).items()
+        }
+        chosen = min(workers, key=lambda w: self._rank(w, len(key) - matched[w.url]))
+        if max(matched.values()):  # some worker probably holds most of it
+            if matched[chosen.url]:
+                self.num_cache_routed += 1
+            else:
+                self.num_balanced += 1
+        self.tree.insert(key, chosen.url)
+        return chosen, len(key) - matched[chosen.url]
+
+    def cost(self, worker: Worker, uncached: int) -> float:
+        """Estimated work ahead of this request's first token on `worker`."""
+        return worker.queued_prefill + uncached + self.load_weight * worker.outstanding
+
+    def _rank(self, worker: Worker, uncached: int) -> tuple[float, int, int]:
+        return (self.cost(worker, uncached), uncached, self.tree.size(worker.url))
 
     def on_removed(self, worker: Worker) -> None:
         self.tree.remove_tenant(worker.url)

@@ -16,6 +16,12 @@ class Policy(ABC):
     def pick(self, key: Sequence[Hashable], workers: list[Worker]) -> Worker:
         """`workers` is not empty; `key` is the request's prompt (characters or token ids)."""
 
+    def route(self, key: Sequence[Hashable], workers: list[Worker]) -> tuple[Worker, int]:
+        """The worker, and the prefill work charged to it (prompt elements it will probably
+        compute) until the request's first token comes back. A policy blind to caches
+        charges the whole prompt."""
+        return self.pick(key, workers), len(key)
+
     def on_removed(self, worker: Worker) -> None:  # noqa: B027 - stateless policies ignore it
         """The worker left the pool (unhealthy); forget what is known about it."""
 

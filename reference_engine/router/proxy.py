@@ -146,9 +146,9 @@ class Router:
         tried: set[str] = set()
         refusal: Response | None = None
         while candidates := self.pool.available(role, tried):
-            worker = policy.pick(key, candidates)
+            worker, prefill = policy.route(key, candidates)
             tried.add(worker.url)
-            outcome = await self._try(worker, path, content, stream)
+            outcome = await self._try(worker, path, content, stream, prefill)
             if isinstance(outcome, Response):
                 return outcome
             refusal = outcome.answer or refusal
@@ -165,14 +165,23 @@ class Router:
         return JSONResponse(error_body(why, 503), status_code=503, headers={"Retry-After": "1"})
 
     async def _try(
-        self, worker: Worker, path: str, content: bytes, stream: bool
+        self, worker: Worker, path: str, content: bytes, stream: bool, prefill: int = 0
     ) -> Response | _Retry:
         worker.outstanding += 1
         worker.num_requests += 1
+        worker.queued_prefill += prefill
         done = False
+        prefilled = False
+
+        def first_token() -> None:  # the prompt is computed: its prefill left the queue
+            nonlocal prefilled
+            if not prefilled:
+                prefilled = True
+                worker.queued_prefill -= prefill
 
         def release() -> None:
             nonlocal done
+            first_token()
             if not done:
                 done = True
                 worker.outstanding -= 1
@@ -204,6 +213,7 @@ class Router:
             async for chunk in chunks:
                 head += chunk
                 if seen := _first_token_seen(head):
+                    first_token()
                     break
             if seen in (None, "error"):  # ended or failed before any token: try elsewhere
                 await resp.aclose()
@@ -254,7 +264,7 @@ class Router:
             "policy": self.policy.name,
             "workers": [
                 {"url": w.url, "role": w.role, "healthy": w.healthy, "outstanding": w.outstanding,
-                 "num_requests": w.num_requests, "num_failures": w.num_failures, "last_error": w.last_error}
+                 "queued_prefill": w.queued_prefill, "num_requests": w.num_requests, "num_failures": w.num_failures, "last_error": w.last_error}
                 for w in self.pool.workers
             ],
             "num_retries": self.num_retries,
@@ -285,6 +295,12 @@ class Router:
             "gauge",
             "Requests in flight per worker.",
             per_worker("outstanding"),
+        )
+        family(
+            "atlas_router_queued_prefill",
+            "gauge",
+            "Prompt elements (characters or tokens) routed to each worker, not yet prefilled.",
+            per_worker("queued_prefill"),
         )
         family(
             "atlas_router_worker_healthy",

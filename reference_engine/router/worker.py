@@ -15,6 +15,7 @@ class Worker:
     role: str = "colocated"  # or "prefill" / "decode" (disaggregated pairs)
     healthy: bool = True
     outstanding: int = 0  # requests sent and not yet answered in full
+    queued_prefill: int = 0  # prompt elements sent whose first token has not come back yet
     num_requests: int = 0
     num_failures: int = 0  # requests that could not be delivered (then retried elsewhere)
     failed_checks: int = 0  # consecutive failed health checks

@@ -35,6 +35,18 @@ def test_most_recent_tenant_breaks_ties() -> None:
     assert tree.match("abcd", ["w1", "w2"])[0] == "w1"
 
 
+def test_match_each_gives_every_tenant_its_own_prefix_length() -> None:
+    tree = ApproxRadixTree()
+    tree.insert("system prompt A: hello", "w1")
+    tree.insert("system prompt B: hi", "w2")
+    tree.insert("system", "w3")
+    got = tree.match_each("system prompt A: bye", ["w1", "w2", "w3", "w4"])
+    assert got == {"w1": len("system prompt A: "), "w2": len("system prompt "),
+                   "w3": len("system"), "w4": 0}  # fmt: skip
+    assert tree.match_each("system prompt A: bye", ["w2"]) == {"w2": len("system prompt ")}
+    assert tree.match_each("unrelated", ["w1"]) == {"w1": 0}
+
+
 def test_eviction_bounds_each_tenant_and_drops_the_oldest_first() -> None:
     tree = ApproxRadixTree(max_size_per_tenant=20)
     tree.insert("aaaaaaaaaa", "w1")  # 10
@@ -63,19 +75,3 @@ def test_sizes_stay_exact_under_random_inserts_evictions_and_removals() -> None:
             assert parent is not None
             if parent is not tree.root:
                 assert set(node.tenants) <= set(parent.tenants)
-
-
-def test_cache_aware_keeps_affinity_unless_the_cached_worker_is_far_busier() -> None:
-    from reference_engine.router.cache_aware import CacheAware
-    from reference_engine.router.worker import Worker
-
-    policy = CacheAware(cache_threshold=0.5, balance_abs=2, balance_rel=1.5)
-    a, b, c = Worker("http://a"), Worker("http://b"), Worker("http://c")
-    prompt = "tenant one: a long shared system prompt; question "
-    assert policy.pick(prompt + "1", [a, b, c]) is a  # all empty: the first smallest tree
-    assert policy.pick("tenant two: something else entirely " * 2, [a, b, c]) is b
-    a.outstanding, b.outstanding, c.outstanding = 2, 0, 1
-    assert policy.pick(prompt + "2", [a, b, c]) is a  # balanced enough: the cache wins
-    a.outstanding = 5
-    assert policy.pick(prompt + "3", [a, b, c]) is c  # a is far busier: b or c, smaller tree
-    assert policy.num_balanced == 1
