@@ -21,12 +21,15 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import torch
 
 from reference_engine.forward_batch import DecodeGroup, ForwardBatch, key_mask
 from reference_engine.model_runner import ModelRunner
+
+if TYPE_CHECKING:  # torch imports it lazily too: a top-level import is circular in torch.cuda
+    from torch.cuda import _POOL_HANDLE
 
 
 def pick_bucket(num_seqs: int, sizes: list[int]) -> int | None:
@@ -122,7 +125,7 @@ class CudaGraphCapturer:
     a time, so their intermediates can overlap)."""
 
     def __init__(self) -> None:
-        self._pool: object | None = None
+        self._pool: _POOL_HANDLE | None = None
 
     def capture(self, fn: Callable[[], torch.Tensor]) -> tuple[Replayable, torch.Tensor]:
         fn()  # warm-up outside capture: lazy initialisation must not be recorded

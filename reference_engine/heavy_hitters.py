@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, ClassVar
 import torch
 
 from reference_engine.forward_batch import ForwardBatch
-from reference_engine.kv_window import FREED_BLOCK, H2O, visible
+from reference_engine.kv_window import FREED_BLOCK, H2O, KVPolicy, visible
 
 if TYPE_CHECKING:
     from reference_engine.kv_cache_manager import KVCacheManager
@@ -73,7 +73,7 @@ class H2OView:
         return q < blind_from
 
 
-def view(seq: Sequence, block_size: int) -> object:
+def view(seq: Sequence, block_size: int) -> KVPolicy | None:
     """The kv_policy a SeqInput carries: the request's own policy, or its H2O view."""
     policy = seq.params.kv_eviction
     if not isinstance(policy, H2O):

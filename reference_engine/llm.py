@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from reference_engine.config import EngineConfig
 from reference_engine.engine import Engine
@@ -71,7 +71,7 @@ class LLM:
     ) -> list[RequestOutput]:
         """Render each conversation with the model's chat template, then generate.
         `chat_template_kwargs` reach the template (Qwen3: {"enable_thinking": False})."""
-        conversations = [messages] if messages and isinstance(messages[0], dict) else messages
+        conversations = _as_conversations(messages)
         params = self._per_prompt(sampling_params, len(conversations))
         ids = []
         for conv, p in zip(conversations, params, strict=True):
@@ -138,5 +138,12 @@ def _as_prompt_list(prompts: Prompt | Sequence[Prompt]) -> list[Prompt]:
         return [prompts]
     items = list(prompts)
     if items and all(isinstance(t, int) for t in items):
-        return [items]  # one tokenized prompt
-    return items  # type: ignore[return-value]
+        return [cast(list[int], items)]  # one tokenized prompt
+    return cast(list[Prompt], items)
+
+
+def _as_conversations(messages: list[Message] | list[list[Message]]) -> list[list[Message]]:
+    """One conversation (a list of message dicts) or several, as a list of conversations."""
+    if messages and isinstance(messages[0], dict):
+        return [messages]
+    return cast(list[list[Message]], messages)

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from safetensors import SafetensorError, safe_open
@@ -49,7 +49,9 @@ def build_model(
     from reference_engine.layers import quantization as quant
 
     stored = quant.checkpoint_scheme(cfg, quantization)
-    cls = model_class(cfg)
+    # Every family keeps Llama's interface (forward, compute_logits, map_checkpoint_name,
+    # lm_head) without subclassing it, so the registry's classes are typed as modules.
+    cls = cast("type[LlamaForCausalLM]", model_class(cfg))
     if cfg.model_dir is None:
         with torch.device(device):
             model = cls(cfg).to(dtype)
@@ -259,7 +261,8 @@ def load_tokenizer(model_dir: str | Path) -> LoadedTokenizer:
     else:
         template = _chat_template(cfg.get("chat_template"))
     eos, bos = _token_text(cfg.get("eos_token")), _token_text(cfg.get("bos_token"))
-    eos_ids = [i for i in [tokenizer.token_to_id(eos)] if eos is not None and i is not None]
+    eos_id = tokenizer.token_to_id(eos) if eos is not None else None
+    eos_ids = [eos_id] if eos_id is not None else []
     specials = {
         int(k) for k, v in (cfg.get("added_tokens_decoder") or {}).items() if v.get("special")
     }

@@ -148,7 +148,7 @@ class SamplingMetadata:
         params = [rows[i].params for i in sample_rows]
         greedy = [p.greedy for p in params]
 
-        def column(values: list[float], dtype: torch.dtype = torch.float64) -> torch.Tensor:
+        def column(values: Sequence[float], dtype: torch.dtype = torch.float64) -> torch.Tensor:
             return torch.tensor(values, dtype=dtype)
 
         top_k = [p.top_k if p.top_k > 0 else 0 for p in params]

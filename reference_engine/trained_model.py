@@ -172,6 +172,8 @@ def train_tokenizer(texts: list[str]) -> Tokenizer:
 def encode_docs(tok: Tokenizer, texts: list[str]) -> torch.Tensor:
     """All documents as one stream, each followed by <|endoftext|>."""
     eot = tok.token_to_id("<|endoftext|>")
+    if eot is None:
+        raise ValueError("the tokenizer has no <|endoftext|> token to separate documents")
     ids: list[int] = []
     for enc in tok.encode_batch(texts):
         ids.extend(enc.ids)

@@ -212,6 +212,8 @@ class _EngineFacts:
         if self._engine is not None:
             return self._engine.tokenizer
         model_config = load_model_config(self._config(self.knobs))
+        if model_config.model_dir is None:
+            raise ValueError("this model has no folder, so no tokenizer to tokenize the workload")
         return load_tokenizer(model_config.model_dir)
 
     def simulator(self, cost: Any, knobs: dict[str, Any]) -> Any:

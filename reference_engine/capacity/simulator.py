@@ -79,6 +79,7 @@ class _Tracked:
 
     seq: Sequence
     arrival: float
+    max_tokens: int  # the request's (SimRequest's) length, always set here
     token_times: list[float] = field(default_factory=list)
 
 
@@ -134,7 +135,7 @@ class Simulator:
                     arrival_time=at,
                     order=index,
                 )
-                tracked[seq.seq_id] = _Tracked(seq, at)
+                tracked[seq.seq_id] = _Tracked(seq, at, req.max_tokens)
                 sched.add(seq)
             out = sched.schedule()
             steps += 1
@@ -157,7 +158,7 @@ class Simulator:
                 seq.output_token_ids.append(self._token(seq))
                 t = tracked[seq.seq_id]
                 t.token_times.append(now)
-                if len(seq.output_token_ids) >= seq.params.max_tokens:
+                if len(seq.output_token_ids) >= t.max_tokens:
                     sched.finish(seq, SequenceStatus.FINISHED_LENGTH)
                     done.append(tracked.pop(seq.seq_id))
                     arrivals.on_finish(now)

@@ -47,7 +47,9 @@ def scatter_blocks(runner: ModelRunner, block_ids: list[int], layers: list[torch
 
 def to_bytes(t: torch.Tensor) -> memoryview:
     """A tensor's raw bytes without a copy (any dtype, bfloat16 included)."""
-    return memoryview(t.contiguous().view(torch.uint8).numpy()).cast("B")
+    data = t.contiguous().view(torch.uint8).numpy()
+    # numpy's stubs declare ndarray.__buffer__ for Python >= 3.12 only; it is a buffer on 3.11
+    return memoryview(data).cast("B")  # type: ignore[arg-type]
 
 
 def from_bytes(data: bytes | memoryview, dtype: str, shape: tuple[int, ...]) -> torch.Tensor:

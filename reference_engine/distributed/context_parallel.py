@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -70,7 +70,7 @@ class ContextParallelShard:
     logits_pad: int
 
     def to(self, device: torch.device) -> ContextParallelShard:
-        def move(v: object) -> object:
+        def move(v: Any) -> Any:  # any field: a tensor, a list of tensors, an int
             if isinstance(v, torch.Tensor):
                 return v.to(device)
             if isinstance(v, list) and v and isinstance(v[0], torch.Tensor):

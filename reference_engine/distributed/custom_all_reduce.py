@@ -30,9 +30,11 @@ from torch.distributed import ProcessGroup
 
 def _ranks(group: ProcessGroup | None) -> tuple[int, int, Callable[[int], int]]:
     """(rank in group, group size, group rank -> global rank) for point-to-point calls."""
-    group = group or dist.group.WORLD
-    rank, world = dist.get_rank(group), dist.get_world_size(group)
-    return rank, world, lambda r: dist.get_global_rank(group, r)
+    pg = group or dist.group.WORLD
+    if pg is None:
+        raise RuntimeError("torch.distributed is not initialized (no default process group)")
+    rank, world = dist.get_rank(pg), dist.get_world_size(pg)
+    return rank, world, lambda r: dist.get_global_rank(pg, r)
 
 
 def _exchange(

@@ -12,6 +12,7 @@ placements agree. Outputs do not change: a copy computes exactly what the origin
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 
@@ -28,7 +29,9 @@ class RebalanceReport:
     max_rank_load_after: list[float]
 
 
-def rebalance_experts(model: torch.nn.Module, num_redundant: int) -> RebalanceReport:
+def rebalance_experts(
+    model: torch.nn.Module, num_redundant: int, model_dir: Path | None
+) -> RebalanceReport:
     from reference_engine.loader import iter_checkpoint_tensors
 
     report = RebalanceReport([], [], [])
@@ -50,7 +53,6 @@ def rebalance_experts(model: torch.nn.Module, num_redundant: int) -> RebalanceRe
         moved[name] = module
     if not moved:
         return report
-    model_dir = model.config.model_dir  # type: ignore[attr-defined]
     if model_dir is None:
         raise RuntimeError("EPLB reloads experts from the checkpoint; this model has none")
     for hf_name, tensor in iter_checkpoint_tensors(model_dir):

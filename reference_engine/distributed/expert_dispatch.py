@@ -43,7 +43,7 @@ def gather_shares(ep: GroupCoordinator, share: torch.Tensor, sizes: list[int]) -
 
 
 def expert_parallel_moe(moe: FusedMoE, x: torch.Tensor, routing: TopKRouting) -> torch.Tensor:
-    if getattr(moe, "overlap_stats", None) is not None:  # two_batch_overlap.py switched it on
+    if moe.overlap_stats is not None:  # two_batch_overlap.py switched it on
         from reference_engine.distributed.two_batch_overlap import two_batch_moe
 
         return two_batch_moe(moe, x, routing)

@@ -120,7 +120,9 @@ def two_batch_moe(moe: FusedMoE, x: torch.Tensor, routing: TopKRouting) -> torch
 
     start = time.perf_counter()
     ep = moe.ep
-    stats: OverlapStats = moe.overlap_stats  # type: ignore[attr-defined]
+    stats = moe.overlap_stats
+    if stats is None:
+        raise RuntimeError("two_batch_moe needs enable_two_batch_overlap first")
     sizes = token_shares(x.shape[0], ep.world_size)
     lo = sum(sizes[: ep.rank])
     halves = token_shares(sizes[ep.rank], 2)
@@ -161,6 +163,6 @@ def enable_two_batch_overlap(model: torch.nn.Module) -> int:
     count = 0
     for module in model.modules():
         if isinstance(module, FusedMoE) and module.placement is not None:
-            module.overlap_stats = OverlapStats()  # type: ignore[attr-defined]
+            module.overlap_stats = OverlapStats()
             count += 1
     return count

@@ -38,7 +38,7 @@ from reference_engine.distributed.pipeline_parallel import (
     stage_batch,
 )
 from reference_engine.forward_batch import ForwardBatch
-from reference_engine.model_runner import BlockMapping, ModelRunner
+from reference_engine.model_runner import ModelRunner
 
 # The control group waits for the next step as long as the engine stays idle.
 CONTROL_TIMEOUT = timedelta(days=7)
@@ -48,9 +48,10 @@ CONTROL_TIMEOUT = timedelta(days=7)
 class StepInput:
     """One step for every rank, made by the driver (DistributedExecutor)."""
 
-    blocks_to_swap_out: BlockMapping = field(default_factory=list)
-    blocks_to_swap_in: BlockMapping = field(default_factory=list)
-    blocks_to_copy: BlockMapping = field(default_factory=list)
+    # (source block, destination block) pairs; lists, since the driver appends moves to them
+    blocks_to_swap_out: list[tuple[int, int]] = field(default_factory=list)
+    blocks_to_swap_in: list[tuple[int, int]] = field(default_factory=list)
+    blocks_to_copy: list[tuple[int, int]] = field(default_factory=list)
     batch: ForwardBatch | None = None  # None: block moves only
     stop: bool = False
     # EPLB: re-plan expert placements with this many redundant slots per layer (eplb.py)
@@ -204,7 +205,9 @@ def apply_moves(runner: ModelRunner, step: StepInput) -> StepResult:
     runner.copy_blocks(step.blocks_to_copy)
     result = StepResult()
     if step.rebalance_experts is not None:
-        result.rebalance = rebalance_experts(runner.model, step.rebalance_experts)
+        result.rebalance = rebalance_experts(
+            runner.model, step.rebalance_experts, runner.model_config.model_dir
+        )
     return result
 
 
@@ -245,7 +248,7 @@ def pipeline_stage_loop(runner: ModelRunner, groups: Groups) -> None:
         pending = []
         if stage < last:
             pending = send_to_next_stage(par, groups.control, step, hidden)
-        elif batch is not None and par.tp.rank == 0 and par.cp.rank == 0:
+        elif hidden is not None and par.tp.rank == 0 and par.cp.rank == 0:  # ran a batch
             send_logits(runner, hidden, step.stage_busy_s)
         if step.stop:
             for work, _ in pending:

@@ -134,13 +134,13 @@ class MLAAttention(nn.Module):
             if tree is not None:  # speculative tree drafts: new rows see their ancestors only
                 mask = mask.clone()
                 mask[:, ctx - n :] &= tree
-            rows = slice(lo, lo + n)
+            span = slice(lo, lo + n)
             if sparse is not None:
                 mask = sparse.narrow(
-                    rows, gather_kv(sparse.cache, used)[None, :ctx, 0], mask[None]
+                    span, gather_kv(sparse.cache, used)[None, :ctx, 0], mask[None]
                 )[0]
             attend = self._plain if self.prefill_path == "plain" else self._absorbed
-            out[rows] = attend(q_nope[None, rows], q_rope[None, rows], context[None], mask[None])[0]
+            out[span] = attend(q_nope[None, span], q_rope[None, span], context[None], mask[None])[0]
         return self.o_proj(out.flatten(1))
 
     # --- the two paths, each over a batch of sequences' gathered latents ---------------

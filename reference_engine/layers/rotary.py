@@ -84,6 +84,7 @@ def _llama3_inv_freq(inv_freq: torch.Tensor, s: dict[str, Any]) -> torch.Tensor:
 
 
 class RotaryEmbedding(nn.Module):
+    cos_sin_cache: torch.Tensor  # a non-persistent buffer, registered in __init__
     def __init__(
         self,
         head_dim: int,

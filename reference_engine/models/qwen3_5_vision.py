@@ -159,6 +159,7 @@ def merge_order(h: int, w: int, merge: int) -> torch.Tensor:
 
 
 class Qwen3_5VisionModel(nn.Module):
+    inv_freq: torch.Tensor  # a non-persistent buffer, registered in __init__
     def __init__(self, cfg: VisionConfig) -> None:
         super().__init__()
         self.config = cfg

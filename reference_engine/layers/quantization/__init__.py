@@ -44,7 +44,7 @@ def scheme_from_config(quant_config: dict[str, Any]) -> QuantScheme:
     for cls in SCHEMES.values():
         if cls.ct_format == fmt:
             scheme = cls()
-            groups = quant_config.get("config_groups", {})
+            groups: dict[str, dict[str, Any]] = quant_config.get("config_groups", {})
             wanted = next(iter(groups.values()), {}).get("weights", {})
             if wanted != scheme.weights_config():
                 raise ConfigError(
