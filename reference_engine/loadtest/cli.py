@@ -155,10 +155,10 @@ def _run_with_progress(plan: Any, target: Any, console: Console, show: bool) -> 
             counts["done"] += 1
             counts["errors"] += 0 if result.ok else 1
             done = min(time.perf_counter() - start, total) if by_time else counts["done"]
-            bar.update(task, completed=done, **counts)
+            bar.update(task, completed=done, done=counts["done"], errors=counts["errors"])
 
         result = asyncio.run(run(plan, target, on_result))
-        bar.update(task, completed=total, **counts)
+        bar.update(task, completed=total, done=counts["done"], errors=counts["errors"])
         return result
 
 

@@ -18,16 +18,28 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
 
+from reference_engine.layers.linear import FusedLinear
+from reference_engine.layers.quantization.linear import QuantizedLinear
 from reference_engine.lora.adapter import TARGETS, LoRAAdapter, LoRAError, load_adapter
 from reference_engine.lora.punica import bgmv, sgmv
 from reference_engine.lora.request import LoRARequest
 
+if TYPE_CHECKING:
+    from reference_engine.models.llama import LlamaForCausalLM
+
 _HOOKED = ("qkv_proj", "o_proj", "gate_up_proj", "down_proj")
+
+
+def _fused(module: nn.Linear | QuantizedLinear, name: str) -> FusedLinear | QuantizedLinear:
+    """A layer holding several checkpoint tensors as row shards (qkv_proj, gate_up_proj)."""
+    if not isinstance(module, FusedLinear | QuantizedLinear):
+        raise LoRAError(f"{name} holds checkpoint shards but is a {type(module).__name__}")
+    return module
 
 
 @dataclass(slots=True)
@@ -43,7 +55,7 @@ class _Target:
 class LoRAManager:
     def __init__(
         self,
-        model: nn.Module,
+        model: LlamaForCausalLM,
         max_loras: int,
         max_lora_rank: int,
         device: torch.device,
@@ -70,9 +82,11 @@ class LoRAManager:
             module.register_forward_hook(self._hook(self.targets[name]))
 
     def _target(
-        self, model: nn.Module, name: str, module: nn.Module, device: torch.device,
+        self, model: LlamaForCausalLM, name: str, module: nn.Module, device: torch.device,
         dtype: torch.dtype,
     ) -> _Target:  # fmt: skip
+        if not isinstance(module, nn.Linear | QuantizedLinear):
+            raise LoRAError(f"LoRA hooks linear layers; {name} is a {type(module).__name__}")
         prefix = name.rsplit(".", 1)[0]
         columns: dict[str, slice] = {}
         for hf in TARGETS:
@@ -80,7 +94,7 @@ class LoRAManager:
             if ours != f"{name}.weight":
                 continue
             columns[f"{prefix}.{hf}"] = (
-                module.output_slice(shard) if shard else slice(0, module.out_features)
+                _fused(module, name).output_slice(shard) if shard else slice(0, module.out_features)
             )
         a = {k: torch.zeros(self.max_loras, self.max_lora_rank, module.in_features,
                             device=device, dtype=dtype) for k in columns}  # fmt: skip
@@ -160,7 +174,8 @@ class LoRAManager:
             self._segments = self._row_slots = None
             return
         pinned = {n for n in names if n}
-        segments, start = [], 0
+        segments: list[tuple[int, int, int]] = []
+        start = 0
         for name, n in zip(names, query_lens, strict=True):
             slot = self._slot_of(name, pinned) if name else -1
             if segments and segments[-1][2] == slot and segments[-1][1] == start:

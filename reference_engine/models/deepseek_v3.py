@@ -23,6 +23,7 @@ from reference_engine.layers.dsa_indexer import DSAIndexer
 from reference_engine.layers.fused_moe import FusedMoE
 from reference_engine.layers.linear import Linear
 from reference_engine.layers.mla_attention import MLAAttention
+from reference_engine.layers.mla_attention import Path as MLAPath
 from reference_engine.layers.norm import RMSNorm
 from reference_engine.layers.rotary import RopeAngles, RotaryEmbedding, yarn_mscale
 from reference_engine.models.llama import LlamaForCausalLM, LlamaMLP
@@ -196,8 +197,9 @@ class DeepseekV3ForCausalLM(nn.Module):
             return F.linear(hidden, self.model.embed_tokens.weight)
         return self.lm_head(hidden)
 
-    def set_attention_paths(self, prefill: str, decode: str) -> None:
+    def set_attention_paths(self, prefill: MLAPath, decode: MLAPath) -> None:
         """Force MLA's computation paths (tests compare them; the defaults are the fast ones)."""
-        for layer in self.model.layers:
-            layer.self_attn.prefill_path = prefill
-            layer.self_attn.decode_path = decode
+        for module in self.modules():
+            if isinstance(module, MLAAttention):  # each layer's self_attn
+                module.prefill_path = prefill
+                module.decode_path = decode

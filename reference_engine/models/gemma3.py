@@ -98,10 +98,11 @@ class Gemma3Model(nn.Module):
         self.hidden_size = cfg.hidden_size
         self.rotary_emb = _rotary(cfg, "full_attention", 1_000_000.0)
         self.rotary_emb_local = _rotary(cfg, "sliding_attention", 10_000.0)
-        self.layers = nn.ModuleList(Gemma3DecoderLayer(cfg) for _ in range(cfg.num_hidden_layers))
+        layers = [Gemma3DecoderLayer(cfg) for _ in range(cfg.num_hidden_layers)]
         windows = cfg.sliding_windows or [None] * cfg.num_hidden_layers
-        for layer, window in zip(self.layers, windows, strict=True):
+        for layer, window in zip(layers, windows, strict=True):
             layer.self_attn.attn.sliding_window = window
+        self.layers = nn.ModuleList(layers)
         self.sliding = [w is not None for w in windows]
         self.norm = ZeroCenteredRMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
 

@@ -135,7 +135,7 @@ class LlamaModel(nn.Module):
             for i in range(cfg.num_hidden_layers)
         )
         for layer, window in zip(self.layers, cfg.sliding_windows, strict=False):
-            if not isinstance(layer, PPMissingLayer):  # another stage's layer has no attention
+            if isinstance(layer, LlamaDecoderLayer):  # another stage's PPMissingLayer has none
                 layer.self_attn.attn.sliding_window = window  # Mistral, Qwen2/3 `layer_types`
         self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
 

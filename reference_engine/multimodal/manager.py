@@ -41,9 +41,8 @@ from reference_engine.multimodal.inputs import (
 from reference_engine.multimodal.mrope import mrope_positions
 
 if TYPE_CHECKING:
-    from torch import nn
-
     from reference_engine.config import ModelConfig
+    from reference_engine.models.qwen3_5 import Qwen3_5ForConditionalGeneration
     from reference_engine.sequence import Sequence as Seq
 
 # Image tokens the encoder cache holds when the engine does not say (vLLM sizes it from the
@@ -53,7 +52,7 @@ DEFAULT_ENCODER_CACHE_TOKENS = 16384
 
 class MultiModalManager:
     def __init__(
-        self, model: nn.Module, model_config: ModelConfig, cache_tokens: int
+        self, model: Qwen3_5ForConditionalGeneration, model_config: ModelConfig, cache_tokens: int
     ) -> None:
         raw = model_config.hf_config
         self.model = model
