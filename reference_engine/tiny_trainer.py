@@ -115,6 +115,9 @@ class _Body(nn.Module):
 class TrainableQwen3(nn.Module):
     """Qwen3ForCausalLM with tied embeddings, as the small Qwen3 checkpoints ship."""
 
+    cos: torch.Tensor  # non-persistent buffers, registered in __init__
+    sin: torch.Tensor
+
     def __init__(self, s: TrainShape, vocab_size: int) -> None:
         super().__init__()
         self.s = s

@@ -34,9 +34,11 @@ import torch
 
 from reference_engine.config import ConfigError, ModelConfig
 from reference_engine.layers.linear import Linear
+from reference_engine.loader import CheckpointTensor
 
 if TYPE_CHECKING:
     from reference_engine.engine import Engine
+    from reference_engine.models.llama import LlamaForCausalLM
 
 UpdatePolicy = Literal["refuse", "abort", "recompute"]
 POLICIES = ("refuse", "abort", "recompute")
@@ -61,10 +63,11 @@ class UpdateResult:
     seconds: float
 
 
-class _StagedTensor:
-    """An in-memory tensor with the loader's CheckpointTensor interface."""
+class _StagedTensor(CheckpointTensor):
+    """An in-memory tensor with the loader's CheckpointTensor interface (every method
+    overridden: nothing is read from a file)."""
 
-    def __init__(self, name: str, tensor: torch.Tensor) -> None:
+    def __init__(self, name: str, tensor: torch.Tensor) -> None:  # no super(): no file handle
         self.name, self.tensor = name, tensor
         self.shape: tuple[int, ...] = tuple(tensor.shape)
 
@@ -260,7 +263,7 @@ class WeightUpdater:
 
 
     def _quantize_projections(
-        self, model: torch.nn.Module, staged: list[tuple[str, torch.Tensor]]
+        self, model: LlamaForCausalLM, staged: list[tuple[str, torch.Tensor]]
     ) -> list[tuple[str, torch.Tensor]]:
         """An engine quantizing on load (`--quantization`) serves packed projections while
         the trainer holds float ones (low-precision rollouts behind a full-precision
@@ -320,4 +323,5 @@ class WeightBroadcaster:
         opts = dist.BroadcastOptions()
         opts.rootRank = 0
         for _, tensor in named:
-            self.group.broadcast([tensor.contiguous()], opts).wait()
+            # torch's .pyi declares no collectives on Backend subclasses; Gloo has broadcast
+            self.group.broadcast([tensor.contiguous()], opts).wait()  # type: ignore[attr-defined]

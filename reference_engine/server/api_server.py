@@ -33,7 +33,7 @@ from reference_engine.server.protocol import (
     LoadLoRAAdapterRequest,
     UnloadLoRAAdapterRequest,
 )
-from reference_engine.server.serving import ServingLimits
+from reference_engine.server.serving import ReqT, Serving, ServingLimits
 from reference_engine.server.serving_chat import ChatServing
 from reference_engine.server.serving_completion import CompletionServing
 from reference_engine.server.weight_update_api import add_weight_update_routes
@@ -210,7 +210,7 @@ def build_app(engine: AsyncEngine, options: ServerOptions) -> FastAPI:
             raise RequestError(f"The LoRA adapter `{name}` has already been loaded.")
         e.add_lora(LoRARequest(name, len(e.list_loras()) + 1, path))
 
-    async def serve(request: Request, serving: CompletionServing | ChatServing, model: type[BaseModel]) -> Response:
+    async def serve(request: Request, serving: Serving[ReqT], model: type[ReqT]) -> Response:
         """One request through a serving front end: parse, submit, then stream or collect."""
         arrival = time.monotonic()
         serving.check_overload(0)  # a full queue refuses before parsing or tokenizing anything

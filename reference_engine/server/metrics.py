@@ -251,8 +251,10 @@ class ServerMetrics:
 def _spec_decode_lines(spec: SpecDecodingStats) -> list[str]:
     """vLLM's spec_decode_* series: counters, so a dashboard divides rates of them."""
     p = PREFIX
-    per_pos = [(f'{{position="{j}"}}', a) for j, a in enumerate(spec.accepted_per_position)]
-    rows = [
+    per_pos: list[tuple[str, float]] = [
+        (f'{{position="{j}"}}', a) for j, a in enumerate(spec.accepted_per_position)
+    ]
+    rows: list[tuple[str, str, str, list[tuple[str, float]]]] = [
         (f"{p}_spec_decode_num_drafts_total", "counter",
          "Sequence-steps that verified draft tokens.", [("", spec.num_drafts)]),
         (f"{p}_spec_decode_num_draft_tokens_total", "counter", "Draft tokens proposed.",

@@ -11,7 +11,7 @@ import json
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from reference_engine.server.async_engine import (
     AsyncEngine,
@@ -132,7 +132,13 @@ class ChunkFactory:
         return self.usage_chunk if self.include_usage else None
 
 
-class Serving:
+# The request body one front end parses (CompletionRequest, ChatCompletionRequest).
+ReqT = TypeVar("ReqT", bound=_SamplingFields)
+
+
+class Serving(Generic[ReqT]):
+    """What the front ends share; each one prepares, answers and streams its own ReqT."""
+
     def __init__(
         self,
         engine: AsyncEngine,
@@ -145,10 +151,22 @@ class Serving:
         self.metrics = metrics
         self.limits = limits
 
-    async def prepare_async(self, req: Any, arrival: float) -> Prepared:
-        """`prepare` (each front end's), from the event loop; a front end whose requests
-        can be slow to prepare (images to decode) runs it on a worker thread instead."""
-        return self.prepare(req, arrival)  # type: ignore[attr-defined,no-any-return]
+    def prepare(self, req: ReqT, arrival: float) -> Prepared:
+        """The request's prompt tokens and sampling parameters (each front end's own)."""
+        raise NotImplementedError
+
+    def response(self, req: ReqT, prep: Prepared, final: RequestOutput) -> dict[str, Any]:
+        """The non-streaming response body."""
+        raise NotImplementedError
+
+    def stream(self, req: ReqT, prep: Prepared, stream: Any) -> AsyncIterator[str]:
+        """The server-sent events of a streaming response."""
+        raise NotImplementedError
+
+    async def prepare_async(self, req: ReqT, arrival: float) -> Prepared:
+        """`prepare`, from the event loop; a front end whose requests can be slow to
+        prepare (images to decode) runs it on a worker thread instead."""
+        return self.prepare(req, arrival)
 
     # --- checks ---------------------------------------------------------------------------
     def check_model(self, model: str) -> Any:

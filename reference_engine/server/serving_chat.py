@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 _UNSUPPORTED = ("tools", "functions", "function_call", "parallel_tool_calls")
 
 
-class ChatServing(Serving):
+class ChatServing(Serving[ChatCompletionRequest]):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.text_of = TokenText(self.engine.tokenizer)

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from reference_engine.outputs import CompletionOutput, RequestOutput
 
 
-class CompletionServing(Serving):
+class CompletionServing(Serving[CompletionRequest]):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.text_of = TokenText(self.engine.tokenizer)
@@ -66,7 +66,9 @@ class CompletionServing(Serving):
         return ids
 
     # --- responses ------------------------------------------------------------------------
-    def response(self, req: CompletionRequest, prep: Prepared, final: RequestOutput) -> dict:
+    def response(
+        self, req: CompletionRequest, prep: Prepared, final: RequestOutput
+    ) -> dict[str, Any]:
         choices = []
         for c in final.outputs:
             choices.append(
