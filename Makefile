@@ -45,7 +45,7 @@ test-integration: $(STAMP)
 
 test: $(STAMP) sysdeps
 	$(BIN)/ruff check analyzer reference_engine tests benchmarks
-	$(BIN)/mypy  # [tool.mypy] in pyproject.toml: analyzer/
+	$(BIN)/mypy  # [tool.mypy] in pyproject.toml: analyzer/ and reference_engine/
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)

@@ -77,7 +77,7 @@ class LLM:
         for conv, p in zip(conversations, params, strict=True):
             text = self.engine.tokenizer.apply_chat_template(
                 list(conv),
-                add_generation_prompt=add_generation_prompt,  # type: ignore[arg-type]
+                add_generation_prompt=add_generation_prompt,
                 **(chat_template_kwargs or {}),
             )
             request_id = str(next(self._ids))

@@ -68,7 +68,7 @@ class Qwen3_5Attention(nn.Module):
         q_rot, k_rot = rope.rotate(q[..., :r], k[..., :r])
         q = torch.cat([q_rot, q[..., r:]], dim=-1)
         k = torch.cat([k_rot, k[..., r:]], dim=-1)
-        out = self.attn(q, k, v, kv_cache, batch)  # type: ignore[arg-type]
+        out = self.attn(q, k, v, kv_cache, batch)
         return self.o_proj((out * torch.sigmoid(gate)).flatten(1))
 
 

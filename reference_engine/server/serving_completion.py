@@ -51,7 +51,7 @@ class CompletionServing(Serving[CompletionRequest]):
                     "send one request per prompt",
                     param="prompt",
                 )
-            prompt = prompt[0]  # type: ignore[assignment]
+            prompt = prompt[0]
         if isinstance(prompt, str):
             if len(prompt) > self.limits.max_prompt_chars:
                 raise APIError(
