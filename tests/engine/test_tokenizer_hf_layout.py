@@ -242,3 +242,19 @@ def test_renderer_details_match_transformers(tmp_path: Path) -> None:
     want = theirs.apply_chat_template(messages, tokenize=False)
     assert ours.apply_chat_template(messages) == want
     assert messages[1]["content"] is None  # the caller's messages are left alone
+
+
+def test_folder_without_eos_token_loads_like_transformers(tmp_path: Path) -> None:
+    """A tokenizer_config.json with no eos_token loads, with no end-of-sequence id (loading
+    used to ask the tokenizer for the id of None and fail with a TypeError). transformers'
+    Qwen2Tokenizer falls back to a class default eos; ours takes only what the folder says."""
+    save_tokenizer(tmp_path, "legacy")
+    cfg_file = tmp_path / "tokenizer_config.json"
+    cfg = json.loads(cfg_file.read_text(encoding="utf-8"))
+    cfg.pop("eos_token", None)
+    cfg_file.write_text(json.dumps(cfg), encoding="utf-8")
+    (tmp_path / "special_tokens_map.json").unlink(missing_ok=True)
+    theirs = transformers.AutoTokenizer.from_pretrained(str(tmp_path))
+    ours = load_tokenizer(tmp_path)
+    assert ours.eos_token is None and ours.eos_token_ids == []
+    assert ours.encode("Paged attention") == theirs.encode("Paged attention")
