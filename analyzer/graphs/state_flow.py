@@ -305,17 +305,13 @@ class Tracer:
         """`tuple[int, Block]` (or `Optional[...]` of it) at `position`; `tuple[X, ...]` -> X."""
         node = self.p.parser.parse(ann.text)
         for _ in range(4):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                node = self.p.parser.parse(node.value)
-                continue
-            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-                left = node.left
-                node = node.right if isinstance(left, ast.Constant) and left.value is None else left
-                continue
-            if not isinstance(node, ast.Subscript):
+            step = _peel(node, self.p)
+            if step is None:
                 return None
-            head = (dotted_name(node.value) or "").rpartition(".")[2]
-            args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if isinstance(step, ast.expr):
+                node = step
+                continue
+            head, args = step
             if head in _WRAPPERS or head in ("Optional", "Union"):
                 node = args[0]
                 continue
@@ -621,23 +617,32 @@ def _parent(qualname: str) -> str:
     return qualname.rpartition(".")[0] or MODULE_SCOPE
 
 
+def _peel(node: ast.expr | None, project: Project) -> ast.expr | tuple[str, list[ast.expr]] | None:
+    """One step of reading an annotation: a quoted annotation parsed, `X | None` reduced to
+    X (the next node to read), or a subscript split into its head's last name and its
+    arguments; None for anything else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return project.parser.parse(node.value)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        left = node.left
+        return node.right if isinstance(left, ast.Constant) and left.value is None else left
+    if not isinstance(node, ast.Subscript):
+        return None
+    head = (dotted_name(node.value) or "").rpartition(".")[2]
+    args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    return head, list(args)
+
+
 def _container_args(node: ast.expr, project: Project) -> ast.expr | None:
     """The element annotation of a container annotation, or None."""
     for _ in range(6):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            inner = project.parser.parse(node.value)
-            if inner is None:
-                return None
-            node = inner
-            continue
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-            left = node.left
-            node = node.right if isinstance(left, ast.Constant) and left.value is None else left
-            continue
-        if not isinstance(node, ast.Subscript):
+        step = _peel(node, project)
+        if step is None:
             return None
-        head = (dotted_name(node.value) or "").rpartition(".")[2]
-        args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if isinstance(step, ast.expr):
+            node = step
+            continue
+        head, args = step
         if head in _WRAPPERS or head == "Union":
             node = next((a for a in args if not (isinstance(a, ast.Constant) and a.value is None)
                          and dotted_name(a) not in ("None", "NoneType")), args[0])
