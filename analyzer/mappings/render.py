@@ -159,8 +159,14 @@ def print_verify(console: Console, report: VerifyReport) -> None:
 def _link_text(link: StepLink) -> str:
     if link.broken:
         return f"[red]{link.index} broken[/]"
-    bridges = len(link.bridges)
-    via = f"{len(link.path) - bridges} calls" + (f" + {bridges} bridge{'s' if bridges > 1 else ''}" if bridges else "")
+    # Count the hops that reach the step apart from the bridges crossed within it (between
+    # its own symbols), which a reader would otherwise take for part of the way there.
+    calls = sum(s.via == "call" for s in link.path)
+    bridges = sum(s.via not in ("call", "return") for s in link.path)
+    inner = sum(s.via not in ("call", "return") for s in link.inner)
+    via = f"{calls} calls" + (f" + {bridges} bridge{'s' if bridges > 1 else ''}" if bridges else "")
+    if inner:
+        via += f"; {inner} bridge{'s' if inner > 1 else ''} within the step"
     return f"{link.source}→{link.index} ({via})"
 
 

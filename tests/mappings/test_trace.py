@@ -105,3 +105,16 @@ def test_a_step_spanning_a_boundary_records_the_crossing_inside_it() -> None:
     links = chain_steps(g, [(1, ["api.handler"]), (2, ["api.add", "core.add"])], bridges)
     assert links[1].source == 1 and [s.callee for s in links[1].path] == ["api.add"]
     assert [s.via for s in links[1].bridges] == ["bridge to-core (zmq)"]
+
+
+def test_link_summary_counts_the_way_there_apart_from_crossings_inside_the_step() -> None:
+    """`atlas map verify` prints how each step is reached: a bridge crossed between a step's
+    own symbols is not a hop on the way to it (that once printed "-1 calls")."""
+    from analyzer.mappings.render import _link_text
+
+    g = _graph(("api.handler", "api.add"), ("api.add", "client.send"), ("core.recv", "core.add"))
+    bridges = {"client.send": [Bridge("to-core", "client.send", "core.recv", "zmq")]}
+    links = chain_steps(g, [(1, ["api.handler"]), (2, ["api.add", "core.add"])], bridges)
+    assert _link_text(links[1]) == "1→2 (1 calls; 1 bridge within the step)"
+    links = chain_steps(g, [(1, ["api.handler"]), (2, ["core.add"])], bridges)
+    assert _link_text(links[1]) == "1→2 (3 calls + 1 bridge)"
