@@ -17,6 +17,8 @@ shows the author all of them. File layout:
     flags = ["--block-size"]            # upstream only
     envs = ["VLLM_X"]                   # upstream only
     bridges = [{ name = "...", source = "a.b.send", target = "c.d.recv", transport = "zmq" }]
+    dispatch = [{ source = "a.Runner.run", target = "m.Model.forward", call = "self.model(" }]
+                                        # a call the call graph cannot follow (chosen at run time)
 
     [[steps]]                           # optional, in order, after the side tables
     title = "Admit waiting requests"
@@ -40,6 +42,7 @@ from analyzer.mappings.models import (
     UPSTREAMS,
     Bridge,
     ConceptMapping,
+    Dispatch,
     KnobRef,
     MappingError,
     SideMapping,
@@ -58,9 +61,10 @@ _VERSION_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+!-]*")
 _TOP_KEYS = {"title", "summary", "chapters", "related", "steps", *SIDES}
 _STEP_KEYS = {"title", "explain", *SIDES}
 _STEP_SIDE_KEYS = {"symbols", "none", "process"}
-_SIDE_KEYS = {"status", "note", "symbols", "entry_points", "flags", "envs", "bridges"}
+_SIDE_KEYS = {"status", "note", "symbols", "entry_points", "flags", "envs", "bridges", "dispatch"}
 _SYMBOL_KEYS = {"name", "role", "releases"}
 _BRIDGE_KEYS = {"name", "source", "target", "transport", "carries", "note", "releases"}
+_DISPATCH_KEYS = {"source", "target", "call", "note", "releases"}
 
 
 def default_mappings_dir() -> Path:
@@ -216,6 +220,7 @@ def _side(project: str, raw: Any, where: str, problems: list[str]) -> SideMappin
     flags = _knobs(raw, "flags", "flag", where, problems)
     envs = _knobs(raw, "envs", "env", where, problems)
     bridges = _bridges(raw, where, problems)
+    dispatches = _dispatches(raw, where, problems)
     if project == REFERENCE and (flags or envs):
         problems.append(f"{where}: the reference engine has no flags / envs to map")
     if status in ("implemented", "partial") and not symbols:
@@ -233,6 +238,7 @@ def _side(project: str, raw: Any, where: str, problems: list[str]) -> SideMappin
         flags=tuple(flags),
         envs=tuple(envs),
         bridges=tuple(bridges),
+        dispatches=tuple(dispatches),
     )
 
 
@@ -304,6 +310,24 @@ def _bridges(raw: dict[str, Any], where: str, problems: list[str]) -> list[Bridg
             if fields[end] and not _DOTTED_RE.fullmatch(fields[end]):
                 problems.append(f"{spot}: {end} {fields[end]!r} is not a dotted qualified name")
         out.append(Bridge(**fields, releases=_releases(item, spot, problems)))
+    return out
+
+
+def _dispatches(raw: dict[str, Any], where: str, problems: list[str]) -> list[Dispatch]:
+    value = raw.get("dispatch", [])
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        problems.append(f"{where}: dispatch must be a list of tables")
+        return []
+    out = []
+    for i, item in enumerate(value):
+        spot = f"{where}: dispatch[{i}]"
+        _unknown_keys(item, _DISPATCH_KEYS, spot, problems)
+        fields = {k: _text(item, k, spot, problems, required=k != "note")
+                  for k in ("source", "target", "call", "note")}
+        for end in ("source", "target"):
+            if fields[end] and not _DOTTED_RE.fullmatch(fields[end]):
+                problems.append(f"{spot}: {end} {fields[end]!r} is not a dotted qualified name")
+        out.append(Dispatch(**fields, releases=_releases(item, spot, problems)))
     return out
 
 

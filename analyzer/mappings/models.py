@@ -94,6 +94,45 @@ class Bridge:
             "releases": list(self.releases),
         }
 
+    @property
+    def via(self) -> str:
+        return f"bridge {self.name} ({self.transport})"
+
+
+@dataclass(frozen=True, slots=True)
+class Dispatch:
+    """A call the static call graph cannot follow: the callee is chosen at run time (a model
+    class picked by the registry, a layer swapped in for LoRA, a hook torch calls).
+
+    Not a boundary: `call` is the call as written in `source` (`self.model(`), and
+    `atlas map verify` checks it is there, and lists every dispatch a chain relies on as a
+    call-graph gap, so it stays visible until the call graph resolves the edge itself."""
+
+    source: str
+    target: str
+    call: str
+    note: str = ""
+    releases: tuple[str, ...] = ()
+
+    def applies_to(self, version: str | None) -> bool:
+        return not self.releases or version is None or version in self.releases
+
+    @property
+    def via(self) -> str:
+        return f"{DISPATCH} {self.call}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "target": self.target, "call": self.call, "note": self.note,
+                "releases": list(self.releases)}
+
+
+DISPATCH = "dispatch"  # how a trace step through a Dispatch starts its `via`
+
+
+def is_crossing(via: str) -> bool:
+    """A trace step's `via` that crosses a process or thread boundary (a bridge)."""
+    return via not in ("call", "return") and not via.startswith(DISPATCH + " ")
+
 
 @dataclass(frozen=True, slots=True)
 class SideMapping:
@@ -107,6 +146,7 @@ class SideMapping:
     flags: tuple[KnobRef, ...] = ()
     envs: tuple[KnobRef, ...] = ()
     bridges: tuple[Bridge, ...] = ()
+    dispatches: tuple[Dispatch, ...] = ()  # calls the call graph cannot follow (see Dispatch)
 
     @property
     def is_gap(self) -> bool:
@@ -124,6 +164,9 @@ class SideMapping:
     def bridges_for(self, version: str | None) -> list[Bridge]:
         return [b for b in self.bridges if b.applies_to(version)]
 
+    def dispatches_for(self, version: str | None) -> list[Dispatch]:
+        return [d for d in self.dispatches if d.applies_to(version)]
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "project": self.project,
@@ -134,6 +177,7 @@ class SideMapping:
             "flags": [k.to_dict() for k in self.flags],
             "envs": [k.to_dict() for k in self.envs],
             "bridges": [b.to_dict() for b in self.bridges],
+            "dispatches": [d.to_dict() for d in self.dispatches],
         }
 
 

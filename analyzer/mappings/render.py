@@ -7,7 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from analyzer.mappings.book import ChapterTable
-from analyzer.mappings.models import SIDES, ConceptMapping, SideMapping
+from analyzer.mappings.models import SIDES, ConceptMapping, SideMapping, is_crossing
 from analyzer.mappings.trace import StepLink, TraceStep
 from analyzer.mappings.verify import VerifyReport
 
@@ -87,6 +87,11 @@ def _print_side(console: Console, side: SideMapping) -> None:
                 f"    {escape(b.name)}: {escape(b.source)} → {escape(b.target)} "
                 f"({escape(b.transport)}{carries}){_releases(b.releases)}"
             )
+    if side.dispatches:
+        console.print("  [underline]run-time calls the call graph cannot follow[/]")
+        for d in side.dispatches:
+            console.print(f"    {escape(d.source)} → {escape(d.target)} "
+                          f"(written {escape(d.call)}){_releases(d.releases)}")
 
 
 def print_concept(console: Console, concept: ConceptMapping) -> None:
@@ -162,9 +167,11 @@ def _link_text(link: StepLink) -> str:
     # Count the hops that reach the step apart from the bridges crossed within it (between
     # its own symbols), which a reader would otherwise take for part of the way there.
     calls = sum(s.via == "call" for s in link.path)
-    bridges = sum(s.via not in ("call", "return") for s in link.path)
-    inner = sum(s.via not in ("call", "return") for s in link.inner)
-    via = f"{calls} calls" + (f" + {bridges} bridge{'s' if bridges > 1 else ''}" if bridges else "")
+    dynamic = sum(s.via.startswith("dispatch ") for s in link.path)
+    bridges = sum(is_crossing(s.via) for s in link.path)
+    inner = sum(is_crossing(s.via) for s in link.inner)
+    via = (f"{calls} calls" + (f" + {dynamic} run-time" if dynamic else "")
+           + (f" + {bridges} bridge{'s' if bridges > 1 else ''}" if bridges else ""))
     if inner:
         via += f"; {inner} bridge{'s' if inner > 1 else ''} within the step"
     return f"{link.source}→{link.index} ({via})"

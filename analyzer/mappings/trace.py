@@ -14,7 +14,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Protocol
 
-from analyzer.mappings.models import Bridge, ConceptMapping
+from analyzer.mappings.models import Bridge, ConceptMapping, Dispatch, is_crossing
+
+Link = Bridge | Dispatch  # a hop the mappings declare: across a boundary, or a run-time call
 
 
 class CallGraphLike(Protocol):
@@ -30,18 +32,21 @@ class CallGraphLike(Protocol):
 class TraceStep:
     caller: str
     callee: str
-    via: str  # "call", or "bridge <name> (<transport>)"
+    via: str  # "call", "return", "bridge <name> (<transport>)" or "dispatch <call>"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def bridges_for(concepts: Iterable[ConceptMapping], project: str, version: str | None) -> dict[str, list[Bridge]]:
-    """source symbol -> bridges leaving it, from every concept's mapping of `project`."""
-    out: dict[str, list[Bridge]] = {}
+def bridges_for(concepts: Iterable[ConceptMapping], project: str, version: str | None) -> dict[str, list[Link]]:
+    """source symbol -> bridges (and declared run-time calls) leaving it, from every concept's
+    mapping of `project`."""
+    out: dict[str, list[Link]] = {}
     seen: set[tuple[str, str]] = set()
     for concept in concepts:
-        for bridge in concept.side(project).bridges_for(version):
+        side = concept.side(project)
+        links: list[Link] = [*side.bridges_for(version), *side.dispatches_for(version)]
+        for bridge in links:
             if (bridge.source, bridge.target) not in seen:
                 seen.add((bridge.source, bridge.target))
                 out.setdefault(bridge.source, []).append(bridge)
@@ -52,7 +57,7 @@ def trace_path(
     graph: CallGraphLike,
     source: str,
     target: str,
-    bridges: dict[str, list[Bridge]],
+    bridges: dict[str, list[Link]],
     *,
     max_length: int = 16,
 ) -> list[TraceStep] | None:
@@ -67,7 +72,7 @@ def trace_path(
         if depth[node] >= max_length:
             continue
         hops = [(n, "call") for n in sorted(graph.successors(node))] if node in graph else []
-        hops += [(b.target, f"bridge {b.name} ({b.transport})") for b in bridges.get(node, [])]
+        hops += [(b.target, b.via) for b in bridges.get(node, [])]
         for nxt, via in hops:
             if nxt not in parent:
                 parent[nxt] = TraceStep(node, nxt, via)
@@ -100,7 +105,7 @@ def trace_between(
     graph: CallGraphLike,
     sources: Iterable[str],
     targets: Iterable[str],
-    bridges: dict[str, list[Bridge]],
+    bridges: dict[str, list[Link]],
     *,
     max_length: int = 16,
 ) -> list[TraceStep] | None:
@@ -123,7 +128,7 @@ def trace_between(
         if depth[node] >= max_length:
             continue
         hops = [(n, "call") for n in sorted(graph.successors(node))] if node in graph else []
-        hops += [(b.target, f"bridge {b.name} ({b.transport})") for b in bridges.get(node, [])]
+        hops += [(b.target, b.via) for b in bridges.get(node, [])]
         for nxt, via in hops:
             if nxt not in parent:
                 parent[nxt] = TraceStep(node, nxt, via)
@@ -153,7 +158,12 @@ class StepLink:
     @property
     def bridges(self) -> list[TraceStep]:
         """Bridges crossed to reach the step and within it."""
-        return [s for s in (*self.path, *self.inner) if s.via not in ("call", "return")]
+        return [s for s in (*self.path, *self.inner) if is_crossing(s.via)]
+
+    @property
+    def dispatches(self) -> list[TraceStep]:
+        """Declared run-time calls taken to reach the step and within it (call-graph gaps)."""
+        return [s for s in (*self.path, *self.inner) if s.via.startswith("dispatch ")]
 
     def to_dict(self) -> dict[str, Any]:
         return {"index": self.index, "source": self.source, "path": [s.to_dict() for s in self.path],
@@ -163,7 +173,7 @@ class StepLink:
 def chain_steps(
     graph: CallGraphLike,
     steps: list[tuple[int, list[str]]],
-    bridges: dict[str, list[Bridge]],
+    bridges: dict[str, list[Link]],
     *,
     max_length: int = 16,
 ) -> list[StepLink]:
@@ -213,7 +223,7 @@ def _reach(
     graph: CallGraphLike,
     earlier: list[tuple[int, str, list[str], list[str]]],
     nodes: list[str],
-    bridges: dict[str, list[Bridge]],
+    bridges: dict[str, list[Link]],
     max_length: int,
 ) -> tuple[int, list[TraceStep]] | None:
     """(the step it is reached from, the path), nearest earlier symbol first."""
@@ -235,7 +245,7 @@ def _loops_after(graph: CallGraphLike, path: list[TraceStep]) -> list[str]:
     """The callers of the last bridge's receiving end, up to RECEIVER_DEPTH levels (the loop
     polling the socket, e.g. event_loop -> ingest_requests -> recv_requests): a handled
     message returns there, and the loop goes on to the next step."""
-    crossings = [s for s in path if s.via not in ("call", "return")]
+    crossings = [s for s in path if is_crossing(s.via)]
     if not crossings or not hasattr(graph, "predecessors"):
         return []
     frontier, seen = [crossings[-1].callee], list[str]()

@@ -18,6 +18,7 @@ from analyzer.mappings.models import (
     SIDES,
     UPSTREAMS,
     ConceptMapping,
+    Dispatch,
     SideMapping,
     Step,
     SymbolRef,
@@ -32,7 +33,7 @@ class VerifyFinding:
     concept: str
     project: str
     pin: str  # "vllm@0.30.0", or "reference"
-    kind: str  # "symbol" | "entry_point" | "bridge" | "flag" | "env" | "release" | "step" | "chain"
+    kind: str  # "symbol" | "entry_point" | "bridge" | "dispatch" | "flag" | "env" | "release" | "step" | "chain"
     name: str
     message: str
     suggestions: tuple[str, ...] = ()
@@ -193,6 +194,11 @@ def _check_chain(
     links = chain_steps(graph, named, bridges_for(concepts, view.project, view.version))
     report.chains.setdefault(concept.id, {})[view.label] = links
     for link in links:
+        for hop in link.dispatches:  # verified in the source, but not by the call graph: say so
+            report.notes.append(VerifyFinding(
+                concept.id, view.project, view.label, "dispatch", f"step {link.index}",
+                f"step {link.index} is reached through a call the call graph does not resolve: "
+                f"{hop.caller} -> {hop.callee} ({hop.via.removeprefix('dispatch ')})"))
         if link.broken:
             step = concept.steps[link.index - 1]
             report.problems.append(VerifyFinding(
@@ -207,6 +213,7 @@ def _check_releases(
         *(("symbol", s.name, s.releases) for s in (*side.symbols, *side.entry_points)),
         *((k.kind, k.name, k.releases) for k in (*side.flags, *side.envs)),
         *(("bridge", b.name, b.releases) for b in side.bridges),
+        *(("dispatch", d.call, d.releases) for d in side.dispatches),
     ]
     for step in steps:
         entries += [("step", s.name, s.releases) for s in step.side(side.project).symbols]
@@ -229,6 +236,8 @@ def _check_side(concept: str, side: SideMapping, view: PinnedTree, report: Verif
         for end in (bridge.source, bridge.target):
             ref = SymbolRef(end, releases=bridge.releases)
             _check_symbol(concept, "bridge", ref, view, report, label=f"bridge {bridge.name}: {end}")
+    for dispatch in side.dispatches:
+        _check_dispatch(concept, dispatch, view, report)
     for knob in (*side.flags, *side.envs):
         known = view.flags if knob.kind == "flag" else view.envs
         present = knob.name in known
@@ -242,6 +251,23 @@ def _check_side(concept: str, side: SideMapping, view: PinnedTree, report: Verif
                             tuple(_close_names(knob.name, known))))
         elif present:
             report.notes.append(_also_there(concept, side.project, view.label, knob.kind, knob.name))
+
+
+def _check_dispatch(concept: str, dispatch: Dispatch, view: PinnedTree, report: VerifyReport) -> None:
+    """Both ends exist, and the call is written in the source's body as the mapping says."""
+    label = f"dispatch {dispatch.source} -> {dispatch.target}"
+    for end in (dispatch.source, dispatch.target):
+        _check_symbol(concept, "dispatch", SymbolRef(end, releases=dispatch.releases), view, report,
+                      label=f"{label}: {end}")
+    match = view.resolve(dispatch.source)
+    if match is None or not dispatch.applies_to(view.version):
+        return
+    lines = view.read_lines(match.path) or []
+    body = "\n".join(lines[match.line - 1:match.end_line])
+    if dispatch.call not in body:
+        report.problems.append(VerifyFinding(
+            concept, view.project, view.label, "dispatch", dispatch.call,
+            f"{label}: {dispatch.source} has no call written {dispatch.call!r} in {view.label}"))
 
 
 def _check_symbol(

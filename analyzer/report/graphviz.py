@@ -93,7 +93,7 @@ def route_dot(column: int, rows: list[StepRow]) -> str | None:
             continue
         crossings = cell.crossings
         returns = any(via == "return" for _, via in cell.hops)
-        calls = sum(1 for _, via in cell.hops if via == "call")
+        calls = sum(1 for _, via in cell.hops if via == "call" or via.startswith("dispatch "))
         counted = f"{calls} call{'s' if calls != 1 else ''}" if calls else ""
         label = "; ".join(crossings) or ", ".join(p for p in ("back to the loop" if returns else "", counted) if p)
         style = ', color="#b35c00", fontcolor="#b35c00", style=bold' if crossings else ""

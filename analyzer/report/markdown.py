@@ -79,6 +79,8 @@ def _steps(page: ConceptPage) -> list[str]:
                 out += [f"> The chain breaks here: {esc(cell.broken)}", ""]
             elif cell.source:
                 hops = " → ".join(("returns to the loop " if via == "return" else
+                                   f"calls at run time (written {code(via.removeprefix('dispatch '))}) → "
+                                   if via.startswith("dispatch ") else
                                    f"crosses {esc(via)} → " if via != "call" else "") + code(callee)
                                   for callee, via in cell.hops)
                 inner = "".join(f"; within the step crosses {esc(via)}" for via in cell.inner)

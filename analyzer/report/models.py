@@ -157,7 +157,7 @@ class StepCell:
     missing: str = ""  # nothing to show: the mapping is silent, or the side is not in this report
     process: str = ""  # the process / thread the step runs in
     source: int | None = None  # the step it is reached from (call graph + bridges)
-    hops: list[tuple[str, str]] = field(default_factory=list)  # (callee, "call", "return" or the bridge)
+    hops: list[tuple[str, str]] = field(default_factory=list)  # (callee, "call", "return", the bridge or "dispatch <call>")
     broken: str = ""  # the chain breaks here: why
     inner: list[str] = field(default_factory=list)  # bridges crossed between the step's own symbols
 
@@ -168,7 +168,8 @@ class StepCell:
     @property
     def crossings(self) -> list[str]:
         """Every boundary crossed to reach this step and within it."""
-        return [via for _, via in self.hops if via not in ("call", "return")] + self.inner
+        return [via for _, via in self.hops if via not in ("call", "return") and not via.startswith("dispatch ")] \
+            + self.inner
 
 
 @dataclass(slots=True)

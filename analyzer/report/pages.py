@@ -6,8 +6,9 @@ from dataclasses import replace
 
 from analyzer.graphs.state import ClassState, how
 from analyzer.index import SymbolMatch
-from analyzer.mappings import SIDES, Bridge, ConceptMapping, KnobRef, SideMapping, StepSide
-from analyzer.mappings.trace import StepLink, chain_steps
+from analyzer.mappings import SIDES, ConceptMapping, KnobRef, SideMapping, StepSide
+from analyzer.mappings.models import is_crossing
+from analyzer.mappings.trace import Link, StepLink, chain_steps
 from analyzer.pinned import PinnedTree, heading
 from analyzer.report.callpath import find_call_path, target_nodes
 from analyzer.report.excerpt import make_excerpt
@@ -38,7 +39,7 @@ def build_page(
     sides: dict[str, PinnedTree | None],
     titles: dict[str, str],
     dot: str | None,
-    bridges: dict[str, dict[str, list[Bridge]]] | None = None,
+    bridges: dict[str, dict[str, list[Link]]] | None = None,
 ) -> ConceptPage:
     """`bridges`: project -> source symbol -> bridges, from every concept (the steps' chains cross them)."""
     columns = [build_column(concept.side(project), sides.get(project), dot) for project in SIDES]
@@ -56,7 +57,7 @@ def build_page(
 
 
 def step_rows(
-    concept: ConceptMapping, sides: dict[str, PinnedTree | None], bridges: dict[str, dict[str, list[Bridge]]]
+    concept: ConceptMapping, sides: dict[str, PinnedTree | None], bridges: dict[str, dict[str, list[Link]]]
 ) -> list[StepRow]:
     """The concept's steps as rows of three cells, each cell linked to the step before it."""
     rows = [StepRow(i, step.title, step.explain, []) for i, step in enumerate(concept.steps, start=1)]
@@ -94,7 +95,7 @@ def _apply_link(cell: StepCell, link: StepLink) -> None:
     cell.source = link.source
     cell.broken = link.broken
     cell.hops = [(s.callee, "call" if s.via == "call" else s.via.removeprefix("bridge ")) for s in link.path]
-    cell.inner = [b.via.removeprefix("bridge ") for b in link.inner if b.via not in ("call", "return")]
+    cell.inner = [b.via.removeprefix("bridge ") for b in link.inner if is_crossing(b.via)]
 
 
 def build_column(mapping: SideMapping, source: PinnedTree | None, dot: str | None) -> Column:

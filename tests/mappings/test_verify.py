@@ -256,3 +256,28 @@ def test_a_bridge_declared_by_another_concept_joins_the_chain(pins: FakePins, tm
     # Without the catalogue the bridge is unknown and the chain breaks where it did before.
     unaware = run_verify(pins.settings, alone, ["vllm@1.0"], reference=False, fetch=False)
     assert [p.name for p in unaware.problems if p.kind == "chain"] == ["step 4"]
+
+
+def test_a_declared_run_time_call_joins_the_chain_when_written_in_its_source(pins: FakePins, tmp_path: Path) -> None:
+    # A call the call graph cannot follow (a registry, a swapped-in layer) may be declared with
+    # the call as written in the caller: the chain crosses it, verify checks the text is really
+    # in the caller's body and lists the hop as a call-graph gap (a note), not as a boundary.
+    dispatch = """
+    dispatch = [{{ source = "vllm.core.pool.BlockPool.free", target = "vllm.core.pool.BlockPool.__init__", call = "{call}", releases = ["1.0"] }}]
+    """
+    base = SCHEDULER.replace('envs = ["VLLM_FOO"', dispatch.format(call="self.free_ids.append(") + 'envs = ["VLLM_FOO"')
+    write_mapping(tmp_path, "scheduler", base + STEPS.format(last="Init", method="__init__"))
+    report = _verify(pins, tmp_path, ["vllm@1.0"])
+    assert report.ok, report.problems
+    link = report.chains["scheduler"]["vllm@1.0"][3]
+    assert [s.via for s in link.path] == ["dispatch self.free_ids.append("] and link.bridges == []
+    gaps = [n for n in report.notes if n.kind == "dispatch"]
+    assert [n.name for n in gaps] == ["step 4"]
+    assert "BlockPool.free -> vllm.core.pool.BlockPool.__init__" in gaps[0].message
+    # A call that is not written there is a stale declaration: a problem, with where.
+    wrong = SCHEDULER.replace('envs = ["VLLM_FOO"', dispatch.format(call="self.model(") + 'envs = ["VLLM_FOO"')
+    write_mapping(tmp_path, "scheduler", wrong + STEPS.format(last="Init", method="__init__"))
+    stale = _verify(pins, tmp_path, ["vllm@1.0"])
+    assert [p.message for p in stale.problems if p.kind == "dispatch"] == [
+        "dispatch vllm.core.pool.BlockPool.free -> vllm.core.pool.BlockPool.__init__: "
+        "vllm.core.pool.BlockPool.free has no call written 'self.model(' in vllm@1.0"]
