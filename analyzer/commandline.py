@@ -1,37 +1,24 @@
 """What every `atlas` command shares: exit codes, the error format, the settings.
 
-Exit codes, the same for every command:
+Exit codes, the same for every command (the engine's too):
   0  success (and, for checks, nothing broken)
   1  the command ran and found problems: broken references, a failed verify,
      no path between two symbols
   2  the command could not run: bad input, a missing pin, an unreadable file
+
+The codes and the error line are defined once, in `reference_engine/exit_codes.py`: the
+engine must not import `analyzer/`, so it owns the rule and the analyzer's commands take it
+from there (as `settings.py` takes the cache folder).
 """
 
 from __future__ import annotations
 
 import typer
-from rich.console import Console
 
 from analyzer.settings import Settings
+from reference_engine.exit_codes import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, fail, print_error
 
-EXIT_OK = 0
-EXIT_FINDINGS = 1
-EXIT_ERROR = 2
-
-
-def print_error(message: str) -> None:
-    """`error: <message>` on stderr; the message is printed as is (paths and refs
-    may hold [brackets] that rich would read as markup)."""
-    console = Console(stderr=True, soft_wrap=True)
-    console.print("[bold red]error:[/]", end=" ")
-    console.print(message, markup=False, highlight=False)
-
-
-def fail(message: str, code: int = EXIT_ERROR) -> typer.Exit:
-    """Print `message` as an error and return the exit to raise:
-    `raise fail("...") from None`."""
-    print_error(message)
-    return typer.Exit(code)
+__all__ = ["EXIT_ERROR", "EXIT_FINDINGS", "EXIT_OK", "fail", "print_error", "settings_of"]
 
 
 def settings_of(ctx: typer.Context) -> Settings:

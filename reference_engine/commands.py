@@ -7,10 +7,9 @@ installs without it, and `atlas --help` must work there.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -19,8 +18,7 @@ from rich.table import Table
 from reference_engine.cache_dir import CacheSettings as Settings
 from reference_engine.cache_dir import default_cache_dir
 from reference_engine.distributed.cli_options import CP, EP, PP, TBO, TP, parallel_kwargs
-
-T = TypeVar("T")
+from reference_engine.exit_codes import guard
 
 engine_app = typer.Typer(
     help="The reference engine: generate text, measure throughput (CPU PyTorch).",
@@ -77,20 +75,6 @@ def _settings(ctx: typer.Context) -> Settings:
     """The cache folder from the root CLI's settings (atlas --cache-dir), else the default."""
     cache_dir = getattr(ctx.find_root().obj, "cache_dir", None)
     return Settings(cache_dir=cache_dir if isinstance(cache_dir, Path) else default_cache_dir())
-
-
-def _guard(action: Callable[[], T]) -> T:
-    """User mistakes (bad folder, bad knob, too-long prompt) become one line and exit 1."""
-    from reference_engine.config import ConfigError
-    from reference_engine.engine import RequestError
-
-    try:
-        return action()
-    except (ConfigError, RequestError, ValueError, OSError) as exc:
-        console = Console(stderr=True, soft_wrap=True)
-        console.print("[bold red]error:[/]", end=" ")
-        console.print(str(exc), markup=False, highlight=False)
-        raise typer.Exit(1) from None
 
 
 def _make_engine(
@@ -222,7 +206,7 @@ def run_command(
         elif not (stream and len(prompt) * n == 1):
             _print_outputs(console, [finals[str(i)] for i in range(len(prompt))])
 
-    _guard(go)
+    guard(go)
 
 
 def _drive(engine: Any, console: Console, stream: bool) -> dict[str, Any]:
@@ -344,7 +328,7 @@ def bench_command(
             table.add_row(key, f"{value:.4g}" if isinstance(value, float) else str(value))
         console.print(table)
 
-    _guard(go)
+    guard(go)
 
 
 # `serve` and `loadtest` live beside their packages; importing them loads neither torch nor

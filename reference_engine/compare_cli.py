@@ -1,6 +1,6 @@
 """`atlas engine compare --model DIR`: the engine against transformers, module by module
 (reference_engine/compare.py). Exit status 0 when every compared module agrees within the
-tolerance, 1 with the first divergence named otherwise."""
+tolerance, 1 with the first divergence named otherwise, 2 when it cannot run (exit_codes.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from pathlib import Path
 import typer
 from rich.console import Console
 from rich.table import Table
+
+from reference_engine.exit_codes import EXIT_FINDINGS, guard
 
 
 def add_compare_command(app: typer.Typer) -> None:
@@ -28,9 +30,7 @@ def add_compare_command(app: typer.Typer) -> None:
         json_output: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
     ) -> None:
         """Find the first module where the engine and transformers diverge on one prompt."""
-        from reference_engine.commands import _guard
-
-        def go() -> int:
+        def go() -> bool:  # True: a module diverged
             import torch
 
             from reference_engine.compare import (
@@ -57,7 +57,7 @@ def add_compare_command(app: typer.Typer) -> None:
                     "not_compared": report.not_compared,
                 }
                 typer.echo(json.dumps(payload, indent=2))
-                return 0 if first is None else 1
+                return first is not None
             console = Console()
             rows = report.diffs
             if first is not None and not show_all:
@@ -76,10 +76,10 @@ def add_compare_command(app: typer.Typer) -> None:
                     f"(atol {atol:g}, rtol {rtol:g}; {len(report.not_compared)} engine modules "
                     "have no same-named module in transformers)"
                 )
-                return 0
+                return False
             layer = "" if report.first_layer is None else f" in decoder layer {report.first_layer}"
             console.print(f"[bold red]first divergence{layer}:[/] {first.describe()}", highlight=False)
-            return 1
+            return True
 
-        if _guard(go):
-            raise typer.Exit(1)
+        if guard(go):
+            raise typer.Exit(EXIT_FINDINGS)

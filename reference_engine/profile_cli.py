@@ -12,6 +12,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from reference_engine.exit_codes import guard
+
 TRACE = typer.Option(
     Path("atlas-profile.json"), "--output", "-o", help="Chrome / Perfetto trace file to write."
 )
@@ -63,7 +65,7 @@ def add_profile_command(app: typer.Typer) -> None:
         json_output: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
     ) -> None:
         """Profile a window of engine steps: a trace file and where the step time goes."""
-        from reference_engine.commands import _guard, _make_engine, _settings
+        from reference_engine.commands import _make_engine, _settings
 
         settings = _settings(ctx)
         console = Console(stderr=json_output)
@@ -91,4 +93,4 @@ def add_profile_command(app: typer.Typer) -> None:
             else:
                 print_breakdown(console, profiler, trace)
 
-        _guard(go)
+        guard(go)

@@ -9,6 +9,8 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from reference_engine.exit_codes import guard
+
 
 def add_quantize_command(app: typer.Typer) -> None:
     @app.command("quantize")
@@ -19,8 +21,6 @@ def add_quantize_command(app: typer.Typer) -> None:
         json_output: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
     ) -> None:
         """Quantize a checkpoint's decoder projections (embeddings, norms, lm_head stay)."""
-        from reference_engine.commands import _guard
-
         def go() -> None:
             from reference_engine.layers.quantization.checkpoint import quantize_checkpoint
 
@@ -34,4 +34,4 @@ def add_quantize_command(app: typer.Typer) -> None:
                 highlight=False,
             )
 
-        _guard(go)
+        guard(go)

@@ -10,6 +10,8 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from reference_engine.exit_codes import guard
+
 
 def add_train_tiny_command(app: typer.Typer) -> None:
     @app.command("train-tiny")
@@ -27,7 +29,7 @@ def add_train_tiny_command(app: typer.Typer) -> None:
 
         It is a small model trained on code, not a chat model; it gives perplexity,
         quantization and speculative-decoding measurements real statistics offline."""
-        from reference_engine.commands import _guard, _settings
+        from reference_engine.commands import _settings
 
         settings = _settings(ctx)
         console = Console(stderr=True)
@@ -66,4 +68,4 @@ def add_train_tiny_command(app: typer.Typer) -> None:
                 highlight=False,
             )
 
-        _guard(go)
+        guard(go)

@@ -12,7 +12,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from reference_engine.commands import MODEL, THREADS, _guard, _settings
+from reference_engine.commands import MODEL, THREADS, _settings
+from reference_engine.exit_codes import guard
 
 KNOBS = ("max_num_seqs", "max_num_batched_tokens", "prefix_caching", "enable_chunked_prefill")
 
@@ -170,7 +171,7 @@ def simulate_command(
         else:
             _print(Console(), cost, payload)
 
-    _guard(go)
+    guard(go)
 
 
 class _EngineFacts:

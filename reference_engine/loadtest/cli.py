@@ -12,6 +12,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from reference_engine.exit_codes import EXIT_FINDINGS, fail, guard
+
 
 def add_loadtest_command(engine_app: typer.Typer) -> None:
     engine_app.command("loadtest")(loadtest_command)
@@ -58,8 +60,6 @@ def loadtest_command(
     json_output: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
 ) -> None:
     """Load-test a server: throughput and TTFT / TPOT / ITL / end-to-end percentiles."""
-    from reference_engine.commands import _guard
-
     console = Console(stderr=True)
 
     def go() -> None:
@@ -113,10 +113,10 @@ def loadtest_command(
             typer.echo(json.dumps(payload, indent=2))
         else:
             _print_report(Console(), payload)
-        if report.num_completed == 0:
-            raise typer.Exit(1)
+        if report.num_completed == 0:  # it ran, and every request failed: a finding
+            raise fail("no request completed", EXIT_FINDINGS)
 
-    _guard(go)
+    guard(go)
 
 
 def _first_model(url: str) -> str:

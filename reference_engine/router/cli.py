@@ -8,6 +8,8 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from reference_engine.exit_codes import fail
+
 POLICY_HELP = (
     "cache_aware (prefix affinity balanced against load), least_outstanding or round_robin."
 )
@@ -48,8 +50,7 @@ def router_command(
         pool = make_pool(worker or [], prefill or [], decode or [])
         make_policy(policy)
     except ValueError as exc:
-        console.print(f"[red]error:[/] {exc}", highlight=False)
-        raise typer.Exit(1) from None
+        raise fail(str(exc)) from None
     cfg = RouterConfig(policy, api_key or None, worker_api_key or None, health_interval_s)
     console.print(f"routing ({policy}) {len(pool.workers)} workers at http://{host}:{port}/v1; Ctrl-C stops",
                   highlight=False)  # fmt: skip
@@ -82,10 +83,7 @@ def cluster_command(
 
     console = Console(stderr=True)
     if bool(workers) == bool(prefill or decode) or bool(prefill) != bool(decode):
-        console.print(
-            "[red]error:[/] give --workers N, or --prefill P and --decode D", highlight=False
-        )
-        raise typer.Exit(1)
+        raise fail("give --workers N, or --prefill P and --decode D")
     roles = ["colocated"] * workers + ["prefill"] * prefill + ["decode"] * decode
     args = ["--prefix-caching", prefix_caching, "--torch-threads", str(torch_threads)]
     if model is not None:
@@ -110,6 +108,5 @@ def cluster_command(
             serve_router(
                 cluster.pool(), RouterConfig(policy, api_key or None, api_key or None), host, port
             )
-    except RuntimeError as exc:
-        console.print(f"[red]error:[/] {exc}", highlight=False)
-        raise typer.Exit(1) from None
+    except RuntimeError as exc:  # a worker did not come up: the cluster could not run
+        raise fail(str(exc)) from None

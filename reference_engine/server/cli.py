@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 
 from reference_engine.distributed.cli_options import CP, EP, PP, TBO, TP, parallel_kwargs
+from reference_engine.exit_codes import fail, guard
 
 
 def add_serve_command(engine_app: typer.Typer) -> None:
@@ -144,7 +145,7 @@ def serve_command(
 ) -> None:
     """Serve the engine over an OpenAI-compatible HTTP API (completions, chat, SSE
     streaming, /metrics) until Ctrl-C."""
-    from reference_engine.commands import _guard, _settings, parse_json_option
+    from reference_engine.commands import _settings, parse_json_option
     from reference_engine.server.launch import ServeConfig, serve
     from reference_engine.server.serving import ServingLimits
 
@@ -180,8 +181,7 @@ def serve_command(
     for item in lora_modules:
         lora_name, sep, path = item.partition("=")
         if not sep or not lora_name or not path:
-            console.print(f"[bold red]error:[/] --lora-modules wants NAME=PATH, got {item!r}")
-            raise typer.Exit(2)
+            raise fail(f"--lora-modules wants NAME=PATH, got {item!r}")
         modules.append((lora_name, path))
 
     cfg = ServeConfig(
@@ -228,4 +228,4 @@ def serve_command(
         spec = parse_json_option("--speculative-config", speculative_config)
         serve({**engine_kwargs, "speculative_config": spec}, cfg, on_ready=ready)
 
-    _guard(go)
+    guard(go)

@@ -211,7 +211,7 @@ def test_simulate_command(atlas_cache_dir: Path, tmp_path: Path) -> None:
         (["--cost-model", str(cost)], "give --rate"),
     ]:
         bad = runner.invoke(app, [*base, *args])
-        assert bad.exit_code == 1 and message in bad.output, bad.output
+        assert bad.exit_code == 2 and message in bad.output, bad.output
 
 
 def test_shared_prefix_workload_keeps_the_rest_and_raises_the_sustainable_rate() -> None:

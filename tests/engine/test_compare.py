@@ -93,4 +93,4 @@ def test_compare_command(qwen3_dir: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert "model.layers.0.mlp.down_proj" in bad.output
 
     missing = cli.invoke(app, ["engine", "compare", "--model", str(qwen3_dir / "nope")])
-    assert missing.exit_code == 1 and "error" in missing.output
+    assert missing.exit_code == 2 and "error" in missing.output

@@ -61,7 +61,7 @@ def test_bad_model_folder_is_one_clear_line(tmp_path: Path) -> None:
             str(tmp_path / "nope"),
         ],
     )
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "is not a local folder" in result.output
     assert "Traceback" not in result.output
 

@@ -110,4 +110,4 @@ def test_profile_command_and_run_profile(atlas_cache_dir: Path, tmp_path: Path) 
     refused = runner.invoke(
         app, [*base, "run", "-p", "hi", "--async-scheduling", "--profile", str(run_trace)]
     )
-    assert refused.exit_code == 1 and "--async-scheduling" in refused.output
+    assert refused.exit_code == 2 and "--async-scheduling" in refused.output

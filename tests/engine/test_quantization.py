@@ -247,4 +247,4 @@ def test_cli_quantize_then_run(small_dir: Path, tmp_path: Path) -> None:
     assert tokens == json.loads(on_load.stdout)["outputs"][0]["outputs"][0]["token_ids"]
     assert len(tokens) == 4
     bad = cli.invoke(app, [*run, "--model", str(small_dir), "-q", "int3"])
-    assert bad.exit_code == 1 and "quantization must be" in bad.output
+    assert bad.exit_code == 2 and "quantization must be" in bad.output

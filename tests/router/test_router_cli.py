@@ -32,14 +32,14 @@ runner = CliRunner()
 )
 def test_router_settings_errors_are_one_line(args: list[str], message: str) -> None:
     result = runner.invoke(app, ["engine", "router", *args])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert message in result.output and "Traceback" not in result.output
 
 
 def test_cluster_needs_a_shape() -> None:
     result = runner.invoke(app, ["engine", "cluster", "--workers", "2", "--prefill", "1"])
     assert (
-        result.exit_code == 1 and "give --workers N, or --prefill P and --decode D" in result.output
+        result.exit_code == 2 and "give --workers N, or --prefill P and --decode D" in result.output
     )
 
 

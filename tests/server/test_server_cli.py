@@ -21,7 +21,7 @@ def test_engine_help_lists_serve_and_loadtest() -> None:
 
 def test_serve_with_a_missing_model_folder_is_one_clear_line(tmp_path: Path) -> None:
     result = runner.invoke(app, ["engine", "serve", "--model", str(tmp_path / "nope")])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "is not a local folder" in result.output
     assert "Traceback" not in result.output
 
@@ -29,7 +29,7 @@ def test_serve_with_a_missing_model_folder_is_one_clear_line(tmp_path: Path) -> 
 def test_serve_with_a_bad_knob_is_one_clear_line(server_cache_dir: Path) -> None:
     args = ["--cache-dir", str(server_cache_dir), "engine", "serve", "--prefix-caching", "lru"]
     result = runner.invoke(app, args)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "prefix_caching must be none, hash or radix" in result.output
 
 
@@ -42,7 +42,7 @@ def test_elastic_ep_and_tbo_without_expert_parallelism_are_one_clear_line(
         ("--enable-two-batch-overlap", "two-batch overlap needs expert parallelism"),
     ]:
         result = runner.invoke(app, [*base, flag])
-        assert result.exit_code == 1, result.output
+        assert result.exit_code == 2, result.output
         assert message in result.output and "Traceback" not in result.output
 
 
@@ -59,5 +59,5 @@ def test_a_decode_role_without_prefix_caching_is_one_clear_line(server_cache_dir
     args = ["--cache-dir", str(server_cache_dir), "engine", "serve", "--role", "decode",
             "--prefix-caching", "none"]  # fmt: skip
     result = runner.invoke(app, args)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "needs prefix caching" in result.output and "Traceback" not in result.output

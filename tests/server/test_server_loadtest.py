@@ -90,7 +90,7 @@ def test_cli_table_with_progress(live: LiveServer) -> None:
 
 def test_cli_unreachable_server_is_one_clear_line() -> None:
     result = CliRunner().invoke(app, ["engine", "loadtest", "http://127.0.0.1:9", "-n", "1"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "cannot list models" in result.output
     assert "Traceback" not in result.output
 

@@ -1,0 +1,153 @@
+"""The engine's commands follow the one exit-code convention of reference_engine/exit_codes.py
+(0 ok, 1 ran and found problems, 2 could not run) and say what is wrong in one `error:` line.
+
+Every case here fails before a model is built (or builds none), so the file stays fast."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from click.testing import Result
+from typer.testing import CliRunner
+
+from analyzer import commandline
+from analyzer.cli import app
+from reference_engine import exit_codes
+
+runner = CliRunner()
+
+
+def _one_error_line(result: Result) -> str:
+    """The single `error:` line of a failed command (and no traceback)."""
+    assert "Traceback" not in result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("error: ")]
+    assert len(lines) == 1, result.output
+    return lines[0]
+
+
+def test_one_convention_for_both_sides() -> None:
+    # The analyzer takes the engine's definitions, it does not restate them.
+    assert (commandline.EXIT_OK, commandline.EXIT_FINDINGS, commandline.EXIT_ERROR) == (0, 1, 2)
+    assert commandline.fail is exit_codes.fail and commandline.print_error is exit_codes.print_error
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--prefix-caching", "lru"], "prefix_caching must be none, hash or radix"),
+        (["--speculative-config", "{x"], "--speculative-config is not valid JSON"),
+        (["--structured-outputs", '{"yaml": 1}'], "--structured-outputs: unknown keys ['yaml']"),
+        (["--quantization", "int3"], "quantization must be"),
+        (["--tp", "2", "--cp", "2", "--ep", "2"], "not expert parallelism"),
+    ],
+)
+def test_a_bad_setting_exits_2_with_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    result = runner.invoke(app, ["--cache-dir", str(tmp_path), "engine", "run", "-p", "x", *args])
+    assert result.exit_code == 2, result.output
+    assert message in _one_error_line(result)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "-p", "x", "--max-tokens", "abc"],  # not an integer
+        ["run", "-p", "x", "--max-tokens", "0"],  # under the flag's minimum
+        ["run", "-p", "x", "--no-such-flag"],
+        ["run"],  # --prompt is required
+        ["bench", "--num-prompts", "-3"],
+        ["loadtest"],  # URL is required
+        ["router", "--port", "70000"],
+    ],
+)
+def test_a_malformed_flag_exits_2_naming_it(args: list[str]) -> None:
+    result = runner.invoke(app, ["engine", *args])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert "Error" in result.output and ("--" in result.output or "Missing" in result.output)
+
+
+def test_missing_or_broken_model_files_exit_2(random_checkpoint, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    good = random_checkpoint("llama", dtype="float32")
+    cases: dict[str, tuple[Path, str]] = {}
+
+    no_weights = tmp_path / "no-weights"
+    shutil.copytree(good, no_weights)
+    for weights in no_weights.glob("*.safetensors"):
+        weights.unlink()
+    cases["no weights"] = (no_weights, "no *.safetensors weights in")
+
+    no_tokenizer = tmp_path / "no-tokenizer"
+    shutil.copytree(good, no_tokenizer)
+    (no_tokenizer / "tokenizer.json").unlink()
+    cases["no tokenizer"] = (no_tokenizer, "has no tokenizer.json")
+
+    bad_config = tmp_path / "bad-config"
+    shutil.copytree(good, bad_config)
+    (bad_config / "config.json").write_text("{not json", encoding="utf-8")
+    cases["bad config"] = (bad_config, "config.json is not valid JSON")
+
+    truncated = tmp_path / "truncated"
+    shutil.copytree(good, truncated)
+    for weights in truncated.glob("*.safetensors"):
+        weights.write_bytes(weights.read_bytes()[:100])
+    cases["truncated weights"] = (truncated, "cannot read")
+
+    cases["no folder"] = (tmp_path / "nope", "is not a local folder")
+
+    for name, (folder, message) in cases.items():
+        args = ["--cache-dir", str(tmp_path), "engine", "run", "-p", "x", "--model", str(folder)]
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, f"{name}: {result.output}"
+        line = _one_error_line(result)
+        assert message in line, f"{name}: {line}"
+    # Nothing was lost: the good checkpoint still loads and runs.
+    args = ["--cache-dir", str(tmp_path), "engine", "run", "-p", "x", "--max-tokens", "2"]
+    assert runner.invoke(app, [*args, "--model", str(good)]).exit_code == 0
+
+
+def test_router_and_cluster_bad_input_exit_2() -> None:
+    result = runner.invoke(app, ["engine", "router", "--worker", "localhost:1"])
+    assert result.exit_code == 2 and "must start with http://" in _one_error_line(result)
+    result = runner.invoke(app, ["engine", "cluster"])
+    assert result.exit_code == 2 and "give --workers N" in _one_error_line(result)
+
+
+class _Failing(BaseHTTPRequestHandler):
+    """A server whose every completion fails: the load test runs, and finds only errors."""
+
+    def do_POST(self) -> None:
+        body = b'{"error": {"message": "engine on fire"}}'
+        self.send_response(500)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def failing_server() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Failing)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_loadtest_exit_codes(failing_server: str) -> None:
+    args = ["engine", "loadtest", "--no-progress", "-n", "2", "--timeout", "10"]
+    # It ran, and no request completed: a finding, exit 1.
+    ran = runner.invoke(app, [*args, failing_server, "--model", "m"])
+    assert ran.exit_code == 1, ran.output
+    assert "no request completed" in _one_error_line(ran)
+    # It could not start: the server has no model list to read, exit 2.
+    refused = runner.invoke(app, [*args, "http://127.0.0.1:9"])
+    assert refused.exit_code == 2 and "cannot list models" in _one_error_line(refused)
