@@ -29,11 +29,12 @@ import dataclasses
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from reference_engine.scheduler import SchedulerOutput
 
 if TYPE_CHECKING:
+    from reference_engine.distributed.executor import DistributedExecutor, PipelineStep
     from reference_engine.engine import Engine
     from reference_engine.forward_batch import SeqInput
     from reference_engine.outputs import RequestOutput
@@ -44,7 +45,7 @@ class _Launched:
     out: SchedulerOutput
     inputs: list[SeqInput]
     logits_rows: list[int] | None  # rows the sampler uses; None: all
-    handle: Any  # the runner's in-flight step: .result() -> logits
+    handle: PipelineStep  # the runner's in-flight step: .result() -> logits
 
 
 class BatchQueue:
@@ -54,6 +55,11 @@ class BatchQueue:
         self.queue: deque[_Launched] = deque()
         self.max_in_flight = 0  # most steps ever in flight together (tests, benchmarks)
         self.wait_s = 0.0  # the driver waiting for the oldest step's logits
+
+    @property
+    def runner(self) -> DistributedExecutor:
+        """The engine's runner: only one that keeps steps in flight makes it build a BatchQueue."""
+        return self.engine.runner
 
     @property
     def in_flight(self) -> int:
@@ -123,7 +129,7 @@ class BatchQueue:
         e.runner.swap_out(out.blocks_to_swap_out)
         e.runner.swap_in(out.blocks_to_swap_in)
         e.runner.copy_blocks(out.blocks_to_copy)
-        handle = e.runner.execute_model_async(batch)
+        handle = self.runner.execute_model_async(batch)
         self.queue.append(_Launched(out, inputs, e._logits_rows(out, inputs, batch), handle))
         self.max_in_flight = max(self.max_in_flight, len(self.queue))
         e.scheduler.on_step_done(out)
