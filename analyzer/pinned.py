@@ -22,7 +22,8 @@ from analyzer.paths import reference_root
 from analyzer.settings import Settings
 
 if TYPE_CHECKING:
-    from analyzer.flags.models import EnvVar, Flag
+    from analyzer.flags.models import EnvReport, EnvVar, Flag, FlagReport
+    from analyzer.graphs.callgraph import Unresolved
     from analyzer.graphs.store import Graphs, Target
     from analyzer.index import SnapshotIndex, SymbolMatch
     from analyzer.snapshots.models import Snapshot
@@ -97,6 +98,7 @@ class PinnedTree:
     permalinks: Permalinks | None = None
     progress: bool = False  # show progress bars while indexing / building graphs
     read_knobs: bool = True  # read server flags and env vars (upstream projects only)
+    jobs: int | None = None  # indexing worker processes (None: the CPU count)
     warnings: list[str] = field(default_factory=list)  # from reading flags and env vars
     notes: list[str] = field(default_factory=list)  # for a reader: where links point, what was not read
     _index: SnapshotIndex | None = field(default=None, repr=False)
@@ -126,12 +128,13 @@ class PinnedTree:
 
         try:
             if self.snapshot is not None:
-                return index_snapshot(self.settings, self.snapshot, progress=self.progress)
-            name = Path(self.label).name if self.project != REFERENCE else reference_root().name
+                return index_snapshot(self.settings, self.snapshot, jobs=self.jobs, progress=self.progress)
             if self.target is None:
                 raise TreeError(f"{self.label}: no index and no files to build one from")
+            # The directory's own name (`atlas index .` reads as the folder, not "").
+            name = Path(self.target.label).name
             return index_tree(self.root, list(self.target.paths or ()), db=self.settings.index_db,
-                              progress=self.progress, name=name)
+                              jobs=self.jobs, progress=self.progress, name=name)
         except StoreError as exc:
             raise TreeError(str(exc)) from None
 
@@ -143,15 +146,32 @@ class PinnedTree:
     def graphs(self) -> Graphs:
         """The call and state graphs, from the graphs cache (built on first use: minutes for a release)."""
         if self._graphs is None:
-            from analyzer.graphs.store import GraphError, load_graphs
-
-            if self.target is None:
-                raise TreeError(f"{self.label}: an index alone, no files to build graphs from")
-            try:
-                self._graphs = load_graphs(self.settings, self.target, progress=self.progress)
-            except GraphError as exc:
-                raise TreeError(str(exc)) from None
+            self._graphs = self._load_graphs(rebuild=False)
         return self._graphs
+
+    def rebuild_graphs(self) -> Graphs:
+        """The graphs built anew, ignoring (and replacing) the cached ones."""
+        self._graphs = self._load_graphs(rebuild=True)
+        return self._graphs
+
+    def _load_graphs(self, *, rebuild: bool) -> Graphs:
+        from analyzer.graphs.store import GraphError, load_graphs
+
+        try:
+            return load_graphs(self.settings, self._graph_target(), rebuild=rebuild, progress=self.progress)
+        except GraphError as exc:
+            raise TreeError(str(exc)) from None
+
+    def _graph_target(self) -> Target:
+        if self.target is None:
+            raise TreeError(f"{self.label}: an index alone, no files to build graphs from")
+        return self.target
+
+    def unresolved_calls(self) -> list[Unresolved]:
+        """The call sites the last graph build resolved to nothing, each with its reason."""
+        from analyzer.graphs.store import load_unresolved
+
+        return load_unresolved(self.settings, self._graph_target())
 
     @property
     def flags(self) -> dict[str, Flag]:
@@ -182,17 +202,34 @@ class PinnedTree:
         _ = self.envs
         return self._env_list
 
+    def flag_report(self, project: str | None = None) -> FlagReport:
+        """The server's flags as the flags stage reports them (positionals, warnings).
+        `project` (vllm or sglang) overrides the tree's own; a folder holding one of
+        vllm/ or sglang/ is recognised. TreeError when they cannot be read."""
+        from analyzer.flags import FlagsError, flag_report
+
+        try:
+            return flag_report(self.root, project or self._knob_project())
+        except FlagsError as exc:
+            raise TreeError(str(exc)) from None
+
+    def env_report(self, project: str | None = None) -> EnvReport:
+        """The env vars the tree reads, as the flags stage reports them (retired ones, warnings)."""
+        from analyzer.flags import FlagsError, env_report
+
+        try:
+            return env_report(self.root, project or self._knob_project())
+        except FlagsError as exc:
+            raise TreeError(str(exc)) from None
+
+    def _knob_project(self) -> str | None:
+        return self.project if self.project in UPSTREAMS else None
+
     def _read_knobs(self) -> None:
         self._flags, self._envs = {}, {}
         if not self.read_knobs or self.project not in UPSTREAMS:
             return
-        from analyzer.flags import FlagsError, env_report, flag_report
-
-        try:
-            flags = flag_report(self.root, self.project)
-            envs = env_report(self.root, self.project)
-        except FlagsError as exc:
-            raise TreeError(str(exc)) from None
+        flags, envs = self.flag_report(), self.env_report()
         self._flag_list, self._env_list = list(flags.flags), list(envs.envs)
         for flag in flags.flags:
             for name in (flag.flag, *flag.aliases, *flag.negative_aliases, *flag.hidden_aliases):
@@ -304,12 +341,14 @@ def directory_tree(
     permalinks: Permalinks | None = None,
     read_knobs: bool = True,
     progress: bool = False,
+    as_package: bool = True,
 ) -> PinnedTree:
-    """A package directory, indexed from its parent so names read `pkg.mod.Class`."""
+    """A package directory, indexed from its parent so names read `pkg.mod.Class`
+    (a folder without `__init__.py`, or any with `as_package=False`: names relative to it)."""
     from analyzer.graphs.store import GraphError, directory_target
 
     try:
-        target = directory_target(package_dir)
+        target = directory_target(package_dir, as_package=as_package)
     except GraphError as exc:
         raise TreeError(str(exc)) from None
     return PinnedTree(settings, str(package_dir), project, version, target.root, target,
@@ -332,12 +371,14 @@ def reference_tree(settings: Settings, *, progress: bool = False) -> PinnedTree:
 
 
 def open_tree(settings: Settings, text: str, *, fetch: bool = True, progress: bool = False) -> PinnedTree:
-    """`reference`, a release like `vllm@0.30.0`, or a package directory."""
+    """What a user names on the command line: `reference`, a directory (a package, or a
+    folder of code), or a release like `vllm@0.30.0` (fetched first unless `fetch` is off).
+    A directory wins over a release ref, so a path with an `@` in it still opens."""
     if text == REFERENCE:
         return reference_tree(settings, progress=progress)
-    if "@" in text:
-        return release_tree(settings, text, fetch=fetch, progress=progress)
     path = Path(text).expanduser()
     if path.is_dir():
         return directory_tree(settings, path, path.resolve().name, progress=progress)
-    raise TreeError(f"{text!r}: expected a release like vllm@0.30.0, `reference`, or a directory")
+    if "@" in text:
+        return release_tree(settings, text, fetch=fetch, progress=progress)
+    raise TreeError(f"{text!r}: no such directory, and not a release like vllm@0.30.0 or `reference`")

@@ -37,10 +37,12 @@ def run_diff(
 
 def _file_renames(settings: Settings, a: PinnedTree, b: PinnedTree) -> list[tuple[str, str, int]]:
     """Git's rename detection between the two stored trees, as package paths."""
-    from analyzer.snapshots import SnapshotError, diff_changes, open_snapshot
+    from analyzer.snapshots import SnapshotError, diff_changes
 
+    snap_a, snap_b = a.snapshot, b.snapshot
+    if snap_a is None or snap_b is None:
+        return []  # a directory tree has no stored history to detect renames in
     try:
-        snap_a, snap_b = open_snapshot(settings, a.label), open_snapshot(settings, b.label)
         changes = diff_changes(settings, a.label, b.label)
     except SnapshotError as exc:
         raise DiffError(str(exc)) from None

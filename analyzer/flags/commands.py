@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from analyzer.commandline import fail
-from analyzer.flags import env_report, flag_report
-from analyzer.flags.models import EnvReport, FlagReport, FlagsError
-from analyzer.settings import Settings
+from analyzer.commandline import fail, settings_of
+from analyzer.flags.models import EnvReport, FlagReport
+from analyzer.pinned import PinnedTree, TreeError, open_tree
 
 TARGET_HELP = "A release ref (vllm@0.30.0, opened from the snapshot store) or a directory holding vllm/ or sglang/."
 JSON_OPT = typer.Option(False, "--json", help="Print machine-readable JSON.")
@@ -25,28 +23,12 @@ def register(app: typer.Typer) -> None:
     app.command("envs")(envs_command)
 
 
-def _package_root(ctx: typer.Context, target: str, project: str | None) -> tuple[Path, str | None]:
-    """A directory is used as is; anything else is a snapshot ref, opened from the store."""
-    path = Path(target).expanduser()
-    if path.is_dir():
-        return path, project
-    if "@" not in target:
-        raise fail(f"{target}: neither a directory nor a PROJECT@VERSION ref")
-    from analyzer.snapshots import (  # imported lazily: only refs need it
-        SnapshotError,
-        open_snapshot,
-    )
-
-    settings = ctx.obj if isinstance(ctx.obj, Settings) else None
-    if settings is None:
-        from analyzer.settings import default_cache_dir
-
-        settings = Settings(cache_dir=default_cache_dir())
+def _tree(ctx: typer.Context, target: str) -> PinnedTree:
+    """The release (opened from the snapshot store, not fetched) or directory named."""
     try:
-        snapshot = open_snapshot(settings, target)
-    except SnapshotError as exc:
+        return open_tree(settings_of(ctx), target, fetch=False)
+    except TreeError as exc:
         raise fail(str(exc)) from None
-    return snapshot.package_root, project or snapshot.ref.project
 
 
 def flags_command(
@@ -57,10 +39,9 @@ def flags_command(
     as_json: bool = JSON_OPT,
 ) -> None:
     """Options the server's parser accepts (`vllm serve`, `sglang.launch_server`), with where each is defined."""
-    root, name = _package_root(ctx, target, project)
     try:
-        report = flag_report(root, name)
-    except FlagsError as exc:
+        report = _tree(ctx, target).flag_report(project)
+    except TreeError as exc:
         raise fail(str(exc)) from None
     if grep:
         report.flags = [f for f in report.flags if any(grep in a for a in (*f.aliases, *f.hidden_aliases))]
@@ -81,10 +62,9 @@ def envs_command(
     as_json: bool = JSON_OPT,
 ) -> None:
     """Environment variables the release reads, with their defaults and where each is defined."""
-    root, name = _package_root(ctx, target, project)
     try:
-        report = env_report(root, name)
-    except FlagsError as exc:
+        report = _tree(ctx, target).env_report(project)
+    except TreeError as exc:
         raise fail(str(exc)) from None
     if grep:
         report.envs = [e for e in report.envs if grep in e.name or any(grep in d for d in e.deprecated_names)]

@@ -1,7 +1,8 @@
 """CLI: `atlas calls`, `atlas path`, `atlas state`, `atlas graph`, `atlas callgraph`.
 
-Every command takes the target first: a snapshot (`vllm@0.30.0`) or a directory
-(`reference_engine`). Graphs are built once per target and cached.
+Every command takes the target first: a release (`vllm@0.30.0`), `reference` or a
+directory, opened as a `PinnedTree` (analyzer/pinned.py). Graphs are built once per
+target and cached.
 """
 
 from __future__ import annotations
@@ -20,27 +21,30 @@ from analyzer.graphs.export import EXPORTERS
 from analyzer.graphs.pycg import pycg_callgraph
 from analyzer.graphs.queries import QueryError
 from analyzer.graphs.state import state_graph
-from analyzer.graphs.store import (
-    GraphError,
-    Graphs,
-    directory_target,
-    load_facts,
-    load_graphs,
-    load_unresolved,
-    open_target,
-)
+from analyzer.graphs.store import Graphs
+from analyzer.pinned import PinnedTree, TreeError, directory_tree, open_tree
 
 CONFIDENCE_HELP = "Weakest edge confidence to follow: certain, inferred or guess."
 _CONFIDENCES = ("certain", "inferred", "guess")
 
 
-def _graphs(ctx: typer.Context, target: str, rebuild: bool = False) -> Graphs:
-    settings = settings_of(ctx)
+def _tree(ctx: typer.Context, target: str) -> PinnedTree:
     try:
         # Indexing a cold tree takes minutes: show the (transient) bar on a terminal only.
-        return load_graphs(settings, open_target(settings, target), rebuild=rebuild, progress=sys.stdout.isatty())
-    except GraphError as exc:
+        return open_tree(settings_of(ctx), target, progress=sys.stdout.isatty())
+    except TreeError as exc:
         raise fail(str(exc)) from None
+
+
+def _load(tree: PinnedTree, rebuild: bool = False) -> Graphs:
+    try:
+        return tree.rebuild_graphs() if rebuild else tree.graphs
+    except TreeError as exc:
+        raise fail(str(exc)) from None
+
+
+def _graphs(ctx: typer.Context, target: str) -> Graphs:
+    return _load(_tree(ctx, target))
 
 
 def _wide_console() -> Console:
@@ -163,10 +167,10 @@ def register(app: typer.Typer) -> None:
         """Export a target's whole call graph (or, with --graph state, its state-ownership graph)."""
         if fmt not in EXPORTERS:
             raise fail(f"--format must be one of {', '.join(EXPORTERS)}, not {fmt!r}")
-        graphs = _graphs(ctx, target, rebuild)
+        tree = _tree(ctx, target)
+        graphs = _load(tree, rebuild)
         if unresolved:
-            settings = settings_of(ctx)
-            records = load_unresolved(settings, open_target(settings, target))
+            records = tree.unresolved_calls()
             if as_json:
                 _emit([asdict(r) for r in records])
             else:
@@ -202,10 +206,11 @@ def register(app: typer.Typer) -> None:
         if fmt != "pycg":
             raise fail(f"--format must be pycg, not {fmt!r}")
         _check_confidence(min_confidence)
-        settings = settings_of(ctx)
         try:
-            facts = load_facts(settings, directory_target(path, as_package=False))
-        except GraphError as exc:
+            # PyCG names modules relative to the folder given, package or not.
+            tree = directory_tree(settings_of(ctx), path, path.name, read_knobs=False, as_package=False)
+            facts = list(tree.index.modules.values())
+        except TreeError as exc:
             raise fail(str(exc)) from None
         text = json.dumps(pycg_callgraph(facts, min_confidence=min_confidence), indent=1)
         if output is None:

@@ -100,18 +100,17 @@ def directory_target(path: Path, *, as_package: bool = True) -> Target:
 
 
 def open_target(settings: Settings, text: str) -> Target:
-    """`vllm@0.30.0` (fetched if pinned but missing) or a directory path."""
-    if Path(text).expanduser().is_dir():
-        return directory_target(Path(text))
-    if "@" not in text:
-        raise GraphError(f"{text!r} is neither a directory nor a snapshot like vllm@0.30.0")
-    from analyzer.snapshots import SnapshotError, ensure_snapshot
+    """The graphs key of what a user names (`vllm@0.30.0`, fetched if pinned but missing;
+    `reference`; a directory), opened the one way: `analyzer.pinned.open_tree`."""
+    from analyzer.pinned import TreeError, open_tree
 
     try:
-        snap = ensure_snapshot(settings, text)
-    except SnapshotError as exc:
+        target = open_tree(settings, text).target
+    except TreeError as exc:
         raise GraphError(str(exc)) from None
-    return snapshot_target(snap)
+    if target is None:  # open_tree always opens files; only an index-only tree lacks them
+        raise GraphError(f"{text}: no files to build graphs from")
+    return target
 
 
 def snapshot_target(snap: Snapshot) -> Target:

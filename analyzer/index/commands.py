@@ -1,13 +1,13 @@
 """`atlas index TARGET` and `atlas show TARGET QUERY`.
 
-TARGET is a snapshot ref (`vllm@0.30.0`) or a plain directory (`./reference_engine`).
+TARGET is a release (`vllm@0.30.0`), `reference` or a directory (`./reference_engine`),
+opened as a `PinnedTree` (analyzer/pinned.py).
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 import typer
@@ -17,18 +17,12 @@ from rich.table import Table
 from analyzer.commandline import fail, settings_of
 from analyzer.index.models import Class, Function, ModuleFacts
 from analyzer.index.render import class_header, function_kind, signature, summary_line
-from analyzer.index.runner import index_snapshot, index_tree, list_python_files
 from analyzer.index.snapshot_index import SnapshotIndex, SymbolMatch
-from analyzer.index.store import StoreError
-from analyzer.settings import Settings
+from analyzer.pinned import TreeError, open_tree
 
 JSON = typer.Option(False, "--json", help="Print machine-readable JSON.")
 JOBS = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: CPU count).")
 MAX_ERRORS_SHOWN = 20
-
-
-class _UserError(Exception):
-    pass
 
 
 def register(app: typer.Typer) -> None:
@@ -36,32 +30,14 @@ def register(app: typer.Typer) -> None:
     app.command("show")(show_command)
 
 
-
-
-def load_index(settings: Settings, target: str, *, jobs: int | None, progress: bool) -> SnapshotIndex:
-    """Index a ref or a directory (cached runs are quick). Raises _UserError."""
+def _open_index(ctx: typer.Context, target: str, jobs: int | None, as_json: bool) -> SnapshotIndex:
+    """The target's index (cached runs are quick); a stored release is not fetched here."""
     try:
-        root = Path(target).expanduser()
-        if root.is_dir():
-            root = root.resolve()
-            if (root / "__init__.py").is_file():
-                # A package: index it from its parent so names read `pkg.mod.Class`.
-                paths = [f"{root.name}/{p}" for p in list_python_files(root)]
-                return index_tree(
-                    root.parent, paths, db=settings.index_db, jobs=jobs, progress=progress, name=root.name
-                )
-            return index_tree(root, db=settings.index_db, jobs=jobs, progress=progress, name=root.name)
-        if "@" not in target and ("/" in target or target.startswith(".")):
-            raise _UserError(f"no such directory: {target}")
-        from analyzer.snapshots import SnapshotError, open_snapshot
-
-        try:
-            snapshot = open_snapshot(settings, target)
-        except SnapshotError as exc:
-            raise _UserError(str(exc)) from None
-        return index_snapshot(settings, snapshot, jobs=jobs, progress=progress)
-    except StoreError as exc:
-        raise _UserError(str(exc)) from None
+        tree = open_tree(settings_of(ctx), target, fetch=False, progress=_progress_wanted(as_json))
+        tree.jobs = jobs
+        return tree.index
+    except TreeError as exc:
+        raise fail(str(exc)) from None
 
 
 def _progress_wanted(as_json: bool) -> bool:
@@ -70,15 +46,12 @@ def _progress_wanted(as_json: bool) -> bool:
 
 def index_command(
     ctx: typer.Context,
-    target: str = typer.Argument(..., help="Snapshot ref (vllm@0.30.0) or a directory."),
+    target: str = typer.Argument(..., help="Release (vllm@0.30.0), reference, or a directory."),
     jobs: int = JOBS,
     as_json: bool = JSON,
 ) -> None:
     """Index every Python file of a snapshot or directory and print counts."""
-    try:
-        index = load_index(settings_of(ctx), target, jobs=jobs, progress=_progress_wanted(as_json))
-    except _UserError as exc:
-        raise fail(str(exc)) from None
+    index = _open_index(ctx, target, jobs, as_json)
     counts = index.counts() | {"seconds": round(index.stats.seconds, 3)}
     if as_json:
         errors = [{"path": e.path, "reason": e.reason} for e in index.errors]
@@ -98,7 +71,7 @@ def index_command(
 
 def show_command(
     ctx: typer.Context,
-    target: str = typer.Argument(..., help="Snapshot ref (vllm@0.30.0) or a directory."),
+    target: str = typer.Argument(..., help="Release (vllm@0.30.0), reference, or a directory."),
     query: str = typer.Argument(
         ..., help="Dotted name, repository path, PATH:Qual.name, or a bare suffix like Scheduler.schedule."
     ),
@@ -106,10 +79,7 @@ def show_command(
     as_json: bool = JSON,
 ) -> None:
     """Show a module, class or function: kind, where it is, signature, docstring."""
-    try:
-        index = load_index(settings_of(ctx), target, jobs=jobs, progress=_progress_wanted(as_json))
-    except _UserError as exc:
-        raise fail(str(exc)) from None
+    index = _open_index(ctx, target, jobs, as_json)
     matches = index.find_symbol(query)
     if not matches:
         raise fail(f"nothing named {query!r} in {index.name}")

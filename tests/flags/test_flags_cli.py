@@ -45,11 +45,16 @@ def test_table_output(tmp_path: Path) -> None:
 def test_bad_inputs_are_clear(tmp_path: Path) -> None:
     result = runner.invoke(app, ["flags", str(tmp_path / "nope")])
     assert result.exit_code == 2
-    assert "neither a directory nor a PROJECT@VERSION ref" in result.output
+    assert "no such directory, and not a release" in result.output
     assert "Traceback" not in result.output
+    other = tmp_path / "other"
+    (other / "pkg").mkdir(parents=True)
+    (other / "pkg" / "mod.py").write_text("X = 1\n", encoding="utf-8")
+    result = runner.invoke(app, ["--cache-dir", str(tmp_path / "c"), "envs", str(other)])
+    assert result.exit_code == 2 and "neither vllm/ nor sglang/" in result.output
     empty = tmp_path / "empty"
     empty.mkdir()
-    result = runner.invoke(app, ["envs", str(empty)])
-    assert result.exit_code == 2 and "neither vllm/ nor sglang/" in result.output
+    result = runner.invoke(app, ["--cache-dir", str(tmp_path / "c"), "envs", str(empty)])
+    assert result.exit_code == 2 and "holds no Python files" in result.output
     result = runner.invoke(app, ["--cache-dir", str(tmp_path / "c"), "flags", "vllm@9.9.9"])
     assert result.exit_code == 2 and "Traceback" not in result.output

@@ -76,7 +76,7 @@ def test_bad_input_is_a_clear_error(project: Path, tmp_path: Path) -> None:
     code, out = run(tmp_path, "calls", str(project), "NoSuchThing")
     assert code == 2 and "no symbol matches" in out and "Traceback" not in out
     code, out = run(tmp_path, "calls", str(tmp_path / "missing"), "x")
-    assert code == 2 and "neither a directory nor a snapshot" in out
+    assert code == 2 and "no such directory, and not a release" in out
     code, out = run(tmp_path, "graph", str(project), "--format", "svg")
     assert code == 2 and "--format must be one of" in out
     code, out = run(tmp_path, "calls", "nosuch@1.0", "x")
