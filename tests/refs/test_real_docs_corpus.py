@@ -20,7 +20,7 @@ sys.modules["check_real_docs"] = bench
 _spec.loader.exec_module(bench)
 
 
-@pytest.mark.parametrize("part", ["dev", "heldout", "heldout2"])
+@pytest.mark.parametrize("part", ["dev", "heldout", "heldout2", "heldout3"])
 def test_every_label_is_on_its_line(part: str) -> None:
     labels, docs = bench.load_corpus([part])
     assert labels and docs
@@ -35,12 +35,51 @@ def test_every_label_is_on_its_line(part: str) -> None:
 
 
 def test_held_out_documents_are_not_in_dev() -> None:
-    _, dev = bench.load_corpus(["dev"])
-    _, held = bench.load_corpus(["heldout"])
-    _, held2 = bench.load_corpus(["heldout2"])
-    assert not {Path(d).name for d in dev} & {Path(d).name for d in held}
-    assert not {Path(d).name for d in dev} & {Path(d).name for d in held2}
-    assert not {Path(d).name for d in held} & {Path(d).name for d in held2}
+    names = {part: {Path(d).name for d in bench.load_corpus([part])[1]} for part in ("dev", "heldout", "heldout2", "heldout3")}
+    parts = sorted(names)
+    for i, a in enumerate(parts):
+        for b in parts[i + 1 :]:
+            assert not names[a] & names[b], (a, b)
+
+
+def test_blind_part_is_not_in_all() -> None:
+    assert "heldout3" not in bench.PARTS and "heldout3" in bench.BLIND_PARTS
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "expected"),
+    [
+        ("none", "--model_args", "flags"),
+        ("none", "-t", "flags"),
+        ("none", "EXA_API_KEY=1", "env vars"),
+        ("none", "torch.distributed", "symbols"),
+        ("none", "browser_server.py:mcp", "paths"),
+        ("none", "https://exa.ai", "links"),
+        ("param", "x=1", "symbols"),
+        ("env", "VLLM_USE_V1=0", "env vars"),
+    ],
+)
+def test_category_of_a_label(kind: str, text: str, expected: str) -> None:
+    assert bench.category(kind, text) == expected
+
+
+def test_evaluate_counts_categories_and_calibration_bands() -> None:
+    from analyzer.refs.models import Suggestion
+
+    rows = [
+        bench.Label("dev/a.md", "vllm", 3, "symbol", "Gone", {"*": "broken"}, "vllm.x.New", ""),
+        bench.Label("dev/a.md", "vllm", 4, "none", "--tasks", {"*": "not-ref"}, "", ""),
+        bench.Label("dev/a.md", "vllm", 5, "flag", "--old", {"*": "broken"}, "-", ""),
+    ]
+    gone, tasks, old = _finding(3, "Gone"), _finding(4, "--tasks"), _finding(5, "--old")
+    gone.suggestions.append(Suggestion("vllm.x.New", 0.95, "moved"))
+    old.suggestions.append(Suggestion("--new", 0.4, "similar name"))
+    bands: bench.Counter[tuple[str, int, bool]] = bench.Counter()
+    kinds, categories = bench.evaluate(rows, [gone, tasks, old], ("vllm@0.30.0", "sglang@0.5.20"), bands, "r")
+    assert categories["symbols"].tp == 1 and categories["symbols"].right_homes == 1
+    assert categories["flags"].tp == 1 and categories["flags"].false_alarms == 1 and categories["flags"].distractors == 1
+    assert kinds["none"].false_alarms == 1
+    assert bands == {("r", 4, True): 1, ("r", 1, False): 1}
 
 
 def test_bad_label_row_is_a_clear_error(tmp_path: Path) -> None:
