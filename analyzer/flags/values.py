@@ -100,7 +100,7 @@ class BoundMethod:
     name: str
 
 
-class FieldKwargs(dict):  # type: ignore[type-arg]
+class FieldKwargs(dict[str, Any]):
     """argparse kwargs generated from one config field; remembers the field for `field_at`."""
 
     def __init__(self, *args: Any, field_info: FieldInfo | None = None) -> None:

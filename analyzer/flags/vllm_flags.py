@@ -84,7 +84,7 @@ def field_kwargs(field: FieldInfo, atoms: set[Atom], reader: TypeReader | None =
 
 def _sorted(values: tuple[object, ...] | list[object]) -> list[Any]:
     try:
-        return sorted(values)  # type: ignore[type-var]
+        return sorted(values)
     except TypeError:
         return list(values)
 

@@ -110,7 +110,7 @@ _AST_FIELDS: dict[type, tuple[str, ...]] = {
 def _doc_order(node: ast.AST) -> tuple[int, int, int, int]:
     # Pre-order: earlier start first; of two nodes starting together the enclosing
     # (longer) one first, as a CST walk meets `f(x)(y)` before `f(x)`.
-    return (node.lineno, node.col_offset, -node.end_lineno, -node.end_col_offset)  # type: ignore[attr-defined,operator]
+    return (node.lineno, node.col_offset, -node.end_lineno, -node.end_col_offset)  # type: ignore[attr-defined]
 
 
 class AstLocator:
@@ -170,10 +170,10 @@ class AstLocator:
 
     # -- queries -------------------------------------------------------------
     def line(self, node: cst.CSTNode) -> int:
-        return self._map[id(node)].lineno  # type: ignore[attr-defined,no-any-return]
+        return self._map[id(node)].lineno  # type: ignore[attr-defined]
 
     def end_line(self, node: cst.CSTNode) -> int:
-        return self._map[id(node)].end_lineno  # type: ignore[attr-defined,no-any-return]
+        return self._map[id(node)].end_lineno  # type: ignore[attr-defined]
 
     def col(self, node: cst.CSTNode) -> int:
         a = self._map[id(node)]

@@ -26,7 +26,7 @@ def _build(cls: type[T], data: dict[str, Any]) -> T:
         if nested is not None and value is not None:
             value = [_build(nested, v) for v in value]
         elif isinstance(value, list):
-            value = tuple(value) if f.type.startswith("tuple") else value  # type: ignore[union-attr]
+            value = tuple(value) if f.type.startswith("tuple") else value
         kwargs[f.name] = value
     return cls(**kwargs)
 

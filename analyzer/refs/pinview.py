@@ -102,7 +102,7 @@ class PinView:
 
     def __post_init__(self) -> None:
         symbols = self.symbols
-        self.table = symbols if isinstance(symbols, MemorySymbols | SqliteSymbols) else MemorySymbols(symbols)  # type: ignore[arg-type]
+        self.table = symbols if isinstance(symbols, MemorySymbols | SqliteSymbols) else MemorySymbols(symbols)
         self.symbols = self.table
         dirs: set[str] = set()
         for path in (*self.files, *self.outside_files):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from analyzer.refs.fuzzy import NamePool, closest
@@ -383,14 +384,14 @@ def _extra_words(old: str, new: str) -> set[str]:
     return out
 
 
-def _in_context(items: list, old: str, ref: Reference, name_of) -> list:  # type: ignore[type-arg,no-untyped-def]
+def _in_context(items: list[SymbolEntry], old: str, ref: Reference, name_of: Callable[[SymbolEntry], str]) -> list[SymbolEntry]:
     """Candidates whose added words the document uses first (`Decode...` in a text on decoding)."""
     if not ref.context or len(items) < 2:
         return items
     return sorted(items, key=lambda e: -len(_extra_words(old, name_of(e)) & ref.context))
 
 
-def _context_pick(items: list, old: str, ref: Reference, pin: PinView) -> bool:  # type: ignore[type-arg]
+def _context_pick(items: list[SymbolEntry], old: str, ref: Reference, pin: PinView) -> bool:
     """Whether the first candidate is the only one whose added words the document uses."""
     hits = [e for e in items if _extra_words(old, short_name(e, pin).rsplit(".", 1)[0].rsplit(".", 1)[-1]) & ref.context]
     return len(hits) == 1 and hits[0] is items[0]

@@ -443,26 +443,26 @@ class FlowGraph:
         item: Any = raw  # its shape depends on kind (see where each kind is appended)
         m = facts.module
         if kind == "assign":
-            asg = item  # type: ignore[assignment]
-            node = self.p.parser.parse(asg.value)  # type: ignore[attr-defined]
+            asg = item
+            node = self.p.parser.parse(asg.value)
             if node is None:
                 return
-            vals = self.eval(node, m, asg.scope)  # type: ignore[attr-defined]
+            vals = self.eval(node, m, asg.scope)
             if vals:
-                self.write(self._name_loc(m, asg.scope, asg.target), vals)  # type: ignore[attr-defined]
+                self.write(self._name_loc(m, asg.scope, asg.target), vals)
         elif kind == "classattr":
-            qual, asg = item  # type: ignore[misc]
+            qual, asg = item
             node = self.p.parser.parse(asg.value)
             if node is not None:
                 vals = self.eval(node, m, qual)
                 if vals:
                     self.write(("attr", f"{m}.{qual}", asg.target), vals)
         elif kind == "flow":
-            self._flow(facts, item)  # type: ignore[arg-type]
+            self._flow(facts, item)
         elif kind == "call":
-            self._call(facts, item)  # type: ignore[arg-type]
+            self._call(facts, item)
         elif kind == "lambda":
-            ld: LambdaDef = item  # type: ignore[assignment]
+            ld: LambdaDef = item
             vals = self.eval(ld.node.body, m, ld.qualname)
             if vals:
                 self.write(("ret", ld.name), vals)
@@ -472,9 +472,9 @@ class FlowGraph:
                 if vals:
                     self.write(("var", m, ld.qualname, name), vals)
         elif kind == "decorate":
-            self._decorate(item)  # type: ignore[arg-type]
+            self._decorate(item)
         elif kind == "defaults":
-            fd = self.p.functions[item]  # type: ignore[index]
+            fd = self.p.functions[item]
             scope = fd.fact.qualname.rpartition(".")[0] or MODULE_SCOPE
             for prm in fd.fact.params:
                 node = self.p.parser.parse(prm.default)
@@ -753,8 +753,8 @@ class FlowGraph:
         """`map(f, xs)`: f's first parameter receives the elements of xs."""
         pos = _CALLS_ARG.get(name)
         if pos is not None and len(args) > pos + 1 and args[pos] is not None and args[pos + 1] is not None:
-            funcs = self.eval(args[pos], m, scope)  # type: ignore[arg-type]
-            elems = self.elements(self.eval(args[pos + 1], m, scope))  # type: ignore[arg-type]
+            funcs = self.eval(args[pos], m, scope)
+            elems = self.elements(self.eval(args[pos + 1], m, scope))
             for f in funcs:
                 self._bind_first(f, elems)
         if name in _KEY_FUNCS:
@@ -784,7 +784,7 @@ class FlowGraph:
             i = _STORE_METHODS[attr]
             if len(site.args) <= i:
                 return
-            vals = self.eval(parser.parse(site.args[i]), m, scope)  # type: ignore[arg-type]
+            vals = self.eval(parser.parse(site.args[i]), m, scope)
             key = None
             if attr == "setdefault":
                 kn = parser.parse(site.args[0])
@@ -1299,7 +1299,7 @@ class FlowGraph:
             if sc == MODULE_SCOPE:
                 return name in self._locals.get((m, sc), ())
             sig = self.signature(f"{m}.{sc}")
-            if (sig is not None and name in sig.all) or name in self._locals.get((m, sc), ()):  # type: ignore[attr-defined]
+            if (sig is not None and name in sig.all) or name in self._locals.get((m, sc), ()):
                 return True
         return False
 

@@ -64,7 +64,7 @@ class LoadReport:
 
     def to_json(self) -> dict[str, Any]:
         """JSON-safe: NaN (nothing measured) becomes null."""
-        return _clean(asdict(self))  # type: ignore[no-any-return]
+        return _clean(asdict(self))
 
 
 def _clean(value: Any) -> Any:

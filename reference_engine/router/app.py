@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import httpx
 from fastapi import FastAPI, Request
@@ -31,7 +32,7 @@ def build_router_app(router: Router) -> FastAPI:
     app.state.router = router
     limit = router.cfg.max_body_bytes
 
-    async def read_json(request: Request) -> dict | Response:  # type: ignore[type-arg]
+    async def read_json(request: Request) -> dict[str, Any] | Response:
         received = bytearray()
         async for part in request.stream():
             received += part

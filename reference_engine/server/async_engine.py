@@ -152,7 +152,7 @@ class RequestStream:
             raise item
         if item.finished:
             self.finished = True
-        return item  # type: ignore[no-any-return]
+        return item
 
     def close(self) -> None:
         if self._closed:

@@ -42,7 +42,7 @@ class ServedStepProfiler:
             self.profiler.num_steps += 1
             if self.profiler.num_steps >= self.num_steps:
                 self._close()
-        return outputs  # type: ignore[no-any-return]
+        return outputs
 
     def _close(self) -> None:
         from rich.console import Console
