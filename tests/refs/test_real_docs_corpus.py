@@ -118,3 +118,11 @@ def test_matching_pairs_each_label_with_one_finding() -> None:
 )
 def test_home_comparison(home: str, replacement: str, same: bool) -> None:
     assert bench.same_home(home, replacement) is same
+
+
+def test_calibration_table_prints_right_over_offered_per_band(capsys: pytest.CaptureFixture[str]) -> None:
+    bands: bench.Counter[tuple[str, int, bool]] = bench.Counter({("a", 4, True): 3, ("a", 4, False): 1, ("b", 1, False): 2})
+    bench.report_calibration("p", bands, ["a", "b"])
+    rows = {line.split()[0] + (line.split()[1] if line.split()[0] in {"<", ">="} else ""): line for line in capsys.readouterr().out.splitlines()[2:]}
+    assert "0.750 (3/4)" in rows[">=0.9"] and rows[">=0.9"].count("n/a (0/0)") == 1
+    assert rows["0.3-0.5"].split()[-1] == "(0/2)" and "n/a (0/0)" in rows["<0.3"]
