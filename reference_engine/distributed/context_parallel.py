@@ -41,6 +41,7 @@ from reference_engine.distributed.ring_attention import merge_partials, ring_att
 
 if TYPE_CHECKING:
     from reference_engine.forward_batch import ForwardBatch
+    from reference_engine.model_runner import ModelRunner
 
 
 @dataclass(slots=True)
@@ -296,11 +297,8 @@ def gather_logits(
     return _all_gather_rows(cp, logits, shard.logits_pad)[shard.logits_gather]
 
 
-def run_context_parallel(runner: object, batch: ForwardBatch) -> torch.Tensor:
+def run_context_parallel(runner: ModelRunner, batch: ForwardBatch) -> torch.Tensor:
     """One step on this CP rank -> the whole batch's logits (on every CP rank)."""
-    from reference_engine.model_runner import ModelRunner
-
-    assert isinstance(runner, ModelRunner)
     cp = runner.parallel.cp
     batch = with_shard(batch, cp, runner.device)
     shard = batch.context_parallel
