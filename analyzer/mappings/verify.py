@@ -198,7 +198,7 @@ def _check_chain(
             report.notes.append(VerifyFinding(
                 concept.id, view.project, view.label, "dispatch", f"step {link.index}",
                 f"step {link.index} is reached through a call the call graph does not resolve: "
-                f"{hop.caller} -> {hop.callee} ({hop.via.removeprefix('dispatch ')})"))
+                f"{hop.caller} -> {hop.callee}, written {hop.via.removeprefix('dispatch ')!r}"))
         if link.broken:
             step = concept.steps[link.index - 1]
             report.problems.append(VerifyFinding(
