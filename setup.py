@@ -1,9 +1,11 @@
 """Ships the toolkit's data folders inside the wheel.
 
-`snapshots/` (lock files) and `mappings/` (concept catalogue) sit at the repository
-root, outside any package; `build_py` copies them to `analyzer/_bundled/`, where
-`analyzer.paths.bundled_dir` looks first. Editable installs and source
-checkouts read the root folders directly. Everything else is in pyproject.toml.
+`snapshots/` (lock files), `mappings/` (concept catalogue, with the book's contents in
+`mappings/book/`) and `examples/` (the sample book `atlas demo` checks, whose pins are
+the walkthrough's default columns) sit at the repository root, outside any package;
+`build_py` copies them, subfolders included, to `analyzer/_bundled/`, where
+`analyzer.paths.bundled_dir` looks first. Editable installs and source checkouts read
+the root folders directly. Everything else is in pyproject.toml.
 """
 
 from __future__ import annotations
@@ -14,7 +16,11 @@ from pathlib import Path
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
-DATA_FOLDERS = {"snapshots": ("*.toml", "*.md"), "mappings": ("*.toml", "*.md")}
+DATA_FOLDERS = {
+    "snapshots": ("*.toml", "*.md"),
+    "mappings": ("*.toml", "*.md"),
+    "examples": ("*.toml", "*.md", "*.yml"),
+}
 
 
 class BuildPyWithData(build_py):
@@ -23,10 +29,11 @@ class BuildPyWithData(build_py):
         root = Path(__file__).resolve().parent
         for folder, patterns in DATA_FOLDERS.items():
             dest = Path(self.build_lib) / "analyzer" / "_bundled" / folder
-            dest.mkdir(parents=True, exist_ok=True)
             for pattern in patterns:
-                for path in sorted((root / folder).glob(pattern)):
-                    shutil.copy2(path, dest / path.name)
+                for path in sorted((root / folder).rglob(pattern)):
+                    target = dest / path.relative_to(root / folder)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(path, target)
 
 
 setup(cmdclass={"build_py": BuildPyWithData})

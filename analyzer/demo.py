@@ -3,8 +3,9 @@
 Fetches and indexes every release pinned in `snapshots/`, reads their flags and
 environment variables, indexes the reference engine's own source, checks the
 sample manuscript in `examples/book` against the book's pins, and renders the
-walkthrough site (reference engine | newest vLLM | newest SGLang per concept)
-into `reports/`. Each stage is called through its public API, so the demo is
+walkthrough site (reference engine | vLLM | SGLang per concept, the columns being
+the sample book's pins from its atlas.toml; `--newest` for the newest locked
+releases) into `reports/`. Each stage is called through its public API, so the demo is
 also a smoke test of the pipeline.
 """
 
@@ -20,11 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from analyzer.commandline import fail, settings_of
-from analyzer.paths import REPO_ROOT
 from analyzer.settings import Settings
-
-SAMPLE_BOOK = REPO_ROOT / "examples" / "book"
-REPORT_DIR = REPO_ROOT / "reports"
 
 
 @dataclass(slots=True)
@@ -63,17 +60,25 @@ def register(app: typer.Typer) -> None:
         releases: list[str] = typer.Option(
             None, "--release", "-r", help="Releases to index (default: every locked release)."
         ),
-        book: Path = typer.Option(SAMPLE_BOOK, help="Manuscript to check against its pins."),
-        report_dir: Path = typer.Option(REPORT_DIR, "--report-dir", help="Where to write the walkthrough site."),
+        book: Path = typer.Option(
+            None, help="Book project to check against its pins (default: the sample book, examples/book)."
+        ),
+        report_dir: Path = typer.Option(
+            None, "--report-dir", help="Where to write the walkthrough site (default: reports/ of the checkout)."
+        ),
         newest: bool = typer.Option(
             False, "--newest", help="Walkthrough columns: the newest locked releases, not the book's pins."
         ),
     ) -> None:
         """Fetch and index the pinned releases, check the sample manuscript, render the walkthrough."""
+        from analyzer.paths import sample_book
         from analyzer.pinned import TreeError
+        from analyzer.report.run import default_out
         from analyzer.snapshots import load_locks
 
         settings = settings_of(ctx)
+        book = book if book is not None else sample_book()
+        report_dir = report_dir if report_dir is not None else default_out()
         # Logs and CI have no terminal width; the release table needs about 100 columns.
         console = Console() if Console().is_terminal else Console(width=120)
         refs = releases or sorted(load_locks())

@@ -26,6 +26,12 @@ def bundled_dir(name: str) -> Path:
     return shipped if shipped.is_dir() else REPO_ROOT / name
 
 
+def sample_book() -> Path:
+    """The sample book project (`examples/book`: its manuscript and atlas.toml), which
+    `atlas demo` checks and whose pins are the walkthrough's default columns."""
+    return bundled_dir("examples") / "book"
+
+
 def is_source_checkout() -> bool:
     """True when running from a clone (not an installed wheel)."""
     return (REPO_ROOT / "pyproject.toml").is_file()

@@ -77,6 +77,7 @@ def build_report(
             "Graphviz `dot` was not found" if dot is True else "drawing was switched off (--no-graphviz)"),
         notes=notes,
         columns_from=columns_from,
+        headings=[s.heading for s in sides.values() if s is not None],
     )
     out.mkdir(parents=True, exist_ok=True)
     for name in _OWNED:

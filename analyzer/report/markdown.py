@@ -34,7 +34,7 @@ def link(text: str, url: str | None) -> str:
 def render_markdown(pages: list[ConceptPage], meta: ReportMeta, out: Path) -> list[Path]:
     folder = out / "md"
     folder.mkdir(parents=True, exist_ok=True)
-    lines = ["# Serving Atlas walkthrough", "", f"Generated {meta.generated} from: {esc('; '.join(meta.sides))}."
+    lines = ["# Serving Atlas walkthrough", "", esc(meta.pins_line), "", f"Generated {meta.generated} from: {esc('; '.join(meta.sides))}."
              + (f" Columns: {esc(meta.columns_from)}." if meta.columns_from else ""), ""]
     lines += [f"> {esc(n)}" for n in meta.notes]
     for page in pages:
@@ -50,7 +50,7 @@ def render_markdown(pages: list[ConceptPage], meta: ReportMeta, out: Path) -> li
 
 
 def concept_markdown(page: ConceptPage, meta: ReportMeta) -> str:
-    out = [f"# {esc(page.title)}", "", esc(page.summary), ""]
+    out = [f"# {esc(page.title)}", "", esc(meta.pins_line), "", esc(page.summary), ""]
     if page.chapters:
         out += [f"In the book: {esc(', '.join(page.chapters))}", ""]
     if page.related:

@@ -212,3 +212,10 @@ class ReportMeta:
     no_graphviz_reason: str = ""  # why there are no drawings, shown on every page
     notes: list[str] = field(default_factory=list)
     columns_from: str = ""  # why these releases: "the pins of BOOK/atlas.toml", "--newest", ...
+    headings: list[str] = field(default_factory=list)  # the columns: "Reference engine", "vLLM 0.30.0", ...
+
+    @property
+    def pins_line(self) -> str:
+        """What every page says first about itself: the pins its columns show, and why those."""
+        why = f" ({self.columns_from})" if self.columns_from else ""
+        return f"Columns: {' | '.join(self.headings)}{why}"

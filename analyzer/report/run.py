@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from analyzer.paths import REPO_ROOT, is_source_checkout, reference_root
+from analyzer.paths import REPO_ROOT, is_source_checkout, reference_root, sample_book
 from analyzer.pinned import PinnedTree
 from analyzer.report.build import ReportResult, build_report
 from analyzer.report.sources import ReportError, snapshot_side, tree_side
@@ -14,7 +14,6 @@ from analyzer.settings import Settings
 
 ENGINE_DIR = reference_root()
 DEFAULT_OUT = REPO_ROOT / "reports"
-SAMPLE_BOOK = REPO_ROOT / "examples" / "book"
 
 
 def version_key(version: str) -> tuple[tuple[int, str], ...]:
@@ -58,7 +57,7 @@ def default_columns() -> tuple[list[str], str]:
         project = find_project()
         if project is not None and book_columns(project.pins):
             return book_columns(project.pins), f"the pins of {project.config}"
-        sample = SAMPLE_BOOK / "atlas.toml"
+        sample = sample_book() / "atlas.toml"
         if sample.is_file() and book_columns(read_project(sample).pins):
             return (
                 book_columns(read_project(sample).pins),

@@ -93,3 +93,59 @@ def test_make_demo_installs_graphviz_before_the_demo() -> None:
     install = next(i for i, line in enumerate(lines) if "apt-get install" in line and "graphviz" in line)
     demo = next(i for i, line in enumerate(lines) if "atlas demo" in line)
     assert install < demo and "command -v dot" in lines[install] and "chromium" not in lines[install]
+
+
+@pytest.mark.slow  # the whole `atlas demo` on fake releases (warm after the test above)
+def test_atlas_demo_columns_are_the_books_pins_and_each_page_says_so(
+    pins: FakePins, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,  # noqa: F811 (the imported fixture)
+) -> None:
+    """`atlas demo` as `make demo` runs it (no options but where the book and site are): the
+    walkthrough's columns are the pins in the book's atlas.toml, not the newest locked
+    releases, every page names them, and `--newest` is the one option to the newest."""
+    from typer.testing import CliRunner
+
+    from analyzer.cli import app
+
+    write_mapping(tmp_path / "mappings", "scheduler", CONCEPT)
+    monkeypatch.setenv(MAPPINGS_ENV, str(tmp_path / "mappings"))
+    book = tmp_path / "book"
+    (book / "chapters").mkdir(parents=True)
+    (book / "atlas.toml").write_text('[book]\nmanuscript = ["chapters"]\n\n[check]\npins = ["vllm@1.0", "sglang@1.0"]\n')
+    (book / "chapters" / "ch1.md").write_text("The loop starts in `vllm.core.sched.Scheduler.schedule`.\n")
+    base = ["--cache-dir", str(pins.settings.cache_dir), "demo", "--book", str(book)]
+
+    out = tmp_path / "reports"
+    result = CliRunner().invoke(app, [*base, "--report-dir", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "reference engine | vllm@1.0 | sglang@1.0" in result.output  # the locks also hold vllm@2.0
+    assert "Open the walkthrough:" in result.output
+    said = f"Columns: Reference engine | vLLM 1.0 | SGLang 1.0 (the pins of {book / 'atlas.toml'}"
+    pages = [out / "index.html", *sorted((out / "concepts").glob("*.html")), *sorted((out / "md").glob("*.md"))]
+    assert len(pages) >= 4
+    for page in pages:
+        text = page.read_text()
+        if page.suffix == ".md":  # Markdown escapes `|`, `_`, ...
+            text = re.sub(r"\\(.)", r"\1", text)
+        assert said in text and "vLLM 2.0" not in text, page
+    assert re.search(r'<div class="pins[^"]*" id="pins">Columns: Reference engine \| vLLM 1\.0', pages[1].read_text())
+    scheduler = (out / "concepts" / "scheduler.html").read_text()
+    assert scheduler.count('class="route-svg"') == 3 and "Graphviz `dot` was not found" not in scheduler
+
+    newest = tmp_path / "newest"
+    result = CliRunner().invoke(app, [*base, "--report-dir", str(newest), "--newest"])
+    assert result.exit_code == 0, result.output
+    assert "reference engine | vllm@2.0 | sglang@1.0" in result.output
+    assert "Columns: Reference engine | vLLM 2.0 | SGLang 1.0 (the newest locked release of each project" in (
+        newest / "concepts" / "scheduler.html").read_text()
+
+
+def test_the_sample_books_pins_are_the_default_columns() -> None:
+    """What `make demo` shows by default: the sample book's atlas.toml pins (the book's
+    own, not the newest locked releases), read by the same code as the demo."""
+    from analyzer.paths import sample_book
+    from analyzer.project import find_config, read_project
+    from analyzer.report.run import book_columns
+
+    config = find_config(sample_book())
+    assert config == sample_book() / "atlas.toml"
+    assert book_columns(read_project(config).pins) == ["vllm@0.30.0", "sglang@0.5.20"]

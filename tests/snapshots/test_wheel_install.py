@@ -1,7 +1,7 @@
-"""A regular install works with a book project: build the wheel, install it into a
-fresh venv (no network: dependencies come from this venv's site-packages through a
-.pth line), and run the book workflow there against a local synthetic release,
-from a folder outside the repository."""
+"""A regular install works with a book project: `pip install .` (not editable: the wheel
+built from a copy of the source, then installed) into a fresh venv (no network: dependencies come from this venv's
+site-packages through a .pth line), then the book workflow there against a local
+synthetic release, from a folder outside the repository."""
 
 from __future__ import annotations
 
@@ -37,12 +37,14 @@ def _source_copy(dest: Path) -> Path:
 
 
 @pytest.mark.slow
-def test_the_built_wheel_runs_the_book_workflow_in_a_fresh_venv(tmp_path: Path) -> None:
+def test_a_regular_install_runs_the_book_workflow_in_a_fresh_venv(tmp_path: Path) -> None:
     source = _source_copy(tmp_path / "src")
+    # What `pip install .` does, in its two steps: build the wheel from the source folder
+    # (with this venv's setuptools: no build isolation, so no network), then install it.
     built = _run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(tmp_path / "dist"), str(source)],
-        tmp_path,
+         "-w", str(tmp_path / "dist"), "."],
+        source,
     )
     assert built.returncode == 0, built.stderr[-2000:]
     (wheel,) = (tmp_path / "dist").glob("serving_atlas-*.whl")
@@ -82,10 +84,17 @@ def test_the_built_wheel_runs_the_book_workflow_in_a_fresh_venv(tmp_path: Path) 
         assert done.returncode == code, f"atlas {' '.join(args)}: {done.stdout}{done.stderr}"
         return done.stdout
 
-    # The toolkit's own locks and mappings travel inside the wheel.
+    # The toolkit's own locks, mappings (the book's contents in mappings/book/ too) and
+    # sample book travel inside the package.
     listed = json.loads(atlas_ok("snapshot", "list", "--json"))
     assert {"vllm@0.30.0", "sglang@0.5.20"} <= {row["name"] for row in listed}
     assert "scheduler" in atlas_ok("map", "list")
+    assert "request-lifecycle" in atlas_ok("map", "list", "--chapters", "--json")
+    # Outside any book, the walkthrough's columns are the sample book's pins, read from the
+    # copy of examples/book/atlas.toml that was installed.
+    code = "from analyzer.report.run import default_columns; print(default_columns()[0])"
+    columns = _run([str(python), "-c", code], tmp_path, env)
+    assert columns.stdout.strip() == "['vllm@0.30.0', 'sglang@0.5.20']", columns.stdout + columns.stderr
 
     atlas_ok("init", "--pin", "demo@1.0")
     assert (book / "atlas.toml").is_file()
