@@ -217,5 +217,5 @@ class ReportMeta:
     @property
     def pins_line(self) -> str:
         """What every page says first about itself: the pins its columns show, and why those."""
-        why = f" ({self.columns_from})" if self.columns_from else ""
+        why = f" — {self.columns_from}" if self.columns_from else ""
         return f"Columns: {' | '.join(self.headings)}{why}"

@@ -119,7 +119,7 @@ def test_atlas_demo_columns_are_the_books_pins_and_each_page_says_so(
     assert result.exit_code == 0, result.output
     assert "reference engine | vllm@1.0 | sglang@1.0" in result.output  # the locks also hold vllm@2.0
     assert "Open the walkthrough:" in result.output
-    said = f"Columns: Reference engine | vLLM 1.0 | SGLang 1.0 (the pins of {book / 'atlas.toml'}"
+    said = f"Columns: Reference engine | vLLM 1.0 | SGLang 1.0 — the pins of {book / 'atlas.toml'}"
     pages = [out / "index.html", *sorted((out / "concepts").glob("*.html")), *sorted((out / "md").glob("*.md"))]
     assert len(pages) >= 4
     for page in pages:
@@ -135,7 +135,7 @@ def test_atlas_demo_columns_are_the_books_pins_and_each_page_says_so(
     result = CliRunner().invoke(app, [*base, "--report-dir", str(newest), "--newest"])
     assert result.exit_code == 0, result.output
     assert "reference engine | vllm@2.0 | sglang@1.0" in result.output
-    assert "Columns: Reference engine | vLLM 2.0 | SGLang 1.0 (the newest locked release of each project" in (
+    assert "Columns: Reference engine | vLLM 2.0 | SGLang 1.0 — the newest locked release of each project" in (
         newest / "concepts" / "scheduler.html").read_text()
 
 
