@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Receive, Scope, Send
 
+from reference_engine.disagg import DecodeRole, PrefillRole
 from reference_engine.kv_tiers.prefetch import prefetch
 from reference_engine.server.async_engine import AsyncEngine, EngineDeadError, RequestStream
 from reference_engine.server.auth import APIKeyMiddleware
@@ -54,7 +55,7 @@ class ServerOptions:
     limits: ServingLimits = field(default_factory=ServingLimits)
     max_body_bytes: int = MAX_BODY_BYTES
     api_key: str | None = None  # None: no authentication (see auth.py)
-    disagg: Any = None  # PrefillRole | DecodeRole (reference_engine.disagg) | None: colocated
+    disagg: PrefillRole | DecodeRole | None = None  # None: colocated
 
 
 class _ClientGone(Exception):
@@ -81,6 +82,9 @@ class _AbortingStream(StreamingResponse):
 def build_app(engine: AsyncEngine, options: ServerOptions) -> FastAPI:
     metrics = ServerMetrics(options.model_name)
     role = options.disagg
+    # Typed apart so each branch below names the role's own methods.
+    prefill_role: PrefillRole | None = role if isinstance(role, PrefillRole) else None
+    decode_role: DecodeRole | None = role if isinstance(role, DecodeRole) else None
     if role is not None:
         metrics.sources.append(role.metric_samples)
     tiers = getattr(engine.engine, "kv_tiers", None)
@@ -224,8 +228,8 @@ def build_app(engine: AsyncEngine, options: ServerOptions) -> FastAPI:
             return _AbortingStream(serving.stream(req, prep, stream), stream)
         final = await _unless_disconnected(request, serving.collect(stream, prep), stream)
         body = serving.response(req, prep, final)
-        if hook is not None and role is not None and role.role == "prefill":
-            body["kv_transfer_params"] = role.response_params(prep.request_id)
+        if hook is not None and prefill_role is not None:
+            body["kv_transfer_params"] = prefill_role.response_params(prep.request_id)
         return JSONResponse(body)
 
     async def disaggregate(request: Request, req: Any, prep: Any) -> Any:
@@ -244,7 +248,7 @@ def build_app(engine: AsyncEngine, options: ServerOptions) -> FastAPI:
             raise APIError(
                 "images are not supported with prefill/decode disaggregation", param="messages"
             )
-        if role.role == "prefill":
+        if prefill_role is not None:
             if params.get("do_remote_decode") is not True:
                 raise APIError(
                     'a prefill server takes kv_transfer_params {"do_remote_decode": true}',
@@ -252,10 +256,11 @@ def build_app(engine: AsyncEngine, options: ServerOptions) -> FastAPI:
                 )
             if req.stream:
                 raise APIError("the prefill leg of a disaggregated request cannot stream", param="stream")
-            prep.params = role.prefill_params(prep.params)
-            return role.hook(prep.request_id)
+            prep.params = prefill_role.prefill_params(prep.params)
+            return prefill_role.hook(prep.request_id)
+        assert decode_role is not None
         try:
-            work = role.receive(prep.request_id, prep.token_ids, params)
+            work = decode_role.receive(prep.request_id, prep.token_ids, params)
             return await _cancel_on_disconnect(request, work)
         except ValueError as exc:
             raise APIError(str(exc), param="kv_transfer_params") from None
