@@ -37,7 +37,7 @@ from reference_engine.distributed.parallel_state import (  # noqa: E402
     building_with,
 )
 from reference_engine.distributed.two_batch_overlap import (  # noqa: E402
-    OverlapStats,
+    TwoBatchOverlapStats,
     enable_two_batch_overlap,
 )
 from reference_engine.layers.fused_moe import FusedMoE  # noqa: E402
@@ -74,7 +74,7 @@ def _rank(rank: int, args: argparse.Namespace, init_file: str, out_file: str) ->
                 start = time.perf_counter()
                 outs[mode] = moe(x, logits)
                 results[mode].append(time.perf_counter() - start)
-            stats: OverlapStats = moe.overlap_stats  # type: ignore[attr-defined]
+            stats: TwoBatchOverlapStats = moe.overlap_stats  # type: ignore[attr-defined]
             results.setdefault("wait", []).append(stats.wait_s)
     diff = float((outs["plain"] - outs["overlap"]).abs().max())
     if rank == 0:

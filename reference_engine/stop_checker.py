@@ -51,7 +51,7 @@ class StopDecision:
 
 
 @dataclass(frozen=True, slots=True)
-class StepResult:
+class StopCheckResult:
     text_delta: str  # new text to stream for this request (may be "")
     decision: StopDecision | None  # None: keep generating
 
@@ -94,7 +94,7 @@ class StopChecker:
         output_token_ids: Sequence[int],
         detokenizer: IncrementalDetokenizer,
         new_token_ids: Sequence[int],
-    ) -> StepResult:
+    ) -> StopCheckResult:
         """The whole per-token finish logic: token rules, then text rules."""
         decision = self.check_tokens(params, num_prompt_tokens, output_token_ids)
         update = detokenizer.update(
@@ -102,7 +102,7 @@ class StopChecker:
             finished=decision is not None,
             stop_terminated=decision is not None and decision.is_stop,
         )
-        return StepResult(update.text_delta, self.merge(decision, update.stop_string))
+        return StopCheckResult(update.text_delta, self.merge(decision, update.stop_string))
 
 
 # --- stop strings: pure functions over text, used by the detokenizer --------------------------

@@ -8,6 +8,8 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # Opening a tree's parts directly: the snapshot store, the indexer, the graphs cache.
@@ -56,9 +58,10 @@ def test_the_opener_scan_sees_a_call() -> None:
     assert {name for _, name in _called_names(ast.parse(code))} & _OPENERS == {"load_graphs", "open_snapshot"}
 
 
-def test_no_public_class_name_is_defined_twice_in_the_analyzer() -> None:
+@pytest.mark.parametrize("folder", ["analyzer", "reference_engine"])
+def test_no_public_class_name_is_defined_twice(folder: str) -> None:
     where: dict[str, list[str]] = defaultdict(list)
-    for path in _py("analyzer"):
+    for path in _py(folder):
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
             if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
                 where[node.name].append(_rel(path))

@@ -60,9 +60,9 @@ from reference_engine.distributed.pipeline_parallel import (
 )
 from reference_engine.distributed.worker import (
     Groups,
+    RankStepResult,
     Rendezvous,
     StepInput,
-    StepResult,
     apply_moves,
     init_groups,
     run_step,
@@ -228,11 +228,11 @@ class DistributedExecutor:
 
     # ------------------------------------------------------------------ the step
 
-    def _broadcast_and_run(self, step: StepInput) -> StepResult:
+    def _broadcast_and_run(self, step: StepInput) -> RankStepResult:
         if self.runner.parallel.pp.world_size > 1:  # down the pipeline, then wait for it
             launched = self._launch(step)
             logits = self._collect(launched) if step.batch is not None else None
-            return StepResult(logits=logits, rebalance=launched.result_rebalance)
+            return RankStepResult(logits=logits, rebalance=launched.result_rebalance)
         if self._closed:
             raise WorkerError("the distributed engine was shut down")
         self._check_workers()

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(slots=True)
-class OverlapStats:
+class TwoBatchOverlapStats:
     """Per MoE layer, what the overlapped path waited for (owner: that layer's forward).
     `wait_s` is time blocked on exchanges that had not finished: the communication the
     overlap failed to hide."""
@@ -74,7 +74,7 @@ class PendingExchange:
         if ops:
             self.works = dist.batch_isend_irecv(ops)
 
-    def wait(self, stats: OverlapStats) -> torch.Tensor:
+    def wait(self, stats: TwoBatchOverlapStats) -> torch.Tensor:
         start = time.perf_counter()
         for work in self.works:
             work.wait()
@@ -163,6 +163,6 @@ def enable_two_batch_overlap(model: torch.nn.Module) -> int:
     count = 0
     for module in model.modules():
         if isinstance(module, FusedMoE) and module.placement is not None:
-            module.overlap_stats = OverlapStats()
+            module.overlap_stats = TwoBatchOverlapStats()
             count += 1
     return count

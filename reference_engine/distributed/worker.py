@@ -191,19 +191,19 @@ def send_step(groups: Groups, step: StepInput, group: Any = None) -> list[Any]:
 
 
 @dataclass(slots=True)
-class StepResult:
+class RankStepResult:
     """What one rank's step produced (made by `run_step`)."""
 
     logits: torch.Tensor | None = None  # on the driver
     rebalance: RebalanceReport | None = None  # EPLB: what this rank's re-plan did
 
 
-def apply_moves(runner: ModelRunner, step: StepInput) -> StepResult:
+def apply_moves(runner: ModelRunner, step: StepInput) -> RankStepResult:
     """Block moves on this rank's KV shard (and an EPLB re-plan), before any forward."""
     runner.swap_out(step.blocks_to_swap_out)
     runner.swap_in(step.blocks_to_swap_in)
     runner.copy_blocks(step.blocks_to_copy)
-    result = StepResult()
+    result = RankStepResult()
     if step.rebalance_experts is not None:
         result.rebalance = rebalance_experts(
             runner.model, step.rebalance_experts, runner.model_config.model_dir
@@ -211,7 +211,7 @@ def apply_moves(runner: ModelRunner, step: StepInput) -> StepResult:
     return result
 
 
-def run_step(runner: ModelRunner, step: StepInput) -> StepResult:
+def run_step(runner: ModelRunner, step: StepInput) -> RankStepResult:
     """The same on every rank without pipeline stages: block moves, then the forward pass
     (whose collectives meet the other ranks')."""
     result = apply_moves(runner, step)

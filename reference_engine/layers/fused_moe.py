@@ -38,7 +38,7 @@ from reference_engine.distributed.parallel_state import current_parallel_state
 
 if TYPE_CHECKING:
     from reference_engine.distributed.expert_placement import ExpertPlacement
-    from reference_engine.distributed.two_batch_overlap import OverlapStats
+    from reference_engine.distributed.two_batch_overlap import TwoBatchOverlapStats
     from reference_engine.loader import CheckpointTensor
 
 
@@ -162,7 +162,7 @@ class FusedMoE(nn.Module):
         self.reduce_results = reduce_results
         self.placement: ExpertPlacement | None
         # set by two_batch_overlap.enable_two_batch_overlap: then MoE runs overlapped
-        self.overlap_stats: OverlapStats | None = None
+        self.overlap_stats: TwoBatchOverlapStats | None = None
         if self.ep.world_size > 1:
             from reference_engine.distributed.expert_placement import ExpertPlacement
 
