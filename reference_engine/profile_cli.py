@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -14,12 +14,15 @@ from rich.table import Table
 
 from reference_engine.exit_codes import guard
 
+if TYPE_CHECKING:  # torch is imported only when a profile runs
+    from reference_engine.profiler import StepProfiler
+
 TRACE = typer.Option(
     Path("atlas-profile.json"), "--output", "-o", help="Chrome / Perfetto trace file to write."
 )
 
 
-def print_breakdown(console: Console, profiler: Any, trace: Path) -> None:
+def print_breakdown(console: Console, profiler: StepProfiler, trace: Path) -> None:
     """The step-time table, one row per phase (and per layer kind under forward)."""
     b = profiler.breakdown()
     table = Table(title=f"step time over {b.num_steps} profiled steps (trace: {trace})")
@@ -33,7 +36,7 @@ def print_breakdown(console: Console, profiler: Any, trace: Path) -> None:
     console.print(table)
 
 
-def breakdown_json(profiler: Any, trace: Path) -> dict[str, Any]:
+def breakdown_json(profiler: StepProfiler, trace: Path) -> dict[str, Any]:
     b = profiler.breakdown()
     return {
         "trace": str(trace),
