@@ -129,8 +129,17 @@ def print_verify(console: Console, report: VerifyReport) -> None:
         for p in report.problems:
             hint = f" [dim](maybe now: {escape(', '.join(p.suggestions))})[/]" if p.suggestions else ""
             console.print(f"  [red]✗[/] {p.concept} {escape(f'[{p.kind}]')} {escape(p.message)}{hint}", soft_wrap=True)
+    runtime: dict[str, set[str]] = {}  # run-time call -> the concepts whose chains take it
     for note in report.notes:
+        if note.kind == "run-time call":
+            runtime.setdefault(note.name, set()).add(note.concept)
+            continue
         console.print(f"[dim]note: {note.concept}: {escape(note.message)}[/]", soft_wrap=True)
+    if runtime:
+        console.print(f"[dim]{len(runtime)} declared run-time calls taken by step chains "
+                      "(calls the call graph does not resolve; details in --json):[/]")
+        for hop, concepts in sorted(runtime.items()):
+            console.print(f"[dim]  {escape(hop)} ({', '.join(sorted(concepts))})[/]", soft_wrap=True)
     for concept, by_pin in report.chains.items():
         for pin, links in by_pin.items():
             broken = sum(1 for link in links if link.broken)

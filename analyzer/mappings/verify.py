@@ -33,7 +33,7 @@ class VerifyFinding:
     concept: str
     project: str
     pin: str  # "vllm@0.30.0", or "reference"
-    kind: str  # "symbol" | "entry_point" | "bridge" | "dispatch" | "flag" | "env" | "release" | "step" | "chain"
+    kind: str  # "symbol" | "entry_point" | "bridge" | "dispatch" | "flag" | "env" | "release" | "step" | "chain" | "run-time call"
     name: str
     message: str
     suggestions: tuple[str, ...] = ()
@@ -193,12 +193,16 @@ def _check_chain(
         return
     links = chain_steps(graph, named, bridges_for(concepts, view.project, view.version))
     report.chains.setdefault(concept.id, {})[view.label] = links
+    taken: set[tuple[str, str]] = set()
     for link in links:
-        for hop in link.dispatches:  # verified in the source, but not by the call graph: say so
+        for hop in link.dispatches:  # verified in the source, but not by the call graph: say so once
+            if (hop.caller, hop.callee) in taken:
+                continue
+            taken.add((hop.caller, hop.callee))
             report.notes.append(VerifyFinding(
-                concept.id, view.project, view.label, "dispatch", f"step {link.index}",
-                f"step {link.index} is reached through a call the call graph does not resolve: "
-                f"{hop.caller} -> {hop.callee}, written {hop.via.removeprefix('dispatch ')!r}"))
+                concept.id, view.project, view.label, "run-time call", f"{hop.caller} -> {hop.callee}",
+                f"{view.label}: the chain takes a call the call graph does not resolve (first at step "
+                f"{link.index}): {hop.caller} -> {hop.callee}, written {hop.via.removeprefix('dispatch ')!r}"))
         if link.broken:
             step = concept.steps[link.index - 1]
             report.problems.append(VerifyFinding(

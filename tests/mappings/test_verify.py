@@ -271,8 +271,8 @@ def test_a_declared_run_time_call_joins_the_chain_when_written_in_its_source(pin
     assert report.ok, report.problems
     link = report.chains["scheduler"]["vllm@1.0"][3]
     assert [s.via for s in link.path] == ["dispatch self.free_ids.append("] and link.bridges == []
-    gaps = [n for n in report.notes if n.kind == "dispatch"]
-    assert [n.name for n in gaps] == ["step 4"]
+    gaps = [n for n in report.notes if n.kind == "run-time call"]
+    assert [n.name for n in gaps] == ["vllm.core.pool.BlockPool.free -> vllm.core.pool.BlockPool.__init__"]
     assert "BlockPool.free -> vllm.core.pool.BlockPool.__init__" in gaps[0].message
     # A call that is not written there is a stale declaration: a problem, with where.
     wrong = SCHEDULER.replace('envs = ["VLLM_FOO"', dispatch.format(call="self.model(") + 'envs = ["VLLM_FOO"')
