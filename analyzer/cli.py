@@ -8,8 +8,10 @@ from pathlib import Path
 import typer
 
 from analyzer.settings import CACHE_ENV, Settings, default_cache_dir
+from reference_engine.exit_codes import OneLineErrors
 
 app = typer.Typer(
+    cls=OneLineErrors,  # usage errors: one `error:` line, exit 2, as every command's own
     help="Serving Atlas: index, check, compare and run the ideas of LLM serving systems.",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,

@@ -18,9 +18,10 @@ from rich.table import Table
 from reference_engine.cache_dir import CacheSettings as Settings
 from reference_engine.cache_dir import default_cache_dir
 from reference_engine.distributed.cli_options import CP, EP, PP, TBO, TP, parallel_kwargs
-from reference_engine.exit_codes import guard
+from reference_engine.exit_codes import OneLineErrors, guard
 
 engine_app = typer.Typer(
+    cls=OneLineErrors,  # `python -m reference_engine.server` runs this group alone
     help="The reference engine: generate text, measure throughput (CPU PyTorch).",
     no_args_is_help=True,
 )

@@ -53,22 +53,34 @@ def test_a_bad_setting_exits_2_with_one_line(tmp_path: Path, args: list[str], me
 
 
 @pytest.mark.parametrize(
-    "args",
+    ("args", "message"),
     [
-        ["run", "-p", "x", "--max-tokens", "abc"],  # not an integer
-        ["run", "-p", "x", "--max-tokens", "0"],  # under the flag's minimum
-        ["run", "-p", "x", "--no-such-flag"],
-        ["run"],  # --prompt is required
-        ["bench", "--num-prompts", "-3"],
-        ["loadtest"],  # URL is required
-        ["router", "--port", "70000"],
+        (["run", "-p", "x", "--max-tokens", "abc"], "Invalid value for '--max-tokens'"),
+        (["run", "-p", "x", "--max-tokens", "0"], "Invalid value for '--max-tokens'"),  # under its minimum
+        (["run", "-p", "x", "--no-such-flag"], "No such option: --no-such-flag"),
+        (["run"], "Missing option '--prompt'"),
+        (["bench", "--num-prompts", "-3"], "Invalid value for '--num-prompts'"),
+        (["loadtest"], "Missing argument 'url'"),
+        (["router", "--port", "70000"], "Invalid value for '--port'"),
+        (["no-such-command"], "No such command 'no-such-command'"),
     ],
 )
-def test_a_malformed_flag_exits_2_naming_it(args: list[str]) -> None:
+def test_a_malformed_flag_exits_2_with_one_line_naming_it(args: list[str], message: str) -> None:
     result = runner.invoke(app, ["engine", *args])
     assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.output
-    assert "Error" in result.output and ("--" in result.output or "Missing" in result.output)
+    line = _one_error_line(result)
+    assert message in line and "--help`)" in line, line
+    assert "╭" not in result.output  # not click's boxed panel
+
+
+def test_usage_errors_of_the_analyzers_commands_are_one_line_too() -> None:
+    result = runner.invoke(app, ["calls"], prog_name="atlas")
+    assert result.exit_code == 2
+    assert _one_error_line(result) == "error: Missing argument 'target'. (see `atlas calls --help`)"
+    result = runner.invoke(app, ["map", "verify", "--bogus"])
+    assert result.exit_code == 2 and "No such option: --bogus" in _one_error_line(result)
+    bare = runner.invoke(app, [])  # a bare group still prints its help
+    assert "Usage" in bare.output and "error:" not in bare.output
 
 
 def test_missing_or_broken_model_files_exit_2(random_checkpoint, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
