@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from reference_engine.exit_codes import fail
+from reference_engine.exit_codes import fail, guard
 
 POLICY_HELP = (
     "cache_aware (prefix affinity balanced against load), least_outstanding or round_robin."
@@ -44,6 +44,7 @@ def router_command(
     from reference_engine.router.launch import make_pool, serve_router
     from reference_engine.router.policies import make_policy
     from reference_engine.router.proxy import RouterConfig
+    from reference_engine.server.launch import bind_listener
 
     console = Console(stderr=True)
     try:
@@ -52,9 +53,11 @@ def router_command(
     except ValueError as exc:
         raise fail(str(exc)) from None
     cfg = RouterConfig(policy, api_key or None, worker_api_key or None, health_interval_s)
+
+    listener = guard(lambda: bind_listener(host, port))
     console.print(f"routing ({policy}) {len(pool.workers)} workers at http://{host}:{port}/v1; Ctrl-C stops",
                   highlight=False)  # fmt: skip
-    serve_router(pool, cfg, host, port)
+    serve_router(pool, cfg, listener)
 
 
 def cluster_command(
@@ -80,6 +83,7 @@ def cluster_command(
     from reference_engine.commands import _settings
     from reference_engine.router.launch import Cluster, serve_router
     from reference_engine.router.proxy import RouterConfig
+    from reference_engine.server.launch import bind_listener
 
     console = Console(stderr=True)
     if bool(workers) == bool(prefill or decode) or bool(prefill) != bool(decode):
@@ -97,6 +101,7 @@ def cluster_command(
         import os
 
         os.environ["ATLAS_CACHE_DIR"] = str(settings.cache_dir)
+    listener = guard(lambda: bind_listener(host, port))  # before minutes of worker start-up
     cluster = Cluster(roles, args)
     console.print(f"starting {len(roles)} workers ({', '.join(roles)}) ...", highlight=False)
     try:
@@ -105,8 +110,8 @@ def cluster_command(
                 console.print(f"  {role:9} {url}", highlight=False)
             console.print(f"routing ({policy}) at http://{host}:{port}/v1; Ctrl-C stops everything",
                           highlight=False)  # fmt: skip
-            serve_router(
-                cluster.pool(), RouterConfig(policy, api_key or None, api_key or None), host, port
-            )
+            serve_router(cluster.pool(), RouterConfig(policy, api_key or None, api_key or None), listener)
     except RuntimeError as exc:  # a worker did not come up: the cluster could not run
         raise fail(str(exc)) from None
+    finally:
+        listener.close()

@@ -49,9 +49,16 @@ def make_pool(workers: list[str], prefill: list[str], decode: list[str]) -> Work
     return pool
 
 
-def serve_router(pool: WorkerPool, cfg: RouterConfig, host: str, port: int) -> None:
-    app = build_router_app(Router(pool, cfg))
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+def serve_router(pool: WorkerPool, cfg: RouterConfig, listener: socket.socket) -> None:
+    """Serve on `listener` (from `server.launch.bind_listener`, bound before anything else
+    starts so a taken port fails at once) until Ctrl-C; the socket is closed after."""
+    try:
+        app = build_router_app(Router(pool, cfg))
+        host, port = listener.getsockname()[:2]
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+        uvicorn.Server(config).run(sockets=[listener])
+    finally:
+        listener.close()
 
 
 def free_port(host: str = "127.0.0.1") -> int:

@@ -200,12 +200,31 @@ def _register_loras(engine: Any, modules: tuple[tuple[str, str], ...], served: s
             raise ConfigError(str(exc)) from None
 
 
+def bind_listener(host: str, port: int) -> socket.socket:
+    """The HTTP listening socket, bound before anything else starts: a taken port or a bad
+    address is an OSError at once (the commands' one-line error, exit 2), not uvicorn's
+    log line and exit 3 after the model has loaded."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds its own
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise OSError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return sock
+
+
 def serve(
     engine_kwargs: dict[str, Any],
     cfg: ServeConfig,
     on_ready: Callable[[str, Any], None] | None = None,
 ) -> None:
-    server, name, engine = build_server(engine_kwargs, cfg)
-    if on_ready is not None:
-        on_ready(name, engine)
-    server.run()
+    listener = bind_listener(cfg.host, cfg.port)
+    try:
+        server, name, engine = build_server(engine_kwargs, cfg)
+        if on_ready is not None:
+            on_ready(name, engine)
+        server.run(sockets=[listener])
+    finally:
+        listener.close()

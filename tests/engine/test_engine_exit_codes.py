@@ -163,3 +163,17 @@ def test_loadtest_exit_codes(failing_server: str) -> None:
     # It could not start: the server has no model list to read, exit 2.
     refused = runner.invoke(app, [*args, "http://127.0.0.1:9"])
     assert refused.exit_code == 2 and "cannot list models" in _one_error_line(refused)
+
+
+def test_a_taken_port_is_one_line_before_anything_loads() -> None:
+    """The listening socket is bound first: no model load, no uvicorn exit 3."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        for args in (["serve", "--port", port], ["router", "--worker", "http://127.0.0.1:1", "--port", port]):
+            result = runner.invoke(app, ["engine", *args])
+            assert result.exit_code == 2, result.output
+            assert f"cannot listen on 127.0.0.1:{port}" in _one_error_line(result)
