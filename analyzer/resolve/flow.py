@@ -121,6 +121,7 @@ class FlowGraph:
         self._constraints: list[tuple[str, ModuleFacts, object]] = []
         self._current = -1
         self._changed: list[Loc] = []
+        self.runs = 0  # constraint evaluations of the solve
         self.lambdas: dict[str, LambdaDef] = {}
         self._lambda_by_text: dict[tuple[str, str, str], list[str]] = {}
         self._locals: dict[tuple[str, str], set[str]] = {}  # (module, scope) -> bound names
@@ -393,21 +394,28 @@ class FlowGraph:
 
     def solve(self) -> None:
         # Returns and lambdas first, then decorators, bindings and calls: what a
-        # name holds is then mostly known before it is copied elsewhere.
+        # name holds is then mostly known before it is copied elsewhere. In waves
+        # (every pending constraint once, in that order, then those whose inputs
+        # grew): a location fed by many writers is filled by all of them before
+        # its readers run again, so a set of n values is not re-read n times.
         order = {"flow": 0, "lambda": 0, "decorate": 1, "defaults": 2, "classattr": 3, "assign": 3, "call": 4}
-        todo = sorted(range(len(self._constraints)), key=lambda i: order[self._constraints[i][0]], reverse=True)
-        queued = set(todo)
-        while todo:
-            cid = todo.pop()
-            queued.discard(cid)
-            self._current = cid
-            self._run(cid)
-            for loc in self._changed:
-                for dep in self._deps.get(loc, ()):
-                    if dep not in queued:
-                        queued.add(dep)
-                        todo.append(dep)
-            self._changed.clear()
+        constraints = self._constraints
+        wave = sorted(range(len(constraints)), key=lambda i: order[constraints[i][0]])
+        queued = set(wave)
+        while wave:
+            grown: list[int] = []
+            for cid in wave:
+                queued.discard(cid)
+                self._current = cid
+                self._run(cid)
+                self.runs += 1
+                for loc in self._changed:
+                    for dep in self._deps.get(loc, ()):
+                        if dep not in queued:
+                            queued.add(dep)
+                            grown.append(dep)
+                self._changed.clear()
+            wave = sorted(grown, key=lambda i: order[constraints[i][0]])
         self._current = -1
 
     # -- locations -----------------------------------------------------------
