@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 
 from analyzer.refs.extract import extract_references, markdown_parser
@@ -61,14 +62,7 @@ def check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str
             for f in findings:
                 f.status, f.note = NOT_CHECKABLE, _CAPS_PENDING
             return findings
-        if ref.origin != "inline" or ref.kind != SYMBOL or ref.target != ref.text.split("(", 1)[0].split("=", 1)[0].strip():
-            return []  # ordinary code, another program's flag, an object's member no pin knows
-        # A bare name in code font that no pin defines: a variable, or a name that was
-        # removed. Said so, never called broken without more to go on.
-        for f in findings:
-            f.status = NOT_CHECKABLE
-            f.note = f"`{ref.target}` is defined nowhere in {f.pin}: a variable's name, or a removed one"
-        return findings
+        return _undefined(ref, findings, by_pin={p.pin: p for p in candidates})
     if ref.framework == AMBIGUOUS:
         # The text named no single project: the pins that know the reference decide.
         oks = [f for f in findings if f.status == OK]
@@ -97,6 +91,48 @@ def check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str
 
 
 _CAPS_PENDING = "a word in capitals no pin defines"
+# How a C++/CUDA name is written: a kernel, a launcher, a preprocessor macro, a template.
+_NATIVE_NAME_RE = re.compile(r"(?:_kernels?|_launcher)$|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+# `x_t`, `h_0`, `W_q`: a formula's variable.
+_MATH_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9]?_[A-Za-z0-9]{1,2}$")
+
+
+def _undefined(ref: Reference, findings: list[Finding], by_pin: dict[str, PinView]) -> list[Finding]:
+    """A name no pin defines, written the way code is written (a bare `snake_case` name in code
+    font, a call or a name in a diagram). A careful editor calls it broken when the project's
+    sources never spell it at all; it stays unjudged (not-checkable, with the reason) when they
+    use it without defining it (a keyword, a config key, a dependency's function) or when the
+    pin cannot hold it (a kernel, a build helper, in a wheel)."""
+    bare = ref.origin == "inline" and ref.kind == SYMBOL and ref.target == ref.text.split("(", 1)[0].split("=", 1)[0].strip()
+    judged = ref.kind == SYMBOL and (bare or (ref.origin == "fence" and "." not in ref.text))
+    if not judged or _MATH_NAME_RE.match(ref.target):
+        return []  # ordinary code, another program's flag, an object's member no pin knows, a formula
+    said = {f.pin: by_pin[f.pin].mentions(ref.target) if f.pin in by_pin else None for f in findings}
+    if ref.framework == AMBIGUOUS and any(said.values()):
+        said = dict.fromkeys(said, True)  # the text named no project, and one of them uses the name
+    out: list[Finding] = []
+    for f in findings:
+        pin = by_pin.get(f.pin or "")
+        mentioned = said[f.pin]
+        native = _NATIVE_NAME_RE.search(ref.target) is not None or "<" in ref.text
+        if mentioned is False and pin is not None and pin.kind == "release" and (native or ref.repo_context):
+            f.status = NOT_CHECKABLE
+            what = "a C++/CUDA name" if native else "named beside repository files (native sources, the build)"
+            f.note = f"`{ref.target}` is {what}; the wheel {f.pin} holds no such sources (a git pin does)"
+        elif mentioned is False:
+            f.status = BROKEN
+            f.note = f"`{ref.target}` is neither defined nor used anywhere in {f.pin}'s sources: removed, or never there"
+        elif not bare:
+            continue  # a name in a diagram the sources use: nothing to say
+        else:
+            f.status = NOT_CHECKABLE
+            how = "used in the sources but defined nowhere (a keyword, a config key, a dependency's name)" if mentioned else "a variable's name, or a removed one"
+            f.note = f"`{ref.target}` is defined nowhere in {f.pin}: {how}"
+        out.append(f)
+    if ref.framework == AMBIGUOUS and len(out) > 1 and all(f.status == BROKEN for f in out):
+        out[0].note += " (in neither project)"
+        return out[:1]  # one broken reference, reported once
+    return out
 
 
 def _enum_siblings(findings: list[Finding], pins: Sequence[PinView]) -> list[Finding]:

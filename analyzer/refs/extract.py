@@ -59,7 +59,16 @@ _TEXT_DOTTED_RE = re.compile(r"(?<![\w.$/-])(_*[A-Z][A-Za-z0-9_]*(?:\.[A-Za-z_][
 _TEXT_PATH_RE = re.compile(
     r"(?<![\w./-])((?:[A-Za-z0-9_.-]+/)+[A-Za-z0-9_.-]*|[A-Za-z0-9_-]+\.(?:py|cu|cuh|cpp|cc|h|hpp|rs))(?::\d+(?:-\d+)?)?(?![\w/])"
 )
+# A Python error's class: `'Foo' object has no attribute`, `<class 'pkg.Foo'>`.
+_ERROR_CLASS_RE = re.compile(r"(?:^|[\s(<])'(?:[A-Za-z_][\w]*\.)*(_*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*)'(?= object\b|>)")
+# A tree diagram's line (`├── name`, `│   └── name`) and the snake_case or macro names on it.
+_TREE_LINE_RE = re.compile(r"[├└]──|^\s*[|`]--")
+_TREE_NAME_RE = re.compile(r"(?<![\w./-])([A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+)(?![\w./-])")
 _TEXT_CLASS_RE = re.compile(r"(?<![\w.])(_*(?:[A-Z][a-z0-9]+|[A-Z]{2,}(?=[A-Z][a-z]))(?:[A-Z][A-Za-z0-9]*)+)(?![\w.(])")
+
+# Files only a repository holds (native sources, the build), and sections about the build.
+_REPO_FILES_RE = re.compile(r"\bcsrc/|[\w-]\.(?:cu|cuh|cpp|cc|hpp|h)\b|\bsetup\.py\b|\bCMakeLists\.txt\b")
+_BUILD_HEADING_RE = re.compile(r"\bbuild(?:ing)?\b|\bCMake\b|\bcompil", re.IGNORECASE)
 
 
 def markdown_parser() -> MarkdownIt:
@@ -104,6 +113,7 @@ class _Walker:
     def _emit(self, pending: list[_Pending], block: str, paragraph: str = "") -> None:
         siblings = [p.found.framework for p in pending]
         heading_texts = [text for _, text in self.headings]
+        repo_context = bool(_REPO_FILES_RE.search(paragraph)) or any(_BUILD_HEADING_RE.search(h) for h in heading_texts[-1:])
         for p in pending:
             length = len(p.text) if p.origin == "inline" else 0
             decision = decide(p.found.framework, p.found.reason, block, p.offset, siblings, heading_texts, length, self.facts.project)
@@ -129,6 +139,7 @@ class _Walker:
                     scope=p.scope,
                     doc_defined=p.doc_defined,
                     bare_file=p.found.bare_file,
+                    repo_context=repo_context and p.origin == "inline",
                     paragraph=paragraph,
                     context=self.facts.words,
                 )
@@ -205,7 +216,7 @@ class _Walker:
             if _GITHUB_RE.match(stripped):
                 link = self._link(stripped, line, offset, [], "")
                 return [link] if link else []
-            return []
+            return self._error_message(text, line, col, offset)
         written = stripped
         if found.kind in {"env", "flag"} and found.target in written:
             # `VLLM_X=1`, `$VLLM_X`, `--flag=value`: the name alone is what a fix replaces.
@@ -226,6 +237,18 @@ class _Walker:
             found = replace(found, tentative=True)
         defined = found.kind == SYMBOL and root in self.facts.defined
         return [_Pending(line, col, written, found, offset, "inline", doc_defined=defined)]
+
+    def _error_message(self, text: str, line: int, col: int, offset: int) -> list[_Pending]:
+        """`AttributeError: 'MLPSpeculatorConfig' object has no attribute ...`: the class a Python
+        error names. A reference when a pin defines it, or when the sources never spell it."""
+        out = []
+        for m in _ERROR_CLASS_RE.finditer(text):
+            name = m.group(1)
+            if name in FOREIGN_NAMES or name in self.facts.defined:
+                continue
+            found = Classified(SYMBOL, name, None, "named in an error message", tentative=True)
+            out.append(_Pending(line, col + m.start(1) if col >= 0 else -1, name, found, offset, "inline"))
+        return out
 
     def _through_instance(self, text: str) -> Classified | None:
         """`llm.generate` where the document made `llm = LLM(...)`: `LLM.generate`."""
@@ -302,7 +325,7 @@ class _Walker:
         if lang in TEXT_LANGS:
             taken = {(p.line, p.text) for p in pending}
             pending.extend(p for p in self._text(content, first) if (p.line, p.text) not in taken)
-        self._emit(pending, "")
+        self._emit(pending, "", content if lang in TEXT_LANGS else "")
 
     def _text(self, content: str, first: int) -> list[_Pending]:
         """Names written the way code is written, in a text block or a diagram."""
@@ -353,6 +376,14 @@ class _Walker:
                 cited = name in self.facts.code_spans
                 found = Classified(SYMBOL, name, None, "", tentative=not cited)
                 out.append(_Pending(line, m.start(1), name, found, 0, "fence", doc_defined=name in self.facts.defined))
+            if _TREE_LINE_RE.search(raw):
+                # A file's structure drawn as a tree: its items are the file's names.
+                for m in _TREE_NAME_RE.finditer(raw):
+                    name = m.group(1)
+                    if not free(*m.span(1)) or name.split("_", 1)[0] in FOREIGN_ROOTS or name in BUILTINS:
+                        continue
+                    spans.append(m.span(1))
+                    out.append(_Pending(line, m.start(1), name, Classified(SYMBOL, name, None, "", tentative=True), 0, "fence", doc_defined=name in self.facts.defined))
         # Fix the written text of calls back to what is on the line.
         fixed = []
         for p in out:

@@ -39,6 +39,12 @@ def view_cache_path(settings: Settings, pin: str) -> Path:
     return settings.cache_dir / "refs" / "views" / f"{pin}.v{FORMAT_VERSION}.sqlite"
 
 
+def words_cache_path(settings: Settings, pin: str, store_commit: str | None) -> Path:
+    """The identifiers of one stored snapshot (`words.py`): keyed by its store commit, so a git
+    pin re-fetched to a new commit collects them again."""
+    return settings.cache_dir / "refs" / "words" / f"{pin}.{(store_commit or 'none')[:12]}.json"
+
+
 def _cached(path: Path) -> PinView | None:
     try:
         return PinView.load(path)
@@ -59,6 +65,7 @@ def load_pin(settings: Settings, pin: str) -> PinView:
         view = _cached(cache)
         fetched = is_fetched(settings, pin)
         if view is not None:
+            view.words_path = str(words_cache_path(settings, pin, view.store_commit))
             if not fetched:
                 return view  # the snapshot was removed from the store; its release can't change
             snapshot = open_snapshot(settings, pin)
@@ -72,6 +79,7 @@ def load_pin(settings: Settings, pin: str) -> PinView:
     except TreeError as exc:
         raise RefsError(str(exc)) from None
     view.save(cache)
+    view.words_path = str(words_cache_path(settings, pin, view.store_commit))
     return view
 
 

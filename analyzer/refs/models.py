@@ -64,6 +64,9 @@ class Reference:
     # project defines it too (the snippet mirrors real code), else the author's invention.
     doc_defined: bool = False
     bare_file: bool = False  # `scheduler.py` written without folders: looked up by file name
+    # The paragraph cites files only a repository holds (`csrc/x.cu`, `setup.py`), or its section
+    # is about the build: a name there that a wheel lacks may live in those files.
+    repo_context: bool = False
     # The paragraph's Markdown, for a replacement the text names itself ("use `X` instead").
     paragraph: str = field(default="", compare=False, repr=False)
     # Lower-cased words of the whole document (one set shared by its references): picks,

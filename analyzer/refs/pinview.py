@@ -27,6 +27,7 @@ from analyzer.refs.symbols import (
     open_readonly,
     write_symbols,
 )
+from analyzer.refs.words import SourceWords, load_or_collect
 
 FORMAT_VERSION = 8
 
@@ -87,6 +88,9 @@ class PinView:
     # and the repository's root on disk. Their native symbols carry these paths too.
     outside_files: frozenset[str] = frozenset()
     repo_tree: str | None = None
+    # Where the identifiers of the sources are cached (`words.py`), set by the loader; None for
+    # a view made in memory, whose undefined names then stay unjudged.
+    words_path: str | None = None
     table: SymbolTable = field(init=False, repr=False)
     dirs: frozenset[str] = field(init=False, repr=False)
     flag_map: dict[str, FlagEntry] = field(init=False, repr=False)
@@ -99,6 +103,8 @@ class PinView:
     # Flags of non-server commands (`vllm bench serve`), read from the sources on first use.
     command_flag_cache: dict[str, Any] = field(init=False, repr=False, default_factory=dict)
     _by_last_word: dict[str, list[str]] | None = field(init=False, repr=False, default=None)
+    _words: SourceWords | None = field(init=False, repr=False, default=None)
+    _words_read: bool = field(init=False, repr=False, default=False)
 
     def __post_init__(self) -> None:
         symbols = self.symbols
@@ -156,6 +162,22 @@ class PinView:
                 index[_last_word(n)].append(n)
             self._by_last_word = dict(index)
         return self._by_last_word.get(_last_word(name), [])
+
+    def source_words(self) -> SourceWords | None:
+        """Every identifier the sources spell (collected on first use, then cached beside the
+        view); None when the view has no tree on disk to read."""
+        if not self._words_read:
+            self._words_read = True
+            roots = [Path(r) for r in (self.repo_tree or self.tree,) if r]
+            if self.words_path and roots:
+                self._words = load_or_collect(Path(self.words_path), roots)
+        return self._words
+
+    def mentions(self, name: str) -> bool | None:
+        """Whether the sources spell `name` anywhere (a definition, a use, a string); None
+        when unknown."""
+        words = self.source_words()
+        return None if words is None else name in words.words
 
     def files_named(self, basename: str) -> list[str]:
         if self._basenames is None:

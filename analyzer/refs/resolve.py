@@ -368,6 +368,9 @@ def _resolve_env(ref: Reference, pin: PinView) -> Finding:
             note=f"deprecated name of {renamed.name}",
         )
     if name in pin.env_literals:
+        words = pin.source_words()
+        if words is not None and name in words.retired_env:
+            return Finding(ref, pin.pin, BROKEN, note=f"{pin.pin}'s sources read {name} only to say it was removed")
         return Finding(ref, pin.pin, OK, note="read in the sources by name (not in the env var index)")
     if not pin.envs:
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"no env vars extracted for {pin.pin}")

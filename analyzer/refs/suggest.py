@@ -216,11 +216,27 @@ def _same_name_nearby(ref: Reference, old_path: str, pin: PinView) -> list[Sugge
             confidence = 0.9 if extra <= 2 else 0.75  # the one place that keeps the old folders
         elif same_parent == [cand]:
             confidence = 0.85  # of several, the only one still in a folder of the same name
+        elif rank == 0 and extra < near[1][0] and (cand in pin.dirs) == is_dir and _versioned(old, _segments(cand)):
+            # Of several, the nearest: the old path under a version namespace (`vllm/v1/worker/`).
+            confidence = 0.75
         else:
             confidence = 0.45 if rank == 0 else 0.35
         where = cand + "/" if cand in pin.dirs and ref.text.rstrip("`").endswith("/") else cand
         out.append(Suggestion(_write_path(ref, where, pin), confidence, "same name, same folders in order", cand))
     return out
+
+
+_VERSION_RE = re.compile(r"v\d+")
+
+
+def _versioned(old: list[str], new: list[str]) -> bool:
+    """`vllm/worker` -> `vllm/v1/worker`: the new path is the old one with version folders added."""
+    added = list(new)
+    for seg in old:
+        if seg not in added:
+            return False
+        added.remove(seg)
+    return bool(added) and all(_VERSION_RE.fullmatch(seg) for seg in added)
 
 
 def _module_named_after_class(ref: Reference, old_path: str, pin: PinView) -> list[Suggestion]:
@@ -232,6 +248,14 @@ def _module_named_after_class(ref: Reference, old_path: str, pin: PinView) -> li
     classes = [e for e in pin.table.ending_with(_camel(name.removesuffix(".py"))) if e.kind == "class"]
     classes += [e for e in _class_candidates(pin, key) if e not in classes]
     hits = [e for e in classes if e.last.lower() == key and "." not in short_name(e, pin) and not e.path.startswith(("tests/", "test/"))]
+    if not hits and ref.context:
+        # `cuda_graph_runner.py` held `CudaGraphRunner`, now `DecodeCudaGraphRunner`: the file of
+        # the qualified class the text's own words pick.
+        picked = [s for s in _qualified_class(ref, _camel(name.removesuffix(".py")), pin) if s.confidence >= 0.7]
+        homes = [e for s in picked for e in pin.table.ending_with(s.replacement) if e.kind == "class" and e.last == s.replacement]
+        if len({e.path for e in homes}) == 1:
+            why = f"where `{homes[0].last}` lives (the class named `...{_camel(name.removesuffix('.py'))}` in the text's terms)"
+            return [Suggestion(_write_path(ref, homes[0].path, pin), 0.7, why, homes[0].location)]
     if len(hits) != 1:
         return []
     return [Suggestion(_write_path(ref, hits[0].path, pin), 0.75, f"where `{hits[0].last}` lives", hits[0].location)]
@@ -461,7 +485,26 @@ def _flags(ref: Reference, pin: PinView, history: History | None) -> list[Sugges
                     out.append(Suggestion(entry.flag, 0.9, f"same destination `{old.dest}`", entry.defined_at))
     for name, ratio in closest(flag, pin.flag_map.keys(), n=3, cutoff=0.7):
         out.append(Suggestion(name, _spelling_confidence(ratio), "closest flag", pin.flag_map[name].defined_at))
+    reordered = [name for name in pin.flag_map if name != flag and _same_words(flag, name)]
+    if len(reordered) == 1:
+        # `--cuda-graph-max-batch-size` -> `--max-cudagraph-capture-size`: the words rearranged.
+        out.append(Suggestion(reordered[0], 0.5, "mostly the same words in another order", pin.flag_map[reordered[0]].defined_at))
     return out
+
+
+def _flag_words(flag: str) -> list[str]:
+    return [w.rstrip("s") for w in flag.lstrip("-").lower().replace("_", "-").split("-") if w]
+
+
+def _same_words(old: str, new: str) -> bool:
+    """At least three quarters of each flag's words appear in the other (compounds split or
+    joined: `cuda-graph` is `cudagraph`), and the order differs."""
+    a, b = _flag_words(old), _flag_words(new)
+    if len(a) < 3 or len(b) < 3 or "".join(a) == "".join(b):
+        return False
+    covered_b = sum(w in "".join(a) for w in b) / len(b)
+    covered_a = sum(w in "".join(b) for w in a) / len(a)
+    return min(covered_a, covered_b) >= 0.75
 
 
 def _spelling_confidence(ratio: float) -> float:

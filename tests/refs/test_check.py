@@ -37,7 +37,8 @@ def test_bare_names_defined_nowhere_are_reported_not_checkable(vllm30: PinView) 
     findings = check_references(extract_all([("ch.md", DOC)]), [vllm30])
     by_text = {f.ref.text: f for f in findings}
     assert by_text["hash_block_tokens"].status == "ok"
-    # A bare name no pin defines: said so with a reason, never silently dropped, never "broken".
+    # A bare name no pin defines, in a view whose sources cannot be read: said so with a
+    # reason, never silently dropped, never "broken" (test_undefined_names.py judges with them).
     assert by_text["num_tokens"].status == "not-checkable" and "defined nowhere" in by_text["num_tokens"].note
 
 

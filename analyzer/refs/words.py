@@ -1,0 +1,87 @@
+"""Every identifier a pin's sources spell, defined or merely used.
+
+The symbol index knows what a pin defines. A name in code font that is defined nowhere is
+either a removed name (broken) or one the sources use without defining it: a keyword
+argument, a config key read with `getattr`, a dependency's function the project imports.
+Telling the two apart needs the words themselves, so they are collected once per pin (a few
+seconds) and kept beside its view, read only when a check meets a name no pin defines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+_WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SOURCE_SUFFIXES = (".py", ".pyi", ".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp", ".cu", ".cuh", ".inl", ".rs")
+_ENV_LITERAL_RE = re.compile(r"[\"'](?P<name>(?:VLLM|SGLANG|SGL)_[A-Z0-9_]+)[\"']")
+# A literal the sources read only to say it is gone: `if os.getenv("SGLANG_X"): raise ... "removed"`.
+_RETIRED_RE = re.compile(r"\b(?:has been removed|was removed|is removed|no longer (?:supported|used|exists|has any effect))\b", re.IGNORECASE)
+FORMAT = 1
+
+
+@dataclass(frozen=True, slots=True)
+class SourceWords:
+    """Identifiers of one pin's sources (Python and native), and env var literals the sources
+    read only to report them removed. Owned by the `PinView` that loaded it."""
+
+    words: frozenset[str]
+    retired_env: frozenset[str]
+
+
+def _source_files(roots: list[Path]) -> list[Path]:
+    out: list[Path] = []
+    for root in roots:
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if d not in {".git", "__pycache__"}]
+            out.extend(Path(folder) / f for f in files if f.endswith(_SOURCE_SUFFIXES))
+    return out
+
+
+def collect(roots: list[Path]) -> SourceWords:
+    """Read every source file under `roots` (statically; nothing is imported)."""
+    words: set[str] = set()
+    live: set[str] = set()
+    retired: set[str] = set()
+    for path in _source_files(roots):
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        words.update(_WORD_RE.findall(text))
+        if "VLLM_" not in text and "SGL" not in text:
+            continue
+        lines = text.splitlines()
+        for number, line in enumerate(lines):
+            for m in _ENV_LITERAL_RE.finditer(line):
+                near = " ".join(lines[number : number + 4])
+                (retired if _RETIRED_RE.search(near) else live).add(m.group("name"))
+    return SourceWords(frozenset(words), frozenset(retired - live))
+
+
+def load_or_collect(cache: Path, roots: list[Path]) -> SourceWords | None:
+    """The cached words at `cache`, else collected from `roots` and saved; None when no root exists."""
+    try:
+        data = json.loads(cache.read_text(encoding="utf-8"))
+        if data.get("format") == FORMAT:
+            return SourceWords(frozenset(data["words"]), frozenset(data["retired_env"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # missing or damaged: collect again
+    present = [r for r in roots if r.is_dir()]
+    if not present:
+        return None
+    found = collect(present)
+    payload = json.dumps({"format": FORMAT, "words": sorted(found.words), "retired_env": sorted(found.retired_env)})
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{cache.name}.", suffix=".tmp", dir=cache.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(payload)
+        os.replace(tmp, cache)
+    except OSError:
+        pass  # a read-only cache: the words still serve this run
+    return found

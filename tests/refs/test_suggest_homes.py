@@ -1,0 +1,60 @@
+"""Where a moved reference went, with a confidence a reader can act on: a file named after a
+class that gained a qualifier, a folder moved under a version namespace, a flag whose words
+were rearranged."""
+
+from __future__ import annotations
+
+from analyzer.refs.pinview import FlagEntry, PinView, SymbolEntry
+from analyzer.refs.suggest import suggest
+
+from .test_resolve import ref
+
+
+def _view(files: list[str], symbols: list[SymbolEntry], flags: list[FlagEntry] | None = None) -> PinView:
+    return PinView(
+        pin="sglang@0.5.23", project="sglang", kind="release", layout_prefix="python/", packages=("sglang",),
+        files=frozenset(files), symbols=symbols, flags=flags or [], envs=[],
+    )
+
+
+_RUNNERS = "sglang/srt/model_executor/runner"
+
+
+def _runners() -> PinView:
+    files = [f"{_RUNNERS}/decode_cuda_graph_runner.py", f"{_RUNNERS}/prefill_cuda_graph_runner.py", "sglang/srt/model_executor/cpu_graph_runner.py"]
+    symbols = [
+        SymbolEntry("sglang.srt.model_executor.runner.decode_cuda_graph_runner.DecodeCudaGraphRunner", files[0], 10, 90, "class"),
+        SymbolEntry("sglang.srt.model_executor.runner.prefill_cuda_graph_runner.PrefillCudaGraphRunner", files[1], 10, 90, "class"),
+        SymbolEntry("sglang.srt.model_executor.cpu_graph_runner.CPUGraphRunner", files[2], 10, 90, "class"),
+    ]
+    return _view(files, symbols)
+
+
+def test_a_file_named_after_a_class_that_gained_a_qualifier() -> None:
+    words = frozenset({"decode", "cuda", "graph", "batch", "the"})
+    old = ref("python/sglang/srt/model_executor/cuda_graph_runner.py", "path", framework="sglang", repo_layout=True, context=words)
+    best = suggest(old, _runners())[0]
+    assert best.replacement == f"python/{_RUNNERS}/decode_cuda_graph_runner.py"
+    assert 0.6 <= best.confidence < 0.8 and "DecodeCudaGraphRunner" in best.reason
+    # A text that uses neither qualifier's words picks none of them with confidence.
+    plain = ref("python/sglang/srt/model_executor/cuda_graph_runner.py", "path", framework="sglang", repo_layout=True, context=frozenset({"the"}))
+    assert all(s.confidence < 0.5 for s in suggest(plain, _runners()))
+
+
+def test_a_folder_under_a_version_namespace_is_the_confident_pick() -> None:
+    files = ["vllm/v1/worker/gpu_worker.py", "vllm/distributed/kv/worker.py", "vllm/v1/offload/worker.py", "vllm/entrypoints/http_server.py", "vllm/rust_server/server.py", "vllm/grpc/server.py"]
+    view = PinView(pin="vllm@0.33.0", project="vllm", kind="release", layout_prefix="", packages=("vllm",), files=frozenset(files), symbols=[], flags=[], envs=[])
+    best = suggest(ref("vllm/worker/", "path", "vllm/worker"), view)[0]
+    assert (best.replacement, best.confidence) == ("vllm/v1/worker/", 0.75)
+    # A file that went into another subsystem's folder is only a guess.
+    guess = suggest(ref("vllm/server.py", "path"), view)
+    assert guess and all(s.confidence < 0.7 for s in guess)
+
+
+def test_a_flag_whose_words_were_rearranged() -> None:
+    flags = [FlagEntry("--max-cudagraph-capture-size"), FlagEntry("--cudagraph-capture-sizes"), FlagEntry("--max-num-seqs")]
+    view = _view([], [], flags)
+    best = suggest(ref("--cuda-graph-max-batch-size", "flag", framework="sglang"), view)[0]
+    assert best.replacement == "--max-cudagraph-capture-size" and best.confidence == 0.5
+    # Two words in common out of three is a different option, not a rearranged one.
+    assert all("another order" not in s.reason for s in suggest(ref("--cpu-offload-kvcache", "flag", framework="sglang"), _view([], [], [FlagEntry("--cpu-offload-gb")])))

@@ -1,0 +1,143 @@
+"""Names in code font that no pin defines: broken when the project's sources never spell them,
+unjudged (with the reason) when the sources use them or the pin cannot hold them."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from analyzer.refs.check import check_references, extract_all
+from analyzer.refs.models import BROKEN, NOT_CHECKABLE, OK
+from analyzer.refs.pinview import PinView
+from analyzer.refs.words import load_or_collect
+
+from .fakes import sglang_view, vllm_view
+
+_SOURCE = '''
+from flash_attn import flash_attn_with_kvcache
+
+
+def build(config):
+    window = getattr(config, "per_layer_sliding_window", None)
+    if os.getenv("VLLM_OLD_SWITCH") is not None:
+        raise ValueError("VLLM_OLD_SWITCH has been removed: use --new-switch")
+    return flash_attn_with_kvcache, window, os.getenv("VLLM_LIVE_SWITCH")
+'''
+
+
+def _with_words(view: PinView, tmp_path: Path, source: str = _SOURCE, kind: str = "release") -> PinView:
+    assert view.tree is not None
+    (Path(view.tree) / "vllm" / "layer.py").write_text(source, encoding="utf-8")
+    view = replace(view, kind=kind, env_literals=frozenset({"VLLM_OLD_SWITCH", "VLLM_LIVE_SWITCH"}))
+    view.words_path = str(tmp_path / "words" / f"{view.pin}.json")
+    return view
+
+
+def _check(doc: str, *pins: PinView) -> dict[str, list]:
+    out: dict[str, list] = {}
+    for f in check_references(extract_all([("ch.md", doc)]), list(pins)):
+        out.setdefault(f.ref.text, []).append(f)
+    return out
+
+
+@pytest.fixture
+def vllm(tmp_path: Path) -> PinView:
+    return _with_words(vllm_view(tmp_path), tmp_path)
+
+
+def test_a_name_the_sources_never_spell_is_broken(vllm: PinView) -> None:
+    found = _check("In vLLM, `forward_decode` picks v1 or v2, and `hash_block_tokens` hashes.\n", vllm)
+    assert found["hash_block_tokens"][0].status == OK
+    (gone,) = found["forward_decode"]
+    assert gone.status == BROKEN and "neither defined nor used" in gone.note
+
+
+def test_a_name_the_sources_use_without_defining_is_not_judged(vllm: PinView) -> None:
+    doc = "In vLLM, pass it to the layer's `per_layer_sliding_window` argument; decode uses `flash_attn_with_kvcache`.\n"
+    found = _check(doc, vllm)
+    for text in ("per_layer_sliding_window", "flash_attn_with_kvcache"):
+        (f,) = found[text]
+        assert f.status == NOT_CHECKABLE and "used in the sources" in f.note, f.to_dict()
+
+
+def test_a_formula_variable_is_not_a_reference(vllm: PinView) -> None:
+    assert "x_t" not in _check("In vLLM, the state update reads `x_t` and `h_t`.\n", vllm)
+
+
+def test_kernels_and_build_helpers_are_not_judged_in_a_wheel(vllm: PinView, tmp_path: Path) -> None:
+    doc = (
+        "In vLLM, `reshape_and_cache_flash_kernel` writes the cache.\n\n"
+        "The kernels are built by `cmake_build_ext` from `csrc/cache_kernels.cu`.\n"
+    )
+    found = _check(doc, vllm)
+    for text in ("reshape_and_cache_flash_kernel", "cmake_build_ext"):
+        (f,) = found[text]
+        assert f.status == NOT_CHECKABLE and "wheel" in f.note, f.to_dict()
+    # A git pin holds the repository: there the same names are judged.
+    git = replace(vllm, kind="git", pin="vllm@0.30.0-src")
+    git.words_path = str(tmp_path / "words" / "git.json")
+    found = _check(doc, git)
+    assert found["reshape_and_cache_flash_kernel"][0].status == BROKEN
+
+
+def test_tree_diagram_items_are_references(vllm: PinView) -> None:
+    doc = (
+        "How vLLM's attention file is laid out:\n\n"
+        "```\n"
+        "layer.py\n"
+        "├── build(config)\n"
+        "│   ├── paged_attention_v2_reduce_kernel\n"
+        "│   └── hash_block_tokens\n"
+        "└── flash_attn_with_kvcache\n"
+        "```\n"
+    )
+    git = replace(vllm, kind="git")
+    git.words_path = vllm.words_path
+    found = _check(doc, git)
+    assert found["paged_attention_v2_reduce_kernel"][0].status == BROKEN
+    assert found["hash_block_tokens"][0].status == OK
+    assert "flash_attn_with_kvcache" not in found  # the sources use it: nothing to say in a diagram
+    assert "build" not in found or found["build"][0].status != BROKEN
+
+
+def test_a_class_named_in_an_error_message_is_checked(vllm: PinView) -> None:
+    doc = (
+        "With vLLM it fails with `AttributeError: 'MLPSpeculatorConfig' object has no attribute 'x'`, "
+        "and then `TypeError: 'KVCacheManager' object is not callable`.\n"
+    )
+    found = _check(doc, vllm)
+    assert found["MLPSpeculatorConfig"][0].status == BROKEN
+    assert found["KVCacheManager"][0].status == OK
+
+
+def test_an_env_var_the_sources_read_only_to_say_it_is_gone_is_broken(vllm: PinView) -> None:
+    found = _check("In vLLM, set `VLLM_OLD_SWITCH=1` or `VLLM_LIVE_SWITCH=1`.\n", vllm)
+    assert found["VLLM_OLD_SWITCH"][0].status == BROKEN and "removed" in found["VLLM_OLD_SWITCH"][0].note
+    assert found["VLLM_LIVE_SWITCH"][0].status == OK
+
+
+def test_a_document_naming_no_project_is_judged_by_every_project(vllm: PinView, tmp_path: Path) -> None:
+    sglang = sglang_view(tmp_path)
+    assert sglang.tree is not None
+    (Path(sglang.tree) / "sglang" / "mamba.py").write_text("mamba_scheduler_strategy = 'auto'\n", encoding="utf-8")
+    sglang.words_path = str(tmp_path / "words" / "sglang.json")
+    found = _check("The engine's `mamba_scheduler_strategy` and `made_up_knob_name` decide.\n", vllm, sglang)
+    assert all(f.status != BROKEN for f in found["mamba_scheduler_strategy"])
+    assert [f.status for f in found["made_up_knob_name"]] == [BROKEN]  # reported once
+
+
+def test_words_are_collected_once_and_cached(tmp_path: Path) -> None:
+    root = tmp_path / "tree"
+    root.mkdir()
+    (root / "a.py").write_text("def alpha_beta(): pass\n", encoding="utf-8")
+    cache = tmp_path / "words.json"
+    first = load_or_collect(cache, [root])
+    assert first is not None and "alpha_beta" in first.words and cache.is_file()
+    (root / "a.py").unlink()
+    again = load_or_collect(cache, [root])  # from the cache, not the (now empty) tree
+    assert again is not None and "alpha_beta" in again.words
+    cache.write_text("{not json", encoding="utf-8")
+    assert load_or_collect(cache, [root]) is not None  # damaged: collected again
+    assert load_or_collect(tmp_path / "none.json", [tmp_path / "missing"]) is None
