@@ -97,6 +97,33 @@ _NATIVE_NAME_RE = re.compile(r"(?:_kernels?|_launcher)$|^[A-Z][A-Z0-9]*(?:_[A-Z0
 _MATH_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9]?_[A-Za-z0-9]{1,2}$")
 
 
+# Other systems a text about vLLM or SGLang compares with: a name in their sentence may be theirs.
+_OTHER_SYSTEMS_RE = re.compile(
+    r"(?<![\w-])(nano-?vllm|mini-?sglang|TensorRT(?:-LLM)?|TRT-LLM|LightLLM|lmdeploy|DeepSpeed(?:-MII)?|FasterTransformer|"
+    r"llama\.cpp|Ollama|TGI|text-generation-inference|transformers|Hugging ?Face|PyTorch|torch|FlashInfer|"
+    r"flash[-_]attn|FlashAttention\d?|xformers|Triton|LMCache|Mooncake|NIXL|DeepEP|DeepGEMM|NCCL|Nsight|nsys|pytest|Ray|Dynamo|"
+    r"MLC-?LLM|ExLlama|Megatron|Orca|FastAPI|uvicorn|Kubernetes|Prometheus)(?![\w-])",
+    re.IGNORECASE,
+)
+_PROJECT_RE = re.compile(r"(?<![\w-])(vllm|sglang)(?![\w-])", re.IGNORECASE)
+_SENTENCE_END_RE = re.compile(r"[.;!?](?=\s|$)|[。；！？]")
+
+
+def _other_system(ref: Reference) -> str | None:
+    """Another system the name's sentence speaks of without naming vLLM or SGLang itself."""
+    if ref.origin != "inline" or not ref.paragraph:
+        return None
+    at = ref.paragraph.find(ref.text)
+    if at < 0:
+        return None
+    ends = [m.end() for m in _SENTENCE_END_RE.finditer(ref.paragraph)]
+    start = max((e for e in ends if e <= at), default=0)
+    end = min((e for e in ends if e > at), default=len(ref.paragraph))
+    sentence = ref.paragraph[start:end].replace(f"`{ref.text}`", "")
+    other = _OTHER_SYSTEMS_RE.search(sentence)
+    return other.group(1) if other and not _PROJECT_RE.search(sentence) else None
+
+
 def _undefined(ref: Reference, findings: list[Finding], by_pin: dict[str, PinView]) -> list[Finding]:
     """A name no pin defines, written the way code is written (a bare `snake_case` name in code
     font, a call or a name in a diagram). A careful editor calls it broken when the project's
@@ -104,9 +131,10 @@ def _undefined(ref: Reference, findings: list[Finding], by_pin: dict[str, PinVie
     use it without defining it (a keyword, a config key, a dependency's function) or when the
     pin cannot hold it (a kernel, a build helper, in a wheel)."""
     bare = ref.origin == "inline" and ref.kind == SYMBOL and ref.target == ref.text.split("(", 1)[0].split("=", 1)[0].strip()
-    judged = ref.kind == SYMBOL and (bare or (ref.origin == "fence" and "." not in ref.text))
+    judged = ref.kind == SYMBOL and (bare or (ref.origin == "fence" and "." not in ref.text and ref.framework != AMBIGUOUS))
     if not judged or _MATH_NAME_RE.match(ref.target):
         return []  # ordinary code, another program's flag, an object's member no pin knows, a formula
+    other = _other_system(ref)
     said = {f.pin: by_pin[f.pin].mentions(ref.target) if f.pin in by_pin else None for f in findings}
     if ref.framework == AMBIGUOUS and any(said.values()):
         said = dict.fromkeys(said, True)  # the text named no project, and one of them uses the name
@@ -115,7 +143,10 @@ def _undefined(ref: Reference, findings: list[Finding], by_pin: dict[str, PinVie
         pin = by_pin.get(f.pin or "")
         mentioned = said[f.pin]
         native = _NATIVE_NAME_RE.search(ref.target) is not None or "<" in ref.text
-        if mentioned is False and pin is not None and pin.kind == "release" and (native or ref.repo_context):
+        if mentioned is False and other:
+            f.status = NOT_CHECKABLE
+            f.note = f"`{ref.target}` is defined nowhere in {f.pin}; its sentence speaks of {other}, whose name it may be"
+        elif mentioned is False and pin is not None and pin.kind == "release" and (native or ref.repo_context):
             f.status = NOT_CHECKABLE
             what = "a C++/CUDA name" if native else "named beside repository files (native sources, the build)"
             f.note = f"`{ref.target}` is {what}; the wheel {f.pin} holds no such sources (a git pin does)"

@@ -87,6 +87,11 @@ def _resolve_bare_file(ref: Reference, pin: PinView) -> Finding:
             if not holders:
                 return Finding(ref, pin.pin, BROKEN, resolved_at=named[0], note=f"`{ref.link_symbol}` is not defined in any file named {name}")
             named = holders
+        elsewhere = _platform_only(named, ref)
+        if elsewhere:
+            # `attention_kernels.cuh` in a text on CUDA kernels, found only under `csrc/rocm/`:
+            # another platform's file of the same name, not the one the text means.
+            return Finding(ref, pin.pin, BROKEN, note=f"the only file named {name} is {elsewhere}'s ({named[0]}), and the text never speaks of {elsewhere}")
         note = f"{len(named)} files named {name}" if len(named) > 1 else ""
         return Finding(ref, pin.pin, OK, resolved_at=named[0], note=note)
     if name in REPO_ROOT_FILES:
@@ -94,6 +99,31 @@ def _resolve_bare_file(ref: Reference, pin: PinView) -> Finding:
     if not name.endswith((".py", ".pyi")) and pin.kind == "release":
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"C++/CUDA/Rust sources are not in the wheel {pin.pin}")
     return Finding(ref, pin.pin, BROKEN, note=f"no file named {name} in {pin.pin}")
+
+
+# Folders that hold one platform's variant of a file, and the words a text about it would use.
+_PLATFORM_DIRS = {
+    "rocm": ("rocm", "amd", "hip", "mi300", "mi300x", "mi250", "aiter"), "xpu": ("xpu", "intel"), "tpu": ("tpu", "tpus", "xla"),
+    "hpu": ("hpu", "gaudi"), "neuron": ("neuron", "inferentia", "trainium"), "npu": ("npu", "ascend"), "musa": ("musa",),
+}
+
+
+def _platform_only(named: list[str], ref: Reference) -> str | None:
+    """The platform whose folders hold every file named like the reference, when the document
+    never speaks of that platform; None otherwise (or when the document's words are unknown)."""
+    if not ref.context:
+        return None
+    platforms = set()
+    for path in named:
+        folders = path.split("/")[:-1]
+        hit = next((p for p in _PLATFORM_DIRS if p in folders), None)
+        if hit is None:
+            return None
+        platforms.add(hit)
+    if len(platforms) != 1:
+        return None
+    platform = platforms.pop()
+    return None if set(_PLATFORM_DIRS[platform]) & ref.context else platform
 
 
 def _defines(pin: PinView, path: str, symbol: str) -> bool:

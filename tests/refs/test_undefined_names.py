@@ -84,7 +84,7 @@ def test_kernels_and_build_helpers_are_not_judged_in_a_wheel(vllm: PinView, tmp_
 
 def test_tree_diagram_items_are_references(vllm: PinView) -> None:
     doc = (
-        "How vLLM's attention file is laid out:\n\n"
+        "## How vLLM lays out its attention file\n\n"
         "```\n"
         "layer.py\n"
         "├── build(config)\n"
@@ -141,3 +141,30 @@ def test_words_are_collected_once_and_cached(tmp_path: Path) -> None:
     cache.write_text("{not json", encoding="utf-8")
     assert load_or_collect(cache, [root]) is not None  # damaged: collected again
     assert load_or_collect(tmp_path / "none.json", [tmp_path / "missing"]) is None
+
+
+def test_a_name_in_a_sentence_about_another_system_is_not_judged(vllm: PinView) -> None:
+    doc = (
+        "In nano-vllm the scheduler keeps `seqs_waiting_queue` for new requests. "
+        "vLLM removed `legacy_swap_space_knob` long ago.\n"
+    )
+    found = _check(doc, vllm)
+    (theirs,) = found["seqs_waiting_queue"]
+    assert theirs.status == NOT_CHECKABLE and "nano-vllm" in theirs.note
+    assert found["legacy_swap_space_knob"][0].status == BROKEN
+
+
+def test_a_bare_file_name_found_only_in_another_platforms_folder_is_broken() -> None:
+    from analyzer.refs.resolve import resolve
+
+    from .test_resolve import ref
+
+    view = PinView(
+        pin="vllm@0.33.0-src", project="vllm", kind="git", layout_prefix="", packages=("vllm",),
+        files=frozenset({"csrc/rocm/attention_kernels.cuh", "csrc/attention/merge_attn_states.cu"}), symbols=[], flags=[], envs=[],
+    )
+    cuda_text = frozenset({"paged", "attention", "kernel", "cuda"})
+    gone = resolve(ref("attention_kernels.cuh", "path", bare_file=True, context=cuda_text), view)
+    assert gone.status == BROKEN and "rocm" in gone.note
+    amd_text = cuda_text | {"rocm"}
+    assert resolve(ref("attention_kernels.cuh", "path", bare_file=True, context=amd_text), view).status == OK
