@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
@@ -21,6 +22,12 @@ from analyzer.refs.config import BookConfig, RefsError, load_book
 from analyzer.refs.models import BROKEN, OK, Finding
 from analyzer.refs.suggest import History
 from analyzer.settings import Settings
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from analyzer.diff.models import VersionDiff
+    from analyzer.refs.run import PinLoader
 
 LATEST = "latest"
 
@@ -79,7 +86,7 @@ def follow_book(
     settings: Settings,
     paths: list[Path],
     against: list[str],
-    loader,  # PinLoader: (Settings, str) -> PinView
+    loader: PinLoader,
     *,
     locked: list[str] | None = None,
 ) -> tuple[BookConfig, list[Timeline], list[str]]:
@@ -129,7 +136,7 @@ def broken_timelines(timelines: list[Timeline]) -> list[Timeline]:
     return [t for t in timelines if t.broke_in is not None]
 
 
-def print_timelines(console, timelines: list[Timeline], followed: list[str], *, show_all: bool = False) -> None:
+def print_timelines(console: Console, timelines: list[Timeline], followed: list[str], *, show_all: bool = False) -> None:
     """A table of the references that broke (all of them with `show_all`), then one summary line."""
     from rich.markup import escape
     from rich.table import Table
@@ -251,7 +258,7 @@ def _symbol_cited(name: str, symbols: set[tuple[str, ...]], modules: set[str]) -
     return any(name == m or name.startswith(m + ".") for m in modules)
 
 
-def limit_to_cited(diff, paths: list[Path]):  # VersionDiff -> VersionDiff
+def limit_to_cited(diff: VersionDiff, paths: list[Path]) -> VersionDiff:
     """Keep only the changes that touch what the book at `paths` cites: symbols
     (and what contains them), cited modules, flags and env vars. Call-graph
     sections are dropped: a book cites names, not edges."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -54,7 +56,7 @@ def render_paths(console: Console, source: str, target: str, paths: list[list[Ca
             )
 
 
-def _shorten(state: ClassState):  # -> Callable[[str], str]
+def _shorten(state: ClassState) -> Callable[[str], str]:
     prefix = state.cls + "."
     package = state.cls.split(".")[0] + "."
 
