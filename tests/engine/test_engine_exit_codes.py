@@ -177,3 +177,19 @@ def test_a_taken_port_is_one_line_before_anything_loads() -> None:
             result = runner.invoke(app, ["engine", *args])
             assert result.exit_code == 2, result.output
             assert f"cannot listen on 127.0.0.1:{port}" in _one_error_line(result)
+
+
+def test_the_standalone_server_entry_follows_the_convention() -> None:
+    """`python -m reference_engine.server` (no analyzer, no atlas CLI around it): a malformed
+    flag is the same one line and exit 2."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run([sys.executable, "-m", "reference_engine.server", "--port", "abc"], capture_output=True,
+                          text=True, timeout=120, env=env, cwd=root, check=False)
+    assert done.returncode == 2, done.stderr[-2000:]
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: Invalid value for '--port'"), done.stderr
