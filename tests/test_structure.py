@@ -19,7 +19,7 @@ _OPENERS = {"open_snapshot", "ensure_snapshot", "index_snapshot", "index_tree", 
 # object every other stage opens a tree through. refs/loader.py reads a snapshot's store
 # commit to tell whether its cached view is stale (it opens the tree through pinned.py).
 _ALLOWED = {"analyzer/pinned.py", "analyzer/refs/loader.py", "analyzer/graphs/store.py",
-            "analyzer/index/runner.py", "analyzer/index/__init__.py"}
+            "analyzer/index/runner.py"}
 
 
 def _py(folder: str) -> list[Path]:
