@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 
+from analyzer.refs.classify import OTHER_SYSTEMS_RE, PROJECT_RE
 from analyzer.refs.extract import extract_references, markdown_parser
 from analyzer.refs.models import (
     AMBIGUOUS,
@@ -97,31 +98,47 @@ _NATIVE_NAME_RE = re.compile(r"(?:_kernels?|_launcher)$|^[A-Z][A-Z0-9]*(?:_[A-Z0
 _MATH_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9]?_[A-Za-z0-9]{1,2}$")
 
 
-# Other systems a text about vLLM or SGLang compares with: a name in their sentence may be theirs.
-_OTHER_SYSTEMS_RE = re.compile(
-    r"(?<![\w-])(nano-?vllm|mini-?sglang|TensorRT(?:-LLM)?|TRT-LLM|LightLLM|lmdeploy|DeepSpeed(?:-MII)?|FasterTransformer|"
-    r"llama\.cpp|Ollama|TGI|text-generation-inference|transformers|Hugging ?Face|PyTorch|torch|FlashInfer|"
-    r"flash[-_]attn|FlashAttention\d?|xformers|Triton|LMCache|Mooncake|NIXL|DeepEP|DeepGEMM|NCCL|Nsight|nsys|pytest|Ray|Dynamo|"
-    r"MLC-?LLM|ExLlama|Megatron|Orca|FastAPI|uvicorn|Kubernetes|Prometheus)(?![\w-])",
-    re.IGNORECASE,
-)
-_PROJECT_RE = re.compile(r"(?<![\w-])(vllm|sglang)(?![\w-])", re.IGNORECASE)
+_FLAG_SPAN_RE = re.compile(r"`(--[A-Za-z0-9][\w-]*)")
 _SENTENCE_END_RE = re.compile(r"[.;!?](?=\s|$)|[。；！？]")
 
 
 def _other_system(ref: Reference) -> str | None:
-    """Another system the name's sentence speaks of without naming vLLM or SGLang itself."""
+    """Another program the name belongs to, by the text's own evidence: the sentence speaks of
+    it (and of vLLM or SGLang only farther from the name), the name is called after it
+    (`mooncake_master`), or the whole document is about it (its title names it)."""
+    first = ref.target.split("_")
+    for words in (first[:1], first[:2]):
+        prefix = OTHER_SYSTEMS_RE.fullmatch("-".join(words))
+        if prefix and len(first) > len(words):
+            return f"named after {prefix.group(1)}, another program"
+    if ref.subject:
+        return f"the document is about {ref.subject}"
     if ref.origin != "inline" or not ref.paragraph:
         return None
-    at = ref.paragraph.find(ref.text)
+    at = ref.paragraph.find(f"`{ref.text}`")
     if at < 0:
         return None
     ends = [m.end() for m in _SENTENCE_END_RE.finditer(ref.paragraph)]
     start = max((e for e in ends if e <= at), default=0)
     end = min((e for e in ends if e > at), default=len(ref.paragraph))
-    sentence = ref.paragraph[start:end].replace(f"`{ref.text}`", "")
-    other = _OTHER_SYSTEMS_RE.search(sentence)
-    return other.group(1) if other and not _PROJECT_RE.search(sentence) else None
+    sentence, at = ref.paragraph[start:end], at - start
+    others = [(abs(m.start() - at), m.group(1)) for m in OTHER_SYSTEMS_RE.finditer(sentence)]
+    projects = [abs(m.start() - at) for m in PROJECT_RE.finditer(sentence)]
+    if others and min(others)[0] < min(projects, default=len(sentence) + 1):
+        return f"its sentence speaks of {min(others)[1]}, whose name it may be"
+    return None
+
+
+def _listed_value(ref: Reference) -> str | None:
+    """`parallel`, `live_parallel`, and `irrelevance` in a paragraph that cites a flag: values
+    the flag takes (its choices, a dataset's categories), not the project's names."""
+    if ref.origin != "inline" or not _FLAG_SPAN_RE.search(ref.paragraph):
+        return None
+    name = re.escape(ref.text)
+    if re.search(rf"`[^`]+`\s*(?:,|,?\s+(?:and|or))\s*`{name}`|`{name}`\s*(?:,|,?\s+(?:and|or))\s*`[^`]+`", ref.paragraph):
+        flag = _FLAG_SPAN_RE.search(ref.paragraph)
+        return f"listed with other values in a paragraph on `{flag.group(1) if flag else ''}`"
+    return None
 
 
 def _undefined(ref: Reference, findings: list[Finding], by_pin: dict[str, PinView]) -> list[Finding]:
@@ -131,10 +148,13 @@ def _undefined(ref: Reference, findings: list[Finding], by_pin: dict[str, PinVie
     use it without defining it (a keyword, a config key, a dependency's function) or when the
     pin cannot hold it (a kernel, a build helper, in a wheel)."""
     bare = ref.origin == "inline" and ref.kind == SYMBOL and ref.target == ref.text.split("(", 1)[0].split("=", 1)[0].strip()
-    judged = ref.kind == SYMBOL and (bare or (ref.origin == "fence" and "." not in ref.text and ref.framework != AMBIGUOUS))
+    judged = ref.kind == SYMBOL and (bare or (ref.diagram and ref.framework != AMBIGUOUS))
     if not judged or _MATH_NAME_RE.match(ref.target):
         return []  # ordinary code, another program's flag, an object's member no pin knows, a formula
-    other = _other_system(ref)
+    # Only names shaped like code are judged: `snake_case`, a macro, a class a Python error names.
+    # A capitalised term the prose also uses as a word (`ModelServing`) stays unjudged.
+    code_shaped = "_" in ref.target.strip("_") or ref.in_error
+    other = _other_system(ref) or _listed_value(ref)
     said = {f.pin: by_pin[f.pin].mentions(ref.target) if f.pin in by_pin else None for f in findings}
     if ref.framework == AMBIGUOUS and any(said.values()):
         said = dict.fromkeys(said, True)  # the text named no project, and one of them uses the name
@@ -143,9 +163,11 @@ def _undefined(ref: Reference, findings: list[Finding], by_pin: dict[str, PinVie
         pin = by_pin.get(f.pin or "")
         mentioned = said[f.pin]
         native = _NATIVE_NAME_RE.search(ref.target) is not None or "<" in ref.text
+        if mentioned is False and not code_shaped:
+            mentioned = None  # judged as before: a term, or a removed name
         if mentioned is False and other:
             f.status = NOT_CHECKABLE
-            f.note = f"`{ref.target}` is defined nowhere in {f.pin}; its sentence speaks of {other}, whose name it may be"
+            f.note = f"`{ref.target}` is defined nowhere in {f.pin}; {other}"
         elif mentioned is False and pin is not None and pin.kind == "release" and (native or ref.repo_context):
             f.status = NOT_CHECKABLE
             what = "a C++/CUDA name" if native else "named beside repository files (native sources, the build)"

@@ -94,6 +94,28 @@ FOREIGN_ROOTS = frozenset(
 )
 
 
+# Other systems a text about vLLM or SGLang compares with: a name in their sentence may be theirs.
+OTHER_SYSTEMS_RE = re.compile(
+    r"(?<![\w-])(nano-?vllm|mini-?sglang|TensorRT(?:-LLM)?|TRT-LLM|LightLLM|lmdeploy|DeepSpeed(?:-MII)?|FasterTransformer|"
+    r"llama\.cpp|Ollama|TGI|text-generation-inference|transformers|Hugging ?Face|PyTorch|torch|FlashInfer|"
+    r"flash[-_]attn|FlashAttention\d?|xformers|LMCache|Mooncake|NIXL|DeepEP|DeepGEMM|NCCL|Nsight|nsys|pytest|Ray|Dynamo|"
+    r"MLC-?LLM|ExLlama|Megatron|Orca|FastAPI|uvicorn|Kubernetes|Prometheus|Docker|Linux|syscalls?|"
+    r"llm-?compressor|ModelOpt|Model ?Optimizer|Quark|tensorizer|TRL|peft|Codex|LiteLLM|Haystack|LangChain|LlamaIndex|"
+    r"KServe|KubeRay|Helm|AIBrix|llm-d|Kthena|BentoML|SkyPilot|GuideLLM|lm-eval(?:uation-harness)?|lm_eval|OpenAI|Anthropic|"
+    r"Gradio|Streamlit|Jupyter|Weights ?& ?Biases|wandb|MLflow|OpenTelemetry|Grafana|Triton Inference Server|aiter|cutlass|UCX)(?![\w-])",
+    re.IGNORECASE,
+)
+
+
+PROJECT_RE = re.compile(r"(?<![\w-])(vllm|sglang)(?![\w-])", re.IGNORECASE)
+
+
+def other_system(text: str) -> str | None:
+    """Another program `text` names, when it names neither vLLM nor SGLang."""
+    m = OTHER_SYSTEMS_RE.search(text)
+    return m.group(1) if m and not PROJECT_RE.search(text) else None
+
+
 @dataclass(frozen=True, slots=True)
 class Classified:
     kind: str

@@ -26,6 +26,7 @@ from analyzer.refs.classify import (
     classify_env,
     classify_path,
     classify_symbol,
+    other_system,
 )
 from analyzer.refs.document import (
     CLASSNAME_RE,
@@ -63,12 +64,12 @@ _TEXT_PATH_RE = re.compile(
 _ERROR_CLASS_RE = re.compile(r"(?:^|[\s(<])'(?:[A-Za-z_][\w]*\.)*(_*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*)'(?= object\b|>)")
 # A tree diagram's line (`├── name`, `│   └── name`) and the snake_case or macro names on it.
 _TREE_LINE_RE = re.compile(r"[├└]──|^\s*[|`]--")
-_TREE_NAME_RE = re.compile(r"(?<![\w./-])([A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+)(?![\w./-])")
+_TREE_NAME_RE = re.compile(r"(?<![\w./{<$-])([A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+)(?![\w./}>-])")
 _TEXT_CLASS_RE = re.compile(r"(?<![\w.])(_*(?:[A-Z][a-z0-9]+|[A-Z]{2,}(?=[A-Z][a-z]))(?:[A-Z][A-Za-z0-9]*)+)(?![\w.(])")
 
 # Files only a repository holds (native sources, the build), and sections about the build.
-_REPO_FILES_RE = re.compile(r"\bcsrc/|[\w-]\.(?:cu|cuh|cpp|cc|hpp|h)\b|\bsetup\.py\b|\bCMakeLists\.txt\b")
-_BUILD_HEADING_RE = re.compile(r"\bbuild(?:ing)?\b|\bCMake\b|\bcompil", re.IGNORECASE)
+_REPO_FILES_RE = re.compile(r"\b(?:csrc|tests|examples|benchmarks|tools)/|[\w-]\.(?:cu|cuh|cpp|cc|hpp|h)\b|\bsetup\.py\b|\bCMakeLists\.txt\b")
+_BUILD_HEADING_RE = re.compile(r"\bbuild(?:ing)?\b|\bCMake\b|\bcompil|\btests?\b|\btesting\b|\bbenchmarks?\b|\bCI\b", re.IGNORECASE)
 
 
 def markdown_parser() -> MarkdownIt:
@@ -92,6 +93,8 @@ class _Pending:
     owner_strict: bool = False
     scope: str | None = None
     doc_defined: bool = False
+    diagram: bool = False
+    in_error: bool = False
 
 
 @dataclass(slots=True)
@@ -113,7 +116,7 @@ class _Walker:
     def _emit(self, pending: list[_Pending], block: str, paragraph: str = "") -> None:
         siblings = [p.found.framework for p in pending]
         heading_texts = [text for _, text in self.headings]
-        repo_context = bool(_REPO_FILES_RE.search(paragraph)) or any(_BUILD_HEADING_RE.search(h) for h in heading_texts[-1:])
+        repo_context = bool(_REPO_FILES_RE.search(paragraph)) or any(_BUILD_HEADING_RE.search(h) for h in heading_texts)
         for p in pending:
             length = len(p.text) if p.origin == "inline" else 0
             decision = decide(p.found.framework, p.found.reason, block, p.offset, siblings, heading_texts, length, self.facts.project)
@@ -140,6 +143,9 @@ class _Walker:
                     doc_defined=p.doc_defined,
                     bare_file=p.found.bare_file,
                     repo_context=repo_context and p.origin == "inline",
+                    diagram=p.diagram,
+                    in_error=p.in_error,
+                    subject=other_system(heading_texts[0]) if heading_texts else None,
                     paragraph=paragraph,
                     context=self.facts.words,
                 )
@@ -246,8 +252,8 @@ class _Walker:
             name = m.group(1)
             if name in FOREIGN_NAMES or name in self.facts.defined:
                 continue
-            found = Classified(SYMBOL, name, None, "named in an error message", tentative=True)
-            out.append(_Pending(line, col + m.start(1) if col >= 0 else -1, name, found, offset, "inline"))
+            found = Classified(SYMBOL, name, None, "", tentative=True)
+            out.append(_Pending(line, col + m.start(1) if col >= 0 else -1, name, found, offset, "inline", in_error=True))
         return out
 
     def _through_instance(self, text: str) -> Classified | None:
@@ -360,7 +366,8 @@ class _Walker:
                 if found is None:
                     continue
                 spans.append(m.span(1))
-                out.append(_Pending(line, m.start(1), name + "()", replace(found, target=found.target), 0, "fence", doc_defined=root in self.facts.defined))
+                on_tree = bool(_TREE_LINE_RE.search(raw)) and "." not in name
+                out.append(_Pending(line, m.start(1), name + "()", found, 0, "fence", doc_defined=root in self.facts.defined, diagram=on_tree))
             for m in _TEXT_DOTTED_RE.finditer(raw):
                 if not free(*m.span(1)) or m.group(1).split(".", 1)[0] in FOREIGN_NAMES:
                     continue
@@ -383,7 +390,8 @@ class _Walker:
                     if not free(*m.span(1)) or name.split("_", 1)[0] in FOREIGN_ROOTS or name in BUILTINS:
                         continue
                     spans.append(m.span(1))
-                    out.append(_Pending(line, m.start(1), name, Classified(SYMBOL, name, None, "", tentative=True), 0, "fence", doc_defined=name in self.facts.defined))
+                    found = Classified(SYMBOL, name, None, "", tentative=True)
+                    out.append(_Pending(line, m.start(1), name, found, 0, "fence", doc_defined=name in self.facts.defined, diagram=True))
         # Fix the written text of calls back to what is on the line.
         fixed = []
         for p in out:

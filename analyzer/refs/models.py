@@ -67,6 +67,11 @@ class Reference:
     # The paragraph cites files only a repository holds (`csrc/x.cu`, `setup.py`), or its section
     # is about the build: a name there that a wheel lacks may live in those files.
     repo_context: bool = False
+    diagram: bool = False  # an item of a tree diagram drawn in a text block (a file's structure)
+    in_error: bool = False  # a class a quoted Python error names (`'X' object has no attribute`)
+    # Another program the document's title names instead of vLLM or SGLang (`# Codex`, `# TRL`):
+    # a name the projects never spell is then that program's.
+    subject: str | None = None
     # The paragraph's Markdown, for a replacement the text names itself ("use `X` instead").
     paragraph: str = field(default="", compare=False, repr=False)
     # Lower-cased words of the whole document (one set shared by its references): picks,

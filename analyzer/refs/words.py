@@ -18,10 +18,12 @@ from pathlib import Path
 
 _WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SOURCE_SUFFIXES = (".py", ".pyi", ".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp", ".cu", ".cuh", ".inl", ".rs")
+# Where a package names its plugins and entry points (`lora_filesystem_resolver = "vllm...:f"`).
+_PACKAGING_FILES = ("entry_points.txt", "pyproject.toml", "setup.cfg")
 _ENV_LITERAL_RE = re.compile(r"[\"'](?P<name>(?:VLLM|SGLANG|SGL)_[A-Z0-9_]+)[\"']")
 # A literal the sources read only to say it is gone: `if os.getenv("SGLANG_X"): raise ... "removed"`.
 _RETIRED_RE = re.compile(r"\b(?:has been removed|was removed|is removed|no longer (?:supported|used|exists|has any effect))\b", re.IGNORECASE)
-FORMAT = 1
+FORMAT = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +40,7 @@ def _source_files(roots: list[Path]) -> list[Path]:
     for root in roots:
         for folder, dirs, files in os.walk(root):
             dirs[:] = [d for d in dirs if d not in {".git", "__pycache__"}]
-            out.extend(Path(folder) / f for f in files if f.endswith(_SOURCE_SUFFIXES))
+            out.extend(Path(folder) / f for f in files if f.endswith(_SOURCE_SUFFIXES) or f in _PACKAGING_FILES)
     return out
 
 

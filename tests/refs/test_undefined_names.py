@@ -168,3 +168,36 @@ def test_a_bare_file_name_found_only_in_another_platforms_folder_is_broken() -> 
     assert gone.status == BROKEN and "rocm" in gone.note
     amd_text = cuda_text | {"rocm"}
     assert resolve(ref("attention_kernels.cuh", "path", bare_file=True, context=amd_text), view).status == OK
+
+
+def test_other_programs_names_and_a_flags_values_are_not_judged(vllm: PinView) -> None:
+    doc = (
+        "# vLLM with other tools\n\n"
+        "To enable vLLM in TRL, set the `use_vllm_knob` flag in the trainer configuration.\n\n"
+        "Start `mooncake_master_daemon` before vLLM.\n\n"
+        "`--bench-categories` takes `simple`, `live_parallel_multi`, and `rest_api_calls`.\n\n"
+        "A ModelServingThing resource, in vLLM `ModelServingThing`, and vLLM's `gone_helper_fn` function.\n"
+    )
+    found = _check(doc, vllm)
+    assert "TRL" in found["use_vllm_knob"][0].note and found["use_vllm_knob"][0].status == NOT_CHECKABLE
+    assert "named after mooncake" in found["mooncake_master_daemon"][0].note
+    assert "values" in found["live_parallel_multi"][0].note and found["rest_api_calls"][0].status == NOT_CHECKABLE
+    assert found["ModelServingThing"][0].status == NOT_CHECKABLE  # a capitalised term: unjudged as before
+    assert found["gone_helper_fn"][0].status == BROKEN
+
+
+def test_a_document_about_another_program_does_not_judge_its_names(vllm: PinView) -> None:
+    doc = "# Using LiteLLM\n\nRoute to the provider's `image_generation_route` endpoint.\n"
+    (f,) = _check(doc, vllm)["image_generation_route"]
+    assert f.status == NOT_CHECKABLE and "about LiteLLM" in f.note
+
+
+def test_entry_point_names_count_as_spelled(tmp_path: Path) -> None:
+    view = vllm_view(tmp_path)
+    assert view.tree is not None
+    info = Path(view.tree) / "vllm-0.30.0.dist-info"
+    info.mkdir()
+    (info / "entry_points.txt").write_text("[vllm.general_plugins]\nlora_filesystem_resolver = vllm.plugins:register\n", encoding="utf-8")
+    view.words_path = str(tmp_path / "words.json")
+    (f,) = _check("In vLLM, set `VLLM_PLUGINS` to include `lora_filesystem_resolver`.\n", view)["lora_filesystem_resolver"]
+    assert f.status == NOT_CHECKABLE
