@@ -324,9 +324,14 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
                 if e.kind in {"class", "function", "module"} and set(old_module[1:]) & set(e.full.split(".")[1:-tail_len])
             ]
             if hits:
-                confidence = 0.9 if len(hits) == 1 else 0.5
-                for e in hits[:3]:
-                    out.append(Suggestion(e.full, confidence, "same name in a related module", e.location))
+                # The nearest surviving package first: the most leading folders kept.
+                kept = {e.full: _nearness(old_module, e.full.split(".")[: -tail_len]) for e in hits}
+                hits.sort(key=lambda e: kept[e.full], reverse=True)
+                unique = len(hits) == 1 or kept[hits[0].full] > kept[hits[1].full]
+                for rank, e in enumerate(hits[:3]):
+                    confidence = 0.9 if len(hits) == 1 else 0.7 if rank == 0 and unique else 0.4
+                    why = "same name in a related module" if len(hits) == 1 else "same name in the nearest surviving package" if confidence >= 0.7 else "same name in a related module"
+                    out.append(Suggestion(e.full, confidence, why, e.location))
                 break
         if not out and len(parts) >= 2:
             # A module that moved under a new folder: `sglang.bench_one_batch` -> `sglang.benchmark.one_batch`.
@@ -342,7 +347,8 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
             for cls in owners[:2]:
                 members = [e.full.rsplit(".", 1)[-1] for e in pin.symbols_under(cls.full)]
                 for name, ratio in closest(last, members, n=2, cutoff=0.6):
-                    out.append(Suggestion(f"{owner}.{name}", round(ratio * 0.8, 2), f"closest member of `{owner}`", None))
+                    # A spelling near the old one is a guess unless nearly identical (a typo).
+                    out.append(Suggestion(f"{owner}.{name}", _spelling_confidence(ratio), f"closest member of `{owner}`", None))
             # The member moved to another class: the class named like the old one first
             # (`AbstractExecutor.profile` -> `Executor.profile`); the member must exist there.
             movers = [e for e in pin.find_symbol(last) if e.kind == "function" and "." in short_name(e, pin)]
@@ -371,6 +377,17 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
         if old_hits:
             out.append(Suggestion(target, 0.0, f"was at {old_hits[0].location} in {history.old.pin}; removed", None))
     return [s for s in out if s.confidence > 0 or s.reason.endswith("removed")]
+
+
+def _nearness(old: list[str], new: list[str]) -> tuple[int, int]:
+    """(folders the two module paths share, leading folders they share): how near a surviving
+    module is to the one that is gone."""
+    lead = 0
+    for x, y in zip(old, new, strict=False):
+        if x != y:
+            break
+        lead += 1
+    return len(set(old[1:]) & set(new[1:])), lead
 
 
 def _renamed_class(old_name: str, pin: PinView, history: History, member: str | None = None) -> list[Suggestion]:

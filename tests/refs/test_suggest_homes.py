@@ -58,3 +58,21 @@ def test_a_flag_whose_words_were_rearranged() -> None:
     assert best.replacement == "--max-cudagraph-capture-size" and best.confidence == 0.5
     # Two words in common out of three is a different option, not a rearranged one.
     assert all("another order" not in s.reason for s in suggest(ref("--cpu-offload-kvcache", "flag", framework="sglang"), _view([], [], [FlagEntry("--cpu-offload-gb")])))
+
+
+def test_a_dotted_name_whose_module_is_gone_goes_to_the_nearest_surviving_package() -> None:
+    files = ["vllm/v1/attention/backends/abstract.py", "vllm/model_executor/layers/attention.py", "vllm/lora/abstract.py"]
+    symbols = [
+        SymbolEntry("vllm.v1.attention.backends.abstract.AttentionBackend", files[0], 5, 50, "class"),
+        SymbolEntry("vllm.model_executor.layers.attention.AttentionBackend", files[1], 5, 50, "class"),
+        SymbolEntry("vllm.lora.abstract.AttentionBackend", files[2], 5, 50, "class"),
+    ]
+    view = PinView(pin="vllm@0.33.0", project="vllm", kind="release", layout_prefix="", packages=("vllm",), files=frozenset(files), symbols=symbols, flags=[], envs=[])
+    found = suggest(ref("vllm.attention.backends.abstract.AttentionBackend", "symbol"), view)
+    assert found[0].replacement == "vllm.v1.attention.backends.abstract.AttentionBackend"
+    assert found[0].confidence == 0.7 and "nearest" in found[0].reason
+    assert all(s.confidence < 0.5 for s in found[1:])
+    # Unrelated modules that merely define the same last name are never offered.
+    lone = PinView(pin="vllm@0.33.0", project="vllm", kind="release", layout_prefix="", packages=("vllm",),
+                   files=frozenset({"vllm/misc/other.py"}), symbols=[SymbolEntry("vllm.misc.other.AttentionBackend", "vllm/misc/other.py", 1, 9, "class")], flags=[], envs=[])
+    assert all(s.replacement != "vllm.misc.other.AttentionBackend" for s in suggest(ref("vllm.attention.backends.abstract.AttentionBackend", "symbol"), lone))
