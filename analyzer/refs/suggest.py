@@ -347,8 +347,9 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
             for cls in owners[:2]:
                 members = [e.full.rsplit(".", 1)[-1] for e in pin.symbols_under(cls.full)]
                 for name, ratio in closest(last, members, n=2, cutoff=0.6):
-                    # A spelling near the old one is a guess unless nearly identical (a typo).
-                    out.append(Suggestion(f"{owner}.{name}", _spelling_confidence(ratio), f"closest member of `{owner}`", None))
+                    # Right about half the time on the labelled corpora (`held_names` -> `owned_names`
+                    # right, `scheduled_requests` -> `add_request` wrong): about 0.5.
+                    out.append(Suggestion(f"{owner}.{name}", round(ratio * 0.8, 2), f"closest member of `{owner}`", None))
             # The member moved to another class: the class named like the old one first
             # (`AbstractExecutor.profile` -> `Executor.profile`); the member must exist there.
             movers = [e for e in pin.find_symbol(last) if e.kind == "function" and "." in short_name(e, pin)]
