@@ -1,10 +1,15 @@
 """Static call graph vs a traced run of a pure-Python library written by others.
 
-Two libraries: markdown_it (its parsers keep their rule functions in lists and
+Three libraries: markdown_it (its parsers keep their rule functions in lists and
 call them through variables, the function-value flow the issue is about) parsing
 and rendering a document, and jinja2 (a lexer, parser, code generator and
 runtime: visitors, filters and tests in dicts, generated template code calling
-back into the runtime) compiling and rendering templates. Each is analysed from
+back into the runtime) compiling and rendering templates; and tomlkit, the
+held-out (parsing, editing, building and dumping TOML documents: a document
+model of dict and list subclasses), added with a workload written from its
+public API alone and measured once blind (recall 76.4 % of 411, executed-site
+precision 92.1 % of 341, on main at 03ff953) before any change; nothing is tuned
+on its edges. Each is analysed from
 its installed source like any directory, then run under `sys.settrace`, which records
 
 - caller -> callee edges between the library's own frames (the callee's
@@ -27,7 +32,7 @@ no call expression names: `for`, `[]`, `with`, a getter) and `indirect` (the
 callee's name is not on the line: a function value held in a variable,
 parameter, attribute or container).
 
-    .venv/bin/python benchmarks/library_trace.py [markdown_it|jinja2]
+    .venv/bin/python benchmarks/library_trace.py [markdown_it|jinja2|tomlkit]
 """
 
 from __future__ import annotations
@@ -262,7 +267,75 @@ def jinja2_workload() -> Callable[[], Any]:
     return run
 
 
-WORKLOADS: dict[str, Callable[[], Callable[[], Any]]] = {"markdown_it": markdown_workload, "jinja2": jinja2_workload}
+TOML = """# Serving Atlas settings
+title = "atlas"
+version = 3
+ratio = 0.25
+enabled = true
+created = 2026-12-02T11:24:00Z
+tags = ["kv", "paged", 'prefix']
+matrix = [[1, 2], [3, 4]]
+point = { x = 1, y = 2.5 }
+
+[engine]
+block_size = 16  # tokens per block
+"max.batch" = 256
+dtype = 'bfloat16'
+
+[engine.scheduler]
+policy = "fcfs"
+limits = [
+  1,
+  2,
+]
+
+[[models]]
+name = "tiny"
+layers = 2
+
+[[models]]
+name = "small"
+layers = 4
+note = '''multi
+line'''
+"""
+
+
+def tomlkit_workload() -> Callable[[], Any]:
+    """The held-out library: a workload written from tomlkit's public API alone
+    (parse, read, edit, build, dump), measured blind before any fix looked at it."""
+    mod = importlib.import_module("tomlkit")
+
+    def run() -> Any:
+        doc = mod.parse(TOML)
+        engine = doc["engine"]
+        engine["block_size"] = engine["block_size"] + 16
+        engine["scheduler"]["limits"].append(3)
+        doc["tags"].append("new")
+        doc["models"].append({"name": "large", "layers": 8})
+        table = mod.table()
+        table.add("key", "value")
+        table.add(mod.comment("a comment"))
+        table.add("nested", mod.inline_table())
+        arr = mod.array()
+        arr.extend([1, 2, 3])
+        arr.multiline(True)
+        table["numbers"] = arr
+        doc.add(mod.nl())
+        doc["extra"] = table
+        fresh = mod.document()
+        fresh.add("a", 1)
+        fresh["b"] = mod.aot()
+        fresh["b"].append(mod.table())
+        text = mod.dumps(doc) + mod.dumps(fresh)
+        return text, doc.unwrap(), mod.loads(text)["extra"]["numbers"], "engine" in doc, len(doc)
+
+    return run
+
+
+WORKLOADS: dict[str, Callable[[], Callable[[], Any]]] = {
+    "markdown_it": markdown_workload, "jinja2": jinja2_workload, "tomlkit": tomlkit_workload,
+}
 
 
 def static_library_graph(root: Path) -> nx.DiGraph:
