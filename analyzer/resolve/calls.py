@@ -15,6 +15,7 @@ import re
 from typing import Protocol
 
 from analyzer.index.models import AttributeAccess, CallSite, ModuleFacts
+from analyzer.resolve.annotations import annotation_types
 from analyzer.resolve.decorators import Decorators
 from analyzer.resolve.exprs import dotted_name
 from analyzer.resolve.flow import FlowGraph, flow_enabled
@@ -55,6 +56,20 @@ _HIGHER_ORDER_KEY = frozenset(
     {"builtins.sorted", "builtins.min", "builtins.max", "heapq.nsmallest", "heapq.nlargest", "itertools.groupby"}
 )
 
+# Builtins that call a special method of their argument: the first of these the
+# argument's class defines runs (`bool(x)` falls back to `__len__`).
+_DUNDER_BUILTINS = {
+    "builtins.next": ("__next__",), "builtins.iter": ("__iter__",), "builtins.len": ("__len__",),
+    "builtins.bool": ("__bool__", "__len__"), "builtins.str": ("__str__", "__repr__"),
+    "builtins.repr": ("__repr__",), "builtins.hash": ("__hash__",), "builtins.reversed": ("__reversed__",),
+    "builtins.abs": ("__abs__",), "builtins.format": ("__format__",), "builtins.round": ("__round__",),
+    "builtins.int": ("__int__", "__index__"), "builtins.float": ("__float__",),
+}
+# Builtins that iterate over their (first) argument: `__iter__`/`__next__`, a generator's body.
+_ITERATING_BUILTINS = frozenset(
+    f"builtins.{n}" for n in ("list", "tuple", "set", "frozenset", "sorted", "sum", "any", "all", "min", "max", "enumerate", "zip", "dict")
+)
+
 
 _DOTTED_TEXT = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 
@@ -85,6 +100,7 @@ class CallResolver:
         self._site: CallSite | None = None  # the call site being resolved
         self._flow: FlowGraph | None = None
         self._owner_memo: dict[tuple[str, str], str] = {}
+        self._annotated: dict[tuple[str, str], list[str] | None] = {}
 
     @property
     def flow(self) -> FlowGraph:
@@ -153,11 +169,53 @@ class CallResolver:
             self._site = site
             done = self._site_memo[key] = self._resolve(facts, site)
             self._site = None
-        if not any(n in _HIGHER_ORDER_POS or n in _HIGHER_ORDER_KEY for n in done.external):
+        special = site.args and any(n in _DUNDER_BUILTINS or n in _ITERATING_BUILTINS for n in done.external)
+        if not special and not any(n in _HIGHER_ORDER_POS or n in _HIGHER_ORDER_KEY for n in done.external):
             return done if fresh else self._restamp(done, facts, site)
         rec = self._restamp(done, facts, site)
         self._higher_order(rec, facts, site)
+        if special:
+            self._special_methods(rec, facts, site)
         return rec
+
+    def _special_methods(self, rec: CallRecord, facts: ModuleFacts, site: CallSite) -> None:
+        """`next(stream)`, `len(x)`, `list(gen())`: the builtin calls a special
+        method of its argument's class (or its overrides below it), or resumes
+        the generator the argument may be."""
+        node = self.p.parser.parse(site.args[0])
+        if node is None or isinstance(node, ast.Starred):
+            return
+        m, scope = facts.module, site.scope
+        have = {e.callee for e in rec.edges}
+
+        def add(target: str, base: Value | None = None) -> None:
+            if target in have:
+                return
+            have.add(target)
+            if base is None:
+                self._edge(rec, target, "method", "inferred")
+            else:
+                self._method_edges(rec, base, target, "method")
+
+        for name in rec.external:
+            if name in _ITERATING_BUILTINS:
+                for target in self.flow.iteration_calls(node, m, scope):
+                    add(target)
+                continue
+            methods = _DUNDER_BUILTINS.get(name)
+            if not methods:
+                continue
+            if name == "builtins.next":
+                for target in self.flow.generator_bodies(node, m, scope):
+                    add(target)
+            for base in self.flow.instances(node, m, scope):
+                for method in methods:
+                    sym = self.p.member(Symbol("class", base.name), method)
+                    if sym is not None and sym.kind == "function":
+                        add(sym.name, base)
+                        break
+        if rec.edges:
+            rec.unresolved = None
 
     def _restamp(self, done: CallRecord, facts: ModuleFacts, site: CallSite) -> CallRecord:
         rec = CallRecord(done.caller, done.expr, facts.path, site.line)
@@ -250,8 +308,9 @@ class CallResolver:
         if values is None:
             values = self.flow.callees(node, ctx.module, ctx.scope)
         for value in sorted(values, key=lambda v: (v.kind, v.name)):
-            if not starred and value.kind in ("function", "lambda", "class") and not self.flow.accepts(
-                value, len(site.args), site.keywords  # type: ignore[union-attr]
+            if not starred and value.kind in ("function", "lambda", "class") and not (
+                self.flow.accepts(value, len(site.args), site.keywords)  # type: ignore[union-attr]
+                and self._types_fit(value, site, ctx)  # type: ignore[arg-type]
             ):
                 continue
             if value.kind == "lambda":
@@ -275,6 +334,57 @@ class CallResolver:
                 added = True
         if added:
             rec.unresolved = None
+
+    def _types_fit(self, value: Value, site: CallSite, ctx: Ctx) -> bool:
+        """Whether the arguments' classes may meet the parameters' annotated
+        classes of the function `value` holds: an argument known to be an
+        instance of project class A cannot go to a parameter annotated with a
+        project class P unrelated to A (neither a base nor a subclass of the
+        other), so that function is not this call's callee (one container or
+        field may hold functions for several kinds of argument). Anything not
+        known for sure (no annotation, a union with a non-project type, a
+        Protocol, an argument of unknown type) fits."""
+        target, skip = self.flow._code_of(value)
+        fd = self.p.functions.get(target) if target is not None else None
+        if fd is None:
+            return True
+        params = [prm for prm in fd.fact.params if prm.kind in ("positional_only", "positional")][skip:]
+        by_name = {prm.name: prm for prm in fd.fact.params if prm.kind != "positional_only"}
+        pairs = [(text, params[i]) for i, text in enumerate(site.args) if i < len(params)]
+        pairs += [(text, by_name[k]) for k, text in zip(site.keywords, site.keyword_values, strict=False) if k in by_name]
+        for text, prm in pairs:
+            if not prm.annotation:
+                continue
+            arg = self.infer.eval_text(text, ctx)
+            if arg is None or arg.kind != "instance":
+                continue
+            wanted = self._annotated_classes(fd, prm.annotation)
+            if wanted is not None and not any(self._related(arg.name, cls) for cls in wanted):
+                return False
+        return True
+
+    def _annotated_classes(self, fd: FuncDef, annotation: str) -> list[str] | None:
+        """The project classes a parameter's annotation admits, or None when it
+        admits anything else too (external types, `type[X]`, a Protocol)."""
+        key = (fd.name, annotation)
+        if key in self._annotated:
+            return self._annotated[key]
+        out: list[str] | None = []
+        scope = fd.fact.qualname.rpartition(".")[0] or MODULE_SCOPE
+        refs = annotation_types(annotation, self.p.parser)
+        for ref in refs:
+            sym = self.p.resolve_in_scope(fd.module, scope, ref.name)
+            if ref.is_class or sym is None or sym.kind != "class" or any(
+                c not in self.p.classes and c.rpartition(".")[2] == "Protocol" for c in self.p.hierarchy.mro(sym.name)
+            ):
+                out = None
+                break
+            out.append(sym.name)
+        self._annotated[key] = out if out else None
+        return self._annotated[key]
+
+    def _related(self, a: str, b: str) -> bool:
+        return b in self.p.hierarchy.mro(a) or a in self.p.hierarchy.mro(b)
 
     def _rebound(self, facts: ModuleFacts, scope: str) -> dict[str, dict[int, str]]:
         """Names a function body binds more than once with a plain assignment:

@@ -965,7 +965,7 @@ class FlowGraph:
                 return tuple(locs), frozenset({Value("class", nested)})
             target = p.scope(m, sc).imports.get(name)
             if target is not None:
-                return self._symbol_plan(p.lookup_global(target), locs)
+                return self._symbol_plan(p.lookup_import(target), locs)
         if name in p.module_attrs(m) or name in self._locals.get((m, MODULE_SCOPE), ()):
             locs.append(("mod", m, name))
         sym = p.lookup_in_module(m, name)
@@ -1099,6 +1099,8 @@ class FlowGraph:
             return {Value("mapped", v.name) for v in self.eval(node.args[0], m, scope, d) if v.kind in ("function", "lambda")}
         if name == "builtins.next" and node.args:
             return set(self.elements(self.eval(node.args[0], m, scope, d)))
+        if name == "functools.update_wrapper" and node.args:
+            return {v for v in self.eval(node.args[0], m, scope, d) if v.kind in ("function", "lambda")}  # returns the wrapper
         if name == "builtins.getattr" and len(node.args) >= 2:
             attr = node.args[1]
             if isinstance(attr, ast.Constant) and isinstance(attr.value, str) and attr.value.isidentifier():
@@ -1166,15 +1168,26 @@ class FlowGraph:
                 out |= self.elements({obj})
         return out
 
-    def iteration_calls(self, node: ast.expr, m: str, scope: str) -> list[str]:
-        """`for x in obj`: the `__iter__` / `__next__` methods that run."""
-        out: list[str] = []
+    def generator_bodies(self, node: ast.expr, m: str, scope: str) -> list[str]:
+        """Generator functions whose generator `node` may be: their bodies run
+        as the generator is iterated, not where it was made."""
+        found = self.eval(node, m, scope) if self.enabled else set()
+        return sorted({v.name for v in found if v.kind == "generator" and v.name in self.p.functions})
+
+    def instances(self, node: ast.expr, m: str, scope: str) -> list[Value]:
+        """Instances of project classes `node` may be: this stage's sets, else the inferrer's type."""
         vals = {v for v in self.eval(node, m, scope) if v.kind == "instance"} if self.enabled else set()
         if not vals:
             v = self.infer.eval(node, Ctx(m, scope))
             if v is not None and v.kind == "instance":
                 vals = {v}
-        for v in vals:
+        return sorted(vals, key=lambda v: v.name)
+
+    def iteration_calls(self, node: ast.expr, m: str, scope: str) -> list[str]:
+        """`for x in obj`: the `__iter__` / `__next__` methods that run, and the
+        body of a generator `obj` may be."""
+        out = self.generator_bodies(node, m, scope)
+        for v in self.instances(node, m, scope):
             it = self.p.member(Symbol("class", v.name), "__iter__")
             if it is None or it.kind != "function":
                 continue

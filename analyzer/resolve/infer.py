@@ -54,6 +54,10 @@ class Inferrer:
         # Lambda qualname -> its parameter names (set by the flow stage): they hide
         # outer names of the same spelling and have no annotation to go by.
         self.lambda_params: dict[str, frozenset[str]] = {}
+        # Evaluations cut off at _MAX_DEPTH so far: an answer of None reached
+        # through a cut-off is not memoised (asked again from a shallower
+        # depth it may be found; otherwise the first asker's depth decides).
+        self._cuts = 0
 
     # -- entry points -------------------------------------------------------
 
@@ -67,12 +71,15 @@ class Inferrer:
         except KeyError:
             pass
         node = self.p.parser.parse(text)
+        cuts = self._cuts
         value = None if node is None else self.eval(node, ctx)
-        self._text_memo[key] = value
+        if value is not None or cuts == self._cuts:
+            self._text_memo[key] = value
         return value
 
     def eval(self, node: ast.expr, ctx: Ctx, depth: int = 0) -> Value | None:
         if depth > _MAX_DEPTH:
+            self._cuts += 1
             return None
         d = depth + 1
         if isinstance(node, ast.Name):
@@ -153,11 +160,15 @@ class Inferrer:
                 key = (ctx.module, sc, name)
                 if key not in self._local_memo:
                     self._local_memo[key] = None  # cycle guard: `x = x.next()`
-                    self._local_memo[key] = self._from_assignments(asgs, ctx.module, sc, depth)
+                    cuts = self._cuts
+                    found = self._local_memo[key] = self._from_assignments(asgs, ctx.module, sc, depth)
+                    if found is None and cuts != self._cuts:
+                        del self._local_memo[key]
+                    return found
                 return self._local_memo[key]
             target = scope.imports.get(name)
             if target is not None:
-                return self.symbol_value(p.lookup_global(target), depth)
+                return self.symbol_value(p.lookup_import(target), depth)
             nested = f"{qual}.{name}"
             if nested in p.functions:
                 return Value("function", nested)
@@ -223,7 +234,11 @@ class Inferrer:
                 self._var_memo[sym.name] = None  # cycle guard
                 module, _, var = sym.name.rpartition(".")
                 asgs = self.p.module_attrs(module).get(var, [])
-                self._var_memo[sym.name] = self._from_assignments(asgs, module, MODULE_SCOPE, depth)
+                cuts = self._cuts
+                found = self._var_memo[sym.name] = self._from_assignments(asgs, module, MODULE_SCOPE, depth)
+                if found is None and cuts != self._cuts:
+                    del self._var_memo[sym.name]
+                return found
             return self._var_memo[sym.name]
         return None
 
@@ -286,6 +301,7 @@ class Inferrer:
         if key in self._attr_memo:
             return self._attr_memo[key]
         self._attr_memo[key] = None  # cycle guard
+        cuts = self._cuts
         result: Value | None = None
         for owner in self.p.hierarchy.mro(cls):
             cd = self.p.classes.get(owner)
@@ -303,6 +319,8 @@ class Inferrer:
                 if result is not None:
                     break
         self._attr_memo[key] = result
+        if result is None and cuts != self._cuts:
+            del self._attr_memo[key]
         return result
 
     def _own_attr(self, module: str, fact: Class, attr: str, depth: int) -> Value | None:

@@ -223,6 +223,20 @@ class Project:
             return None  # inside the project but not defined: a real miss, not an external
         return Symbol("external", dotted)
 
+    def lookup_import(self, target: str, depth: int = 0) -> Symbol | None:
+        """What an import binds. `from pkg import name` (and `import pkg.name as n`)
+        read the package's attribute first, so a name that `pkg/__init__.py`
+        rebinds (`from .block import block`) hides the submodule of that name."""
+        if target in self.modules:
+            parent, _, last = target.rpartition(".")
+            if parent in self.modules and depth <= _MAX_DEPTH:
+                bound = self.scope(parent, MODULE_SCOPE).imports.get(last)
+                if bound is not None and bound != target:
+                    sym = self.lookup_global(bound, depth + 1)
+                    if sym is not None:
+                        return sym
+        return self.lookup_global(target, depth)
+
     def lookup_in_module(self, module: str, name: str, depth: int = 0) -> Symbol | None:
         """A name as seen at the top level of `module`."""
         qual = f"{module}.{name}"
@@ -233,7 +247,7 @@ class Project:
         sc = self.scope(module, MODULE_SCOPE)
         target = sc.imports.get(name)
         if target is not None and target != qual:
-            sym = self.lookup_global(target, depth + 1)
+            sym = self.lookup_import(target, depth + 1)
             if sym is not None:
                 return sym
         if name in self.module_attrs(module):
@@ -299,7 +313,7 @@ class Project:
                 return Symbol("class", qual, module)
             target = self.scope(module, sc).imports.get(name)
             if target is not None:
-                return self.lookup_global(target)
+                return self.lookup_import(target)
         sym = self.lookup_in_module(module, name)
         if sym is None and name in BUILTIN_NAMES:
             return Symbol("external", f"builtins.{name}")
