@@ -197,7 +197,7 @@ def main() -> int:
     report["micro_benchmark"] = {"cases": n, "precision": p, "recall": r}
     sys.path.insert(0, str(ROOT / "tests"))
     from graphs.flow_suite import CASE_IDS, format_scores, score_suite
-    from library_trace import WORKLOADS, format_categories, library_report
+    from library_trace import WORKLOADS, format_categories, format_causes, library_report
 
     scores = score_suite()
     report["flow_suite"] = {cat: {"right": t, "extra": f, "missed": m} for cat, (t, f, m) in scores.items()}
@@ -221,6 +221,7 @@ def main() -> int:
         print(f"  recall {library['recall']:.1%}; precision vs trace {library['precision_vs_trace']:.1%} (lower bound); "
               f"on executed sites {library['executed_site_precision']:.1%} of {library['executed_site_edges']} edges")
         print("\n".join(format_categories(library)))
+        print("\n".join(format_causes(library)))
         for line in library["missed"]:  # type: ignore[attr-defined]
             print(f"    missed: {line}")
     if args.skip_engine:

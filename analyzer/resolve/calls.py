@@ -208,7 +208,7 @@ class CallResolver:
             if name == "builtins.next":
                 for target in self.flow.generator_bodies(node, m, scope):
                     add(target)
-            for base in self.flow.instances(node, m, scope):
+            for base in self.flow.instances(node, m, scope, site.args[0]):
                 for method in methods:
                     sym = self.p.member(Symbol("class", base.name), method)
                     if sym is not None and sym.kind == "function":

@@ -221,6 +221,12 @@ class FlowGraph:
                     self._constraints.append(("decorate", facts, fd.name))
                 if any(prm.default for prm in fn.params):
                     self._constraints.append(("defaults", facts, fd.name))
+        for fd in p.functions.values():
+            # `def f` in a function that also assigns `f` (`f = bool` in an
+            # except branch): both bindings reach its uses.
+            parent = fd.fact.qualname.rpartition(".")[0]
+            if parent and fd.fact.name in self._locals.get((fd.module, parent), ()) and f"{fd.module}.{parent}" in p.functions:
+                self.write(("var", fd.module, parent, fd.fact.name), {Value("function", fd.name)})
         for func, returned in self._returned_names.items():
             module, _, qual = func.partition(":")
             for name in sorted(returned):
@@ -1174,11 +1180,12 @@ class FlowGraph:
         found = self.eval(node, m, scope) if self.enabled else set()
         return sorted({v.name for v in found if v.kind == "generator" and v.name in self.p.functions})
 
-    def instances(self, node: ast.expr, m: str, scope: str) -> list[Value]:
-        """Instances of project classes `node` may be: this stage's sets, else the inferrer's type."""
+    def instances(self, node: ast.expr, m: str, scope: str, text: str | None = None) -> list[Value]:
+        """Instances of project classes `node` (source `text`, when known) may be:
+        this stage's sets, else the inferrer's type."""
         vals = {v for v in self.eval(node, m, scope) if v.kind == "instance"} if self.enabled else set()
         if not vals:
-            v = self.infer.eval(node, Ctx(m, scope))
+            v = self.infer.eval_text(text, Ctx(m, scope)) if text is not None else self.infer.eval(node, Ctx(m, scope))
             if v is not None and v.kind == "instance":
                 vals = {v}
         return sorted(vals, key=lambda v: v.name)

@@ -55,9 +55,11 @@ class Inferrer:
         # outer names of the same spelling and have no annotation to go by.
         self.lambda_params: dict[str, frozenset[str]] = {}
         # Evaluations cut off at _MAX_DEPTH so far: an answer of None reached
-        # through a cut-off is not memoised (asked again from a shallower
-        # depth it may be found; otherwise the first asker's depth decides).
+        # through a cut-off is memoised with the depth it was asked at, and
+        # worked out again only when asked from a shallower depth (with more
+        # room below it); otherwise the first asker's depth decides the answer.
         self._cuts = 0
+        self._cut_at: dict[object, int] = {}
 
     # -- entry points -------------------------------------------------------
 
@@ -71,10 +73,8 @@ class Inferrer:
         except KeyError:
             pass
         node = self.p.parser.parse(text)
-        cuts = self._cuts
         value = None if node is None else self.eval(node, ctx)
-        if value is not None or cuts == self._cuts:
-            self._text_memo[key] = value
+        self._text_memo[key] = value
         return value
 
     def eval(self, node: ast.expr, ctx: Ctx, depth: int = 0) -> Value | None:
@@ -158,13 +158,12 @@ class Inferrer:
                 # chain locals (`x = layer(x)`), and evaluating every binding from every
                 # use is exponential. The latest binding that gives a type wins.
                 key = (ctx.module, sc, name)
-                if key not in self._local_memo:
+                if key not in self._local_memo or self._cut_at.get(key, -1) > depth:
                     self._local_memo[key] = None  # cycle guard: `x = x.next()`
+                    self._cut_at.pop(key, None)
                     cuts = self._cuts
                     found = self._local_memo[key] = self._from_assignments(asgs, ctx.module, sc, depth)
-                    if found is None and cuts != self._cuts:
-                        del self._local_memo[key]
-                    return found
+                    self._note_cut(key, found, cuts, depth)
                 return self._local_memo[key]
             target = scope.imports.get(name)
             if target is not None:
@@ -224,21 +223,26 @@ class Inferrer:
 
     # -- symbols, annotations, returns ----------------------------------------
 
+    def _note_cut(self, key: object, found: Value | None, cuts: int, depth: int) -> None:
+        if found is None and cuts != self._cuts:
+            self._cut_at[key] = depth
+        else:
+            self._cut_at.pop(key, None)
+
     def symbol_value(self, sym: Symbol | None, depth: int = 0) -> Value | None:
         if sym is None:
             return None
         if sym.kind in ("function", "class", "module", "external"):
             return Value(sym.kind, sym.name)
         if sym.kind == "variable":
-            if sym.name not in self._var_memo:
+            if sym.name not in self._var_memo or self._cut_at.get(sym.name, -1) > depth:
                 self._var_memo[sym.name] = None  # cycle guard
+                self._cut_at.pop(sym.name, None)
                 module, _, var = sym.name.rpartition(".")
                 asgs = self.p.module_attrs(module).get(var, [])
                 cuts = self._cuts
                 found = self._var_memo[sym.name] = self._from_assignments(asgs, module, MODULE_SCOPE, depth)
-                if found is None and cuts != self._cuts:
-                    del self._var_memo[sym.name]
-                return found
+                self._note_cut(sym.name, found, cuts, depth)
             return self._var_memo[sym.name]
         return None
 
@@ -298,9 +302,10 @@ class Inferrer:
     def instance_attr(self, cls: str, attr: str, depth: int = 0) -> Value | None:
         """Type of `obj.attr` for an instance of project class `cls`."""
         key = (cls, attr)
-        if key in self._attr_memo:
+        if key in self._attr_memo and self._cut_at.get(key, -1) <= depth:
             return self._attr_memo[key]
         self._attr_memo[key] = None  # cycle guard
+        self._cut_at.pop(key, None)
         cuts = self._cuts
         result: Value | None = None
         for owner in self.p.hierarchy.mro(cls):
@@ -319,8 +324,7 @@ class Inferrer:
                 if result is not None:
                     break
         self._attr_memo[key] = result
-        if result is None and cuts != self._cuts:
-            del self._attr_memo[key]
+        self._note_cut(key, result, cuts, depth)
         return result
 
     def _own_attr(self, module: str, fact: Class, attr: str, depth: int) -> Value | None:
