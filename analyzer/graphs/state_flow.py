@@ -264,7 +264,11 @@ class Tracer:
                 if value is not None and value.kind == "instance":
                     out.append(Obj(value.name, None, "direct", None, None, Ann(asg.annotation, module, sc)))
         if not asgs:
-            out.extend(self._infer(ast.Name(id=name, ctx=ast.Load()), module, scope))
+            # A loop variable is followed here (its container is the place), not
+            # through the inferrer's element type, which says only the class.
+            looped = loops and self.infer.is_loop_variable(module, sc, name)
+            if not looped:
+                out.extend(self._infer(ast.Name(id=name, ctx=ast.Load()), module, scope))
             ff = self.functions.get(fd.name) if loops and not out else None
             # Only a name nothing else binds can be a loop variable; the regex spares
             # parsing functions without such a loop.
@@ -272,6 +276,8 @@ class Tracer:
                 for loop in self.source.loops(ff.facts, fd, name)[:_MAX_BINDINGS]:
                     out.extend(self._loop(loop.iterable, loop.position, module, sc, depth,
                                           f"for {name} in {loop.iterable}"))
+            if looped and not out:
+                out.extend(self._infer(ast.Name(id=name, ctx=ast.Load()), module, scope))
         found = self._local_memo[key] = tuple(out)
         return found
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
+from collections.abc import Iterator
 from typing import Protocol
 
 from analyzer.index.models import AttributeAccess, CallSite, ModuleFacts
@@ -70,6 +72,64 @@ _ITERATING_BUILTINS = frozenset(
     f"builtins.{n}" for n in ("list", "tuple", "set", "frozenset", "sorted", "sum", "any", "all", "min", "max", "enumerate", "zip", "dict")
 )
 
+_BINOPS = {
+    ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.MatMult: "matmul", ast.Div: "truediv",
+    ast.FloorDiv: "floordiv", ast.Mod: "mod", ast.Pow: "pow", ast.LShift: "lshift", ast.RShift: "rshift",
+    ast.BitOr: "or", ast.BitXor: "xor", ast.BitAnd: "and",
+}
+_COMPARE = {
+    ast.Eq: ("__eq__",), ast.NotEq: ("__ne__", "__eq__"), ast.Lt: ("__lt__",), ast.LtE: ("__le__",),
+    ast.Gt: ("__gt__",), ast.GtE: ("__ge__",),
+}
+_UNARY = {ast.USub: ("__neg__",), ast.UAdd: ("__pos__",), ast.Invert: ("__invert__",), ast.Not: ("__bool__", "__len__")}
+_TRUTH = ("__bool__", "__len__")
+
+
+def _operator_sites(func: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[tuple[ast.expr, tuple[str, ...], int]]:
+    """(operand, special methods it may run, first one defined wins, line) for
+    the operators, subscripts, truth tests and `with` blocks of a function's own
+    body (nested functions, classes and lambdas are scopes of their own)."""
+    todo: list[ast.AST] = list(func.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Subscript):
+            method = {ast.Load: "__getitem__", ast.Store: "__setitem__", ast.Del: "__delitem__"}[type(node.ctx)]
+            yield node.value, (method,), line
+        elif isinstance(node, ast.AugAssign):
+            op = _BINOPS.get(type(node.op))
+            if isinstance(node.target, ast.Subscript):
+                yield node.target.value, ("__getitem__",), line
+            if op is not None and not isinstance(node.target, ast.Subscript):
+                yield node.target, (f"__i{op}__", f"__{op}__"), line
+        elif isinstance(node, ast.BinOp):
+            op = _BINOPS.get(type(node.op))
+            if op is not None:
+                yield node.left, (f"__{op}__",), line
+        elif isinstance(node, ast.Compare):
+            left = node.left
+            for op, right in zip(node.ops, node.comparators, strict=False):
+                if isinstance(op, ast.In | ast.NotIn):
+                    yield right, ("__contains__",), line
+                elif type(op) in _COMPARE:
+                    yield left, _COMPARE[type(op)], line
+                left = right
+        elif isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+            yield node.operand, _UNARY[type(node.op)], line
+        elif isinstance(node, ast.If | ast.While | ast.IfExp | ast.Assert):
+            yield node.test, _TRUTH, line
+        elif isinstance(node, ast.BoolOp):
+            for value in node.values:
+                yield value, _TRUTH, line
+        elif isinstance(node, ast.With | ast.AsyncWith):
+            names = ("__aenter__", "__aexit__") if isinstance(node, ast.AsyncWith) else ("__enter__", "__exit__")
+            for item in node.items:
+                for name in names:
+                    yield item.context_expr, (name,), line
+        todo.extend(ast.iter_child_nodes(node))
+
 
 _DOTTED_TEXT = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 
@@ -101,6 +161,7 @@ class CallResolver:
         self._flow: FlowGraph | None = None
         self._owner_memo: dict[tuple[str, str], str] = {}
         self._annotated: dict[tuple[str, str], list[str] | None] = {}
+        self._special: frozenset[str] | None = None  # special method names project classes define
 
     @property
     def flow(self) -> FlowGraph:
@@ -182,7 +243,18 @@ class CallResolver:
         """`next(stream)`, `len(x)`, `list(gen())`: the builtin calls a special
         method of its argument's class (or its overrides below it), or resumes
         the generator the argument may be."""
-        node = self.p.parser.parse(site.args[0])
+        text = site.args[0]
+        dotted = bool(_DOTTED_TEXT.fullmatch(text))
+        if not dotted and not self.flow.enabled:
+            return  # `len(f(x))`: an object's class is rarely known (a generator only by the flow stage)
+        if self._special is None:
+            self._special = frozenset(n for n in self.p.methods_by_name if n.startswith("__") and n.endswith("__"))
+        wanted = {m for name in rec.external for m in _DUNDER_BUILTINS.get(name, ())}
+        if name_iterates := any(n in _ITERATING_BUILTINS for n in rec.external):
+            wanted |= {"__iter__"}
+        if not self._special.intersection(wanted) and not (self.flow.enabled and (name_iterates or "__next__" in wanted)):
+            return  # no project class defines them, and no generator is tracked
+        node = self.p.parser.parse(text)
         if node is None or isinstance(node, ast.Starred):
             return
         m, scope = facts.module, site.scope
@@ -199,7 +271,7 @@ class CallResolver:
 
         for name in rec.external:
             if name in _ITERATING_BUILTINS:
-                for target in self.flow.iteration_calls(node, m, scope):
+                for target in self.flow.iteration_calls(node, m, scope, text) if dotted else self.flow.generator_bodies(node, m, scope):
                     add(target)
                 continue
             methods = _DUNDER_BUILTINS.get(name)
@@ -208,7 +280,7 @@ class CallResolver:
             if name == "builtins.next":
                 for target in self.flow.generator_bodies(node, m, scope):
                     add(target)
-            for base in self.flow.instances(node, m, scope, site.args[0]):
+            for base in self.flow.instances(node, m, scope, text) if dotted else ():
                 for method in methods:
                     sym = self.p.member(Symbol("class", base.name), method)
                     if sym is not None and sym.kind == "function":
@@ -482,6 +554,50 @@ class CallResolver:
                         rec.external.append(value.name)
             if rec.edges or rec.external:
                 out.append(rec)
+        if flow.enabled and self.source is not None:
+            out.extend(self.operator_calls(facts))
+        return out
+
+    def operator_calls(self, facts: ModuleFacts) -> list[CallRecord]:
+        """Special methods that operators, subscripts, truth tests and `with`
+        run (`cache[k] = v` runs `__setitem__`, `a != b` `__ne__` or else
+        `__eq__`), where the operand is a name or attribute of a known project
+        class. Reads the function bodies, so only where the flow stage runs."""
+        if self._special is None:
+            self._special = frozenset(n for n in self.p.methods_by_name if n.startswith("__") and n.endswith("__"))
+        out: list[CallRecord] = []
+        m = facts.module
+        for fn in facts.functions:
+            fd = self.p.functions.get(f"{m}.{fn.qualname}")
+            text = self.source.segment(facts, fd) if fd is not None and self.source is not None else None
+            if fd is None or text is None:
+                continue
+            try:
+                tree = ast.parse(textwrap.dedent(text))
+            except (SyntaxError, ValueError, RecursionError):
+                continue
+            func = next((n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)), None)
+            if func is None:
+                continue
+            records: dict[int, CallRecord] = {}
+            seen: set[tuple[int, str]] = set()
+            for operand, methods, line in _operator_sites(func):
+                if not self._special.intersection(methods) or not _is_dotted(operand):
+                    continue
+                line += fn.line - 1
+                for base in self.flow.instances(operand, m, fn.qualname, ast.unparse(operand)):
+                    for method in methods:
+                        sym = self.p.member(Symbol("class", base.name), method)
+                        if sym is None or sym.kind != "function":
+                            continue
+                        if (line, sym.name) not in seen:
+                            seen.add((line, sym.name))
+                            rec = records.get(line)
+                            if rec is None:
+                                rec = records[line] = CallRecord(self.owner_of(m, fn.qualname), f"<{method}>", facts.path, line)
+                            self._method_edges(rec, base, sym.name, "method")
+                        break
+            out.extend(records.values())
         return out
 
     def property_reads(self, facts: ModuleFacts) -> list[CallRecord]:

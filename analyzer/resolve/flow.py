@@ -1190,11 +1190,11 @@ class FlowGraph:
                 vals = {v}
         return sorted(vals, key=lambda v: v.name)
 
-    def iteration_calls(self, node: ast.expr, m: str, scope: str) -> list[str]:
-        """`for x in obj`: the `__iter__` / `__next__` methods that run, and the
-        body of a generator `obj` may be."""
+    def iteration_calls(self, node: ast.expr, m: str, scope: str, text: str | None = None) -> list[str]:
+        """`for x in obj` (`obj` the source `text`, when known): the `__iter__` /
+        `__next__` methods that run, and the body of a generator `obj` may be."""
         out = self.generator_bodies(node, m, scope)
-        for v in self.instances(node, m, scope):
+        for v in self.instances(node, m, scope, text):
             it = self.p.member(Symbol("class", v.name), "__iter__")
             if it is None or it.kind != "function":
                 continue

@@ -11,6 +11,7 @@ is the call resolver's job, and it says so.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from analyzer.index.models import Assignment, Class
@@ -26,6 +27,8 @@ from analyzer.resolve.project import (
 )
 
 _MAX_DEPTH = 12
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_LITERAL_START = frozenset("'\"[{(0123456789-")
 _BUILTIN_TYPES = frozenset({"list", "dict", "set", "frozenset", "tuple", "str", "bytes", "bytearray"})
 _MIXIN_LIMIT = 16  # subclasses searched for state a mixin uses but does not set
 _PARTIAL = {"functools.partial", "functools.partialmethod"}
@@ -50,7 +53,6 @@ class Inferrer:
         self._return_memo: dict[str, Value | None] = {}
         self._text_memo: dict[tuple[str, str, str], Value | None] = {}
         self._local_memo: dict[tuple[str, str, str], Value | None] = {}
-        self._params: dict[str, dict[str, tuple[int, str | None]]] = {}
         # Lambda qualname -> its parameter names (set by the flow stage): they hide
         # outer names of the same spelling and have no annotation to go by.
         self.lambda_params: dict[str, frozenset[str]] = {}
@@ -60,6 +62,9 @@ class Inferrer:
         # room below it); otherwise the first asker's depth decides the answer.
         self._cuts = 0
         self._cut_at: dict[object, int] = {}
+        self._returns_by_module: dict[str, dict[str, list[str]]] = {}
+        self._loops_by_module: dict[str, dict[tuple[str, str], list[str]]] = {}
+        self._name_plans: dict[tuple[str, str, str], tuple[int, tuple[tuple[object, ...], ...]]] = {}
 
     # -- entry points -------------------------------------------------------
 
@@ -126,59 +131,90 @@ class Inferrer:
     # -- names --------------------------------------------------------------
 
     def name(self, name: str, ctx: Ctx, depth: int) -> Value | None:
+        # Where the name is bound is worked out once per (module, scope, name);
+        # what it holds is evaluated (and memoised) per binding below.
+        key = (ctx.module, ctx.scope, name)
+        found_plan = self._name_plans.get(key)
+        if found_plan is None or found_plan[0] != len(self.lambda_params):
+            found_plan = self._name_plans[key] = (len(self.lambda_params), self._name_plan(name, ctx.module, ctx.scope))
+        for step in found_plan[1]:
+            kind = step[0]
+            if kind == "class":
+                found = self._class_body_name(step[1], name, depth)
+                if found is not None:
+                    return found
+            elif kind == "param":
+                return self._param(step[1], step[2], step[3], depth)
+            elif kind == "local":
+                # Memoised per local name, whatever the line: big functions rebind and
+                # chain locals (`x = layer(x)`), and evaluating every binding from every
+                # use is exponential. The latest binding that gives a type wins.
+                sc, asgs = step[1], step[2]
+                memo_key = (ctx.module, sc, name)
+                if memo_key not in self._local_memo or self._cut_at.get(memo_key, -1) > depth:
+                    self._local_memo[memo_key] = None  # cycle guard: `x = x.next()`
+                    self._cut_at.pop(memo_key, None)
+                    cuts = self._cuts
+                    found = self._local_memo[memo_key] = self._from_assignments(asgs, ctx.module, sc, depth)
+                    self._note_cut(memo_key, found, cuts, depth)
+                return self._local_memo[memo_key]
+            elif kind == "loop":
+                # `for node in self.nodes` (a comprehension clause too): the
+                # element type the iterable's annotation states.
+                for text in step[2]:
+                    found = self._element(text, Ctx(ctx.module, step[1]), depth)
+                    if found is not None:
+                        return found
+                return None
+            elif kind == "symbol":
+                return self.symbol_value(step[1], depth)
+            else:  # "value": a nested definition, a builtin, or nothing
+                return step[1]
+        return None
+
+    def _name_plan(self, name: str, module: str, scope: str) -> tuple[tuple[object, ...], ...]:
+        """The binding of `name` as seen from `scope`: steps tried in order, each
+        but a class body's final (see `name`)."""
         p = self.p
-        for index, sc in enumerate(self.p.chain(ctx.scope)):
+        steps: list[tuple[object, ...]] = []
+        for index, sc in enumerate(p.chain(scope)):
             if sc == MODULE_SCOPE:
                 break
-            qual = f"{ctx.module}.{sc}"
+            qual = f"{module}.{sc}"
             fd = p.functions.get(qual)
             if fd is None and qual in self.lambda_params:
                 if name in self.lambda_params[qual]:
-                    return None
+                    return (*steps, ("value", None))
                 continue
             if fd is None:
                 # A class body sees its own names, but methods do not see the class's.
                 if index == 0 and qual in p.classes:
-                    found = self._class_body_name(qual, name, depth)
-                    if found is not None:
-                        return found
+                    steps.append(("class", qual))
                 continue
-            params = self._params.get(qual)
-            if params is None:
-                params = self._params[qual] = {
-                    prm.name: (i, prm.annotation) for i, prm in enumerate(fd.fact.params)
-                }
-            if name in params:
-                i, annotation = params[name]
-                return self._param(fd, i, annotation, depth)
-            scope = p.scope(ctx.module, sc)
-            asgs = scope.assignments.get(name)
+            for i, prm in enumerate(fd.fact.params):
+                if prm.name == name:
+                    return (*steps, ("param", fd, i, prm.annotation))
+            sc_facts = p.scope(module, sc)
+            asgs = sc_facts.assignments.get(name)
             if asgs:
-                # Memoised per local name, whatever the line: big functions rebind and
-                # chain locals (`x = layer(x)`), and evaluating every binding from every
-                # use is exponential. The latest binding that gives a type wins.
-                key = (ctx.module, sc, name)
-                if key not in self._local_memo or self._cut_at.get(key, -1) > depth:
-                    self._local_memo[key] = None  # cycle guard: `x = x.next()`
-                    self._cut_at.pop(key, None)
-                    cuts = self._cuts
-                    found = self._local_memo[key] = self._from_assignments(asgs, ctx.module, sc, depth)
-                    self._note_cut(key, found, cuts, depth)
-                return self._local_memo[key]
-            target = scope.imports.get(name)
+                return (*steps, ("local", sc, asgs))
+            loops = self._loops(module).get((sc, name))
+            if loops:
+                return (*steps, ("loop", sc, loops))
+            target = sc_facts.imports.get(name)
             if target is not None:
-                return self.symbol_value(p.lookup_import(target), depth)
+                return (*steps, ("symbol", p.lookup_import(target)))
             nested = f"{qual}.{name}"
             if nested in p.functions:
-                return Value("function", nested)
+                return (*steps, ("value", Value("function", nested)))
             if nested in p.classes:
-                return Value("class", nested)
-        sym = p.lookup_in_module(ctx.module, name)
+                return (*steps, ("value", Value("class", nested)))
+        sym = p.lookup_in_module(module, name)
         if sym is not None:
-            return self.symbol_value(sym, depth)
+            return (*steps, ("symbol", sym))
         if name in BUILTIN_NAMES:
-            return Value("external", f"builtins.{name}")
-        return None
+            return (*steps, ("value", Value("external", f"builtins.{name}")))
+        return (*steps, ("value", None))
 
     def _class_body_name(self, cls: str, name: str, depth: int) -> Value | None:
         qual = f"{cls}.{name}"
@@ -199,9 +235,16 @@ class Inferrer:
             if cls in self.p.classes:
                 is_cls = fn.is_classmethod or fn.name in ("__new__", "__init_subclass__")
                 return Value("class" if is_cls else "instance", cls, "self")
-        if annotation:
-            return self.annotation(annotation, fd.module, _parent(fn.qualname), "annotation")
-        return None
+        found = self.annotation(annotation, fd.module, _parent(fn.qualname), "annotation") if annotation else None
+        default = fn.params[index].default
+        if (found is None or found.kind == "external") and default and _DOTTED.fullmatch(default):
+            # `renderer_cls: Callable[..., R] = RendererHTML`: the annotation names no
+            # project type; the default is one value the parameter really holds.
+            node = self.p.parser.parse(default)
+            value = self.eval(node, Ctx(fd.module, _parent(fn.qualname)), depth + 1) if node is not None else None
+            if value is not None and value.kind in ("class", "function", "instance"):
+                return value.with_via("local")
+        return found
 
     def _from_assignments(self, asgs: list[Assignment], module: str, scope: str, depth: int) -> Value | None:
         for asg in sorted(asgs, key=lambda a: -a.line):
@@ -267,11 +310,90 @@ class Inferrer:
         if func not in self._return_memo:
             fd = self.p.functions[func]
             self._return_memo[func] = None
+            found = None
             if fd.fact.returns:
-                self._return_memo[func] = self.annotation(
-                    fd.fact.returns, fd.module, _parent(fd.fact.qualname), "return"
-                )
+                found = self.annotation(fd.fact.returns, fd.module, _parent(fd.fact.qualname), "return")
+            if found is None or found.kind == "external":
+                # No project type in the annotation (`MutableMapping`, none at all):
+                # what its `return` statements build (`return LRUCache(size)`).
+                for text in self._returned(fd):
+                    if text[:1] in _LITERAL_START or text in ("None", "True", "False"):
+                        continue
+                    node = self.p.parser.parse(text)
+                    value = self.eval(node, Ctx(fd.module, fd.fact.qualname)) if node is not None else None
+                    if value is not None and value.kind in ("instance", "class", "function"):
+                        found = value.with_via("return")
+                        break
+            self._return_memo[func] = found
         return self._return_memo[func]
+
+    def is_loop_variable(self, module: str, scope: str, name: str) -> bool:
+        """`name` is bound by a `for` (or comprehension clause) of `scope`."""
+        return (scope, name) in self._loops(module)
+
+    def _loops(self, module: str) -> dict[tuple[str, str], list[str]]:
+        """(scope, loop variable) -> the iterables it is bound from (plain names only)."""
+        found = self._loops_by_module.get(module)
+        if found is None:
+            found = self._loops_by_module[module] = {}
+            for fl in self.p.modules[module].flows:
+                if fl.kind == "for" and fl.target and fl.value and fl.target.isidentifier():
+                    found.setdefault((fl.scope, fl.target), []).append(fl.value)
+        return found
+
+    def _element(self, text: str, ctx: Ctx, depth: int) -> Value | None:
+        """An element of the iterable `text`, from the annotation of what it
+        names: a parameter or local, an attribute, or a call's return."""
+        node = self.p.parser.parse(text)
+        if node is None or depth > _MAX_DEPTH:
+            return None
+        where: list[tuple[str, str, str]] = []  # (annotation, module, scope it is written in)
+        if isinstance(node, ast.Name):
+            for sc in self.p.chain(ctx.scope):
+                fd = self.p.functions.get(f"{ctx.module}.{sc}")
+                if fd is None:
+                    continue
+                where += [(prm.annotation, fd.module, _parent(fd.fact.qualname)) for prm in fd.fact.params
+                          if prm.name == node.id and prm.annotation]
+                where += [(a.annotation, ctx.module, sc) for a in self.p.scope(ctx.module, sc).assignments.get(node.id, [])
+                          if a.annotation]
+                break
+        elif isinstance(node, ast.Attribute):
+            base = self.eval(node.value, ctx, depth + 1)
+            if base is not None and base.kind == "instance":
+                for owner in self.p.hierarchy.mro(base.name):
+                    cd = self.p.classes.get(owner)
+                    if cd is None:
+                        continue
+                    where += [(a.annotation, cd.module, cd.fact.qualname) for a in cd.fact.fields
+                              if a.target == node.attr and a.annotation]
+                    where += [(a.annotation, cd.module, a.scope) for a in cd.fact.instance_attributes
+                              if _attr_name(a.target) == node.attr and a.annotation]
+                    if where:
+                        break
+        elif isinstance(node, ast.Call):
+            func = self.eval(node.func, ctx, depth + 1)
+            if func is not None and func.kind == "function":
+                fd = self.p.functions[func.name]
+                if fd.fact.returns:
+                    where.append((fd.fact.returns, fd.module, _parent(fd.fact.qualname)))
+        for annotation, module, scope in where:
+            inner = _element_annotation(self.p.parser.parse(annotation))
+            if inner is not None:
+                found = self.annotation(inner, module, scope, "annotation")
+                if found is not None and found.kind == "instance":
+                    return found
+        return None
+
+    def _returned(self, fd: FuncDef) -> list[str]:
+        """The values of a function's `return` statements, as source text."""
+        by_scope = self._returns_by_module.get(fd.module)
+        if by_scope is None:
+            by_scope = self._returns_by_module[fd.module] = {}
+            for fl in self.p.modules[fd.module].flows:
+                if fl.kind == "return" and fl.value:
+                    by_scope.setdefault(fl.scope, []).append(fl.value)
+        return by_scope.get(fd.fact.qualname, [])
 
     # -- attributes ---------------------------------------------------------
 
@@ -432,6 +554,42 @@ class Inferrer:
             if qual in self.p.classes:
                 return qual
         return None
+
+
+# Generic containers whose iteration yields their first type argument.
+_GENERICS_TEXT = (
+    "List list Sequence MutableSequence Iterable Iterator Collection Set set FrozenSet frozenset AbstractSet "
+    "MutableSet Deque deque Generator AsyncIterator AsyncIterable AsyncGenerator Reversible KeysView "
+    "Dict dict Mapping MutableMapping OrderedDict DefaultDict defaultdict Counter Tuple tuple"
+)
+_ITERABLE_GENERICS = frozenset(_GENERICS_TEXT.split())
+
+
+def _element_annotation(node: ast.expr | None, depth: int = 0) -> str | None:
+    """`list[Req]`, `Optional[Sequence["Req"]]`, `tuple[Req, ...]` -> `Req`
+    (a mapping's keys; a tuple only when it is homogeneous)."""
+    if node is None or depth > 4:
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            return _element_annotation(ast.parse(node.value, mode="eval").body, depth + 1)
+        except SyntaxError:
+            return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        sides = [n for n in (node.left, node.right) if not (isinstance(n, ast.Constant) and n.value is None)]
+        return _element_annotation(sides[0], depth + 1) if len(sides) == 1 else None
+    if not isinstance(node, ast.Subscript):
+        return None
+    head = dotted_name(node.value)
+    last = head.rpartition(".")[2] if head else ""
+    args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    if last == "Optional" and args:
+        return _element_annotation(args[0], depth + 1)
+    if last not in _ITERABLE_GENERICS or not args:
+        return None
+    if last in ("Tuple", "tuple") and not (len(args) == 2 and isinstance(args[1], ast.Constant) and args[1].value is Ellipsis):
+        return None
+    return ast.unparse(args[0])
 
 
 def _is_super_call(node: ast.expr) -> bool:
