@@ -27,6 +27,12 @@ from analyzer.resolve.project import (
 )
 
 _MAX_DEPTH = 12
+_OPERATOR_METHODS: dict[type, str] = {
+    ast.Add: "__add__", ast.Sub: "__sub__", ast.Mult: "__mul__", ast.MatMult: "__matmul__", ast.Div: "__truediv__",
+    ast.FloorDiv: "__floordiv__", ast.Mod: "__mod__", ast.Pow: "__pow__", ast.BitOr: "__or__", ast.BitAnd: "__and__",
+    ast.BitXor: "__xor__", ast.LShift: "__lshift__", ast.RShift: "__rshift__",
+    ast.USub: "__neg__", ast.UAdd: "__pos__", ast.Invert: "__invert__",
+}
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _LITERAL_START = frozenset("'\"[{(0123456789-")
 _BUILTIN_TYPES = frozenset({"list", "dict", "set", "frozenset", "tuple", "str", "bytes", "bytearray"})
@@ -126,6 +132,16 @@ class Inferrer:
             return None
         if isinstance(node, ast.Await | ast.NamedExpr):
             return self.eval(node.value, ctx, d)
+        if isinstance(node, ast.BinOp | ast.UnaryOp):
+            # `a + b`, `-a` on a project class: what its special method returns.
+            operand = node.left if isinstance(node, ast.BinOp) else node.operand
+            method = _OPERATOR_METHODS.get(type(node.op))
+            base = self.eval(operand, ctx, d) if method else None
+            if base is not None and base.kind == "instance":
+                sym = self.p.member(Symbol("class", base.name), method)  # type: ignore[arg-type]
+                if sym is not None and sym.kind == "function":
+                    return self.returns(sym.name)
+            return None
         return None
 
     # -- names --------------------------------------------------------------

@@ -35,11 +35,33 @@ def test_markdown_it_trace_against_the_static_graph() -> None:
     assert rep["traced_edges"] > 200
     by = rep["by_category"]
     assert sum(row["traced"] for row in by.values()) == rep["traced_edges"]  # type: ignore[union-attr]
-    # Floors at today's figures (raise them as the flow stage learns more). The rule
+    assert sum(row["traced"] for row in rep["by_cause"].values()) == rep["traced_edges"]  # type: ignore[union-attr]
+    # Floors at today's figures (raise them as the analysis learns more). The rule
     # functions reached through Ruler lists are the `indirect` edges; executed-site
     # precision is a lower bound there (a rule loop that breaks at the first match
-    # runs fewer rules than it can, and one Rule field serves three parsers).
-    assert rep["recall"] >= 0.90
-    assert by["indirect"]["recall"] >= 0.8  # type: ignore[index]
-    assert rep["executed_site_precision"] >= 0.8
+    # runs fewer rules than it can), and what keeps it below 0.95 is real
+    # imprecision: one `Rule.fn` field serves the three parsers' rulers (the flow
+    # stage has no per-object fields) and `getRules(chain)` picks rules by a key
+    # computed from each rule's `alt` list.
+    assert rep["recall"] >= 0.95
+    assert by["indirect"]["recall"] >= 0.85  # type: ignore[index]
+    assert by["implicit"]["recall"] >= 0.9  # type: ignore[index]
+    assert rep["executed_site_precision"] >= 0.85
+    assert rep["ran_callee_precision"] >= 0.87
     assert by["direct"]["recall"] == 1.0  # type: ignore[index]
+    assert rep["by_cause"]["named call"]["ran_callee_precision"] == 1.0  # type: ignore[index]
+
+
+@pytest.mark.slow
+def test_jinja2_trace_against_the_static_graph() -> None:
+    pytest.importorskip("jinja2")
+    rep = library_report("jinja2")
+    assert rep["traced_edges"] > 500
+    causes = rep["by_cause"]
+    # Floors at today's figures. Executed-site precision (0.58) counts every
+    # override a virtual call may reach that this one run did not take (`node.as_const`
+    # over all Expr subclasses); over callees that ran at all it is about 0.89.
+    assert rep["recall"] >= 0.95
+    assert rep["ran_callee_precision"] >= 0.88
+    assert causes["iteration/generator"]["recall"] >= 0.9  # type: ignore[index]
+    assert causes["dunder/operator"]["recall"] >= 0.7  # type: ignore[index]
