@@ -110,11 +110,11 @@ def _operator_sites(func: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[tu
                 yield node.left, (f"__{op}__",), line
         elif isinstance(node, ast.Compare):
             left = node.left
-            for op, right in zip(node.ops, node.comparators, strict=False):
-                if isinstance(op, ast.In | ast.NotIn):
+            for cmp, right in zip(node.ops, node.comparators, strict=False):
+                if isinstance(cmp, ast.In | ast.NotIn):
                     yield right, ("__contains__",), line
-                elif type(op) in _COMPARE:
-                    yield left, _COMPARE[type(op)], line
+                elif type(cmp) in _COMPARE:
+                    yield left, _COMPARE[type(cmp)], line
                 left = right
         elif isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
             yield node.operand, _UNARY[type(node.op)], line
@@ -441,19 +441,18 @@ class CallResolver:
         key = (fd.name, annotation)
         if key in self._annotated:
             return self._annotated[key]
-        out: list[str] | None = []
+        out: list[str] = []
         scope = fd.fact.qualname.rpartition(".")[0] or MODULE_SCOPE
-        refs = annotation_types(annotation, self.p.parser)
-        for ref in refs:
+        for ref in annotation_types(annotation, self.p.parser):
             sym = self.p.resolve_in_scope(fd.module, scope, ref.name)
             if ref.is_class or sym is None or sym.kind != "class" or any(
                 c not in self.p.classes and c.rpartition(".")[2] == "Protocol" for c in self.p.hierarchy.mro(sym.name)
             ):
-                out = None
+                out = []
                 break
             out.append(sym.name)
-        self._annotated[key] = out if out else None
-        return self._annotated[key]
+        found = self._annotated[key] = out or None
+        return found
 
     def _related(self, a: str, b: str) -> bool:
         return b in self.p.hierarchy.mro(a) or a in self.p.hierarchy.mro(b)

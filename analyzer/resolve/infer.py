@@ -45,6 +45,23 @@ _FROM_ASSIGNMENT = {"local", "return", "symbol", "self"}
 
 
 @dataclass(frozen=True, slots=True)
+class _Binding:
+    """One step of a name's plan (`Inferrer.name`): a class body to look in
+    (then go on), or where the name is bound: a parameter, a local's
+    assignments, a loop's iterables, a symbol, or a value known outright."""
+
+    kind: str  # "class" | "param" | "local" | "loop" | "symbol" | "value"
+    scope: str = ""
+    fd: FuncDef | None = None
+    index: int = 0
+    annotation: str | None = None
+    asgs: tuple[Assignment, ...] = ()
+    texts: tuple[str, ...] = ()
+    symbol: Symbol | None = None
+    value: Value | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Ctx:
     module: str
     scope: str  # module-relative qualname of the innermost function/class body, or <module>
@@ -70,7 +87,7 @@ class Inferrer:
         self._cut_at: dict[object, int] = {}
         self._returns_by_module: dict[str, dict[str, list[str]]] = {}
         self._loops_by_module: dict[str, dict[tuple[str, str], list[str]]] = {}
-        self._name_plans: dict[tuple[str, str, str], tuple[int, tuple[tuple[object, ...], ...]]] = {}
+        self._name_plans: dict[tuple[str, str, str], tuple[int, tuple[_Binding, ...]]] = {}
 
     # -- entry points -------------------------------------------------------
 
@@ -154,18 +171,18 @@ class Inferrer:
         if found_plan is None or found_plan[0] != len(self.lambda_params):
             found_plan = self._name_plans[key] = (len(self.lambda_params), self._name_plan(name, ctx.module, ctx.scope))
         for step in found_plan[1]:
-            kind = step[0]
+            kind = step.kind
             if kind == "class":
-                found = self._class_body_name(step[1], name, depth)
+                found = self._class_body_name(step.scope, name, depth)
                 if found is not None:
                     return found
-            elif kind == "param":
-                return self._param(step[1], step[2], step[3], depth)
+            elif kind == "param" and step.fd is not None:
+                return self._param(step.fd, step.index, step.annotation, depth)
             elif kind == "local":
                 # Memoised per local name, whatever the line: big functions rebind and
                 # chain locals (`x = layer(x)`), and evaluating every binding from every
                 # use is exponential. The latest binding that gives a type wins.
-                sc, asgs = step[1], step[2]
+                sc, asgs = step.scope, list(step.asgs)
                 memo_key = (ctx.module, sc, name)
                 if memo_key not in self._local_memo or self._cut_at.get(memo_key, -1) > depth:
                     self._local_memo[memo_key] = None  # cycle guard: `x = x.next()`
@@ -177,22 +194,22 @@ class Inferrer:
             elif kind == "loop":
                 # `for node in self.nodes` (a comprehension clause too): the
                 # element type the iterable's annotation states.
-                for text in step[2]:
-                    found = self._element(text, Ctx(ctx.module, step[1]), depth)
+                for text in step.texts:
+                    found = self._element(text, Ctx(ctx.module, step.scope), depth)
                     if found is not None:
                         return found
                 return None
             elif kind == "symbol":
-                return self.symbol_value(step[1], depth)
+                return self.symbol_value(step.symbol, depth)
             else:  # "value": a nested definition, a builtin, or nothing
-                return step[1]
+                return step.value
         return None
 
-    def _name_plan(self, name: str, module: str, scope: str) -> tuple[tuple[object, ...], ...]:
+    def _name_plan(self, name: str, module: str, scope: str) -> tuple[_Binding, ...]:
         """The binding of `name` as seen from `scope`: steps tried in order, each
         but a class body's final (see `name`)."""
         p = self.p
-        steps: list[tuple[object, ...]] = []
+        steps: list[_Binding] = []
         for index, sc in enumerate(p.chain(scope)):
             if sc == MODULE_SCOPE:
                 break
@@ -200,37 +217,37 @@ class Inferrer:
             fd = p.functions.get(qual)
             if fd is None and qual in self.lambda_params:
                 if name in self.lambda_params[qual]:
-                    return (*steps, ("value", None))
+                    return (*steps, _Binding("value"))
                 continue
             if fd is None:
                 # A class body sees its own names, but methods do not see the class's.
                 if index == 0 and qual in p.classes:
-                    steps.append(("class", qual))
+                    steps.append(_Binding("class", qual))
                 continue
             for i, prm in enumerate(fd.fact.params):
                 if prm.name == name:
-                    return (*steps, ("param", fd, i, prm.annotation))
+                    return (*steps, _Binding("param", sc, fd=fd, index=i, annotation=prm.annotation))
             sc_facts = p.scope(module, sc)
             asgs = sc_facts.assignments.get(name)
             if asgs:
-                return (*steps, ("local", sc, asgs))
+                return (*steps, _Binding("local", sc, asgs=tuple(asgs)))
             loops = self._loops(module).get((sc, name))
             if loops:
-                return (*steps, ("loop", sc, loops))
+                return (*steps, _Binding("loop", sc, texts=tuple(loops)))
             target = sc_facts.imports.get(name)
             if target is not None:
-                return (*steps, ("symbol", p.lookup_import(target)))
+                return (*steps, _Binding("symbol", sc, symbol=p.lookup_import(target)))
             nested = f"{qual}.{name}"
             if nested in p.functions:
-                return (*steps, ("value", Value("function", nested)))
+                return (*steps, _Binding("value", sc, value=Value("function", nested)))
             if nested in p.classes:
-                return (*steps, ("value", Value("class", nested)))
+                return (*steps, _Binding("value", sc, value=Value("class", nested)))
         sym = p.lookup_in_module(module, name)
         if sym is not None:
-            return (*steps, ("symbol", sym))
+            return (*steps, _Binding("symbol", symbol=sym))
         if name in BUILTIN_NAMES:
-            return (*steps, ("value", Value("external", f"builtins.{name}")))
-        return (*steps, ("value", None))
+            return (*steps, _Binding("value", value=Value("external", f"builtins.{name}")))
+        return (*steps, _Binding("value"))
 
     def _class_body_name(self, cls: str, name: str, depth: int) -> Value | None:
         qual = f"{cls}.{name}"

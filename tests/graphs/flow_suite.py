@@ -1,6 +1,6 @@
 """The function-value flow suite: small programs per construct (args, kwargs,
 assignments, returns, lambdas, dicts, lists, builtins, decorators, generators,
-exceptions, classes, external, imports), each with a hand-written expected call
+exceptions, classes, external, imports, operators), each with a hand-written expected call
 graph in PyCG's format (`flow_cases/<category>/<case>/callgraph.json`).
 
 `score_suite()` scores the static graph per category. `traced_edges()` runs a
