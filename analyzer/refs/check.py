@@ -216,7 +216,23 @@ def check_references(refs: Iterable[Reference], pins: Sequence[PinView], histori
     findings: list[Finding] = []
     for ref in refs:
         findings.extend(check_reference(ref, pins, histories))
-    return _enum_siblings(findings, pins)
+    return _enum_siblings(_mirrors(findings), pins)
+
+
+def _mirrors(findings: list[Finding]) -> list[Finding]:
+    """Methods of a snippet's class: when most of them (and at least two) exist on the project's
+    class of that name, the snippet quotes it and a missing one is broken; otherwise the class is
+    the author's own (a toy `Scheduler`) and its methods are not citations."""
+    groups: dict[tuple[str, str | None], list[Finding]] = {}
+    for f in findings:
+        if f.ref.mirror:
+            groups.setdefault((f.ref.mirror, f.pin), []).append(f)
+    drop: set[int] = set()
+    for group in groups.values():
+        ok = sum(f.status == OK for f in group)
+        if ok < 2 or ok * 2 < len(group):
+            drop.update(id(f) for f in group if f.status != OK)
+    return [f for f in findings if id(f) not in drop]
 
 
 def check_upgrade(refs: Iterable[Reference], old: PinView, new: PinView, history: History) -> list[Finding]:

@@ -164,7 +164,18 @@ def classify_env(text: str) -> Classified | None:
     return Classified(ENV, m.group("name"), framework, "env var prefix")
 
 
+_ANCHOR_RE = re.compile(r"^(?P<path>[^#\s]+)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?$")
+
+
 def classify_path(text: str) -> Classified | None:
+    anchor = _ANCHOR_RE.match(text)
+    if anchor is not None and "/" in anchor.group("path"):
+        # `vllm/v1/core/sched/scheduler.py#L120-L180`: a GitHub-style anchor in code font.
+        found = classify_path(anchor.group("path"))
+        if found is None or found.kind != PATH:
+            return None
+        start = int(anchor.group("start"))
+        return Classified(PATH, found.target, found.framework, found.reason, (start, int(anchor.group("end") or start)), found.repo_layout)
     m = _PATH_RE.match(text)
     if m is None or "//" in text:
         return None

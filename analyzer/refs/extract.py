@@ -95,6 +95,7 @@ class _Pending:
     doc_defined: bool = False
     diagram: bool = False
     in_error: bool = False
+    mirror: str | None = None
 
 
 @dataclass(slots=True)
@@ -145,6 +146,7 @@ class _Walker:
                     repo_context=repo_context and p.origin == "inline",
                     diagram=p.diagram,
                     in_error=p.in_error,
+                    mirror=p.mirror,
                     subject=other_system(heading_texts[0]) if heading_texts else None,
                     paragraph=paragraph,
                     context=self.facts.words,
@@ -452,6 +454,15 @@ class _Walker:
             elif isinstance(node, ast.ClassDef):
                 # `class SchedulerOutput:` mirrors the project's class or is the author's own.
                 add(node.lineno, node.name, Classified(SYMBOL, node.name, None, "class statement"), doc_defined=True, in_scope=None)
+                if node is top:
+                    group = f"{self.file}:{first + node.lineno - 1}:{node.name}"
+                    for item in node.body:
+                        if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and not item.name.startswith("__"):
+                            line = first + item.lineno - 1
+                            found = Classified(SYMBOL, f"{node.name}.{item.name}", None, "method of a snippet's class")
+                            if (line, item.name) not in seen:
+                                seen.add((line, item.name))
+                                out.append(_Pending(line, self._col(line, item.name), item.name, found, 0, "fence", scope=node.name, mirror=group))
                 for b in node.bases:
                     name = dotted(b.value if isinstance(b, ast.Subscript) else b)
                     if name and (hit := self._code_name(name)) is not None:

@@ -72,6 +72,10 @@ class Reference:
     # Another program the document's title names instead of vLLM or SGLang (`# Codex`, `# TRL`):
     # a name the projects never spell is then that program's.
     subject: str | None = None
+    # A method a snippet's class defines (`class Scheduler:` ... `def get_next_batch_to_run`): the
+    # class's `file:line:name`. Judged only when the snippet mirrors the project's class (most of
+    # its methods exist there); a toy class of the same name is the author's own.
+    mirror: str | None = None
     # The paragraph's Markdown, for a replacement the text names itself ("use `X` instead").
     paragraph: str = field(default="", compare=False, repr=False)
     # Lower-cased words of the whole document (one set shared by its references): picks,

@@ -89,3 +89,10 @@ def test_cpp_and_rust_names(text: str, target: str, framework: str | None, tenta
 @pytest.mark.parametrize("text", ["std::vector<int>", "torch::Tensor", "List<int>", "a<b", "x < y > z"])
 def test_library_scopes_and_comparisons_are_not_references(text: str) -> None:
     assert classify(text) is None
+
+
+def test_a_path_with_a_github_line_anchor_in_code_font() -> None:
+    found = classify("python/sglang/srt/managers/scheduler.py#L120-L180")
+    assert found is not None and found.kind == "path"
+    assert (found.target, found.line_range, found.framework) == ("python/sglang/srt/managers/scheduler.py", (120, 180), "sglang")
+    assert classify("notes#L3") is None  # no folders: not a source path

@@ -201,3 +201,20 @@ def test_entry_point_names_count_as_spelled(tmp_path: Path) -> None:
     view.words_path = str(tmp_path / "words.json")
     (f,) = _check("In vLLM, set `VLLM_PLUGINS` to include `lora_filesystem_resolver`.\n", view)["lora_filesystem_resolver"]
     assert f.status == NOT_CHECKABLE
+
+
+def test_methods_of_a_snippet_class_that_mirrors_the_projects_are_checked(vllm: PinView) -> None:
+    quoted = (
+        "vLLM's scheduler, abridged:\n\n```python\nclass Scheduler:\n"
+        "    def __init__(self):\n        pass\n\n"
+        "    def schedule(self):\n        pass\n\n"
+        "    def _preempt_request(self, request):\n        pass\n\n"
+        "    def _legacy_swap_out(self):\n        pass\n```\n"
+    )
+    found = _check(quoted, vllm)
+    assert found["schedule"][0].status == OK and found["_preempt_request"][0].status == OK
+    assert found["_legacy_swap_out"][0].status == BROKEN
+    assert "__init__" not in found
+    # A toy engine's own `Scheduler`: one method in common is no quotation.
+    toy = "Our own vLLM-like scheduler:\n\n```python\nclass Scheduler:\n    def schedule(self):\n        pass\n\n    def pick_next(self):\n        pass\n\n    def admit(self):\n        pass\n```\n"
+    assert all(f.status != BROKEN for fs in _check(toy, vllm).values() for f in fs)
