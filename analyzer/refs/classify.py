@@ -174,8 +174,9 @@ def classify_path(text: str) -> Classified | None:
         found = classify_path(anchor.group("path"))
         if found is None or found.kind != PATH:
             return None
-        start = int(anchor.group("start"))
-        return Classified(PATH, found.target, found.framework, found.reason, (start, int(anchor.group("end") or start)), found.repo_layout)
+        first_line = int(anchor.group("start"))
+        last_line = int(anchor.group("end") or first_line)
+        return Classified(PATH, found.target, found.framework, found.reason, (first_line, last_line), found.repo_layout)
     m = _PATH_RE.match(text)
     if m is None or "//" in text:
         return None
