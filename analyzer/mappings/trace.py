@@ -180,7 +180,8 @@ def chain_steps(
     """Check that the steps of one side, and the symbols within each step, are connected.
 
     `steps` is (step number, the step's symbols) for the steps this side names. Every
-    symbol must be reached by calls and bridges from the symbol before it; failing that,
+    symbol must be reached by calls and bridges from the symbol before it (declared run-time
+    calls only where no such path exists); failing that,
     from an earlier one (siblings called by one driver: `schedule` calling
     `_schedule_running`, then `_admit`). A message received across a bridge is handled
     by a loop: when the handler returns, control is back in the loop that called the
@@ -189,6 +190,7 @@ def chain_steps(
     The link reported for a step is that of its first symbol; `broken` names the first
     symbol of the step that breaks it."""
     links: list[StepLink] = []
+    plain: dict[str, list[Link]] = {src: [b for b in hops if not isinstance(b, Dispatch)] for src, hops in bridges.items()}
     # (step, symbol, its nodes, the loops a message it received returns to)
     earlier: list[tuple[int, str, list[str], list[str]]] = []
     for index, names in steps:
@@ -200,7 +202,8 @@ def chain_steps(
                     index, link.source if link else None, link.path if link else (),
                     broken=f"{name} is not in the call graph")
                 continue
-            found = _reach(graph, earlier, nodes, bridges, max_length)
+            # A declared run-time call is a last resort: a path by calls and bridges wins.
+            found = _reach(graph, earlier, nodes, plain, max_length) or _reach(graph, earlier, nodes, bridges, max_length)
             if found is None and earlier:
                 prev = earlier[-1]
                 broken = (f"{name} is not reached from {prev[1]} (step {prev[0]}) nor anything before it, "

@@ -118,3 +118,19 @@ def test_link_summary_counts_the_way_there_apart_from_crossings_inside_the_step(
     assert _link_text(links[1]) == "1→2 (1 calls; 1 bridge within the step)"
     links = chain_steps(g, [(1, ["api.handler"]), (2, ["core.add"])], bridges)
     assert _link_text(links[1]) == "1→2 (3 calls + 1 bridge)"
+
+
+def test_a_declared_run_time_call_is_taken_only_where_calls_do_not_reach() -> None:
+    """A dispatch declared for one concept (a hybrid model's Mamba manager) must not reroute
+    another concept's chain that calls already connect, however much shorter it is."""
+    from analyzer.mappings import Dispatch
+
+    g = _graph(("coord.allocate", "full.allocate"), ("full.allocate", "pool.take"), ("pool.take", "pool.get"),
+               ("mamba.allocate", "pool.get"), ("loop.step", "layer.forward"), ("gdn.forward", "gdn.core"))
+    hops = {"coord.allocate": [Dispatch("coord.allocate", "mamba.allocate", "manager.allocate(")],
+            "loop.step": [Dispatch("loop.step", "gdn.forward", "self.model(")]}
+    links = chain_steps(g, [(1, ["coord.allocate"]), (2, ["pool.get"])], hops)
+    assert [s.via for s in links[1].path] == ["call", "call", "call"]  # not the one-hop dispatch
+    links = chain_steps(g, [(1, ["loop.step"]), (2, ["gdn.forward"])], hops)
+    assert [s.via for s in links[1].path] == ["dispatch self.model("] and links[1].bridges == []
+    assert [s.callee for s in links[1].dispatches] == ["gdn.forward"]
