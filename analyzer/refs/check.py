@@ -112,7 +112,7 @@ def _other_system(ref: Reference) -> str | None:
         if prefix and len(first) > len(words):
             return f"named after {prefix.group(1)}, another program"
     if ref.subject:
-        return f"the document is about {ref.subject}"
+        return ref.subject
     if ref.origin != "inline" or not ref.paragraph:
         return None
     at = ref.paragraph.find(f"`{ref.text}`")

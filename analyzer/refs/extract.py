@@ -21,6 +21,7 @@ from analyzer.refs.classify import (
     BUILTINS,
     FOREIGN_NAMES,
     FOREIGN_ROOTS,
+    PROJECT_RE,
     Classified,
     classify,
     classify_env,
@@ -72,6 +73,21 @@ _REPO_FILES_RE = re.compile(r"\b(?:csrc|tests|examples|benchmarks|tools)/|[\w-]\
 _BUILD_HEADING_RE = re.compile(r"\bbuild(?:ing)?\b|\bCMake\b|\bcompil|\btests?\b|\btesting\b|\bbenchmarks?\b|\bCI\b", re.IGNORECASE)
 
 
+_SITE_RE = re.compile(r"^https?://(?:www\.)?(?P<host>[^/#?]+)(?:/(?P<owner>[^/#?]+)/(?P<repo>[^/#?]+))?")
+
+
+def _foreign_site(href: str) -> str | None:
+    """Where an absolute link goes when that is neither project's repository nor documentation."""
+    m = _SITE_RE.match(href)
+    if m is None:
+        return None
+    host = m.group("host").lower()
+    if host in {"github.com", "gitlab.com", "huggingface.co"} and m.group("owner"):
+        where = f"{host}/{m.group('owner')}/{m.group('repo')}"
+        return None if PROJECT_RE.search(where.replace("/", " ")) else where
+    return None if PROJECT_RE.search(host.replace(".", " ")) or host.endswith((".vllm.ai", ".sglang.io", "vllm.ai")) else host
+
+
 def markdown_parser() -> MarkdownIt:
     return MarkdownIt("commonmark").enable("table")
 
@@ -96,6 +112,7 @@ class _Pending:
     diagram: bool = False
     in_error: bool = False
     mirror: str | None = None
+    subject: str | None = None
 
 
 @dataclass(slots=True)
@@ -117,6 +134,8 @@ class _Walker:
     def _emit(self, pending: list[_Pending], block: str, paragraph: str = "") -> None:
         siblings = [p.found.framework for p in pending]
         heading_texts = [text for _, text in self.headings]
+        other = other_system(heading_texts[0]) if heading_texts else None
+        title = f"the document is about {other}" if other else None
         repo_context = bool(_REPO_FILES_RE.search(paragraph)) or any(_BUILD_HEADING_RE.search(h) for h in heading_texts)
         for p in pending:
             length = len(p.text) if p.origin == "inline" else 0
@@ -147,7 +166,7 @@ class _Walker:
                     diagram=p.diagram,
                     in_error=p.in_error,
                     mirror=p.mirror,
-                    subject=other_system(heading_texts[0]) if heading_texts else None,
+                    subject=p.subject or title,
                     paragraph=paragraph,
                     context=self.facts.words,
                 )
@@ -193,6 +212,9 @@ class _Walker:
                     spans = [replace(p, found=replace(p.found, tentative=True)) if p.found.kind == SYMBOL else p for p in spans]
                 if owner is not None and not plain.strip():
                     spans = [replace(p, owner=owner[0], owner_strict=owner[1]) if p.found.tentative else p for p in spans]
+                if link is not None and (elsewhere := _foreign_site(link[0])):
+                    # [`flash_attn_varlen_func`](https://github.com/Dao-AILab/...): that program's name.
+                    spans = [replace(p, subject=f"it links to {elsewhere}") for p in spans]
                 pending.extend(spans)
                 plain += text
             elif child.type == "link_open":

@@ -69,8 +69,8 @@ class Reference:
     repo_context: bool = False
     diagram: bool = False  # an item of a tree diagram drawn in a text block (a file's structure)
     in_error: bool = False  # a class a quoted Python error names (`'X' object has no attribute`)
-    # Another program the document's title names instead of vLLM or SGLang (`# Codex`, `# TRL`):
-    # a name the projects never spell is then that program's.
+    # Evidence that a name the projects never spell is another program's: the document's title
+    # names that program (`# Codex`), or the name links to its pages. Said in the finding's note.
     subject: str | None = None
     # A method a snippet's class defines (`class Scheduler:` ... `def get_next_batch_to_run`): the
     # class's `file:line:name`. Judged only when the snippet mirrors the project's class (most of

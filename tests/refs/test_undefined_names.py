@@ -218,3 +218,14 @@ def test_methods_of_a_snippet_class_that_mirrors_the_projects_are_checked(vllm: 
     # A toy engine's own `Scheduler`: one method in common is no quotation.
     toy = "Our own vLLM-like scheduler:\n\n```python\nclass Scheduler:\n    def schedule(self):\n        pass\n\n    def pick_next(self):\n        pass\n\n    def admit(self):\n        pass\n```\n"
     assert all(f.status != BROKEN for fs in _check(toy, vllm).values() for f in fs)
+
+
+def test_a_name_linked_to_another_programs_pages_is_theirs(vllm: PinView) -> None:
+    doc = (
+        "In vLLM, prefill calls [`varlen_attention_gone`](https://github.com/Dao-AILab/flash-attention/blob/main/a.py) "
+        "and [`gone_prefill_step`](https://github.com/vllm-project/vllm/blob/main/vllm/v1/core/sched/scheduler.py).\n"
+    )
+    found = _check(doc, vllm)
+    (theirs,) = found["varlen_attention_gone"]
+    assert theirs.status == NOT_CHECKABLE and "Dao-AILab/flash-attention" in theirs.note
+    assert found["gone_prefill_step"][0].status == BROKEN
