@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Protocol
 
 from analyzer.index.models import AttributeAccess, CallSite, ModuleFacts
@@ -634,12 +634,13 @@ class CallResolver:
             return rec
         if base.kind != "instance":
             return None
-        sym = self.p.member(Symbol("class", base.name), acc.attr)
-        if sym is None or sym.kind != "function" or not self.p.functions[sym.name].fact.is_property:
-            return None
         rec = CallRecord(self.caller_of(facts.module, acc.scope), f"{acc.base}.{acc.attr}", facts.path, acc.line)
-        self._method_edges(rec, base, sym.name, bound_kind=self._receiver_kind(base, sym.name))
-        return rec
+        for one in base.each():  # (`A | B`: either class's getter)
+            sym = self.p.member(Symbol("class", one.name), acc.attr)
+            if sym is None or sym.kind != "function" or not self.p.functions[sym.name].fact.is_property:
+                continue
+            self._method_edges(rec, one, sym.name, bound_kind=self._receiver_kind(one, sym.name))
+        return rec if rec.edges else None
 
     def _super_call(self, rec: CallRecord, node: ast.Attribute, ctx: Ctx) -> None:
         cls = self.infer.super_class(node.value, ctx, 0)  # type: ignore[arg-type]
@@ -654,8 +655,29 @@ class CallResolver:
         else:
             self._edge(rec, target.name, "super", "certain")
 
+    def _each(self, rec: CallRecord, base: Value, resolve: Callable[[CallRecord, Value], None]) -> None:
+        """Resolve a call once per class a value may be (`A | B`), into `rec`."""
+        have = {e.callee for e in rec.edges}
+        reasons: list[str] = []
+        for one in base.each():
+            sub = CallRecord(rec.caller, rec.expr, rec.path, rec.line)
+            resolve(sub, one)
+            for edge in sub.edges:
+                if edge.callee not in have:
+                    have.add(edge.callee)
+                    rec.edges.append(edge)
+            rec.external.extend(n for n in sub.external if n not in rec.external)
+            if sub.unresolved:
+                reasons.append(sub.unresolved)
+                rec.candidates = rec.candidates or sub.candidates
+        if not rec.edges and not rec.external and reasons:
+            rec.unresolved = reasons[0]
+
     def _attribute_call(self, rec: CallRecord, base: Value | None, attr: str, ctx: Ctx) -> None:
         p = self.p
+        if base is not None and base.alts:
+            self._each(rec, base, lambda r, one: self._attribute_call(r, one, attr, ctx))
+            return
         if base is None:
             self._guess(rec, attr)
             return
@@ -709,6 +731,9 @@ class CallResolver:
     def _value_call(self, rec: CallRecord, value: Value | None, kind: str) -> None:
         p = self.p
         if value is None:
+            return
+        if value.alts:
+            self._each(rec, value, lambda r, one: self._value_call(r, one, kind))
             return
         if value.kind == "function":
             if value.bound and kind == "direct":

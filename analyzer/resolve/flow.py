@@ -963,7 +963,7 @@ class FlowGraph:
                 locs.append(("var", m, sc, name))
                 v = self.infer.eval(ast.Name(id=name, ctx=ast.Load()), Ctx(m, sc))
                 ok = v is not None and v.kind in ("function", "class", "instance", "external", "module")
-                return tuple(locs), frozenset({v} if ok else ())  # type: ignore[arg-type]
+                return tuple(locs), frozenset(v.each() if ok else ())  # type: ignore[union-attr]
             nested = f"{qual}.{name}"
             if nested in p.functions:
                 return tuple(locs), frozenset({Value("function", nested)})
@@ -989,7 +989,7 @@ class FlowGraph:
             if ("mod", module, var) not in locs:
                 locs.append(("mod", module, var))
             v = self.infer.symbol_value(sym)
-            return tuple(locs), frozenset({v} if v is not None else ())
+            return tuple(locs), frozenset(v.each() if v is not None else ())
         return tuple(locs), frozenset({Value(sym.kind, sym.name)})
 
     def _symbol(self, sym: Symbol | None) -> set[Value]:
@@ -1052,7 +1052,7 @@ class FlowGraph:
         if key not in self._receivers:
             self._receivers[key] = self.infer.eval(node, Ctx(m, scope))
         v = self._receivers[key]
-        return {v} if v is not None else set()
+        return set(v.each()) if v is not None else set()
 
     def _call_result(self, node: ast.Call, m: str, scope: str, d: int) -> set[Value]:
         func = node.func
@@ -1187,7 +1187,7 @@ class FlowGraph:
         if not vals:
             v = self.infer.eval_text(text, Ctx(m, scope)) if text is not None else self.infer.eval(node, Ctx(m, scope))
             if v is not None and v.kind == "instance":
-                vals = {v}
+                vals = set(v.each())
         return sorted(vals, key=lambda v: v.name)
 
     def iteration_calls(self, node: ast.expr, m: str, scope: str, text: str | None = None) -> list[str]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from analyzer.index.models import Assignment, Class
 from analyzer.resolve.annotations import annotation_types
 from analyzer.resolve.exprs import dotted_name
-from analyzer.resolve.models import Value
+from analyzer.resolve.models import Value, merge_classes
 from analyzer.resolve.project import (
     BUILTIN_NAMES,
     MODULE_SCOPE,
@@ -140,7 +140,11 @@ class Inferrer:
         if isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and isinstance(node.value, str)):
             return Value("external", "builtins.str", "local")
         if isinstance(node, ast.IfExp):
-            return self.eval(node.body, ctx, d) or self.eval(node.orelse, ctx, d)
+            # `A(...) if c else B(...)`: either class.
+            body, orelse = self.eval(node.body, ctx, d), self.eval(node.orelse, ctx, d)
+            if body is not None and orelse is not None and body.kind == orelse.kind and body.kind in ("instance", "class"):
+                return merge_classes([body, orelse])
+            return body or orelse
         if isinstance(node, ast.BoolOp):
             for value in node.values:
                 found = self.eval(value, ctx, d)
@@ -323,21 +327,24 @@ class Inferrer:
         return None
 
     def annotation(self, text: str, module: str, scope: str, via: str) -> Value | None:
+        """The project class(es) an annotation names (`A | B`: A, with B as an
+        alternative), else its first external type."""
         external: Value | None = None
+        found: list[Value] = []
         for ref in annotation_types(text, self.p.parser):
             if ref.name in _SELF_TYPES:
                 cls = self.class_of_scope(module, scope)
                 if cls is not None:
-                    return Value("instance", cls, via)
+                    found.append(Value("instance", cls, via))
                 continue
             sym = self.p.resolve_in_scope(module, scope, ref.name)
             if sym is None:
                 continue
             if sym.kind == "class":
-                return Value("class" if ref.is_class else "instance", sym.name, via)
+                found.append(Value("class" if ref.is_class else "instance", sym.name, via))
             if sym.kind == "external" and external is None:
                 external = Value("external", sym.name, via)
-        return external
+        return merge_classes(found) or external
 
     def returns(self, func: str) -> Value | None:
         if func not in self._return_memo:
@@ -349,14 +356,20 @@ class Inferrer:
             if found is None or found.kind == "external":
                 # No project type in the annotation (`MutableMapping`, none at all):
                 # what its `return` statements build (`return LRUCache(size)`).
+                built: list[Value] = []
                 for text in self._returned(fd):
                     if text[:1] in _LITERAL_START or text in ("None", "True", "False"):
                         continue
                     node = self.p.parser.parse(text)
                     value = self.eval(node, Ctx(fd.module, fd.fact.qualname)) if node is not None else None
                     if value is not None and value.kind in ("instance", "class", "function"):
-                        found = value.with_via("return")
-                        break
+                        if built and value.kind != built[0].kind:
+                            continue
+                        built.append(value.with_via("return"))
+                        if value.kind == "function":
+                            break
+                # (each class a `return` builds: `return A()` in one branch, `B()` in another)
+                found = merge_classes(built) or found
             self._return_memo[func] = found
         return self._return_memo[func]
 

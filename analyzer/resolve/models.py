@@ -34,9 +34,37 @@ class Value:
     via: str = "symbol"
     items: tuple[Value, ...] = ()
     bound: bool = False  # a method reached through an instance
+    # Other classes an "instance"/"class" value may be (`A | B`, a function
+    # returning either, `A() if c else B()`): same kind, this value's `via`.
+    alts: tuple[str, ...] = ()
 
     def with_via(self, via: str) -> Value:
-        return Value(self.kind, self.name, via, self.items, self.bound)
+        return Value(self.kind, self.name, via, self.items, self.bound, self.alts)
+
+    def each(self) -> tuple[Value, ...]:
+        """This value and one value per alternative class."""
+        if not self.alts:
+            return (self,)
+        return (self.without_alts(), *(Value(self.kind, a, self.via) for a in self.alts))
+
+    def without_alts(self) -> Value:
+        return Value(self.kind, self.name, self.via, self.items, self.bound) if self.alts else self
+
+
+def merge_classes(values: list[Value]) -> Value | None:
+    """One value for several of the same kind ("instance" or "class"): the first,
+    with the others' classes as alternatives; None when there are none."""
+    if not values:
+        return None
+    first = values[0]
+    names: list[str] = []
+    for v in values:
+        for n in (v.name, *v.alts):
+            if n != first.name and n not in names and v.kind == first.kind:
+                names.append(n)
+    if not names:
+        return first
+    return Value(first.kind, first.name, first.via, first.items, first.bound, tuple(names))
 
 
 @dataclass(frozen=True, slots=True)
