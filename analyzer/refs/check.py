@@ -53,6 +53,9 @@ def check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str
         probe = ref.target.split(".", 1)[0] if ref.doc_defined else ref.scope
         if not any(find_symbol(probe or "", pin)[0] for pin in candidates):
             return []
+    if ref.fragment_of:
+        findings = [f for pin in candidates if (f := _fragment_member(ref, pin)) is not None]
+        return [_with_suggestions(f, next(p for p in candidates if p.pin == f.pin), (histories or {}).get(f.pin or "")) for f in findings]
     if ref.owner:
         findings = [resolve_member(ref, pin) for pin in candidates]
     else:
@@ -217,6 +220,23 @@ def check_references(refs: Iterable[Reference], pins: Sequence[PinView], histori
     for ref in refs:
         findings.extend(check_reference(ref, pins, histories))
     return _enum_siblings(_mirrors(findings), pins)
+
+
+def _fragment_member(ref: Reference, pin: PinView) -> Finding | None:
+    """A quoted method, or a method it calls on `self`, on the project's classes that define the
+    quoted method; None when none does (the author's own code)."""
+    assert ref.fragment_of is not None
+    classes = sorted({e.parent for e in pin.find_symbol(ref.fragment_of) if e.kind == "function" and e.parent and "." in e.parent})
+    classes = [c for c in classes if any(k.kind == "class" for k in pin.table.named(c))]
+    if not classes:
+        return None
+    for cls in classes:
+        short = cls.rsplit(".", 1)[-1]
+        found, how = find_symbol(f"{short}.{ref.target}", pin)
+        if found:
+            return Finding(ref, pin.pin, OK, resolved_at=found[0].location, note=how or f"member of `{short}`")
+    names = ", ".join(f"`{c.rsplit('.', 1)[-1]}`" for c in classes[:3])
+    return Finding(ref, pin.pin, BROKEN, note=f"`{ref.target}` is not a member of {names} (the class that defines `{ref.fragment_of}`) in {pin.pin}")
 
 
 def _mirrors(findings: list[Finding]) -> list[Finding]:

@@ -113,6 +113,7 @@ class _Pending:
     in_error: bool = False
     mirror: str | None = None
     subject: str | None = None
+    fragment_of: str | None = None
 
 
 @dataclass(slots=True)
@@ -166,6 +167,7 @@ class _Walker:
                     diagram=p.diagram,
                     in_error=p.in_error,
                     mirror=p.mirror,
+                    fragment_of=p.fragment_of,
                     subject=p.subject or title,
                     paragraph=paragraph,
                     context=self.facts.words,
@@ -434,6 +436,33 @@ class _Walker:
             for top in tree.body:
                 scope = top.name if isinstance(top, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) else None
                 out.extend(self._python_stmt(top, scope, first + base))
+                if isinstance(top, ast.FunctionDef | ast.AsyncFunctionDef):
+                    out.extend(self._fragment(top, first + base))
+        return out
+
+    def _fragment(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, first: int) -> list[_Pending]:
+        """`def event_loop_normal(self): ... self.get_next_batch_to_run()`: a method quoted without
+        its class. The method and the methods it calls on `self` are checked on the project's
+        class that defines it, when the snippet mirrors that class (see `check._mirrors`)."""
+        args = fn.args.posonlyargs + fn.args.args
+        if not args or args[0].arg != "self" or fn.name.startswith("__"):
+            return []
+        group = f"{self.file}:{first + fn.lineno - 1}:{fn.name}"
+        out: list[_Pending] = []
+        seen: set[str] = set()
+
+        def add(lineno: int, name: str) -> None:
+            if name in seen or name.startswith("__"):
+                return
+            seen.add(name)
+            line = first + lineno - 1
+            found = Classified(SYMBOL, name, None, "method of a quoted method's class")
+            out.append(_Pending(line, self._col(line, name), name, found, 0, "fence", mirror=group, fragment_of=fn.name))
+
+        add(fn.lineno, fn.name)
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) and node.func.value.id == "self":
+                add(node.lineno, node.func.attr)
         return out
 
     def _python_stmt(self, top: ast.stmt, scope: str | None, first: int) -> list[_Pending]:

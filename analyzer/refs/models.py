@@ -76,6 +76,9 @@ class Reference:
     # class's `file:line:name`. Judged only when the snippet mirrors the project's class (most of
     # its methods exist there); a toy class of the same name is the author's own.
     mirror: str | None = None
+    # A method quoted on its own (`def event_loop_normal(self):`): the name of that method, for
+    # the method itself and for the `self.x()` it calls, checked on the project's class that has it.
+    fragment_of: str | None = None
     # The paragraph's Markdown, for a replacement the text names itself ("use `X` instead").
     paragraph: str = field(default="", compare=False, repr=False)
     # Lower-cased words of the whole document (one set shared by its references): picks,

@@ -229,3 +229,19 @@ def test_a_name_linked_to_another_programs_pages_is_theirs(vllm: PinView) -> Non
     (theirs,) = found["varlen_attention_gone"]
     assert theirs.status == NOT_CHECKABLE and "Dao-AILab/flash-attention" in theirs.note
     assert found["gone_prefill_step"][0].status == BROKEN
+
+
+def test_a_method_quoted_without_its_class_is_checked_on_the_class_that_has_it(vllm: PinView) -> None:
+    quoted = (
+        "vLLM's step:\n\n```python\ndef schedule(self):\n"
+        "    self._preempt_request(req)\n    if self.has_requests():\n        self._gone_helper()\n```\n"
+    )
+    found = _check(quoted, vllm)
+    assert [f.status for f in found["schedule"]] == [OK]
+    assert found["has_requests"][0].status == OK  # inherited from `SchedulerInterface`
+    gone = found["_gone_helper"][0]
+    assert gone.status == BROKEN and "`Scheduler`" in gone.note
+    toy = "A toy vLLM-like loop:\n\n```python\ndef schedule(self):\n    self.pick_next()\n    self.admit()\n```\n"
+    assert all(f.status != BROKEN for fs in _check(toy, vllm).values() for f in fs)
+    own = "```python\ndef my_step(self):\n    self.nothing_here()\n```\n"
+    assert not _check(own, vllm)
