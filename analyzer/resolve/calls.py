@@ -358,6 +358,10 @@ class CallResolver:
                 flow and (not isinstance(node, ast.Name) or self._flows_name(node.id, ctx))
             ):
                 self._flow_call(rec, node, ctx)
+            if flow and isinstance(node, ast.Subscript) and not rec.edges and not rec.external:
+                # (no container slot the flow stage tracks: an annotated or built container's element)
+                rec.unresolved = None
+                self._value_call(rec, self.infer.eval(node, ctx), "direct")
         if not rec.edges and not rec.external and rec.unresolved is None:
             rec.unresolved = "callee could not be resolved"
         return rec

@@ -122,7 +122,10 @@ class Inferrer:
         if isinstance(node, ast.Subscript):
             base = self.eval(node.value, ctx, d)
             # `Ruler[T]`: a generic class parameterised is still the class.
-            return base if base is not None and base.kind in ("callables", "class") else None
+            if base is not None and base.kind in ("callables", "class"):
+                return base
+            # `self.layers[i]`, `table[k]`: an element of an annotated (or built) container.
+            return self._element(node.value, ctx, d, item=True) if base is None or base.kind == "external" else None
         if isinstance(node, ast.Lambda):
             return Value("lambda", "<lambda>", "local")
         if isinstance(node, ast.Dict | ast.List | ast.Tuple | ast.Set):
@@ -199,7 +202,8 @@ class Inferrer:
                 # `for node in self.nodes` (a comprehension clause too): the
                 # element type the iterable's annotation states.
                 for text in step.texts:
-                    found = self._element(text, Ctx(ctx.module, step.scope), depth)
+                    node = self.p.parser.parse(text)
+                    found = self._element(node, Ctx(ctx.module, step.scope), depth) if node is not None else None
                     if found is not None:
                         return found
                 return None
@@ -387,13 +391,16 @@ class Inferrer:
                     found.setdefault((fl.scope, fl.target), []).append(fl.value)
         return found
 
-    def _element(self, text: str, ctx: Ctx, depth: int) -> Value | None:
-        """An element of the iterable `text`, from the annotation of what it
-        names: a parameter or local, an attribute, or a call's return."""
-        node = self.p.parser.parse(text)
-        if node is None or depth > _MAX_DEPTH:
+    def _element(self, node: ast.expr, ctx: Ctx, depth: int, *, item: bool = False) -> Value | None:
+        """An element of the iterable `node`, from the annotation of what it
+        names: a parameter or local, an attribute, or a call's return; for an
+        attribute with no annotation, the elements of the list it is built from
+        (`nn.ModuleList([Layer(...) for ...])`). `item`: what `node[k]`,
+        `node.pop()`, `node.get(k)` give (a mapping's values, not its keys)."""
+        if depth > _MAX_DEPTH:
             return None
         where: list[tuple[str, str, str]] = []  # (annotation, module, scope it is written in)
+        built: list[tuple[str, str, str]] = []  # (value, module, scope) of unannotated attributes
         if isinstance(node, ast.Name):
             for sc in self.p.chain(ctx.scope):
                 fd = self.p.functions.get(f"{ctx.module}.{sc}")
@@ -415,7 +422,9 @@ class Inferrer:
                               if a.target == node.attr and a.annotation]
                     where += [(a.annotation, cd.module, a.scope) for a in cd.fact.instance_attributes
                               if _attr_name(a.target) == node.attr and a.annotation]
-                    if where:
+                    built += [(a.value, cd.module, a.scope) for a in cd.fact.instance_attributes
+                              if _attr_name(a.target) == node.attr and not a.annotation and a.value]
+                    if where or built:
                         break
         elif isinstance(node, ast.Call):
             func = self.eval(node.func, ctx, depth + 1)
@@ -424,12 +433,35 @@ class Inferrer:
                 if fd.fact.returns:
                     where.append((fd.fact.returns, fd.module, _parent(fd.fact.qualname)))
         for annotation, module, scope in where:
-            inner = _element_annotation(self.p.parser.parse(annotation))
+            inner = _element_annotation(self.p.parser.parse(annotation), item=item)
             if inner is not None:
                 found = self.annotation(inner, module, scope, "annotation")
                 if found is not None and found.kind == "instance":
                     return found
+        for text, module, scope in built:
+            found = self._built_element(self.p.parser.parse(text), Ctx(module, scope), depth + 1)
+            if found is not None:
+                return found
         return None
+
+    def _built_element(self, node: ast.expr | None, ctx: Ctx, depth: int) -> Value | None:
+        """The elements of `[X(...) for ...]`, `[X(...), Y(...)]`, or either wrapped
+        in a sequence constructor (`nn.ModuleList(...)`, `list(...)`): the
+        classes they build."""
+        if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+            head = dotted_name(node.func)
+            if head is None or head.rpartition(".")[2] not in _SEQUENCE_BUILDERS:
+                return None
+            node = node.args[0]
+        if isinstance(node, ast.ListComp | ast.GeneratorExp):
+            elts = [node.elt]
+        elif isinstance(node, ast.List | ast.Tuple):
+            elts = list(node.elts)
+        else:
+            return None
+        found = [v for e in elts[:8] for v in [self.eval(e, ctx, depth)]
+                 if v is not None and v.kind == "instance"]
+        return merge_classes(found) if len(found) == len(elts[:8]) else None
 
     def _returned(self, fd: FuncDef) -> list[str]:
         """The values of a function's `return` statements, as source text."""
@@ -549,6 +581,11 @@ class Inferrer:
         if func.kind == "function":
             return self.returns(func.name)
         if func.kind == "external":
+            if isinstance(node.func, ast.Attribute) and node.func.attr in _ELEMENT_METHODS:
+                # `self.queue.popleft()`, `table.get(k)`: an element of the container.
+                found = self._element(node.func.value, ctx, depth, item=True)
+                if found is not None:
+                    return found
             if func.name in _PARTIAL and node.args:
                 inner = self.eval(node.args[0], ctx, depth)
                 if inner is not None and inner.kind == "function":
@@ -611,30 +648,41 @@ _GENERICS_TEXT = (
 _ITERABLE_GENERICS = frozenset(_GENERICS_TEXT.split())
 
 
-def _element_annotation(node: ast.expr | None, depth: int = 0) -> str | None:
+_MAPPINGS = frozenset(["Dict", "dict", "Mapping", "MutableMapping", "OrderedDict", "DefaultDict", "defaultdict"])
+# Methods of builtin containers that return one element (a mapping's value).
+_ELEMENT_METHODS = frozenset({"pop", "popleft", "get", "setdefault"})
+# Calls that build a sequence from the list they are given.
+_SEQUENCE_BUILDERS = frozenset({"ModuleList", "Sequential", "list", "tuple", "deque"})
+
+
+def _element_annotation(node: ast.expr | None, depth: int = 0, *, item: bool = False) -> str | None:
     """`list[Req]`, `Optional[Sequence["Req"]]`, `tuple[Req, ...]` -> `Req`
-    (a mapping's keys; a tuple only when it is homogeneous)."""
+    (a mapping's keys, or with `item` its values; a tuple only when it is homogeneous)."""
     if node is None or depth > 4:
         return None
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         try:
-            return _element_annotation(ast.parse(node.value, mode="eval").body, depth + 1)
+            return _element_annotation(ast.parse(node.value, mode="eval").body, depth + 1, item=item)
         except SyntaxError:
             return None
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         sides = [n for n in (node.left, node.right) if not (isinstance(n, ast.Constant) and n.value is None)]
-        return _element_annotation(sides[0], depth + 1) if len(sides) == 1 else None
+        return _element_annotation(sides[0], depth + 1, item=item) if len(sides) == 1 else None
     if not isinstance(node, ast.Subscript):
         return None
     head = dotted_name(node.value)
     last = head.rpartition(".")[2] if head else ""
     args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
     if last == "Optional" and args:
-        return _element_annotation(args[0], depth + 1)
+        return _element_annotation(args[0], depth + 1, item=item)
     if last not in _ITERABLE_GENERICS or not args:
         return None
     if last in ("Tuple", "tuple") and not (len(args) == 2 and isinstance(args[1], ast.Constant) and args[1].value is Ellipsis):
         return None
+    if item and last in ("Counter", "Generator", "Iterator", "Iterable", "AsyncIterator", "AsyncIterable", "AsyncGenerator"):
+        return None  # a count, or no subscript at all
+    if item and last in _MAPPINGS:
+        return ast.unparse(args[1]) if len(args) == 2 else None
     return ast.unparse(args[0])
 
 

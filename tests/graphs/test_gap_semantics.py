@@ -1,0 +1,96 @@
+"""Python semantics the call graph once missed (found while writing aligned
+walkthrough steps): each program is small, and each expectation is the set of
+project functions the named function really calls when run."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from analyzer.graphs.pycg import pycg_callgraph
+from analyzer.index.extract import extract_file
+
+
+def project_calls(source: str, *callers: str) -> dict[str, set[str]]:
+    graph = pycg_callgraph([extract_file(textwrap.dedent(source).encode(), "main.py")])
+    return {c: {t for t in graph[c] if t.startswith("main.")} for c in callers}
+
+
+CONTAINERS = """
+    from collections import deque
+    from typing import Optional
+    import torch.nn as nn
+
+
+    class Handle:
+        def result(self):
+            return 1
+
+
+    class Other:
+        def result(self):
+            return 2
+
+
+    class Launched:
+        def __init__(self, handle: Handle):
+            self.handle = handle
+
+
+    class Layer(nn.Module):
+        def forward(self, x):
+            return x
+
+
+    class Missing(nn.Module):
+        def forward(self, x):
+            return x
+
+
+    class Queue:
+        def __init__(self, n: int):
+            self.queue: deque[Launched] = deque()
+            self.table: dict[str, Handle] = {}
+            self.items: Optional[list[Launched]] = []
+            self.layers = nn.ModuleList([Layer() for _ in range(n)])
+            self.stages = nn.ModuleList(Layer() if i < n else Missing() for i in range(4))
+
+        def collect(self):
+            self.queue.popleft().handle.result()
+            self.items.pop().handle.result()
+
+        def lookup(self):
+            self.table["a"].result()
+            self.table.get("a").result()
+
+        def index(self):
+            self.items[0].handle.result()
+
+        def forward(self, x):
+            for i in range(2):
+                x = self.layers[i](x)
+            for layer in self.layers:
+                x = layer(x)
+            return x
+
+        def stage(self, x):
+            return self.stages[0](x)
+"""
+
+
+# The pinned releases run without the flow stage (too many modules): both ways.
+FLOW = pytest.mark.parametrize("flow", ["always", "never"])
+
+
+@FLOW
+def test_container_elements_reach_subscripts_pops_gets_and_loops(flow: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ATLAS_CALLGRAPH_FLOW", flow)
+    calls = project_calls(CONTAINERS, "main.Queue.collect", "main.Queue.lookup", "main.Queue.index", "main.Queue.forward", "main.Queue.stage")
+    assert calls == {
+        "main.Queue.collect": {"main.Handle.result"},
+        "main.Queue.lookup": {"main.Handle.result"},
+        "main.Queue.index": {"main.Handle.result"},
+        "main.Queue.forward": {"main.Layer.forward"},
+        "main.Queue.stage": {"main.Layer.forward", "main.Missing.forward"},
+    }
