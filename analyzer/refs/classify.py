@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from analyzer.refs.models import ENV, FLAG, PATH, SYMBOL
+from analyzer.refs.models import ENV, FLAG, METRIC, PATH, SYMBOL
 
 # Import roots of the two projects, and the repository layout prefix of each.
 PACKAGE_ROOTS = {"vllm": "vllm", "sglang": "sglang"}
@@ -306,6 +306,17 @@ def classify_param(text: str) -> Classified | None:
     return Classified(SYMBOL, m.group("name"), None, "keyword", tentative=True)
 
 
+_METRIC_NAME_RE = re.compile(r"^(?P<project>vllm|sglang):(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\{[^{}]*\})?$")
+
+
+def classify_metric(text: str) -> Classified | None:
+    """`vllm:num_requests_running`, `sglang:num_running_reqs{model_name="m"}`: a metric the server exports."""
+    m = _METRIC_NAME_RE.match(text)
+    if m is None:
+        return None
+    return Classified(METRIC, f"{m.group('project')}:{m.group('name')}", m.group("project"), "metric name")
+
+
 def classify(text: str) -> Classified | None:
     """Classify one code span's text; None when it is not a reference."""
     text = text.strip()
@@ -314,6 +325,7 @@ def classify(text: str) -> Classified | None:
     return (
         classify_flag(text)
         or classify_env(text)
+        or classify_metric(text)
         or classify_scoped(text)
         or classify_path(text)
         or classify_symbol(text)

@@ -10,6 +10,7 @@ PATH = "path"
 SYMBOL = "symbol"
 FLAG = "flag"
 ENV = "env"
+METRIC = "metric"  # a Prometheus metric the server exports (`vllm:num_requests_running`)
 
 # Resolution statuses.
 OK = "ok"

@@ -11,6 +11,7 @@ from analyzer.refs.models import (
     BROKEN,
     ENV,
     FLAG,
+    METRIC,
     NOT_CHECKABLE,
     OK,
     PATH,
@@ -54,6 +55,8 @@ def resolve(ref: Reference, pin: PinView) -> Finding:
         return _resolve_flag(ref, pin)
     if ref.kind == ENV:
         return _resolve_env(ref, pin)
+    if ref.kind == METRIC:
+        return _resolve_metric(ref, pin)
     return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"unknown kind {ref.kind}")
 
 
@@ -405,3 +408,22 @@ def _resolve_env(ref: Reference, pin: PinView) -> Finding:
     if not pin.envs:
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"no env vars extracted for {pin.pin}")
     return Finding(ref, pin.pin, BROKEN, note=f"no env var {name} in {pin.pin}")
+
+
+# What Prometheus adds to a metric's name when it exports it.
+_METRIC_SUFFIXES = ("_total", "_bucket", "_sum", "_count", "_created")
+
+
+def _resolve_metric(ref: Reference, pin: PinView) -> Finding:
+    words = pin.source_words()
+    if words is None:
+        return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"the sources of {pin.pin} are not readable here")
+    name = ref.target
+    spellings = {name} | {name.removesuffix(s) for s in _METRIC_SUFFIXES if name.endswith(s)}
+    if spellings & words.metrics:
+        return Finding(ref, pin.pin, OK, note="a metric the sources name")
+    if words.metrics_built:
+        return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"{pin.pin} builds some metric names at run time")
+    if not words.metrics:
+        return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"no metric names found in {pin.pin}")
+    return Finding(ref, pin.pin, BROKEN, note=f"no metric {name} in {pin.pin}")

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from analyzer.refs.fuzzy import NamePool, closest
-from analyzer.refs.models import ENV, FLAG, PATH, SYMBOL, Reference, Suggestion
+from analyzer.refs.models import ENV, FLAG, METRIC, PATH, SYMBOL, Reference, Suggestion
 from analyzer.refs.pinview import PinView, SymbolEntry
 from analyzer.refs.resolve import find_symbol, package_path, short_name
 
@@ -39,6 +39,10 @@ def suggest(ref: Reference, pin: PinView, history: History | None = None) -> lis
         found = _flags(ref, pin, history)
     elif ref.kind == ENV:
         found = _envs(ref, pin, history)
+    elif ref.kind == METRIC:
+        words = pin.source_words()
+        names = sorted(words.metrics) if words is not None else []
+        found = [Suggestion(n, _spelling_confidence(r), "closest metric", None) for n, r in closest(ref.target, names, n=3, cutoff=0.7)]
     else:
         found = []
     best: dict[str, Suggestion] = {}

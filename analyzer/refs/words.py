@@ -23,7 +23,11 @@ _PACKAGING_FILES = ("entry_points.txt", "pyproject.toml", "setup.cfg")
 _ENV_LITERAL_RE = re.compile(r"[\"'](?P<name>(?:VLLM|SGLANG|SGL)_[A-Z0-9_]+)[\"']")
 # A literal the sources read only to say it is gone: `if os.getenv("SGLANG_X"): raise ... "removed"`.
 _RETIRED_RE = re.compile(r"\b(?:has been removed|was removed|is removed|no longer (?:supported|used|exists|has any effect))\b", re.IGNORECASE)
-FORMAT = 2
+# A metric the sources name in full (`Gauge(name="vllm:num_requests_running")`), and one whose
+# name they build at run time (`f"vllm:{name}"`, `"vllm:" + name`).
+_METRIC_RE = re.compile(r"[\"'](?P<name>(?:vllm|sglang):[A-Za-z_][A-Za-z0-9_]*)[\"']")
+_BUILT_METRIC_RE = re.compile(r"f[\"'](?:vllm|sglang):\{|[\"'](?:vllm|sglang):[\"']\s*\+")
+FORMAT = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +37,8 @@ class SourceWords:
 
     words: frozenset[str]
     retired_env: frozenset[str]
+    metrics: frozenset[str] = frozenset()
+    metrics_built: bool = False  # some metric names are built at run time: a missing one is unknown
 
 
 def _source_files(roots: list[Path]) -> list[Path]:
@@ -49,12 +55,17 @@ def collect(roots: list[Path]) -> SourceWords:
     words: set[str] = set()
     live: set[str] = set()
     retired: set[str] = set()
+    metrics: set[str] = set()
+    built = False
     for path in _source_files(roots):
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
         words.update(_WORD_RE.findall(text))
+        if "vllm:" in text or "sglang:" in text:
+            metrics.update(_METRIC_RE.findall(text))
+            built = built or bool(_BUILT_METRIC_RE.search(text))
         if "VLLM_" not in text and "SGL" not in text:
             continue
         lines = text.splitlines()
@@ -62,7 +73,7 @@ def collect(roots: list[Path]) -> SourceWords:
             for m in _ENV_LITERAL_RE.finditer(line):
                 near = " ".join(lines[number : number + 4])
                 (retired if _RETIRED_RE.search(near) else live).add(m.group("name"))
-    return SourceWords(frozenset(words), frozenset(retired - live))
+    return SourceWords(frozenset(words), frozenset(retired - live), frozenset(metrics), built)
 
 
 def load_or_collect(cache: Path, roots: list[Path]) -> SourceWords | None:
@@ -70,14 +81,17 @@ def load_or_collect(cache: Path, roots: list[Path]) -> SourceWords | None:
     try:
         data = json.loads(cache.read_text(encoding="utf-8"))
         if data.get("format") == FORMAT:
-            return SourceWords(frozenset(data["words"]), frozenset(data["retired_env"]))
+            return SourceWords(frozenset(data["words"]), frozenset(data["retired_env"]), frozenset(data["metrics"]), bool(data["metrics_built"]))
     except (OSError, ValueError, KeyError, TypeError):
         pass  # missing or damaged: collect again
     present = [r for r in roots if r.is_dir()]
     if not present:
         return None
     found = collect(present)
-    payload = json.dumps({"format": FORMAT, "words": sorted(found.words), "retired_env": sorted(found.retired_env)})
+    payload = json.dumps({
+        "format": FORMAT, "words": sorted(found.words), "retired_env": sorted(found.retired_env),
+        "metrics": sorted(found.metrics), "metrics_built": found.metrics_built,
+    })
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{cache.name}.", suffix=".tmp", dir=cache.parent)

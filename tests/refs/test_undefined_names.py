@@ -245,3 +245,16 @@ def test_a_method_quoted_without_its_class_is_checked_on_the_class_that_has_it(v
     assert all(f.status != BROKEN for fs in _check(toy, vllm).values() for f in fs)
     own = "```python\ndef my_step(self):\n    self.nothing_here()\n```\n"
     assert not _check(own, vllm)
+
+
+def test_metric_names_are_checked_against_the_names_the_sources_export(tmp_path: Path) -> None:
+    source = 'g = Gauge(name="vllm:num_requests_running")\nc = Counter(name="vllm:prompt_tokens")\n'
+    view = _with_words(vllm_view(tmp_path), tmp_path, source)
+    doc = "vLLM exports `vllm:num_requests_running`, `vllm:prompt_tokens_total` and `vllm:num_requests_runing`.\n"
+    found = _check(doc, view)
+    assert found["vllm:num_requests_running"][0].status == OK
+    assert found["vllm:prompt_tokens_total"][0].status == OK  # Prometheus adds `_total` to a counter
+    typo = found["vllm:num_requests_runing"][0]
+    assert typo.status == BROKEN and typo.best is not None and typo.best.replacement == "vllm:num_requests_running"
+    built = _with_words(vllm_view(tmp_path / "b"), tmp_path / "b", source + 'h = Gauge(name=f"vllm:{name}")\n')
+    assert _check(doc, built)["vllm:num_requests_runing"][0].status == NOT_CHECKABLE  # names built at run time
