@@ -33,6 +33,8 @@ def suggest(ref: Reference, pin: PinView, history: History | None = None) -> lis
         return [named]
     if ref.kind == PATH:
         found = _paths(ref, pin, history)
+    elif ref.kind == SYMBOL and ref.fragment_of:
+        found = _fragment_members(ref, pin)
     elif ref.kind == SYMBOL:
         found = _symbols(ref, pin, history)
     elif ref.kind == FLAG:
@@ -382,6 +384,22 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
         if old_hits:
             out.append(Suggestion(target, 0.0, f"was at {old_hits[0].location} in {history.old.pin}; removed", None))
     return [s for s in out if s.confidence > 0 or s.reason.endswith("removed")]
+
+
+def _fragment_members(ref: Reference, pin: PinView) -> list[Suggestion]:
+    """A method a quoted method calls on `self`, gone: the closest member of the class that
+    defines the quoted method (about half right, as for any closest member)."""
+    assert ref.fragment_of is not None
+    out: list[Suggestion] = []
+    for entry in pin.find_symbol(ref.fragment_of):
+        if entry.kind != "function" or "." not in entry.parent:
+            continue
+        owner = entry.parent.rsplit(".", 1)[-1]
+        members = [e.full.rsplit(".", 1)[-1] for e in pin.symbols_under(entry.parent)]
+        for name, ratio in closest(ref.target, members, n=2, cutoff=0.6):
+            out.append(Suggestion(name, round(ratio * 0.8, 2), f"closest member of `{owner}`", None))
+        break
+    return out
 
 
 def _nearness(old: list[str], new: list[str]) -> tuple[int, int]:

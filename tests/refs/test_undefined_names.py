@@ -258,3 +258,10 @@ def test_metric_names_are_checked_against_the_names_the_sources_export(tmp_path:
     assert typo.status == BROKEN and typo.best is not None and typo.best.replacement == "vllm:num_requests_running"
     built = _with_words(vllm_view(tmp_path / "b"), tmp_path / "b", source + 'h = Gauge(name=f"vllm:{name}")\n')
     assert _check(doc, built)["vllm:num_requests_runing"][0].status == NOT_CHECKABLE  # names built at run time
+
+
+def test_a_gone_method_of_a_quoted_method_gets_the_closest_member_of_its_class(vllm: PinView) -> None:
+    quoted = "vLLM:\n\n```python\ndef schedule(self):\n    self._preempt_request(r)\n    self.has_requests()\n    self._preempt_requests(r)\n```\n"
+    gone = _check(quoted, vllm)["_preempt_requests"][0]
+    assert gone.status == BROKEN and gone.best is not None
+    assert gone.best.replacement == "_preempt_request" and gone.best.confidence < 0.8 and "`Scheduler`" in gone.best.reason
