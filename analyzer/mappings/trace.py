@@ -154,6 +154,7 @@ class StepLink:
     path: tuple[TraceStep, ...] = ()
     broken: str = ""  # why the chain breaks here, in words
     inner: tuple[TraceStep, ...] = ()  # the paths between the step's own symbols (a step may cross a boundary)
+    branches: tuple[TraceStep, ...] = ()  # paths to the step's other symbols from earlier steps
 
     @property
     def bridges(self) -> list[TraceStep]:
@@ -163,7 +164,7 @@ class StepLink:
     @property
     def dispatches(self) -> list[TraceStep]:
         """Declared run-time calls taken to reach the step and within it (call-graph gaps)."""
-        return [s for s in (*self.path, *self.inner) if s.via.startswith("dispatch ")]
+        return [s for s in (*self.path, *self.inner, *self.branches) if s.via.startswith("dispatch ")]
 
     def to_dict(self) -> dict[str, Any]:
         return {"index": self.index, "source": self.source, "path": [s.to_dict() for s in self.path],
@@ -217,6 +218,8 @@ def chain_steps(
                 link = StepLink(index, source, tuple(path))
             elif source == index:
                 link = replace(link, inner=(*link.inner, *path))
+            else:
+                link = replace(link, branches=(*link.branches, *path))
             earlier.append((index, name, nodes, _loops_after(graph, path)))
         links.append(link if link is not None else StepLink(index, None))
     return links
