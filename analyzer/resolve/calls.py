@@ -839,7 +839,15 @@ class CallResolver:
         if cands is None:
             cands = self._candidates[attr] = tuple(sorted(self.p.methods_by_name.get(attr, ())))
         if link and 0 < len(cands) <= GUESS_LINK_LIMIT:
-            for cand in cands:
+            site = self._site
+            fits = cands
+            if site is not None and "**" not in site.keywords and not any(a.startswith("*") for a in site.args):
+                # A method this call cannot bind (too many or too few arguments) is not its callee.
+                fits = tuple(c for c in cands if self.flow.accepts(
+                    Value("function", c, bound=not self.p.functions[c].fact.is_staticmethod),
+                    len(site.args), site.keywords,
+                ))
+            for cand in fits or cands:
                 self._edge(rec, cand, "dynamic", "guess", cands)
             return
         rec.unresolved = rec.unresolved or "receiver type unknown"
