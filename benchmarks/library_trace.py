@@ -397,6 +397,7 @@ CAUSES = (
     "named call", "constructor", "super", "lambda", "property", "dunder/operator",
     "iteration/generator", "closure/wrapper", "function value",
 )
+_CONSTRUCTION = frozenset({"__init__", "__new__", "__post_init__"})
 _ITERATION = frozenset({"__iter__", "__next__", "__aiter__", "__anext__", "__enter__", "__exit__", "__aenter__", "__aexit__"})
 
 
@@ -413,8 +414,8 @@ def edge_cause(callee: str, line: str, node: dict[str, object], resumable: bool)
         return "lambda"
     if "super()" in line and re.search(rf"super\(\)\.{re.escape(name)}\b", line):
         return "super"
-    if cat == "constructor":
-        return "constructor"
+    if cat == "constructor" or (name in _CONSTRUCTION and cat != "self-method"):
+        return "constructor"  # a class called by name, or through a variable holding it
     if resumable and cat not in ("direct", "self-method", "method"):
         return "iteration/generator"
     if name in _ITERATION:
