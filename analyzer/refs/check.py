@@ -264,11 +264,19 @@ def check_upgrade(refs: Iterable[Reference], old: PinView, new: PinView, history
             continue
         if (ref.doc_defined or ref.scope) and not find_symbol((ref.target.split(".", 1)[0] if ref.doc_defined else ref.scope) or "", old)[0]:
             continue  # the author's own code
-        resolve_fn = resolve_member if ref.owner else resolve
-        before = resolve_fn(ref, old)
-        if (ref.framework == AMBIGUOUS or ref.tentative) and before.status != OK:
-            continue  # not this project's name as far as the old pin can tell
-        after = resolve_fn(ref, new)
+        if ref.fragment_of:
+            # A quoted method and what it calls on `self`: on the class that defines it.
+            was = _fragment_member(ref, old)
+            if was is None or was.status != OK:
+                continue  # the author's own method, or not the old pin's either
+            before = was
+            after = _fragment_member(ref, new) or Finding(ref, new.pin, BROKEN, note=f"no class defines `{ref.fragment_of}` in {new.pin}")
+        else:
+            resolve_fn = resolve_member if ref.owner else resolve
+            before = resolve_fn(ref, old)
+            if (ref.framework == AMBIGUOUS or ref.tentative or ref.mirror) and before.status != OK:
+                continue  # not this project's name as far as the old pin can tell (or a toy class's method)
+            after = resolve_fn(ref, new)
         after.previous_status = before.status
         after.framework = new.project
         if after.status in {BROKEN, WARNING}:

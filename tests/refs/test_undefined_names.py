@@ -265,3 +265,18 @@ def test_a_gone_method_of_a_quoted_method_gets_the_closest_member_of_its_class(v
     gone = _check(quoted, vllm)["_preempt_requests"][0]
     assert gone.status == BROKEN and gone.best is not None
     assert gone.best.replacement == "_preempt_request" and gone.best.confidence < 0.8 and "`Scheduler`" in gone.best.reason
+
+
+def test_an_upgrade_reports_a_quoted_methods_calls_only_when_the_old_pin_had_them(tmp_path: Path) -> None:
+    from analyzer.refs.check import check_upgrade
+    from analyzer.refs.suggest import History
+
+    old, new = vllm_view(tmp_path, "0.30.0"), vllm_view(tmp_path, "0.33.0")
+    doc = (
+        "vLLM:\n\n```python\ndef schedule(self):\n    self._preempt_request(r)\n    self.has_requests()\n    self.toy_helper()\n```\n"
+        "\n```python\nclass KVCacheManager:\n    def allocate_slots(self):\n        pass\n\n    def get_computed_blocks(self):\n        pass\n\n    def my_extra(self):\n        pass\n```\n"
+    )
+    findings = check_upgrade(extract_all([("ch.md", doc)]), old, new, History(old))
+    texts = {f.ref.text: f for f in findings}
+    assert "toy_helper" not in texts and "my_extra" not in texts  # broken at the old pin too: not an upgrade's doing
+    assert texts["schedule"].status == OK and texts["allocate_slots"].status == OK
