@@ -145,7 +145,7 @@ class Inferrer:
         if isinstance(node, ast.IfExp):
             # `A(...) if c else B(...)`: either class.
             body, orelse = self.eval(node.body, ctx, d), self.eval(node.orelse, ctx, d)
-            if body is not None and orelse is not None and body.kind == orelse.kind and body.kind in ("instance", "class"):
+            if body is not None and orelse is not None and body.kind == orelse.kind and body.kind in ("instance", "class", "function") and body.bound == orelse.bound:
                 return merge_classes([body, orelse])
             return body or orelse
         if isinstance(node, ast.BoolOp):
@@ -330,9 +330,10 @@ class Inferrer:
             return self._var_memo[sym.name]
         return None
 
-    def annotation(self, text: str, module: str, scope: str, via: str) -> Value | None:
+    def annotation(self, text: str, module: str, scope: str, via: str, alias_depth: int = 0) -> Value | None:
         """The project class(es) an annotation names (`A | B`: A, with B as an
-        alternative), else its first external type."""
+        alternative; a module-level alias `Base = BaseV1`, `Either = A | B`
+        stands for what it names), else its first external type."""
         external: Value | None = None
         found: list[Value] = []
         for ref in annotation_types(text, self.p.parser):
@@ -346,9 +347,22 @@ class Inferrer:
                 continue
             if sym.kind == "class":
                 found.append(Value("class" if ref.is_class else "instance", sym.name, via))
+            if sym.kind == "variable" and alias_depth < 3:
+                alias = self._type_alias(sym.name, via, alias_depth)
+                if alias is not None and alias.kind == "instance":
+                    found += [Value("class", v.name, via) if ref.is_class else v for v in alias.each()]
             if sym.kind == "external" and external is None:
                 external = Value("external", sym.name, via)
         return merge_classes(found) or external
+
+    def _type_alias(self, name: str, via: str, alias_depth: int) -> Value | None:
+        """A module variable used as a type: what its one assignment names
+        (`KVConnectorBase = KVConnectorBase_V1`); a call or literal names nothing."""
+        module, _, var = name.rpartition(".")
+        asgs = self.p.module_attrs(module).get(var, [])
+        if len(asgs) != 1 or not asgs[0].value:
+            return None
+        return self.annotation(asgs[0].value, module, MODULE_SCOPE, via, alias_depth + 1)
 
     def returns(self, func: str) -> Value | None:
         if func not in self._return_memo:

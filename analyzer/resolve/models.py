@@ -35,7 +35,8 @@ class Value:
     items: tuple[Value, ...] = ()
     bound: bool = False  # a method reached through an instance
     # Other classes an "instance"/"class" value may be (`A | B`, a function
-    # returning either, `A() if c else B()`): same kind, this value's `via`.
+    # returning either, `A() if c else B()`), or other functions a "function"
+    # value may be (`f if c else g`): same kind, `via` and `bound` as this one.
     alts: tuple[str, ...] = ()
 
     def with_via(self, via: str) -> Value:
@@ -45,7 +46,7 @@ class Value:
         """This value and one value per alternative class."""
         if not self.alts:
             return (self,)
-        return (self.without_alts(), *(Value(self.kind, a, self.via) for a in self.alts))
+        return (self.without_alts(), *(Value(self.kind, a, self.via, bound=self.bound) for a in self.alts))
 
     def without_alts(self) -> Value:
         return Value(self.kind, self.name, self.via, self.items, self.bound) if self.alts else self

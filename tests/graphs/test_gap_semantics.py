@@ -94,3 +94,73 @@ def test_container_elements_reach_subscripts_pops_gets_and_loops(flow: str, monk
         "main.Queue.forward": {"main.Layer.forward"},
         "main.Queue.stage": {"main.Layer.forward", "main.Missing.forward"},
     }
+
+
+BRANCHES = """
+    from typing import Optional
+
+
+    class ConnectorBaseV1:
+        def matched(self):
+            return 0
+
+
+    ConnectorBase = ConnectorBaseV1
+
+
+    class NixlConnector(ConnectorBaseV1):
+        def matched(self):
+            return 1
+
+
+    class Unrelated:
+        def matched(self):
+            return 2
+
+
+    def create_connector() -> ConnectorBase:
+        return NixlConnector()
+
+
+    def a2a_reduce(x):
+        return x
+
+
+    def allgather_reduce(x):
+        return x
+
+
+    class Runner:
+        pass
+
+
+    class Executor:
+        pass
+
+
+    class Scheduler:
+        def __init__(self, a2a: bool, world: int):
+            self.connector = None
+            if world:
+                self.connector = create_connector()
+            self.combine = a2a_reduce if a2a else allgather_reduce
+            self.backend = Runner() if world == 1 else Executor()
+
+        def schedule(self):
+            self.connector.matched()
+            return self.combine(1)
+
+        def which(self):
+            return self.backend
+"""
+
+
+@FLOW
+def test_type_alias_and_branch_chosen_values(flow: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ATLAS_CALLGRAPH_FLOW", flow)
+    calls = project_calls(BRANCHES, "main.Scheduler.schedule")
+    assert calls == {
+        "main.Scheduler.schedule": {
+            "main.ConnectorBaseV1.matched", "main.NixlConnector.matched", "main.a2a_reduce", "main.allgather_reduce",
+        },
+    }
