@@ -170,6 +170,8 @@ def verify_mappings(
                     _check_side(concept.id, side, view, report)
                     _check_steps(concept, view, report)
                     graph = (graphs or {}).get(view.label)
+                    if graph is not None:
+                        _check_dispatch_needed(concept.id, side, view, graph, report)
                     if graph is not None and concept.steps:
                         _check_chain(concept, every, view, graph, report)
         report.coverage.append(_coverage(concept))
@@ -272,6 +274,18 @@ def _check_dispatch(concept: str, dispatch: Dispatch, view: PinnedTree, report: 
         report.problems.append(VerifyFinding(
             concept, view.project, view.label, "dispatch", dispatch.call,
             f"{label}: {dispatch.source} has no call written {dispatch.call!r} in {view.label}"))
+
+
+def _check_dispatch_needed(
+    concept: str, side: SideMapping, view: PinnedTree, graph: CallGraphLike, report: VerifyReport
+) -> None:
+    """A declared run-time call the call graph now resolves by itself can go (a note)."""
+    for d in side.dispatches_for(view.version):
+        if d.source in graph and d.target in set(graph.successors(d.source)):
+            report.notes.append(VerifyFinding(
+                concept, view.project, view.label, "dispatch", d.call,
+                f"{view.label}: the call graph now has {d.source} -> {d.target}; "
+                f"the declared run-time call ({d.call!r}) is no longer needed"))
 
 
 def _check_symbol(

@@ -281,3 +281,17 @@ def test_a_declared_run_time_call_joins_the_chain_when_written_in_its_source(pin
     assert [p.message for p in stale.problems if p.kind == "dispatch"] == [
         "dispatch vllm.core.pool.BlockPool.free -> vllm.core.pool.BlockPool.__init__: "
         "vllm.core.pool.BlockPool.free has no call written 'self.model(' in vllm@1.0"]
+
+
+def test_a_declared_run_time_call_the_call_graph_already_has_is_noted(pins: FakePins, tmp_path: Path) -> None:
+    # Scheduler.schedule calls BlockPool.allocate in the fake tree: the declaration is redundant.
+    dispatch = """
+    dispatch = [{ source = "vllm.core.sched.Scheduler.schedule", target = "vllm.core.pool.BlockPool.allocate", call = "self.pool.allocate(", releases = ["1.0"] }]
+    """
+    base = SCHEDULER.replace('envs = ["VLLM_FOO"', dispatch + 'envs = ["VLLM_FOO"')
+    write_mapping(tmp_path, "scheduler", base + STEPS.format(last="Allocate", method="allocate"))
+    report = _verify(pins, tmp_path, ["vllm@1.0"])
+    assert report.ok, report.problems
+    assert [n.message for n in report.notes if n.kind == "dispatch"] == [
+        "vllm@1.0: the call graph now has vllm.core.sched.Scheduler.schedule -> vllm.core.pool.BlockPool.allocate; "
+        "the declared run-time call ('self.pool.allocate(') is no longer needed"]
