@@ -394,14 +394,13 @@ class CallResolver:
                     self._edge(rec, value.name, "dynamic", "inferred")
                     added = True
             elif value.kind in ("function", "class"):
-                target = value.name
-                if value.kind == "class":
-                    init = self.p.member(Symbol("class", value.name), "__init__")
-                    target = init.name if init is not None and init.kind == "function" else value.name
-                if target not in have:
-                    kind = "constructor" if value.kind == "class" else "dynamic"
-                    self._edge(rec, target, kind, "inferred")
-                    added = True
+                targets = self._constructors(value.name) if value.kind == "class" else [value.name]
+                for target in targets:
+                    if target not in have:
+                        kind = "constructor" if value.kind == "class" else "dynamic"
+                        self._edge(rec, target, kind, "inferred")
+                        have.add(target)
+                        added = True
             elif value.kind == "instance" and not rec.edges:
                 self._value_call(rec, value.with_via("local"), "dynamic")
                 added = bool(rec.edges)
@@ -746,9 +745,10 @@ class CallResolver:
                 kind = "dynamic"
             self._edge(rec, value.name, kind, self._confidence(value, value.name))
         elif value.kind == "class":
-            init = p.member(Symbol("class", value.name), "__init__")
-            target = init.name if init is not None and init.kind == "function" else value.name
+            *new, target = self._constructors(value.name)
             conf = "certain" if value.via in ("symbol", "self") else "inferred"
+            for name in new:
+                self._edge(rec, name, "constructor", conf)
             self._edge(rec, target, "constructor", conf)
             if target == value.name:
                 # No project `__init__`: an external base class's constructor runs.
@@ -780,6 +780,17 @@ class CallResolver:
             rec.unresolved = "calls a lambda the index did not record"
         else:
             rec.unresolved = f"calls a {value.kind}"
+
+    def _constructors(self, cls: str) -> list[str]:
+        """What calling the class runs: its project `__new__` if any, then its
+        `__init__` (the class itself when no project `__init__` is found)."""
+        out: list[str] = []
+        new = self.p.member(Symbol("class", cls), "__new__")
+        if new is not None and new.kind == "function":
+            out.append(new.name)
+        init = self.p.member(Symbol("class", cls), "__init__")
+        out.append(init.name if init is not None and init.kind == "function" else cls)
+        return out
 
     def _method_edges(self, rec: CallRecord, base: Value, target: str, bound_kind: str) -> None:
         self._edge(rec, target, bound_kind, self._confidence(base, target))
