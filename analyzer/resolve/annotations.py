@@ -1,7 +1,8 @@
 """Reduce an annotation to the class expressions a value of that type may be.
 
 `Optional[X]`, `X | None`, `Union[X, None]`, `"X"`, `Annotated[X, ...]`,
-`ClassVar[X]`, `Final[X]` all mean "an X" for call resolution; `type[X]` means
+`ClassVar[X]`, `Final[X]`, `AbstractContextManager[X]` (what `with` binds) all
+mean "an X" for call resolution; `type[X]` means
 the class X itself. Containers (`list[X]`) are not unwrapped: calling a method
 on a list is not calling a method on X.
 """
@@ -14,6 +15,9 @@ from dataclasses import dataclass
 from analyzer.resolve.exprs import ExprParser, dotted_name
 
 _TRANSPARENT = {"Optional", "Annotated", "ClassVar", "Final", "Required", "NotRequired", "ReadOnly"}
+# A context manager of X is only ever entered (`with cm as x`: an X); its own
+# methods are `__enter__`/`__exit__`, so reading it as an X loses no call.
+_TRANSPARENT |= {"AbstractContextManager", "ContextManager", "AbstractAsyncContextManager", "AsyncContextManager"}
 _UNION = {"Union"}
 _TYPE_OF = {"type", "Type"}
 _NONE_NAMES = {"None", "NoneType"}

@@ -355,6 +355,21 @@ class Inferrer:
                 external = Value("external", sym.name, via)
         return merge_classes(found) or external
 
+    def _entered(self, fd: FuncDef) -> Value | None:
+        """A `@contextmanager` generator's call stands for what it yields (what
+        `with f() as x` binds; the manager object itself has only
+        `__enter__`/`__exit__`): its annotation's element, else its yields' values."""
+        scope = _parent(fd.fact.qualname)
+        inner = _element_annotation(self.p.parser.parse(fd.fact.returns)) if fd.fact.returns else None
+        found = self.annotation(inner, fd.module, scope, "return") if inner else None
+        if found is not None and found.kind != "external":
+            return found
+        values = [v.with_via("return") for fl in self.p.modules[fd.module].flows
+                  if fl.kind == "yield" and fl.scope == fd.fact.qualname and fl.value
+                  for v in [self.eval_text(fl.value, Ctx(fd.module, fd.fact.qualname))]
+                  if v is not None and v.kind == "instance"]
+        return merge_classes(values) or found
+
     def _type_alias(self, name: str, via: str, alias_depth: int) -> Value | None:
         """A module variable used as a type: what its one assignment names
         (`KVConnectorBase = KVConnectorBase_V1`); a call or literal names nothing."""
@@ -369,7 +384,9 @@ class Inferrer:
             fd = self.p.functions[func]
             self._return_memo[func] = None
             found = None
-            if fd.fact.returns:
+            if any(d.rpartition(".")[2] in _CONTEXT_MANAGERS for d in fd.fact.decorators):
+                found = self._entered(fd)
+            elif fd.fact.returns:
                 found = self.annotation(fd.fact.returns, fd.module, _parent(fd.fact.qualname), "return")
             if found is None or found.kind == "external":
                 # No project type in the annotation (`MutableMapping`, none at all):
@@ -591,7 +608,7 @@ class Inferrer:
         if func is None:
             return None
         if func.kind == "class":
-            return Value("instance", func.name, "local")
+            return Value("instance", func.name, "local", alts=func.alts)  # (`impl_class()(...)`: either class)
         if func.kind == "function":
             return self.returns(func.name)
         if func.kind == "external":
@@ -662,6 +679,7 @@ _GENERICS_TEXT = (
 _ITERABLE_GENERICS = frozenset(_GENERICS_TEXT.split())
 
 
+_CONTEXT_MANAGERS = frozenset({"contextmanager", "asynccontextmanager"})
 _MAPPINGS = frozenset(["Dict", "dict", "Mapping", "MutableMapping", "OrderedDict", "DefaultDict", "defaultdict"])
 # Methods of builtin containers that return one element (a mapping's value).
 _ELEMENT_METHODS = frozenset({"pop", "popleft", "get", "setdefault"})

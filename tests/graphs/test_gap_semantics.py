@@ -164,3 +164,109 @@ def test_type_alias_and_branch_chosen_values(flow: str, monkeypatch: pytest.Monk
             "main.ConnectorBaseV1.matched", "main.NixlConnector.matched", "main.a2a_reduce", "main.allgather_reduce",
         },
     }
+
+
+CONTEXTS = """
+    from abc import ABC, abstractmethod
+    from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+    from typing import AsyncIterator, Iterator
+
+
+    class Session(ABC):
+        @abstractmethod
+        async def pull(self): ...
+
+
+    class ZmqSession(Session):
+        async def __aenter__(self):
+            return self
+
+        async def __aexit__(self, *exc):
+            return None
+
+        async def pull(self):
+            return 1
+
+
+    class Receiver(ABC):
+        @abstractmethod
+        def session(self) -> AbstractAsyncContextManager[Session]: ...
+
+
+    class Conn:
+        def send(self):
+            return 2
+
+
+    @contextmanager
+    def connect() -> Iterator[Conn]:
+        yield Conn()
+
+
+    @asynccontextmanager
+    async def aconnect() -> AsyncIterator[Conn]:
+        yield Conn()
+
+
+    @contextmanager
+    def unannotated():
+        yield Conn()
+
+
+    async def transfer(receiver: Receiver):
+        async with receiver.session() as session:
+            await session.pull()
+        with connect() as conn:
+            conn.send()
+        async with aconnect() as conn2:
+            conn2.send()
+        with unannotated() as conn3:
+            conn3.send()
+"""
+
+
+@FLOW
+def test_with_binds_what_the_context_manager_enters(flow: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ATLAS_CALLGRAPH_FLOW", flow)
+    calls = project_calls(CONTEXTS, "main.transfer")
+    assert calls["main.transfer"] == {
+        "main.Receiver.session", "main.Session.pull", "main.ZmqSession.pull", "main.Conn.send",
+        "main.connect", "main.aconnect", "main.unannotated",
+    }
+
+
+FACTORY = """
+    class FusedMoE:
+        def run(self):
+            return 1
+
+
+    class DeepEPMoE(FusedMoE):
+        def run(self):
+            return 2
+
+
+    class Other:
+        def run(self):
+            return 3
+
+
+    def impl_class(deepep: bool):
+        if deepep:
+            return DeepEPMoE
+        return FusedMoE
+
+
+    class Block:
+        def __init__(self, deepep: bool):
+            self.experts = impl_class(deepep)()
+
+        def forward(self):
+            return self.experts.run()
+"""
+
+
+@FLOW
+def test_a_class_chosen_by_a_factory_builds_either(flow: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ATLAS_CALLGRAPH_FLOW", flow)
+    assert project_calls(FACTORY, "main.Block.forward") == {"main.Block.forward": {"main.FusedMoE.run", "main.DeepEPMoE.run"}}
