@@ -162,6 +162,8 @@ class CallResolver:
         self._owner_memo: dict[tuple[str, str], str] = {}
         self._annotated: dict[tuple[str, str], list[str] | None] = {}
         self._special: frozenset[str] | None = None  # special method names project classes define
+        self._protocols: dict[str, tuple[str, ...]] = {}  # Protocol class -> the methods it declares
+        self._methods_of: dict[str, list[str]] | None = None
 
     @property
     def flow(self) -> FlowGraph:
@@ -798,11 +800,50 @@ class CallResolver:
             return
         # Virtual dispatch: overrides in subclasses may run instead.
         attr = target.rpartition(".")[2]
+        kind = "method" if bound_kind in ("method", "inherited") else bound_kind
         for sub in self.p.hierarchy.descendants(base.name)[:OVERRIDE_LIMIT]:
             qual = f"{sub}.{attr}"
             if qual in self.p.functions and qual != target:
-                kind = "method" if bound_kind in ("method", "inherited") else bound_kind
                 self._edge(rec, qual, kind, "inferred")
+        # A Protocol: the project classes that implement it structurally.
+        have = {e.callee for e in rec.edges}
+        for impl in self._implementers(base.name, attr):
+            if impl not in have:
+                self._edge(rec, impl, kind, "inferred")
+
+    def _implementers(self, cls: str, attr: str) -> list[str]:
+        """For a `typing.Protocol` class, the `attr` methods of the project
+        classes that define every method the protocol declares (not through
+        the protocol itself); none for any other class, or for a protocol of
+        special methods only (`__call__`: too many classes fit)."""
+        members = self._protocols.get(cls)
+        if members is None:
+            members = ()
+            if any(b not in self.p.classes and b.rpartition(".")[2] == "Protocol" for b in self.p.hierarchy.bases_of(cls)):
+                if self._methods_of is None:  # class -> its own method names, built once
+                    self._methods_of = {}
+                    for quals in self.p.methods_by_name.values():
+                        for q in quals:
+                            owner, _, n = q.rpartition(".")
+                            self._methods_of.setdefault(owner, []).append(n)
+                own = self._methods_of.get(cls, [])
+                members = tuple(n for n in own if not (n.startswith("__") and n.endswith("__")))
+            self._protocols[cls] = members
+        if attr not in members:
+            return []
+        out: list[str] = []
+        for qual in self.p.methods_by_name.get(attr, ()):
+            owner = qual.rpartition(".")[0]
+            if owner == cls or self.p.hierarchy.is_subclass(owner, cls):
+                continue  # the protocol itself, or nominal subclasses (virtual dispatch has them)
+            if all(
+                (sym := self.p.member(Symbol("class", owner), n)) is not None and sym.kind == "function"
+                for n in members
+            ):
+                out.append(qual)
+                if len(out) >= OVERRIDE_LIMIT:
+                    break
+        return out
 
     def _mixin_call(self, rec: CallRecord, base: Value, attr: str) -> bool:
         """`self.method()` in a mixin whose subclasses define `method`."""

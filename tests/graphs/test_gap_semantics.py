@@ -270,3 +270,52 @@ FACTORY = """
 def test_a_class_chosen_by_a_factory_builds_either(flow: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ATLAS_CALLGRAPH_FLOW", flow)
     assert project_calls(FACTORY, "main.Block.forward") == {"main.Block.forward": {"main.FusedMoE.run", "main.DeepEPMoE.run"}}
+
+
+PROTOCOLS = """
+    from typing import Protocol
+
+
+    class KVSource(Protocol):
+        def read(self, tid: int) -> bytes: ...
+
+        def release(self, tid: int) -> None: ...
+
+
+    class PrefillRole:
+        def read(self, tid):
+            return b""
+
+        def release(self, tid):
+            return None
+
+
+    class ReadOnly:
+        # has `read` but not the whole protocol: not a KVSource
+        def read(self, tid):
+            return b""
+
+
+    class Declared(KVSource):
+        def read(self, tid):
+            return b"x"
+
+        def release(self, tid):
+            return None
+
+
+    class Sender:
+        def __init__(self, source: KVSource):
+            self.source = source
+
+        def handle(self):
+            self.source.read(1)
+"""
+
+
+@FLOW
+def test_a_call_through_a_protocol_reaches_its_implementers(flow: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ATLAS_CALLGRAPH_FLOW", flow)
+    assert project_calls(PROTOCOLS, "main.Sender.handle") == {
+        "main.Sender.handle": {"main.KVSource.read", "main.PrefillRole.read", "main.Declared.read"},
+    }
