@@ -297,8 +297,8 @@ class Inferrer:
     def _assignment(self, asg: Assignment, module: str, scope: str, depth: int) -> Value | None:
         if asg.annotation:
             found = self.annotation(asg.annotation, module, scope, "annotation")
-            if found is not None:
-                return found
+            if found is not None and not (found.kind == "external" and found.name in _UNTYPED):
+                return found  # (`Optional[Any]` states nothing: what is assigned does)
         if asg.value:
             node = self.p.parser.parse(asg.value)
             if node is not None:
@@ -679,6 +679,7 @@ _GENERICS_TEXT = (
 _ITERABLE_GENERICS = frozenset(_GENERICS_TEXT.split())
 
 
+_UNTYPED = frozenset({"typing.Any", "typing_extensions.Any", "builtins.object"})
 _CONTEXT_MANAGERS = frozenset({"contextmanager", "asynccontextmanager"})
 _MAPPINGS = frozenset(["Dict", "dict", "Mapping", "MutableMapping", "OrderedDict", "DefaultDict", "defaultdict"])
 # Methods of builtin containers that return one element (a mapping's value).

@@ -319,3 +319,43 @@ def test_a_call_through_a_protocol_reaches_its_implementers(flow: str, monkeypat
     assert project_calls(PROTOCOLS, "main.Sender.handle") == {
         "main.Sender.handle": {"main.KVSource.read", "main.PrefillRole.read", "main.Declared.read"},
     }
+
+
+ANY_FIELD = """
+    from typing import Any, Optional
+
+
+    class CustomAllreduce:
+        def should_custom_ar(self):
+            return True
+
+
+    class QuickAllreduce:
+        def should_custom_ar(self):
+            return False
+
+
+    def dispatch(quick: bool):
+        if quick:
+            return QuickAllreduce
+        return CustomAllreduce
+
+
+    class GroupCoordinator:
+        def __init__(self, quick: bool, world: int):
+            self.ca_comm: Optional[Any] = None
+            if world > 1:
+                ca_class = dispatch(quick)
+                self.ca_comm = ca_class()
+
+        def method(self):
+            return self.ca_comm is not None and self.ca_comm.should_custom_ar()
+"""
+
+
+@FLOW
+def test_an_any_annotation_defers_to_what_is_assigned(flow: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ATLAS_CALLGRAPH_FLOW", flow)
+    assert project_calls(ANY_FIELD, "main.GroupCoordinator.method") == {
+        "main.GroupCoordinator.method": {"main.CustomAllreduce.should_custom_ar", "main.QuickAllreduce.should_custom_ar"},
+    }
