@@ -1339,7 +1339,22 @@ _INERT_START = frozenset("0123456789'\"-~")
 
 _CALL_WORD = re.compile(r"([A-Za-z_]\w*)\s*\(")
 _ATTR_ROOT = re.compile(r"\.\s*([A-Za-z_]\w*)\s*$")  # the last attribute of `self.cache`
-_VALUE_WORD = re.compile(r"(?<![.\w])([A-Za-z_]\w*+)(?:\.[A-Za-z_]\w*+)*+(?!\s*\()")
+# A (dotted) name read as a value: not called, not a keyword argument's name (`dtype=`).
+_VALUE_WORD = re.compile(r"(?<![.\w])([A-Za-z_]\w*+)(?:\.[A-Za-z_]\w*+)*+(?!\s*(?:\(|=(?!=)))")
+_OPERATOR = re.compile(r"[-+*/%@<>|&^~]|==|!=|\bin\b|\bis\b")
+_LOOSE = re.compile(r",|\b(?:if|lambda|or|and|await)\b|:=")
+_BRACKETED = re.compile(r"[(\[{'\"]")
+
+
+def _operator_only(text: str) -> bool:
+    """Text with no bracket or string that is an arithmetic, comparison or unary
+    expression (`a + b`, `n < m`, `-x`): `FlowGraph.eval` reads nothing of it,
+    its value is never a function. Bracketed text is not looked into (a scan
+    costs more than the constraints it would save)."""
+    if _BRACKETED.search(text):
+        return False
+    top = text.strip().lstrip("*")
+    return not _LOOSE.search(top) and _OPERATOR.search(top) is not None
 
 
 def _mentions(
@@ -1376,7 +1391,9 @@ def _inert(text: str | None) -> bool:
     """Text that cannot evaluate to a function or container holding one."""
     if not text:
         return True
-    return text[0] in _INERT_START or text in ("None", "True", "False") or text.startswith(("f'", 'f"', "not "))
+    if text[0] in _INERT_START or text in ("None", "True", "False") or text.startswith(("f'", 'f"', "not ")):
+        return True
+    return _operator_only(text)
 
 
 def _has_elements(node: ast.Dict | ast.List | ast.Tuple | ast.Set) -> bool:
