@@ -26,6 +26,7 @@ shows the author all of them. File layout:
     reference = ["pkg.mod.Class.method"]                      # the symbol(s) doing it
     vllm = { symbols = ["..."], process = "EngineCore" }      # process: drawn as a boundary
     sglang = { none = "why SGLang has no counterpart" }       # a design difference
+    # focus = ["if x > budget"]: lines the step's excerpt must show, as written in a step symbol
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from analyzer.mappings.models import (
     Bridge,
     ConceptMapping,
     Dispatch,
+    Focus,
     KnobRef,
     MappingError,
     SideMapping,
@@ -60,7 +62,8 @@ _VERSION_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+!-]*")
 
 _TOP_KEYS = {"title", "summary", "chapters", "related", "steps", *SIDES}
 _STEP_KEYS = {"title", "explain", *SIDES}
-_STEP_SIDE_KEYS = {"symbols", "none", "process"}
+_STEP_SIDE_KEYS = {"symbols", "none", "process", "focus"}
+_FOCUS_KEYS = {"text", "releases"}
 _SIDE_KEYS = {"status", "note", "symbols", "entry_points", "flags", "envs", "bridges", "dispatch"}
 _SYMBOL_KEYS = {"name", "role", "releases"}
 _BRIDGE_KEYS = {"name", "source", "target", "transport", "carries", "note", "releases"}
@@ -196,13 +199,37 @@ def _step_side(raw: Any, side: SideMapping | None, spot: str, problems: list[str
     symbols = _symbols(table, "symbols", spot, problems)
     none = _text(table, "none", spot, problems)
     process = _text(table, "process", spot, problems)
+    focus = _focus(table, spot, problems)
+    if focus and not symbols:
+        problems.append(f"{spot}: focus names lines of the step's symbols; this side names none")
     if symbols and none:
         problems.append(f"{spot}: a step side names symbols or says why there is none, not both")
     elif not symbols and not none:
         problems.append(f"{spot}: name the symbol(s) or say why there is no counterpart (none = \"...\")")
     if symbols and side is not None and side.is_gap:
         problems.append(f"{spot}: the side's status is {side.status!r}; a step cannot name its symbols")
-    return StepSide(tuple(symbols), none, process)
+    return StepSide(tuple(symbols), none, process, tuple(focus))
+
+
+def _focus(raw: dict[str, Any], where: str, problems: list[str]) -> list[Focus]:
+    """`focus = ["text", { text = "...", releases = ["0.33.0"] }]`: what the step's excerpt must show."""
+    value = raw.get("focus", [])
+    if not isinstance(value, list):
+        problems.append(f"{where}: focus must be a list of strings or tables")
+        return []
+    out = []
+    for i, item in enumerate(value):
+        spot = f"{where}: focus[{i}]"
+        if isinstance(item, str):
+            item = {"text": item}
+        if not isinstance(item, dict):
+            problems.append(f"{spot}: must be a string or a table with text")
+            continue
+        _unknown_keys(item, _FOCUS_KEYS, spot, problems)
+        text = _text(item, "text", spot, problems, required=True)
+        if text:
+            out.append(Focus(text, _releases(item, spot, problems)))
+    return out
 
 
 def _side(project: str, raw: Any, where: str, problems: list[str]) -> SideMapping:

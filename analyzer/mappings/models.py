@@ -182,12 +182,29 @@ class SideMapping:
 
 
 @dataclass(frozen=True, slots=True)
+class Focus:
+    """Lines a step cell must show beyond the chain's calls: `text` is a call or a statement
+    fragment as written in one of the step's symbols (`if num_new_tokens > token_budget`);
+    `atlas map verify` checks it is in a step symbol's body at every pin it claims."""
+
+    text: str
+    releases: tuple[str, ...] = ()
+
+    def applies_to(self, version: str | None) -> bool:
+        return not self.releases or version is None or version in self.releases
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "releases": list(self.releases)}
+
+
+@dataclass(frozen=True, slots=True)
 class StepSide:
     """What one project does for one step: the symbol(s) doing it, or why nothing does."""
 
     symbols: tuple[SymbolRef, ...] = ()
     none: str = ""  # "no counterpart" and why (a design difference, a finding)
     process: str = ""  # the process / thread the step runs in (drawn as a boundary)
+    focus: tuple[Focus, ...] = ()  # lines the step's excerpt must show (see Focus)
 
     @property
     def written(self) -> bool:
@@ -197,8 +214,12 @@ class StepSide:
     def symbols_for(self, version: str | None) -> list[SymbolRef]:
         return [s for s in self.symbols if s.applies_to(version)]
 
+    def focus_for(self, version: str | None) -> list[str]:
+        return [f.text for f in self.focus if f.applies_to(version)]
+
     def to_dict(self) -> dict[str, Any]:
-        return {"symbols": [s.to_dict() for s in self.symbols], "none": self.none, "process": self.process}
+        return {"symbols": [s.to_dict() for s in self.symbols], "none": self.none, "process": self.process,
+                "focus": [f.to_dict() for f in self.focus]}
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,7 +33,7 @@ class VerifyFinding:
     concept: str
     project: str
     pin: str  # "vllm@0.30.0", or "reference"
-    kind: str  # "symbol" | "entry_point" | "bridge" | "dispatch" | "flag" | "env" | "release" | "step" | "chain" | "run-time call"
+    kind: str  # "symbol" | "entry_point" | "bridge" | "dispatch" | "flag" | "env" | "release" | "step" | "focus" | "chain" | "run-time call"
     name: str
     message: str
     suggestions: tuple[str, ...] = ()
@@ -180,8 +180,32 @@ def verify_mappings(
 
 def _check_steps(concept: ConceptMapping, view: PinnedTree, report: VerifyReport) -> None:
     for i, step in enumerate(concept.steps, start=1):
-        for ref in step.side(view.project).symbols:
+        part = step.side(view.project)
+        for ref in part.symbols:
             _check_symbol(concept.id, "step", ref, view, report, label=f"step {i} ({step.title}): {ref.name}")
+        if part.focus:
+            _check_focus(concept.id, i, step, view, report)
+
+
+def _check_focus(concept: str, index: int, step: Step, view: PinnedTree, report: VerifyReport) -> None:
+    """Each `focus` is written in the body of one of the step's symbols at this pin (like a dispatch's call)."""
+    part = step.side(view.project)
+    bodies = []
+    for ref in part.symbols_for(view.version):
+        match = view.resolve(ref.name)
+        lines = view.read_lines(match.path) if match is not None else None
+        if match is not None and lines:
+            bodies.append("\n".join(lines[match.line - 1:match.end_line]))
+    for focus in part.focus:
+        if not focus.applies_to(view.version):
+            continue
+        report.checked += 1
+        if not any(focus.text in body for body in bodies):
+            names = ", ".join(ref.name for ref in part.symbols_for(view.version)) or "none at this pin"
+            report.problems.append(VerifyFinding(
+                concept, view.project, view.label, "focus", focus.text,
+                f"step {index} ({step.title}): no step symbol ({names}) has {focus.text!r} written in its body "
+                f"in {view.label}"))
 
 
 def _check_chain(
@@ -223,6 +247,7 @@ def _check_releases(
     ]
     for step in steps:
         entries += [("step", s.name, s.releases) for s in step.side(side.project).symbols]
+        entries += [("focus", f.text, f.releases) for f in step.side(side.project).focus]
     for kind, name, releases in entries:
         for version in releases:
             if version not in versions:

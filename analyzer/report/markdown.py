@@ -86,8 +86,32 @@ def _steps(page: ConceptPage) -> list[str]:
                 inner = "".join(f"; within the step crosses {esc(via)}" for via in cell.inner)
                 out += [f"Reached from step {cell.source}: {hops or '(same code)'}{inner}", ""]
             for s in cell.symbols:
-                out += _symbol(s, "####")
+                out += _symbol(s, "####") if s.narrowed is None else _narrowed(s)
     return out
+
+
+def _narrowed(s: SymbolView) -> list[str]:
+    """A step symbol cut to the lines doing the step; elided runs read `...  # 42 lines`."""
+    n = s.narrowed
+    assert n is not None
+    out = [f"#### {code(s.name)}"] + ([esc(s.role)] if s.role else [])
+    out += ["", f"{s.kind}, {link(f'{s.path}:{s.line}-{s.end_line}', s.permalink)}: "
+                f"{n.shown} of {n.end - n.first + 1} lines, the ones doing this step", ""]
+    width = len(str(n.end))
+    body: list[str] = []
+    for seg in n.segments:
+        lines = seg.code.rstrip("\n").split("\n")
+        if seg.skipped:
+            body.append(_elision(width, next((t for t in lines if t.strip()), ""), seg.skipped))
+        body += [f"{k:>{width}}  {text}" for k, text in enumerate(lines, start=seg.first)]
+    if n.after:
+        body.append(_elision(width, n.segments[-1].code.rstrip("\n").split("\n")[-1], n.after))
+    return [*out, fence("\n".join(body)), ""]
+
+
+def _elision(width: int, beside: str, count: int) -> str:
+    indent = beside[: len(beside) - len(beside.lstrip())]
+    return f"{'':>{width}}  {indent}...  # {count} line{'s' if count > 1 else ''}"
 
 
 def _column(col: Column, graphviz: bool) -> list[str]:

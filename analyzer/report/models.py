@@ -23,6 +23,32 @@ class Excerpt:
         return self.last < self.end
 
 
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """A run of consecutive lines of a narrowed excerpt, after `skipped` elided lines."""
+
+    first: int
+    last: int
+    code: str  # the raw source lines first..last
+    html: str  # pygments markup with the file's line numbers
+    skipped: int = 0  # lines elided between the previous segment (or the symbol's start) and this one
+
+
+@dataclass(frozen=True, slots=True)
+class Narrowed:
+    """A step cell's excerpt cut to the lines doing the step (analyzer/report/narrow.py)."""
+
+    path: str
+    first: int  # the symbol's first line
+    end: int  # its last line
+    segments: tuple[Segment, ...]
+    after: int = 0  # lines elided after the last segment
+
+    @property
+    def shown(self) -> int:
+        return sum(s.last - s.first + 1 for s in self.segments)
+
+
 @dataclass(slots=True)
 class SymbolView:
     name: str  # as the mapping spells it
@@ -35,6 +61,7 @@ class SymbolView:
     permalink: str | None = None
     excerpt: Excerpt | None = None
     problem: str = ""  # why it is missing / ambiguous, for the reader
+    narrowed: Narrowed | None = None  # in a step cell: the lines doing the step (None: `excerpt` is shown)
 
 
 @dataclass(frozen=True, slots=True)

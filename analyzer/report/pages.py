@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from analyzer.graphs.state import ClassState, how
 from analyzer.index import SymbolMatch
 from analyzer.mappings import SIDES, ConceptMapping, KnobRef, SideMapping, StepSide
 from analyzer.mappings.models import is_crossing
-from analyzer.mappings.trace import Link, StepLink, chain_steps
+from analyzer.mappings.trace import Link, StepLink, TraceStep, chain_steps
 from analyzer.pinned import PinnedTree, heading
 from analyzer.report.callpath import find_call_path, target_nodes
-from analyzer.report.excerpt import make_excerpt
+from analyzer.report.excerpt import highlight_python, make_excerpt
 from analyzer.report.graphviz import path_dot, render_svg, route_dot, state_dot
 from analyzer.report.models import (
     AttrView,
@@ -20,12 +21,15 @@ from analyzer.report.models import (
     Column,
     ConceptPage,
     KnobView,
+    Narrowed,
+    Segment,
     StateView,
     StepCell,
     StepRow,
     SymbolView,
     Writer,
 )
+from analyzer.report.narrow import call_lines, calls_of, narrow
 
 MAX_ENTRY_PATHS = 3
 MAX_WRITERS = 8  # per attribute; the rest are counted
@@ -65,11 +69,18 @@ def step_rows(
         source = sides.get(project)
         status = concept.side(project).status
         cells = [_step_cell(project, step.side(project), source, status) for step in concept.steps]
+        links: list[StepLink] = []
         if source is not None and source.graphs_loaded:
             named = [(i, [s.name for s in cell.symbols]) for i, cell in enumerate(cells, start=1) if cell.symbols]
             links = chain_steps(source.graphs.calls, named, bridges.get(project, {}))
             for link in links:
                 _apply_link(cells[link.index - 1], link)
+        if source is not None:
+            hops = _cell_hops(cells, links)
+            for i, (step, cell) in enumerate(zip(concept.steps, cells, strict=True), start=1):
+                focus = list(step.side(project).focus_for(source.version))
+                for view in cell.symbols:
+                    _narrow_view(source, view, hops.get(i, []), focus)
         for row, cell in zip(rows, cells, strict=True):
             row.cells.append(cell)
     return rows
@@ -89,6 +100,77 @@ def _step_cell(project: str, part: StepSide, source: PinnedTree | None, status: 
     if part.symbols and not cell.symbols:
         cell.missing = f"the step's symbols are limited to other releases than {source.version}"
     return cell
+
+
+def _owns(name: str, caller: str) -> bool:
+    """`caller` is the step symbol `name` itself, or a method of it (a class step)."""
+    return caller == name or caller.startswith(name + ".")
+
+
+def _cell_hops(cells: list[StepCell], links: list[StepLink]) -> dict[int, list[TraceStep]]:
+    """Step number -> the chain's hops leaving that step's own symbols: the call (run-time
+    call, bridge) that leads on to a later step is what its cell must show."""
+    names = {i: [s.name for s in cell.symbols] for i, cell in enumerate(cells, start=1)}
+    out: dict[int, list[TraceStep]] = {}
+
+    def add(index: int, hop: TraceStep) -> bool:
+        if hop.via != "return" and any(_owns(n, hop.caller) for n in names.get(index, [])):
+            out.setdefault(index, []).append(hop)
+            return True
+        return False
+
+    for link in links:
+        for hop in link.path:
+            if link.source is not None:
+                add(link.source, hop)
+        for hop in link.inner:
+            add(link.index, hop)
+        for hop in link.branches:  # from the nearest earlier step owning the caller
+            any(add(j, hop) for j in range(link.index - 1, 0, -1))
+        for hop in (*link.path, *link.inner):  # a bridge's receiving end does the step
+            if hop.via.startswith("bridge "):
+                out.setdefault(link.index, []).append(hop)
+    return out
+
+
+_SEND = re.compile(r"\.(send\w*|put\w*|write\w*|call_soon_threadsafe|submit)\s*\(")
+_RECEIVE = re.compile(r"\.(recv\w*|get\w*|poll\w*|read\w*)\s*\(")
+
+
+def _narrow_view(source: PinnedTree, view: SymbolView, hops: list[TraceStep], focus: list[str]) -> None:
+    """Cut a step symbol's excerpt to the lines leading on (see analyzer/report/narrow.py)."""
+    match = _find(source, view.name) if view.found else None
+    lines = source.read_lines(match.path) if match is not None else None
+    if match is None or lines is None or match.kind in ("module",):
+        return
+    first, end = match.line, min(match.end_line, len(lines))
+    wanted: set[int] = call_lines(lines, first + 1, end, focus)
+    graph = source.graphs.calls if source.graphs_loaded else None
+    for hop in hops:
+        mine = _owns(view.name, hop.caller)
+        if hop.via == "call" and mine:
+            if graph is not None and graph.has_edge(hop.caller, hop.callee):
+                for site in graph.edges[hop.caller, hop.callee].get("sites", ()):
+                    path, _, line = str(site).rpartition(":")
+                    if path == match.path and line.isdigit() and first < int(line) <= end:
+                        wanted.add(int(line))
+            if hop.caller == view.name:
+                wanted |= calls_of(lines, first, end, hop.callee)
+        elif hop.via.startswith("dispatch ") and mine:
+            wanted |= call_lines(lines, first + 1, end, [hop.via.removeprefix("dispatch ")])
+        elif hop.via.startswith("bridge "):
+            pattern = _SEND if mine else _RECEIVE if _owns(view.name, hop.callee) else None
+            if pattern is not None:
+                wanted |= {n for n in range(first + 1, end + 1) if pattern.search(lines[n - 1])}
+    kept = narrow(lines, first, end, wanted)
+    if kept is None:
+        return
+    segments, previous = [], first - 1
+    for k in kept:
+        code = "\n".join(lines[k.first - 1:k.last]) + "\n"
+        segments.append(Segment(k.first, k.last, code, highlight_python(code, k.first), k.first - previous - 1))
+        previous = k.last
+    view.narrowed = Narrowed(view.path, first, end, tuple(segments), end - previous)
 
 
 def _apply_link(cell: StepCell, link: StepLink) -> None:
@@ -128,19 +210,29 @@ def build_column(mapping: SideMapping, source: PinnedTree | None, dot: str | Non
     return col
 
 
-def symbol_view(source: PinnedTree, name: str, role: str, *, step: bool = False) -> SymbolView:
+def _matches(source: PinnedTree, name: str) -> list[SymbolMatch]:
     matches = source.index.find_symbol(name)
     if not matches:
         # A module-level constant or alias (`BlockHash = NewType(...)`): what map verify accepts.
         attribute = source.resolve(name)
         matches = [attribute] if attribute is not None else []
+    exact = [m for m in matches if m.dotted == name]
+    return exact or matches
+
+
+def _find(source: PinnedTree, name: str) -> SymbolMatch | None:
+    matches = _matches(source, name)
+    return matches[0] if matches else None
+
+
+def symbol_view(source: PinnedTree, name: str, role: str, *, step: bool = False) -> SymbolView:
+    matches = _matches(source, name)
     if not matches:
         return SymbolView(name, role, False, problem="not found in this release")
-    exact = [m for m in matches if m.dotted == name]
-    match = (exact or matches)[0]
+    match = matches[0]
     view = SymbolView(name, role, True, match.kind, _repo_path(source, match.path), match.line, match.end_line)
-    if len(exact or matches) > 1:
-        view.problem = f"{len(exact or matches)} definitions match; showing {match.path}:{match.line}"
+    if len(matches) > 1:
+        view.problem = f"{len(matches)} definitions match; showing {match.path}:{match.line}"
     if source.permalinks is not None:
         view.permalink = source.permalinks.url(match.path, match.line, match.end_line)
     lines = source.read_lines(match.path)

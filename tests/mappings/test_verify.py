@@ -295,3 +295,20 @@ def test_a_declared_run_time_call_the_call_graph_already_has_is_noted(pins: Fake
     assert [n.message for n in report.notes if n.kind == "dispatch"] == [
         "vllm@1.0: the call graph now has vllm.core.sched.Scheduler.schedule -> vllm.core.pool.BlockPool.allocate; "
         "the declared run-time call ('self.pool.allocate(') is no longer needed"]
+
+
+def test_a_step_focus_must_be_written_in_a_step_symbol_at_every_pin(pins: FakePins, tmp_path: Path) -> None:
+    # `focus` names lines a step's excerpt must show; like a dispatch's call, verify checks the
+    # text is in the body of one of the step's symbols at every pin the focus claims.
+    focused = STEPS.format(last="Allocate", method="allocate").replace(
+        'vllm = ["vllm.core.sched.Scheduler.schedule"]',
+        'vllm = { symbols = ["vllm.core.sched.Scheduler.schedule"], focus = ["TEXT"] }', 1)
+    write_mapping(tmp_path, "scheduler", SCHEDULER + focused.replace("TEXT", "while self.waiting:"))
+    report = _verify(pins, tmp_path)
+    assert report.ok, report.problems
+    write_mapping(tmp_path, "scheduler", SCHEDULER + focused.replace("TEXT", "if self.budget_left()"))
+    stale = _verify(pins, tmp_path)
+    assert sorted(p.pin for p in stale.problems if p.kind == "focus") == ["vllm@1.0", "vllm@2.0"]
+    assert [p.message for p in stale.problems if p.pin == "vllm@1.0"] == [
+        "step 1 (Schedule): no step symbol (vllm.core.sched.Scheduler.schedule) has 'if self.budget_left()' "
+        "written in its body in vllm@1.0"]

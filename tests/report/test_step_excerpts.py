@@ -1,0 +1,35 @@
+"""A real concept's step cells show the lines doing the step, not whole symbol bodies."""
+
+from __future__ import annotations
+
+import pytest
+from mappings.conftest import FakePins, fake_pins  # noqa: F401 (the session's shared cache)
+
+from analyzer.mappings import load_mappings
+from analyzer.paths import reference_root
+from analyzer.report.markdown import concept_markdown
+from analyzer.report.models import ReportMeta
+from analyzer.report.pages import build_page
+from analyzer.report.sources import tree_side
+
+
+@pytest.mark.slow  # indexes and graphs the real reference engine (shared with test_demo_report)
+def test_the_scheduler_steps_are_narrowed_and_keep_the_chained_call(fake_pins: FakePins) -> None:  # noqa: F811
+    concept = next(c for c in load_mappings() if c.id == "scheduler")
+    sides = {"reference": tree_side(fake_pins.settings, "reference", reference_root()), "vllm": None, "sglang": None}
+    page = build_page(concept, sides, {concept.id: concept.title}, None)
+    first, second = page.steps[0].cells[0], page.steps[1].cells[0]
+    # Step 2 is reached from step 1 by a call; step 1's cell (the engine's step(), longer
+    # than a short symbol) is cut to the lines around that call, which it still shows.
+    assert second.source == 1 and not second.broken
+    callee = second.hops[0][0].rsplit(".", 1)[-1]
+    view = first.symbols[0]
+    assert view.narrowed is not None, view.name
+    total = view.narrowed.end - view.narrowed.first + 1
+    assert view.narrowed.shown < total
+    shown = "".join(seg.code for seg in view.narrowed.segments)
+    assert f".{callee}(" in shown
+    assert shown.splitlines()[0].lstrip().startswith("def ")  # the signature comes first
+    assert any(seg.skipped for seg in view.narrowed.segments) or view.narrowed.after
+    md = concept_markdown(page, ReportMeta("now", [], False))
+    assert f"of {total} lines, the ones doing this step" in md and "...  # " in md
