@@ -142,6 +142,7 @@ class FlowGraph:
             self._collect()
         else:
             self._collect_lambdas()
+        inferrer.forget_name_plans()  # lambda parameters hide outer names: plans made before are stale
 
     # -- facts -> constraints ------------------------------------------------
 

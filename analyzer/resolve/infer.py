@@ -87,7 +87,8 @@ class Inferrer:
         self._cut_at: dict[object, int] = {}
         self._returns_by_module: dict[str, dict[str, list[str]]] = {}
         self._loops_by_module: dict[str, dict[tuple[str, str], list[str]]] = {}
-        self._name_plans: dict[tuple[str, str, str], tuple[int, tuple[_Binding, ...]]] = {}
+        self._name_plans: dict[tuple[str, str, str], tuple[_Binding, ...]] = {}
+        self._bindings_by_class: dict[str, dict[str, list[Assignment]]] = {}
 
     # -- entry points -------------------------------------------------------
 
@@ -174,10 +175,10 @@ class Inferrer:
         # Where the name is bound is worked out once per (module, scope, name);
         # what it holds is evaluated (and memoised) per binding below.
         key = (ctx.module, ctx.scope, name)
-        found_plan = self._name_plans.get(key)
-        if found_plan is None or found_plan[0] != len(self.lambda_params):
-            found_plan = self._name_plans[key] = (len(self.lambda_params), self._name_plan(name, ctx.module, ctx.scope))
-        for step in found_plan[1]:
+        plan = self._name_plans.get(key)
+        if plan is None:
+            plan = self._name_plans[key] = self._name_plan(name, ctx.module, ctx.scope)
+        for step in plan:
             kind = step.kind
             if kind == "class":
                 found = self._class_body_name(step.scope, name, depth)
@@ -408,6 +409,19 @@ class Inferrer:
             self._return_memo[func] = found
         return self._return_memo[func]
 
+    def _instance_bindings(self, cls: str, fact: Class) -> dict[str, list[Assignment]]:
+        """A class's `self.x = ...` bindings by attribute name, indexed once."""
+        found = self._bindings_by_class.get(cls)
+        if found is None:
+            found = self._bindings_by_class[cls] = {}
+            for a in fact.instance_attributes:
+                found.setdefault(_attr_name(a.target), []).append(a)
+        return found
+
+    def forget_name_plans(self) -> None:
+        """Called once `lambda_params` is filled (a lambda's parameters hide outer names)."""
+        self._name_plans.clear()
+
     def is_loop_variable(self, module: str, scope: str, name: str) -> bool:
         """`name` is bound by a `for` (or comprehension clause) of `scope`."""
         return (scope, name) in self._loops(module)
@@ -451,10 +465,9 @@ class Inferrer:
                         continue
                     where += [(a.annotation, cd.module, cd.fact.qualname) for a in cd.fact.fields
                               if a.target == node.attr and a.annotation]
-                    where += [(a.annotation, cd.module, a.scope) for a in cd.fact.instance_attributes
-                              if _attr_name(a.target) == node.attr and a.annotation]
-                    built += [(a.value, cd.module, a.scope) for a in cd.fact.instance_attributes
-                              if _attr_name(a.target) == node.attr and not a.annotation and a.value]
+                    bound = self._instance_bindings(cd.name, cd.fact).get(node.attr, ())
+                    where += [(a.annotation, cd.module, a.scope) for a in bound if a.annotation]
+                    built += [(a.value, cd.module, a.scope) for a in bound if not a.annotation and a.value]
                     if where or built:
                         break
         elif isinstance(node, ast.Call):
@@ -565,7 +578,7 @@ class Inferrer:
                 found = self._assignment(asg, module, scope, depth)
                 if found is not None:
                     return _as_attribute(found)
-        annotated = [a for a in fact.instance_attributes if _attr_name(a.target) == attr]
+        annotated = list(self._instance_bindings(f"{module}.{fact.qualname}", fact).get(attr, ()))
         # Annotated bindings state the intended type; try them before inferred ones,
         # and constructor-time bindings (`__init__`) before later rebinding.
         annotated.sort(key=lambda a: (a.annotation is None, not a.scope.endswith("__init__"), a.line))
