@@ -95,8 +95,7 @@ def _narrowed(s: SymbolView) -> list[str]:
     n = s.narrowed
     assert n is not None
     out = [f"#### {code(s.name)}"] + ([esc(s.role)] if s.role else [])
-    out += ["", f"{s.kind}, {link(f'{s.path}:{s.line}-{s.end_line}', s.permalink)}: "
-                f"{n.shown} of {n.end - n.first + 1} lines, the ones doing this step", ""]
+    out += ["", f"{s.kind}, {link(f'{s.path}:{s.line}-{s.end_line}', s.permalink)}: {n.label}", ""]
     width = len(str(n.end))
     body: list[str] = []
     for seg in n.segments:

@@ -43,6 +43,16 @@ class Narrowed:
     end: int  # its last line
     segments: tuple[Segment, ...]
     after: int = 0  # lines elided after the last segment
+    focused: bool = True  # False: nothing known leads on from it, so only its head is shown
+
+    @property
+    def total(self) -> int:
+        return self.end - self.first + 1
+
+    @property
+    def label(self) -> str:
+        return (f"{self.shown} of {self.total} lines, the ones doing this step" if self.focused
+                else f"its first {self.shown} of {self.total} lines")
 
     @property
     def shown(self) -> int:

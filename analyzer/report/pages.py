@@ -170,7 +170,8 @@ def _narrow_view(source: PinnedTree, view: SymbolView, hops: list[TraceStep], fo
         code = "\n".join(lines[k.first - 1:k.last]) + "\n"
         segments.append(Segment(k.first, k.last, code, highlight_python(code, k.first), k.first - previous - 1))
         previous = k.last
-    view.narrowed = Narrowed(view.path, first, end, tuple(segments), end - previous)
+    view.narrowed = Narrowed(view.path, first, end, tuple(segments), end - previous,
+                             focused=any(first < n <= end for n in wanted))
 
 
 def _apply_link(cell: StepCell, link: StepLink) -> None:
