@@ -133,8 +133,9 @@ def _cell_hops(cells: list[StepCell], links: list[StepLink]) -> dict[int, list[T
     return out
 
 
-_SEND = re.compile(r"\.(send\w*|put\w*|write\w*|call_soon_threadsafe|submit)\s*\(")
-_RECEIVE = re.compile(r"\.(recv\w*|get\w*|poll\w*|read\w*)\s*\(")
+# Where a bridge's ends send and receive (a socket, a queue, a loop): the calls as usually written.
+_SEND = re.compile(r"\.(send\w*|put|put_nowait|call_soon_threadsafe|submit)\s*\(")
+_RECEIVE = re.compile(r"\.(recv\w*|poll|get_nowait)\s*\(|\.get\s*\(\s*(\)|block|timeout)")
 
 
 def _narrow_view(source: PinnedTree, view: SymbolView, hops: list[TraceStep], focus: list[str]) -> None:
@@ -149,13 +150,14 @@ def _narrow_view(source: PinnedTree, view: SymbolView, hops: list[TraceStep], fo
     for hop in hops:
         mine = _owns(view.name, hop.caller)
         if hop.via == "call" and mine:
+            sites: set[int] = set()
             if graph is not None and graph.has_edge(hop.caller, hop.callee):
                 for site in graph.edges[hop.caller, hop.callee].get("sites", ()):
                     path, _, line = str(site).rpartition(":")
                     if path == match.path and line.isdigit() and first < int(line) <= end:
-                        wanted.add(int(line))
-            if hop.caller == view.name:
-                wanted |= calls_of(lines, first, end, hop.callee)
+                        sites.add(int(line))
+            # The call graph's sites are exact; the callee's name as written is the fallback.
+            wanted |= sites or (calls_of(lines, first, end, hop.callee) if hop.caller == view.name else set())
         elif hop.via.startswith("dispatch ") and mine:
             wanted |= call_lines(lines, first + 1, end, [hop.via.removeprefix("dispatch ")])
         elif hop.via.startswith("bridge "):

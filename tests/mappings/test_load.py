@@ -152,3 +152,20 @@ def test_steps_load_in_order_with_findings(tmp_path: Path) -> None:
     assert first.side("vllm").none == "a design difference" and not first.side("sglang").written
     assert second.side("reference").process == "engine thread"
     assert concept.to_dict()["steps"][1]["sides"]["reference"]["symbols"][0]["name"] == "a.c"
+
+
+def test_a_step_focus_loads_as_text_with_optional_releases_and_needs_symbols(tmp_path: Path) -> None:
+    (tmp_path / "c.toml").write_text(
+        _STEP + 'reference = { symbols = ["a.b"], focus = ["x = min(", { text = "if y:", releases = ["1.0"] }] }\n')
+    (concept,) = load_mappings(tmp_path)
+    part = concept.steps[0].side("reference")
+    assert [f.text for f in part.focus] == ["x = min(", "if y:"]
+    assert part.focus_for("2.0") == ["x = min("] and part.focus_for("1.0") == ["x = min(", "if y:"]
+    assert concept.to_dict()["steps"][0]["sides"]["reference"]["focus"][1] == {"text": "if y:", "releases": ["1.0"]}
+    (tmp_path / "c.toml").write_text(_STEP + 'reference = { none = "n", focus = ["x"] }\n'
+                                     '[[steps]]\ntitle = "u"\nexplain = "v"\nreference = { symbols = ["a.b"], focus = [3, { txt = "x" }] }\n')
+    problems = _problems(tmp_path)
+    assert any("focus names lines of the step's symbols; this side names none" in p for p in problems), problems
+    assert any("focus[0]: must be a string or a table with text" in p for p in problems), problems
+    assert any("focus[1]: unknown key 'txt'" in p for p in problems), problems
+    assert any("focus[1]: missing text" in p for p in problems), problems
