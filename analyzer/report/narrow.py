@@ -145,7 +145,7 @@ def _blocks(lines: list[str], first: int, end: int) -> list[_Block]:
             continue
         last = (node.end_lineno or node.lineno) + shift
         inner = getattr(node, "body", None)
-        if isinstance(inner, list) and inner and isinstance(inner[0], ast.AST):
+        if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):  # a block body: statements
             else_line = else_first = 0
             orelse = getattr(node, "orelse", None) or getattr(node, "finalbody", None)
             if orelse:
