@@ -87,6 +87,7 @@ class Inferrer:
         self._cut_at: dict[object, int] = {}
         self._returns_by_module: dict[str, dict[str, list[str]]] = {}
         self._loops_by_module: dict[str, dict[tuple[str, str], list[str]]] = {}
+        self._element_memo: dict[tuple[str, str, str, bool], Value | None] = {}
         self._name_plans: dict[tuple[str, str, str], tuple[_Binding, ...]] = {}
         self._bindings_by_class: dict[str, dict[str, list[Assignment]]] = {}
 
@@ -126,7 +127,9 @@ class Inferrer:
             if base is not None and base.kind in ("callables", "class"):
                 return base
             # `self.layers[i]`, `table[k]`: an element of an annotated (or built) container.
-            return self._element(node.value, ctx, d, item=True) if base is None or base.kind == "external" else None
+            if (base is None or base.kind == "external") and isinstance(node.value, ast.Name | ast.Attribute):
+                return self._element(node.value, ctx, d, item=True)
+            return None
         if isinstance(node, ast.Lambda):
             return Value("lambda", "<lambda>", "local")
         if isinstance(node, ast.Dict | ast.List | ast.Tuple | ast.Set):
@@ -437,6 +440,21 @@ class Inferrer:
         return found
 
     def _element(self, node: ast.expr, ctx: Ctx, depth: int, *, item: bool = False) -> Value | None:
+        """`_element_of`, memoised per (module, scope, dotted name): subscripts recur."""
+        text = dotted_name(node)
+        if text is None:
+            return self._element_of(node, ctx, depth, item=item)
+        key = (ctx.module, ctx.scope, text, item)
+        if key in self._element_memo and self._cut_at.get(key, -1) <= depth:
+            return self._element_memo[key]
+        self._element_memo[key] = None  # cycle guard
+        self._cut_at.pop(key, None)
+        cuts = self._cuts
+        found = self._element_memo[key] = self._element_of(node, ctx, depth, item=item)
+        self._note_cut(key, found, cuts, depth)
+        return found
+
+    def _element_of(self, node: ast.expr, ctx: Ctx, depth: int, *, item: bool = False) -> Value | None:
         """An element of the iterable `node`, from the annotation of what it
         names: a parameter or local, an attribute, or a call's return; for an
         attribute with no annotation, the elements of the list it is built from
