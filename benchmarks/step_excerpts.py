@@ -33,8 +33,9 @@ def steps_section(text: str) -> int:
 
 
 def kinds(page: ConceptPage) -> list[str]:
-    """Each step symbol's excerpt: whole (short), focused (cut to the lines leading on), head."""
-    return ["whole" if v.narrowed is None else "focused" if v.narrowed.focused else "head"
+    """Each step symbol's excerpt: whole (short), step (cut to the lines leading on), concept
+    (to its calls into the concept's mapped code), head."""
+    return ["whole" if v.narrowed is None else v.narrowed.reason
             for row in page.steps for cell in row.cells for v in cell.symbols if v.found]
 
 
@@ -74,7 +75,8 @@ def main() -> None:
     ratio = f"{totals[2] / totals[3]:.1f}x" if totals[3] else "-"
     print(f"{'total':<28} {totals[0]:>11} {totals[1]:>10} {totals[2]:>12} {totals[3]:>11} {ratio:>6}")
     print(f"step symbols: {len(shown)}; shown whole (short): {shown.count('whole')}, cut to the lines leading on: "
-          f"{shown.count('focused')}, only their head (nothing known leads on: a `focus` would name the lines): "
+          f"{shown.count('step')}, to their calls into the concept's mapped code: {shown.count('concept')}, "
+          f"only their head (nothing known leads on: a `focus` would name the lines): "
           f"{shown.count('head')}")
 
 

@@ -43,7 +43,9 @@ class Narrowed:
     end: int  # its last line
     segments: tuple[Segment, ...]
     after: int = 0  # lines elided after the last segment
-    focused: bool = True  # False: nothing known leads on from it, so only its head is shown
+    # step: the lines leading on (the chain's calls, run-time calls, bridges, the mapping's focus);
+    # concept: nothing leads on, so its calls into the concept's other mapped code; head: neither
+    reason: str = "step"
 
     @property
     def total(self) -> int:
@@ -51,8 +53,11 @@ class Narrowed:
 
     @property
     def label(self) -> str:
-        return (f"{self.shown} of {self.total} lines, the ones doing this step" if self.focused
-                else f"its first {self.shown} of {self.total} lines")
+        if self.reason == "step":
+            return f"{self.shown} of {self.total} lines, the ones doing this step"
+        if self.reason == "concept":
+            return f"{self.shown} of {self.total} lines, where it calls this concept's other code"
+        return f"its first {self.shown} of {self.total} lines"
 
     @property
     def shown(self) -> int:

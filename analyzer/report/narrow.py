@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 WHOLE_MAX = 15  # a symbol this short is shown whole
+MIN_ELIDED = 5  # narrowing that would hide fewer lines than this shows the symbol whole
 CONTEXT = 1  # lines kept either side of a focus line
 STATEMENT_MAX = 8  # a longer statement around a focus line is cut to its first lines
 HEADER_MAX = 3  # lines of an enclosing `if` / `for` header kept
@@ -104,7 +105,7 @@ def narrow(
             merged[-1] = Kept(merged[-1].first, r.last)
         else:
             merged.append(r)
-    if len(merged) == 1 and merged[0] == Kept(first, end):
+    if (end - first + 1) - sum(k.last - k.first + 1 for k in merged) < MIN_ELIDED:
         return None
     return merged
 

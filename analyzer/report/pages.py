@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
+from analyzer.graphs.compact import CompactCallGraph
 from analyzer.graphs.state import ClassState, how
 from analyzer.index import SymbolMatch
 from analyzer.mappings import SIDES, ConceptMapping, KnobRef, SideMapping, StepSide
@@ -77,10 +79,15 @@ def step_rows(
                 _apply_link(cells[link.index - 1], link)
         if source is not None:
             hops = _cell_hops(cells, links)
+            mapped: set[str] = set()
+            if source.graphs_loaded:
+                names = [r.name for r in concept.side(project).symbols_for(source.version)]
+                names += [v.name for cell in cells for v in cell.symbols]
+                mapped = target_nodes(source.graphs.calls, names)
             for i, (step, cell) in enumerate(zip(concept.steps, cells, strict=True), start=1):
                 focus = list(step.side(project).focus_for(source.version))
                 for view in cell.symbols:
-                    _narrow_view(source, view, hops.get(i, []), focus)
+                    _narrow_view(source, view, hops.get(i, []), focus, mapped)
         for row, cell in zip(rows, cells, strict=True):
             row.cells.append(cell)
     return rows
@@ -138,8 +145,22 @@ _SEND = re.compile(r"\.(send\w*|put|put_nowait|call_soon_threadsafe|submit)\s*\(
 _RECEIVE = re.compile(r"\.(recv\w*|poll|get_nowait)\s*\(|\.get\s*\(\s*(\)|block|timeout)")
 
 
-def _narrow_view(source: PinnedTree, view: SymbolView, hops: list[TraceStep], focus: list[str]) -> None:
-    """Cut a step symbol's excerpt to the lines leading on (see analyzer/report/narrow.py)."""
+def _call_sites(graph: CompactCallGraph, caller: str, callee: str, path: str, first: int, end: int) -> set[int]:
+    """The call graph's sites of caller -> callee within lines first..end of `path`."""
+    out: set[int] = set()
+    if graph.has_edge(caller, callee):
+        for site in graph.edges[caller, callee].get("sites", ()):
+            where, _, line = str(site).rpartition(":")
+            if where == path and line.isdigit() and first < int(line) <= end:
+                out.add(int(line))
+    return out
+
+
+def _narrow_view(
+    source: PinnedTree, view: SymbolView, hops: list[TraceStep], focus: list[str], mapped: AbstractSet[str] = frozenset()
+) -> None:
+    """Cut a step symbol's excerpt to the lines leading on (see analyzer/report/narrow.py); with
+    nothing leading on, to its calls into the concept's other mapped code (`mapped`: call-graph nodes)."""
     match = _find(source, view.name) if view.found else None
     lines = source.read_lines(match.path) if match is not None else None
     if match is None or lines is None or match.kind in ("module",):
@@ -150,12 +171,7 @@ def _narrow_view(source: PinnedTree, view: SymbolView, hops: list[TraceStep], fo
     for hop in hops:
         mine = _owns(view.name, hop.caller)
         if hop.via == "call" and mine:
-            sites: set[int] = set()
-            if graph is not None and graph.has_edge(hop.caller, hop.callee):
-                for site in graph.edges[hop.caller, hop.callee].get("sites", ()):
-                    path, _, line = str(site).rpartition(":")
-                    if path == match.path and line.isdigit() and first < int(line) <= end:
-                        sites.add(int(line))
+            sites = _call_sites(graph, hop.caller, hop.callee, match.path, first, end) if graph is not None else set()
             # The call graph's sites are exact; the callee's name as written is the fallback.
             wanted |= sites or (calls_of(lines, first, end, hop.callee) if hop.caller == view.name else set())
         elif hop.via.startswith("dispatch ") and mine:
@@ -164,6 +180,12 @@ def _narrow_view(source: PinnedTree, view: SymbolView, hops: list[TraceStep], fo
             pattern = _SEND if mine else _RECEIVE if _owns(view.name, hop.callee) else None
             if pattern is not None:
                 wanted |= {n for n in range(first + 1, end + 1) if pattern.search(lines[n - 1])}
+    reason = "step" if any(first < n <= end for n in wanted) else "head"
+    if reason == "head" and graph is not None and view.name in graph:
+        for callee in graph.successors(view.name):
+            if callee in mapped and callee != view.name:
+                wanted |= _call_sites(graph, view.name, callee, match.path, first, end)
+        reason = "concept" if wanted else "head"
     kept = narrow(lines, first, end, wanted)
     if kept is None:
         return
@@ -172,8 +194,7 @@ def _narrow_view(source: PinnedTree, view: SymbolView, hops: list[TraceStep], fo
         code = "\n".join(lines[k.first - 1:k.last]) + "\n"
         segments.append(Segment(k.first, k.last, code, highlight_python(code, k.first), k.first - previous - 1))
         previous = k.last
-    view.narrowed = Narrowed(view.path, first, end, tuple(segments), end - previous,
-                             focused=any(first < n <= end for n in wanted))
+    view.narrowed = Narrowed(view.path, first, end, tuple(segments), end - previous, reason)
 
 
 def _apply_link(cell: StepCell, link: StepLink) -> None:

@@ -71,6 +71,13 @@ def test_short_symbol_stays_whole_and_nothing_to_focus_keeps_the_head() -> None:
     assert narrow(HEAD, 1, len(HEAD), set()) == [Kept(1, 2), Kept(7, 17)]
 
 
+def test_narrowing_that_would_hide_only_a_few_lines_shows_the_symbol_whole() -> None:
+    # 17 lines, head mode: 1, 2 and 7..17 kept, only 3..6 (4 lines) hidden: not worth a cut.
+    assert narrow(HEAD[:17], 1, 17, set()) is None
+    # 18 lines: line 18 is hidden too, 5 in all: cut.
+    assert narrow(HEAD[:18], 1, 18, set()) == [Kept(1, 2), Kept(7, 17)]
+
+
 def test_a_kept_run_does_not_start_on_a_blank_line() -> None:
     # Focus on `v0 = 0` (line 7): context 6..8, but line 6 is blank, so the run is 7..8.
     assert narrow(HEAD, 1, len(HEAD), {7}) == [Kept(1, 1), Kept(7, 8)]

@@ -31,5 +31,15 @@ def test_the_scheduler_steps_are_narrowed_and_keep_the_chained_call(fake_pins: F
     assert f".{callee}(" in shown
     assert shown.splitlines()[0].lstrip().startswith("def ")  # the signature comes first
     assert any(seg.skipped for seg in view.narrowed.segments) or view.narrowed.after
+    # A symbol nothing leads on from is cut to its calls into the concept's other mapped code,
+    # and says so; which symbols those are is the call graph's answer, checked by name here.
+    mapped = {r.name.rsplit(".", 1)[-1] for r in concept.reference.symbols}
+    mapped |= {v.name.rsplit(".", 1)[-1] for row in page.steps for v in row.cells[0].symbols}
+    by_concept = [v for row in page.steps for v in row.cells[0].symbols if v.narrowed and v.narrowed.reason == "concept"]
+    assert by_concept  # Scheduler._start (step 5) calls the cache's and the scheduler's mapped code
+    for v in by_concept:
+        assert v.narrowed is not None and "calls this concept's other code" in v.narrowed.label
+        code = "".join(seg.code for seg in v.narrowed.segments)
+        assert any(f"{name}(" in code for name in mapped), v.name
     md = concept_markdown(page, ReportMeta("now", [], False))
     assert f"of {total} lines, the ones doing this step" in md and "...  # " in md
