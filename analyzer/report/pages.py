@@ -83,7 +83,9 @@ def step_rows(
             if source.graphs_loaded:
                 names = [r.name for r in concept.side(project).symbols_for(source.version)]
                 names += [v.name for cell in cells for v in cell.symbols]
-                mapped = target_nodes(source.graphs.calls, names)
+                # As named: a mapped class counts as its constructor, not all its methods (a data
+                # class's properties, a queue's own helpers would flood the cell).
+                mapped = {n for n in names if n in source.graphs.calls}
             for i, (step, cell) in enumerate(zip(concept.steps, cells, strict=True), start=1):
                 focus = list(step.side(project).focus_for(source.version))
                 for view in cell.symbols:
