@@ -359,3 +359,14 @@ def test_an_any_annotation_defers_to_what_is_assigned(flow: str, monkeypatch: py
     assert project_calls(ANY_FIELD, "main.GroupCoordinator.method") == {
         "main.GroupCoordinator.method": {"main.CustomAllreduce.should_custom_ar", "main.QuickAllreduce.should_custom_ar"},
     }
+
+
+def test_union_types_case_without_the_flow_stage(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The micro case `union_types` (run there with the flow stage on), with it off."""
+    from pathlib import Path
+
+    monkeypatch.setenv("ATLAS_CALLGRAPH_FLOW", "never")
+    source = (Path(__file__).parent / "cases" / "union_types" / "main.py").read_text()
+    assert project_calls(source, "main.Engine.run") == {
+        "main.Engine.run": {"main.Runner.step", "main.Executor.step", "main.Idle.step", "main.make"},
+    }
