@@ -164,6 +164,7 @@ class CallResolver:
         self._special: frozenset[str] | None = None  # special method names project classes define
         self._protocols: dict[str, tuple[str, ...]] = {}  # Protocol class -> the methods it declares
         self._methods_of: dict[str, list[str]] | None = None
+        self._protocol_fields: dict[str, tuple[str, ...]] = {}  # Protocol class -> the attributes it declares
 
     @property
     def flow(self) -> FlowGraph:
@@ -820,6 +821,7 @@ class CallResolver:
         if members is None:
             members = ()
             if any(b not in self.p.classes and b.rpartition(".")[2] == "Protocol" for b in self.p.hierarchy.bases_of(cls)):
+                self._protocol_fields[cls] = tuple(a.target for a in self.p.classes[cls].fact.fields)
                 if self._methods_of is None:  # class -> its own method names, built once
                     self._methods_of = {}
                     for quals in self.p.methods_by_name.values():
@@ -832,18 +834,38 @@ class CallResolver:
         if attr not in members:
             return []
         out: list[str] = []
+        fields = self._protocol_fields.get(cls, ())
         for qual in self.p.methods_by_name.get(attr, ()):
             owner = qual.rpartition(".")[0]
             if owner == cls or self.p.hierarchy.is_subclass(owner, cls):
                 continue  # the protocol itself, or nominal subclasses (virtual dispatch has them)
-            if all(
-                (sym := self.p.member(Symbol("class", owner), n)) is not None and sym.kind == "function"
-                for n in members
+            if all(self._same_member(cls, owner, n) for n in members) and all(
+                self._has_attribute(owner, f) for f in fields
             ):
                 out.append(qual)
                 if len(out) >= OVERRIDE_LIMIT:
                     break
         return out
+
+    def _same_member(self, protocol: str, owner: str, name: str) -> bool:
+        """`owner` has a method `name` of the protocol's kind (a property for a property)."""
+        sym = self.p.member(Symbol("class", owner), name)
+        if sym is None or sym.kind != "function":
+            return False
+        return self.p.functions[sym.name].fact.is_property == self.p.functions[f"{protocol}.{name}"].fact.is_property
+
+    def _has_attribute(self, cls: str, name: str) -> bool:
+        """`cls` (or a project base) declares or sets the attribute `name`."""
+        for owner in self.p.hierarchy.mro(cls):
+            cd = self.p.classes.get(owner)
+            if cd is None:
+                continue
+            if f"{owner}.{name}" in self.p.functions or any(
+                a.target.rpartition(".")[2] == name
+                for a in (*cd.fact.fields, *cd.fact.class_attributes, *cd.fact.instance_attributes)
+            ):
+                return True
+        return False
 
     def _mixin_call(self, rec: CallRecord, base: Value, attr: str) -> bool:
         """`self.method()` in a mixin whose subclasses define `method`."""

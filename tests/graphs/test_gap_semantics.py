@@ -304,12 +304,37 @@ PROTOCOLS = """
             return None
 
 
+    class Output(Protocol):
+        hidden: int
+
+        @property
+        def format(self) -> str: ...
+
+
+    class Formatter:
+        # a `format` method, no `hidden`: not an Output
+        def format(self):
+            return ""
+
+
+    class DispatchOutput:
+        def __init__(self):
+            self.hidden = 1
+
+        @property
+        def format(self):
+            return "standard"
+
+
     class Sender:
         def __init__(self, source: KVSource):
             self.source = source
 
         def handle(self):
             self.source.read(1)
+
+        def check(self, out: Output):
+            return out.format
 """
 
 
@@ -318,6 +343,10 @@ def test_a_call_through_a_protocol_reaches_its_implementers(flow: str, monkeypat
     monkeypatch.setenv("ATLAS_CALLGRAPH_FLOW", flow)
     assert project_calls(PROTOCOLS, "main.Sender.handle") == {
         "main.Sender.handle": {"main.KVSource.read", "main.PrefillRole.read", "main.Declared.read"},
+    }
+    # A protocol's property and field are part of it: a same-named plain method is no match.
+    assert project_calls(PROTOCOLS, "main.Sender.check") == {
+        "main.Sender.check": {"main.Output.format", "main.DispatchOutput.format"},
     }
 
 
