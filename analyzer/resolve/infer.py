@@ -437,7 +437,27 @@ class Inferrer:
             for fl in self.p.modules[module].flows:
                 if fl.kind == "for" and fl.target and fl.value and fl.target.isidentifier():
                     found.setdefault((fl.scope, fl.target), []).append(fl.value)
+                elif fl.kind == "for" and fl.target and fl.value and fl.value.startswith(("zip(", "enumerate(")):
+                    for name, text in self._unpacked(fl.target, fl.value):
+                        found.setdefault((fl.scope, name), []).append(text)
         return found
+
+    def _unpacked(self, target: str, value: str) -> list[tuple[str, str]]:
+        """`for a, b in zip(xs, ys)`: (a, xs), (b, ys); `for i, x in enumerate(xs)`: (x, xs)."""
+        t, v = self.p.parser.parse(target), self.p.parser.parse(value)
+        if not isinstance(t, ast.Tuple) or not isinstance(v, ast.Call) or not isinstance(v.func, ast.Name):
+            return []
+        names = [e.id if isinstance(e, ast.Name) else None for e in t.elts]
+        args = [a for a in v.args if not isinstance(a, ast.Starred)]
+        if len(args) != len(v.args):
+            return []
+        if v.func.id == "zip" and len(args) == len(names):
+            pairs = zip(names, args, strict=True)
+        elif v.func.id == "enumerate" and len(names) == 2 and args:
+            pairs = zip(names[1:], args[:1], strict=True)
+        else:
+            return []
+        return [(n, ast.unparse(a)) for n, a in pairs if n is not None]
 
     def _element(self, node: ast.expr, ctx: Ctx, depth: int, *, item: bool = False) -> Value | None:
         """`_element_of`, memoised per (module, scope, dotted name): subscripts recur."""

@@ -76,6 +76,13 @@ CONTAINERS = """
 
         def stage(self, x):
             return self.stages[0](x)
+
+        def zipped(self, x, caches):
+            for layer, cache in zip(self.layers, caches):
+                x = layer(x)
+            for i, layer2 in enumerate(self.layers):
+                x = layer2(x)
+            return x
 """
 
 
@@ -86,13 +93,14 @@ FLOW = pytest.mark.parametrize("flow", ["always", "never"])
 @FLOW
 def test_container_elements_reach_subscripts_pops_gets_and_loops(flow: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ATLAS_CALLGRAPH_FLOW", flow)
-    calls = project_calls(CONTAINERS, "main.Queue.collect", "main.Queue.lookup", "main.Queue.index", "main.Queue.forward", "main.Queue.stage")
+    calls = project_calls(CONTAINERS, "main.Queue.collect", "main.Queue.lookup", "main.Queue.index", "main.Queue.forward", "main.Queue.stage", "main.Queue.zipped")
     assert calls == {
         "main.Queue.collect": {"main.Handle.result"},
         "main.Queue.lookup": {"main.Handle.result"},
         "main.Queue.index": {"main.Handle.result"},
         "main.Queue.forward": {"main.Layer.forward"},
         "main.Queue.stage": {"main.Layer.forward", "main.Missing.forward"},
+        "main.Queue.zipped": {"main.Layer.forward"},
     }
 
 
