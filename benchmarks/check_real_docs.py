@@ -157,7 +157,10 @@ def match(labels: list[Label], findings: list[Finding]) -> tuple[dict[int, Findi
                     claimed[i] = f
                     taken.add(id(f))
                     break
-    return claimed, [f for f in findings if id(f) not in taken]
+    # A text written twice on one line is one labelled reference (labels are one row per distinct
+    # text per line): a second finding for it is that label's, not an unlabelled alarm.
+    labelled = {(labels[i].doc, labels[i].line, f.ref.text.strip("`")) for i, f in claimed.items()}
+    return claimed, [f for f in findings if id(f) not in taken and (f.ref.file, f.ref.line, f.ref.text.strip("`")) not in labelled]
 
 
 def same_home(home: str, replacement: str) -> bool:

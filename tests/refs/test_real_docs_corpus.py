@@ -126,3 +126,10 @@ def test_calibration_table_prints_right_over_offered_per_band(capsys: pytest.Cap
     rows = {line.split()[0] + (line.split()[1] if line.split()[0] in {"<", ">="} else ""): line for line in capsys.readouterr().out.splitlines()[2:]}
     assert "0.750 (3/4)" in rows[">=0.9"] and rows[">=0.9"].count("n/a (0/0)") == 1
     assert rows["0.3-0.5"].split()[-1] == "(0/2)" and "n/a (0/0)" in rows["<0.3"]
+
+
+def test_a_repeated_text_on_a_labelled_line_is_not_an_unlabelled_alarm() -> None:
+    rows = [bench.Label("dev/a.md", "vllm", 3, "symbol", "gone", {"*": "broken"}, "-", "")]
+    found = [_finding(3, "gone"), _finding(3, "gone"), _finding(3, "other")]
+    claimed, unclaimed = bench.match(rows, found)
+    assert claimed[0] is found[0] and unclaimed == [found[2]]
