@@ -182,7 +182,8 @@ def _check_steps(concept: ConceptMapping, view: PinnedTree, report: VerifyReport
     for i, step in enumerate(concept.steps, start=1):
         part = step.side(view.project)
         for ref in part.symbols:
-            _check_symbol(concept.id, "step", ref, view, report, label=f"step {i} ({step.title}): {ref.name}")
+            _check_symbol(concept.id, "step", ref, view, report, label=f"step {i} ({step.title}): {ref.name}",
+                          route_only=True)
         if part.focus:
             _check_focus(concept.id, i, step, view, report)
 
@@ -266,7 +267,8 @@ def _check_side(concept: str, side: SideMapping, view: PinnedTree, report: Verif
     for bridge in side.bridges:
         for end in (bridge.source, bridge.target):
             ref = SymbolRef(end, releases=bridge.releases)
-            _check_symbol(concept, "bridge", ref, view, report, label=f"bridge {bridge.name}: {end}")
+            _check_symbol(concept, "bridge", ref, view, report, label=f"bridge {bridge.name}: {end}",
+                          route_only=True)
     for dispatch in side.dispatches:
         _check_dispatch(concept, dispatch, view, report)
     for knob in (*side.flags, *side.envs):
@@ -289,7 +291,7 @@ def _check_dispatch(concept: str, dispatch: Dispatch, view: PinnedTree, report: 
     label = f"dispatch {dispatch.source} -> {dispatch.target}"
     for end in (dispatch.source, dispatch.target):
         _check_symbol(concept, "dispatch", SymbolRef(end, releases=dispatch.releases), view, report,
-                      label=f"{label}: {end}")
+                      label=f"{label}: {end}", route_only=True)
     match = view.resolve(dispatch.source)
     if match is None or not dispatch.applies_to(view.version):
         return
@@ -314,8 +316,12 @@ def _check_dispatch_needed(
 
 
 def _check_symbol(
-    concept: str, kind: str, ref: SymbolRef, view: PinnedTree, report: VerifyReport, *, label: str = ""
+    concept: str, kind: str, ref: SymbolRef, view: PinnedTree, report: VerifyReport, *, label: str = "",
+    route_only: bool = False,
 ) -> None:
+    """`releases` on a side-table entry claims the name is absent elsewhere (a note if
+    it is there after all); on a step, a bridge or a declared call (`route_only`) it only says
+    which releases' route goes through it, so a name present at other pins is fine."""
     found = view.resolve(ref.name) is not None
     if ref.applies_to(view.version):
         report.checked += 1
@@ -324,7 +330,7 @@ def _check_symbol(
                 VerifyFinding(concept, view.project, view.label, kind, ref.name,
                         f"{label or ref.name} does not resolve in {view.label}",
                         tuple(view.suggest(ref.name))))
-    elif found:
+    elif found and not route_only:
         report.notes.append(_also_there(concept, view.project, view.label, kind, ref.name))
 
 

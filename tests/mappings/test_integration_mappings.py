@@ -17,8 +17,11 @@ def test_committed_mappings_verify_on_every_pin(integration_settings: Settings) 
     report = run_verify(integration_settings, load_mappings(), None)
     assert report.pins == ["reference", *PINS]
     assert report.ok, "\n".join(f"{p.pin}: {p.message}" for p in report.problems)
-    # Entries limited to some releases really are absent from the others.
-    assert report.notes == [], [n.message for n in report.notes]
+    # Side-table entries limited to some releases really are absent from the others, and
+    # no declared run-time call is one the call graph already resolves. The other notes
+    # list the run-time calls the chains take (call-graph gaps), by design.
+    stale = [n.message for n in report.notes if n.kind != "run-time call"]
+    assert stale == [], stale
     assert report.checked > 800
     # Coverage is honest: every concept the catalogue says our engine lacks is listed as a
     # gap (not failed), and no implemented one is.

@@ -219,6 +219,20 @@ def test_steps_chain_through_the_call_graph_at_every_pin(pins: FakePins, tmp_pat
     assert quick.ok and quick.chains == {}  # --no-chains: names only, no call graphs built
 
 
+def test_a_step_limited_to_a_release_is_a_route_not_an_absence_claim(pins: FakePins, tmp_path: Path) -> None:
+    # schedule exists at both pins; a step naming it for 1.0 only says 1.0's route goes
+    # through it (2.0's goes elsewhere), so no "also exists" note, unlike a side-table entry.
+    steps = STEPS.format(last="Allocate", method="allocate").replace(
+        'vllm = [{ name = "vllm.core.sched.Scheduler._preempt", releases = ["1.0"] }',
+        'vllm = [{ name = "vllm.core.sched.Scheduler.schedule", releases = ["1.0"] }, '
+        '{ name = "vllm.core.sched.Scheduler._preempt", releases = ["1.0"] }', 1)
+    assert steps != STEPS.format(last="Allocate", method="allocate")
+    write_mapping(tmp_path, "scheduler", SCHEDULER + steps)
+    report = _verify(pins, tmp_path)
+    assert report.ok, report.problems
+    assert [n for n in report.notes if "limited by `releases`" in n.message] == []
+
+
 def test_broken_chain_and_missing_step_symbol_fail_with_where(pins: FakePins, tmp_path: Path) -> None:
     # A step symbol that does not exist is stale; one that exists but is not reached
     # from any earlier step breaks the chain.
