@@ -23,6 +23,7 @@ from analyzer.graphs.queries import QueryError
 from analyzer.graphs.state import state_graph
 from analyzer.graphs.store import Graphs
 from analyzer.pinned import PinnedTree, TreeError, directory_tree, open_tree
+from analyzer.settings import Settings
 
 CONFIDENCE_HELP = "Weakest edge confidence to follow: certain, inferred or guess."
 _CONFIDENCES = ("certain", "inferred", "guess")
@@ -45,6 +46,14 @@ def _load(tree: PinnedTree, rebuild: bool = False) -> Graphs:
 
 def _graphs(ctx: typer.Context, target: str) -> Graphs:
     return _load(_tree(ctx, target))
+
+
+def directory_callgraph(settings: Settings, path: Path, *, min_confidence: str = "guess") -> dict[str, list[str]]:
+    """What `atlas callgraph DIR --format pycg` prints: the folder indexed with names
+    relative to it (as PyCG names modules, package or not), function bodies read from
+    it for per-site bindings (as the library path reads them)."""
+    tree = directory_tree(settings, path, path.name, read_knobs=False, as_package=False)
+    return pycg_callgraph(list(tree.index.modules.values()), min_confidence=min_confidence, root=tree.root)
 
 
 def _wide_console() -> Console:
@@ -207,12 +216,10 @@ def register(app: typer.Typer) -> None:
             raise fail(f"--format must be pycg, not {fmt!r}")
         _check_confidence(min_confidence)
         try:
-            # PyCG names modules relative to the folder given, package or not.
-            tree = directory_tree(settings_of(ctx), path, path.name, read_knobs=False, as_package=False)
-            facts = list(tree.index.modules.values())
+            graph = directory_callgraph(settings_of(ctx), path, min_confidence=min_confidence)
         except TreeError as exc:
             raise fail(str(exc)) from None
-        text = json.dumps(pycg_callgraph(facts, min_confidence=min_confidence), indent=1)
+        text = json.dumps(graph, indent=1)
         if output is None:
             typer.echo(text)
         else:

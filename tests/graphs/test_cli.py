@@ -72,6 +72,17 @@ def test_callgraph_pycg(tmp_path: Path) -> None:
     assert json.loads(out) == expected
 
 
+@pytest.mark.parametrize("case", ["operators/subscript", "assignments/per_site"])
+def test_callgraph_pycg_reads_function_bodies(tmp_path: Path, case: str) -> None:
+    """The CLI resolves what only a function's body says (an item store calling
+    `__setitem__`, a name rebound between two calls) as the library path does."""
+    folder = Path(__file__).parent / "flow_cases" / case
+    code, out = run(tmp_path, "callgraph", str(folder), "--format", "pycg")
+    assert code == 0, out
+    expected = json.loads((folder / "callgraph.json").read_text())
+    assert {k: set(v) for k, v in json.loads(out).items()} == {k: set(v) for k, v in expected.items()}
+
+
 def test_bad_input_is_a_clear_error(project: Path, tmp_path: Path) -> None:
     code, out = run(tmp_path, "calls", str(project), "NoSuchThing")
     assert code == 2 and "no symbol matches" in out and "Traceback" not in out
