@@ -767,7 +767,9 @@ class FlowGraph:
     ) -> None:
         """`map(f, xs)`: f's first parameter receives the elements of xs."""
         pos = _CALLS_ARG.get(name)
-        if pos is not None and len(args) > pos + 1 and args[pos] is not None and args[pos + 1] is not None:
+        if name == "functools.reduce":
+            self._reduce(args, m, scope)
+        elif pos is not None and len(args) > pos + 1 and args[pos] is not None and args[pos + 1] is not None:
             funcs = self.eval(args[pos], m, scope)
             elems = self.elements(self.eval(args[pos + 1], m, scope))
             for f in funcs:
@@ -778,6 +780,23 @@ class FlowGraph:
                     elems = self.elements(self.eval(args[0], m, scope))
                     for f in self.eval(arg, m, scope):
                         self._bind_first(f, elems)
+
+    def _reduce(self, args: list[ast.expr | None], m: str, scope: str) -> None:
+        """`reduce(f, xs[, init])` calls `f(acc, x)`: x is each element; acc is the
+        initial value (the first element when there is none), then f's result."""
+        if len(args) < 2 or args[0] is None or args[1] is None:
+            return
+        elems = self.elements(self.eval(args[1], m, scope))
+        init = args[2] if len(args) > 2 else None
+        start = set(self.eval(init, m, scope)) if init is not None else set(elems)
+        for f in self.eval(args[0], m, scope):
+            target, skip = self._code_of(f)
+            sig = self.signature(target) if target else None
+            if sig is None or target is None or len(sig.positional) < skip + 2:
+                continue
+            tmod, tqual = self._split(target)
+            self.write(("var", tmod, tqual, sig.positional[skip]), start | set(self.read(("ret", target))))
+            self.write(("var", tmod, tqual, sig.positional[skip + 1]), elems)
 
     def _bind_first(self, f: Value, elems: Iterable[Value]) -> None:
         target, skip = self._code_of(f)

@@ -90,6 +90,8 @@ class Inferrer:
         self._element_memo: dict[tuple[str, str, str, bool], Value | None] = {}
         self._name_plans: dict[tuple[str, str, str], tuple[_Binding, ...]] = {}
         self._bindings_by_class: dict[str, dict[str, list[Assignment]]] = {}
+        self._lambda_sources_by_module: dict[str, dict[tuple[str, str], tuple[str, str]]] = {}
+        self._overload_memo: dict[str, list[FuncDef]] = {}
 
     # -- entry points -------------------------------------------------------
 
@@ -126,6 +128,11 @@ class Inferrer:
             # `Ruler[T]`: a generic class parameterised is still the class.
             if base is not None and base.kind in ("callables", "class"):
                 return base
+            if base is not None and base.kind == "instance":
+                # `md["block"]`: what the class's `__getitem__` returns for that key.
+                return self._item(base, node.slice, ctx, d)
+            if isinstance(node.value, ast.Dict):
+                return self._dict_item(node.value, node.slice, ctx, d)
             # `self.layers[i]`, `table[k]`: an element of an annotated (or built) container.
             if (base is None or base.kind == "external") and isinstance(node.value, ast.Name | ast.Attribute):
                 return self._element(node.value, ctx, d, item=True)
@@ -229,6 +236,10 @@ class Inferrer:
             fd = p.functions.get(qual)
             if fd is None and qual in self.lambda_params:
                 if name in self.lambda_params[qual]:
+                    # (`map(lambda n: n.visit(), nodes)`: an element of what it is mapped over)
+                    src = self._lambda_sources(module).get((qual, name))
+                    if src is not None:
+                        return (*steps, _Binding("loop", src[0], texts=(src[1],)))
                     return (*steps, _Binding("value"))
                 continue
             if fd is None:
@@ -397,8 +408,8 @@ class Inferrer:
                 # what its `return` statements build (`return LRUCache(size)`).
                 built: list[Value] = []
                 for text in self._returned(fd):
-                    if text[:1] in _LITERAL_START or text in ("None", "True", "False"):
-                        continue
+                    if (text[:1] in _LITERAL_START and not (text[:1] in "{[" and text.endswith("]"))) or text in ("None", "True", "False"):
+                        continue  # (but `{"a": self.a, ...}[key]`: a literal subscripted)
                     node = self.p.parser.parse(text)
                     value = self.eval(node, Ctx(fd.module, fd.fact.qualname)) if node is not None else None
                     if value is not None and value.kind in ("instance", "class", "function"):
@@ -419,6 +430,51 @@ class Inferrer:
             found = self._bindings_by_class[cls] = {}
             for a in fact.instance_attributes:
                 found.setdefault(_attr_name(a.target), []).append(a)
+        return found
+
+    def _lambda_sources(self, module: str) -> dict[tuple[str, str], tuple[str, str]]:
+        """(lambda, parameter) -> (scope, iterable text) for a lambda written as the
+        argument of a builtin that calls it on an iterable's elements (`map`,
+        `filter`, `sorted(key=)`, `functools.reduce`, ...): the parameter is bound
+        like a loop variable over that iterable."""
+        found = self._lambda_sources_by_module.get(module)
+        if found is not None:
+            return found
+        found = self._lambda_sources_by_module[module] = {}  # (re-entry sees it empty)
+        facts = self.p.modules[module]
+        lambdas: dict[tuple[str, str], list[str]] = {}
+        for fl in facts.flows:
+            if fl.kind == "lambda" and fl.target and fl.value:
+                node = self.p.parser.parse(fl.value)
+                if isinstance(node, ast.Lambda):
+                    lambdas.setdefault((fl.scope, ast.unparse(node)), []).append(f"{module}.{fl.target}")
+        if not lambdas:
+            return found
+        for site in facts.calls:
+            if site.callee.rpartition(".")[2] not in _ELEMENT_CALLER_NAMES:
+                continue
+            callee = self.eval_text(site.callee, Ctx(module, site.scope))
+            spec = _ELEMENT_CALLERS.get(callee.name) if callee is not None and callee.kind == "external" else None
+            if spec is None or (callee.name in ("builtins.min", "builtins.max") and len(site.args) != 1):  # type: ignore[union-attr]
+                continue
+            fpos, ipos, param = spec
+            if isinstance(fpos, str):
+                ftext = next((v for k, v in zip(site.keywords, site.keyword_values, strict=False) if k == fpos), None)
+            else:
+                ftext = site.args[fpos] if len(site.args) > fpos else None
+            itext = site.args[ipos] if len(site.args) > ipos else None
+            if ftext is None or itext is None or itext.startswith("*"):
+                continue
+            fnode = self.p.parser.parse(ftext)
+            if not isinstance(fnode, ast.Lambda):
+                continue
+            names = lambdas.get((site.scope, ast.unparse(fnode)), [])
+            positional = [*fnode.args.posonlyargs, *fnode.args.args]
+            if len(names) != 1 or len(positional) <= param:
+                continue
+            found[(names[0], positional[param].arg)] = (site.scope, itext)
+            if param == 1 and len(site.args) == 2:  # `reduce(f, xs)`: the first element starts the fold
+                found[(names[0], positional[0].arg)] = (site.scope, itext)
         return found
 
     def forget_name_plans(self) -> None:
@@ -491,8 +547,16 @@ class Inferrer:
                     continue
                 where += [(prm.annotation, fd.module, _parent(fd.fact.qualname)) for prm in fd.fact.params
                           if prm.name == node.id and prm.annotation]
-                where += [(a.annotation, ctx.module, sc) for a in self.p.scope(ctx.module, sc).assignments.get(node.id, [])
-                          if a.annotation]
+                local = self.p.scope(ctx.module, sc).assignments.get(node.id, [])
+                where += [(a.annotation, ctx.module, sc) for a in local if a.annotation]
+                if not where:
+                    # `ordered = sorted(stages)`: the elements of what it copies.
+                    for a in local:
+                        value = self.p.parser.parse(a.value) if a.value else None
+                        if isinstance(value, ast.Call) and self._copies_elements(value, Ctx(ctx.module, sc), depth):
+                            found = self._element(value.args[0], Ctx(ctx.module, sc), depth + 1, item=item)
+                            if found is not None:
+                                return found
                 break
         elif isinstance(node, ast.Attribute):
             base = self.eval(node.value, ctx, depth + 1)
@@ -509,6 +573,8 @@ class Inferrer:
                     if where or built:
                         break
         elif isinstance(node, ast.Call):
+            if self._copies_elements(node, ctx, depth):
+                return self._element(node.args[0], ctx, depth + 1, item=item)
             func = self.eval(node.func, ctx, depth + 1)
             if func is not None and func.kind == "function":
                 fd = self.p.functions[func.name]
@@ -525,6 +591,15 @@ class Inferrer:
             if found is not None:
                 return found
         return None
+
+    def _copies_elements(self, node: ast.Call, ctx: Ctx, depth: int) -> bool:
+        """`sorted(xs)`, `list(xs)`, `reversed(xs)`: a builtin whose result holds xs's elements."""
+        if len(node.args) != 1 or isinstance(node.args[0], ast.Starred) or not isinstance(node.func, ast.Name):
+            return False
+        if node.func.id not in _ELEMENT_COPIES:
+            return False
+        func = self.eval(node.func, ctx, depth + 1)
+        return func is not None and func.kind == "external" and func.name == f"builtins.{node.func.id}"
 
     def _built_element(self, node: ast.expr | None, ctx: Ctx, depth: int) -> Value | None:
         """The elements of `[X(...) for ...]`, `[X(...), Y(...)]`, or either wrapped
@@ -661,6 +736,11 @@ class Inferrer:
         if func.kind == "class":
             return Value("instance", func.name, "local", alts=func.alts)  # (`impl_class()(...)`: either class)
         if func.kind == "function":
+            if node.args and self._overloads(func.name):
+                skip = 1 if func.bound else 0
+                chosen = self._overload_return(func.name, node.args, skip)
+                if chosen is not None:
+                    return chosen
             return self.returns(func.name)
         if func.kind == "external":
             if isinstance(node.func, ast.Attribute) and node.func.attr in _ELEMENT_METHODS:
@@ -692,6 +772,64 @@ class Inferrer:
             call = self.p.member(Symbol("class", func.name), "__call__")
             if call is not None and call.kind == "function":
                 return self.returns(call.name)
+        return None
+
+    def _item(self, base: Value, key: ast.expr, ctx: Ctx, depth: int) -> Value | None:
+        """`obj[key]` calls `type(obj).__getitem__(obj, key)`: the `@overload` whose
+        `Literal[...]` parameter admits a constant key, else what it returns."""
+        found: list[Value] = []
+        for cls in base.each():
+            sym = self.p.member(Symbol("class", cls.name), "__getitem__")
+            if sym is None or sym.kind != "function":
+                continue
+            value = self._overload_return(sym.name, [key], 1) if self._overloads(sym.name) else None
+            value = value or self.returns(sym.name)
+            if value is not None and value.kind == "instance":
+                found.append(value)
+        return merge_classes(found)
+
+    def _dict_item(self, mapping: ast.Dict, key: ast.expr, ctx: Ctx, depth: int) -> Value | None:
+        """`{"a": A(), "b": self.b}[k]`: the value at a constant key, else any of them."""
+        if isinstance(key, ast.Constant):
+            for k, v in zip(mapping.keys, mapping.values, strict=True):
+                if isinstance(k, ast.Constant) and k.value == key.value:
+                    return self.eval(v, ctx, depth)
+            if all(isinstance(k, ast.Constant) for k in mapping.keys):
+                return None  # (a KeyError)
+        found = [v for e in mapping.values for v in [self.eval(e, ctx, depth)] if v is not None and v.kind == "instance"]
+        return merge_classes(found) if len(found) == len(mapping.values) else None
+
+    def _overloads(self, func: str) -> list[FuncDef]:
+        """The `@typing.overload` signatures declared for `func`, in source order."""
+        found = self._overload_memo.get(func)
+        if found is None:
+            fd = self.p.functions.get(func)
+            found = [] if fd is None else [
+                FuncDef(fd.module, fn, fd.path) for fn in self.p.modules[fd.module].functions
+                if fn.qualname == fd.fact.qualname and fn is not fd.fact
+                and any(d.rpartition(".")[2] == "overload" for d in fn.decorators)
+            ]
+            self._overload_memo[func] = found
+        return found
+
+    def _overload_return(self, func: str, args: list[ast.expr], skip: int) -> Value | None:
+        """The return type of the first overload the arguments match, judged by
+        the constant arguments against `Literal[...]` parameters (others match)."""
+        for ov in self._overloads(func):
+            params = [p for p in ov.fact.params if p.kind in ("positional_only", "positional")][skip:]
+            fits, decided = True, False
+            for arg, prm in zip(args, params, strict=False):
+                allowed = _literal_values(self.p.parser.parse(prm.annotation) if prm.annotation else None)
+                if allowed is None:
+                    continue
+                if not isinstance(arg, ast.Constant):
+                    return None  # a Literal parameter and a key not known: the overloads cannot choose
+                decided = True
+                fits = fits and arg.value in allowed
+            if fits and ov.fact.returns:
+                if not decided:
+                    return None  # (the catch-all overload: as good as the implementation)
+                return self.annotation(ov.fact.returns, ov.module, _parent(ov.fact.qualname), "return")
         return None
 
     def super_class(self, node: ast.Call, ctx: Ctx, depth: int) -> str | None:
@@ -737,6 +875,17 @@ _MAPPINGS = frozenset(["Dict", "dict", "Mapping", "MutableMapping", "OrderedDict
 _ELEMENT_METHODS = frozenset({"pop", "popleft", "get", "setdefault"})
 # Calls that build a sequence from the list they are given.
 _SEQUENCE_BUILDERS = frozenset({"ModuleList", "Sequential", "list", "tuple", "deque"})
+# Builtins that call a function argument on the elements of an iterable argument:
+# name -> (the function's position or keyword, the iterable's position, the
+# parameter that receives each element). `reduce(f, xs)` calls `f(acc, x)`.
+_ELEMENT_CALLERS: dict[str, tuple[int | str, int, int]] = {
+    "builtins.map": (0, 1, 0), "builtins.filter": (0, 1, 0), "itertools.filterfalse": (0, 1, 0),
+    "itertools.takewhile": (0, 1, 0), "itertools.dropwhile": (0, 1, 0), "functools.reduce": (0, 1, 1),
+    "builtins.sorted": ("key", 0, 0), "builtins.min": ("key", 0, 0), "builtins.max": ("key", 0, 0),
+    "heapq.nsmallest": ("key", 1, 0), "heapq.nlargest": ("key", 1, 0),
+}
+_ELEMENT_COPIES = frozenset({"sorted", "list", "tuple", "reversed", "set", "frozenset", "iter"})
+_ELEMENT_CALLER_NAMES = frozenset(n.rpartition(".")[2] for n in _ELEMENT_CALLERS)
 
 
 def _element_annotation(node: ast.expr | None, depth: int = 0, *, item: bool = False) -> str | None:
@@ -768,6 +917,14 @@ def _element_annotation(node: ast.expr | None, depth: int = 0, *, item: bool = F
     if item and last in _MAPPINGS:
         return ast.unparse(args[1]) if len(args) == 2 else None
     return ast.unparse(args[0])
+
+
+def _literal_values(node: ast.expr | None) -> list[object] | None:
+    """The constants of a `Literal[...]` annotation (`typing.Literal["a", "b"]`), else None."""
+    if not isinstance(node, ast.Subscript) or (dotted_name(node.value) or "").rpartition(".")[2] != "Literal":
+        return None
+    elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    return [e.value for e in elts if isinstance(e, ast.Constant)]
 
 
 def _is_super_call(node: ast.expr) -> bool:
