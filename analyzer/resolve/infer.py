@@ -91,7 +91,7 @@ class Inferrer:
         self._name_plans: dict[tuple[str, str, str], tuple[_Binding, ...]] = {}
         self._bindings_by_class: dict[str, dict[str, list[Assignment]]] = {}
         self._lambda_sources_by_module: dict[str, dict[tuple[str, str], tuple[str, str]]] = {}
-        self._overload_memo: dict[str, list[FuncDef]] = {}
+        self._overloads_by_module: dict[str, dict[str, list[FuncDef]]] = {}
 
     # -- entry points -------------------------------------------------------
 
@@ -801,16 +801,17 @@ class Inferrer:
 
     def _overloads(self, func: str) -> list[FuncDef]:
         """The `@typing.overload` signatures declared for `func`, in source order."""
-        found = self._overload_memo.get(func)
-        if found is None:
-            fd = self.p.functions.get(func)
-            found = [] if fd is None else [
-                FuncDef(fd.module, fn, fd.path) for fn in self.p.modules[fd.module].functions
-                if fn.qualname == fd.fact.qualname and fn is not fd.fact
-                and any(d.rpartition(".")[2] == "overload" for d in fn.decorators)
-            ]
-            self._overload_memo[func] = found
-        return found
+        fd = self.p.functions.get(func)
+        if fd is None:
+            return []
+        by_name = self._overloads_by_module.get(fd.module)
+        if by_name is None:
+            by_name = self._overloads_by_module[fd.module] = {}
+            for fn in self.p.modules[fd.module].functions:
+                if fn.decorators and any(d.endswith("overload") for d in fn.decorators):
+                    by_name.setdefault(fn.qualname, []).append(FuncDef(fd.module, fn, fd.path))
+        found = by_name.get(fd.fact.qualname)
+        return [ov for ov in found if ov.fact is not fd.fact] if found else []
 
     def _overload_return(self, func: str, args: list[ast.expr], skip: int) -> Value | None:
         """The return type of the first overload the arguments match, judged by
