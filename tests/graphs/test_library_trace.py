@@ -43,12 +43,15 @@ def test_markdown_it_trace_against_the_static_graph() -> None:
     # imprecision: one `Rule.fn` field serves the three parsers' rulers (the flow
     # stage has no per-object fields) and `getRules(chain)` picks rules by a key
     # computed from each rule's `alt` list.
-    assert rep["recall"] >= 0.95
-    assert by["indirect"]["recall"] >= 0.85  # type: ignore[index]
-    assert by["implicit"]["recall"] >= 0.9  # type: ignore[index]
-    assert rep["executed_site_precision"] >= 0.85
-    assert rep["ran_callee_precision"] >= 0.87
+    # (0.967, 0.875, 1.0, 0.862 of 269, 0.882 of 263 on 8a2aa86; `md["block"].ruler`
+    # now types through `__getitem__`'s Literal overload, so no method guess is left.)
+    assert rep["recall"] >= 0.96
+    assert by["indirect"]["recall"] >= 0.87  # type: ignore[index]
+    assert by["implicit"]["recall"] >= 0.95  # type: ignore[index]
+    assert rep["executed_site_precision"] >= 0.86
+    assert rep["ran_callee_precision"] >= 0.88
     assert by["direct"]["recall"] == 1.0  # type: ignore[index]
+    assert by["method"]["executed_site_precision"] == 1.0  # type: ignore[index]
     assert rep["by_cause"]["named call"]["ran_callee_precision"] == 1.0  # type: ignore[index]
 
 
@@ -61,11 +64,26 @@ def test_jinja2_trace_against_the_static_graph() -> None:
     # Floors at today's figures. Executed-site precision (0.58) counts every
     # override a virtual call may reach that this one run did not take (`node.as_const`
     # over all Expr subclasses); over callees that ran at all it is about 0.89.
-    assert rep["recall"] >= 0.95
-    assert rep["ran_callee_precision"] >= 0.88
-    assert causes["iteration/generator"]["recall"] >= 0.9  # type: ignore[index]
+    # (0.964, 0.582 of 978, 0.893 of 637 on 8a2aa86: the preprocess lambda's
+    # parameter is now typed by what `reduce` walks, not guessed by method name.)
+    assert rep["recall"] >= 0.96
+    assert rep["executed_site_precision"] >= 0.58
+    assert rep["ran_callee_precision"] >= 0.89
+    assert causes["iteration/generator"]["recall"] >= 0.93  # type: ignore[index]
     # A class called through a variable counts as a constructor (it was filed under
     # dunder/operator, 0.675 of 40, before the construct table learnt that): 45 of 48
     # there; the special methods proper are 3 of 10 (an operand's class often unknown).
-    assert causes["constructor"]["recall"] >= 0.9  # type: ignore[index]
+    assert causes["constructor"]["recall"] >= 0.95  # type: ignore[index]
     assert causes["dunder/operator"]["recall"] >= 0.3  # type: ignore[index]
+
+
+@pytest.mark.slow
+def test_sqlparse_held_out_against_the_static_graph() -> None:
+    """The second held-out library: floors at its blind figures (main 0168720),
+    so a change that loses what it had shows; nothing is tuned on its edges."""
+    pytest.importorskip("sqlparse")
+    rep = library_report("sqlparse")
+    assert rep["traced_edges"] > 300
+    assert rep["recall"] >= 0.77
+    assert rep["executed_site_precision"] >= 0.87
+    assert rep["ran_callee_precision"] >= 0.98
