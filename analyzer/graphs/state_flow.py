@@ -26,7 +26,7 @@ from analyzer.index.models import AttributeAccess, CallSite, ModuleFacts
 from analyzer.resolve import CallResolver, Project
 from analyzer.resolve.exprs import dotted_name
 from analyzer.resolve.infer import Ctx
-from analyzer.resolve.models import Value
+from analyzer.resolve.models import Value, immutable
 from analyzer.resolve.project import MODULE_SCOPE, FuncDef, Symbol
 
 WRITE_KINDS = frozenset({"assign", "augassign", "del", "item_assign", "item_del", "mutating_call"})
@@ -54,7 +54,7 @@ _MAY_HOLD_STATE = re.compile(r"\bself\b|\w\.\w+\s*(\.|\[|$)|\]|\[|\w\.\w+\.\w+\s
 _RETURNS_ATTR = re.compile(r"\breturn\b[^\n]*\bself\.")
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class Ann:
     """An annotation text and where to resolve its names."""
 
@@ -63,7 +63,7 @@ class Ann:
     scope: str
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class Obj:
     """What an expression denotes. `place` is (class, attribute) when the object is
     that attribute's value; `via` how it was reached (direct, alias, element);

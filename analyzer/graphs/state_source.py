@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analyzer.index.models import ModuleFacts
+from analyzer.resolve.models import immutable
 from analyzer.resolve.project import FuncDef
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class LoopBinding:
     """`for <target> in <iterable>` (statement or comprehension); `position` is the
     index of `name` in a tuple target (`for rid, req in d.items()`), None when the
@@ -35,7 +36,7 @@ class LoopBinding:
     target: str | None = None  # the whole target list, for an unpacking (`idx, blk`)
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class NameStore:
     """A change of the object a plain name holds: `q[k] = v` (item_assign),
     `del q[k]` (item_del), `q += x` (augassign)."""
@@ -62,7 +63,7 @@ class BodyFacts:
 _EMPTY = BodyFacts()
 # The target list of a `for` (statement or comprehension): names, commas, brackets.
 _LOOP_TARGET = re.compile(r"\bfor\s+([\w\s,()\[\]]+?)\s+in\b")
-_STOP_WORDS = (" if ", " for ", " async for ")
+_STOP_WORDS = (" if ", " for ", " async for ")  # (each starts with a space: `_iterable_text` tests that first)
 
 
 def _loop_headers(text: str, first_line: int) -> list[LoopBinding]:
@@ -105,7 +106,7 @@ def _iterable_text(text: str, start: int) -> str | None:
             if depth == 0:
                 break
             depth -= 1
-        elif depth == 0 and (ch in ":\n#" or any(text.startswith(w, i) for w in _STOP_WORDS)):
+        elif depth == 0 and (ch in ":\n#" or (ch == " " and text.startswith(_STOP_WORDS, i))):
             break
         i += 1
     expr = " ".join(text[start:i].split())
@@ -190,7 +191,7 @@ def name_stores(text: str, name: str, first_line: int) -> list[NameStore]:
     """`name[...] = v`, `del name[...]`, `name += x` in a function's text: a scan of
     its lines, enough for the plain statements these are."""
     out: list[NameStore] = []
-    if not any(f"{name}{op}" in text for op in ("[", " [", " +=", "+=", " |=", " -=")) and f"del {name}" not in text:
+    if not _may_store(text, name):
         return out
     for i, line in enumerate(text.splitlines()):
         if name not in line:
@@ -218,6 +219,21 @@ def name_stores(text: str, name: str, first_line: int) -> list[NameStore]:
 
 
 _AUG = frozenset({"+=", "-=", "|=", "&=", "*="})
+_STORE_TAILS = ("[", " [", " +=", "+=", " |=", " -=")
+
+
+def _may_store(text: str, name: str) -> bool:
+    """`name` followed by one of _STORE_TAILS somewhere in the text, or `del name`:
+    one scan for the name's occurrences instead of one per tail."""
+    if f"del {name}" in text:
+        return True
+    n = len(name)
+    i = text.find(name)
+    while i >= 0:
+        if text.startswith(_STORE_TAILS, i + n):
+            return True
+        i = text.find(name, i + 1)
+    return False
 
 
 class SourceReader:

@@ -10,9 +10,9 @@ on a list is not calling a method on X.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 
 from analyzer.resolve.exprs import ExprParser, dotted_name
+from analyzer.resolve.models import immutable
 
 _TRANSPARENT = {"Optional", "Annotated", "ClassVar", "Final", "Required", "NotRequired", "ReadOnly"}
 # A context manager of X is only ever entered (`with cm as x`: an X); its own
@@ -23,7 +23,7 @@ _TYPE_OF = {"type", "Type"}
 _NONE_NAMES = {"None", "NoneType"}
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class TypeRef:
     """A dotted class expression as written (`KVCacheManager`, `mod.Pool`);
     `is_class` when the annotation denotes the class object (`type[X]`)."""

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
 
 from analyzer.index.models import Assignment, Class
 from analyzer.resolve.annotations import annotation_types
 from analyzer.resolve.exprs import dotted_name
-from analyzer.resolve.models import Value, merge_classes
+from analyzer.resolve.models import Value, immutable, merge_classes
 from analyzer.resolve.project import (
     BUILTIN_NAMES,
     MODULE_SCOPE,
@@ -44,7 +43,7 @@ _SELF_TYPES = {"Self", "typing.Self", "typing_extensions.Self"}
 _FROM_ASSIGNMENT = {"local", "return", "symbol", "self"}
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class _Binding:
     """One step of a name's plan (`Inferrer.name`): a class body to look in
     (then go on), or where the name is bound: a parameter, a local's
@@ -61,7 +60,7 @@ class _Binding:
     value: Value | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class Ctx:
     module: str
     scope: str  # module-relative qualname of the innermost function/class body, or <module>

@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 from analyzer.index.models import Assignment, Class, Function, Import, ModuleFacts
 from analyzer.resolve.exprs import ExprParser
 from analyzer.resolve.hierarchy import Hierarchy
+from analyzer.resolve.models import immutable
 
 MODULE_SCOPE = "<module>"
 BUILTIN_NAMES = frozenset(dir(builtins))
 _MAX_DEPTH = 24
 
 
-@dataclass(frozen=True, slots=True)
+@immutable
 class Symbol:
     """A resolved global name. kind: "function" | "class" | "module" | "variable" | "external"."""
 
@@ -159,9 +160,18 @@ class Project:
     def _build_scopes(self, module: str) -> None:
         self._built.add(module)
         facts = self.modules[module]
-        self._scopes.setdefault((module, MODULE_SCOPE), Scope())
+        scopes = self._scopes
+
+        def scope_of(name: str) -> Scope:
+            # (not `setdefault(key, Scope())`: that builds a Scope per import and assignment)
+            found = scopes.get((module, name))
+            if found is None:
+                found = scopes[(module, name)] = Scope()
+            return found
+
+        scope_of(MODULE_SCOPE)
         for imp in facts.imports:
-            sc = self._scopes.setdefault((module, imp.scope), Scope())
+            sc = scope_of(imp.scope)
             bound = import_target(imp, facts)
             if bound is None:
                 base = import_target(
@@ -176,7 +186,7 @@ class Project:
                 continue
             sc.imports[bound[0]] = bound[1]
         for asg in facts.assignments:
-            sc = self._scopes.setdefault((module, asg.scope), Scope())
+            sc = scope_of(asg.scope)
             sc.assignments.setdefault(asg.target, []).append(asg)
         attrs: dict[str, list[Assignment]] = {}
         for asg in facts.module_attributes:
