@@ -132,10 +132,13 @@ def envs_from(items: Iterable[Any]) -> list[EnvEntry]:
 _ENV_LITERAL_RE = re.compile(r"""["']((?:VLLM|SGLANG|SGL)_[A-Z0-9_]*[A-Z0-9])["']""")
 
 
-def env_literals(package_root: Path) -> frozenset[str]:
-    """Env var names the sources spell as string literals (read statically, never imported)."""
+def env_literals(package_root: Path, packages: Iterable[str] = ()) -> frozenset[str]:
+    """Env var names the project's own sources spell as string literals (read statically, never
+    imported). With `packages`, only their folders count: a git pin's CI scripts, tests and
+    examples (`.buildkite/`, `tests/`) set variables the project itself may no longer read."""
     found: set[str] = set()
-    for path in package_root.rglob("*.py"):
+    roots = [package_root / p for p in packages if (package_root / p).is_dir()] or [package_root]
+    for path in (f for root in roots for f in root.rglob("*.py")):
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:

@@ -18,7 +18,8 @@ from analyzer.refs.models import (
     Reference,
 )
 from analyzer.refs.pinview import PinView
-from analyzer.refs.resolve import find_symbol, resolve, resolve_member
+from analyzer.refs.qualify import qualifier
+from analyzer.refs.resolve import find_symbol, resolve, resolve_member, resolve_qualified
 from analyzer.refs.suggest import History, suggest
 
 IgnoreFn = Callable[[Reference], bool]
@@ -60,6 +61,10 @@ def check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str
         findings = [resolve_member(ref, pin) for pin in candidates]
     else:
         findings = [resolve(ref, pin) for pin in candidates]
+        qual = qualifier(ref.text, ref.paragraph) if ref.kind == SYMBOL and ref.origin == "inline" and "." not in ref.target else None
+        if qual is not None:
+            by = {p.pin: p for p in candidates}
+            findings = [resolve_qualified(f, qual, by[f.pin or ""]) if f.status == OK else f for f in findings]
     if ref.tentative and not ref.owner and not any(f.status == OK for f in findings):
         if ref.origin == "inline" and ref.target.isupper():
             # A word in capitals no pin knows: kept aside, judged by its siblings (see below).

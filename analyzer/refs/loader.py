@@ -127,7 +127,7 @@ def build_view(tree: PinnedTree) -> PinView:
         ),
         flags=flags_from(flags),
         envs=envs_from(envs),
-        env_literals=env_literals(root),
+        env_literals=env_literals(root, snapshot.packages or (snapshot.ref.project,)),
         upstream_commit=snapshot.upstream_commit,
         store_commit=snapshot.store_commit,
         tree=str(root),

@@ -29,7 +29,7 @@ from analyzer.refs.symbols import (
 )
 from analyzer.refs.words import SourceWords, load_or_collect
 
-FORMAT_VERSION = 8
+FORMAT_VERSION = 9
 
 __all__ = ["EnvEntry", "FlagEntry", "PinView", "SymbolEntry"]
 

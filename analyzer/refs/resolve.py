@@ -21,6 +21,7 @@ from analyzer.refs.models import (
     Reference,
 )
 from analyzer.refs.pinview import PinView, SymbolEntry
+from analyzer.refs.qualify import Qualifier
 from analyzer.refs.shell import SERVER_COMMANDS
 
 _MAX_BASE_DEPTH = 4
@@ -316,6 +317,46 @@ def resolve_member(ref: Reference, pin: PinView) -> Finding:
         plain.note = "; ".join(x for x in (plain.note, f"not a member of `{ref.owner}`") if x)
         return plain
     return Finding(ref, pin.pin, BROKEN, note=f"`{ref.owner}` has no member `{ref.target}` in {pin.pin}")
+
+
+def _spells(lines: list[str] | None, name: str) -> bool:
+    word = re.compile(rf"(?<![\w]){re.escape(name)}(?![\w])")
+    return lines is not None and any(word.search(line) for line in lines)
+
+
+def resolve_qualified(finding: Finding, qual: Qualifier, pin: PinView) -> Finding:
+    """A bare name the prose gives to a file or a class ("`paged_attn.py` 的 `get_kv_cache_shape()`",
+    "`forward()` of `LlamaModel`"), found defined somewhere in the pin: it stands only when that
+    file or class (or a base) defines it or at least spells it; a same-named method of an
+    unrelated class does not make it current. Unchanged when the pin has no such file or class
+    (the qualifier is then judged as a reference of its own)."""
+    ref = finding.ref
+    name = ref.target
+    if qual.kind == "file":
+        path = qual.name.strip("/")
+        if "/" in path:
+            pkg = package_path(path, pin)
+            files = [pkg] if pkg is not None and pkg in pin.files else [p for p in suffix_matches(path, pin) if p in pin.files]
+        else:
+            files = pin.files_named(path)
+        if not files:
+            return finding
+        for f in files:
+            if _defines(pin, f, name):
+                return Finding(ref, pin.pin, OK, resolved_at=f, note=f"defined in {f}, the file the text names")
+        if any(_spells(pin.read_lines(f), name) for f in files):
+            return finding
+        where = files[0] if len(files) == 1 else f"any of {len(files)} files named {path.rsplit('/', 1)[-1]}"
+        return Finding(ref, pin.pin, BROKEN, note=f"the text gives `{name}` to {qual.name}; {where} has no `{name}` in {pin.pin} (one is defined at {finding.resolved_at})")
+    classes = [e for e in pin.find_symbol(qual.name) if e.kind == "class"]
+    if not classes:
+        return finding
+    found, how = find_symbol(f"{qual.name}.{name}", pin)
+    if found:
+        return Finding(ref, pin.pin, OK, resolved_at=found[0].location, note=how or f"member of `{qual.name}`, the class the text names")
+    if any(_spells(pin.read_lines(c.path), name) for c in classes):
+        return finding
+    return Finding(ref, pin.pin, BROKEN, note=f"the text gives `{name}` to `{qual.name}`, which has no `{name}` in {pin.pin} (one is defined at {finding.resolved_at})")
 
 
 # ----- flags and env vars -----------------------------------------------------

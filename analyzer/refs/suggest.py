@@ -10,12 +10,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from analyzer.refs.commandflags import command_flags
 from analyzer.refs.fuzzy import NamePool, closest
 from analyzer.refs.models import ENV, FLAG, METRIC, PATH, SYMBOL, Reference, Suggestion
 from analyzer.refs.pinview import PinView, SymbolEntry
 from analyzer.refs.resolve import find_symbol, package_path, short_name
+from analyzer.refs.shell import SERVER_COMMANDS
 
 
 @dataclass(slots=True)
@@ -34,7 +36,7 @@ def suggest(ref: Reference, pin: PinView, history: History | None = None) -> lis
     if ref.kind == PATH:
         found = _paths(ref, pin, history)
     elif ref.kind == SYMBOL and ref.fragment_of:
-        found = _fragment_members(ref, pin)
+        found = _fragment_members(ref, pin, history)
     elif ref.kind == SYMBOL:
         found = _symbols(ref, pin, history)
     elif ref.kind == FLAG:
@@ -44,7 +46,7 @@ def suggest(ref: Reference, pin: PinView, history: History | None = None) -> lis
     elif ref.kind == METRIC:
         words = pin.source_words()
         names = sorted(words.metrics) if words is not None else []
-        found = [Suggestion(n, _spelling_confidence(r), "closest metric", None) for n, r in closest(ref.target, names, n=3, cutoff=0.7)]
+        found = [Suggestion(n, _spelling_confidence(r), _spelling_reason("closest metric", r), None) for n, r in closest(ref.target, names, n=3, cutoff=0.7)]
     else:
         found = []
     best: dict[str, Suggestion] = {}
@@ -305,7 +307,9 @@ def _agree(found: list[Suggestion]) -> list[Suggestion]:
     out = []
     for rep, group in by.items():
         best = max(group, key=lambda s: s.confidence)
-        if len({s.reason for s in group}) > 1 and best.confidence >= 0.45:
+        # A closest spelling is no second witness to a file found by its name (`srt/server.py` ->
+        # `srt/rust_server/server.py`, wrong on the labelled corpora): only other rules agree.
+        if len({s.reason for s in group if s.reason != "closest path"}) > 1 and best.confidence >= 0.45:
             best = Suggestion(rep, min(0.95, best.confidence + 0.15), "; ".join(sorted({s.reason for s in group})), best.location)
         out.append(best)
     return out
@@ -353,9 +357,8 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
             for cls in owners[:2]:
                 members = [e.full.rsplit(".", 1)[-1] for e in pin.symbols_under(cls.full)]
                 for name, ratio in closest(last, members, n=2, cutoff=0.6):
-                    # Right about half the time on the labelled corpora (`held_names` -> `owned_names`
-                    # right, `scheduled_requests` -> `add_request` wrong): about 0.5.
-                    out.append(Suggestion(f"{owner}.{name}", round(ratio * 0.8, 2), f"closest member of `{owner}`", None))
+                    why = _spelling_reason(f"closest member of `{owner}`", ratio)
+                    out.append(Suggestion(f"{owner}.{name}", _spelling_confidence(ratio), why, None))
             # The member moved to another class: the class named like the old one first
             # (`AbstractExecutor.profile` -> `Executor.profile`); the member must exist there.
             movers = [e for e in pin.find_symbol(last) if e.kind == "function" and "." in short_name(e, pin)]
@@ -378,7 +381,8 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
             if name.rstrip("s") == last.rstrip("s"):
                 out.append(Suggestion(name, 0.85, "singular/plural of the same name", None))
             else:
-                out.append(Suggestion(name, round(ratio * 0.5, 2), "closest name", None))
+                # Not even a typo's benefit: `forward_decode` -> `_forward_decode` is another thing.
+                out.append(Suggestion(name, round(_GUESS_WEIGHT * ratio, 2), f"closest name ({GUESS_NOTE})", None))
     if history is not None and not out:
         old_hits, _ = find_symbol(target, history.old)
         if old_hits:
@@ -386,20 +390,20 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
     return [s for s in out if s.confidence > 0 or s.reason.endswith("removed")]
 
 
-def _fragment_members(ref: Reference, pin: PinView) -> list[Suggestion]:
-    """A method a quoted method calls on `self`, gone: the closest member of the class that
-    defines the quoted method (about half right, as for any closest member)."""
+def _fragment_members(ref: Reference, pin: PinView, history: History | None) -> list[Suggestion]:
+    """A method a quoted method calls on `self`, gone: judged as `Owner.member` on the class that
+    defines the quoted method, so a member that moved to a class of its own (`Scheduler.x` ->
+    `SchedulerRequestReceiver.x`) is found as for any member; a member of the same class is
+    written as the text wrote it, without the class."""
     assert ref.fragment_of is not None
-    out: list[Suggestion] = []
     for entry in pin.find_symbol(ref.fragment_of):
         if entry.kind != "function" or "." not in entry.parent:
             continue
         owner = entry.parent.rsplit(".", 1)[-1]
-        members = [e.full.rsplit(".", 1)[-1] for e in pin.symbols_under(entry.parent)]
-        for name, ratio in closest(ref.target, members, n=2, cutoff=0.6):
-            out.append(Suggestion(name, round(ratio * 0.8, 2), f"closest member of `{owner}`", None))
-        break
-    return out
+        found = _symbols(replace(ref, target=f"{owner}.{ref.target}", fragment_of=None), pin, history)
+        prefix = owner + "."
+        return [replace(s, replacement=s.replacement.removeprefix(prefix)) for s in found]
+    return []
 
 
 def _nearness(old: list[str], new: list[str]) -> tuple[int, int]:
@@ -508,27 +512,48 @@ def _flag_variants(flag: str) -> list[tuple[str, str]]:
     return [(f"--enable-{stem}", "gained an `--enable-` prefix")]
 
 
+def _flag_pool(ref: Reference, pin: PinView) -> tuple[dict[str, str | None], bool]:
+    """(flag -> where it is defined, whether these are the server's flags) for the command the
+    passage runs: a benchmark's flag is replaced by one of the benchmark's own, never the server's."""
+    server = {name: entry.defined_at for name, entry in pin.flag_map.items()}
+    if ref.command and ref.command not in SERVER_COMMANDS:
+        parser = command_flags(pin, ref.command)
+        if parser is None:
+            return {}, False
+        where = parser.module.replace(".", "/") + ".py"
+        own: dict[str, str | None] = dict.fromkeys(parser.flags, where)
+        return ({**server, **own} if parser.server else own), False
+    return server, True
+
+
 def _flags(ref: Reference, pin: PinView, history: History | None) -> list[Suggestion]:
     flag = ref.target
     out: list[Suggestion] = []
-    if "_" in flag and flag.replace("_", "-") in pin.flag_map:
-        out.append(Suggestion(flag.replace("_", "-"), 0.9, "dashes, not underscores", pin.flag_map[flag.replace("_", "-")].defined_at))
+    pool, is_server = _flag_pool(ref, pin)
+    if "_" in flag and flag.replace("_", "-") in pool:
+        out.append(Suggestion(flag.replace("_", "-"), 0.9, "dashes, not underscores", pool[flag.replace("_", "-")]))
     for spelling, why in _flag_variants(flag):
         base = spelling.replace("--no-", "--", 1) if spelling.startswith("--no-") else spelling
-        if base in pin.flag_map:
-            out.append(Suggestion(spelling, 0.85, why, pin.flag_map[base].defined_at))
-    if history is not None:
+        if base in pool:
+            out.append(Suggestion(spelling, 0.85, why, pool[base]))
+    if history is not None and is_server:
         old = history.old.flag_map.get(flag)
         if old is not None and old.dest:
             for entry in pin.flags:
                 if entry.dest == old.dest:
                     out.append(Suggestion(entry.flag, 0.9, f"same destination `{old.dest}`", entry.defined_at))
-    for name, ratio in closest(flag, pin.flag_map.keys(), n=3, cutoff=0.7):
-        out.append(Suggestion(name, _spelling_confidence(ratio), "closest flag", pin.flag_map[name].defined_at))
-    reordered = [name for name in pin.flag_map if name != flag and _same_words(flag, name)]
+    for name, ratio in closest(flag, pool.keys(), n=3, cutoff=0.7):
+        out.append(Suggestion(name, _spelling_confidence(ratio), _spelling_reason("closest flag", ratio), pool[name]))
+    reordered = [name for name in pool if name != flag and _same_words(flag, name)]
     if len(reordered) == 1:
         # `--cuda-graph-max-batch-size` -> `--max-cudagraph-capture-size`: the words rearranged.
-        out.append(Suggestion(reordered[0], 0.5, "mostly the same words in another order", pin.flag_map[reordered[0]].defined_at))
+        out.append(Suggestion(reordered[0], 0.5, "mostly the same words in another order", pool[reordered[0]]))
+    words = flag.lstrip("-").replace("_", "-")
+    qualified = [name for name in pool if name.startswith("--") and name.endswith("-" + words)] if len(flag) > 2 and flag.startswith("--") else []
+    if len(qualified) == 1:
+        # `--impl` for `--model-impl`: the option's last words, its qualifier left out (argparse
+        # takes prefixes only, so the short form fails). One option ends so: that one.
+        out.append(Suggestion(qualified[0], 0.6, "the one option whose last words these are (its qualifier left out)", pool[qualified[0]]))
     return out
 
 
@@ -547,9 +572,23 @@ def _same_words(old: str, new: str) -> bool:
     return min(covered_a, covered_b) >= 0.75
 
 
+# Calibration (benchmarks/check_real_docs.py on the labelled parts dev, heldout, heldout2 and
+# heldout3; heldout4 is the blind check of it): a name that is merely spelled like the missing one,
+# with no other evidence of a move, named the labelled new home 0 times in 39 (closest names 0/25,
+# members 0/6, flags 0/4, env vars 0/4): such a thing is usually gone. Offered below 0.3, and said.
+_GUESS_WEIGHT = 0.25
+GUESS_NOTE = "no evidence of a move; likely gone"
+# A near-identical spelling (one letter: a typo) is likelier; the corpora hold none to measure it.
+_TYPO_RATIO = 0.92
+
+
 def _spelling_confidence(ratio: float) -> float:
     """A near-identical spelling (a typo, one letter) is likely; a merely similar name rarely is."""
-    return round(0.7 * ratio, 2) if ratio >= 0.92 else round(0.55 * ratio, 2)
+    return round(0.7 * ratio, 2) if ratio >= _TYPO_RATIO else round(_GUESS_WEIGHT * ratio, 2)
+
+
+def _spelling_reason(what: str, ratio: float) -> str:
+    return what if ratio >= _TYPO_RATIO else f"{what} ({GUESS_NOTE})"
 
 
 # ----- env vars ----------------------------------------------------------------
@@ -563,5 +602,5 @@ def _envs(ref: Reference, pin: PinView, _history: History | None) -> list[Sugges
         if name.startswith(old) and (swapped := new + name[len(old):]) in pin.env_map:
             out.append(Suggestion(swapped, 0.85, f"prefix `{old}` became `{new}`", pin.env_map[swapped].defined_at))
     for cand, ratio in closest(name, pin.env_map.keys(), n=3, cutoff=0.7):
-        out.append(Suggestion(cand, _spelling_confidence(ratio), "closest env var", pin.env_map[cand].defined_at))
+        out.append(Suggestion(cand, _spelling_confidence(ratio), _spelling_reason("closest env var", ratio), pin.env_map[cand].defined_at))
     return out
