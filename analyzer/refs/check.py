@@ -54,6 +54,8 @@ def check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str
         probe = ref.target.split(".", 1)[0] if ref.doc_defined else ref.scope
         if not any(find_symbol(probe or "", pin)[0] for pin in candidates):
             return []
+    if ref.spelled:
+        return [f for pin in candidates if (f := _spelled(ref, pin)) is not None]
     if ref.fragment_of:
         findings = [f for pin in candidates if (f := _fragment_member(ref, pin)) is not None]
         return [_with_suggestions(f, next(p for p in candidates if p.pin == f.pin), (histories or {}).get(f.pin or "")) for f in findings]
@@ -227,12 +229,39 @@ def check_references(refs: Iterable[Reference], pins: Sequence[PinView], histori
     return _enum_siblings(_mirrors(findings), pins)
 
 
+def _spelled(ref: Reference, pin: PinView) -> Finding | None:
+    """An attribute or keyword of quoted code (see `Reference.spelled`): broken when the pin's
+    sources never spell one of its names and the code is the project's (the quoted method is a
+    method of the project's class, the keyword's callable resolves); else nothing to say."""
+    if not _quotes_project(ref, pin):
+        return None
+    parts = ref.text.split(".")[1:] if "." in ref.text else [ref.target]
+    missing = [p for p in parts if not p.startswith("__") and pin.mentions(p) is False]
+    if not missing:
+        return None
+    where = f"keyword of `{ref.callee}`" if ref.callee else f"in the quoted `{ref.fragment_of}`"
+    return Finding(ref, pin.pin, BROKEN, note=f"`{missing[0]}` ({where}) is neither defined nor used anywhere in {pin.pin}'s sources: removed, or never there")
+
+
+def _quotes_project(ref: Reference, pin: PinView) -> bool:
+    """Whether the code holding a `spelled` name is the pin's: its callable resolves, its quoted
+    method is a method of one of the pin's classes."""
+    if ref.callee is not None and not find_symbol(ref.callee, pin)[0]:
+        return False
+    return ref.fragment_of is None or bool(_fragment_classes(ref.fragment_of, pin))
+
+
+def _fragment_classes(method: str, pin: PinView) -> list[str]:
+    """The project's classes that define a method a snippet quotes on its own."""
+    classes = sorted({e.parent for e in pin.find_symbol(method) if e.kind == "function" and e.parent and "." in e.parent})
+    return [c for c in classes if any(k.kind == "class" for k in pin.table.named(c))]
+
+
 def _fragment_member(ref: Reference, pin: PinView) -> Finding | None:
     """A quoted method, or a method it calls on `self`, on the project's classes that define the
     quoted method; None when none does (the author's own code)."""
     assert ref.fragment_of is not None
-    classes = sorted({e.parent for e in pin.find_symbol(ref.fragment_of) if e.kind == "function" and e.parent and "." in e.parent})
-    classes = [c for c in classes if any(k.kind == "class" for k in pin.table.named(c))]
+    classes = _fragment_classes(ref.fragment_of, pin)
     if not classes:
         return None
     for cls in classes:
@@ -254,8 +283,11 @@ def _mirrors(findings: list[Finding]) -> list[Finding]:
             groups.setdefault((f.ref.mirror, f.pin), []).append(f)
     drop: set[int] = set()
     for group in groups.values():
-        ok = sum(f.status == OK for f in group)
-        if ok < 2 or ok * 2 < len(group):
+        # Attributes and keywords judged by spelling (`Reference.spelled`) do not vote: the
+        # snippet's own methods and `self.x()` calls say whether it quotes the project's class.
+        voters = [f for f in group if not f.ref.spelled]
+        ok = sum(f.status == OK for f in voters)
+        if ok < 2 or ok * 2 < len(voters):
             drop.update(id(f) for f in group if f.status != OK)
     return [f for f in findings if id(f) not in drop]
 
@@ -269,6 +301,17 @@ def check_upgrade(refs: Iterable[Reference], old: PinView, new: PinView, history
             continue
         if (ref.doc_defined or ref.scope) and not find_symbol((ref.target.split(".", 1)[0] if ref.doc_defined else ref.scope) or "", old)[0]:
             continue  # the author's own code
+        if ref.spelled:
+            # Quoted code's attribute or keyword: broke when the new sources stopped spelling it.
+            if not _quotes_project(ref, old) or _spelled(ref, old) is not None:
+                continue
+            after = _spelled(ref, new)
+            if after is None:
+                continue
+            after.previous_status, after.framework = OK, new.project
+            after.note = f"spelled in {old.pin}'s sources; {after.note}"
+            findings.append(after)
+            continue
         if ref.fragment_of:
             # A quoted method and what it calls on `self`: on the class that defines it.
             was = _fragment_member(ref, old)

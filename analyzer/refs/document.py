@@ -65,12 +65,40 @@ def dotted(node: ast.expr) -> str | None:
     return ".".join(reversed(parts))
 
 
+# How many lines of prose (a note, an emoji line, a stray fence) a snippet may lose before it is
+# read line by line instead.
+_MAX_REPAIRS = 8
+
+
+def _repaired(content: str) -> ast.Module | None:
+    """The snippet parsed with the few lines that break it blanked: real notes paste a line of
+    prose or an output marker into a quoted method, and the method around it is still code."""
+    lines = content.splitlines()
+    if any(line.lstrip().startswith(">>>") for line in lines):
+        return None  # an interpreter session: read line by line
+    # Only a few lines, and a small share of the snippet: more is not code with notes in it.
+    budget = min(_MAX_REPAIRS, sum(1 for line in lines if line.strip()) // 4)
+    for _ in range(budget + 1):
+        try:
+            return ast.parse("\n".join(lines))
+        except SyntaxError as exc:
+            bad = (exc.lineno or 0) - 1
+            if not 0 <= bad < len(lines) or not lines[bad].strip():
+                return None
+            lines[bad] = ""  # blank, so line numbers stay those of the document
+    return None
+
+
 def parse_snippet(content: str) -> list[tuple[int, ast.Module]]:
-    """(line offset, tree) pairs: the whole snippet, or, when `...` placeholders or prompts
-    break it, each line that parses on its own."""
+    """(line offset, tree) pairs: the whole snippet; when a few lines of prose break it, the
+    snippet without them; else, when `...` placeholders or prompts break it, each line that
+    parses on its own."""
     try:
         return [(0, ast.parse(content))]
     except SyntaxError:
+        repaired = _repaired(content)
+        if repaired is not None:
+            return [(0, repaired)]
         trees = []
         for i, raw in enumerate(content.splitlines()):
             try:

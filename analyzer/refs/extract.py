@@ -10,8 +10,10 @@ the bodies of mkdocs admonitions (`!!! note`), read as Markdown.
 from __future__ import annotations
 
 import ast
+import io
 import posixpath
 import re
+import tokenize
 from dataclasses import dataclass, field, replace
 
 from markdown_it import MarkdownIt
@@ -114,6 +116,8 @@ class _Pending:
     mirror: str | None = None
     subject: str | None = None
     fragment_of: str | None = None
+    spelled: bool = False
+    callee: str | None = None
 
 
 @dataclass(slots=True)
@@ -168,6 +172,8 @@ class _Walker:
                     in_error=p.in_error,
                     mirror=p.mirror,
                     fragment_of=p.fragment_of,
+                    spelled=p.spelled,
+                    callee=p.callee,
                     subject=p.subject or title,
                     paragraph=paragraph,
                     context=self.facts.words,
@@ -354,14 +360,42 @@ class _Walker:
                 reason = f"command {ref.command}" if ref.command else "text"
                 found = Classified(ref.kind, ref.target, ref.framework, reason)
                 pending.append(_Pending(line, col, ref.text, found, 0, "fence", ref.command))
+        if lang in PYTHON_LANGS or lang in SHELL_LANGS:
+            taken = {(p.line, p.text) for p in pending}
+            pending.extend(p for p in self._comment_paths(content, first, lang in PYTHON_LANGS) if (p.line, p.text) not in taken)
         if lang in TEXT_LANGS:
             taken = {(p.line, p.text) for p in pending}
             pending.extend(p for p in self._text(content, first) if (p.line, p.text) not in taken)
         self._emit(pending, "", content if lang in TEXT_LANGS else "")
 
+    def _comment_paths(self, content: str, first: int, python: bool) -> list[_Pending]:
+        """`# vllm/attention/ops/paged_attn.py:94-112` above quoted code: where it came from.
+        Only paths that start at a project's package (a comment's `utils.py` may be the
+        reader's own file)."""
+        comments: list[tuple[int, int, str]] = []  # (0-based line, column, text)
+        try:
+            if not python:
+                raise SyntaxError  # a shell comment starts a line
+            for tok in tokenize.generate_tokens(io.StringIO(content).readline):
+                if tok.type == tokenize.COMMENT:
+                    comments.append((tok.start[0] - 1, tok.start[1], tok.string))
+        except (SyntaxError, tokenize.TokenError):
+            comments = [(i, raw.index("#"), raw.strip()) for i, raw in enumerate(content.splitlines()) if raw.lstrip().startswith("#")]
+        out = []
+        for index, _, comment in comments:
+            line = first + index
+            for m in _TEXT_PATH_RE.finditer(comment):
+                found = classify_path(m.group(0))
+                if found is not None and found.kind == PATH and found.framework is not None:
+                    out.append(_Pending(line, self._col(line, m.group(0)), m.group(0), found, 0, "fence"))
+        return out
+
     def _text(self, content: str, first: int) -> list[_Pending]:
-        """Names written the way code is written, in a text block or a diagram."""
+        """Names written the way code is written, in a text block or a diagram. The calls of one
+        block are judged together (`mirror`): when most of them, and at least two, are the
+        project's, one its sources never spell is stale; else the block is the author's."""
         out: list[_Pending] = []
+        group = f"{self.file}:{first}:text"
         for i, raw in enumerate(content.splitlines()):
             line = first + i
             if raw.lstrip().startswith(("$ ", "# ", "pip ", "curl ")):
@@ -379,9 +413,14 @@ class _Walker:
             for m in _TEXT_CALL_RE.finditer(raw):
                 name = m.group(1)
                 root = name.split(".", 1)[0]
-                if not free(*m.span(1)) or root in FOREIGN_ROOTS or root in BUILTINS or root in FOREIGN_NAMES:
+                if not free(*m.span(1)) or (root in FOREIGN_ROOTS and root != "self") or root in BUILTINS or root in FOREIGN_NAMES:
                     continue
-                if root in self.facts.instances:
+                if root == "self" and name.count(".") == 1:
+                    # `self.recv_requests()` in a call flow: the method, by its name.
+                    found = Classified(SYMBOL, name.split(".", 1)[1], None, "", tentative=True)
+                elif root == "self":
+                    continue
+                elif root in self.facts.instances:
                     owner = self.facts.instances[root].rsplit(".", 1)[-1]
                     found = Classified(SYMBOL, f"{owner}.{name.split('.', 1)[1]}", None, f"`{root}` is a `{owner}`")
                 elif CLASSNAME_RE.match(root) or root in ROOTS:
@@ -393,7 +432,13 @@ class _Walker:
                     continue
                 spans.append(m.span(1))
                 on_tree = bool(_TREE_LINE_RE.search(raw)) and "." not in name
-                out.append(_Pending(line, m.start(1), name + "()", found, 0, "fence", doc_defined=root in self.facts.defined, diagram=on_tree))
+                voted = found.tentative and not on_tree and root not in self.facts.defined
+                out.append(
+                    _Pending(
+                        line, m.start(1), name + "()", found, 0, "fence", doc_defined=root in self.facts.defined,
+                        diagram=on_tree or voted, mirror=group if voted else None,
+                    )
+                )
             for m in _TEXT_DOTTED_RE.finditer(raw):
                 if not free(*m.span(1)) or m.group(1).split(".", 1)[0] in FOREIGN_NAMES:
                     continue
@@ -438,7 +483,9 @@ class _Walker:
                 out.extend(self._python_stmt(top, scope, first + base))
                 if isinstance(top, ast.FunctionDef | ast.AsyncFunctionDef):
                     out.extend(self._fragment(top, first + base))
-        return out
+        # A keyword both of a project call and of a quoted method: once, as the method's.
+        quoted = {(p.line, p.text) for p in out if p.spelled and p.fragment_of}
+        return [p for p in out if not (p.spelled and not p.fragment_of and (p.line, p.text) in quoted)]
 
     def _fragment(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, first: int) -> list[_Pending]:
         """`def event_loop_normal(self): ... self.get_next_batch_to_run()`: a method quoted without
@@ -460,10 +507,55 @@ class _Walker:
             out.append(_Pending(line, self._col(line, name), name, found, 0, "fence", mirror=group, fragment_of=fn.name))
 
         add(fn.lineno, fn.name)
+        calls: set[int] = set()
         for node in ast.walk(fn):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) and node.func.value.id == "self":
                 add(node.lineno, node.func.attr)
+                calls.add(id(node.func))
+        out.extend(self._quoted_names(fn, group, calls, first))
         return out
+
+    def _quoted_names(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, group: str, calls: set[int], first: int) -> list[_Pending]:
+        """Attributes (`batch.launch_done`, `self.tp_worker.cur_sampling_info`) and keywords
+        (`ScheduleBatch(next_batch_sampling_info=...)`) of a quoted method: the types of its
+        objects are unknown, but every name in it was the project's code, so one the sources no
+        longer spell anywhere is stale (judged in `check`, only when the method is the project's)."""
+        out: list[_Pending] = []
+        seen: set[tuple[int, str]] = set()
+        inner: set[int] = set()  # `self.tp_worker` inside `self.tp_worker.cur_sampling_info`
+
+        def add(lineno: int, text: str, target: str) -> None:
+            line = first + lineno - 1
+            if (line, text) in seen:
+                return
+            seen.add((line, text))
+            found = Classified(SYMBOL, target, None, "a name in a quoted method", tentative=True)
+            out.append(_Pending(line, self._col(line, text), text, found, 0, "fence", mirror=group, fragment_of=fn.name, spelled=True))
+
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Attribute):
+                inner.add(id(node.value))
+                if id(node) in inner or id(node) in calls:
+                    continue
+                name = dotted(node)
+                if name is None or not self._own_object(name.split(".", 1)[0]):
+                    continue
+                add(node.lineno, name, name.rsplit(".", 1)[1])
+            elif isinstance(node, ast.Call):
+                callee = dotted(node.func)
+                if callee is None or not self._own_object(callee.split(".", 1)[0]):
+                    continue
+                for kw in node.keywords:
+                    if kw.arg is not None:
+                        add(getattr(kw, "lineno", node.lineno), kw.arg, kw.arg)
+        return out
+
+    def _own_object(self, root: str) -> bool:
+        """A name a quoted method's code holds that is not the standard library's or a
+        dependency's (`self`, `batch`, `ScheduleBatch`, not `torch`, `threading`, `len`)."""
+        if root == "self":
+            return True
+        return not (root in self.facts.foreign or root in FOREIGN_ROOTS or root in FOREIGN_NAMES or root in BUILTINS)
 
     def _python_stmt(self, top: ast.stmt, scope: str | None, first: int) -> list[_Pending]:
         out: list[_Pending] = []
@@ -522,6 +614,8 @@ class _Walker:
                 name = dotted(node.func)
                 if name and (hit := self._code_name(name)) is not None:
                     add(node.lineno, name, hit, doc_defined=name.split(".", 1)[0] in self.facts.defined)
+                    if not hit.tentative and name.split(".", 1)[0] not in self.facts.defined:
+                        out.extend(self._keywords(node, hit, scope, first, seen))
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
                 name = dotted(node)
                 if name and CLASSNAME_RE.match(name.split(".", 1)[0]) and (hit := self._code_name(name)) is not None:
@@ -530,6 +624,21 @@ class _Walker:
                 for sub in ast.walk(node.annotation):
                     if isinstance(sub, ast.Name) and CLASSNAME_RE.match(sub.id) and (hit := self._code_name(sub.id)) is not None:
                         add(sub.lineno, sub.id, hit, doc_defined=sub.id in self.facts.defined)
+        return out
+
+    def _keywords(self, call: ast.Call, callee: Classified, scope: str | None, first: int, seen: set[tuple[int, str]]) -> list[_Pending]:
+        """`Scheduler(..., dp_balance_meta=x)`: a keyword passed to the project's class or function
+        is a name the project must spell (a parameter, a field); judged by spelling in `check`."""
+        out = []
+        for kw in call.keywords:
+            if kw.arg is None:
+                continue
+            line = first + getattr(kw, "lineno", call.lineno) - 1
+            if (line, kw.arg) in seen:
+                continue
+            seen.add((line, kw.arg))
+            found = Classified(SYMBOL, kw.arg, callee.framework, f"keyword of `{callee.target}`", tentative=True)
+            out.append(_Pending(line, self._col(line, kw.arg + "="), kw.arg, found, 0, "fence", scope=scope, spelled=True, callee=callee.target))
         return out
 
     def _code_name(self, name: str) -> Classified | None:

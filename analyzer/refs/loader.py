@@ -23,6 +23,7 @@ from analyzer.refs.build import (
 )
 from analyzer.refs.config import RefsError
 from analyzer.refs.pinview import FORMAT_VERSION, PinView
+from analyzer.refs.words import FORMAT as WORDS_FORMAT
 from analyzer.settings import Settings
 from analyzer.snapshots import (
     SnapshotError,
@@ -42,7 +43,8 @@ def view_cache_path(settings: Settings, pin: str) -> Path:
 def words_cache_path(settings: Settings, pin: str, store_commit: str | None) -> Path:
     """The identifiers of one stored snapshot (`words.py`): keyed by its store commit, so a git
     pin re-fetched to a new commit collects them again."""
-    return settings.cache_dir / "refs" / "words" / f"{pin}.{(store_commit or 'none')[:12]}.json"
+    # The format is in the name, so checkouts of different formats sharing a cache keep their own.
+    return settings.cache_dir / "refs" / "words" / f"{pin}.{(store_commit or 'none')[:12]}.w{WORDS_FORMAT}.json"
 
 
 def _cached(path: Path) -> PinView | None:

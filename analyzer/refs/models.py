@@ -80,6 +80,12 @@ class Reference:
     # A method quoted on its own (`def event_loop_normal(self):`): the name of that method, for
     # the method itself and for the `self.x()` it calls, checked on the project's class that has it.
     fragment_of: str | None = None
+    # Quoted code's attribute or keyword (`batch.launch_done` in a quoted method, `x=` passed to
+    # the project's class): judged by spelling alone. A name the pin's sources never spell is
+    # stale; one they spell says nothing (its owner's type is unknown).
+    spelled: bool = False
+    # For a keyword: the project's callable it is passed to, which must resolve at the pin.
+    callee: str | None = None
     # The paragraph's Markdown, for a replacement the text names itself ("use `X` instead").
     paragraph: str = field(default="", compare=False, repr=False)
     # Lower-cased words of the whole document (one set shared by its references): picks,

@@ -27,7 +27,7 @@ _RETIRED_RE = re.compile(r"\b(?:has been removed|was removed|is removed|no longe
 # name they build at run time (`f"vllm:{name}"`, `"vllm:" + name`).
 _METRIC_RE = re.compile(r"[\"'](?P<name>(?:vllm|sglang):[A-Za-z_][A-Za-z0-9_]*)[\"']")
 _BUILT_METRIC_RE = re.compile(r"f[\"'](?:vllm|sglang):\{|[\"'](?:vllm|sglang):[\"']\s*\+")
-FORMAT = 3
+FORMAT = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +62,7 @@ def collect(roots: list[Path]) -> SourceWords:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        words.update(_WORD_RE.findall(text))
+        words.update(_code_words(text) if path.suffix in {".py", ".pyi"} else _WORD_RE.findall(text))
         if "vllm:" in text or "sglang:" in text:
             metrics.update(_METRIC_RE.findall(text))
             built = built or bool(_BUILT_METRIC_RE.search(text))
@@ -74,6 +74,39 @@ def collect(roots: list[Path]) -> SourceWords:
                 near = " ".join(lines[number : number + 4])
                 (retired if _RETIRED_RE.search(near) else live).add(m.group("name"))
     return SourceWords(frozenset(words), frozenset(retired - live), frozenset(metrics), built)
+
+
+# A string literal that names something (`getattr(cfg, "sliding_window")`, `"vllm.plugins:f"`),
+# unlike a message, a docstring or a key built with a separator (`f"send_tensor/{dst}"`).
+_NAME_STRING_RE = re.compile(r"[A-Za-z_][\w.:-]*")
+
+
+# One pass over a Python file: a comment, a string literal (with its prefix), or a name.
+_PY_TOKEN_RE = re.compile(
+    r"(?P<comment>#[^\n]*)"
+    r"|(?P<prefix>[rRbBuUfF]{0,2})(?P<string>\'\'\'[\s\S]*?\'\'\'|\"\"\"[\s\S]*?\"\"\"|'(?:\\.|[^'\\\n])*'|\"(?:\\.|[^\"\\\n])*\")"
+    r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
+)
+_FIELD_RE = re.compile(r"\{([^{}]*)\}")
+
+
+def _code_words(text: str) -> set[str]:
+    """Identifiers a Python file uses as code: its names (those inside f-strings' fields too),
+    and strings that are names. Comments, docstrings and messages mention things the code no
+    longer has (`# the old paged_attention_v1`), so they do not make a removed name "used in
+    the sources"."""
+    out: set[str] = set()
+    for m in _PY_TOKEN_RE.finditer(text):
+        if m.group("name"):
+            out.add(m.group("name"))
+        elif m.group("string"):
+            body = m.group("string").strip("'\"")
+            if "f" in m.group("prefix").lower():
+                for field in _FIELD_RE.findall(body):
+                    out.update(_WORD_RE.findall(field))
+            elif _NAME_STRING_RE.fullmatch(body):
+                out.update(_WORD_RE.findall(body))
+    return out
 
 
 def load_or_collect(cache: Path, roots: list[Path]) -> SourceWords | None:
