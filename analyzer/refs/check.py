@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 
 from analyzer.refs.classify import OTHER_SYSTEMS_RE, PROJECT_RE
-from analyzer.refs.extract import extract_references, markdown_parser
+from analyzer.refs.extract import alternatives, extract_references, markdown_parser
 from analyzer.refs.models import (
     AMBIGUOUS,
     BROKEN,
@@ -102,6 +102,8 @@ def check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str
 
 
 _CAPS_PENDING = "a word in capitals no pin defines"
+# A class name of two words or more (`P2pNcclConnector`), not a single capitalised word.
+_CLASS_WORDS_RE = re.compile(r"_*(?=[A-Z][A-Za-z0-9]*[a-z])[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*")
 # How a C++/CUDA name is written: a kernel, a launcher, a preprocessor macro, a template.
 _NATIVE_NAME_RE = re.compile(r"(?:_kernels?|_launcher)$|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 # `x_t`, `h_0`, `W_q`: a formula's variable.
@@ -157,13 +159,16 @@ def _undefined(ref: Reference, findings: list[Finding], by_pin: dict[str, PinVie
     sources never spell it at all; it stays unjudged (not-checkable, with the reason) when they
     use it without defining it (a keyword, a config key, a dependency's function) or when the
     pin cannot hold it (a kernel, a build helper, in a wheel)."""
-    bare = ref.origin == "inline" and ref.kind == SYMBOL and ref.target == ref.text.split("(", 1)[0].split("=", 1)[0].strip()
+    written = ref.text.split("(", 1)[0].split("=", 1)[0].strip()
+    bare = ref.origin == "inline" and ref.kind == SYMBOL and (ref.target == written or ref.target in alternatives(written))
     judged = ref.kind == SYMBOL and (bare or (ref.diagram and ref.framework != AMBIGUOUS))
     if not judged or _MATH_NAME_RE.match(ref.target):
         return []  # ordinary code, another program's flag, an object's member no pin knows, a formula
     # Only names shaped like code are judged: `snake_case`, a macro, a class a Python error names.
     # A capitalised term the prose also uses as a word (`ModelServing`) stays unjudged.
-    code_shaped = "_" in ref.target.strip("_") or ref.in_error
+    # A class name counts too where its siblings vouch for it (`_mirrors`: a list of the
+    # project's classes, a diagram of its calls).
+    code_shaped = "_" in ref.target.strip("_") or ref.in_error or bool(ref.mirror and ref.diagram and _CLASS_WORDS_RE.fullmatch(ref.target))
     other = _other_system(ref) or _listed_value(ref)
     said = {f.pin: by_pin[f.pin].mentions(ref.target) if f.pin in by_pin else None for f in findings}
     if ref.framework == AMBIGUOUS and any(said.values()):
@@ -178,7 +183,8 @@ def _undefined(ref: Reference, findings: list[Finding], by_pin: dict[str, PinVie
         if mentioned is False and other:
             f.status = NOT_CHECKABLE
             f.note = f"`{ref.target}` is defined nowhere in {f.pin}; {other}"
-        elif mentioned is False and pin is not None and pin.kind == "release" and (native or ref.repo_context):
+        elif mentioned is False and pin is not None and pin.kind == "release" and (native or (ref.repo_context and not ref.mirror)):
+            # (A name its siblings vouch for, `mirror`, is in the package as they are.)
             f.status = NOT_CHECKABLE
             what = "a C++/CUDA name" if native else "named beside repository files (native sources, the build)"
             f.note = f"`{ref.target}` is {what}; the wheel {f.pin} holds no such sources (a git pin does)"

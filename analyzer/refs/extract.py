@@ -70,6 +70,11 @@ _TREE_LINE_RE = re.compile(r"[├└]──|^\s*[|`]--")
 _TREE_NAME_RE = re.compile(r"(?<![\w./{<$-])([A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+)(?![\w./}>-])")
 _TEXT_CLASS_RE = re.compile(r"(?<![\w.])(_*(?:[A-Z][a-z0-9]+|[A-Z]{2,}(?=[A-Z][a-z]))(?:[A-Z][A-Za-z0-9]*)+)(?![\w.(])")
 
+# A bold list lead that is written like code: a class of two words or more, or a snake_case name.
+_BOLD_NAME_RE = re.compile(r"_*(?=[A-Z][A-Za-z0-9]*[a-z])[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*|_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
+# `paged_attention_v1/v2`, `ops.forward_v1/v2()`: one name and the variants of its last part.
+_ALTERNATION_RE = re.compile(r"(?P<name>(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*?)(?P<alts>(?:/[A-Za-z0-9]{1,3})+)(?P<call>\(\))?")
+
 # Files only a repository holds (native sources, the build), and sections about the build.
 _REPO_FILES_RE = re.compile(r"\b(?:csrc|tests|examples|benchmarks|tools)/|[\w-]\.(?:cu|cuh|cpp|cc|hpp|h)\b|\bsetup\.py\b|\bCMakeLists\.txt\b")
 _BUILD_HEADING_RE = re.compile(r"\bbuild(?:ing)?\b|\bCMake\b|\bcompil|\btests?\b|\btesting\b|\bbenchmarks?\b|\bCI\b", re.IGNORECASE)
@@ -88,6 +93,23 @@ def _foreign_site(href: str) -> str | None:
         where = f"{host}/{m.group('owner')}/{m.group('repo')}"
         return None if PROJECT_RE.search(where.replace("/", " ")) else where
     return None if PROJECT_RE.search(host.replace(".", " ")) or host.endswith((".vllm.ai", ".sglang.io", "vllm.ai")) else host
+
+
+def alternatives(text: str) -> list[str]:
+    """`paged_attention_v1/v2` -> `paged_attention_v1`, `paged_attention_v2`: a name whose last
+    characters are followed by variants of the same length; [] for anything else (`a/b` paths)."""
+    m = _ALTERNATION_RE.fullmatch(text)
+    if m is None:
+        return []
+    name, call = m.group("name"), m.group("call") or ""
+    alts = m.group("alts").split("/")[1:]
+    size = len(alts[0])
+    if any(len(a) != size for a in alts) or len(name) <= size + 1 or not name[-size:].isalnum():
+        return []
+    stem = name[:-size]
+    if not (name[-size:].isdigit() or name[-size - 1] in "_." or (name[-size].isalpha() and name[-1].isdigit())):
+        return []  # `input/output`: two words, not variants of one name
+    return [name + call] + [stem + a + call for a in alts]
 
 
 def markdown_parser() -> MarkdownIt:
@@ -181,10 +203,12 @@ class _Walker:
             )
 
     # ----- inline content ------------------------------------------------
-    def inline(self, token: Token, owner: tuple[str, bool] | None = None) -> list[str]:
+    def inline(self, token: Token, owner: tuple[str, bool] | None = None, item_list: str | None = None) -> list[str]:
         """References of one paragraph (or list item, table cell); returns its code spans.
-        `owner`: the class a list item's leading bare name belongs to."""
+        `owner`: the class a list item's leading bare name belongs to; `item_list`: the list
+        whose item this paragraph begins (its bold lead name is judged with its siblings')."""
         line = (token.map[0] + 1) if token.map else 1
+        lead = self._bold_lead(token, line, item_list) if item_list else None
         plain = ""
         cursor: dict[int, int] = {}
         pending: list[_Pending] = []
@@ -234,8 +258,25 @@ class _Walker:
                 if found_link is not None:
                     pending.append(found_link)
                 link = None
+        if lead is not None and not any(p.text == lead.text for p in pending):
+            pending.insert(0, lead)
         self._emit(pending, plain, token.content)
         return codes
+
+    def _bold_lead(self, token: Token, line: int, item_list: str) -> _Pending | None:
+        """`- **NixlConnector**: ...`: a list of the project's classes, one per item, each named in
+        bold. The name is judged with the other items' (`mirror`): when most of them, and at least
+        two, are the project's, a name its sources never spell is stale; else the items are terms."""
+        children = [c for c in token.children or [] if not (c.type == "text" and not c.content.strip())]
+        if len(children) < 3 or [c.type for c in children[:3]] != ["strong_open", "text", "strong_close"]:
+            return None
+        name = children[1].content.strip()
+        call = name.endswith("()")
+        bare = name.removesuffix("()")
+        if not _BOLD_NAME_RE.fullmatch(bare) or bare in FOREIGN_NAMES or bare in BUILTINS:
+            return None
+        found = Classified(SYMBOL, bare, None, "", tentative=True)
+        return _Pending(line, self._col(line, name), name if call else bare, found, 0, "inline", diagram=True, mirror=item_list)
 
     def _code_span(self, text: str, line: int, col: int, offset: int) -> list[_Pending]:
         if looks_like_command(text):
@@ -250,6 +291,13 @@ class _Walker:
         stripped = text.strip()
         instance = self._through_instance(stripped)
         found = instance or classify(text)
+        if found is None and (variants := alternatives(stripped)):
+            # Each variant is checked; the written text (what a fix edits) is the whole.
+            out = []
+            for variant in variants:
+                for p in self._code_span(variant, line, col, offset):
+                    out.append(replace(p, text=stripped) if p.found.kind == SYMBOL else p)
+            return out
         if found is None:
             if _GITHUB_RE.match(stripped):
                 link = self._link(stripped, line, offset, [], "")
@@ -679,6 +727,7 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
     heading_level = 0
     lead: tuple[list[str], str] | None = None  # code spans and text of the last paragraph outside lists
     owners: list[tuple[str, bool] | None] = []  # per open list
+    lists: list[str] = []  # per open list: its key, for the bold lead names of its items
     item_start = False
     in_paragraph = False
     for token in tokens:
@@ -686,9 +735,11 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
             heading_level = int(token.tag[1:])
         elif token.type in {"bullet_list_open", "ordered_list_open"}:
             owners.append(lead_owner(*lead) if lead else None)
+            lists.append(f"{file}:{(token.map or [0])[0] + 1}:list")
             lead = None
         elif token.type in {"bullet_list_close", "ordered_list_close"}:
             owners.pop() if owners else None
+            lists.pop() if lists else None
         elif token.type == "list_item_open":
             item_start = True
         elif token.type == "paragraph_open":
@@ -703,7 +754,7 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
                 lead = None
                 continue
             owner = owners[-1] if owners and item_start else None
-            codes = walker.inline(token, owner)
+            codes = walker.inline(token, owner, lists[-1] if lists and item_start else None)
             if in_paragraph and not owners:
                 lead = (codes, token.content)
             item_start = False

@@ -1,0 +1,46 @@
+"""Names real authors write outside code font or in shorthand: the bold lead name of each item of
+a list of the project's classes, and `name_v1/v2` alternations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from analyzer.refs.models import BROKEN, NOT_CHECKABLE, OK
+
+from .test_quoted_code import _SOURCE, _check, _view
+
+
+def test_a_bold_lead_name_in_a_list_of_the_projects_classes_is_judged(tmp_path: Path) -> None:
+    doc = (
+        "# SGLang batches\n\n"
+        "The classes:\n\n"
+        "- **Scheduler**: runs the loop.\n"
+        "- **ScheduleBatch**: one batch; see [the example](../../examples/run.sh).\n"
+        "- **LegacyBatchPlanner**: plans batches.\n"
+        "- **run_scheduler_process**: starts it.\n"
+        "- **old_batch_helper**: gone.\n"
+    )
+    found = _check(doc, _view(tmp_path))
+    assert found["ScheduleBatch"] == [OK] and found["run_scheduler_process"] == [OK]
+    assert found["LegacyBatchPlanner"] == [BROKEN]
+    assert found["old_batch_helper"] == [BROKEN]
+
+
+def test_bold_terms_of_a_list_that_names_no_class_are_not_judged(tmp_path: Path) -> None:
+    doc = (
+        "# SGLang concepts\n\n"
+        "- **LookupBuffer**: stores KV.\n"
+        "- **PipeStage**: moves tensors.\n"
+        "- **Scheduler**: runs the loop.\n"
+        "- **kv_producer_role**: the sender.\n"
+    )
+    found = _check(doc, _view(tmp_path))
+    assert all(s != BROKEN for statuses in found.values() for s in statuses), found
+
+
+def test_a_slash_alternation_checks_every_variant(tmp_path: Path) -> None:
+    view = _view(tmp_path, source=_SOURCE + "\n\ndef decode(q):\n    return torch.ops.aiter.paged_attention_v1(q)\n")
+    found = _check("In SGLang, decode uses `paged_attention_v1/v2`; `input/output` are tensors.\n", view)
+    # v1 is used (a dependency's op) without being defined: unjudged; v2 is spelled nowhere.
+    assert sorted(found["paged_attention_v1/v2"]) == [BROKEN, NOT_CHECKABLE]
+    assert "input/output" not in found
