@@ -111,6 +111,11 @@ _MATH_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9]?_[A-Za-z0-9]{1,2}$")
 
 
 _FLAG_SPAN_RE = re.compile(r"`(--[A-Za-z0-9][\w-]*)")
+# What introduces another program as a comparison, right before its name (a backtick allowed).
+_COMPARED_RE = re.compile(
+    r"(?:\b(?:like|unlike|similar(?:ly)? to|akin to|analogous to|as in|same as|compared (?:to|with)|modell?ed (?:on|after))|类似于?|如同|就像)\s*`?$",
+    re.IGNORECASE,
+)
 _SENTENCE_END_RE = re.compile(r"[.;!?](?=\s|$)|[。；！？]")
 
 
@@ -134,7 +139,8 @@ def _other_system(ref: Reference) -> str | None:
     start = max((e for e in ends if e <= at), default=0)
     end = min((e for e in ends if e > at), default=len(ref.paragraph))
     sentence, at = ref.paragraph[start:end], at - start
-    others = [(abs(m.start() - at), m.group(1)) for m in OTHER_SYSTEMS_RE.finditer(sentence)]
+    # "..., just like `torch.distributed`": a comparison says the name is not that program's.
+    others = [(abs(m.start() - at), m.group(1)) for m in OTHER_SYSTEMS_RE.finditer(sentence) if not _COMPARED_RE.search(sentence[: m.start()])]
     projects = [abs(m.start() - at) for m in PROJECT_RE.finditer(sentence)]
     if others and min(others)[0] < min(projects, default=len(sentence) + 1):
         return f"its sentence speaks of {min(others)[1]}, whose name it may be"

@@ -280,3 +280,14 @@ def test_an_upgrade_reports_a_quoted_methods_calls_only_when_the_old_pin_had_the
     texts = {f.ref.text: f for f in findings}
     assert "toy_helper" not in texts and "my_extra" not in texts  # broken at the old pin too: not an upgrade's doing
     assert texts["schedule"].status == OK and texts["allocate_slots"].status == OK
+
+
+def test_a_name_compared_with_another_programs_is_still_the_projects(vllm: PinView) -> None:
+    doc = (
+        "In this design, implement your own pipe and support the `send_kv_tensor` API, just like `torch.distributed`. "
+        "PyTorch's own `only_helper_fn` does the rest.\n"
+    )
+    found = _check(doc, vllm)
+    assert found["send_kv_tensor"][0].status == BROKEN  # compared with torch's API, not torch's
+    (theirs,) = found["only_helper_fn"]
+    assert theirs.status == NOT_CHECKABLE and "PyTorch" in theirs.note
