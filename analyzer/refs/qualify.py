@@ -45,18 +45,25 @@ def _parse(span: str) -> Qualifier | None:
     return None
 
 
+_SPAN = r"`[^`\n]+`"
+# "F 的 a, b 和 N": the qualifier, then the list of names it qualifies.
+_BEFORE_RE = re.compile(rf"`(?P<q>[^`\n]+)`{_OF_BEFORE}(?P<names>(?:{_SPAN}{_SEP})*{_SPAN})")
+# "a, b and N in F": the list of names, then the qualifier.
+_AFTER_RE = re.compile(rf"(?P<names>{_SPAN}(?:{_SEP}{_SPAN})*){_OF_AFTER}`(?P<q>[^`\n]+)`")
+_NAMES_RE = re.compile(r"`([^`\n]+)`")
+
+
 def qualifier(text: str, paragraph: str) -> Qualifier | None:
     """The file or class the paragraph says the bare name written as `text` belongs to, when it
     says so right next to it; None otherwise (a name merely in the same sentence as a file is
     not that file's: "the scheduler in `scheduler.py` calls `allocate_slots()`")."""
     name = text.split("(", 1)[0]
-    if not paragraph or not _IDENT_RE.fullmatch(name):
+    if not paragraph or f"`{text}`" not in paragraph or not _IDENT_RE.fullmatch(name):
         return None
-    own = re.escape(f"`{text}`")
-    before = re.compile(rf"`(?P<q>[^`\n]+)`{_OF_BEFORE}{_LIST}{own}")
-    after = re.compile(rf"{own}{_LIST_AFTER}{_OF_AFTER}`(?P<q>[^`\n]+)`")
-    for pattern in (before, after):
+    for pattern in (_BEFORE_RE, _AFTER_RE):
         for m in pattern.finditer(paragraph):
+            if text not in _NAMES_RE.findall(m.group("names")):
+                continue
             found = _parse(m.group("q"))
             if found is not None and found.name != name:
                 return found
