@@ -218,6 +218,15 @@ def _same_name_nearby(ref: Reference, old_path: str, pin: PinView) -> list[Sugge
     near.sort()
     out: list[Suggestion] = []
     parent = folders[-1]
+    if not near and not is_dir:
+        # `examples/others/lmcache/disagg_v1/x.sh` -> `examples/disaggregated/lmcache/disagg_v1/x.sh`:
+        # a folder above it was renamed. The one file of that name still in a folder named like
+        # its old one (the parent and the folder above it) is where it went.
+        kept = [c for c in pool if c in pin.files or c in pin.outside_files]
+        kept = [c for c in kept if _segments(c)[-3:-1] == folders[-2:] and len(folders) >= 2]
+        if len(kept) == 1 and len(pin.files_named(name)) <= 3:
+            why = f"the one {name} still under {'/'.join(folders[-2:])}/"
+            return [Suggestion(_write_path(ref, kept[0], pin), 0.8, why, kept[0])]
     same_parent = [cand for _, cand in near if _segments(cand)[-2:-1] == [parent]]
     for rank, (extra, cand) in enumerate(near[:3]):
         if len(near) == 1:

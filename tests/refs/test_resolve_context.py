@@ -172,3 +172,20 @@ def test_an_env_var_is_the_projects_only_when_its_own_package_reads_it(tmp_path:
     # A git pin holds the whole repository: CI scripts and tests that still set a retired
     # variable do not make the project read it.
     assert env_literals(tmp_path, ("vllm",)) == frozenset({"VLLM_HOST_IP"})
+
+
+def test_a_file_whose_upper_folder_was_renamed_goes_where_its_own_folders_are() -> None:
+    files = [
+        "examples/disaggregated/lmcache/disagg_prefill_lmcache_v1/disagg_example_nixl.sh",
+        "examples/disaggregated/lmcache/disagg_prefill_lmcache_v1/disagg_proxy.py",
+        "examples/basic/offline.py",
+    ]
+    view = PinView(
+        pin="vllm@0.33.0-src", project="vllm", kind="git", layout_prefix="", packages=("vllm",),
+        files=frozenset(files), symbols=[], flags=[], envs=[],
+    )
+    old = "examples/others/lmcache/disagg_prefill_lmcache_v1/disagg_example_nixl.sh"
+    best = suggest(ref(old, "path"), view)[0]
+    assert best.replacement == files[0] and best.confidence >= 0.8
+    # A file of that name in another folder is no such evidence.
+    assert all(s.confidence < 0.8 for s in suggest(ref("examples/others/other_tool/disagg_example_nixl.sh", "path"), view))
