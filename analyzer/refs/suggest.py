@@ -368,6 +368,11 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
                 for name, ratio in closest(last, members, n=2, cutoff=0.6):
                     why = _spelling_reason(f"closest member of `{owner}`", ratio)
                     out.append(Suggestion(f"{owner}.{name}", _spelling_confidence(ratio), why, None))
+                commented = _call_under_old_words(last, cls, set(members), pin)
+                if commented is not None:
+                    name, line = commented
+                    why = f"`{owner}` calls `{name}` under a comment that still says what `{last}` did"
+                    out.append(Suggestion(f"{owner}.{name}", 0.6, why, f"{cls.path}:{line}"))
             # The member moved to another class: the class named like the old one first
             # (`AbstractExecutor.profile` -> `Executor.profile`); the member must exist there.
             movers = [e for e in pin.find_symbol(last) if e.kind == "function" and "." in short_name(e, pin)]
@@ -397,6 +402,39 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
         if old_hits:
             out.append(Suggestion(target, 0.0, f"was at {old_hits[0].location} in {history.old.pin}; removed", None))
     return [s for s in out if s.confidence > 0 or s.reason.endswith("removed")]
+
+
+_WORD_SPLIT_RE = re.compile(r"[^a-z0-9]+")
+_SELF_CALL_RE = re.compile(r"\bself\.([A-Za-z_]\w*)\s*\(")
+_COMMENT_REACH = 3  # lines above a call that may be its comment
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD_SPLIT_RE.split(text.lower()) if len(w) >= 3}
+
+
+def _call_under_old_words(old: str, cls: SymbolEntry, members: set[str], pin: PinView) -> tuple[str, int] | None:
+    """A method renamed while the comment at its call site was not: `self.on_idle()` under "# When
+    the server is idle, do self-check ..." for a gone `self_check_during_idle`. The one member of
+    the class called, in the class's own file, right under a comment holding most of the old
+    name's words (at least three, and two in three); None when none or several are."""
+    want = _words(old)
+    if len(want) < 3:
+        return None
+    lines = pin.read_lines(cls.path)
+    if lines is None:
+        return None
+    found: dict[str, int] = {}
+    for i, line in enumerate(lines):
+        for m in _SELF_CALL_RE.finditer(line):
+            name = m.group(1)
+            if name == old or name not in members:
+                continue
+            above = " ".join(x.split("#", 1)[1] for x in lines[max(0, i - _COMMENT_REACH): i] if "#" in x)
+            hit = len(want & _words(above))
+            if hit >= 3 and 3 * hit >= 2 * len(want):
+                found.setdefault(name, i + 1)
+    return next(iter(found.items())) if len(found) == 1 else None
 
 
 def _fragment_members(ref: Reference, pin: PinView, history: History | None) -> list[Suggestion]:

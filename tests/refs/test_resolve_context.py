@@ -189,3 +189,34 @@ def test_a_file_whose_upper_folder_was_renamed_goes_where_its_own_folders_are() 
     assert best.replacement == files[0] and best.confidence >= 0.8
     # A file of that name in another folder is no such evidence.
     assert all(s.confidence < 0.8 for s in suggest(ref("examples/others/other_tool/disagg_example_nixl.sh", "path"), view))
+
+
+def test_a_renamed_method_is_found_by_the_comment_left_at_its_call(tmp_path: Path) -> None:
+    sched = "sglang/srt/managers/scheduler.py"
+    source = (
+        "class Scheduler:\n"
+        "    def event_loop_normal(self):\n"
+        "        batch = self.get_next_batch_to_run()\n"
+        "        if batch:\n"
+        "            self.run_batch(batch)\n"
+        "        else:\n"
+        "            # When the server is idle, do a self-check and reset some states.\n"
+        "            self.on_idle()\n"
+        "    def on_idle(self):\n        pass\n"
+        "    def get_next_batch_to_run(self):\n        pass\n"
+        "    def run_batch(self, batch):\n        pass\n"
+    )
+    _write(tmp_path, {sched: source})
+    symbols = [
+        SymbolEntry("sglang.srt.managers.scheduler.Scheduler", sched, 1, 15, "class"),
+        *(SymbolEntry(f"sglang.srt.managers.scheduler.Scheduler.{n}", sched, line, line + 1, "function")
+          for n, line in (("event_loop_normal", 2), ("on_idle", 9), ("get_next_batch_to_run", 11), ("run_batch", 13))),
+    ]
+    view = PinView(
+        pin="sglang@0.5.23", project="sglang", kind="release", layout_prefix="python/", packages=("sglang",),
+        files=frozenset({sched}), symbols=symbols, flags=[], envs=[], tree=str(tmp_path),
+    )
+    best = suggest(ref("Scheduler.self_check_during_idle()", "symbol", "Scheduler.self_check_during_idle", framework="sglang"), view)
+    assert best and best[0].replacement == "Scheduler.on_idle" and 0.5 <= best[0].confidence < 0.8
+    # A comment that shares one word with the old name ("batch") is no such evidence.
+    assert not any("comment" in s.reason for s in suggest(ref("Scheduler.run_next_batch_now()", "symbol", "Scheduler.run_next_batch_now", framework="sglang"), view))
