@@ -129,6 +129,7 @@ class Tracer:
         self.edges: set[tuple[str, str]] = set()
         self.sites: dict[tuple[str, str], tuple[str, int]] = {}  # edge -> a (path, line) it was called from
         self.lines: set[tuple[str, int]] = set()  # (package-relative path, line)
+        self.site_callees: dict[tuple[str, str, int], set[str]] = {}  # (caller, path, line) -> callees seen from it
         self.resumable: set[str] = set()  # generator / coroutine functions seen running
         self._lambdas: dict[str, dict[tuple[int, str], list[str]]] = {}
         self._rels: dict[str, str | None] = {}
@@ -192,10 +193,10 @@ class Tracer:
                     self.resumable.add(callee)
                 if callee is not None and caller is not None and back is not None:
                     self.edges.add((caller, callee))
-                    if (caller, callee) not in self.sites:
-                        rel_back = self._rel(back.f_code.co_filename)
-                        if rel_back is not None:
-                            self.sites[caller, callee] = (rel_back, back.f_lineno)
+                    rel_back = self._rel(back.f_code.co_filename)
+                    if rel_back is not None:
+                        self.sites.setdefault((caller, callee), (rel_back, back.f_lineno))
+                        self.site_callees.setdefault((caller, rel_back, back.f_lineno), set()).add(callee)
             return self._local(rel)
         return None
 
@@ -485,6 +486,25 @@ def edge_cause(callee: str, line: str, node: dict[str, object], resumable: bool)
     return "function value"
 
 
+# Why a static edge from an executed site was not seen (a diagnosis, not a verdict):
+# another target of the same call ran there (the site dispatches on a run-time
+# value: an override, a table's entry, a variable), a method of the same name ran
+# from this caller elsewhere (an override this run did not take), or nothing
+# traced from the site (a branch or short-circuit on the line, a generator made
+# here, or an edge no run can take).
+WRONG_KINDS = ("sibling ran at the site", "same name ran from the caller", "nothing traced from the site")
+
+
+def wrong_kind(u: str, v: str, ran: list[tuple[str, int]], traced_sites: dict[tuple[str, str, int], set[str]]) -> str:
+    at_site = set().union(*(traced_sites.get((u, rel, line), set()) for rel, line in ran))
+    if at_site:
+        return WRONG_KINDS[0]
+    name = v.rpartition(".")[2]
+    if any(w.rpartition(".")[2] == name for (c, _, _), ws in traced_sites.items() if c == u for w in ws):
+        return WRONG_KINDS[1]
+    return WRONG_KINDS[2]
+
+
 def _line(root: Path, rel: str, line: int) -> str:
     return linecache.getline(str(root.parent / rel), line)
 
@@ -514,6 +534,8 @@ def compare(graph: nx.DiGraph, tracer: Tracer) -> dict[str, object]:
         by_cause[cause(v, text)][1] += (u, v) in static
     # Executed-site precision: static edges from a site whose line ran.
     site_checked = right = 0
+    why = dict.fromkeys(WRONG_KINDS, 0)
+    traced_sites = tracer.site_callees
     exercised = exercised_right = made_here = 0
     wrong: list[str] = []
     for u, v in sorted(static):
@@ -531,6 +553,7 @@ def compare(graph: nx.DiGraph, tracer: Tracer) -> dict[str, object]:
             per[cat][3] += 1
         else:
             wrong.append(f"{u} -> {v}  [{graph.edges[u, v]['confidence']} {graph.edges[u, v]['site']}]")
+            why[wrong_kind(u, v, ran, traced_sites)] += 1
         # The stricter-to-the-analysis, fairer-to-the-run figure: only callees
         # that ran at all (one run does not take every branch of a dispatch),
         # and not a generator function where it is made (its body runs where
@@ -567,6 +590,7 @@ def compare(graph: nx.DiGraph, tracer: Tracer) -> dict[str, object]:
         "missed": sorted(f"{u} -> {v}" + ("" if u in graph and v in graph else "  (node unknown)")
                          for u, v in dynamic - static),
         "wrong_on_executed_sites": wrong,
+        "wrong_by_kind": why,
     }
 
 
@@ -614,6 +638,8 @@ if __name__ == "__main__":
             print(f"{key}: {rep[key]}")
         print("\n".join(format_categories(rep)))
         print("\n".join(format_causes(rep)))
+        print("  wrong edges on executed sites, by kind: " + ", ".join(
+            f"{k} {n}" for k, n in rep["wrong_by_kind"].items()))  # type: ignore[attr-defined]
         for line in rep["missed"]:  # type: ignore[attr-defined]
             print("  missed:", line)
         for line in rep["wrong_on_executed_sites"]:  # type: ignore[attr-defined]
