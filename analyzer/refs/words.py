@@ -27,7 +27,7 @@ _RETIRED_RE = re.compile(r"\b(?:has been removed|was removed|is removed|no longe
 # name they build at run time (`f"vllm:{name}"`, `"vllm:" + name`).
 _METRIC_RE = re.compile(r"[\"'](?P<name>(?:vllm|sglang):[A-Za-z_][A-Za-z0-9_]*)[\"']")
 _BUILT_METRIC_RE = re.compile(r"f[\"'](?:vllm|sglang):\{|[\"'](?:vllm|sglang):[\"']\s*\+")
-FORMAT = 4
+FORMAT = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,20 +91,24 @@ _FIELD_RE = re.compile(r"\{([^{}]*)\}")
 
 
 def _code_words(text: str) -> set[str]:
-    """Identifiers a Python file uses as code: its names (those inside f-strings' fields too),
-    and strings that are names. Comments, docstrings and messages mention things the code no
-    longer has (`# the old paged_attention_v1`), so they do not make a removed name "used in
-    the sources"."""
+    """Identifiers a Python file spells: its names (those in f-strings' fields too), the words of
+    its comments and prose strings (docstrings, messages: they name other programs' things, a
+    syscall, a dependency's option, as often as removed ones), and strings that are names. A
+    string that is neither, a key or a path built with a separator (`f"send_tensor/{dst}"`), is
+    not a use of the names in it."""
     out: set[str] = set()
     for m in _PY_TOKEN_RE.finditer(text):
         if m.group("name"):
             out.add(m.group("name"))
+        elif m.group("comment"):
+            out.update(_WORD_RE.findall(m.group("comment")))
         elif m.group("string"):
             body = m.group("string").strip("'\"")
             if "f" in m.group("prefix").lower():
                 for field in _FIELD_RE.findall(body):
                     out.update(_WORD_RE.findall(field))
-            elif _NAME_STRING_RE.fullmatch(body):
+                body = _FIELD_RE.sub("", body)
+            if any(c.isspace() for c in body) or _NAME_STRING_RE.fullmatch(body):
                 out.update(_WORD_RE.findall(body))
     return out
 
