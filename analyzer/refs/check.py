@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 
 from analyzer.refs.classify import OTHER_SYSTEMS_RE, PROJECT_RE
 from analyzer.refs.extract import alternatives, extract_references, markdown_parser
@@ -16,6 +17,7 @@ from analyzer.refs.models import (
     WARNING,
     Finding,
     Reference,
+    Suggestion,
 )
 from analyzer.refs.pinview import PinView
 from analyzer.refs.qualify import qualifier
@@ -238,7 +240,30 @@ def check_references(refs: Iterable[Reference], pins: Sequence[PinView], histori
     findings: list[Finding] = []
     for ref in refs:
         findings.extend(check_reference(ref, pins, histories))
-    return _enum_siblings(_mirrors(findings), pins)
+    return _same_name_in_class_context(_enum_siblings(_mirrors(findings), pins))
+
+
+def _same_name_in_class_context(findings: list[Finding]) -> list[Finding]:
+    """A gone method named bare in the prose (`self_check_during_idle()`) that the same document
+    also quotes inside a class's method (`self.self_check_during_idle()` in a quoted
+    `event_loop_normal`): the reader means the same thing, so it gets the suggestion the class
+    context gave there (the prose alone names no class to look in)."""
+    placed: dict[tuple[str, str | None, str], Suggestion] = {}
+    for f in findings:
+        if f.status == BROKEN and f.ref.kind == SYMBOL and (f.ref.fragment_of or f.ref.owner) and f.best is not None:
+            key = (f.ref.file, f.pin, f.ref.target.rsplit(".", 1)[-1])
+            if key not in placed or placed[key].confidence < f.best.confidence:
+                placed[key] = f.best
+    if not placed:
+        return findings
+    for f in findings:
+        ref = f.ref
+        if f.status != BROKEN or ref.kind != SYMBOL or ref.fragment_of or ref.owner or "." in ref.target or ref.origin == "link":
+            continue
+        there = placed.get((ref.file, f.pin, ref.target))
+        if there is not None and (f.best is None or f.best.confidence < there.confidence):
+            f.suggestions = [replace(there, reason=f"{there.reason}; as where the document quotes it in its class's code"), *f.suggestions]
+    return findings
 
 
 def _spelled(ref: Reference, pin: PinView) -> Finding | None:

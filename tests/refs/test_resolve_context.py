@@ -191,7 +191,7 @@ def test_a_file_whose_upper_folder_was_renamed_goes_where_its_own_folders_are() 
     assert all(s.confidence < 0.8 for s in suggest(ref("examples/others/other_tool/disagg_example_nixl.sh", "path"), view))
 
 
-def test_a_renamed_method_is_found_by_the_comment_left_at_its_call(tmp_path: Path) -> None:
+def _commented_view(tmp_path: Path) -> PinView:
     sched = "sglang/srt/managers/scheduler.py"
     source = (
         "class Scheduler:\n"
@@ -216,7 +216,26 @@ def test_a_renamed_method_is_found_by_the_comment_left_at_its_call(tmp_path: Pat
         pin="sglang@0.5.23", project="sglang", kind="release", layout_prefix="python/", packages=("sglang",),
         files=frozenset({sched}), symbols=symbols, flags=[], envs=[], tree=str(tmp_path),
     )
+    return view
+
+
+def test_a_renamed_method_is_found_by_the_comment_left_at_its_call(tmp_path: Path) -> None:
+    view = _commented_view(tmp_path)
     best = suggest(ref("Scheduler.self_check_during_idle()", "symbol", "Scheduler.self_check_during_idle", framework="sglang"), view)
     assert best and best[0].replacement == "Scheduler.on_idle" and 0.5 <= best[0].confidence < 0.8
     # A comment that shares one word with the old name ("batch") is no such evidence.
     assert not any("comment" in s.reason for s in suggest(ref("Scheduler.run_next_batch_now()", "symbol", "Scheduler.run_next_batch_now", framework="sglang"), view))
+
+
+def test_a_bare_name_gets_what_the_documents_class_context_gave_it(tmp_path: Path) -> None:
+    view = _commented_view(tmp_path)
+    loop = (
+        "def event_loop_normal(self):\n    batch = self.get_next_batch_to_run()\n    if batch:\n"
+        "        self.run_batch(batch)\n    else:\n        self.self_check_during_idle()\n"
+    )
+    doc = f"# SGLang scheduler loop\n\n```python\n{loop}```\n\nWhen idle, SGLang's loop calls `self_check_during_idle()`.\n"
+    found = [f for f in check_references(extract_all([("ch.md", doc)]), [view]) if f.ref.target == "self_check_during_idle"]
+    assert {f.ref.origin for f in found} == {"fence", "inline"}
+    # The prose names no class; the quoted loop shows whose method it was.
+    for f in found:
+        assert f.status == BROKEN and f.best is not None and f.best.replacement == "on_idle", (f.ref.origin, f.suggestions)
