@@ -75,6 +75,9 @@ _BOLD_NAME_RE = re.compile(r"_*(?=[A-Z][A-Za-z0-9]*[a-z])[A-Z][A-Za-z0-9]*[A-Z][
 # `paged_attention_v1/v2`, `ops.forward_v1/v2()`: one name and the variants of its last part.
 _ALTERNATION_RE = re.compile(r"(?P<name>(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*?)(?P<alts>(?:/[A-Za-z0-9]{1,3})+)(?P<call>\(\))?")
 
+# Each project's server, whose flags an options-only shell block of a document about it sets.
+_PROJECT_SERVERS = {"vllm serve": "vllm", "sglang.launch_server": "sglang"}
+
 # Files only a repository holds (native sources, the build), and sections about the build.
 _REPO_FILES_RE = re.compile(r"\b(?:csrc|tests|examples|benchmarks|tools)/|[\w-]\.(?:cu|cuh|cpp|cc|hpp|h)\b|\bsetup\.py\b|\bCMakeLists\.txt\b")
 _BUILD_HEADING_RE = re.compile(r"\bbuild(?:ing)?\b|\bCMake\b|\bcompil|\btests?\b|\btesting\b|\bbenchmarks?\b|\bCI\b", re.IGNORECASE)
@@ -397,7 +400,7 @@ class _Walker:
         if lang in PYTHON_LANGS:
             pending = self._python(content, first)
         if lang in SHELL_LANGS or lang in TEXT_LANGS:
-            refs = shell_refs(content, self.server or self.command)
+            refs = shell_refs(content, self.server or self.command or self._project_server(lang))
             self.command = last_command(refs) or self.command
             for ref in refs:
                 if ref.server_flag and ref.command:
@@ -415,6 +418,14 @@ class _Walker:
             taken = {(p.line, p.text) for p in pending}
             pending.extend(p for p in self._text(content, first) if (p.line, p.text) not in taken)
         self._emit(pending, "", content if lang in TEXT_LANGS else "")
+
+    def _project_server(self, lang: str) -> tuple[str, str | None] | None:
+        """The server an options-only shell block (`--kv-transfer-config '{...}'`) is written for
+        when the text ran no command before it: the document's project's."""
+        if lang not in SHELL_LANGS:
+            return None
+        project = self.facts.project[0]
+        return next(((cmd, fw) for cmd, fw in _PROJECT_SERVERS.items() if fw == project), None)
 
     def _comment_paths(self, content: str, first: int, python: bool) -> list[_Pending]:
         """`# vllm/attention/ops/paged_attn.py:94-112` above quoted code: where it came from.

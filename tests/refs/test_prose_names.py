@@ -44,3 +44,15 @@ def test_a_slash_alternation_checks_every_variant(tmp_path: Path) -> None:
     # v1 is used (a dependency's op) without being defined: unjudged; v2 is spelled nowhere.
     assert sorted(found["paged_attention_v1/v2"]) == [BROKEN, NOT_CHECKABLE]
     assert "input/output" not in found
+
+
+def test_an_options_only_shell_block_sets_the_documents_server_flags(tmp_path: Path) -> None:
+    from .fakes import vllm_view
+
+    doc = (
+        "# Prefix caching in vLLM\n\nvLLM caches prefixes; vLLM's scheduler reuses them (vLLM docs).\n\n"
+        "Turn it on with:\n\n```bash\n--enable-prefix-caching \\\n  --enable-prefix-cache-gone '{\"a\": 1}'\n```\n"
+    )
+    found = _check(doc, vllm_view(tmp_path))
+    assert found["--enable-prefix-caching"] == [OK]
+    assert found["--enable-prefix-cache-gone"] == [BROKEN]
