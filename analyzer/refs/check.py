@@ -69,6 +69,9 @@ def check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str
         if qual is not None:
             by = {p.pin: p for p in candidates}
             findings = [resolve_qualified(f, qual, by[f.pin or ""]) if f.status == OK else f for f in findings]
+    if ref.writes:
+        by_name = {p.pin: p for p in candidates}
+        findings = [f for f in findings if not _new_file(f, by_name[f.pin or ""])]
     if ref.tentative and not ref.owner and not any(f.status == OK for f in findings):
         if ref.origin == "inline" and ref.target.isupper():
             # A word in capitals no pin knows: kept aside, judged by its siblings (see below).
@@ -264,6 +267,17 @@ def _same_name_in_class_context(findings: list[Finding]) -> list[Finding]:
         if there is not None and (f.best is None or f.best.confidence < there.confidence):
             f.suggestions = [replace(there, reason=f"{there.reason}; as where the document quotes it in its class's code"), *f.suggestions]
     return findings
+
+
+def _new_file(finding: Finding, pin: PinView) -> bool:
+    """A missing file named above a snippet whose code the pin does not have, in a folder the pin
+    has (`# models/dits/my_model.py` over `class MyModelTransformer`): the file a guide shows the
+    reader how to write. A file whose folder is gone too is a moved or removed one."""
+    ref = finding.ref
+    if finding.status != BROKEN or ref.writes is None or find_symbol(ref.writes, pin)[0]:
+        return False
+    folder = ref.target.strip("/").rsplit("/", 1)[0]
+    return any(pin.has_path(f"{prefix}{folder}".removeprefix(pin.layout_prefix)) for prefix in ("", pin.layout_prefix))
 
 
 def _spelled(ref: Reference, pin: PinView) -> Finding | None:

@@ -77,6 +77,8 @@ _ALTERNATION_RE = re.compile(r"(?P<name>(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A
 
 # Each project's server, whose flags an options-only shell block of a document about it sets.
 _PROJECT_SERVERS = {"vllm serve": "vllm", "sglang.launch_server": "sglang"}
+# A block of options alone: every line that is not blank or a comment starts with `-`.
+_OPTIONS_ONLY_RE = re.compile(r"(?:[ \t]*(?:-[^\n]*|#[^\n]*)?\n?)*")
 
 # Files only a repository holds (native sources, the build), and sections about the build.
 _REPO_FILES_RE = re.compile(r"\b(?:csrc|tests|examples|benchmarks|tools)/|[\w-]\.(?:cu|cuh|cpp|cc|hpp|h)\b|\bsetup\.py\b|\bCMakeLists\.txt\b")
@@ -143,6 +145,7 @@ class _Pending:
     fragment_of: str | None = None
     spelled: bool = False
     callee: str | None = None
+    writes: str | None = None
 
 
 @dataclass(slots=True)
@@ -199,6 +202,7 @@ class _Walker:
                     fragment_of=p.fragment_of,
                     spelled=p.spelled,
                     callee=p.callee,
+                    writes=p.writes,
                     subject=p.subject or title,
                     paragraph=paragraph,
                     context=self.facts.words,
@@ -400,7 +404,7 @@ class _Walker:
         if lang in PYTHON_LANGS:
             pending = self._python(content, first)
         if lang in SHELL_LANGS or lang in TEXT_LANGS:
-            refs = shell_refs(content, self.server or self.command or self._project_server(lang))
+            refs = shell_refs(content, self.server or self.command or self._project_server(lang, content))
             self.command = last_command(refs) or self.command
             for ref in refs:
                 if ref.server_flag and ref.command:
@@ -419,10 +423,10 @@ class _Walker:
             pending.extend(p for p in self._text(content, first) if (p.line, p.text) not in taken)
         self._emit(pending, "", content if lang in TEXT_LANGS else "")
 
-    def _project_server(self, lang: str) -> tuple[str, str | None] | None:
+    def _project_server(self, lang: str, content: str) -> tuple[str, str | None] | None:
         """The server an options-only shell block (`--kv-transfer-config '{...}'`) is written for
         when the text ran no command before it: the document's project's."""
-        if lang not in SHELL_LANGS:
+        if lang not in SHELL_LANGS or not _OPTIONS_ONLY_RE.fullmatch(content):
             return None
         project = self.facts.project[0]
         return next(((cmd, fw) for cmd, fw in _PROJECT_SERVERS.items() if fw == project), None)
@@ -440,13 +444,17 @@ class _Walker:
                     comments.append((tok.start[0] - 1, tok.start[1], tok.string))
         except (SyntaxError, tokenize.TokenError):
             comments = [(i, raw.index("#"), raw.strip()) for i, raw in enumerate(content.splitlines()) if raw.lstrip().startswith("#")]
+        writes = None
+        if python and comments:
+            tops = [t for _, tree in parse_snippet(content) for t in tree.body]
+            writes = next((t.name for t in tops if isinstance(t, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)), None)
         out = []
         for index, _, comment in comments:
             line = first + index
             for m in _TEXT_PATH_RE.finditer(comment):
                 found = classify_path(m.group(0))
                 if found is not None and found.kind == PATH and found.framework is not None:
-                    out.append(_Pending(line, self._col(line, m.group(0)), m.group(0), found, 0, "fence"))
+                    out.append(_Pending(line, self._col(line, m.group(0)), m.group(0), found, 0, "fence", writes=writes))
         return out
 
     def _text(self, content: str, first: int) -> list[_Pending]:

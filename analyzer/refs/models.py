@@ -86,6 +86,10 @@ class Reference:
     spelled: bool = False
     # For a keyword: the project's callable it is passed to, which must resolve at the pin.
     callee: str | None = None
+    # A path in a snippet's comment (`# pkg/models/my_model.py`): the first class or function the
+    # snippet defines. A missing file in an existing folder, above code the pin does not have, is
+    # the file the reader is shown how to write, not a citation.
+    writes: str | None = None
     # The paragraph's Markdown, for a replacement the text names itself ("use `X` instead").
     paragraph: str = field(default="", compare=False, repr=False)
     # Lower-cased words of the whole document (one set shared by its references): picks,

@@ -56,3 +56,27 @@ def test_an_options_only_shell_block_sets_the_documents_server_flags(tmp_path: P
     found = _check(doc, vllm_view(tmp_path))
     assert found["--enable-prefix-caching"] == [OK]
     assert found["--enable-prefix-cache-gone"] == [BROKEN]
+
+
+def test_a_guides_new_file_is_not_a_citation_but_a_moved_one_is(tmp_path: Path) -> None:
+    doc = (
+        "# Adding a scheduler to SGLang\n\n```python\n"
+        "# python/sglang/srt/managers/my_scheduler.py\n"
+        "class MyNewScheduler(Scheduler):\n    pass\n```\n\n"
+        "```python\n# python/sglang/srt/old_managers/scheduler.py\n"
+        "class MyOtherScheduler(Scheduler):\n    pass\n```\n"
+    )
+    found = _check(doc, _view(tmp_path))
+    assert "python/sglang/srt/managers/my_scheduler.py" not in found  # the file the reader writes
+    assert found["python/sglang/srt/old_managers/scheduler.py"] == [BROKEN]  # its folder is gone too
+
+
+def test_options_inside_a_script_are_not_taken_for_the_servers(tmp_path: Path) -> None:
+    from .fakes import vllm_view
+
+    doc = (
+        "# Prefix caching in vLLM\n\nvLLM caches prefixes; vLLM's scheduler reuses them (vLLM docs).\n\n"
+        "```bash\nset -u\nARGS=(\n  --image-width-gone 1024\n)\nrun_tool \"${ARGS[@]}\"\n```\n"
+    )
+    found = _check(doc, vllm_view(tmp_path))
+    assert "--image-width-gone" not in found
