@@ -243,7 +243,7 @@ def check_references(refs: Iterable[Reference], pins: Sequence[PinView], histori
     findings: list[Finding] = []
     for ref in refs:
         findings.extend(check_reference(ref, pins, histories))
-    return _same_name_in_class_context(_enum_siblings(_mirrors(findings), pins))
+    return _table_columns(_same_name_in_class_context(_enum_siblings(_mirrors(findings), pins)))
 
 
 def _same_name_in_class_context(findings: list[Finding]) -> list[Finding]:
@@ -266,6 +266,29 @@ def _same_name_in_class_context(findings: list[Finding]) -> list[Finding]:
         there = placed.get((ref.file, f.pin, ref.target))
         if there is not None and (f.best is None or f.best.confidence < there.confidence):
             f.suggestions = [replace(there, reason=f"{there.reason}; as where the document quotes it in its class's code"), *f.suggestions]
+    return findings
+
+
+_NEVER_SPELLED = "is neither defined nor used anywhere"
+# A column of a table needs this many judged names, none the project's, to be another program's.
+_FOREIGN_COLUMN = 3
+
+
+def _table_columns(findings: list[Finding]) -> list[Finding]:
+    """A name no pin spells, in a table column where no name is the project's (`dram_size`,
+    `hbm_size`, `ha_enable`: the settings of a storage backend a page documents): the column is
+    another program's, so the name is unjudged (not-checkable, with the reason), not broken."""
+    columns: dict[tuple[str, str | None], list[Finding]] = {}
+    for f in findings:
+        if f.ref.column and f.ref.kind == SYMBOL:
+            columns.setdefault((f.ref.column, f.pin), []).append(f)
+    for group in columns.values():
+        if len(group) < _FOREIGN_COLUMN or any(f.status == OK for f in group):
+            continue
+        for f in group:
+            if f.status == BROKEN and _NEVER_SPELLED in f.note:
+                f.status = NOT_CHECKABLE
+                f.note += f"; no name in its table column is {f.pin}'s (another program's table?)"
     return findings
 
 

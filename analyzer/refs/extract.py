@@ -146,6 +146,7 @@ class _Pending:
     spelled: bool = False
     callee: str | None = None
     writes: str | None = None
+    column: str | None = None
 
 
 @dataclass(slots=True)
@@ -203,6 +204,7 @@ class _Walker:
                     spelled=p.spelled,
                     callee=p.callee,
                     writes=p.writes,
+                    column=p.column,
                     subject=p.subject or title,
                     paragraph=paragraph,
                     context=self.facts.words,
@@ -210,7 +212,7 @@ class _Walker:
             )
 
     # ----- inline content ------------------------------------------------
-    def inline(self, token: Token, owner: tuple[str, bool] | None = None, item_list: str | None = None) -> list[str]:
+    def inline(self, token: Token, owner: tuple[str, bool] | None = None, item_list: str | None = None, column: str | None = None) -> list[str]:
         """References of one paragraph (or list item, table cell); returns its code spans.
         `owner`: the class a list item's leading bare name belongs to; `item_list`: the list
         whose item this paragraph begins (its bold lead name is judged with its siblings')."""
@@ -267,6 +269,8 @@ class _Walker:
                 link = None
         if lead is not None and not any(p.text == lead.text for p in pending):
             pending.insert(0, lead)
+        if column is not None:
+            pending = [replace(p, column=column) if p.found.kind == SYMBOL else p for p in pending]
         self._emit(pending, plain, token.content)
         return codes
 
@@ -749,7 +753,17 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
     lists: list[str] = []  # per open list: its key, for the bold lead names of its items
     item_start = False
     in_paragraph = False
+    table: str | None = None  # the open table's key, and the cell's column in it
+    column = 0
     for token in tokens:
+        if token.type == "table_open":
+            table = f"{file}:{(token.map or [0])[0] + 1}:table"
+        elif token.type == "table_close":
+            table = None
+        elif token.type == "tr_open":
+            column = 0
+        elif token.type in {"td_open", "th_open"}:
+            column += 1
         if token.type == "heading_open":
             heading_level = int(token.tag[1:])
         elif token.type in {"bullet_list_open", "ordered_list_open"}:
@@ -773,7 +787,8 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
                 lead = None
                 continue
             owner = owners[-1] if owners and item_start else None
-            codes = walker.inline(token, owner, lists[-1] if lists and item_start else None)
+            cell = f"{table}:{column}" if table is not None else None
+            codes = walker.inline(token, owner, lists[-1] if lists and item_start else None, cell)
             if in_paragraph and not owners:
                 lead = (codes, token.content)
             item_start = False

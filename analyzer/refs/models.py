@@ -90,6 +90,9 @@ class Reference:
     # snippet defines. A missing file in an existing folder, above code the pin does not have, is
     # the file the reader is shown how to write, not a citation.
     writes: str | None = None
+    # A table cell's column (`file:line:column`): a name no pin spells, in a column whose other
+    # names are none of them the project's, is a row of another program's table (its settings).
+    column: str | None = None
     # The paragraph's Markdown, for a replacement the text names itself ("use `X` instead").
     paragraph: str = field(default="", compare=False, repr=False)
     # Lower-cased words of the whole document (one set shared by its references): picks,

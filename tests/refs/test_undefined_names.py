@@ -291,3 +291,23 @@ def test_a_name_compared_with_another_programs_is_still_the_projects(vllm: PinVi
     assert found["send_kv_tensor"][0].status == BROKEN  # compared with torch's API, not torch's
     (theirs,) = found["only_helper_fn"]
     assert theirs.status == NOT_CHECKABLE and "PyTorch" in theirs.note
+
+
+def test_a_table_of_another_programs_settings_is_not_judged(vllm: PinView) -> None:
+    doc = (
+        "# The vLLM memory-pool backend\n\nvLLM talks to the pool service; vLLM reads its file.\n\n"
+        "| key | type | meaning |\n| --- | --- | --- |\n"
+        "| `pool_dram_bytes` | int | DRAM pool size |\n"
+        "| `pool_hbm_bytes` | int | HBM pool size |\n"
+        "| `pool_meta_addr` | str | meta service |\n\n"
+        "| name | meaning |\n| --- | --- |\n"
+        "| `hash_block_tokens` | hashes a block |\n"
+        "| `gone_block_hasher` | removed |\n"
+        "| `old_block_splitter` | removed |\n"
+    )
+    found = _check(doc, vllm)
+    for theirs in ("pool_dram_bytes", "pool_hbm_bytes", "pool_meta_addr"):
+        (f,) = found[theirs]
+        assert f.status == NOT_CHECKABLE and "table column" in f.note, f.to_dict()
+    # A column that also lists the project's own names still says which are gone.
+    assert found["gone_block_hasher"][0].status == BROKEN and found["old_block_splitter"][0].status == BROKEN
