@@ -160,6 +160,12 @@ class _Walker:
     server: tuple[str, str | None] | None = None  # the last server command: where bare options go
 
     # ----- helpers -------------------------------------------------------
+    def _content_offset(self, line: int, raw: str) -> int:
+        """Where a block's content line starts on its source line (0 unless indented)."""
+        if 0 <= line - 1 < len(self.lines) and raw and self.lines[line - 1].endswith(raw):
+            return len(self.lines[line - 1]) - len(raw)
+        return 0
+
     def _col(self, line: int, needle: str, start: int = 0) -> int:
         if 0 <= line - 1 < len(self.lines):
             return self.lines[line - 1].find(needle, start)
@@ -471,6 +477,9 @@ class _Walker:
             line = first + i
             if raw.lstrip().startswith(("$ ", "# ", "pip ", "curl ")):
                 continue
+            # A fence indented under a list item gives its lines without that indent: columns
+            # are the source line's, so the written text and `--fix` land on the name.
+            base = self._content_offset(line, raw)
             spans: list[tuple[int, int]] = []
 
             def free(start: int, end: int, _spans: list[tuple[int, int]] = spans) -> bool:
@@ -506,7 +515,7 @@ class _Walker:
                 voted = found.tentative and not on_tree and root not in self.facts.defined
                 out.append(
                     _Pending(
-                        line, m.start(1), name + "()", found, 0, "fence", doc_defined=root in self.facts.defined,
+                        line, base + m.start(1), name + "()", found, 0, "fence", doc_defined=root in self.facts.defined,
                         diagram=on_tree or voted, mirror=group if voted else None,
                     )
                 )
@@ -516,7 +525,7 @@ class _Walker:
                 found = classify_symbol(m.group(1))
                 if found is not None:
                     spans.append(m.span(1))
-                    out.append(_Pending(line, m.start(1), m.group(1), found, 0, "fence", doc_defined=m.group(1).split(".", 1)[0] in self.facts.defined))
+                    out.append(_Pending(line, base + m.start(1), m.group(1), found, 0, "fence", doc_defined=m.group(1).split(".", 1)[0] in self.facts.defined))
             for m in _TEXT_CLASS_RE.finditer(raw):
                 name = m.group(1)
                 if not free(*m.span(1)) or name in FOREIGN_NAMES:
@@ -524,7 +533,7 @@ class _Walker:
                 # A class name in a diagram is a citation when the prose writes it in code font too.
                 cited = name in self.facts.code_spans
                 found = Classified(SYMBOL, name, None, "", tentative=not cited)
-                out.append(_Pending(line, m.start(1), name, found, 0, "fence", doc_defined=name in self.facts.defined))
+                out.append(_Pending(line, base + m.start(1), name, found, 0, "fence", doc_defined=name in self.facts.defined))
             if _TREE_LINE_RE.search(raw):
                 # A file's structure drawn as a tree: its items are the file's names.
                 for m in _TREE_NAME_RE.finditer(raw):
@@ -533,7 +542,7 @@ class _Walker:
                         continue
                     spans.append(m.span(1))
                     found = Classified(SYMBOL, name, None, "", tentative=True)
-                    out.append(_Pending(line, m.start(1), name, found, 0, "fence", doc_defined=name in self.facts.defined, diagram=True))
+                    out.append(_Pending(line, base + m.start(1), name, found, 0, "fence", doc_defined=name in self.facts.defined, diagram=True))
         # Fix the written text of calls back to what is on the line.
         fixed = []
         for p in out:

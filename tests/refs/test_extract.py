@@ -130,3 +130,21 @@ def test_table_cells_and_tree_links() -> None:
     assert {r.text for r in refs if r.kind == "symbol"} == {"BlockPool", "RadixCache"}
     link = next(r for r in refs if r.origin == "link")
     assert link.target == "python/sglang/srt/managers" and link.framework == "sglang" and link.repo_layout
+
+
+def test_fence_indented_under_a_list_item_keeps_source_columns() -> None:
+    # markdown-it hands a fence nested in a list item its lines without the item's indent;
+    # the written text (what a report shows and `--fix` rewrites) must still be the name alone.
+    doc = (
+        "1. **Call chain**:\n"
+        "   ```\n"
+        "   llm_engine.step()\n"
+        "     → EngineCore.step()\n"
+        "       → CacheEngine.swap_in()\n"
+        "   ```\n"
+    )
+    lines = doc.splitlines()
+    refs = [r for r in extract_references("x.md", doc) if r.col >= 0]
+    assert {r.text for r in refs} >= {"EngineCore.step", "CacheEngine.swap_in"}
+    for r in refs:
+        assert lines[r.line - 1][r.col : r.col + len(r.text)] == r.text, r
