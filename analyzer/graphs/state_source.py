@@ -271,6 +271,10 @@ class SourceReader:
         self._segments[name] = text
         return text
 
+    def module_text(self, facts: ModuleFacts) -> str | None:
+        lines = self._file_lines(facts)
+        return None if lines is None else "\n".join(lines)
+
     def store_value(self, facts: ModuleFacts, line: int, target: str) -> str | None:
         """The right-hand side of `target = value` (or `target: T = value`) on that line,
         when the statement fits on it."""

@@ -24,7 +24,16 @@ from analyzer.resolve.flow import FlowGraph, flow_enabled
 from analyzer.resolve.infer import Ctx, Inferrer
 from analyzer.resolve.models import CallEdge, CallRecord, Value
 from analyzer.resolve.project import MODULE_SCOPE, FuncDef, Project, Symbol
-from analyzer.resolve.reaching import OTHER, reaching_bindings
+from analyzer.resolve.reaching import (
+    OTHER,
+    Key,
+    SlotDef,
+    decorator_site,
+    module_reaching_bindings,
+    reaching_bindings,
+    slot_path,
+    slot_reaching,
+)
 
 
 def _words(text: str) -> frozenset[str]:
@@ -143,6 +152,8 @@ class SourceSegments(Protocol):
 
     def segment(self, facts: ModuleFacts, fd: FuncDef) -> str | None: ...
 
+    def module_text(self, facts: ModuleFacts) -> str | None: ...
+
 
 class CallResolver:
     def __init__(self, project: Project, source: SourceSegments | None = None) -> None:
@@ -152,6 +163,7 @@ class CallResolver:
         self.source = source
         self._bound_twice: dict[str, dict[str, dict[str, dict[int, str]]]] = {}  # module -> scope -> rebound names
         self._reaching: dict[tuple[str, str, str], dict[tuple[int, int], set[int]] | None] = {}
+        self._slots: dict[tuple[str, str, str, tuple[Key, ...]], dict[tuple[int, int], set[SlotDef]] | None] = {}
         self.infer = Inferrer(project)
         self._caller_memo: dict[tuple[str, str], str] = {}
         self.decorators = Decorators(project)
@@ -225,8 +237,11 @@ class CallResolver:
         key: tuple[object, ...] = (facts.module, site.scope, site.callee)
         if self.flow.enabled:
             key = (*key, len(site.args), tuple(site.keywords))
-            if self.source is not None and site.callee in self._rebound(facts, site.scope):
-                key = (*key, site.line, site.col)  # each site sees its own bindings
+            if self.source is not None and (
+                site.callee in self._rebound(facts, site.scope)
+                or (site.callee.endswith("]") and slot_path_text(self.p.parser.parse(site.callee)))
+            ):
+                key = (*key, site.line, site.col)  # each site sees its own bindings (or slot stores)
         done = self._site_memo.get(key)
         fresh = done is None
         if done is None:
@@ -384,6 +399,8 @@ class CallResolver:
         site = self._site
         starred = site is None or "**" in site.keywords or any(a.startswith("*") for a in site.args)
         values = self._site_values(node, ctx, site) if isinstance(node, ast.Name) and site is not None else None
+        if isinstance(node, ast.Subscript) and site is not None:
+            values = self._slot_values(node, ctx, site)
         if values is None:
             values = self.flow.callees(node, ctx.module, ctx.scope)
         for value in sorted(values, key=lambda v: (v.kind, v.name)):
@@ -469,36 +486,85 @@ class CallResolver:
         module = self._bound_twice.get(facts.module)
         if module is None:  # one pass over the module's assignments, every scope at once
             scopes: dict[str, dict[str, dict[int, str]]] = {}
-            for asg in facts.assignments:
+            for asg in (*facts.assignments, *facts.module_attributes):
                 if asg.value:
                     scopes.setdefault(asg.scope, {}).setdefault(asg.target, {})[asg.line] = asg.value
             module = self._bound_twice[facts.module] = {
                 sc: {n: v for n, v in names.items() if len(v) > 1} for sc, names in scopes.items()
             }
-        if f"{facts.module}.{scope}" not in self.p.functions:
+        if scope != MODULE_SCOPE and f"{facts.module}.{scope}" not in self.p.functions:
             return {}
         return module.get(scope, {})
 
-    def _site_values(self, node: ast.Name, ctx: Ctx, site: CallSite) -> set[Value] | None:
-        """The values of a rebound local at this call: only the assignments that
-        reach it (reaching.py). None: not known per site (use the name's whole set)."""
+    def _site_values(
+        self, node: ast.Name, ctx: Ctx, site: CallSite, at: tuple[int, int] | None = None
+    ) -> set[Value] | None:
+        """The values of a rebound local (or module variable, at the module's top
+        level) at this call, or at `at` (a decorator: reaching.decorator_site): only
+        the assignments that reach it (reaching.py). None: not known per site (use
+        the name's whole set)."""
         facts = self.p.modules[ctx.module]
         bindings = self._rebound(facts, ctx.scope).get(node.id)
         if not bindings or self.source is None:
             return None
         key = (ctx.module, ctx.scope, node.id)
         if key not in self._reaching:
-            fd = self.p.functions[f"{ctx.module}.{ctx.scope}"]
-            text = self.source.segment(facts, fd)
-            params = {prm.name for prm in fd.fact.params}
-            self._reaching[key] = None if text is None else reaching_bindings(text, fd.fact.line, node.id, params)
+            if ctx.scope == MODULE_SCOPE:
+                text = self.source.module_text(facts)
+                self._reaching[key] = None if text is None else module_reaching_bindings(text, node.id)
+            else:
+                fd = self.p.functions[f"{ctx.module}.{ctx.scope}"]
+                text = self.source.segment(facts, fd)
+                params = {prm.name for prm in fd.fact.params}
+                self._reaching[key] = None if text is None else reaching_bindings(text, fd.fact.line, node.id, params)
         sites = self._reaching[key]
-        lines = sites.get((site.line, site.col)) if sites is not None else None
+        lines = sites.get(at or (site.line, site.col)) if sites is not None else None
         if lines is None or OTHER in lines or any(line not in bindings for line in lines):
             return None
         out: set[Value] = set()
         for line in lines:
             out |= self.flow.callees(self.p.parser.parse(bindings[line]), ctx.module, ctx.scope)  # type: ignore[arg-type]
+        return out
+
+    def _slot_values(self, node: ast.Subscript, ctx: Ctx, site: CallSite) -> set[Value] | None:
+        """`d["k"]()` on a container local to its scope: only what the stores that
+        reach this call put in that slot (a store replaces the slot's value:
+        `d = {"k": f}; d["k"] = g; d["k"]()` calls g). None: not known per site."""
+        found = slot_path(node)
+        if found is None or self.source is None:
+            return None
+        name, path = found
+        key = (ctx.module, ctx.scope, name, path)
+        if key not in self._slots:
+            facts = self.p.modules[ctx.module]
+            fd = self.p.functions.get(f"{ctx.module}.{ctx.scope}")
+            if ctx.scope == MODULE_SCOPE:
+                text = self.source.module_text(facts)
+                self._slots[key] = None if text is None else slot_reaching(text, 1, name, path, module=True)
+            elif fd is not None:
+                text = self.source.segment(facts, fd)
+                self._slots[key] = None if text is None else slot_reaching(text, fd.fact.line, name, path)
+            else:
+                self._slots[key] = None
+        sites = self._slots[key]
+        defs = sites.get((site.line, site.col)) if sites is not None else None
+        if defs is None:
+            return None
+        out: set[Value] = set()
+        for d in defs:
+            value: ast.expr | None = d.value
+            rest = list(d.rest)
+            while rest and isinstance(value, ast.Dict | ast.List | ast.Tuple):
+                value = _literal_slot(value, rest.pop(0))
+                if value is _UNKNOWN_SLOT:
+                    return None
+            if value is None:
+                continue  # not in the literal: the lookup raises
+            text = ast.unparse(value) + "".join(f"[{k!r}]" for _, k in rest)
+            parsed = self.p.parser.parse(text)
+            if parsed is None:
+                return None
+            out |= self.flow.callees(parsed, ctx.module, ctx.scope)
         return out
 
     def _undecorate(self, rec: CallRecord) -> None:
@@ -548,11 +614,17 @@ class CallResolver:
                 continue
             scope = fn.qualname.rpartition(".")[0] or MODULE_SCOPE
             rec = CallRecord(self.owner_of(m, scope), "@decorator", facts.path, fn.line)
-            for text in fn.decorators:
+            for i, text in enumerate(fn.decorators):
                 node = self.p.parser.parse(text)
                 if node is None:
                     continue
-                for value in flow.static_callees(node, m, scope) if not flow.enabled else flow.callees(node, m, scope):
+                values = None
+                if flow.enabled and isinstance(node, ast.Name):  # `@name` where name is rebound: the binding here
+                    here = CallSite(text, fn.line, 0, scope)
+                    values = self._site_values(node, Ctx(m, scope, fn.line), here, decorator_site(fn.line, i))
+                if values is None:
+                    values = flow.static_callees(node, m, scope) if not flow.enabled else flow.callees(node, m, scope)
+                for value in values:
                     if value.kind in ("function", "lambda"):
                         self._edge(rec, value.name, "direct", "inferred")
                     elif value.kind == "external" and not value.name.startswith("builtins.") and not isinstance(node, ast.Call):
@@ -931,3 +1003,30 @@ class CallResolver:
         self, rec: CallRecord, target: str, kind: str, confidence: str, cands: tuple[str, ...] = ()
     ) -> None:
         rec.edges.append(CallEdge(rec.caller, target, kind, confidence, rec.path, rec.line, cands))
+
+
+_UNKNOWN_SLOT = ast.Constant(value=None)  # a literal whose slot cannot be told (`{**a}`, `[*xs]`)
+
+
+def _literal_slot(node: ast.Dict | ast.List | ast.Tuple, key: Key) -> ast.expr | None:
+    """The element of a literal at a constant key: None when it has none (the
+    lookup raises), `_UNKNOWN_SLOT` when it cannot be told."""
+    kind, k = key
+    if isinstance(node, ast.Dict):
+        found: ast.expr | None = None
+        for kn, v in zip(node.keys, node.values, strict=True):
+            if kn is None:
+                return _UNKNOWN_SLOT
+            if isinstance(kn, ast.Constant) and type(kn.value).__name__ == kind and kn.value == k:
+                found = v  # the last one of a repeated key wins
+            elif not isinstance(kn, ast.Constant):
+                return _UNKNOWN_SLOT
+        return found
+    if any(isinstance(e, ast.Starred) for e in node.elts) or kind != "int":
+        return _UNKNOWN_SLOT
+    assert isinstance(k, int)
+    return node.elts[k] if -len(node.elts) <= k < len(node.elts) else None
+
+
+def slot_path_text(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.Subscript) and slot_path(node) is not None

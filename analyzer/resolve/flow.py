@@ -129,6 +129,9 @@ class FlowGraph:
         self._sigs: dict[str, _Signature | None] = {}
         self._decorated: set[str] = set()
         self._keys: dict[str, set[str]] = {}  # container -> constant keys written
+        self._slice_boxes: set[str] = set()
+        self._lengths: dict[str, int] = {}  # list / tuple literal -> its length (no `*xs` in it)
+        self._const_names: dict[tuple[str, str], str | None] = {}  # (module, name) -> the constant key it holds
         self._fields: dict[str, list[str]] = {}
         self._relevant: dict[str, frozenset[str]] = {}  # function -> parameters that reach a call
         self._plans: dict[tuple[str, str, str], tuple[tuple[Loc, ...], frozenset[Value]]] = {}
@@ -558,7 +561,7 @@ class FlowGraph:
             self.write(("elt", box.name, _ALL), vals)
             self._assign_target(target.value, {box}, m, scope, line)
         elif isinstance(target, ast.Subscript) and vals:
-            key = _const_key(target.slice)
+            key = self.key_of(target.slice, m, scope)
             for c in self.eval(target.value, m, scope):
                 if c.kind == "container":
                     self._store(c.name, key, vals)
@@ -569,21 +572,29 @@ class FlowGraph:
     def _unpack(self, target: ast.Tuple | ast.List, vals: Iterable[Value], m: str, scope: str, line: int) -> None:
         vals = set(vals)
         n = len(target.elts)
+        star = next((i for i, el in enumerate(target.elts) if isinstance(el, ast.Starred)), None)
         for i, el in enumerate(target.elts):
-            if isinstance(el, ast.Starred):
-                # `first, *rest, last = xs`: the slots between, where their index is known.
-                out: set[Value] = set()
+            if star is not None and i >= star:
+                # `first, *rest, last = xs`: `rest` is a new list of the slots between, and
+                # `last` counts from the end; both known only where xs's length is.
+                if i == star:
+                    box = Value("container", f"{m}:{scope}:{line}:{_norm(el)}")
+                    self._assign_target(el.value, {box}, m, scope, line)  # type: ignore[attr-defined]
                 for v in vals:
-                    keys = self._keys.get(v.name) if v.kind == "container" else None
-                    if keys is not None and all(k.isdigit() for k in keys):
-                        count = len(keys)
-                        for k in keys:
-                            if i <= int(k) < count - (n - i - 1):
-                                out |= set(self.read(("elt", v.name, k)))
-                        out |= set(self.read(("elt", v.name, _ANY)))
+                    count = self._lengths.get(v.name) if v.kind == "container" else None
+                    if count is None:
+                        got = self.elements({v}, unpack=True)
+                        if i == star:
+                            self._store(box.name, None, got)
+                        else:
+                            self._assign_target(el, got, m, scope, line)
+                        continue
+                    self.read(("elt", v.name, _ALL))  # re-run as the source grows
+                    if i == star:
+                        for k in range(star, count - (n - star - 1)):
+                            self._store(box.name, str(k - star), self.elements({v}, key=str(k)))
                     else:
-                        out |= self.elements({v}, unpack=True)
-                self._assign_target(el, out, m, scope, line)
+                        self._assign_target(el, self.elements({v}, key=str(count - (n - i)), unpack=True), m, scope, line)
             else:
                 self._assign_target(el, self.elements(vals, key=str(i), unpack=True), m, scope, line)
 
@@ -891,10 +902,11 @@ class FlowGraph:
             names = self._lambda_by_text.get((m, scope, _norm(node)), ())
             return {Value("lambda", n) for n in names}
         if isinstance(node, ast.Subscript):
-            key = _const_key(node.slice)
             base = self.eval(node.value, m, scope, d)
             classes = {v for v in base if v.kind == "class"}  # `Ruler[T]`: a generic class is the class
-            return classes | self.elements(base, key=key)
+            if isinstance(node.slice, ast.Slice):
+                return classes | self._sliced(node, base)
+            return classes | self.elements(base, key=self.key_of(node.slice, m, scope))
         if isinstance(node, ast.Dict | ast.List | ast.Tuple | ast.Set):
             return self._literal(node, m, scope, d)
         if isinstance(node, ast.IfExp):
@@ -919,6 +931,58 @@ class FlowGraph:
             return {box}
         return set()
 
+    def key_of(self, node: ast.expr, m: str, scope: str) -> str | None:
+        """The slot a subscript's index names: a constant, or a module-level name
+        bound once, to a constant, and never rebound (`KEY = 1`, imported too)."""
+        key = _const_key(node)
+        if key is not None or not isinstance(node, ast.Name):
+            return key
+        for sc in self.p.chain(scope):
+            if sc != MODULE_SCOPE and self._local_here(m, sc, node.id):
+                return None  # a function's own name shadows the module's
+        if (m, node.id) not in self._const_names:
+            self._const_names[(m, node.id)] = self._constant_of(self.p.lookup_in_module(m, node.id))
+        return self._const_names[(m, node.id)]
+
+    def _local_here(self, m: str, scope: str, name: str) -> bool:
+        sig = self.signature(f"{m}.{scope}")
+        return (sig is not None and name in sig.all) or name in self._locals.get((m, scope), ())
+
+    def _constant_of(self, sym: Symbol | None) -> str | None:
+        if sym is None or sym.kind != "variable":
+            return None
+        module, _, var = sym.name.rpartition(".")
+        asgs = self.p.module_attrs(module).get(var, [])
+        if len(asgs) != 1 or not asgs[0].value or var in self._locals.get((module, MODULE_SCOPE), ()):
+            return None  # bound more than once (a loop, an unpacking, a second assignment)
+        return _const_key(self.p.parser.parse(asgs[0].value))
+
+    def _sliced(self, node: ast.Subscript, base: set[Value]) -> set[Value]:
+        """`xs[a:b]` is a new list: slot i holds xs's slot a + i where the bounds are
+        constant and xs's length is known, else any of xs's elements."""
+        sl = node.slice
+        assert isinstance(sl, ast.Slice)
+        out: set[Value] = set()
+        for v in base:
+            if v.kind != "container":
+                continue
+            count = self._lengths.get(v.name)
+            bounds = [_int_const(b) if b is not None else dflt for b, dflt in ((sl.lower, 0), (sl.upper, count))]
+            lo, hi = bounds
+            if count is None or sl.step is not None or lo is None or hi is None or v.name in self._slice_boxes:
+                out.add(v)  # its elements, positions unknown (`xs = xs[1:]` in a loop makes no new list each round)
+                continue
+            box = f"{v.name}[{_norm(sl)}]"
+            self._slice_boxes.add(box)  # (a slice of it aliases it: no chain of new lists)
+            out.add(Value("container", box))
+            self.read(("elt", v.name, _ALL))  # re-run as the source grows
+            lo, hi = (b + count if b < 0 else b for b in (lo, hi))
+            for k in range(max(lo, 0), min(hi, count)):
+                self._store(box, str(k - max(lo, 0)), self.elements({v}, key=str(k)))
+            if lo < hi:
+                self._lengths[box] = min(hi, count) - max(lo, 0)
+        return out
+
     def _literal(self, node: ast.Dict | ast.List | ast.Tuple | ast.Set, m: str, scope: str, d: int) -> set[Value]:
         box = f"{m}:{scope}:{_norm(node)}"
         found = False
@@ -933,21 +997,25 @@ class FlowGraph:
                     continue
                 vals = self.eval(v, m, scope, d)
                 if vals:
-                    self._store(box, _const_key(k), vals)
+                    self._store(box, self.key_of(k, m, scope), vals)
                     found = True
         else:
+            starred = False  # past a `*xs`, positions are unknown
             for i, e in enumerate(node.elts):
                 if isinstance(e, ast.Starred):
                     vals = self.elements(self.eval(e.value, m, scope, d))
-                    key = None
+                    starred = True
                 else:
                     vals = self.eval(e, m, scope, d)
-                    key = str(i) if not isinstance(node, ast.Set) else None
+                slot = str(i) if not starred and not isinstance(node, ast.Set) else None
                 if vals:
-                    self._store(box, key, vals)
+                    self._store(box, slot, vals)
                     found = True
-        # A container that holds no callable yet may still receive some (`d = {}; d[k] = f`).
-        return {Value("container", box)} if found or not _has_elements(node) else set()
+            if not starred and not isinstance(node, ast.Set):
+                self._lengths[box] = len(node.elts)
+        # A container that holds no callable yet may still receive some (`d = {}; d[k] = f`,
+        # `slots = [None]; slots[0] = f`): a list or dict is one whatever it holds.
+        return {Value("container", box)} if found or isinstance(node, ast.List | ast.Dict) else set()
 
     def _name(self, name: str, m: str, scope: str, d: int) -> set[Value]:
         key = (m, scope, name)
@@ -1084,7 +1152,7 @@ class FlowGraph:
                 if func.attr in _ALIAS_METHODS:
                     out |= base
                 else:
-                    key = _const_key(node.args[0]) if node.args and func.attr != "setdefault" else None
+                    key = self.key_of(node.args[0], m, scope) if node.args and func.attr != "setdefault" else None
                     out |= set(self.elements(base, key=key))
         for c in self.resolve_decorated(callees):
             if c.kind == "function":
@@ -1421,9 +1489,27 @@ def _has_elements(node: ast.Dict | ast.List | ast.Tuple | ast.Set) -> bool:
 
 
 def _const_key(node: ast.expr | None) -> str | None:
+    """A constant key as a slot name: `1` and `"1"` are different keys (`{1: f, "1": g}`
+    holds both), so a string that reads as an integer keeps its quotes."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str | int) and not isinstance(node.value, bool):
-        return str(node.value)
+        return _key_text(node.value)
     return None
+
+
+def _int_const(node: ast.expr) -> int | None:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _int_const(node.operand)
+        return -inner if inner is not None else None
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    return None
+
+
+def _key_text(value: str | int) -> str:
+    return repr(value) if isinstance(value, str) and _INT_TEXT.fullmatch(value) else str(value)
+
+
+_INT_TEXT = re.compile(r"-?\d+")
 
 
 def _target_names(node: ast.expr | None) -> Iterator[str]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import re
 
-from analyzer.index.models import Assignment, Class
+from analyzer.index.models import Assignment, CallSite, Class, ModuleFacts
 from analyzer.resolve.annotations import annotation_types
 from analyzer.resolve.exprs import dotted_name
 from analyzer.resolve.models import Value, immutable, merge_classes
@@ -35,6 +35,9 @@ _OPERATOR_METHODS: dict[type, str] = {
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _LITERAL_START = frozenset("'\"[{(0123456789-")
 _BUILTIN_TYPES = frozenset({"list", "dict", "set", "frozenset", "tuple", "str", "bytes", "bytearray"})
+_CALLER_LIMIT = 32  # calls of one name looked at for a parameter's value
+# A dotted name read as a value (not called): its last part.
+_VALUE_WORD = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\s*\.\s*)*([A-Za-z_]\w*)\b(?!\s*\()")
 _MIXIN_LIMIT = 16  # subclasses searched for state a mixin uses but does not set
 _PARTIAL = {"functools.partial", "functools.partialmethod"}
 _CAST = {"typing.cast", "typing_extensions.cast"}
@@ -91,6 +94,9 @@ class Inferrer:
         self._bindings_by_class: dict[str, dict[str, list[Assignment]]] = {}
         self._lambda_sources_by_module: dict[str, dict[tuple[str, str], tuple[str, str]]] = {}
         self._overloads_by_module: dict[str, dict[str, list[FuncDef]]] = {}
+        self._caller_memo: dict[tuple[str, int], Value | None] = {}
+        self._sites: dict[str, list[tuple[ModuleFacts, CallSite]]] | None = None
+        self._values: frozenset[str] | None = None
 
     # -- entry points -------------------------------------------------------
 
@@ -299,7 +305,114 @@ class Inferrer:
             value = self.eval(node, Ctx(fd.module, _parent(fn.qualname)), depth + 1) if node is not None else None
             if value is not None and value.kind in ("class", "function", "instance"):
                 return value.with_via("local")
+        if found is None and not annotation:
+            return self._from_callers(fd, index, depth)
         return found
+
+    def _from_callers(self, fd: FuncDef, index: int, depth: int) -> Value | None:
+        """An unannotated parameter holds what its callers pass: the arguments of
+        every call that reaches the function (`B(self.c)` for `B.__init__(self, c)`,
+        `run(Job())`), where all of them are known and agree in kind. None where a
+        caller is unknown: the function is handed around as a value, decorated, or
+        a same-named call's callee cannot be told."""
+        key = (fd.name, index)
+        if key in self._caller_memo:
+            return self._caller_memo[key]
+        self._caller_memo[key] = None  # cycle guard
+        found = self._caller_memo[key] = self._caller_args(fd, index, depth)
+        return found
+
+    def _caller_args(self, fd: FuncDef, index: int, depth: int) -> Value | None:
+        fn = fd.fact
+        prm = fn.params[index]
+        if fn.decorators or prm.kind not in ("positional_only", "positional", "keyword_only"):
+            return None
+        cls = fd.name.rpartition(".")[0] if fn.is_method else None
+        is_init = cls is not None and fn.name == "__init__" and cls in self.p.classes
+        names = [fn.name] + ([cls.rpartition(".")[2]] if is_init and cls is not None else [])
+        if any(n in self._value_words() for n in names):
+            return None  # passed or stored as a value somewhere: called from where we cannot see
+        sites = [hit for n in names for hit in self._sites_by_name().get(n, ())]
+        if not sites or len(sites) > _CALLER_LIMIT:
+            return None
+        values: list[Value] = []
+        for facts, site in sites:
+            if "**" in site.keywords or any(a.startswith("*") for a in site.args):
+                return None
+            ctx = Ctx(facts.module, site.scope, site.line)
+            node = self.p.parser.parse(site.callee)
+            callee = self.eval(node, ctx, depth + 1) if node is not None else None
+            if callee is None:
+                return None  # a same-named call whose target is unknown may be this one
+            if callee.kind == "class" and is_init:
+                init = self.p.member(Symbol("class", callee.name), "__init__")
+                if init is None or init.name != fd.name:
+                    continue
+                skip = 1
+            elif callee.kind == "function" and (callee.name == fd.name or self._overridden_by(callee.name, fd)):
+                skip = 1 if callee.bound or (fn.is_method and callee.via == "super") else 0
+            else:
+                continue
+            text: str | None = None
+            if prm.kind != "keyword_only" and 0 <= index - skip < len(site.args):
+                text = site.args[index - skip]
+            for k, v in zip(site.keywords, site.keyword_values, strict=False):
+                if k == prm.name:
+                    text = v
+            if text is None:
+                return None  # the default (or an error): not a caller's value
+            arg = self.p.parser.parse(text)
+            value = self.eval(arg, ctx, depth + 1) if arg is not None else None
+            if value is None or value.kind not in ("instance", "class", "external"):
+                return None
+            values.extend(value.each())
+        kinds = {v.kind for v in values}
+        if len(kinds) != 1:
+            return None
+        if kinds == {"external"}:
+            return values[0].with_via("local") if len({v.name for v in values}) == 1 else None
+        merged = merge_classes([v.with_via("local") for v in values])
+        return merged
+
+    def _overridden_by(self, method: str, fd: FuncDef) -> bool:
+        """`method` is the same-named method of a base of fd's class: a call of it may dispatch to fd."""
+        owner, _, name = method.rpartition(".")
+        cls = fd.name.rpartition(".")[0]
+        return name == fd.fact.name and cls in self.p.classes and owner in self.p.hierarchy.mro(cls)
+
+    def _sites_by_name(self) -> dict[str, list[tuple[ModuleFacts, CallSite]]]:
+        if self._sites is None:
+            self._sites = {}
+            for facts in self.p.modules.values():
+                for site in facts.calls:
+                    last = site.callee.rpartition(".")[2]
+                    if last.isidentifier():
+                        self._sites.setdefault(last, []).append((facts, site))
+        return self._sites
+
+    def _value_words(self) -> frozenset[str]:
+        """Names read somewhere as a value, not called there (`f` in `run(f)`, `self.m`
+        in `x = self.m`, a class handed to a factory): the last part of each."""
+        if self._values is None:
+            words: set[str] = set()
+            for facts in self.p.modules.values():
+                texts: list[str | None] = [a.value for a in (*facts.assignments, *facts.module_attributes)]
+                texts += [fl.value for fl in facts.flows]
+                for site in facts.calls:
+                    texts += site.args
+                    texts += site.keyword_values
+                    if "." in site.callee or "(" in site.callee:
+                        texts.append(site.callee.rpartition(".")[0])
+                for cls in facts.classes:
+                    texts += [a.value for a in (*cls.class_attributes, *cls.fields, *cls.instance_attributes)]
+                for fn in facts.functions:
+                    texts += fn.decorators
+                    texts += [prm.default for prm in fn.params]
+                for text in texts:
+                    if text:
+                        words.update(m.group(1) for m in _VALUE_WORD.finditer(text))
+            self._values = frozenset(words)
+        return self._values
 
     def _from_assignments(self, asgs: list[Assignment], module: str, scope: str, depth: int) -> Value | None:
         for asg in sorted(asgs, key=lambda a: -a.line):
@@ -673,12 +786,18 @@ class Inferrer:
                 break
         if result is None:
             # A mixin uses state its subclasses set up (`self.tree_cache` in a
-            # scheduler mixin): look there, as the instance really is one of them.
+            # scheduler mixin): look there, as the instance really is one of them,
+            # in each of them (what one subclass stores, another may store differently).
+            found: list[Value] = []
             for sub in self.p.hierarchy.descendants(cls)[:_MIXIN_LIMIT]:
                 cd = self.p.classes[sub]
-                result = self._own_attr(cd.module, cd.fact, attr, depth)
-                if result is not None:
-                    break
+                one = self._own_attr(cd.module, cd.fact, attr, depth)
+                if one is not None:
+                    found.append(one)
+            kinds = {v.kind for v in found}
+            result = merge_classes(found) if len(kinds) == 1 and kinds <= {"instance", "class", "function"} else (
+                found[0] if found else None
+            )
         self._attr_memo[key] = result
         self._note_cut(key, result, cuts, depth)
         return result

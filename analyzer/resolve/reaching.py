@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
+from dataclasses import dataclass
 
 OTHER = -1  # a binding that is not a plain assignment with a value (a parameter's included)
 
@@ -120,7 +121,9 @@ class _Walker:
                 out = out | self.block(case.body, start)
             return out
         if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            for d in s.decorator_list:
+            for i, d in enumerate(s.decorator_list):
+                if isinstance(d, ast.Name) and d.id == name:  # `@name` calls it too
+                    self.sites.setdefault(decorator_site(s.lineno + self.offset, i), set()).update(state)
                 state = self.expr(d, state)
             return frozenset({OTHER}) if s.name == name else state  # its body is another scope
         if isinstance(s, ast.Import | ast.ImportFrom):
@@ -139,6 +142,30 @@ class _Walker:
         return state
 
 
+def decorator_site(def_line: int, index: int) -> tuple[int, int]:
+    """The key of the `index`-th decorator `@name` of the `def` / `class` on `def_line`
+    (a call site's key is its (line, column); a decorator's column is negative)."""
+    return def_line, -1 - index
+
+
+def module_reaching_bindings(source: str, name: str) -> dict[tuple[int, int], set[int]] | None:
+    """`reaching_bindings` for the top level of a module (`source`: the whole file):
+    not analysed where a function declares the name `global` (it may rebind it
+    between two top-level statements)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    if any(isinstance(n, ast.Global) and name in n.names for n in ast.walk(tree)):
+        return None
+    walker = _Walker(name, 0)
+    try:
+        walker.block(tree.body, frozenset())
+    except (_GiveUp, RecursionError):
+        return None
+    return walker.sites
+
+
 def reaching_bindings(source: str, first_line: int, name: str, params: set[str]) -> dict[tuple[int, int], set[int]] | None:
     """For the function whose source (from its first line, decorators included)
     is `source`: (line, col) of each call `name(...)` -> the lines of the plain
@@ -154,6 +181,215 @@ def reaching_bindings(source: str, first_line: int, name: str, params: set[str])
     try:
         # A local not yet bound on entry has no value (calling it raises); a parameter has the caller's.
         walker.block(func.body, frozenset({OTHER}) if name in params else frozenset())
+    except (_GiveUp, RecursionError):
+        return None
+    return walker.sites
+
+
+# -- container slots --------------------------------------------------------------
+
+Key = tuple[str, object]  # a constant key with its type: `1` and `"1"` differ
+_READS = frozenset({"get", "keys", "values", "items", "copy", "append", "__getitem__", "count", "index"})
+
+
+def slot_path(node: ast.expr) -> tuple[str, tuple[Key, ...]] | None:
+    """`d["a"][0]` -> ("d", (("str", "a"), ("int", 0))); None unless a plain name
+    subscripted with constants only."""
+    keys: list[Key] = []
+    while isinstance(node, ast.Subscript):
+        k = node.slice
+        if not (isinstance(k, ast.Constant) and isinstance(k.value, str | int) and not isinstance(k.value, bool)):
+            return None
+        keys.append((type(k.value).__name__, k.value))
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return node.id, tuple(reversed(keys))
+
+
+def _update_call(s: ast.stmt) -> ast.Call | None:
+    if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Attribute):
+        return s.value if s.value.func.attr == "update" else None
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class SlotDef:
+    """What a slot holds after a store: `value` (an expression of the scope),
+    followed down `rest` (the keys still to look up inside it)."""
+
+    value: ast.expr
+    rest: tuple[Key, ...]
+
+
+class _SlotWalker:
+    """Which stores reach each call `name[k1]...[kn](...)` of one constant key path:
+    a store to that path (or to a prefix of it) replaces what was there (a strong
+    update: the name is a local container nothing else can reach, see `slot_reaching`)."""
+
+    def __init__(self, name: str, path: tuple[Key, ...], offset: int, indent: int) -> None:
+        self.name = name
+        self.path = path
+        self.offset = offset
+        self.indent = indent
+        self.sites: dict[tuple[int, int], set[SlotDef]] = {}
+
+    def _store(self, target_path: tuple[Key, ...], value: ast.expr, state: frozenset[SlotDef]) -> frozenset[SlotDef]:
+        n = len(target_path)
+        if target_path == self.path[:n]:
+            return frozenset({SlotDef(value, self.path[n:])})  # this slot, or a container holding it, replaced
+        return state  # another slot, or inside the one looked up (its identity stays)
+
+    def expr(self, node: ast.AST | None, state: frozenset[SlotDef]) -> frozenset[SlotDef]:
+        if node is None:
+            return state
+        allowed: set[int] = set()  # Name nodes read in a way that cannot change or leak the container
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.NamedExpr | ast.Lambda | ast.comprehension) and any(
+                isinstance(n, ast.Name) and n.id == self.name for n in ast.walk(sub)
+            ):
+                raise _GiveUp
+            if isinstance(sub, ast.Call):
+                found = slot_path(sub.func) if isinstance(sub.func, ast.Subscript) else None
+                if found is not None and found[0] == self.name:
+                    allowed.update(id(n) for n in ast.walk(sub.func) if isinstance(n, ast.Name))
+                    if found[1] == self.path:
+                        key = (sub.lineno + self.offset, sub.col_offset + self.indent)
+                        self.sites.setdefault(key, set()).update(state)
+                elif isinstance(sub.func, ast.Attribute) and sub.func.attr in _READS:
+                    base = slot_path(sub.func.value) if isinstance(sub.func.value, ast.Subscript | ast.Name) else None
+                    if base is not None and base[0] == self.name:
+                        allowed.update(id(n) for n in ast.walk(sub.func.value) if isinstance(n, ast.Name))
+            elif isinstance(sub, ast.Subscript) and isinstance(sub.ctx, ast.Load):
+                found = slot_path(sub)
+                if found is not None and found[0] == self.name:
+                    allowed.update(id(n) for n in ast.walk(sub) if isinstance(n, ast.Name))
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name) and sub.id == self.name and id(sub) not in allowed:
+                raise _GiveUp  # passed on, aliased or mutated some other way
+        return state
+
+    def block(self, body: list[ast.stmt], state: frozenset[SlotDef]) -> frozenset[SlotDef]:
+        for stmt in body:
+            state = self.stmt(stmt, state)
+        return state
+
+    def stmt(self, s: ast.stmt, state: frozenset[SlotDef]) -> frozenset[SlotDef]:
+        name = self.name
+        if isinstance(s, ast.Assign):
+            state = self.expr(s.value, state)
+            for t in s.targets:
+                if isinstance(t, ast.Name) and t.id == name:
+                    state = frozenset({SlotDef(s.value, self.path)})
+                elif isinstance(t, ast.Subscript) and (found := slot_path(t)) is not None and found[0] == name:
+                    state = self._store(found[1], s.value, state)
+                else:
+                    if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(t)):
+                        raise _GiveUp  # `a, d = ...`, `d[k] = ...` with a key not constant
+                    state = self.expr(t, state)
+            return state
+        update = _update_call(s)
+        if update is not None:
+            base = slot_path(update.func.value) if isinstance(update.func, ast.Attribute) else None
+            if base is not None and base[0] == name:
+                # `d.update({"k": f}, k2=g)`: a store to each constant key
+                for a in (*update.args, *(k.value for k in update.keywords)):
+                    state = self.expr(a, state)
+                arg = update.args[0] if update.args else None
+                if len(update.args) > 1 or (arg is not None and not isinstance(arg, ast.Dict)):
+                    raise _GiveUp
+                pairs = list(zip(arg.keys, arg.values, strict=True)) if isinstance(arg, ast.Dict) else []
+                pairs += [(ast.Constant(k.arg) if k.arg else None, k.value) for k in update.keywords]
+                for k, v in pairs:
+                    found = slot_path(ast.Subscript(value=ast.Name(id=name), slice=k)) if k is not None else None
+                    if found is None:
+                        raise _GiveUp  # `**more` or a key not constant
+                    state = self._store(base[1] + found[1], v, state)
+                return state
+        if isinstance(s, ast.AnnAssign | ast.AugAssign | ast.Delete | ast.Global | ast.Nonlocal | ast.Import | ast.ImportFrom):
+            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(s)) or (
+                isinstance(s, ast.Global | ast.Nonlocal | ast.Import | ast.ImportFrom)
+                and name in {getattr(a, "asname", None) or getattr(a, "name", a) for a in getattr(s, "names", [])}
+            ):
+                raise _GiveUp
+            return state
+        if isinstance(s, ast.If | ast.While):
+            state = self.expr(s.test, state)
+            if isinstance(s, ast.If):
+                return self.block(s.body, state) | self.block(s.orelse, state)
+        if isinstance(s, ast.For | ast.AsyncFor | ast.While):
+            if isinstance(s, ast.For | ast.AsyncFor):
+                state = self.expr(s.iter, state)
+                if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(s.target)):
+                    raise _GiveUp
+            entry = out = state
+            for _ in range(4):
+                out = self.block(s.body, entry)
+                if isinstance(s, ast.While):
+                    out = self.expr(s.test, out)
+                grown = entry | out
+                if grown == entry:
+                    break
+                entry = grown
+            after = entry | out
+            return self.block(s.orelse, after) | after
+        if isinstance(s, ast.Try | getattr(ast, "TryStar", ast.Try)):
+            body = self.block(s.body, state)
+            seen = state | body
+            handlers = frozenset().union(*(self.block(h.body, seen) for h in s.handlers))
+            out = self.block(s.orelse, body) | handlers | body
+            return self.block(s.finalbody, out | seen) if s.finalbody else out
+        if isinstance(s, ast.With | ast.AsyncWith):
+            for item in s.items:
+                state = self.expr(item.context_expr, state)
+                if item.optional_vars is not None and any(
+                    isinstance(n, ast.Name) and n.id == name for n in ast.walk(item.optional_vars)
+                ):
+                    raise _GiveUp
+            return self.block(s.body, state)
+        if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if s.name == name or any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(s)):
+                raise _GiveUp  # a nested scope that sees the container may change it whenever it runs
+            return state
+        if isinstance(s, ast.Match):
+            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(s)):
+                raise _GiveUp
+            return state.union(*(self.block(case.body, state) for case in s.cases))
+        for child in ast.iter_child_nodes(s):
+            if isinstance(child, ast.expr):
+                state = self.expr(child, state)
+        return state
+
+
+def slot_reaching(
+    source: str, first_line: int, name: str, path: tuple[Key, ...], *, module: bool = False
+) -> dict[tuple[int, int], set[SlotDef]] | None:
+    """For a function (`source` from its first line) or a whole module (`module=True`):
+    (line, col) of each call `name[k1]...[kn](...)` with this key path -> the stores
+    that may reach it. Only where `name` is a container nothing else can touch: read
+    only by subscripts and read-only methods, stored into with constant keys, never
+    passed on, aliased, deleted from or seen by a nested function; else None."""
+    indent = 0
+    if not module:
+        first = source.split("\n", 1)[0]
+        indent = len(first) - len(first.lstrip())
+        source = textwrap.dedent(source)
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    if module:
+        body: list[ast.stmt] = tree.body
+        if any(isinstance(n, ast.Global) and name in n.names for n in ast.walk(tree)):
+            return None
+    else:
+        func = next((n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)), None)
+        if func is None or any(a.arg == name for a in ast.walk(func.args) if isinstance(a, ast.arg)):
+            return None
+        body = func.body
+    walker = _SlotWalker(name, path, 0 if module else first_line - 1, indent)
+    try:
+        walker.block(body, frozenset())
     except (_GiveUp, RecursionError):
         return None
     return walker.sites

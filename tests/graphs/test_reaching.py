@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
 from analyzer.resolve.reaching import OTHER, reaching_bindings
@@ -82,3 +83,21 @@ def test_nonlocal_and_walrus_are_not_analysed() -> None:
             if (x := b):
                 x()
         """) is None
+
+
+def test_slot_stores_replace_and_aliases_give_up() -> None:
+    from analyzer.resolve.reaching import slot_path, slot_reaching
+
+    src = "def f():\n    d = {'k': a}\n    d['k']()\n    d['k'] = b\n    d['k']()\n    d.update({'k': c})\n    d['k']()\n"
+    node = ast.parse("d['k']", mode="eval").body
+    found = slot_path(node)
+    assert found is not None
+    sites = slot_reaching(src, 1, *found)
+    assert sites is not None
+    values = {line: {ast.unparse(s.value) for s in defs} for (line, _), defs in sites.items()}
+    assert values == {3: {"{'k': a}"}, 5: {"b"}, 7: {"c"}}
+    aliased = src.replace("    d['k']()\n    d['k'] = b", "    e = d\n    d['k'] = b", 1)
+    assert slot_reaching(aliased, 1, *found) is None
+    branch = "def f(x):\n    d = {'k': a}\n    if x:\n        d['k'] = b\n    d['k']()\n"
+    sites = slot_reaching(branch, 1, *found)
+    assert sites is not None and {ast.unparse(s.value) for s in sites[(5, 4)]} == {"{'k': a}", "b"}

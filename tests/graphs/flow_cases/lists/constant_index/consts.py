@@ -1,0 +1,2 @@
+# ruff: noqa  (deliberately unidiomatic: the patterns under test)
+WRITE = 2
