@@ -45,9 +45,12 @@ def add_nodes(graph: nx.DiGraph, project: Project) -> None:
         graph.add_node(name, kind=kind, path=fd.path, line=fd.fact.line)
 
 
-def add_record(graph: nx.DiGraph, rec: CallRecord) -> None:
+def add_record(graph: nx.DiGraph, rec: CallRecord, site: str | None = None) -> None:
+    """`site`: where the call is (`path:line`), when not the record's own line
+    (`CallResolver.module_sites`); every edge of a record is at its call."""
     for edge in rec.edges:
-        site = f"{edge.path}:{edge.line}"
+        if site is None:
+            site = f"{edge.path}:{edge.line}"
         data = graph.get_edge_data(edge.caller, edge.callee)
         if data is None:
             graph.add_edge(
@@ -74,12 +77,10 @@ def build_call_graph(project: Project, resolver: CallResolver | None = None) -> 
         graph.add_node(name, kind="lambda", path=project.modules[ld.module].path, line=ld.line)
     result = CallGraphResult(graph)
     for facts in project.modules.values():
-        for rec in resolver.resolve_module(facts):
-            add_record(graph, rec)
+        for rec, site in resolver.module_sites(facts):
+            add_record(graph, rec, site)
             for name in rec.external:
                 result.external[name] += 1
             if rec.unresolved and not rec.edges and not rec.external:
-                result.unresolved.append(
-                    Unresolved(rec.caller, f"{rec.path}:{rec.line}", rec.expr, rec.unresolved, rec.candidates)
-                )
+                result.unresolved.append(Unresolved(rec.caller, site, rec.expr, rec.unresolved, rec.candidates))
     return result

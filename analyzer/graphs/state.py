@@ -234,6 +234,7 @@ class _Builder:
         self._seen: set[tuple] = set()
         self._aliases: set[tuple[str, str, str]] = set()  # (function, module, local name)
         self._where: dict[tuple[str, str], tuple[str, str | None]] = {}
+        self._places: dict[tuple[str, str, str, bool], bool] = {}  # `_place_like` of a plain name
 
     def record(self, cls: str, attr: str, kind: str, facts: ModuleFacts, scope: str, line: int,
                method: str | None = None, obj: Obj | None = None, create: bool = False) -> None:
@@ -296,11 +297,13 @@ class _Builder:
 
     def calls(self, facts: ModuleFacts) -> None:
         t, m = self.tracer, self.mutation
+        objects, place_like, methods = t.objects, self._place_like, self.p.methods_by_name
+        module = facts.module
         for site in facts.calls:
             head, _, method = site.callee.rpartition(".")
-            if (head and head not in ("self", "cls") and (method in MUTATING_METHODS or method in self.p.methods_by_name)
-                    and self._place_like(facts, site.scope, head)):
-                for o in t.objects(head, facts.module, site.scope):
+            if (head and head != "self" and head != "cls" and (method in MUTATING_METHODS or method in methods)
+                    and place_like(facts, site.scope, head)):
+                for o in objects(head, module, site.scope):
                     if o.place is None:
                         continue
                     if o.cls is not None and self.p.member_function(o.cls, method):
@@ -320,16 +323,19 @@ class _Builder:
             for i, arg in bound:
                 if arg == "self" or arg.startswith("*"):
                     continue
-                if not self._place_like(facts, site.scope, arg, loops=False):
+                if not place_like(facts, site.scope, arg, loops=False):
                     continue
+                name: str | None = None
                 if external is not None and i == 0:
-                    name: str | None = external
+                    name = external
                 else:
-                    name = next((target.rpartition(".")[2] for target, j in m.arg_targets(facts, site, i)
-                                 if m.mutates(target, j)), None)
+                    for target, j in m.arg_targets(facts, site, i):
+                        if m.mutates(target, j):  # the first callee that changes it names the write
+                            name = target.rpartition(".")[2]
+                            break
                 if name is None:
                     continue
-                for o in t.objects(arg, facts.module, site.scope, loops=False):
+                for o in objects(arg, module, site.scope, loops=False):
                     if o.place is None:
                         continue
                     obj = Obj(o.cls, o.place, o.via, o.detail or f"passed to {site.callee}()")
@@ -343,6 +349,13 @@ class _Builder:
             return _PLACE_LIKE.fullmatch(text) is not None
         if not text.isidentifier():
             return False
+        key = (facts.module, scope, text, loops)
+        found = self._places.get(key)
+        if found is None:
+            found = self._places[key] = self._name_place_like(facts, scope, text, loops)
+        return found
+
+    def _name_place_like(self, facts: ModuleFacts, scope: str, text: str, loops: bool) -> bool:
         fd = self.tracer.function_of(facts.module, scope)
         if fd is None or fd.module != facts.module:
             return False

@@ -671,13 +671,8 @@ class _Uses:
 
 
 def _root(text: str) -> str:
-    """`a.b[c].d` -> `a`."""
-    end = len(text)
-    for sep in (".", "["):
-        i = text.find(sep)
-        if 0 <= i < end:
-            end = i
-    return text[:end]
+    """`a.b[c].d` -> `a`: the text before its first `.` or `[`."""
+    return text.partition(".")[0].partition("[")[0]
 
 
 class Mutation:

@@ -80,6 +80,8 @@ _DUNDER_BUILTINS = {
 _ITERATING_BUILTINS = frozenset(
     f"builtins.{n}" for n in ("list", "tuple", "set", "frozenset", "sorted", "sum", "any", "all", "min", "max", "enumerate", "zip", "dict")
 )
+_SPECIAL_BUILTINS = frozenset(_DUNDER_BUILTINS) | _ITERATING_BUILTINS
+_HIGHER_ORDER = _HIGHER_ORDER_POS | _HIGHER_ORDER_KEY
 
 _BINOPS = {
     ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.MatMult: "matmul", ast.Div: "truediv",
@@ -230,10 +232,28 @@ class CallResolver:
         records.extend(self.implicit_calls(facts))
         return records
 
+    def module_sites(self, facts: ModuleFacts) -> Iterator[tuple[CallRecord, str]]:
+        """`resolve_module`'s records, each with its site (`path:line`), for a caller
+        that reads them only: a call whose callee text was resolved at an earlier
+        site of the scope comes as that site's record (its edges' lines are the
+        earlier site's; the site given is this one), not as a re-stamped copy."""
+        if self.p.modules.get(facts.module) is not facts:
+            return
+        path = facts.path
+        for site in facts.calls:
+            yield self._resolve_site(facts, site)[0], f"{path}:{site.line}"
+        for rec in (*self.property_reads(facts), *self.implicit_calls(facts)):
+            yield rec, f"{rec.path}:{rec.line}"
+
     def resolve(self, facts: ModuleFacts, site: CallSite) -> CallRecord:
-        # The same callee text in the same scope resolves the same way (`len(...)`,
-        # `self.step()` called twice): resolve it once, re-stamp the line.
-        # (with the arguments' shape: a function value is only the callee of calls it can bind)
+        rec, shared = self._resolve_site(facts, site)
+        return self._restamp(rec, facts, site) if shared else rec
+
+    def _resolve_site(self, facts: ModuleFacts, site: CallSite) -> tuple[CallRecord, bool]:
+        """The site's record, and whether it is one resolved at an earlier site (whose
+        line it carries). The same callee text in the same scope resolves the same
+        way (`len(...)`, `self.step()` called twice): resolved once, re-stamped by `resolve`
+        (with the arguments' shape: a function value is only the callee of calls it can bind)."""
         key: tuple[object, ...] = (facts.module, site.scope, site.callee)
         if self.flow.enabled:
             key = (*key, len(site.args), tuple(site.keywords))
@@ -248,14 +268,15 @@ class CallResolver:
             self._site = site
             done = self._site_memo[key] = self._resolve(facts, site)
             self._site = None
-        special = site.args and any(n in _DUNDER_BUILTINS or n in _ITERATING_BUILTINS for n in done.external)
-        if not special and not any(n in _HIGHER_ORDER_POS or n in _HIGHER_ORDER_KEY for n in done.external):
-            return done if fresh else self._restamp(done, facts, site)
+        external = done.external
+        special = bool(site.args) and not _SPECIAL_BUILTINS.isdisjoint(external)
+        if not special and _HIGHER_ORDER.isdisjoint(external):
+            return done, not fresh
         rec = self._restamp(done, facts, site)
         self._higher_order(rec, facts, site)
         if special:
             self._special_methods(rec, facts, site)
-        return rec
+        return rec, False
 
     def _special_methods(self, rec: CallRecord, facts: ModuleFacts, site: CallSite) -> None:
         """`next(stream)`, `len(x)`, `list(gen())`: the builtin calls a special

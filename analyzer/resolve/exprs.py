@@ -11,6 +11,8 @@ import ast
 import re
 
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*")
+# Not yet parsed (a KeyError per new text costs more than the parse of a dotted name).
+_UNSEEN: ast.expr = ast.Name(id="<not parsed>", ctx=ast.Load())
 
 
 def dotted_to_ast(text: str) -> ast.expr:
@@ -42,11 +44,9 @@ class ExprParser:
     def parse(self, text: str | None) -> ast.expr | None:
         if not text:
             return None
-        try:
-            return self._memo[text]
-        except KeyError:
-            pass
-        node: ast.expr | None
+        node = self._memo.get(text, _UNSEEN)
+        if node is not _UNSEEN:
+            return node
         if _DOTTED.fullmatch(text):
             node = dotted_to_ast(text)
         else:
