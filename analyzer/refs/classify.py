@@ -5,6 +5,7 @@ Only the text itself is looked at here; the surrounding prose is `framework.py`'
 
 from __future__ import annotations
 
+import builtins
 import re
 from dataclasses import dataclass
 
@@ -67,6 +68,11 @@ BUILTINS = frozenset(
         "frozenset", "slice", "callable", "exec", "eval", "compile", "globals", "locals", "dir",
     }
 )
+# Every name Python itself defines (`EOFError`, `ModuleNotFoundError`, `len`), read from this
+# interpreter's `builtins` module: never the projects' own.
+PYTHON_BUILTINS = frozenset(n for n in dir(builtins) if not n.startswith("_"))
+# Attributes every module has (`sglang.__file__`): a citation of the module alone.
+_MODULE_DUNDERS = frozenset({"__file__", "__path__", "__name__", "__doc__", "__version__", "__spec__", "__package__", "__all__"})
 # Env vars and words in capitals that belong to other programs or to prose.
 FOREIGN_ENV_PREFIXES = ("CUDA_", "HF_", "NCCL_", "OMP_", "PYTORCH_", "TORCH_", "HIP_", "ROCM_", "LD_", "NVIDIA_", "TRANSFORMERS_", "HUGGING", "MKL_", "KMP_", "GLOO_", "RAY_", "UCX_", "NVSHMEM_", "TOKENIZERS_")
 CAPS_WORDS = frozenset(
@@ -256,8 +262,8 @@ _TEMPLATE_CALL_RE = re.compile(rf"^(?P<name>{_IDENT})<[^<>]*(?:<[^<>]*>[^<>]*)*>
 
 
 def classify_symbol(text: str) -> Classified | None:
-    if _DATA_FILE_RE.search(text):
-        return None  # `CMakeLists.txt`, `README.md`: a file's name, not a dotted symbol
+    if _DATA_FILE_RE.search(text) or text in REPO_ROOT_FILES:
+        return None  # `CMakeLists.txt`, `README.md`, `Makefile`: a file's name, not a symbol
     template = _TEMPLATE_CALL_RE.match(text)
     if template is not None:
         name = template.group("name")
@@ -272,7 +278,12 @@ def classify_symbol(text: str) -> Classified | None:
     if not _DOTTED_RE.match(name):
         return None
     parts = name.split(".")
+    while len(parts) > 1 and parts[-1] in _MODULE_DUNDERS:
+        parts = parts[:-1]  # `sglang.__file__`: the module
+    name = ".".join(parts)
     root = parts[0]
+    if root in PYTHON_BUILTINS and not root.isupper():
+        return None  # `len(key)`, `EOFError`, `dict.get`: Python's
     if root in PACKAGE_ROOTS:
         return Classified(SYMBOL, name, PACKAGE_ROOTS[root], "module path")
     if len(parts) >= 2 and env_framework(parts[-1]) and parts[-2] in {"envs", "environ"}:

@@ -311,3 +311,15 @@ def test_a_table_of_another_programs_settings_is_not_judged(vllm: PinView) -> No
         assert f.status == NOT_CHECKABLE and "table column" in f.note, f.to_dict()
     # A column that also lists the project's own names still says which are gone.
     assert found["gone_block_hasher"][0].status == BROKEN and found["old_block_splitter"][0].status == BROKEN
+
+
+def test_pythons_own_names_and_repository_files_are_not_the_projects(vllm: PinView) -> None:
+    doc = (
+        "In vLLM, `len(key)` is the block count; a closed pipe raises `EOFError` or `ModuleNotFoundError`; "
+        "`vllm.__file__` says where it is installed; `Makefile` builds the kernels.\n"
+    )
+    found = _check(doc, vllm)
+    for python in ("len(key)", "EOFError", "ModuleNotFoundError"):
+        assert python not in found, found.get(python)
+    assert found["vllm.__file__"][0].status == OK
+    assert "Makefile" not in found  # a file of the repository's root, like `CMakeLists.txt`
