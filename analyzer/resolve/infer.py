@@ -411,6 +411,8 @@ class Inferrer:
                 for text in texts:
                     if text:
                         words.update(m.group(1) for m in _VALUE_WORD.finditer(text))
+                # `from m import f as g`: calls of `g` are calls of `f` under another name
+                words.update(imp.name for imp in facts.imports if imp.name and imp.asname and imp.asname != imp.name)
             self._values = frozenset(words)
         return self._values
 

@@ -1,0 +1,3 @@
+# ruff: noqa  (deliberately unidiomatic: the patterns under test)
+def execute(task):
+    task.run()
