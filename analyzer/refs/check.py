@@ -79,6 +79,8 @@ def check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str
                 f.status, f.note = NOT_CHECKABLE, _CAPS_PENDING
             return findings
         return _undefined(ref, findings, by_pin={p.pin: p for p in candidates})
+    if ref.kind == SYMBOL and ref.origin == "inline" and findings and all(f.status == BROKEN for f in findings):
+        findings = _another_programs_class(ref, findings, {p.pin: p for p in candidates})
     if ref.framework == AMBIGUOUS:
         # The text named no single project: the pins that know the reference decide.
         oks = [f for f in findings if f.status == OK]
@@ -150,6 +152,22 @@ def _other_system(ref: Reference) -> str | None:
     if others and min(others)[0] < min(projects, default=len(sentence) + 1):
         return f"its sentence speaks of {min(others)[1]}, whose name it may be"
     return None
+
+
+def _another_programs_class(ref: Reference, findings: list[Finding], by_pin: dict[str, PinView]) -> list[Finding]:
+    """`MooncakeDistributedStore.setup()` in a sentence on Mooncake: a class no pin defines and
+    whose name the sources never spell, where the text says whose it is (as for a bare name in
+    `_undefined`), is that program's: not-checkable with the reason, not broken."""
+    other = _other_system(ref)
+    if other is None:
+        return findings
+    root = ref.target.split(".", 1)[0]
+    for f in findings:
+        pin = by_pin.get(f.pin or "")
+        if pin is not None and pin.mentions(root) is False:
+            f.status = NOT_CHECKABLE
+            f.note = f"`{root}` is defined nowhere in {f.pin}; {other}"
+    return findings
 
 
 def _listed_value(ref: Reference) -> str | None:

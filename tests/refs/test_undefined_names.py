@@ -323,3 +323,11 @@ def test_pythons_own_names_and_repository_files_are_not_the_projects(vllm: PinVi
         assert python not in found, found.get(python)
     assert found["vllm.__file__"][0].status == OK
     assert "Makefile" not in found  # a file of the repository's root, like `CMakeLists.txt`
+
+
+def test_a_class_the_text_gives_to_another_program_is_not_judged(vllm: PinView) -> None:
+    doc = "With vLLM, the LMCache server keeps blocks in `RemoteKvBackend`. vLLM itself dropped `GoneKvBackend`.\n"
+    found = _check(doc, vllm)
+    (theirs,) = found["RemoteKvBackend"]
+    assert theirs.status == NOT_CHECKABLE and "LMCache" in theirs.note
+    assert found["GoneKvBackend"][0].status == BROKEN
