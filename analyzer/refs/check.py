@@ -158,10 +158,12 @@ def _another_programs_class(ref: Reference, findings: list[Finding], by_pin: dic
     """`MooncakeDistributedStore.setup()` in a sentence on Mooncake: a class no pin defines and
     whose name the sources never spell, where the text says whose it is (as for a bare name in
     `_undefined`), is that program's: not-checkable with the reason, not broken."""
+    root = ref.target.split(".", 1)[0]
+    if not _CLASS_WORDS_RE.fullmatch(root):
+        return findings  # a function's name (`flashinfer_x()` may be the project's wrapper): as before
     other = _other_system(ref)
     if other is None:
         return findings
-    root = ref.target.split(".", 1)[0]
     for f in findings:
         pin = by_pin.get(f.pin or "")
         if pin is not None and pin.mentions(root) is False:

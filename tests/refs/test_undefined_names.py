@@ -331,3 +331,8 @@ def test_a_class_the_text_gives_to_another_program_is_not_judged(vllm: PinView) 
     (theirs,) = found["RemoteKvBackend"]
     assert theirs.status == NOT_CHECKABLE and "LMCache" in theirs.note
     assert found["GoneKvBackend"][0].status == BROKEN
+
+
+def test_a_renamed_wrapper_named_after_a_dependency_is_still_broken(vllm: PinView) -> None:
+    (f,) = _check("vLLM quantizes with `flashinfer_quantize_gone_legacy()` before the GEMM.\n", vllm)["flashinfer_quantize_gone_legacy()"]
+    assert f.status == BROKEN
