@@ -167,6 +167,7 @@ class CallResolver:
         self._reaching: dict[tuple[str, str, str], dict[tuple[int, int], set[int]] | None] = {}
         self._slots: dict[tuple[str, str, str, tuple[Key, ...]], dict[tuple[int, int], set[SlotDef]] | None] = {}
         self.infer = Inferrer(project)
+        self.infer.follow_callers = flow_enabled(len(project.modules))
         self._caller_memo: dict[tuple[str, str], str] = {}
         self.decorators = Decorators(project)
         self._candidates: dict[str, tuple[str, ...]] = {}

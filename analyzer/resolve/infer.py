@@ -94,6 +94,9 @@ class Inferrer:
         self._bindings_by_class: dict[str, dict[str, list[Assignment]]] = {}
         self._lambda_sources_by_module: dict[str, dict[tuple[str, str], tuple[str, str]]] = {}
         self._overloads_by_module: dict[str, dict[str, list[FuncDef]]] = {}
+        # Type unannotated parameters from their callers' arguments (`_from_callers`): where the
+        # flow stage runs too (it costs seconds on the largest trees, like the flow stage).
+        self.follow_callers = True
         self._caller_memo: dict[tuple[str, int], Value | None] = {}
         self._sites: dict[str, list[tuple[ModuleFacts, CallSite]]] | None = None
         self._values: frozenset[str] | None = None
@@ -305,7 +308,7 @@ class Inferrer:
             value = self.eval(node, Ctx(fd.module, _parent(fn.qualname)), depth + 1) if node is not None else None
             if value is not None and value.kind in ("class", "function", "instance"):
                 return value.with_via("local")
-        if found is None and not annotation:
+        if found is None and not annotation and self.follow_callers:
             return self._from_callers(fd, index, depth)
         return found
 
