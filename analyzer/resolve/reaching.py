@@ -20,14 +20,38 @@ from __future__ import annotations
 import ast
 import textwrap
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 OTHER = -1  # a binding that is not a plain assignment with a value (a parameter's included)
 
 State = frozenset[int]
+T = TypeVar("T")
 
 
 class _GiveUp(Exception):
     pass
+
+
+class _Flow(Protocol[T]):
+    def block(self, body: list[ast.stmt], state: frozenset[T]) -> frozenset[T]: ...
+    def expr(self, node: ast.AST | None, state: frozenset[T]) -> frozenset[T]: ...
+
+
+def _loop(walker: _Flow[T], s: ast.For | ast.AsyncFor | ast.While, entry: frozenset[T], bound: frozenset[T]) -> frozenset[T]:
+    """A loop's exit state, `entry` holding what its header left: the body sees its own previous
+    iteration (joined to a fixed point, at most four rounds), each pass starting with `bound`
+    (what the loop target binds); the `else` runs after the last test."""
+    out = entry
+    for _ in range(4):
+        out = walker.block(s.body, entry | bound)
+        if isinstance(s, ast.While):
+            out = walker.expr(s.test, out)
+        grown = entry | out
+        if grown == entry:
+            break
+        entry = grown
+    after = entry | out
+    return walker.block(s.orelse, after) | after
 
 
 class _Walker:
@@ -86,19 +110,7 @@ class _Walker:
             head = s.iter if isinstance(s, ast.For | ast.AsyncFor) else s.test
             state = self.expr(head, state)
             bind = isinstance(s, ast.For | ast.AsyncFor) and self._binds(s.target)
-            entry = state
-            out = state
-            for _ in range(4):  # the loop's body sees its own previous iteration
-                start = entry | (frozenset({OTHER}) if bind else frozenset())
-                out = self.block(s.body, start)
-                if isinstance(s, ast.While):
-                    out = self.expr(s.test, out)
-                grown = entry | out
-                if grown == entry:
-                    break
-                entry = grown
-            after = entry | out
-            return self.block(s.orelse, after) | after
+            return _loop(self, s, state, frozenset({OTHER}) if bind else frozenset())
         if isinstance(s, ast.Try | getattr(ast, "TryStar", ast.Try)):
             body = self.block(s.body, state)
             seen = state | body
@@ -322,17 +334,7 @@ class _SlotWalker:
                 state = self.expr(s.iter, state)
                 if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(s.target)):
                     raise _GiveUp
-            entry = out = state
-            for _ in range(4):
-                out = self.block(s.body, entry)
-                if isinstance(s, ast.While):
-                    out = self.expr(s.test, out)
-                grown = entry | out
-                if grown == entry:
-                    break
-                entry = grown
-            after = entry | out
-            return self.block(s.orelse, after) | after
+            return _loop(self, s, state, frozenset())
         if isinstance(s, ast.Try | getattr(ast, "TryStar", ast.Try)):
             body = self.block(s.body, state)
             seen = state | body
