@@ -85,6 +85,9 @@ class Interpreter:
         # The add_argument call sites whose parser overrides add_argument: the override's
         # own `super().add_argument(...)` is recorded as made there.
         self._call_sites: list[tuple[ast.Call, Module, dict[str, Any]]] = []
+        # Calls handed a parser whose callee is not statically known (`classes[0].add_x(parser)`),
+        # with their evaluated arguments: a caller may look for the callee's definitions itself.
+        self.unresolved_calls: list[tuple[Module, ast.Call, list[Any]]] = []
 
     # ----------------------------------------------------------------- helpers
     def warn(self, module: Module, node: ast.AST, message: str) -> None:
@@ -137,6 +140,8 @@ class Interpreter:
             self.warnings.append(f"{fn.sym.module.where(node)}: call depth limit reached in {node.name}")
             return Opaque(f"{node.name}(...)")
         frame = Frame(fn.sym.module, defining_class=fn.owner)
+        if fn.closure:
+            frame.locals.update(fn.closure)
         if fn.bound is not None:
             args = [fn.bound, *args]
         self._bind(node.args, frame, args, kwargs)
@@ -222,7 +227,7 @@ class Interpreter:
             self.exec_block(stmt.orelse, frame)
             self.exec_block(stmt.finalbody, frame)
         elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-            frame.locals[stmt.name] = FuncV(SourceSymbol("function", frame.module, stmt, stmt.name))
+            frame.locals[stmt.name] = FuncV(SourceSymbol("function", frame.module, stmt, stmt.name), closure=frame.locals)
         elif isinstance(stmt, ast.While):
             self._conditional(frame.module.segment(stmt.test), stmt.body, frame)
 
@@ -684,6 +689,7 @@ class Interpreter:
         if isinstance(callee, ClassV):
             return InstanceV(callee)
         if _mentions_parser([*args, *kwargs.values()]):
+            self.unresolved_calls.append((frame.module, node, list(args)))
             self.warn(
                 frame.module, node,
                 f"parser passed to {frame.module.segment(node.func)}(...), which is not statically "
@@ -697,6 +703,8 @@ class Interpreter:
         values = [*args, *kwargs.values()]
         if fn.bound is not None and not isinstance(fn.bound, ClassV | InstanceV):
             values.append(fn.bound)
+        if fn.closure:
+            values.extend(fn.closure.values())
         return _mentions_parser(values) or any(isinstance(v, dict) for v in values)
 
     def is_parser_class(self, cls: ClassV) -> bool:

@@ -92,6 +92,10 @@ class SourceTree:
         self._modules[dotted] = found
         return found
 
+    def parsed_modules(self) -> list[Module]:
+        """The modules read so far in this run."""
+        return [m for m in self._modules.values() if m is not None]
+
     def is_module(self, dotted: str) -> bool:
         rel = dotted.replace(".", "/")
         return (self.root / f"{rel}.py").is_file() or (self.root / rel).is_dir()

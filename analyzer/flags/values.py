@@ -30,6 +30,9 @@ class FuncV:
     sym: SourceSymbol
     owner: ClassV | None = None  # class the function is defined in (for super())
     bound: Any = None  # self / cls prepended on call
+    # The enclosing function's locals, for a function defined inside another (a local
+    # `add_argument` wrapper that closes over the parser).
+    closure: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(slots=True)

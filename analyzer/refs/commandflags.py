@@ -39,6 +39,19 @@ class CommandFlags:
     flags: frozenset[str]
     complete: bool  # every add_argument name was a literal
     server: bool  # the command also takes the engine/server flags
+    # Option families the command reads from the arguments its parser left over:
+    # `--component-paths.<x>` (prefixes), `--<x>-path` (suffixes).
+    prefixes: tuple[str, ...] = ()
+    suffixes: tuple[str, ...] = ()
+
+    def takes(self, spellings: set[str]) -> bool:
+        """Whether the command accepts any of these spellings of one option."""
+        if spellings & self.flags:
+            return True
+        return any(
+            s.startswith(self.prefixes) or any(s.endswith(x) and len(s) > len(x) + 2 for x in self.suffixes)
+            for s in spellings if s.startswith("--")
+        )
 
 
 def _module_file(pin: PinView, module: str) -> str | None:
@@ -58,14 +71,94 @@ def _resolve_relative(current: str, node: ast.ImportFrom) -> str | None:
 
 
 def command_flags(pin: PinView, command: str) -> CommandFlags | None:
-    """The flags a non-server command accepts at this pin, or None when the command's module
-    is not in the snapshot (or the snapshot's sources are not on disk)."""
+    """The flags a command other than the server's own parser accepts at this pin (a
+    benchmark's, `sglang generate`'s, the diffusion side of `sglang serve`), or None when the
+    command's module is not in the snapshot (or the snapshot's sources are not on disk)."""
     cache = pin.command_flag_cache
     if command in cache:
         return cache[command]
-    result = _read(pin, command)
+    entry = subcommands(pin).get(command)
+    result = _interpret(pin, command, entry) if entry is not None else _read(pin, command)
     cache[command] = result
     return result
+
+
+def subcommands(pin: PinView) -> dict[str, str]:
+    """`sglang generate` -> the module its console script's `main` imports to run it, read from
+    the dispatch (`if args.subcommand == "generate": from sglang.cli.generate import generate`)."""
+    cache = pin.command_flag_cache
+    key = "\0subcommands"
+    if key not in cache:
+        cache[key] = _dispatch(pin)
+    found: dict[str, str] = cache[key]
+    return found
+
+
+def other_commands(pin: PinView) -> list[str]:
+    """Every command of the project whose parser is not the server's: where a flag written
+    alone (no command in the passage) may come from."""
+    return [*subcommands(pin), *(c for c, m in CLI_MODULES.items() if m.split(".", 1)[0] in pin.packages)]
+
+
+def _console_scripts(tree: Path, project: str) -> str | None:
+    """`module:function` of the project's console script (`sglang = sglang.cli.main:main`)."""
+    for entry_points in sorted(tree.glob("*.dist-info/entry_points.txt")):
+        try:
+            text = entry_points.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        section = ""
+        for line in text.splitlines():
+            line = line.strip()
+            if line.startswith("["):
+                section = line
+            elif section == "[console_scripts]" and "=" in line:
+                name, target = (part.strip() for part in line.split("=", 1))
+                if name == project:
+                    return target
+    return None
+
+
+def _dispatch(pin: PinView) -> dict[str, str]:
+    out: dict[str, str] = {}
+    if pin.tree is None:
+        return out
+    tree = Path(pin.tree)
+    for project in pin.packages:
+        target = _console_scripts(tree, project) or f"{project}.cli.main:main"
+        module, _, function = target.partition(":")
+        path = _module_file(pin, module)
+        if path is None:
+            continue
+        try:
+            parsed = ast.parse((tree / path).read_text(encoding="utf-8", errors="replace"))
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for fn in parsed.body:
+            if not (isinstance(fn, ast.FunctionDef) and fn.name == (function or "main")):
+                continue
+            for node in ast.walk(fn):
+                if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)):
+                    continue
+                names = [c.value for c in node.test.comparators if isinstance(c, ast.Constant) and isinstance(c.value, str)]
+                imports = [s for s in node.body if isinstance(s, ast.ImportFrom) and s.module and s.level == 0]
+                if len(names) == 1 and imports and " " not in names[0]:
+                    out.setdefault(f"{project} {names[0]}", imports[0].module or "")
+    return out
+
+
+def _interpret(pin: PinView, command: str, module: str) -> CommandFlags | None:
+    """The parsers the subcommand's module builds, run by the flags interpreter."""
+    from analyzer.flags.entry_flags import accepted, entry_flags
+    from analyzer.flags.source import SourceTree
+
+    if pin.tree is None:
+        return None
+    found = entry_flags(SourceTree(Path(pin.tree)), module)
+    if found is None:
+        return None
+    return CommandFlags(module, frozenset(accepted(found.report)), found.complete, False,
+                        tuple(found.prefixes), tuple(found.suffixes))
 
 
 def _read(pin: PinView, command: str) -> CommandFlags | None:

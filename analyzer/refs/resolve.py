@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable
 
 from analyzer.refs.classify import REPO_ONLY_DIRS, REPO_ROOT_FILES
-from analyzer.refs.commandflags import command_flags
+from analyzer.refs.commandflags import command_flags, other_commands, subcommands
 from analyzer.refs.models import (
     BROKEN,
     ENV,
@@ -380,6 +380,9 @@ def _resolve_flag(ref: Reference, pin: PinView) -> Finding:
         return Finding(ref, pin.pin, OK, resolved_at=entry.defined_at, note=note)
     if ref.command and ref.command not in SERVER_COMMANDS:
         return _resolve_command_flag(ref, pin)
+    other = _other_parser_flag(ref, pin)
+    if other is not None:
+        return other
     if flag.startswith("--") and "." not in flag and pin.flags:
         full, prefixed = abbreviation_of(flag, pin.flag_map)
         if full is not None:
@@ -409,6 +412,27 @@ def abbreviation_of(flag: str, names: Iterable[str]) -> tuple[str | None, list[s
     return None, prefixed
 
 
+def _other_parser_flag(ref: Reference, pin: PinView) -> Finding | None:
+    """A server command with a second parser (`sglang serve` of a diffusion model runs the
+    diffusion server's), or a flag written alone, with no command: a reader cannot tell which
+    of the project's commands it is for, so any command's parser that takes it makes it ok."""
+    if ref.command is None:
+        commands = other_commands(pin)
+    elif ref.command in subcommands(pin):
+        commands = [ref.command]
+    else:
+        return None
+    flag = ref.target
+    spellings = {flag, flag.split(".", 1)[0]}
+    if flag.startswith("--no-"):
+        spellings.add("--" + flag[5:])
+    for command in commands:
+        parser = command_flags(pin, command)
+        if parser is not None and parser.takes(spellings):
+            return Finding(ref, pin.pin, OK, resolved_at=parser.module.replace(".", "/") + ".py", note=f"a flag of `{command}`")
+    return None
+
+
 def _resolve_command_flag(ref: Reference, pin: PinView) -> Finding:
     """A flag of a benchmark or script (`vllm bench serve --num-prompts`): its own parser decides."""
     assert ref.command is not None
@@ -420,7 +444,7 @@ def _resolve_command_flag(ref: Reference, pin: PinView) -> Finding:
     if flag.startswith("--no-"):
         spellings.add("--" + flag[5:])
     where = parser.module.replace(".", "/") + ".py"
-    if spellings & parser.flags:
+    if parser.takes(spellings):
         return Finding(ref, pin.pin, OK, resolved_at=where, note=f"a flag of `{ref.command}`")
     full, _ = abbreviation_of(flag, parser.flags)
     if full is not None:

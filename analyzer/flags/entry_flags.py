@@ -1,0 +1,191 @@
+"""The parser of another entry point (`sglang generate`, a diffusion `sglang serve`, a benchmark
+script): every function of the command's module that makes an `ArgumentParser`, run by the
+same static interpreter as the servers' parsers.
+
+Such functions hand the fresh parser to adders in other modules (`add_multimodal_gen_generate_args
+(parser)`, which calls `ServerArgs.add_cli_args(parser)` and `SamplingParams.add_cli_args(parser)`);
+the interpreter follows every call that is handed the parser, so options spelled with f-strings
+(`f"--{prefix}.use-tiling"`) are known too. Branches the command takes at run time (a diffusion
+model or not) are all followed: the report lists what any of them accepts. A module that builds
+its parser at import time (`if __name__ == "__main__":`) is read the same way.
+
+Options a command reads itself from what `parse_known_args` left over are families, not names:
+`key.startswith("--component-paths.")`, `alias_suffix="-path"` (`--transformer-path`). Every
+string literal of the modules the parser was built from that starts with `--` and ends with `.`
+is such a prefix, and a literal given as a `*suffix*` keyword argument such a suffix.
+
+A parser handed to a method picked at run time (`classes[0].add_pipeline_cli_args(parser)`, one
+per model's config class) is handed to every definition of that method in the caller's
+subpackage: what any model adds is accepted.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from analyzer.flags.interp import Frame, Interpreter
+from analyzer.flags.models import Flag, FlagReport
+from analyzer.flags.sglang_flags import _from_dataclass_hook
+from analyzer.flags.source import Module, SourceSymbol, SourceTree
+from analyzer.flags.values import ClassV, FuncV, Opaque
+
+# Warnings that mean an option name, or the options of some adder, are not known statically.
+_FAMILY_RE = re.compile(r"--[A-Za-z][A-Za-z0-9_-]*\.")
+_SUFFIX_RE = re.compile(r"-[a-z][a-z0-9-]*")
+# (A parser handed to an unknown callee is counted by `_follow_dispatch`.)
+_INCOMPLETE = ("option name not statically known", "add_argument with no static option name", "could not follow",
+               "call depth limit")
+
+
+@dataclass(slots=True)
+class EntryFlags:
+    report: FlagReport
+    complete: bool  # every option the parsers can register is in the report
+    prefixes: list[str]  # `--component-paths.`: option families read from the leftover arguments
+    suffixes: list[str]  # `-path`: `--<anything>-path` read from the leftover arguments
+
+
+def _makes_parser(module: Module, node: ast.AST) -> bool:
+    return any(
+        isinstance(n, ast.Call) and module.segment(n.func).rsplit(".", 1)[-1].endswith("ArgumentParser")
+        for n in ast.walk(node)
+    )
+
+
+def _builders(module: Module, function: str | None) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Top-level functions of `module` that make a parser; only `function` when given."""
+    return [
+        stmt for stmt in module.tree.body
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef)
+        and (function is None or stmt.name == function)
+        and _makes_parser(module, stmt)
+    ]
+
+
+def _main_guard(module: Module) -> list[ast.stmt]:
+    """The body of `if __name__ == "__main__":`, where scripts often build their parser."""
+    for stmt in module.tree.body:
+        if isinstance(stmt, ast.If) and "__name__" in module.segment(stmt.test) and _makes_parser(module, stmt):
+            return stmt.body
+    return []
+
+
+def _call(interp: Interpreter, module: Module, node: ast.FunctionDef | ast.AsyncFunctionDef, args: list[object]) -> None:
+    fn = FuncV(SourceSymbol("function", module, node, node.name))
+    interp.call_function(fn, list(args), {})
+
+
+def _definitions(tree: SourceTree, package: str, name: str) -> list[tuple[Module, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """Every function or method called `name` in the modules under `package`."""
+    base = tree.root / package.replace(".", "/")
+    needle = f"def {name}("
+    out: list[tuple[Module, ast.FunctionDef | ast.AsyncFunctionDef]] = []
+    for path in sorted(base.rglob("*.py")) if base.is_dir() else []:
+        try:
+            if needle not in path.read_text(encoding="utf-8", errors="replace"):
+                continue
+        except OSError:
+            continue
+        rel = path.relative_to(tree.root).with_suffix("")
+        dotted = ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
+        module = tree.module(dotted)
+        if module is None:
+            continue
+        for stmt in module.tree.body:
+            members = stmt.body if isinstance(stmt, ast.ClassDef) else [stmt]
+            out.extend((module, m) for m in members if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef) and m.name == name)
+    return out
+
+
+def _follow_dispatch(interp: Interpreter, tree: SourceTree) -> bool:
+    """Hand each parser passed to a run-time-picked method to that method's definitions;
+    True when every such call was followed."""
+    followed_all = True
+    done: set[int] = set()
+    while len(done) < len(interp.unresolved_calls):
+        for i, (module, node, args) in enumerate(list(interp.unresolved_calls)):
+            if i in done:
+                continue
+            done.add(i)
+            func = node.func
+            package = ".".join(module.name.split(".")[:2])
+            targets = _definitions(tree, package, func.attr) if isinstance(func, ast.Attribute) else []
+            if not targets:
+                followed_all = False
+                continue
+            for where, definition in targets:
+                owner = next((ClassV(SourceSymbol("class", where, c, c.name)) for c in where.tree.body
+                              if isinstance(c, ast.ClassDef) and definition in c.body), None)
+                static = any(getattr(d, "id", None) == "staticmethod" for d in definition.decorator_list)
+                fn = FuncV(SourceSymbol("function", where, definition, definition.name), owner=owner,
+                           bound=None if static or owner is None else owner)
+                interp.call_function(fn, list(args), {})
+    return followed_all
+
+
+def entry_flags(tree: SourceTree, module_name: str, function: str | None = None) -> EntryFlags | None:
+    """Options the parsers made in `module_name` (in `function` only, when given) accept;
+    None when the module is not in the tree or makes no parser."""
+    module = tree.module(module_name)
+    if module is None:
+        return None
+    builders = _builders(module, function)
+    guard = _main_guard(module) if function is None else []
+    if not builders and not guard:
+        return None
+    project = module_name.split(".", 1)[0]
+    interp = Interpreter(tree, hooks={"add_cli_args_from_dataclass": _from_dataclass_hook} if project == "sglang" else {})
+    for node in builders:
+        params = [p.arg for p in (*node.args.posonlyargs, *node.args.args)]
+        _call(interp, module, node, [Opaque(p) for p in params])
+    if guard:
+        frame = Frame(module)
+        try:
+            interp.exec_block(guard, frame)
+        except (RecursionError, TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+            # A script shape the interpreter does not model must not lose what was read.
+            interp.warn(module, guard[0], f"could not follow the main block: {type(exc).__name__}: {exc}")
+    dispatched = _follow_dispatch(interp, tree)
+    complete = dispatched and not any(m in w for w in interp.warnings for m in _INCOMPLETE)
+    report = FlagReport(project, _unique(interp.flags), interp.positionals, interp.warnings)
+    prefixes, suffixes = _families(tree)
+    return EntryFlags(report, complete, prefixes, suffixes)
+
+
+def _families(tree: SourceTree) -> tuple[list[str], list[str]]:
+    """Option prefixes and suffixes spelled in the modules the interpreter read."""
+    prefixes: set[str] = set()
+    suffixes: set[str] = set()
+    for module in tree.parsed_modules():
+        for node in ast.walk(module.tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                text = node.value
+                if _FAMILY_RE.fullmatch(text) and text.endswith("."):
+                    prefixes.add(text)
+            elif isinstance(node, ast.keyword) and node.arg and "suffix" in node.arg:
+                value = node.value
+                if isinstance(value, ast.Constant) and isinstance(value.value, str) and _SUFFIX_RE.fullmatch(value.value):
+                    suffixes.add(value.value)
+    return sorted(prefixes), sorted(suffixes)
+
+
+def _unique(flags: list[Flag]) -> list[Flag]:
+    """One flag per option string: two branches that build the same parser list it once."""
+    seen: set[str] = set()
+    out: list[Flag] = []
+    for f in flags:
+        if f.flag in seen:
+            continue
+        seen.add(f.flag)
+        out.append(f)
+    return out
+
+
+def accepted(report: FlagReport) -> set[str]:
+    """Every option string the report's parsers accept (help, negative and hidden forms)."""
+    names: set[str] = set()
+    for f in report.flags:
+        names.update((f.flag, *f.aliases, *f.negative_aliases, *f.hidden_aliases))
+    return names

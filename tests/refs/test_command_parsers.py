@@ -1,0 +1,72 @@
+"""A flag is judged against the parser of the command the passage runs: `sglang generate` and the
+diffusion side of `sglang serve` (found through the console script's dispatch), and a flag written
+alone, with no command, against any of the project's commands."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from analyzer.refs.check import check_references, extract_all
+from analyzer.refs.commandflags import command_flags, other_commands, subcommands
+from analyzer.refs.models import BROKEN, OK, Finding
+from analyzer.refs.pinview import FlagEntry, PinView
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "flags"))  # the fixture tree is shared with tests/flags
+from entry_fixture import ENTRY_FILES, write_entry_tree
+
+
+@pytest.fixture()
+def view(tmp_path: Path) -> PinView:
+    root = write_entry_tree(tmp_path)
+    flags = [FlagEntry("--model-path", (), "model_path", "sglang/srt/server_args.py:10"),
+             FlagEntry("--tp-size", (), "tp_size", "sglang/srt/server_args.py:11")]
+    return PinView(
+        pin="sglang@9.9", project="sglang", kind="release", layout_prefix="python/", packages=("sglang",),
+        files=frozenset(ENTRY_FILES), symbols=[], flags=flags, envs=[], tree=str(root),
+    )
+
+
+def _check(doc: str, view: PinView) -> dict[tuple[int, str], Finding]:
+    findings = check_references(extract_all([("docs/diffusion.md", doc)]), [view])
+    return {(f.ref.line, f.ref.text): f for f in findings if f.ref.kind == "flag"}
+
+
+def test_subcommands_come_from_the_console_scripts_dispatch(view: PinView) -> None:
+    assert subcommands(view) == {"sglang serve": "sglang.cli.serve", "sglang generate": "sglang.cli.generate"}
+    assert other_commands(view) == ["sglang serve", "sglang generate"]
+    generate = command_flags(view, "sglang generate")
+    assert generate is not None and generate.complete and "--num-frames" in generate.flags
+
+
+def test_generate_flags_are_judged_against_the_generate_parser(view: PinView) -> None:
+    doc = "# Diffusion\n\n```bash\nsglang generate --model-path m --num-frames 8 --vae-config.use-tiling --num-framez 2\n```\n"
+    found = _check(doc, view)
+    assert found[(4, "--num-frames")].status == OK and "sglang generate" in found[(4, "--num-frames")].note
+    assert found[(4, "--vae-config.use-tiling")].status == OK
+    assert found[(4, "--num-framez")].status == BROKEN  # generate's parser is complete: a typo is broken
+
+
+def test_serve_of_a_diffusion_model_takes_the_diffusion_servers_flags(view: PinView) -> None:
+    doc = "# Serving\n\n```bash\nsglang serve --model-path m --num-gpus 2 --ulysses-degree 2 --transformer-path t --bogus-flag\n```\n"
+    found = _check(doc, view)
+    assert found[(4, "--model-path")].status == OK  # the LLM server's parser
+    assert found[(4, "--num-gpus")].status == OK and found[(4, "--ulysses-degree")].status == OK
+    assert found[(4, "--transformer-path")].status == OK  # `--<component>-path`, read from the leftovers
+    assert found[(4, "--bogus-flag")].status == BROKEN
+    # generate's own options are not serve's
+    assert _check("# S\n\n```bash\nsglang serve --model-path m --num-frames 8\n```\n", view)[(4, "--num-frames")].status == BROKEN
+
+
+def test_a_flag_written_alone_may_be_any_commands(view: PinView) -> None:
+    doc = (
+        "# Tuning\n\nPin `--num-gpus` and `--ulysses-degree`; use `--perf-dump-path` to save metrics,\n"
+        "`--component-paths.transformer_2` for a second backbone, and never `--no-such-option` or `--path`.\n"
+    )
+    found = {text: f for (_, text), f in _check(doc, view).items()}
+    for ok in ("--num-gpus", "--ulysses-degree", "--perf-dump-path", "--component-paths.transformer_2"):
+        assert found[ok].status == OK, ok
+    assert found["--no-such-option"].status == BROKEN
+    assert found["--path"].status == BROKEN  # a suffix family needs a component name before it
