@@ -12,6 +12,7 @@ is not called broken.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -98,6 +99,38 @@ def other_commands(pin: PinView) -> list[str]:
     """Every command of the project whose parser is not the server's: where a flag written
     alone (no command in the passage) may come from."""
     return [*subcommands(pin), *(c for c, m in CLI_MODULES.items() if m.split(".", 1)[0] in pin.packages)]
+
+
+# `add_argument("--x", "--x-alias", ...)`: the option strings a call spells first.
+_REGISTERED_RE = re.compile(r"""add_argument\(\s*((?:[rRbB]?["']-[^"'\n]*["']\s*,\s*)+)""")
+_OPTION_RE = re.compile(r"""["'](-[^"'\n]*)["']""")
+
+
+def registered_options(pin: PinView) -> dict[str, str]:
+    """Every option some parser of the project registers by a literal name, anywhere in its
+    package (tools, benchmarks, the scripts a guide ships beside itself), with the file of the
+    first registration: where a flag written alone, with no command, may come from."""
+    cache = pin.command_flag_cache
+    key = "\0registered"
+    if key not in cache:
+        found: dict[str, str] = {}
+        if pin.tree is not None:
+            tree = Path(pin.tree)
+            for package in pin.packages:
+                for path in sorted((tree / package).rglob("*.py")):
+                    try:
+                        text = path.read_text(encoding="utf-8", errors="replace")
+                    except OSError:
+                        continue
+                    if "add_argument" not in text:
+                        continue
+                    rel = path.relative_to(tree).as_posix()
+                    for call in _REGISTERED_RE.finditer(text):
+                        for option in _OPTION_RE.findall(call.group(1)):
+                            found.setdefault(option, rel)
+        cache[key] = found
+    options: dict[str, str] = cache[key]
+    return options
 
 
 def _console_scripts(tree: Path, project: str) -> str | None:

@@ -6,7 +6,12 @@ import re
 from collections.abc import Iterable
 
 from analyzer.refs.classify import REPO_ONLY_DIRS, REPO_ROOT_FILES
-from analyzer.refs.commandflags import command_flags, other_commands, subcommands
+from analyzer.refs.commandflags import (
+    command_flags,
+    other_commands,
+    registered_options,
+    subcommands,
+)
 from analyzer.refs.models import (
     BROKEN,
     ENV,
@@ -430,6 +435,13 @@ def _other_parser_flag(ref: Reference, pin: PinView) -> Finding | None:
         parser = command_flags(pin, command)
         if parser is not None and parser.takes(spellings):
             return Finding(ref, pin.pin, OK, resolved_at=parser.module.replace(".", "/") + ".py", note=f"a flag of `{command}`")
+    if ref.command is None:
+        # Written alone, it may also belong to a script or tool of the project (a guide's
+        # `--quality-bcg-matrix` of the benchmark helper it ships beside itself).
+        registered = registered_options(pin)
+        where = next((registered[s] for s in sorted(spellings) if s in registered), None)
+        if where is not None:
+            return Finding(ref, pin.pin, OK, resolved_at=where, note=f"an option of {where}, one of the project's scripts")
     return None
 
 

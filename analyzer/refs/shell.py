@@ -224,6 +224,10 @@ def _comment_flags(snippet: str, commands: list[tuple[int, str, str | None, bool
         if hash_at < 0 or (raw[:hash_at].strip() and raw[hash_at - 1] != " "):
             continue
         comment = raw[hash_at + 1 :]
+        if looks_like_command(comment) or "$(" in comment:
+            # A command written in the comment (`# export X=$(python3 tool.py --count 4)`, a
+            # commented-out `vllm serve ...`): its flags are that command's, not the next one's.
+            continue
         after = [c for c in commands if c[0] > idx] or [c for c in reversed(commands) if c[0] < idx]
         if not after:
             continue

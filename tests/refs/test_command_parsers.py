@@ -70,3 +70,12 @@ def test_a_flag_written_alone_may_be_any_commands(view: PinView) -> None:
         assert found[ok].status == OK, ok
     assert found["--no-such-option"].status == BROKEN
     assert found["--path"].status == BROKEN  # a suffix family needs a component name before it
+
+
+def test_a_flag_written_alone_may_be_a_project_scripts(view: PinView) -> None:
+    doc = "# Quantize\n\nUse `--model-type flux1` to force the profile.\n\n```bash\nsglang serve --model-path m --model-type flux1\n```\n"
+    found = _check(doc, view)
+    alone = found[(3, "--model-type")]
+    assert alone.status == OK and alone.resolved_at == "sglang/tools/convert.py"  # registered by the tool
+    # given to a command whose parser is known, it is that parser's or nothing
+    assert found[(6, "--model-type")].status == BROKEN

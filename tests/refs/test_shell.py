@@ -55,3 +55,14 @@ def test_looks_like_command() -> None:
     assert looks_like_command("VLLM_USE_V1=1 python -m vllm.entrypoints.openai.api_server")
     assert not looks_like_command("vllm")
     assert not looks_like_command("Scheduler.schedule()")
+
+
+def test_a_command_written_in_a_comment_keeps_its_own_flags() -> None:
+    snippet = (
+        "# export CUDA_VISIBLE_DEVICES=$(python3 \"$ENV_PY\" print-idle-gpus --count 4)\n"
+        "# add --enable-prefix-caching for repeated prompts\n"
+        "vllm serve m --max-num-seqs 8\n"
+    )
+    flags = [(r.text, r.command) for r in shell_refs(snippet) if r.kind == "flag"]
+    # The tool's `--count` is not `vllm serve`'s; a prose comment's flag still annotates the command.
+    assert flags == [("--enable-prefix-caching", "vllm serve"), ("--max-num-seqs", "vllm serve")]
