@@ -13,12 +13,23 @@ from there (as `settings.py` takes the cache folder).
 
 from __future__ import annotations
 
+import sys
+
 import typer
+from rich.console import Console
 
 from analyzer.settings import Settings
 from reference_engine.exit_codes import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, fail, print_error
 
-__all__ = ["EXIT_ERROR", "EXIT_FINDINGS", "EXIT_OK", "fail", "print_error", "settings_of"]
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_FINDINGS",
+    "EXIT_OK",
+    "fail",
+    "print_error",
+    "settings_of",
+    "stdout_console",
+]
 
 
 def settings_of(ctx: typer.Context) -> Settings:
@@ -29,3 +40,10 @@ def settings_of(ctx: typer.Context) -> Settings:
     from analyzer.settings import default_cache_dir  # invoked without the root callback (tests)
 
     return Settings(cache_dir=default_cache_dir())
+
+
+def stdout_console() -> Console:
+    """Where a command prints its result. Piped or captured output (`| grep`, `> file`, a
+    test's runner) is not wrapped at rich's 80-column default: a flag's other spellings or a
+    long dotted name cut over three lines is what a reader then greps for in vain."""
+    return Console() if sys.stdout.isatty() else Console(width=200)

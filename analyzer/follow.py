@@ -184,7 +184,7 @@ def follow_command(
 
     from rich.console import Console
 
-    from analyzer.commandline import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, print_error
+    from analyzer.commandline import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, print_error, stdout_console
     from analyzer.refs.loader import load_pin
 
     err = Console(stderr=True, soft_wrap=True)
@@ -197,7 +197,7 @@ def follow_command(
         payload = {"followed": followed, "references": [t.to_dict() for t in timelines]}
         sys.stdout.write(json.dumps(payload, indent=2) + "\n")
     elif sarif != Path("-"):
-        print_timelines(Console(), timelines, followed, show_all=show_all)
+        print_timelines(stdout_console(), timelines, followed, show_all=show_all)
     if sarif is not None:
         text = json.dumps(sarif_for(book, timelines), indent=2)
         if sarif == Path("-"):

@@ -7,9 +7,8 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
-from analyzer.commandline import fail
+from analyzer.commandline import fail, stdout_console
 from analyzer.diff.html import write_html
 from analyzer.diff.models import VersionDiff
 from analyzer.diff.pins import DiffError
@@ -95,6 +94,6 @@ def diff_command(
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=2))
     elif isinstance(result, VersionDiff):
-        print_version(Console(), result)
+        print_version(stdout_console(), result)
     else:
-        print_design(Console(), result)
+        print_design(stdout_console(), result)

@@ -8,7 +8,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from analyzer.commandline import fail, settings_of
+from analyzer.commandline import fail, settings_of, stdout_console
 from analyzer.flags.models import EnvReport, FlagReport
 from analyzer.pinned import PinnedTree, TreeError, open_tree
 
@@ -78,7 +78,7 @@ def envs_command(
 
 
 def _print_flags(report: FlagReport) -> None:
-    console = Console()
+    console = stdout_console()
     table = Table(title=f"{report.project}: {len(report.flags)} options", show_lines=False)
     table.add_column("flag", no_wrap=True)  # the one column a reader scans and copies
     for column in ("other forms", "dest", "default", "group", "defined at"):
@@ -99,7 +99,7 @@ def _print_positionals(report: FlagReport, console: Console) -> None:
 
 
 def _print_envs(report: EnvReport) -> None:
-    console = Console()
+    console = stdout_console()
     table = Table(title=f"{report.project}: {len(report.envs)} environment variables")
     table.add_column("name", no_wrap=True)
     for column in ("default", "deprecated names", "defined at"):

@@ -13,9 +13,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
-from analyzer.commandline import fail, settings_of
+from analyzer.commandline import fail, settings_of, stdout_console
 from analyzer.graphs import queries, render
 from analyzer.graphs.export import EXPORTERS
 from analyzer.graphs.pycg import pycg_callgraph
@@ -54,11 +53,6 @@ def directory_callgraph(settings: Settings, path: Path, *, min_confidence: str =
     it for per-site bindings (as the library path reads them)."""
     tree = directory_tree(settings, path, path.name, read_knobs=False, as_package=False)
     return pycg_callgraph(list(tree.index.modules.values()), min_confidence=min_confidence, root=tree.root)
-
-
-def _wide_console() -> Console:
-    """Piped or captured output is not wrapped at 80 columns: long names stay whole."""
-    return Console() if sys.stdout.isatty() else Console(width=200)
 
 
 def _owns_state(graphs: Graphs, symbol: str) -> bool:
@@ -103,7 +97,7 @@ def register(app: typer.Typer) -> None:
             _emit({"target": target, "symbol": root, "reverse": reverse, "depth": depth,
                    "edges": [asdict(s) for s in steps]})
         else:
-            render.render_calls(Console(), root, steps, reverse)
+            render.render_calls(stdout_console(), root, steps, reverse)
 
     @app.command("path")
     def path_cmd(
@@ -130,7 +124,7 @@ def register(app: typer.Typer) -> None:
             _emit({"target": target, "from": src, "to": dst,
                    "paths": [[asdict(s) for s in p] for p in paths]})
         else:
-            render.render_paths(Console(), src, dst, paths)
+            render.render_paths(stdout_console(), src, dst, paths)
 
     @app.command("state")
     def state_cmd(
@@ -149,7 +143,7 @@ def register(app: typer.Typer) -> None:
                 if as_json:
                     _emit(queries.attr_to_dict(state, name))
                 else:
-                    render.render_attr(_wide_console(), state, state.attrs[name])
+                    render.render_attr(stdout_console(), state, state.attrs[name])
                 return
             state = queries.state_query(graphs.state, cls)
         except QueryError as exc:
@@ -157,7 +151,7 @@ def register(app: typer.Typer) -> None:
         if as_json:
             _emit(queries.state_to_dict(state))
         else:
-            render.render_state(_wide_console(), state)
+            render.render_state(stdout_console(), state)
 
     @app.command("graph")
     def graph_cmd(

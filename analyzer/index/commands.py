@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from analyzer.commandline import fail, settings_of
+from analyzer.commandline import fail, settings_of, stdout_console
 from analyzer.index.models import Class, Function, ModuleFacts
 from analyzer.index.render import class_header, function_kind, signature, summary_line
 from analyzer.index.snapshot_index import SnapshotIndex, SymbolMatch
@@ -57,7 +57,7 @@ def index_command(
         errors = [{"path": e.path, "reason": e.reason} for e in index.errors]
         typer.echo(json.dumps({"name": index.name, "counts": counts, "errors": errors}, indent=2))
         return
-    console = Console()
+    console = stdout_console()
     table = Table(title=f"index of {index.name}", show_header=False)
     for key, value in counts.items():
         table.add_row(key.replace("_", " "), f"{value:,}" if isinstance(value, int) else str(value))
@@ -87,7 +87,7 @@ def show_command(
     if as_json:
         typer.echo(json.dumps({"name": index.name, "query": query, "matches": described}, indent=2))
         return
-    console = Console()
+    console = stdout_console()
     if len(described) > 1:
         table = Table(title=f"{len(described)} matches for {query} in {index.name}")
         for col in ("kind", "name", "where"):

@@ -7,9 +7,8 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
-from analyzer.commandline import EXIT_FINDINGS, fail, settings_of
+from analyzer.commandline import EXIT_FINDINGS, fail, settings_of, stdout_console
 from analyzer.mappings.load import load_concepts
 from analyzer.mappings.models import REFERENCE, UPSTREAMS, ConceptMapping, MappingError
 from analyzer.mappings.render import print_concept, print_concept_list, print_verify
@@ -53,7 +52,7 @@ def list_command(mappings: Path = DIR_OPT, chapters: bool = CHAPTERS_OPT, as_jso
     if as_json:
         typer.echo(json.dumps([c.to_dict() for c in concepts], indent=2))
         return
-    print_concept_list(Console(), concepts)
+    print_concept_list(stdout_console(), concepts)
 
 
 def _list_chapters(mappings: Path | None, concepts: list[ConceptMapping], as_json: bool) -> None:
@@ -88,7 +87,7 @@ def _list_chapters(mappings: Path | None, concepts: list[ConceptMapping], as_jso
         }
         typer.echo(json.dumps(payload, indent=2))
         return
-    print_chapter_table(Console(), table)
+    print_chapter_table(stdout_console(), table)
 
 
 def show_command(
@@ -101,7 +100,7 @@ def show_command(
     if as_json:
         typer.echo(json.dumps(found.to_dict(), indent=2))
         return
-    print_concept(Console(), found)
+    print_concept(stdout_console(), found)
 
 
 def verify_command(
@@ -133,7 +132,7 @@ def verify_command(
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2))
     else:
-        print_verify(Console(), report)
+        print_verify(stdout_console(), report)
     if not report.ok:
         raise typer.Exit(EXIT_FINDINGS)
 
@@ -174,6 +173,6 @@ def trace_command(
     else:
         from analyzer.mappings.render import print_trace
 
-        print_trace(Console(), start, end, steps)
+        print_trace(stdout_console(), start, end, steps)
     if steps is None:
         raise typer.Exit(EXIT_FINDINGS)

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from analyzer.commandline import EXIT_FINDINGS, EXIT_OK, fail, settings_of
+from analyzer.commandline import EXIT_FINDINGS, EXIT_OK, fail, settings_of, stdout_console
 from analyzer.refs.check import pick_fixes
 from analyzer.refs.config import RefsError
 from analyzer.refs.fix import plan_fixes, write_atomic
@@ -50,7 +50,7 @@ def register(app: typer.Typer) -> None:
         Exit status 1 when any reference is broken, 0 otherwise.
         """
         settings = settings_of(ctx)
-        console = Console()
+        console = stdout_console()
         err = Console(stderr=True, soft_wrap=True)
         if write and not fix:
             raise fail("--write only applies with --fix")

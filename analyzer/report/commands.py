@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from analyzer.commandline import fail, settings_of
+from analyzer.commandline import fail, settings_of, stdout_console
 from analyzer.report.build import FORMATS, ReportResult
 from analyzer.report.run import run_report
 from analyzer.report.sources import ReportError
@@ -48,7 +48,7 @@ def register(app: typer.Typer) -> None:
         if as_json:
             typer.echo(json.dumps(result.to_dict(), indent=1))
             return
-        print_result(Console(), result)
+        print_result(stdout_console(), result)
 
 
 def print_result(console: Console, result: ReportResult, *, show_open: bool = True) -> None:

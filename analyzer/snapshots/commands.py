@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from analyzer.commandline import fail, settings_of
+from analyzer.commandline import fail, settings_of, stdout_console
 from analyzer.snapshots.lock import lock_releases
 from analyzer.snapshots.locks import load_locks
 from analyzer.snapshots.models import Snapshot, SnapshotError
@@ -199,7 +199,7 @@ def add_cmd(
         _echo_json(_snapshot_json(snap) | {"added": added})
         return
     verb = "pinned" if added else "already pinned (nothing to do)"
-    Console().print(
+    stdout_console().print(
         f"[green]{snap.name}[/]: {verb} {snap.upstream_commit} at {snap.tree}", soft_wrap=True
     )
 
@@ -228,7 +228,7 @@ def list_cmd(ctx: typer.Context, lock_dir: Path = LOCK_DIR, as_json: bool = JSON
             r.source,
             Path(r.pinned_in).name if r.pinned_in else "[dim]store only[/]",
         )
-    Console().print(table)
+    stdout_console().print(table)
 
 
 @snapshot_app.command("path")
@@ -273,4 +273,4 @@ def remove_cmd(ctx: typer.Context, ref: str = typer.Argument(...), as_json: bool
         _echo_json({"removed": removed})
         return
     for item in removed:
-        Console().print(f"removed {item}")
+        stdout_console().print(f"removed {item}")
