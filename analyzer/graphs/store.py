@@ -35,7 +35,7 @@ from analyzer.resolve import CallResolver, Project
 from analyzer.settings import Settings
 from analyzer.snapshots.models import Snapshot
 
-GRAPHS_VERSION = "27"
+GRAPHS_VERSION = "28"
 
 
 class GraphError(Exception):

@@ -43,6 +43,9 @@ def _words(text: str) -> frozenset[str]:
 # A name-only match links at most this many same-named methods (as guesses);
 # beyond it the candidates are listed on the unresolved record instead.
 GUESS_LINK_LIMIT = 4
+# A value call none of whose candidates can bind its arguments keeps them as callees
+# (PyCG does too; False drops them, as an arity filter alone would: README, call-graph accuracy).
+ARITY_KEEPS_ONLY_CALLEE = True
 # Overrides in subclasses linked for one virtual call (class-hierarchy analysis).
 OVERRIDE_LIMIT = 64
 # Method names of builtin containers / strings: an unknown receiver calling these
@@ -425,11 +428,19 @@ class CallResolver:
             values = self._slot_values(node, ctx, site)
         if values is None:
             values = self.flow.callees(node, ctx.module, ctx.scope)
+        unfit: set[Value] = set()
+        if not starred:
+            assert site is not None
+            code = [v for v in values if v.kind in ("function", "lambda", "class") and self._types_fit(v, site, ctx)]
+            unfit = {v for v in values if v.kind in ("function", "lambda", "class")} - set(code)
+            bindable = [v for v in code if self.flow.accepts(v, len(site.args), site.keywords)]
+            if bindable or not ARITY_KEEPS_ONLY_CALLEE:
+                unfit |= set(code) - set(bindable)
+            # else: no candidate can bind these arguments, yet the call still targets
+            # them (Python finds the callee, then raises TypeError while binding):
+            # arity prunes among alternatives, it does not delete a call's only callees.
         for value in sorted(values, key=lambda v: (v.kind, v.name)):
-            if not starred and value.kind in ("function", "lambda", "class") and not (
-                self.flow.accepts(value, len(site.args), site.keywords)  # type: ignore[union-attr]
-                and self._types_fit(value, site, ctx)  # type: ignore[arg-type]
-            ):
+            if value in unfit:
                 continue
             if value.kind == "lambda":
                 if value.name not in have:

@@ -141,6 +141,9 @@ class FlowGraph:
         self._passthrough: dict[str, list[str]] = {}
         self._returned_names: dict[str, set[str]] = {}
         self._loop_target = False  # writing a loop's target: objects read out of a container may go there
+        # Parameters a `for` iterates: the objects callers pass are followed there (their
+        # `__iter__` runs), from every call this stage sees, through a name or a value.
+        self._iterated_params: set[Loc] = set()
         if enabled:
             self._collect()
         else:
@@ -157,6 +160,8 @@ class FlowGraph:
         self._returners: frozenset[str] = frozenset()
         self._fn_names = self._fn_names | self._attribute_words()
         sites: list[tuple[ModuleFacts, CallSite]] = []
+        iterating = self._collect_iterated_params()
+        classes = frozenset(cd.fact.name for cd in p.classes.values())
         for facts in p.modules.values():
             m = facts.module
             words = self._scope_words(facts)
@@ -210,9 +215,21 @@ class FlowGraph:
                 (facts, site)
                 for site in facts.calls
                 if (site.args or site.keywords)
-                and any(
-                    _mentions(t, seeds(site.scope), self._fn_names, self._returners)
-                    for t in (*site.args, *site.keyword_values)
+                and (
+                    any(
+                        _mentions(t, seeds(site.scope), self._fn_names, self._returners)
+                        for t in (*site.args, *site.keyword_values)
+                    )
+                    or (
+                        # an object made here for a function that iterates its parameter,
+                        # called by name or through a value (`pick()(Bag(xs))`)
+                        (site.callee.rpartition(".")[2] in iterating or not _HEAD.fullmatch(site.callee.replace(".", "_")))
+                        and any(
+                            w.group(1) in classes
+                            for t in (*site.args, *site.keyword_values)
+                            for w in _CALL_WORD.finditer(t)
+                        )
+                    )
                 )
             )
             for fn in facts.functions:
@@ -236,6 +253,19 @@ class FlowGraph:
             for name in sorted(returned):
                 self._passes_through(module, qual, name)
         self._call_constraints(sites)
+
+    def _collect_iterated_params(self) -> frozenset[str]:
+        """Parameters a `for` loop iterates (`def walk(xs): for x in xs`): the objects
+        passed to them are followed (see `write`). Returns the functions' names."""
+        names: set[str] = set()
+        for facts in self.p.modules.values():
+            for fl in facts.flows:
+                if fl.kind == "for" and fl.value and fl.value.isidentifier():
+                    fd = self.p.functions.get(f"{facts.module}.{fl.scope}")
+                    if fd is not None and any(prm.name == fl.value for prm in fd.fact.params):
+                        self._iterated_params.add(("var", facts.module, fl.scope, fl.value))
+                        names.add(fd.fact.name)
+        return frozenset(names)
 
     def _attribute_words(self) -> frozenset[str]:
         """Attribute names that may hold a function value or a container of them
@@ -394,6 +424,9 @@ class FlowGraph:
             for v in site.keyword_values:
                 add(site.scope, v)
         for fl in facts.flows:
+            if fl.kind == "store" and fl.target and "[" in fl.target and fl.target[:1] not in ".([":
+                # `alias[k] = f`: the container `alias` names (perhaps another name's) is written
+                add(fl.scope, fl.target)
             if fl.kind != "lambda":
                 add(fl.scope, fl.value)
             else:
@@ -439,7 +472,8 @@ class FlowGraph:
         found = self.pts.get(loc)
         for v in values:
             if v.kind not in _TRACKED and not (
-                v.kind == "instance" and (loc[0] == "elt" or (self._loop_target and loc[0] == "var"))
+                v.kind == "instance"
+                and (loc[0] == "elt" or (self._loop_target and loc[0] == "var") or loc in self._iterated_params)
             ):
                 # Externals and modules are the inferrer's business (`x = x.next` grows them
                 # forever); objects only where the inferrer cannot follow them: in a
@@ -1272,10 +1306,12 @@ class FlowGraph:
         """Instances of project classes `node` (source `text`, when known) may be:
         this stage's sets, else the inferrer's type."""
         vals = {v for v in self.eval(node, m, scope) if v.kind == "instance"} if self.enabled else set()
-        if not vals:
+        # An iterated parameter holds what this stage saw passed, and what the inferrer's
+        # callers rule finds (objects this stage does not follow: `walk(self.items)`).
+        if not vals or (isinstance(node, ast.Name) and self._name_loc(m, scope, node.id) in self._iterated_params):
             v = self.infer.eval_text(text, Ctx(m, scope)) if text is not None else self.infer.eval(node, Ctx(m, scope))
             if v is not None and v.kind == "instance":
-                vals = set(v.each())
+                vals |= set(v.each())
         return sorted(vals, key=lambda v: v.name)
 
     def iteration_calls(self, node: ast.expr, m: str, scope: str, text: str | None = None) -> list[str]:

@@ -202,6 +202,9 @@ def reaching_bindings(source: str, first_line: int, name: str, params: set[str])
 
 Key = tuple[str, object]  # a constant key with its type: `1` and `"1"` differ
 _READS = frozenset({"get", "keys", "values", "items", "copy", "append", "__getitem__", "count", "index"})
+# Reads whose result may be an element itself (or share the elements, `copy`): where an
+# element is a container on the looked-up key path, it is handed out under another name.
+_INNER_READS = frozenset({"get", "values", "items", "copy", "__getitem__"})
 
 
 def slot_path(node: ast.expr) -> tuple[str, tuple[Key, ...]] | None:
@@ -252,10 +255,15 @@ class _SlotWalker:
             return frozenset({SlotDef(value, self.path[n:])})  # this slot, or a container holding it, replaced
         return state  # another slot, or inside the one looked up (its identity stays)
 
+    def _holds_container(self, base: tuple[Key, ...]) -> bool:
+        """Whether a container read at `base` holds, below its own elements, the slot looked up."""
+        return len(base) + 1 < len(self.path) and base == self.path[: len(base)]
+
     def expr(self, node: ast.AST | None, state: frozenset[SlotDef]) -> frozenset[SlotDef]:
         if node is None:
             return state
         allowed: set[int] = set()  # Name nodes read in a way that cannot change or leak the container
+        inner = {id(sub.value) for sub in ast.walk(node) if isinstance(sub, ast.Subscript | ast.Attribute)}
         for sub in ast.walk(node):
             if isinstance(sub, ast.NamedExpr | ast.Lambda | ast.comprehension) and any(
                 isinstance(n, ast.Name) and n.id == self.name for n in ast.walk(sub)
@@ -271,10 +279,14 @@ class _SlotWalker:
                 elif isinstance(sub.func, ast.Attribute) and sub.func.attr in _READS:
                     base = slot_path(sub.func.value) if isinstance(sub.func.value, ast.Subscript | ast.Name) else None
                     if base is not None and base[0] == self.name:
+                        if sub.func.attr in _INNER_READS and self._holds_container(base[1]):
+                            raise _GiveUp  # `d.get("g")`, `d.values()`: hands out a container the slot is in
                         allowed.update(id(n) for n in ast.walk(sub.func.value) if isinstance(n, ast.Name))
             elif isinstance(sub, ast.Subscript) and isinstance(sub.ctx, ast.Load):
                 found = slot_path(sub)
                 if found is not None and found[0] == self.name:
+                    if id(sub) not in inner and len(found[1]) < len(self.path) and found[1] == self.path[: len(found[1])]:
+                        raise _GiveUp  # `g = d["g"]`: the container the slot is in, handed out under another name
                     allowed.update(id(n) for n in ast.walk(sub) if isinstance(n, ast.Name))
         for sub in ast.walk(node):
             if isinstance(sub, ast.Name) and sub.id == self.name and id(sub) not in allowed:
