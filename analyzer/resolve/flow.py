@@ -255,14 +255,15 @@ class FlowGraph:
         self._call_constraints(sites)
 
     def _collect_iterated_params(self) -> frozenset[str]:
-        """Parameters a `for` loop iterates (`def walk(xs): for x in xs`): the objects
+        """Unannotated parameters a `for` loop iterates (`def walk(xs): for x in xs`): the objects
         passed to them are followed (see `write`). Returns the functions' names."""
         names: set[str] = set()
         for facts in self.p.modules.values():
             for fl in facts.flows:
                 if fl.kind == "for" and fl.value and fl.value.isidentifier():
                     fd = self.p.functions.get(f"{facts.module}.{fl.scope}")
-                    if fd is not None and any(prm.name == fl.value for prm in fd.fact.params):
+                    # (an annotated one holds what its annotation says, as for the inferrer's callers rule)
+                    if fd is not None and any(prm.name == fl.value and not prm.annotation for prm in fd.fact.params):
                         self._iterated_params.add(("var", facts.module, fl.scope, fl.value))
                         names.add(fd.fact.name)
         return frozenset(names)

@@ -101,3 +101,19 @@ def test_slot_stores_replace_and_aliases_give_up() -> None:
     branch = "def f(x):\n    d = {'k': a}\n    if x:\n        d['k'] = b\n    d['k']()\n"
     sites = slot_reaching(branch, 1, *found)
     assert sites is not None and {ast.unparse(s.value) for s in sites[(5, 4)]} == {"{'k': a}", "b"}
+
+
+def test_inner_container_handed_out_gives_up() -> None:
+    """`d["g"]["k"]()`: a read that hands out the container holding the slot (under
+    another name, or through a method returning elements) lets a store elsewhere change it."""
+    from analyzer.resolve.reaching import slot_path, slot_reaching
+
+    found = slot_path(ast.parse("d['g']['k']", mode="eval").body)
+    assert found is not None
+    head = "def f():\n    d = {'g': {'k': a}}\n"
+    assert slot_reaching(head + "    d['g']['k']()\n", 1, *found) is not None
+    for leak in ("e = d['g']", "e = d.get('g')", "e = list(d.values())", "e = d.copy()", "e = d.items()"):
+        assert slot_reaching(head + f"    {leak}\n    d['g']['k']()\n", 1, *found) is None, leak
+    # reads that hand out only the slot's own value, or a copy of the inner container, are fine
+    for read in ("e = d['g']['k']", "e = d['g'].get('k')", "e = d['g'].copy()", "n = len(d['g']['k'].x)"):
+        assert slot_reaching(head + f"    {read}\n    d['g']['k']()\n", 1, *found) is not None, read
