@@ -188,7 +188,7 @@ class CallResolver:
     def flow(self) -> FlowGraph:
         """Function-value flow over the whole project, solved on first use."""
         if self._flow is None:
-            self._flow = FlowGraph(self.p, self.infer, enabled=flow_enabled(len(self.p.modules)))
+            self._flow = FlowGraph(self.p, self.infer, enabled=flow_enabled(len(self.p.modules)), source=self.source)
             self._flow.solve()
         return self._flow
 
@@ -427,7 +427,7 @@ class CallResolver:
         if isinstance(node, ast.Subscript) and site is not None:
             values = self._slot_values(node, ctx, site)
         if values is None:
-            values = self.flow.callees(node, ctx.module, ctx.scope)
+            values = self.flow.callees(node, ctx.module, ctx.scope, site.line if site is not None else 0)
         unfit: set[Value] = set()
         if not starred:
             assert site is not None
@@ -866,6 +866,11 @@ class CallResolver:
         elif value.kind == "instance":
             call = p.member(Symbol("class", value.name), "__call__")
             if call is not None and call.kind == "function":
+                if self._protocol_only(call.name):
+                    # A callable Protocol types the value; what runs is whatever was
+                    # assigned there (the flow stage may know), never the protocol's stub.
+                    rec.unresolved = f"calls a value typed by the protocol {value.name}"
+                    return
                 self._edge(rec, call.name, _VIA_KIND.get(value.via, "method"), "inferred")
                 return
             forward = p.member(Symbol("class", value.name), "forward")
@@ -916,6 +921,22 @@ class CallResolver:
         for impl in self._implementers(base.name, attr):
             if impl not in have:
                 self._edge(rec, impl, kind, "inferred")
+
+    def _is_protocol(self, cls: str) -> bool:
+        return any(b not in self.p.classes and b.rpartition(".")[2] == "Protocol" for b in self.p.hierarchy.bases_of(cls))
+
+    def _protocol_only(self, method: str) -> bool:
+        """`method` belongs to a `typing.Protocol` class that no project class
+        inherits it from (every nominal subclass defines its own): calling an
+        object the protocol types cannot run it (a protocol is not instantiated)."""
+        owner, _, attr = method.rpartition(".")
+        if owner not in self.p.classes or not self._is_protocol(owner):
+            return False
+        for sub in self.p.hierarchy.descendants(owner):
+            found = self.p.member(Symbol("class", sub), attr)
+            if found is not None and found.name == method and not self._is_protocol(sub):
+                return False
+        return True
 
     def _implementers(self, cls: str, attr: str) -> list[str]:
         """For a `typing.Protocol` class, the `attr` methods of the project

@@ -34,7 +34,8 @@ from typing import Any
 from analyzer.index.models import CallSite, Flow, ModuleFacts
 from analyzer.resolve.infer import Ctx, Inferrer
 from analyzer.resolve.models import Value
-from analyzer.resolve.project import BUILTIN_NAMES, MODULE_SCOPE, Project, Symbol
+from analyzer.resolve.project import BUILTIN_NAMES, MODULE_SCOPE, FuncDef, Project, Symbol
+from analyzer.resolve.suffixes import guarded_values, split_fstring, strings_of, type_suffix
 
 Loc = tuple[str, ...]
 _ANY = "?"  # container slot written with a key that is not a constant
@@ -112,9 +113,13 @@ def _norm(node: ast.AST) -> str:
 class FlowGraph:
     """Solve once per project (`solve()`), then ask `values(...)` at call sites."""
 
-    def __init__(self, project: Project, inferrer: Inferrer, *, enabled: bool = True) -> None:
+    def __init__(self, project: Project, inferrer: Inferrer, *, enabled: bool = True, source: Any = None) -> None:
         self.p = project
         self.enabled = enabled
+        # Function bodies (calls.SourceSegments), for guards around a getattr dispatch; None: not read.
+        self.source = source
+        self._line = 0  # the source line of the statement being evaluated (0: not known)
+        self._suffix_memo: dict[tuple[str, str, int, str], frozenset[str] | None] = {}
         self.infer = inferrer
         self.pts: dict[Loc, set[Value]] = {}
         self._deps: dict[Loc, set[int]] = {}
@@ -495,6 +500,7 @@ class FlowGraph:
         kind, facts, raw = self._constraints[cid]
         item: Any = raw  # its shape depends on kind (see where each kind is appended)
         m = facts.module
+        self._line = getattr(item, "line", 0) if kind in ("assign", "flow", "call") else 0
         if kind == "assign":
             asg = item
             node = self.p.parser.parse(asg.value)
@@ -1236,12 +1242,15 @@ class FlowGraph:
                 return self._attribute(ast.Attribute(value=node.args[0], attr=attr.value, ctx=ast.Load()), m, scope, d)
             prefix = _fstring_prefix(attr)
             if prefix is not None:
-                return self._dispatch(node.args[0], prefix, m, scope, d)
+                return self._dispatch(node.args[0], prefix, m, scope, d, self._suffix_names(attr, m, scope))
         return set()
 
-    def _dispatch(self, obj: ast.expr, prefix: str, m: str, scope: str, d: int) -> set[Value]:
+    def _dispatch(
+        self, obj: ast.expr, prefix: str, m: str, scope: str, d: int, only: frozenset[str] | None = None
+    ) -> set[Value]:
         """`getattr(self, f"visit_{kind}")`: any method named with that prefix on
-        the object's class, its bases, or (`self` may be a subclass) below it."""
+        the object's class, its bases, or (`self` may be a subclass) below it;
+        `only`: the names the f-string can spell there (suffixes.py), when known."""
         out: set[Value] = set()
         hierarchy = self.p.hierarchy
         for base in self._receiver(obj, m, scope, d):
@@ -1249,7 +1258,7 @@ class FlowGraph:
                 continue
             owners = {*hierarchy.mro(base.name), *hierarchy.descendants(base.name)}
             for method, names in self.p.methods_by_name.items():
-                if not method.startswith(prefix):
+                if not method.startswith(prefix) or (only is not None and method not in only):
                     continue
                 for fn in names:
                     if fn.rpartition(".")[0] in owners:
@@ -1257,6 +1266,88 @@ class FlowGraph:
                         bound = (base.kind == "instance" and not fd.fact.is_staticmethod) or fd.fact.is_classmethod
                         out.add(Value("function", fn, "attribute", bound=bound))
         return out
+
+    def _suffix_names(self, attr: ast.expr, m: str, scope: str) -> frozenset[str] | None:
+        """The attribute names `getattr(obj, attr)` can ask for, when a fact of the
+        code bounds the f-string's variable part (suffixes.py); None: any name
+        with the prefix."""
+        parts = split_fstring(attr)
+        if parts is None:
+            return None
+        prefix, part, tail = parts
+        key = (m, scope, self._line, ast.unparse(attr))
+        if key in self._suffix_memo:
+            return self._suffix_memo[key]
+        values = self._type_names(part, m, scope)
+        if values is None:
+            values = self._guarded(part, m, scope)
+        found = self._suffix_memo[key] = None if values is None else frozenset(prefix + v + tail for v in values)
+        return found
+
+    def _type_names(self, part: ast.expr, m: str, scope: str) -> frozenset[str] | None:
+        """`type(x).__name__`: the names of the classes x may be (its declared
+        class and every subclass, plus what this stage saw flow there); None when
+        x's class is not declared (a type read off its callers' arguments is not a
+        contract: code outside the project may call with anything)."""
+        obj = type_suffix(part)
+        if obj is None:
+            return None
+        declared = self.infer.eval(obj, Ctx(m, scope))
+        if declared is None or declared.kind != "instance" or declared.via != "annotation":
+            return None
+        seen = {v for v in self.eval(obj, m, scope) if v.kind != "container"}
+        if any(v.kind != "instance" for v in seen):
+            return None
+        names: set[str] = set()
+        for v in (*declared.each(), *seen):
+            for cls in (v.name, *self.p.hierarchy.descendants(v.name)):
+                names.add(cls.rpartition(".")[2])
+        return frozenset(names)
+
+    def _guarded(self, part: ast.expr, m: str, scope: str) -> frozenset[str] | None:
+        """The strings a membership guard around this line's getattr allows."""
+        fd = self.p.functions.get(f"{m}.{scope}")
+        if self.source is None or not self._line or fd is None:
+            return None
+        text = self.source.segment(self.p.modules[m], fd)
+        if text is None:
+            return None
+        return guarded_values(
+            text, fd.fact.line, self._line, part,
+            constant=lambda name: self._string_constant(m, name),
+            no_return=lambda method: self._never_returns(fd, method),
+        )
+
+    def _string_constant(self, m: str, name: str) -> frozenset[str] | None:
+        """The strings a module constant bound once to a literal of strings holds."""
+        sym = self.p.lookup_in_module(m, name)
+        if sym is None or sym.kind != "variable":
+            return None
+        module, _, var = sym.name.rpartition(".")
+        bindings = self.p.module_attrs(module).get(var, []) if module in self.p.modules else []
+        if len(bindings) != 1 or not bindings[0].value:
+            return None
+        node = self.p.parser.parse(bindings[0].value)
+        return strings_of(node) if node is not None else None
+
+    def _never_returns(self, fd: FuncDef, method: str) -> bool:
+        """`self.method()` in `fd` never returns: the method and every override
+        below `fd`'s class are annotated `-> NoReturn` (or `Never`)."""
+        cls = fd.name.rpartition(".")[0]
+        if cls not in self.p.classes:
+            return False
+        sym = self.p.member(Symbol("class", cls), method)
+        if sym is None or sym.kind != "function":
+            return False
+        found = [sym.name, *(f"{sub}.{method}" for sub in self.p.hierarchy.descendants(cls))]
+        for name in found:
+            other = self.p.functions.get(name)
+            if other is None:
+                continue
+            returns = (other.fact.returns or "").strip("'\"")
+            if returns.rpartition(".")[2] not in ("NoReturn", "Never"):
+                return False
+        return True
 
     # -- elements ------------------------------------------------------------
 
@@ -1401,10 +1492,15 @@ class FlowGraph:
 
     # -- queries after solve() ---------------------------------------------------
 
-    def callees(self, node: ast.expr, m: str, scope: str) -> set[Value]:
+    def callees(self, node: ast.expr, m: str, scope: str, line: int = 0) -> set[Value]:
+        """`line`: where the expression is (a guard above a getattr there can narrow it)."""
         if not self.enabled:
             return {v for v in self.eval(node, m, scope) if v.kind == "lambda"} if isinstance(node, ast.Lambda) else set()
-        return self.resolve_decorated(self.eval(node, m, scope))
+        self._line = line
+        try:
+            return self.resolve_decorated(self.eval(node, m, scope))
+        finally:
+            self._line = 0
 
     def static_callees(self, node: ast.expr, m: str, scope: str) -> set[Value]:
         """What an expression names without following any flow (decorators)."""
