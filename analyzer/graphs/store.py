@@ -35,7 +35,7 @@ from analyzer.resolve import CallResolver, Project
 from analyzer.settings import Settings
 from analyzer.snapshots.models import Snapshot
 
-GRAPHS_VERSION = "28"
+GRAPHS_VERSION = "29"
 
 
 class GraphError(Exception):
