@@ -13,6 +13,7 @@ from analyzer.refs.models import (
     BROKEN,
     NOT_CHECKABLE,
     OK,
+    PATH,
     SYMBOL,
     WARNING,
     Finding,
@@ -23,6 +24,7 @@ from analyzer.refs.pinview import PinView
 from analyzer.refs.qualify import qualifier
 from analyzer.refs.resolve import find_symbol, resolve, resolve_member, resolve_qualified
 from analyzer.refs.suggest import History, suggest
+from analyzer.refs.unjudged import unjudged
 
 IgnoreFn = Callable[[Reference], bool]
 
@@ -263,7 +265,38 @@ def check_references(refs: Iterable[Reference], pins: Sequence[PinView], histori
     findings: list[Finding] = []
     for ref in refs:
         findings.extend(check_reference(ref, pins, histories))
-    return _table_columns(_same_name_in_class_context(_enum_siblings(_mirrors(findings), pins)))
+    findings = _table_columns(_same_name_in_class_context(_enum_siblings(_mirrors(findings), pins)))
+    return unjudged(_file_of_the_named_symbol(findings, pins, histories or {}), pins, histories)
+
+
+_CLASS_OR_FUNCTION_RE = re.compile(r"^_*[A-Za-z]\w*$")
+
+
+def _file_of_the_named_symbol(findings: list[Finding], pins: Sequence[PinView], histories: dict[str, History]) -> list[Finding]:
+    """`vllm/model_executor/layers/attention.py: Attention.forward()`: a gone file followed on its
+    line by a name that still resolves. The reader's file is where that name lives now (inside
+    the package the module became, when it became one), as for a link whose text names a symbol.
+    Only a line with one path, and a name written after it."""
+    by_pin = {p.pin: p for p in pins}
+    lines: dict[tuple[str, int, str | None], list[Finding]] = {}
+    for f in findings:
+        lines.setdefault((f.ref.file, f.ref.line, f.pin), []).append(f)
+    for group in lines.values():
+        paths = [f for f in group if f.ref.kind == PATH]
+        if len(paths) != 1 or paths[0].status != BROKEN or paths[0].ref.origin == "link" or paths[0].ref.link_symbol:
+            continue
+        path = paths[0]
+        named = [
+            f for f in group
+            if f.ref.kind == SYMBOL and f.status == OK and f.ref.col > path.ref.col >= 0 and "/" not in f.ref.target
+        ]
+        if not named or path.pin not in by_pin:
+            continue
+        symbol = named[0].ref.target.split(".")[0]
+        if not _CLASS_OR_FUNCTION_RE.match(symbol) or symbol in by_pin[path.pin].packages:
+            continue
+        path.suggestions = suggest(path.ref, by_pin[path.pin], histories.get(path.pin or ""), line_symbol=symbol)
+    return findings
 
 
 def _same_name_in_class_context(findings: list[Finding]) -> list[Finding]:

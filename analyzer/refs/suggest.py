@@ -29,12 +29,13 @@ class History:
     renames: dict[str, tuple[str, float]] = field(default_factory=dict)  # old package path -> (new, similarity)
 
 
-def suggest(ref: Reference, pin: PinView, history: History | None = None) -> list[Suggestion]:
+def suggest(ref: Reference, pin: PinView, history: History | None = None, line_symbol: str | None = None) -> list[Suggestion]:
+    """Best first. `line_symbol`: for a path, a name its line gives it (`x.py: Attention.forward()`)."""
     named = _named_in_text(ref, pin)
     if named is not None:
         return [named]
     if ref.kind == PATH:
-        found = _paths(ref, pin, history)
+        found = _paths(ref, pin, history, line_symbol)
     elif ref.kind == SYMBOL and ref.fragment_of:
         found = _fragment_members(ref, pin, history)
     elif ref.kind == SYMBOL:
@@ -136,7 +137,7 @@ def _old_package_path(ref: Reference, pin: PinView) -> str:
     return path[len(pin.layout_prefix):] if pin.layout_prefix and path.startswith(pin.layout_prefix) else path
 
 
-def _paths(ref: Reference, pin: PinView, history: History | None) -> list[Suggestion]:
+def _paths(ref: Reference, pin: PinView, history: History | None, line_symbol: str | None = None) -> list[Suggestion]:
     old_path = _old_package_path(ref, pin)
     out: list[Suggestion] = []
     if ref.origin == "link" and package_path(ref.target, pin) is not None and ref.link_symbol:
@@ -170,7 +171,17 @@ def _paths(ref: Reference, pin: PinView, history: History | None) -> list[Sugges
                 share = count / total
                 out.append(Suggestion(_write_path(ref, new, pin), round(0.5 + 0.45 * share, 2), f"{count} of {total} top-level definitions moved there", new))
     if (ref.link_symbol and ref.origin != "link") or (ref.link_symbol and package_path(ref.target, pin) is None):
-        out.extend(_where_symbol_lives(ref, old_path, pin))
+        out.extend(_where_symbol_lives(ref, old_path, pin, ref.link_symbol))
+    elif ref.writes:
+        # `# vllm/.../rotary_embedding.py` above the quoted `class RotaryEmbedding`: the file the
+        # quoted class lives in now (inside the package the module became, when it became one).
+        out.extend(_where_symbol_lives(ref, old_path, pin, ref.writes))
+    elif line_symbol:
+        # A name written after the path on its line says less: it may be something the file held
+        # that moved elsewhere (`cuda_graph_runner.py / DecodeInputBuffers`, now in a buffers
+        # module, while the file became `decode_cuda_graph_runner.py`). Alone it is a lead
+        # (0.6); inside the package the module became, or agreeing with another rule, it decides.
+        out.extend(_where_symbol_lives(ref, old_path, pin, line_symbol, elsewhere=0.6))
     if ref.bare_file:
         return out  # a file name with no folders: nothing to move it to but a spelling guess
     out.extend(_same_name_nearby(ref, old_path, pin))
@@ -292,20 +303,19 @@ def _class_candidates(pin: PinView, key: str) -> list[SymbolEntry]:
     return out
 
 
-def _where_symbol_lives(ref: Reference, old_path: str, pin: PinView) -> list[Suggestion]:
+def _where_symbol_lives(ref: Reference, old_path: str, pin: PinView, symbol: str, elsewhere: float = 0.8) -> list[Suggestion]:
     """`utils.py:load_image` whose file is gone: the file that defines `load_image` now,
     inside the package that replaced the module when there is one."""
-    assert ref.link_symbol is not None
-    last = ref.link_symbol.rsplit(".", 1)[-1]
-    defs = [e for e in pin.table.ending_with(last) if e.kind in {"class", "function"} and short_name(e, pin) == ref.link_symbol]
+    last = symbol.rsplit(".", 1)[-1]
+    defs = [e for e in pin.table.ending_with(last) if e.kind in {"class", "function"} and short_name(e, pin) == symbol]
     package = old_path.removesuffix(".py").rstrip("/") + "/"
     inside = [e for e in defs if e.path.startswith(package)]
     pick = inside or defs
     files = sorted({e.path for e in pick})
     if len(files) != 1:
         return []
-    why = f"`{ref.link_symbol}` is defined there" + (" (the module became a package)" if inside else "")
-    return [Suggestion(_write_path(ref, files[0], pin), 0.9 if inside else 0.8, why, pick[0].location)]
+    why = f"`{symbol}` is defined there" + (" (the module became a package)" if inside else "")
+    return [Suggestion(_write_path(ref, files[0], pin), 0.9 if inside else elsewhere, why, pick[0].location)]
 
 
 def _agree(found: list[Suggestion]) -> list[Suggestion]:
@@ -383,13 +393,18 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
                 confidence = 0.8 if len(related) == 1 else 0.7 if rank == 0 and _context_pick(related, old_cls, ref, pin) else 0.5
                 out.append(Suggestion(short_name(e, pin), confidence, f"`{last}` of a class named like `{owner}`", e.location))
             for e in [m for m in movers if m not in related][:3]:
-                out.append(Suggestion(short_name(e, pin), 0.55 if len(movers) == 1 else 0.3, "same method on another class", e.location))
+                # The last name alone, on a class not named like the old one (`CacheEngine.x.append`
+                # -> `FlatLogprobs.append`): wrong 4 times in 4 on the labelled parts. A guess.
+                confidence = _GUESS_WEIGHT if len(movers) == 1 else 0.15
+                out.append(Suggestion(short_name(e, pin), confidence, f"same method on an unrelated class ({GUESS_NOTE})", e.location))
             if not owners and history is not None:
                 out.extend(_renamed_class(owner, pin, history, member=last))
         elif history is not None:
             out.extend(_renamed_class(target, pin, history))
         if len(parts) == 1 and _CLASS_RE.match(last) and sum(c.isupper() for c in last) >= 2 and ref.context:
             out.extend(_qualified_class(ref, last, pin))
+        if len(parts) == 1 and last.endswith(_MIXIN):
+            out.extend(_mixin_component(last, pin))
         names: NamePool | list[str] = pin.defined_names() if len(parts) == 1 else []
         for name, ratio in closest(last, names, n=3, cutoff=0.7):
             if name.rstrip("s") == last.rstrip("s"):
@@ -529,6 +544,43 @@ def _qualified_class(ref: Reference, old: str, pin: PinView) -> list[Suggestion]
     if len(used) == 1:
         return [Suggestion(used[0], 0.7, f"of the classes named `...{old}`, the one in the text's terms", None)]
     return [Suggestion(n, 0.35, f"one of {len(classes)} classes named `...{old}` (the text uses none of their words)", None) for n in classes[:3]]
+
+
+_MIXIN = "Mixin"
+_CAMEL_WORD_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
+
+
+def _stem(word: str) -> str:
+    """`updater`, `update` -> `updat`; `weights` -> `weight`; `profiler` -> `profil`."""
+    w = word.lower()
+    w = w[:-1] if len(w) > 3 and w.endswith("s") else w
+    if len(w) > 5 and w.endswith("er"):
+        return w[:-2]
+    return w[:-1] if len(w) > 4 and w.endswith("e") else w
+
+
+def _mixin_component(old: str, pin: PinView) -> list[Suggestion]:
+    """`SchedulerUpdateWeightsMixin` gone, `Scheduler` still there: a mixin of a class turned
+    into a part the class holds (`SchedulerWeightUpdaterManager`). The one class named after the
+    owner whose name holds every word of the mixin's role (`update`, `weights`, in any order and
+    form), defined beside the owner's module (in its folder or below it); none when several are."""
+    words = _CAMEL_WORD_RE.findall(old.removesuffix(_MIXIN))
+    for cut in range(len(words) - 1, 0, -1):
+        owner, role = "".join(words[:cut]), {_stem(w) for w in words[cut:]}
+        homes = {e.path.rsplit("/", 1)[0] + "/" for e in pin.find_symbol(owner) if e.kind == "class" and e.last == owner}
+        if not homes:
+            continue
+        picks = sorted({
+            e.last for n in pin.defined_names()._all() if n.startswith(owner) and n != owner and not n.endswith(_MIXIN)
+            for e in pin.table.ending_with(n)
+            if e.kind == "class" and e.last == n and any(e.path.startswith(h) for h in homes)
+            and role <= {_stem(w) for w in _CAMEL_WORD_RE.findall(n[len(owner):])}
+        })
+        if len(picks) == 1:
+            why = f"the one `{owner}...` class beside `{owner}` named for the mixin's role (the mixin became a part `{owner}` holds)"
+            return [Suggestion(picks[0], 0.7, why, None)]
+        return []
+    return []
 
 
 def _related_class(old: str, new: str) -> bool:
