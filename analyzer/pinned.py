@@ -22,6 +22,7 @@ from analyzer.paths import reference_root
 from analyzer.settings import Settings
 
 if TYPE_CHECKING:
+    from analyzer.flags.entry_flags import EntryFlags
     from analyzer.flags.models import EnvReport, EnvVar, Flag, FlagReport
     from analyzer.graphs.callgraph import Unresolved
     from analyzer.graphs.store import Graphs, Target
@@ -210,6 +211,15 @@ class PinnedTree:
 
         try:
             return flag_report(self.root, project or self._knob_project())
+        except FlagsError as exc:
+            raise TreeError(str(exc)) from None
+
+    def command_report(self, command: str) -> EntryFlags:
+        """The parser of another command of the tree (`sglang generate`), read statically."""
+        from analyzer.flags import FlagsError, command_report
+
+        try:
+            return command_report(self.root, command)
         except FlagsError as exc:
             raise TreeError(str(exc)) from None
 

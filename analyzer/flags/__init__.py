@@ -2,6 +2,7 @@
 
     extract_flags(package_root, "vllm")  -> list[Flag]   (the `vllm serve` parser)
     extract_envs(package_root, "sglang") -> list[EnvVar] (the `Envs` registry)
+    command_report(package_root, "sglang generate") -> EntryFlags (another command's parser)
 
 `flag_report` / `env_report` return the same lists plus the warnings about
 anything that could not be resolved statically.
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from analyzer.flags.entry_flags import EntryFlags, entry_flags
+from analyzer.flags.entry_points import command_module
 from analyzer.flags.models import EnvReport, EnvVar, Flag, FlagReport, FlagsError, Positional
 from analyzer.flags.sglang_envs import extract_sglang_envs
 from analyzer.flags.sglang_flags import extract_sglang_flags
@@ -21,8 +24,8 @@ from analyzer.flags.vllm_flags import extract_vllm_flags
 PROJECTS = ("vllm", "sglang")
 
 __all__ = [
-    "EnvReport", "EnvVar", "Flag", "FlagReport", "FlagsError", "Positional",
-    "detect_project", "env_report", "extract_envs", "extract_flags", "flag_report",
+    "EntryFlags", "EnvReport", "EnvVar", "Flag", "FlagReport", "FlagsError", "Positional",
+    "command_report", "detect_project", "env_report", "extract_envs", "extract_flags", "flag_report",
 ]
 
 
@@ -54,6 +57,22 @@ def flag_report(package_root: Path, project: str | None = None) -> FlagReport:
     report = extract_vllm_flags(tree) if name == "vllm" else extract_sglang_flags(tree)
     _mark_negations(report.flags)
     return report
+
+
+def command_report(package_root: Path, command: str) -> EntryFlags:
+    """The parser of a command other than the server (`sglang generate`, `vllm bench serve`, a
+    module as `python -m` runs it)."""
+    root = Path(package_root)
+    if root.name in PROJECTS and (root / "__init__.py").is_file():
+        root = root.parent
+    module = command_module(root, command)
+    if module is None:
+        raise FlagsError(f"{command!r}: no such command or module in {root}")
+    found = entry_flags(SourceTree(root), module)
+    if found is None:
+        raise FlagsError(f"{command!r} ({module}): no parser found in that module")
+    _mark_negations(found.report.flags)
+    return found
 
 
 def env_report(package_root: Path, project: str | None = None) -> EnvReport:

@@ -1,4 +1,5 @@
-"""`atlas flags TARGET` and `atlas envs TARGET`: a release's server flags / env vars."""
+"""`atlas flags TARGET [--command CMD]` and `atlas envs TARGET`: a release's server flags (or
+another command's) / env vars."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from analyzer.commandline import fail, settings_of, stdout_console
+from analyzer.flags.entry_flags import EntryFlags
 from analyzer.flags.models import EnvReport, FlagReport
 from analyzer.pinned import PinnedTree, TreeError, open_tree
 
@@ -16,6 +18,10 @@ TARGET_HELP = "A release ref (vllm@0.30.0, opened from the snapshot store) or a 
 JSON_OPT = typer.Option(False, "--json", help="Print machine-readable JSON.")
 PROJECT_OPT = typer.Option(None, "--project", help="vllm or sglang (default: from the ref or the tree).")
 GREP_OPT = typer.Option(None, "--grep", help="Only entries whose name contains this text.")
+COMMAND_OPT = typer.Option(
+    None, "--command",
+    help="Another command's parser instead of the server's: `sglang generate`, `vllm bench serve`, or a module (`sglang.bench_serving`).",
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -37,10 +43,17 @@ def flags_command(
     project: str = PROJECT_OPT,
     grep: str = GREP_OPT,
     as_json: bool = JSON_OPT,
+    command: str = COMMAND_OPT,
 ) -> None:
     """Options the server's parser accepts (`vllm serve`, `sglang.launch_server`), with where each is defined."""
+    extra: list[str] = []
     try:
-        report = _tree(ctx, target).flag_report(project)
+        if command:
+            entry = _tree(ctx, target).command_report(command)
+            report = entry.report
+            extra = _entry_notes(command, entry)
+        else:
+            report = _tree(ctx, target).flag_report(project)
     except TreeError as exc:
         raise fail(str(exc)) from None
     if grep:
@@ -49,9 +62,28 @@ def flags_command(
         # A plain list, as other tools expect; the rest goes to stderr as in table mode.
         typer.echo(json.dumps([f.to_dict() for f in report.flags], indent=2))
         _print_positionals(report, Console(stderr=True))
+        _print_notes(extra, Console(stderr=True))
         _print_warnings(report.warnings)
         return
-    _print_flags(report)
+    _print_flags(report, extra)
+
+
+def _entry_notes(command: str, entry: EntryFlags) -> list[str]:
+    """What a command accepts beyond its parser's options, and whether the listing is whole."""
+    notes = []
+    if entry.by_hand:
+        notes.append(f"read from argv by `{command}` itself: {', '.join(entry.by_hand)}")
+    families = [f"{p}<name>" for p in entry.prefixes] + [f"--<name>{s}" for s in entry.suffixes]
+    if families:
+        notes.append(f"option families read from the arguments the parser leaves: {', '.join(families)}")
+    if not entry.complete:
+        notes.append("incomplete: some options are built at run time (see the warnings)")
+    return notes
+
+
+def _print_notes(notes: list[str], console: Console) -> None:
+    for note in notes:
+        console.print(note, markup=False, highlight=False)
 
 
 def envs_command(
@@ -77,7 +109,7 @@ def envs_command(
     _print_envs(report)
 
 
-def _print_flags(report: FlagReport) -> None:
+def _print_flags(report: FlagReport, notes: list[str] | None = None) -> None:
     console = stdout_console()
     table = Table(title=f"{report.project}: {len(report.flags)} options", show_lines=False)
     table.add_column("flag", no_wrap=True)  # the one column a reader scans and copies
@@ -90,6 +122,7 @@ def _print_flags(report: FlagReport) -> None:
         table.add_row(f.flag, others, f.dest, f.default or "", f.group or "", f.defined_at)
     console.print(table)
     _print_positionals(report, console)
+    _print_notes(notes or [], console)
     _print_warnings(report.warnings)
 
 

@@ -7,12 +7,18 @@ Such functions hand the fresh parser to adders in other modules (`add_multimodal
 the interpreter follows every call that is handed the parser, so options spelled with f-strings
 (`f"--{prefix}.use-tiling"`) are known too. Branches the command takes at run time (a diffusion
 model or not) are all followed: the report lists what any of them accepts. A module that builds
-its parser at import time (`if __name__ == "__main__":`) is read the same way.
+its parser at import time (`if __name__ == "__main__":`) is read the same way, and a module that
+makes none hands a fresh parser to its functions whose first parameter is `parser` (a
+benchmark's `add_cli_args(parser)`, whose parser the CLI running it makes).
 
 Options a command reads itself from what `parse_known_args` left over are families, not names:
 `key.startswith("--component-paths.")`, `alias_suffix="-path"` (`--transformer-path`). Every
 string literal of the modules the parser was built from that starts with `--` and ends with `.`
 is such a prefix, and a literal given as a `*suffix*` keyword argument such a suffix.
+
+An option the command's own module reads from argv by hand, before any parser sees it
+(`if arg == "--model-type"`, `arg.startswith("--model-type=")`, as `sglang serve` picks its
+backend), is accepted too.
 
 A parser handed to a method picked at run time (`classes[0].add_pipeline_cli_args(parser)`, one
 per model's config class) is handed to every definition of that method in the caller's
@@ -34,6 +40,7 @@ from analyzer.flags.values import ClassV, FuncV, Opaque
 # Warnings that mean an option name, or the options of some adder, are not known statically.
 _FAMILY_RE = re.compile(r"--[A-Za-z][A-Za-z0-9_-]*\.")
 _SUFFIX_RE = re.compile(r"-[a-z][a-z0-9-]*")
+_OPTION_RE = re.compile(r"--[A-Za-z][A-Za-z0-9_-]*=?")
 # (A parser handed to an unknown callee is counted by `_follow_dispatch`.)
 _INCOMPLETE = ("option name not statically known", "add_argument with no static option name", "could not follow",
                "call depth limit")
@@ -45,6 +52,7 @@ class EntryFlags:
     complete: bool  # every option the parsers can register is in the report
     prefixes: list[str]  # `--component-paths.`: option families read from the leftover arguments
     suffixes: list[str]  # `-path`: `--<anything>-path` read from the leftover arguments
+    by_hand: list[str]  # options the command's module compares argv words with itself
 
 
 def _makes_parser(module: Module, node: ast.AST) -> bool:
@@ -61,6 +69,16 @@ def _builders(module: Module, function: str | None) -> list[ast.FunctionDef | as
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef)
         and (function is None or stmt.name == function)
         and _makes_parser(module, stmt)
+    ]
+
+
+def _adders(module: Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Top-level functions whose first parameter is the parser (`def add_cli_args(parser)`): a
+    benchmark module's options, when the parser itself is made by the CLI that runs it."""
+    return [
+        stmt for stmt in module.tree.body
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef)
+        and [a.arg for a in (*stmt.args.posonlyargs, *stmt.args.args)][:1] == ["parser"]
     ]
 
 
@@ -115,6 +133,13 @@ def _follow_dispatch(interp: Interpreter, tree: SourceTree) -> bool:
             if not targets:
                 followed_all = False
                 continue
+            # Followed after all: say where, instead of "not statically resolvable".
+            site = module.where(node)
+            interp.warnings = [
+                f"{site}: parser passed to {module.segment(func)}(...), picked at run time: handed to its "
+                f"{len(targets)} definition(s) in {package}" if w.startswith(f"{site}: parser passed to") else w
+                for w in interp.warnings
+            ]
             for where, definition in targets:
                 owner = next((ClassV(SourceSymbol("class", where, c, c.name)) for c in where.tree.body
                               if isinstance(c, ast.ClassDef) and definition in c.body), None)
@@ -133,13 +158,18 @@ def entry_flags(tree: SourceTree, module_name: str, function: str | None = None)
         return None
     builders = _builders(module, function)
     guard = _main_guard(module) if function is None else []
-    if not builders and not guard:
+    adders = _adders(module) if not builders and not guard and function is None else []
+    if not builders and not guard and not adders:
         return None
     project = module_name.split(".", 1)[0]
     interp = Interpreter(tree, hooks={"add_cli_args_from_dataclass": _from_dataclass_hook} if project == "sglang" else {})
     for node in builders:
         params = [p.arg for p in (*node.args.posonlyargs, *node.args.args)]
         _call(interp, module, node, [Opaque(p) for p in params])
+    if adders:
+        parser = interp.new_parser(module, adders[0])
+        for node in adders:
+            _call(interp, module, node, [parser])
     if guard:
         frame = Frame(module)
         try:
@@ -151,7 +181,23 @@ def entry_flags(tree: SourceTree, module_name: str, function: str | None = None)
     complete = dispatched and not any(m in w for w in interp.warnings for m in _INCOMPLETE)
     report = FlagReport(project, _unique(interp.flags), interp.positionals, interp.warnings)
     prefixes, suffixes = _families(tree)
-    return EntryFlags(report, complete, prefixes, suffixes)
+    return EntryFlags(report, complete, prefixes, suffixes, _read_by_hand(module))
+
+
+def _read_by_hand(module: Module) -> list[str]:
+    """`--x` literals the module compares argv words with (`==`, `in`, `.startswith("--x=")`)."""
+    found: set[str] = set()
+    for node in ast.walk(module.tree):
+        literals: list[ast.expr] = []
+        if isinstance(node, ast.Compare) and all(isinstance(op, ast.Eq | ast.In) for op in node.ops):
+            for side in (node.left, *node.comparators):
+                literals.extend(side.elts if isinstance(side, ast.Tuple | ast.List | ast.Set) else [side])
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "startswith":
+            literals.extend(node.args)
+        for lit in literals:
+            if isinstance(lit, ast.Constant) and isinstance(lit.value, str) and _OPTION_RE.fullmatch(lit.value):
+                found.add(lit.value.removesuffix("="))
+    return sorted(found)
 
 
 def _families(tree: SourceTree) -> tuple[list[str], list[str]]:

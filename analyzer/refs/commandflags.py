@@ -1,5 +1,10 @@
-"""Flags of the projects' other entry points (benchmarks, profiling and offline scripts), read
-statically from the pinned sources: `vllm bench serve`, `python -m sglang.bench_serving`.
+"""Flags of the projects' other entry points (benchmarks, profiling and offline scripts, the
+console script's other subcommands), read statically from the pinned sources: `vllm bench
+serve`, `python -m sglang.bench_serving`, `sglang generate`.
+
+A console subcommand (`sglang generate`, the diffusion side of `sglang serve`) is found from the
+console script's dispatch and its parser run by the flags interpreter (analyzer/flags/entry_flags.py).
+Other commands are read as below.
 
 A flag belongs to the command the passage runs: a benchmark's `--num-prompts` is judged
 against the benchmark's own parser, never against the server's. The parser is found by
@@ -17,17 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from analyzer.flags.entry_points import KNOWN_COMMANDS as CLI_MODULES
+
 if TYPE_CHECKING:
     from analyzer.refs.pinview import PinView
 
-# `vllm bench <sub>` runs these modules' parsers.
-CLI_MODULES = {
-    "vllm bench serve": "vllm.benchmarks.serve",
-    "vllm bench latency": "vllm.benchmarks.latency",
-    "vllm bench throughput": "vllm.benchmarks.throughput",
-    "vllm bench startup": "vllm.benchmarks.startup",
-    "vllm bench mm-processor": "vllm.benchmarks.mm_processor",
-}
 # Parsers whose flags are the engine's or server's own (`EngineArgs.add_cli_args(parser)`).
 _SERVER_PARSERS = {"EngineArgs", "AsyncEngineArgs", "ServerArgs"}
 _MAX_DEPTH = 2
@@ -102,7 +101,7 @@ def other_commands(pin: PinView) -> list[str]:
 
 
 # `add_argument("--x", "--x-alias", ...)`: the option strings a call spells first.
-_REGISTERED_RE = re.compile(r"""add_argument\(\s*((?:[rRbB]?["']-[^"'\n]*["']\s*,\s*)+)""")
+_REGISTERED_RE = re.compile(r"""add_argument\(\s*((?:[rRbB]?["']-[^"'\n]*["']\s*(?:,\s*|\)))+)""")
 _OPTION_RE = re.compile(r"""["'](-[^"'\n]*)["']""")
 
 
@@ -133,50 +132,14 @@ def registered_options(pin: PinView) -> dict[str, str]:
     return options
 
 
-def _console_scripts(tree: Path, project: str) -> str | None:
-    """`module:function` of the project's console script (`sglang = sglang.cli.main:main`)."""
-    for entry_points in sorted(tree.glob("*.dist-info/entry_points.txt")):
-        try:
-            text = entry_points.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        section = ""
-        for line in text.splitlines():
-            line = line.strip()
-            if line.startswith("["):
-                section = line
-            elif section == "[console_scripts]" and "=" in line:
-                name, target = (part.strip() for part in line.split("=", 1))
-                if name == project:
-                    return target
-    return None
-
-
 def _dispatch(pin: PinView) -> dict[str, str]:
-    out: dict[str, str] = {}
+    from analyzer.flags.entry_points import subcommand_modules
+
     if pin.tree is None:
-        return out
-    tree = Path(pin.tree)
+        return {}
+    out: dict[str, str] = {}
     for project in pin.packages:
-        target = _console_scripts(tree, project) or f"{project}.cli.main:main"
-        module, _, function = target.partition(":")
-        path = _module_file(pin, module)
-        if path is None:
-            continue
-        try:
-            parsed = ast.parse((tree / path).read_text(encoding="utf-8", errors="replace"))
-        except (OSError, SyntaxError, ValueError):
-            continue
-        for fn in parsed.body:
-            if not (isinstance(fn, ast.FunctionDef) and fn.name == (function or "main")):
-                continue
-            for node in ast.walk(fn):
-                if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)):
-                    continue
-                names = [c.value for c in node.test.comparators if isinstance(c, ast.Constant) and isinstance(c.value, str)]
-                imports = [s for s in node.body if isinstance(s, ast.ImportFrom) and s.module and s.level == 0]
-                if len(names) == 1 and imports and " " not in names[0]:
-                    out.setdefault(f"{project} {names[0]}", imports[0].module or "")
+        out.update(subcommand_modules(Path(pin.tree), project))
     return out
 
 
@@ -190,7 +153,7 @@ def _interpret(pin: PinView, command: str, module: str) -> CommandFlags | None:
     found = entry_flags(SourceTree(Path(pin.tree)), module)
     if found is None:
         return None
-    return CommandFlags(module, frozenset(accepted(found.report)), found.complete, False,
+    return CommandFlags(module, frozenset(accepted(found.report) | set(found.by_hand)), found.complete, False,
                         tuple(found.prefixes), tuple(found.suffixes))
 
 

@@ -45,6 +45,14 @@ ENTRY_FILES = {
     "sglang/cli/serve.py": """
         import argparse
 
+        def _backend(argv):
+            for i, arg in enumerate(argv):
+                if arg == "--model-type" or arg.startswith("--model-type="):
+                    return argv[i + 1]
+            if "-h" in argv or "--help" in argv:
+                return "help"
+            return "auto"
+
         def _run_llm(argv):
             from sglang.srt.server_args import prepare_server_args
             prepare_server_args(list(argv))

@@ -41,6 +41,7 @@ def test_serve_module_lists_the_parser_it_builds_not_the_servers(tree: SourceTre
     found = entry_flags(tree, "sglang.cli.serve")
     assert found is not None
     assert "--num-gpus" in accepted(found.report) and "--perf-dump-path" not in accepted(found.report)
+    assert found.by_hand == ["--help", "--model-type"]  # compared with argv words by the module itself
 
 
 def test_a_script_building_its_parser_under_main(tree: SourceTree) -> None:

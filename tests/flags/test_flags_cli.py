@@ -58,3 +58,18 @@ def test_bad_inputs_are_clear(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "holds no Python files" in result.output
     result = runner.invoke(app, ["--cache-dir", str(tmp_path / "c"), "flags", "vllm@9.9.9"])
     assert result.exit_code == 2 and "Traceback" not in result.output
+
+
+def test_flags_of_another_command(tmp_path: Path) -> None:
+    from entry_fixture import write_entry_tree
+
+    root = write_entry_tree(tmp_path / "tree")
+    result = runner.invoke(app, ["--cache-dir", str(tmp_path / "c"), "flags", str(root), "--command", "sglang generate", "--json"])
+    assert result.exit_code == 0, result.output
+    names = {f["flag"] for f in json.loads(result.stdout)}
+    assert {"--num-frames", "--flux-alpha", "--vae-config.use-tiling", "--perf-dump-path"} <= names
+    assert "--component-paths.<name>" in result.stderr and "--<name>-path" in result.stderr
+    serve = runner.invoke(app, ["flags", str(root), "--command", "sglang serve"], env={"COLUMNS": "200"})
+    assert serve.exit_code == 0 and "read from argv by `sglang serve` itself: --help, --model-type" in serve.stdout
+    missing = runner.invoke(app, ["flags", str(root), "--command", "sglang nope"])
+    assert missing.exit_code == 2 and "no such command" in missing.output and "Traceback" not in missing.output

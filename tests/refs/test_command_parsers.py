@@ -73,9 +73,12 @@ def test_a_flag_written_alone_may_be_any_commands(view: PinView) -> None:
 
 
 def test_a_flag_written_alone_may_be_a_project_scripts(view: PinView) -> None:
-    doc = "# Quantize\n\nUse `--model-type flux1` to force the profile.\n\n```bash\nsglang serve --model-path m --model-type flux1\n```\n"
+    doc = "# Quantize\n\nWrite to `--output-dir out`.\n\n```bash\nsglang serve --model-path m --model-type flux1\n```\n"
     found = _check(doc, view)
-    alone = found[(3, "--model-type")]
+    alone = found[(3, "--output-dir")]
     assert alone.status == OK and alone.resolved_at == "sglang/tools/convert.py"  # registered by the tool
+    # given to `sglang serve`, it is the option serve reads from argv itself to pick a backend
+    assert found[(6, "--model-type")].status == OK and "sglang serve" in found[(6, "--model-type")].note
     # given to a command whose parser is known, it is that parser's or nothing
-    assert found[(6, "--model-type")].status == BROKEN
+    generate = _check("# G\n\n```bash\nsglang generate --model-path m --model-type flux1\n```\n", view)
+    assert generate[(4, "--model-type")].status == BROKEN
