@@ -203,6 +203,10 @@ def _walk_own(node: ast.AST) -> Iterator[ast.AST]:
             todo.extend(ast.iter_child_nodes(n))
 
 
+def _inside(node: ast.stmt, outer: ast.stmt) -> bool:
+    return outer.lineno <= node.lineno and (node.end_lineno or node.lineno) <= (outer.end_lineno or outer.lineno) and node is not outer
+
+
 def _may_move(
     func: ast.FunctionDef | ast.AsyncFunctionDef,
     binding: ast.stmt,
@@ -216,6 +220,12 @@ def _may_move(
     call on (or given) the chain, a prefix of it or the alias; a call on the root
     (`self.m()`) unless it never returns; a call on anything else unless a
     builtin container method; a yield or await (other code runs)."""
+    if (binding.end_lineno or binding.lineno) >= guard.lineno:
+        return True  # bound after the guard (a loop's previous turn): not this reading
+    for loop in _walk_own(func):
+        # A loop around the guard but not the binding runs its tail between turns.
+        if isinstance(loop, ast.For | ast.AsyncFor | ast.While) and _inside(guard, loop) and not _inside(binding, loop):
+            return True
     parts = chain.split(".")
     prefixes = {".".join(parts[: i + 1]) for i in range(1, len(parts))}  # self.stream, self.stream.current
     root = parts[0]
