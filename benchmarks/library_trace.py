@@ -1,6 +1,6 @@
 """Static call graph vs a traced run of a pure-Python library written by others.
 
-Three libraries: markdown_it (its parsers keep their rule functions in lists and
+Five libraries: markdown_it (its parsers keep their rule functions in lists and
 call them through variables, the function-value flow the issue is about) parsing
 and rendering a document, and jinja2 (a lexer, parser, code generator and
 runtime: visitors, filters and tests in dicts, generated template code calling
