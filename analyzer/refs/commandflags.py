@@ -157,11 +157,24 @@ def _interpret(pin: PinView, command: str, module: str) -> CommandFlags | None:
                         tuple(found.prefixes), tuple(found.suffixes))
 
 
+def _script_file(pin: PinView, command: str) -> str | None:
+    """The package file a script run by path is (`python python/sglang/x/run_suite.py`: the
+    repository's layout prefix dropped), when the snapshot holds it."""
+    path = command.removeprefix("./")
+    if pin.layout_prefix and path.startswith(pin.layout_prefix):
+        path = path[len(pin.layout_prefix):]
+    return path if path.endswith(".py") and path in pin.files else None
+
+
 def _read(pin: PinView, command: str) -> CommandFlags | None:
     module = CLI_MODULES.get(command, command)
+    script = _script_file(pin, command) if command.endswith(".py") else None
+    if script is not None:
+        # A script run by path: read like a module (its own folder is its "parent").
+        module = script.removesuffix(".py").replace("/", ".")
     if module.split(".", 1)[0] not in pin.packages or pin.tree is None:
         return None
-    start = _module_file(pin, module)
+    start = script or _module_file(pin, module)
     if start is None:
         return None
     parent = module.rsplit(".", 1)[0]

@@ -82,3 +82,10 @@ def test_a_flag_written_alone_may_be_a_project_scripts(view: PinView) -> None:
     # given to a command whose parser is known, it is that parser's or nothing
     generate = _check("# G\n\n```bash\nsglang generate --model-path m --model-type flux1\n```\n", view)
     assert generate[(4, "--model-type")].status == BROKEN
+
+
+def test_a_script_run_by_its_repository_path_is_judged_by_its_own_parser(view: PinView) -> None:
+    doc = "# Convert\n\n```bash\npython python/sglang/tools/convert.py --model-type auto --output-dirr out\n```\n"
+    found = _check(doc, view)
+    assert found[(4, "--model-type")].status == OK and "convert.py" in found[(4, "--model-type")].note
+    assert found[(4, "--output-dirr")].status == BROKEN  # the script's parser is read whole: a typo is broken
