@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from analyzer.index.models import CallSite, Flow, ModuleFacts
+from analyzer.resolve.annotations import annotation_types
 from analyzer.resolve.infer import Ctx, Inferrer
 from analyzer.resolve.models import Value
 from analyzer.resolve.project import BUILTIN_NAMES, MODULE_SCOPE, FuncDef, Project, Symbol
@@ -1285,24 +1286,28 @@ class FlowGraph:
         return found
 
     def _type_names(self, part: ast.expr, m: str, scope: str) -> frozenset[str] | None:
-        """`type(x).__name__`: the names of the classes x may be (its declared
-        class and every subclass, plus what this stage saw flow there); None when
-        x's class is not declared (a type read off its callers' arguments is not a
-        contract: code outside the project may call with anything)."""
+        """`type(x).__name__` with x a parameter the function never rebinds, whose
+        annotation names project classes only (`Node`, `A | B`, `Optional[Node]`):
+        the names of those classes and their subclasses (and `NoneType`). None
+        otherwise: an unannotated parameter's callers are not a contract (code
+        outside the project may pass anything), and `Node | list` may be a list."""
         obj = type_suffix(part)
-        if obj is None:
+        fd = self.p.functions.get(f"{m}.{scope}")
+        if not isinstance(obj, ast.Name) or fd is None or obj.id in self._locals.get((m, scope), ()):
             return None
-        declared = self.infer.eval(obj, Ctx(m, scope))
-        if declared is None or declared.kind != "instance" or declared.via != "annotation":
+        prm = next((x for x in fd.fact.params if x.name == obj.id), None)
+        if prm is None or not prm.annotation or prm.kind in ("var_positional", "var_keyword"):
             return None
-        seen = {v for v in self.eval(obj, m, scope) if v.kind != "container"}
-        if any(v.kind != "instance" for v in seen):
-            return None
-        names: set[str] = set()
-        for v in (*declared.each(), *seen):
-            for cls in (v.name, *self.p.hierarchy.descendants(v.name)):
+        refs = annotation_types(prm.annotation, self.p.parser)
+        parent = fd.fact.qualname.rpartition(".")[0] or MODULE_SCOPE
+        names: set[str] = {"NoneType"}
+        for ref in refs:
+            sym = self.p.resolve_in_scope(m, parent, ref.name)
+            if ref.is_class or sym is None or sym.kind != "class" or sym.name not in self.p.classes:
+                return None
+            for cls in (sym.name, *self.p.hierarchy.descendants(sym.name)):
                 names.add(cls.rpartition(".")[2])
-        return frozenset(names)
+        return frozenset(names) if refs else None
 
     def _guarded(self, part: ast.expr, m: str, scope: str) -> frozenset[str] | None:
         """The strings a membership guard around this line's getattr allows."""
