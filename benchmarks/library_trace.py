@@ -571,6 +571,15 @@ def edge_cause(callee: str, line: str, node: dict[str, object], resumable: bool)
 WRONG_KINDS = ("sibling ran at the site", "same name ran from the caller", "nothing traced from the site")
 
 
+def is_override_of_ran(v: str, ran: list[tuple[str, int]], u: str, traced_sites: dict[tuple[str, str, int], set[str]]) -> bool:
+    """A method whose name is that of a method that ran from the same site: the
+    site is a virtual call and `v` another class's version of it (feasible for
+    another receiver), not a different function value."""
+    at_site = set().union(*(traced_sites.get((u, rel, line), set()) for rel, line in ran))
+    name = v.rpartition(".")[2]
+    return any(w.rpartition(".")[2] == name and w != v for w in at_site)
+
+
 def wrong_kind(u: str, v: str, ran: list[tuple[str, int]], traced_sites: dict[tuple[str, str, int], set[str]]) -> str:
     at_site = set().union(*(traced_sites.get((u, rel, line), set()) for rel, line in ran))
     if at_site:
@@ -611,6 +620,7 @@ def compare(graph: nx.DiGraph, tracer: Tracer) -> dict[str, object]:
     # Executed-site precision: static edges from a site whose line ran.
     site_checked = right = 0
     why = dict.fromkeys(WRONG_KINDS, 0)
+    overrides = 0  # of the wrong edges: another class's version of a method that ran there
     traced_sites = tracer.site_callees
     exercised = exercised_right = made_here = 0
     wrong: list[str] = []
@@ -630,6 +640,7 @@ def compare(graph: nx.DiGraph, tracer: Tracer) -> dict[str, object]:
         else:
             wrong.append(f"{u} -> {v}  [{graph.edges[u, v]['confidence']} {graph.edges[u, v]['site']}]")
             why[wrong_kind(u, v, ran, traced_sites)] += 1
+            overrides += is_override_of_ran(v, ran, u, traced_sites)
         # The stricter-to-the-analysis, fairer-to-the-run figure: only callees
         # that ran at all (one run does not take every branch of a dispatch),
         # and not a generator function where it is made (its body runs where
@@ -667,6 +678,7 @@ def compare(graph: nx.DiGraph, tracer: Tracer) -> dict[str, object]:
                          for u, v in dynamic - static),
         "wrong_on_executed_sites": wrong,
         "wrong_by_kind": why,
+        "wrong_overrides": overrides,
     }
 
 
@@ -721,7 +733,8 @@ if __name__ == "__main__":
         print("\n".join(format_categories(rep)))
         print("\n".join(format_causes(rep)))
         print("  wrong edges on executed sites, by kind: " + ", ".join(
-            f"{k} {n}" for k, n in rep["wrong_by_kind"].items()))  # type: ignore[attr-defined]
+            f"{k} {n}" for k, n in rep["wrong_by_kind"].items())  # type: ignore[attr-defined]
+            + f"; {rep['wrong_overrides']} of them another class's version of a method that ran at the site")
         for line in rep["missed"]:  # type: ignore[attr-defined]
             print("  missed:", line)
         for line in rep["wrong_on_executed_sites"]:  # type: ignore[attr-defined]

@@ -113,3 +113,12 @@ def test_click_held_out_against_the_static_graph() -> None:
     assert rep["recall"] >= 0.91
     assert rep["executed_site_precision"] >= 0.84
     assert rep["ran_callee_precision"] >= 0.96
+
+
+def test_override_of_a_method_that_ran() -> None:
+    from library_trace import is_override_of_ran
+
+    traced = {("pkg.P.run", "pkg/p.py", 10): {"pkg.A.step"}}
+    assert is_override_of_ran("pkg.B.step", [("pkg/p.py", 10)], "pkg.P.run", traced)
+    assert not is_override_of_ran("pkg.B.stop", [("pkg/p.py", 10)], "pkg.P.run", traced)
+    assert not is_override_of_ran("pkg.B.step", [("pkg/p.py", 11)], "pkg.P.run", traced)
