@@ -299,6 +299,65 @@ def _resolve_symbol(ref: Reference, pin: PinView) -> Finding:
     return Finding(ref, pin.pin, OK, resolved_at=found[0].location, note="; ".join(notes))
 
 
+_INSTANCE_CALL_RE = re.compile(r"^(?:self\.)?(?:[a-z_][a-z0-9_]*\.)*(?P<instance>[a-z][a-z0-9_]*)\.(?P<member>[a-z_][a-z0-9_]*)$")
+_MAX_INSTANCE_CLASSES = 20
+# Class names of each pin, lower-cased (keyed by the pin's name pool, kept alive with it).
+_CLASS_NAMES: dict[int, tuple[object, list[tuple[str, str]]]] = {}
+
+
+_CAMEL_WORDS_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
+
+
+def _class_names(pin: PinView) -> list[tuple[str, str]]:
+    """(` engine core client `, `EngineCoreClient`): each capitalised name with its CamelCase words
+    lower-cased between spaces, so that a key matches whole words only."""
+    pool = pin.defined_names()
+    entry = _CLASS_NAMES.get(id(pool))
+    if entry is None or entry[0] is not pool:
+        names = [(" " + " ".join(w.lower() for w in _CAMEL_WORDS_RE.findall(n)) + " ", n) for n in pool._all() if n[:1].isupper()]
+        entry = (pool, names)
+        _CLASS_NAMES[id(pool)] = entry
+    return entry[1]
+
+
+def through_instance(finding: Finding, pin: PinView) -> Finding:
+    """`model_executor.initialize_cache()`: a method written on an object whose name says what
+    it is. The name is ok only when a class named like the object has the method (its own or
+    inherited): `engine_core` -> `EngineCoreClient`, else by the object's last word,
+    `model_executor` -> `...Executor`. A method of that name on unrelated classes (torch.compile's
+    `CompilerManager.initialize_cache`) does not make it current. Unchanged when no class is
+    named like the object (a local variable, another program's object)."""
+    ref = finding.ref
+    m = _INSTANCE_CALL_RE.match(ref.text.strip("`").split("(", 1)[0].strip())
+    if finding.status != OK or m is None or ref.target != m.group("member") or ref.owner or ref.spelled or ref.fragment_of:
+        return finding
+    instance, member = m.group("instance"), m.group("member")
+    # Only an object the project itself names so (an attribute `model_executor` of its classes),
+    # of two words or more: a lone word (`batch`, `plugin`) or a module (`sgl_kernel`) says too
+    # little about its type.
+    if "_" not in instance.strip("_") or not any(e.kind == "attribute" for e in pin.find_symbol(instance)):
+        return finding
+    defs = [e for e in pin.find_symbol(member) if e.kind in {"function", "attribute"} and "." in e.parent]
+    words = [w for w in instance.split("_") if w]
+    for key in dict.fromkeys((" ".join(words), words[-1])):
+        if len(key) < 3:
+            continue
+        own = [e for e in defs if key.replace(" ", "") in e.parent.rsplit(".", 1)[-1].lower()]
+        if own:
+            return finding  # a class named like the object defines it
+        classes = [n for spaced, n in _class_names(pin) if f" {key} " in spaced]
+        if not classes:
+            continue
+        for name in classes[:_MAX_INSTANCE_CLASSES]:
+            found, how = find_symbol(f"{name}.{member}", pin)
+            if found:
+                return Finding(ref, pin.pin, OK, resolved_at=found[0].location, note=f"`{instance}` is a `{name}`; {how}" if how else "")
+        where = ", ".join(f"`{short_name(e, pin)}`" for e in defs[:2]) or "elsewhere"
+        shown = ", ".join(f"`{n}`" for n in classes[:3])
+        return Finding(ref, pin.pin, BROKEN, note=f"no class named like `{instance}` ({shown}, ...) has `{member}` in {pin.pin} (only {where})")
+    return finding
+
+
 def resolve_member(ref: Reference, pin: PinView) -> Finding:
     """A bare name the text gives an owner (the fields listed after "`Req` has:")."""
     assert ref.owner is not None

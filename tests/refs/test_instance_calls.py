@@ -1,0 +1,55 @@
+"""A method written on an object whose name says what it is (`model_executor.initialize_cache()`):
+judged on the classes named like the object, not on any class that has a method of that name."""
+
+from __future__ import annotations
+
+from analyzer.refs.check import check_references, extract_all
+from analyzer.refs.models import BROKEN, OK
+from analyzer.refs.pinview import PinView, SymbolEntry
+
+_EXE = "vllm/v1/executor/abstract.py"
+_UNI = "vllm/v1/executor/uniproc_executor.py"
+_COMP = "vllm/compilation/backends.py"
+_ENG = "vllm/v1/engine/llm_engine.py"
+
+
+def _view() -> PinView:
+    symbols = [
+        SymbolEntry("vllm.v1.executor.abstract.Executor", _EXE, 10, 200, "class"),
+        SymbolEntry("vllm.v1.executor.abstract.Executor.initialize_from_config", _EXE, 40, 60, "function"),
+        SymbolEntry("vllm.v1.executor.uniproc_executor.UniProcExecutor", _UNI, 10, 90, "class", ("Executor",)),
+        SymbolEntry("vllm.v1.engine.llm_engine.LLMEngine", _ENG, 10, 300, "class"),
+        SymbolEntry("vllm.v1.engine.llm_engine.LLMEngine.model_executor", _ENG, 30, 30, "attribute"),
+        SymbolEntry("vllm.v1.engine.llm_engine.LLMEngine.batch", _ENG, 31, 31, "attribute"),
+        SymbolEntry("vllm.v1.engine.llm_engine.LLMEngine.step", _ENG, 50, 80, "function"),
+        # torch.compile's cache hook: a method of the same name on an unrelated class.
+        SymbolEntry("vllm.compilation.backends.CompilerManager", _COMP, 10, 200, "class"),
+        SymbolEntry("vllm.compilation.backends.CompilerManager.initialize_cache", _COMP, 40, 60, "function"),
+        SymbolEntry("vllm.compilation.backends.CompilerManager.compile", _COMP, 70, 90, "function"),
+        SymbolEntry("vllm.v1.core.sched.output.SchedulerBatch", "vllm/v1/core/sched/output.py", 5, 50, "class"),
+    ]
+    files = [_EXE, _UNI, _COMP, _ENG, "vllm/v1/core/sched/output.py"]
+    return PinView(pin="vllm@0.33.0", project="vllm", kind="release", layout_prefix="", packages=("vllm",), files=frozenset(files), symbols=symbols, flags=[], envs=[])
+
+
+def _status(text: str) -> tuple[str, str]:
+    doc = f"In vLLM the engine calls `{text}` once at start-up.\n"
+    found = [f for f in check_references(extract_all([("ch.md", doc)]), [_view()]) if f.ref.text.strip("`") == text]
+    assert found, text
+    return found[0].status, found[0].note
+
+
+def test_a_method_found_only_on_unrelated_classes_is_broken() -> None:
+    status, note = _status("model_executor.initialize_cache()")
+    assert status == BROKEN and "model_executor" in note and "CompilerManager.initialize_cache" in note
+
+
+def test_a_method_a_class_named_like_the_object_has_or_inherits_is_ok() -> None:
+    assert _status("model_executor.initialize_from_config()")[0] == OK  # Executor's own, UniProcExecutor's inherited
+
+
+def test_objects_whose_name_says_little_are_left_as_before() -> None:
+    # One word (`batch`: a request in one subsystem, a batch in another), or a name the project
+    # never gives an attribute (`compile_manager`): the method found anywhere stands, as before.
+    assert _status("batch.compile()")[0] == OK
+    assert _status("compiler_backend.compile()")[0] == OK
