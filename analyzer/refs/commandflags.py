@@ -17,7 +17,6 @@ is not called broken.
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -77,73 +76,16 @@ def command_flags(pin: PinView, command: str) -> CommandFlags | None:
     cache = pin.command_flag_cache
     if command in cache:
         return cache[command]
-    entry = subcommands(pin).get(command)
-    result = _interpret(pin, command, entry) if entry is not None else _read(pin, command)
+    # Imported here: the index reads the parsers through this module.
+    from analyzer.refs.commandindex import project_index
+
+    index = project_index(pin)
+    result = index.commands[command] if command in index.commands else read_literal(pin, command)
     cache[command] = result
     return result
 
 
-def subcommands(pin: PinView) -> dict[str, str]:
-    """`sglang generate` -> the module its console script's `main` imports to run it, read from
-    the dispatch (`if args.subcommand == "generate": from sglang.cli.generate import generate`)."""
-    cache = pin.command_flag_cache
-    key = "\0subcommands"
-    if key not in cache:
-        cache[key] = _dispatch(pin)
-    found: dict[str, str] = cache[key]
-    return found
-
-
-def other_commands(pin: PinView) -> list[str]:
-    """Every command of the project whose parser is not the server's: where a flag written
-    alone (no command in the passage) may come from."""
-    return [*subcommands(pin), *(c for c, m in CLI_MODULES.items() if m.split(".", 1)[0] in pin.packages)]
-
-
-# `add_argument("--x", "--x-alias", ...)`: the option strings a call spells first.
-_REGISTERED_RE = re.compile(r"""add_argument\(\s*((?:[rRbB]?["']-[^"'\n]*["']\s*(?:,\s*|\)))+)""")
-_OPTION_RE = re.compile(r"""["'](-[^"'\n]*)["']""")
-
-
-def registered_options(pin: PinView) -> dict[str, str]:
-    """Every option some parser of the project registers by a literal name, anywhere in its
-    package (tools, benchmarks, the scripts a guide ships beside itself), with the file of the
-    first registration: where a flag written alone, with no command, may come from."""
-    cache = pin.command_flag_cache
-    key = "\0registered"
-    if key not in cache:
-        found: dict[str, str] = {}
-        if pin.tree is not None:
-            tree = Path(pin.tree)
-            for package in pin.packages:
-                for path in sorted((tree / package).rglob("*.py")):
-                    try:
-                        text = path.read_text(encoding="utf-8", errors="replace")
-                    except OSError:
-                        continue
-                    if "add_argument" not in text:
-                        continue
-                    rel = path.relative_to(tree).as_posix()
-                    for call in _REGISTERED_RE.finditer(text):
-                        for option in _OPTION_RE.findall(call.group(1)):
-                            found.setdefault(option, rel)
-        cache[key] = found
-    options: dict[str, str] = cache[key]
-    return options
-
-
-def _dispatch(pin: PinView) -> dict[str, str]:
-    from analyzer.flags.entry_points import subcommand_modules
-
-    if pin.tree is None:
-        return {}
-    out: dict[str, str] = {}
-    for project in pin.packages:
-        out.update(subcommand_modules(Path(pin.tree), project))
-    return out
-
-
-def _interpret(pin: PinView, command: str, module: str) -> CommandFlags | None:
+def interpret(pin: PinView, module: str) -> CommandFlags | None:
     """The parsers the subcommand's module builds, run by the flags interpreter."""
     from analyzer.flags.entry_flags import accepted, entry_flags
     from analyzer.flags.source import SourceTree
@@ -166,7 +108,8 @@ def _script_file(pin: PinView, command: str) -> str | None:
     return path if path.endswith(".py") and path in pin.files else None
 
 
-def _read(pin: PinView, command: str) -> CommandFlags | None:
+def read_literal(pin: PinView, command: str) -> CommandFlags | None:
+    """The command's module and the project modules it imports, read for `add_argument` literals."""
     module = CLI_MODULES.get(command, command)
     script = _script_file(pin, command) if command.endswith(".py") else None
     if script is not None:

@@ -6,12 +6,8 @@ import re
 from collections.abc import Iterable
 
 from analyzer.refs.classify import REPO_ONLY_DIRS, REPO_ROOT_FILES
-from analyzer.refs.commandflags import (
-    command_flags,
-    other_commands,
-    registered_options,
-    subcommands,
-)
+from analyzer.refs.commandflags import command_flags
+from analyzer.refs.commandindex import other_commands, registered_options, subcommands
 from analyzer.refs.models import (
     BROKEN,
     ENV,

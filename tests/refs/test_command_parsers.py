@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from analyzer.refs.check import check_references, extract_all
-from analyzer.refs.commandflags import command_flags, other_commands, subcommands
+from analyzer.refs.commandflags import command_flags
+from analyzer.refs.commandindex import other_commands, registered_options, subcommands
 from analyzer.refs.models import BROKEN, OK, Finding
 from analyzer.refs.pinview import FlagEntry, PinView
 
@@ -89,3 +90,22 @@ def test_a_script_run_by_its_repository_path_is_judged_by_its_own_parser(view: P
     found = _check(doc, view)
     assert found[(4, "--model-type")].status == OK and "convert.py" in found[(4, "--model-type")].note
     assert found[(4, "--output-dirr")].status == BROKEN  # the script's parser is read whole: a typo is broken
+
+
+def test_the_command_index_is_read_once_and_kept_beside_the_words(view: PinView, tmp_path: Path) -> None:
+    import shutil
+
+    view.words_path = str(tmp_path / "cache" / "refs" / "words" / "sglang@9.9.dddddddddddd.w5.json")
+    assert "--num-frames" in command_flags(view, "sglang generate").flags  # type: ignore[union-attr]
+    saved = tmp_path / "cache" / "refs" / "commands" / "sglang@9.9.dddddddddddd.c1.json"
+    assert saved.is_file()
+    # A fresh view of the same pin answers from the file, without the sources.
+    shutil.rmtree(tmp_path / "sglang")
+    fresh = PinView(
+        pin=view.pin, project="sglang", kind="release", layout_prefix="python/", packages=("sglang",),
+        files=view.files, symbols=[], flags=view.flags, envs=[], tree=view.tree, words_path=view.words_path,
+    )
+    generate = command_flags(fresh, "sglang generate")
+    assert generate is not None and "--flux-alpha" in generate.flags and generate.suffixes == ("-path",)
+    assert subcommands(fresh)["sglang serve"] == "sglang.cli.serve"
+    assert registered_options(fresh)["--output-dir"] == "sglang/tools/convert.py"

@@ -1,0 +1,146 @@
+"""A pin's commands besides its server, read once and cached beside the pin's words: the
+console script's subcommands (`sglang generate`, the diffusion side of `sglang serve`) with
+their parsers' options, the known benchmark commands (`vllm bench serve`), and every option a
+parser of the project registers by a literal name (its tools and scripts).
+
+A flag written with no command may be any of these; finding out reads a few dozen modules
+(under a second), so the result is kept on disk, keyed like the words (pin and store commit),
+and a warm check never pays it again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from analyzer.flags.entry_points import KNOWN_COMMANDS, subcommand_modules
+from analyzer.refs.commandflags import CommandFlags, interpret, read_literal
+
+if TYPE_CHECKING:
+    from analyzer.refs.pinview import PinView
+
+FORMAT = 1  # bump when what the index reads changes (entry_flags, the literal reader): old files are then ignored
+_KEY = "\0index"
+# `add_argument("--x", "--x-alias", ...)`: the option strings a call spells first.
+_REGISTERED_RE = re.compile(r"""add_argument\(\s*((?:[rRbB]?["']-[^"'\n]*["']\s*(?:,\s*|\)))+)""")
+_OPTION_RE = re.compile(r"""["'](-[^"'\n]*)["']""")
+
+
+@dataclass(frozen=True, slots=True)
+class CommandIndex:
+    subcommands: dict[str, str]  # `sglang generate` -> `sglang.cli.generate`
+    commands: dict[str, CommandFlags | None]  # every command but the server, with its parser's options
+    registered: dict[str, str]  # option -> the first file that registers it
+
+
+def project_index(pin: PinView) -> CommandIndex:
+    cache = pin.command_flag_cache
+    if _KEY not in cache:
+        path = _cache_path(pin)
+        index = _load(path) if path is not None else None
+        if index is None:
+            index = _build(pin)
+            if path is not None and pin.tree is not None:
+                _save(path, index)
+        cache[_KEY] = index
+    found: CommandIndex = cache[_KEY]
+    return found
+
+
+def subcommands(pin: PinView) -> dict[str, str]:
+    """`sglang generate` -> the module its console script's `main` imports to run it."""
+    return project_index(pin).subcommands
+
+
+def other_commands(pin: PinView) -> list[str]:
+    """Every command of the project whose parser is not the server's: where a flag written
+    alone (no command in the passage) may come from."""
+    return list(project_index(pin).commands)
+
+
+def registered_options(pin: PinView) -> dict[str, str]:
+    """Every option some parser of the project registers by a literal name, anywhere in its
+    package (tools, benchmarks, the scripts a guide ships beside itself), with the file of the
+    first registration."""
+    return project_index(pin).registered
+
+
+def _build(pin: PinView) -> CommandIndex:
+    if pin.tree is None:
+        return CommandIndex({}, {}, {})
+    root = Path(pin.tree)
+    subs: dict[str, str] = {}
+    for project in pin.packages:
+        subs.update(subcommand_modules(root, project))
+    commands: dict[str, CommandFlags | None] = {c: interpret(pin, m) for c, m in subs.items()}
+    for command, module in KNOWN_COMMANDS.items():
+        if module.split(".", 1)[0] in pin.packages:
+            commands[command] = read_literal(pin, command)
+    return CommandIndex(subs, commands, _registered(root, pin.packages))
+
+
+def _registered(root: Path, packages: tuple[str, ...]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            if "add_argument" not in text:
+                continue
+            rel = path.relative_to(root).as_posix()
+            for call in _REGISTERED_RE.finditer(text):
+                for option in _OPTION_RE.findall(call.group(1)):
+                    found.setdefault(option, rel)
+    return found
+
+
+def _cache_path(pin: PinView) -> Path | None:
+    """Beside the pin's words cache (refs/words/PIN.COMMIT.wN.json -> refs/commands/PIN.COMMIT.cN.json)."""
+    if not pin.words_path:
+        return None
+    words = Path(pin.words_path)
+    stem = words.name.rsplit(".w", 1)[0]
+    return words.parent.parent / "commands" / f"{stem}.c{FORMAT}.json"
+
+
+def _load(path: Path) -> CommandIndex | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("format") != FORMAT:
+            return None
+        commands = {c: _flags(v) for c, v in data["commands"].items()}
+        return CommandIndex(dict(data["subcommands"]), commands, dict(data["registered"]))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None  # missing or damaged: read the sources again
+
+
+def _flags(value: dict[str, Any] | None) -> CommandFlags | None:
+    if value is None:
+        return None
+    return CommandFlags(
+        value["module"], frozenset(value["flags"]), bool(value["complete"]), bool(value["server"]),
+        tuple(value["prefixes"]), tuple(value["suffixes"]),
+    )
+
+
+def _save(path: Path, index: CommandIndex) -> None:
+    commands = {
+        c: None if f is None else {**asdict(f), "flags": sorted(f.flags)}
+        for c, f in index.commands.items()
+    }
+    payload = json.dumps({"format": FORMAT, "subcommands": index.subcommands, "commands": commands, "registered": index.registered})
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(payload)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only cache: the index still serves this run
