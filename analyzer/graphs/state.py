@@ -235,6 +235,7 @@ class _Builder:
         self._aliases: set[tuple[str, str, str]] = set()  # (function, module, local name)
         self._where: dict[tuple[str, str], tuple[str, str | None]] = {}
         self._places: dict[tuple[str, str, str, bool], bool] = {}  # `_place_like` of a plain name
+        self._dotted: dict[str, bool] = {}  # `_place_like` of a dotted text
 
     def record(self, cls: str, attr: str, kind: str, facts: ModuleFacts, scope: str, line: int,
                method: str | None = None, obj: Obj | None = None, create: bool = False) -> None:
@@ -346,7 +347,10 @@ class _Builder:
         variable over a literal of attributes: only these can hold an attribute's
         object (parameters and other loop variables do not)."""
         if "." in text:
-            return _PLACE_LIKE.fullmatch(text) is not None
+            dotted = self._dotted.get(text)
+            if dotted is None:
+                dotted = self._dotted[text] = _PLACE_LIKE.fullmatch(text) is not None
+            return dotted
         if not text.isidentifier():
             return False
         key = (facts.module, scope, text, loops)
@@ -450,13 +454,35 @@ def state_graph(states: Mapping[str, ClassState]) -> nx.DiGraph:
     return g
 
 
+def _state_row(st: ClassState) -> tuple[object, ...]:
+    """A ClassState as plain tuples, fields in declaration order: pickle writes
+    tuples of strings in C, where each dataclass instance costs a `__reduce_ex__`
+    (about 3x the time for a tree's 200k accesses)."""
+    return (st.cls, st.path, st.line, [
+        (a.name, a.origin, a.line, a.annotation,
+         [(x.function, x.kind, x.site, x.method, x.outside, x.via, x.detail, x.by, x.writer_class) for x in a.reads],
+         [(x.function, x.kind, x.site, x.method, x.outside, x.via, x.detail, x.by, x.writer_class) for x in a.writes],
+         a.created)
+        for a in st.attrs.values()
+    ], st.inherited)
+
+
+def _state_of_row(row: tuple) -> ClassState:
+    cls, path, line, attrs, inherited = row
+    return ClassState(cls, path, line, {
+        name: StateAttr(name, origin, at, ann, [Access(*r) for r in reads], [Access(*w) for w in writes], created)
+        for name, origin, at, ann, reads, writes, created in attrs
+    }, inherited)
+
+
 class StateIndex(Mapping[str, ClassState]):
     """Class name -> ClassState for every class that owns state, each kept pickled
-    until asked for: a query about one class should not unpickle thousands."""
+    (as `_state_row`'s tuples) until asked for: a query about one class should not
+    unpickle thousands."""
 
     def __init__(self, states: dict[str, ClassState]) -> None:
         self._blobs = {
-            name: pickle.dumps(st, protocol=pickle.HIGHEST_PROTOCOL)
+            name: pickle.dumps(_state_row(st), protocol=pickle.HIGHEST_PROTOCOL)
             for name, st in states.items()
             if st.attrs or st.inherited
         }
@@ -472,7 +498,7 @@ class StateIndex(Mapping[str, ClassState]):
     def __getitem__(self, name: str) -> ClassState:
         found = self._cache.get(name)
         if found is None:
-            found = self._cache[name] = pickle.loads(self._blobs[name])
+            found = self._cache[name] = _state_of_row(pickle.loads(self._blobs[name]))
         return found
 
     def __iter__(self) -> Iterator[str]:

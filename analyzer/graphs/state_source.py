@@ -163,6 +163,21 @@ def _bind(target: ast.expr, iterable: ast.expr, line: int, out: BodyFacts) -> No
 _UNPACK_HEAD = re.compile(r"^[\w\s()\[\].]*,[\w\s,()\[\].]*=(?!=)")
 
 
+def _is_word_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"  # what `\w` matches
+
+
+def _has_word(text: str, name: str) -> bool:
+    """`re.search(rf"\b{name}\b", text)` for an identifier `name`, without compiling
+    a pattern per name (the regex cache holds 512; a tree has many more names)."""
+    n, i = len(name), text.find(name)
+    while i >= 0:
+        if (i == 0 or not _is_word_char(text[i - 1])) and (i + n == len(text) or not _is_word_char(text[i + n])):
+            return True
+        i = text.find(name, i + 1)
+    return False
+
+
 def _unpack_statements(lines: list[str], first_line: int, out: BodyFacts, name: str) -> None:
     """Tuple assignments to `name` in a function's lines, each parsed alone (with up to
     four continuation lines): far cheaper than parsing the whole body."""
@@ -171,7 +186,7 @@ def _unpack_statements(lines: list[str], first_line: int, out: BodyFacts, name: 
             continue
         stripped = line.strip()
         head = _UNPACK_HEAD.match(stripped)
-        if head is None or re.search(rf"\b{re.escape(name)}\b", head.group()) is None:
+        if head is None or not _has_word(head.group(), name):
             continue
         for extra in range(5):
             try:

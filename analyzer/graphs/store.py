@@ -38,6 +38,12 @@ from analyzer.snapshots.models import Snapshot
 GRAPHS_VERSION = "29"
 
 
+# Set to a list in a build process that ends with os._exit (`_build_worker`): what a
+# build made is parked here instead of freed, as freeing millions of small objects
+# one by one costs seconds and that process's memory goes back to the system anyway.
+_PARKED: list[object] | None = None
+
+
 class GraphError(Exception):
     """A target that cannot be opened / indexed; the message is shown to the user."""
 
@@ -155,7 +161,10 @@ def build_graphs(
         resolver = CallResolver(project, source if root is not None else None)
         calls = build_call_graph(project, resolver)
         state = build_state(project, resolver, source)
-        return pack_graphs(project, calls, state, label), calls.unresolved
+        graphs = pack_graphs(project, calls, state, label)
+        if _PARKED is not None:
+            _PARKED.append((facts, project, source, resolver, calls, state))
+        return graphs, calls.unresolved
 
 
 def pack_graphs(
@@ -226,8 +235,10 @@ def _current(graphs: object) -> bool:
             if not isinstance(attr, StateAttr):
                 return False
             for a in (*attr.writes[:1], *attr.reads[:1]):
-                if not (isinstance(a, Access) and all(isinstance(getattr(a, k), str)
-                                                      for k in ("function", "kind", "site", "via", "by"))):
+                # (stored as rows of fields by position: another layout shows as a wrong type)
+                if not (isinstance(a, Access) and isinstance(a.outside, bool)
+                        and all(isinstance(getattr(a, k), str) for k in ("function", "kind", "site", "via", "by"))
+                        and all(isinstance(getattr(a, k), str | None) for k in ("method", "detail", "writer_class"))):
                     return False
         break
     return True
@@ -238,10 +249,12 @@ def _build_worker(settings: Settings, target: Target, conn: Connection) -> None:
     None or (kind, message) back. The collector stays off (nothing here is ever
     garbage) and the process ends with os._exit, so the heap of millions of
     objects is neither scanned nor freed one object at a time."""
+    global _PARKED
     gc.disable()
+    _PARKED = []
     outcome: tuple[str, str] | None = None
     try:
-        load_graphs(settings, target, rebuild=True)
+        _PARKED.append(load_graphs(settings, target, rebuild=True))
     except GraphError as exc:
         outcome = ("GraphError", str(exc))
     except BaseException:  # reported to the parent, which raises it there
