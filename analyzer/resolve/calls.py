@@ -19,6 +19,7 @@ from typing import Protocol
 from analyzer.index.models import AttributeAccess, CallSite, ModuleFacts
 from analyzer.resolve.annotations import annotation_types
 from analyzer.resolve.decorators import Decorators
+from analyzer.resolve.evaluated import EVALUATING, literal_calls
 from analyzer.resolve.exprs import dotted_name
 from analyzer.resolve.flow import FlowGraph, flow_enabled
 from analyzer.resolve.infer import Ctx, Inferrer
@@ -274,13 +275,30 @@ class CallResolver:
             self._site = None
         external = done.external
         special = bool(site.args) and not _SPECIAL_BUILTINS.isdisjoint(external)
-        if not special and _HIGHER_ORDER.isdisjoint(external):
+        evaluates = bool(site.args) and not EVALUATING.isdisjoint(external)
+        if not special and not evaluates and _HIGHER_ORDER.isdisjoint(external):
             return done, not fresh
         rec = self._restamp(done, facts, site)
         self._higher_order(rec, facts, site)
         if special:
             self._special_methods(rec, facts, site)
+        if evaluates:
+            self._evaluated(rec, facts, site)
         return rec, False
+
+    def _evaluated(self, rec: CallRecord, facts: ModuleFacts, site: CallSite) -> None:
+        """`eval("func()")`: the calls the constant string spells are the caller's (evaluated.py)."""
+        have = {e.callee for e in rec.edges}
+        for name in [n for n in rec.external if n in EVALUATING]:
+            for inner in literal_calls(site, name):
+                self._site = inner
+                sub = self._resolve(facts, inner)
+                self._site = None
+                for e in sub.edges:
+                    if e.callee not in have:
+                        have.add(e.callee)
+                        rec.edges.append(CallEdge(rec.caller, e.callee, e.kind, e.confidence, facts.path, site.line, e.candidates))
+                rec.external.extend(n for n in sub.external if n not in rec.external)
 
     def _special_methods(self, rec: CallRecord, facts: ModuleFacts, site: CallSite) -> None:
         """`next(stream)`, `len(x)`, `list(gen())`: the builtin calls a special

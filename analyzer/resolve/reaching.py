@@ -255,6 +255,10 @@ class _SlotWalker:
             return frozenset({SlotDef(value, self.path[n:])})  # this slot, or a container holding it, replaced
         return state  # another slot, or inside the one looked up (its identity stays)
 
+    def _holds_slot(self, base: tuple[Key, ...]) -> bool:
+        """Whether a container read at `base` holds the slot looked up (directly or below)."""
+        return len(base) < len(self.path) and base == self.path[: len(base)]
+
     def _holds_container(self, base: tuple[Key, ...]) -> bool:
         """Whether a container read at `base` holds, below its own elements, the slot looked up."""
         return len(base) + 1 < len(self.path) and base == self.path[: len(base)]
@@ -276,6 +280,15 @@ class _SlotWalker:
                     if found[1] == self.path:
                         key = (sub.lineno + self.offset, sub.col_offset + self.indent)
                         self.sites.setdefault(key, set()).update(state)
+                elif (
+                    isinstance(sub.func, ast.Attribute)
+                    and sub.func.attr not in _READS
+                    and isinstance(sub.func.value, ast.Subscript)
+                    and (base := slot_path(sub.func.value)) is not None
+                    and base[0] == self.name
+                    and self._holds_slot(base[1])
+                ):
+                    raise _GiveUp  # `d["g"].setdefault("k", f)`: a container the slot is in, changed in place
                 elif isinstance(sub.func, ast.Attribute) and sub.func.attr in _READS:
                     base = slot_path(sub.func.value) if isinstance(sub.func.value, ast.Subscript | ast.Name) else None
                     if base is not None and base[0] == self.name:
@@ -285,7 +298,7 @@ class _SlotWalker:
             elif isinstance(sub, ast.Subscript) and isinstance(sub.ctx, ast.Load):
                 found = slot_path(sub)
                 if found is not None and found[0] == self.name:
-                    if id(sub) not in inner and len(found[1]) < len(self.path) and found[1] == self.path[: len(found[1])]:
+                    if id(sub) not in inner and self._holds_slot(found[1]):
                         raise _GiveUp  # `g = d["g"]`: the container the slot is in, handed out under another name
                     allowed.update(id(n) for n in ast.walk(sub) if isinstance(n, ast.Name))
         for sub in ast.walk(node):

@@ -120,6 +120,8 @@ def traced_edges(case_id: str) -> set[tuple[str, str]]:
     edges: set[tuple[str, str]] = set()
 
     def name_of(frame: FrameType) -> str | None:
+        if frame.f_code.co_filename == "<string>":  # source run by eval / exec: the evaluating frame's
+            return name_of(frame.f_back) if frame.f_back is not None else None
         module = frame.f_globals.get("__name__")
         if module not in modules:
             return None

@@ -117,3 +117,6 @@ def test_inner_container_handed_out_gives_up() -> None:
     # reads that hand out only the slot's own value, or a copy of the inner container, are fine
     for read in ("e = d['g']['k']", "e = d['g'].get('k')", "e = d['g'].copy()", "n = len(d['g']['k'].x)"):
         assert slot_reaching(head + f"    {read}\n    d['g']['k']()\n", 1, *found) is not None, read
+    # a method that may change the inner container in place
+    for change in ("d['g'].setdefault('k', b)", "d['g'].pop('k')", "d['g'].clear()"):
+        assert slot_reaching(head + f"    {change}\n    d['g']['k']()\n", 1, *found) is None, change
