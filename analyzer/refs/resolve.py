@@ -488,15 +488,21 @@ def _other_parser_flag(ref: Reference, pin: PinView) -> Finding | None:
         spellings.add("--" + flag[5:])
     for command in commands:
         parser = command_flags(pin, command)
-        if parser is not None and parser.takes(spellings):
-            return Finding(ref, pin.pin, OK, resolved_at=parser.module.replace(".", "/") + ".py", note=f"a flag of `{command}`")
+        if parser is None:
+            continue
+        where = parser.module.replace(".", "/") + ".py"
+        if parser.takes(spellings):
+            return Finding(ref, pin.pin, OK, resolved_at=where, note=f"a flag of `{command}`")
+        full, _ = abbreviation_of(flag, parser.flags) if ref.command else (None, [])
+        if full is not None:
+            return Finding(ref, pin.pin, OK, resolved_at=where, note=f"`{command}` takes it as `{full}` (a unique prefix)")
     if ref.command is None:
         # Written alone, it may also belong to a script or tool of the project (a guide's
         # `--quality-bcg-matrix` of the benchmark helper it ships beside itself).
         registered = registered_options(pin)
-        where = next((registered[s] for s in sorted(spellings) if s in registered), None)
-        if where is not None:
-            return Finding(ref, pin.pin, OK, resolved_at=where, note=f"an option of {where}, one of the project's scripts")
+        script = next((registered[s] for s in sorted(spellings) if s in registered), None)
+        if script is not None:
+            return Finding(ref, pin.pin, OK, resolved_at=script, note=f"an option of {script}, one of the project's scripts")
     return None
 
 

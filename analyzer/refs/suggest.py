@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from analyzer.refs.commandflags import command_flags
+from analyzer.refs.commandindex import subcommands
 from analyzer.refs.fuzzy import NamePool, closest
 from analyzer.refs.models import ENV, FLAG, METRIC, PATH, SYMBOL, Reference, Suggestion
 from analyzer.refs.pinview import PinView, SymbolEntry
@@ -615,6 +616,11 @@ def _flag_pool(ref: Reference, pin: PinView) -> tuple[dict[str, str | None], boo
     """(flag -> where it is defined, whether these are the server's flags) for the command the
     passage runs: a benchmark's flag is replaced by one of the benchmark's own, never the server's."""
     server = {name: entry.defined_at for name, entry in pin.flag_map.items()}
+    if ref.command in subcommands(pin) and ref.command in SERVER_COMMANDS:
+        # `sglang serve` also runs the diffusion server's parser: its flags are candidates too.
+        second = command_flags(pin, ref.command)
+        if second is not None:
+            return {**dict.fromkeys(second.flags, second.module.replace(".", "/") + ".py"), **server}, True
     if ref.command and ref.command not in SERVER_COMMANDS:
         parser = command_flags(pin, ref.command)
         if parser is None:

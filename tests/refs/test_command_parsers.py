@@ -109,3 +109,14 @@ def test_the_command_index_is_read_once_and_kept_beside_the_words(view: PinView,
     assert generate is not None and "--flux-alpha" in generate.flags and generate.suffixes == ("-path",)
     assert subcommands(fresh)["sglang serve"] == "sglang.cli.serve"
     assert registered_options(fresh)["--output-dir"] == "sglang/tools/convert.py"
+
+
+def test_serve_of_a_diffusion_model_takes_prefixes_and_suggests_from_both_parsers(view: PinView) -> None:
+    from analyzer.refs.suggest import suggest
+
+    doc = "# S\n\n```bash\nsglang serve --model-path m --ulysses-deg 2 --ulyses-degree 2\n```\n"
+    found = _check(doc, view)
+    assert found[(4, "--ulysses-deg")].status == OK  # argparse's unique prefix, in the diffusion parser
+    typo = found[(4, "--ulyses-degree")]
+    assert typo.status == BROKEN
+    assert suggest(typo.ref, view)[0].replacement == "--ulysses-degree"
