@@ -11,6 +11,9 @@ prefix alone decides, as before):
   attribute chain (`token = self.stream.current` ... `if token.value in C:` ...
   `getattr(self, f"parse_{self.stream.current.value}")`) when nothing between
   the binding and the guard can move the chain (see `_may_move`);
+- an exit guard: the statement right before the getattr's, in the same block,
+  is `if x not in C: raise ...` (or `x != "k"`, or either as one operand of an
+  `or`; a body ending in raise, return, continue or break), so past it x is in C;
 - `type(x).__name__` / `x.__class__.__name__`: the names of the classes x may
   be (the caller supplies them: `type_suffix` says which expression it is).
 """
@@ -104,21 +107,29 @@ def guarded_values(
         return None
     rel = line - first_line + 1
     found = _guard_of(func.body, rel)
+    positive = True
     if found is None:
-        return None
-    guard, _ = found
+        guard = _exit_guard_of(func.body, rel)
+        if guard is None:
+            return None
+        positive = False
+    else:
+        guard = found[0]
     want = ast.unparse(suffix)
     aliases = _single_aliases(func)
-    conjuncts = guard.test.values if isinstance(guard.test, ast.BoolOp) and isinstance(guard.test.op, ast.And) else [guard.test]
+    # `if x in C and ...:` above the getattr, or `if x not in C or ...: raise` before it.
+    joint = ast.And if positive else ast.Or
+    conjuncts = guard.test.values if isinstance(guard.test, ast.BoolOp) and isinstance(guard.test.op, joint) else [guard.test]
+    member, equal = (ast.In, ast.Eq) if positive else (ast.NotIn, ast.NotEq)
     for test in conjuncts:
         if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
             continue
         left, right = test.left, test.comparators[0]
-        if isinstance(test.ops[0], ast.In):
+        if isinstance(test.ops[0], member):
             values = strings_of(right)
             if values is None and isinstance(right, ast.Name):
                 values = constant(right.id)
-        elif isinstance(test.ops[0], ast.Eq):
+        elif isinstance(test.ops[0], equal):
             values = strings_of(right) if isinstance(right, ast.Constant) else None
             if values is None and isinstance(left, ast.Constant):
                 left, values = right, strings_of(left)
@@ -158,6 +169,29 @@ def _guard_of(body: list[ast.stmt], rel: int, parent: ast.If | None = None) -> t
                 return _guard_of(stmts, rel, owner)
         # `s` is the innermost statement on the line
         return (parent, s) if parent is not None and i == 0 else None
+    return None
+
+
+_EXITS = (ast.Raise, ast.Return, ast.Continue, ast.Break)
+
+
+def _exit_guard_of(body: list[ast.stmt], rel: int) -> ast.If | None:
+    """The `if` right before the (innermost) statement on line `rel`, in the same
+    block, with no `else` and a body that always leaves (ends in raise, return,
+    continue or break): past it, its test was false."""
+    for i, s in enumerate(body):
+        if not (s.lineno <= rel <= (s.end_lineno or s.lineno)):
+            continue
+        if not isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            blocks = [getattr(s, f, None) for f in ("body", "orelse", "finalbody")]
+            blocks += [h.body for h in getattr(s, "handlers", ())]
+            for stmts in blocks:
+                if isinstance(stmts, list) and any(x.lineno <= rel <= (x.end_lineno or x.lineno) for x in stmts):
+                    return _exit_guard_of(stmts, rel)
+        before = body[i - 1] if i > 0 else None
+        if isinstance(before, ast.If) and not before.orelse and before.body and isinstance(before.body[-1], _EXITS):
+            return before
+        return None
     return None
 
 

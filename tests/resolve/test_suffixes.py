@@ -76,3 +76,23 @@ def test_a_direct_guard_and_the_fstring_shapes() -> None:
     assert (prefix, tail) == ("visit_", "_end")
     assert ast.unparse(type_suffix(part)) == "node"  # type: ignore[arg-type]
     assert split_fstring(ast.parse('f"{a}_{b}"', mode="eval").body) is None
+
+
+def test_an_exit_guard_before_the_getattr() -> None:
+    source = textwrap.dedent('''
+    def run(self, kind):
+        if kind not in ("add", "sub") or kind == "":
+            raise ValueError(kind)
+        return getattr(self, "op_" + kind)()
+
+    def other(self, kind):
+        if kind not in ("add", "sub"):
+            log(kind)
+        return getattr(self, "op_" + kind)()
+    ''')
+    lines = [i for i, text in enumerate(source.splitlines(), 1) if "getattr" in text]
+    kind = ast.parse("kind", mode="eval").body
+    assert guarded_values(source, 1, lines[0], kind, lambda n: None, lambda m: True) == {"add", "sub"}
+    # a guard whose body does not leave bounds nothing (the second function is not the first one)
+    other = "\n".join(source.splitlines()[lines[0] + 1 :])
+    assert guarded_values(other, lines[0] + 2, lines[1], kind, lambda n: None, lambda m: True) is None
