@@ -12,6 +12,7 @@ every hand-written expectation is what Python does.
 from __future__ import annotations
 
 import ast
+import gc
 import json
 import runpy
 import sys
@@ -156,6 +157,9 @@ def traced_edges(case_id: str) -> set[tuple[str, str]]:
     saved_path = list(sys.path)
     saved_modules = set(sys.modules)
     sys.path.insert(0, str(case))
+    # A generator an earlier case left unfinished runs its frame once more (to
+    # close) whenever it is collected; finalize those before this run is traced.
+    gc.collect()
     sys.setprofile(profile)  # type: ignore[arg-type]
     try:
         runpy.run_path(str(case / "main.py"), run_name="main")
