@@ -237,3 +237,52 @@ def test_vllm_option_strings_match_the_source_oracle(integration_settings: Setti
     report = flag_report(root, "vllm")
     assert {a for f in report.flags for a in (f.flag, *f.aliases)} == shown
     assert {a for f in report.flags for a in (f.flag, *f.aliases, *f.hidden_aliases)} == accepted
+
+
+# `sglang generate`'s parser against a census that shares no code with the interpreter: every
+# literal option of an `add_argument(...)` call (the parser's or a local wrapper's) in the files
+# that build it must be listed, and every listed option must be spelled in multimodal_gen's
+# sources: as a literal, as the end of an f-string (`f"--{prefix}.use-tiling"`), or as the tail
+# a loop prefixes (`("compile-text-encoder", ...)` under `f"--flux3-{flag}"`).
+_GENERATE_FILES = ("runtime/entrypoints/cli/generate.py", "runtime/server_args/server_args.py",
+                   "runtime/server_args/disagg.py", "configs/sample/sampling_params.py")
+
+
+def _census(mmg: Path) -> set[str]:
+    found: set[str] = set()
+    for rel in _GENERATE_FILES:
+        for node in ast.walk(ast.parse((mmg / rel).read_text())):
+            if isinstance(node, ast.Call):
+                name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                if name == "add_argument":
+                    found.update(a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("-"))
+    return found
+
+
+def _spelled(option: str, text: str) -> bool:
+    if option in ("-h", "--help"):
+        return True
+    parts = re.split(r"(?<=[.-])", option.lstrip("-"))
+    tails = ["".join(parts[i:]) for i in range(min(2, len(parts)))]
+    if any(f'"{t}"' in text or f"}}{t}\"" in text or f'--{t}"' in text for t in tails):
+        return True
+    return "." in option and f"}}.{option.split('.', 1)[1]}\"" in text
+
+
+@pytest.mark.parametrize("ref", ["sglang@0.5.20", "sglang@0.5.23"])
+def test_sglang_generate_parser_against_a_literal_census(integration_settings: Settings, ref: str) -> None:
+    from analyzer.flags import command_report
+    from analyzer.flags.entry_flags import accepted
+
+    root = _root(integration_settings, ref)
+    found = command_report(root, "sglang generate")
+    listed = accepted(found.report)
+    mmg = root / "sglang/multimodal_gen"
+    assert found.complete
+    assert _census(mmg) <= listed
+    text = "\n".join(p.read_text(errors="replace") for p in mmg.rglob("*.py"))
+    assert [o for o in sorted(listed) if not _spelled(o, text)] == []
+    assert {"--num-gpus", "--ulysses-degree", "--num-frames", "--perf-dump-path", "--vae-config.use-tiling"} <= listed
+    assert "--component-paths." in found.prefixes and "-path" in found.suffixes
+    serve = command_report(root, "sglang serve")
+    assert serve.by_hand == ["--model-type"] and "--perf-dump-path" not in accepted(serve.report)
