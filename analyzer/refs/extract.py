@@ -10,10 +10,12 @@ the bodies of mkdocs admonitions (`!!! note`), read as Markdown.
 from __future__ import annotations
 
 import ast
+import collections.abc
 import io
 import posixpath
 import re
 import tokenize
+import typing
 from dataclasses import dataclass, field, replace
 
 from markdown_it import MarkdownIt
@@ -46,6 +48,8 @@ from analyzer.refs.document import (
     unwrap_myst,
 )
 from analyzer.refs.framework import decide
+from analyzer.refs.layout import blank_cjk, flow_steps, holds_no_command, is_pasted_outline
+from analyzer.refs.listing import Listed, class_outline, field_listing
 from analyzer.refs.models import FLAG, PATH, SYMBOL, Reference
 from analyzer.refs.shell import last_command, looks_like_command, shell_refs
 
@@ -68,12 +72,22 @@ _ERROR_CLASS_RE = re.compile(r"(?:^|[\s(<])'(?:[A-Za-z_][\w]*\.)*(_*[A-Z][A-Za-z
 # A tree diagram's line (`├── name`, `│   └── name`) and the snake_case or macro names on it.
 _TREE_LINE_RE = re.compile(r"[├└]──|^\s*[|`]--")
 _TREE_NAME_RE = re.compile(r"(?<![\w./{<$-])([A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+)(?![\w./}>-])")
+# `worker:vllm.worker.worker.Worker`: a dotted name from a project's package.
+_TEXT_MODULE_RE = re.compile(r"(?<![\w.$/-])((?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?![\w(/-])")
+# A path that starts at a project's package (or its repository's `python/sglang`).
+_PROJECT_PATH_RE = re.compile(r"(?:python/)?(?:vllm|sglang)/[\w.-]+/")
+# A flow step's leading name (`generate_stream_resp (adapter.py)`, `tokenizer_manager.generate_request`).
+_STEP_RE = re.compile(r"^\s*((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*)(?:\(\))?(?=\s|$|\()")
 _TEXT_CLASS_RE = re.compile(r"(?<![\w.])(_*(?:[A-Z][a-z0-9]+|[A-Z]{2,}(?=[A-Z][a-z]))(?:[A-Z][A-Za-z0-9]*)+)(?![\w.(])")
 
 # A bold list lead that is written like code: a class of two words or more, or a snake_case name.
 _BOLD_NAME_RE = re.compile(r"_*(?=[A-Z][A-Za-z0-9]*[a-z])[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*|_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
 # `paged_attention_v1/v2`, `ops.forward_v1/v2()`: one name and the variants of its last part.
 _ALTERNATION_RE = re.compile(r"(?P<name>(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*?)(?P<alts>(?:/[A-Za-z0-9]{1,3})+)(?P<call>\(\))?")
+
+# The typing vocabulary (`Sequence`, `Mapping`, `Awaitable`), read from this interpreter: a
+# snippet's annotation may use it without importing it.
+_TYPING_NAMES = frozenset(typing.__all__) | frozenset(collections.abc.__all__)
 
 # Each project's server, whose flags an options-only shell block of a document about it sets.
 _PROJECT_SERVERS = {"vllm serve": "vllm", "sglang.launch_server": "sglang"}
@@ -241,6 +255,8 @@ class _Walker:
                     found = classify_symbol(m.group(2))
                     if found is not None:
                         pending.append(_Pending(line, self._col(line, m.group(2)), m.group(2), found, len(plain) + m.start(2), "link"))
+                if link is None:
+                    pending.extend(self._prose_paths(child.content, line, len(plain)))
                 plain += child.content
                 if link is not None:
                     link_text += child.content
@@ -279,6 +295,20 @@ class _Walker:
             pending = [replace(p, column=column) if p.found.kind == SYMBOL else p for p in pending]
         self._emit(pending, plain, token.content)
         return codes
+
+    def _prose_paths(self, text: str, line: int, offset: int) -> list[_Pending]:
+        """`... similar to the one in vllm/entrypoints/x_parser.py.`: a file path written in plain
+        prose, out of code font. Only a path from a project's package (its first folder says
+        whose), so that a reader's `data/train.json` stays prose."""
+        out = []
+        for m in _TEXT_PATH_RE.finditer(text):
+            written = m.group(0).rstrip(".")
+            if not _PROJECT_PATH_RE.match(written) or "." not in written.rsplit("/", 1)[-1]:
+                continue
+            found = classify_path(written)
+            if found is not None and found.kind == PATH and found.framework is not None:
+                out.append(_Pending(line, self._col(line, written), written, found, offset + m.start(), "inline"))
+        return out
 
     def _bold_lead(self, token: Token, line: int, item_list: str) -> _Pending | None:
         """`- **NixlConnector**: ...`: a list of the project's classes, one per item, each named in
@@ -404,12 +434,15 @@ class _Walker:
         return _Pending(line, self._col(line, href), href, found, offset, "link", link_symbol=symbol)
 
     # ----- code blocks ---------------------------------------------------
-    def code_block(self, token: Token) -> None:
+    def code_block(self, token: Token, owner: str | None = None) -> None:
+        """`owner`: the class the passage before the block is about (a field listing's class)."""
         if not token.map:
             return
         first = token.map[0] + (2 if token.type == "fence" else 1)  # 1-based line of the block's first content line
         lang = (token.info or "").strip().split(maxsplit=1)[0].lower().strip("{}.") if token.info else ""
         content = token.content
+        if lang in SHELL_LANGS and holds_no_command(content):
+            lang = "text"  # a call chain or file list fenced as `shell` for its colours
         pending: list[_Pending] = []
         if lang in PYTHON_LANGS:
             pending = self._python(content, first)
@@ -430,8 +463,22 @@ class _Walker:
             pending.extend(p for p in self._comment_paths(content, first, lang in PYTHON_LANGS) if (p.line, p.text) not in taken)
         if lang in TEXT_LANGS:
             taken = {(p.line, p.text) for p in pending}
-            pending.extend(p for p in self._text(content, first) if (p.line, p.text) not in taken)
+            pending.extend(p for p in self._text(content, first, owner) if (p.line, p.text) not in taken)
         self._emit(pending, "", content if lang in TEXT_LANGS else "")
+
+    def outline(self, token: Token, taken: int) -> None:
+        """A paragraph that is a pasted outline (`is_pasted_outline`): its source lines are read as
+        a text block's. `taken`: how many references the paragraph's own walk already gave."""
+        if not token.map or token.map[1] - token.map[0] < 3:
+            return
+        rows = self.lines[token.map[0] : token.map[1]]
+        first_text = token.content.split("\n", 1)[0].strip()
+        start = rows[0].find(first_text) if first_text else -1
+        if start < 0 or not is_pasted_outline(rows, start):
+            return
+        seen = {(r.line, r.text) for r in self.refs[len(self.refs) - taken :]} if taken else set()
+        pending = [p for p in self._text("\n".join(rows), token.map[0] + 1) if (p.line, p.text) not in seen]
+        self._emit(pending, "", token.content)
 
     def _project_server(self, lang: str, content: str) -> tuple[str, str | None] | None:
         """The server an options-only shell block (`--kv-transfer-config '{...}'`) is written for
@@ -467,24 +514,56 @@ class _Walker:
                     out.append(_Pending(line, self._col(line, m.group(0)), m.group(0), found, 0, "fence", writes=writes))
         return out
 
-    def _text(self, content: str, first: int) -> list[_Pending]:
+    def _text(self, content: str, first: int, owner: str | None = None) -> list[_Pending]:
         """Names written the way code is written, in a text block or a diagram. The calls of one
         block are judged together (`mirror`): when most of them, and at least two, are the
-        project's, one its sources never spell is stale; else the block is the author's."""
+        project's, one its sources never spell is stale; else the block is the author's.
+        `owner`: the class the passage is about, whose fields a field listing names."""
         out: list[_Pending] = []
         group = f"{self.file}:{first}:text"
-        for i, raw in enumerate(content.splitlines()):
+        originals = content.splitlines()
+        # CJK glued to a name (`CacheEngine.__init__中包含`) is not part of it.
+        masked = [blank_cjk(raw) for raw in originals]
+        listed: dict[int, list[Listed]] = {}
+        for item in class_outline(originals):
+            listed.setdefault(item.index, []).append(item)
+        if owner is not None:
+            for index, col, name in field_listing(masked):
+                listed.setdefault(index, []).append(Listed(index, col, name, owner))
+        steps = flow_steps(masked)
+        for i, raw in enumerate(masked):
             line = first + i
             if raw.lstrip().startswith(("$ ", "# ", "pip ", "curl ")):
                 continue
             # A fence indented under a list item gives its lines without that indent: columns
             # are the source line's, so the written text and `--fix` land on the name.
-            base = self._content_offset(line, raw)
+            base = self._content_offset(line, originals[i])
             spans: list[tuple[int, int]] = []
 
             def free(start: int, end: int, _spans: list[tuple[int, int]] = spans) -> bool:
                 return all(end <= a or start >= b for a, b in _spans)
 
+            for item in listed.get(i, []):
+                # An outline's class and the members listed under it (`owner`, strictly: the
+                # text says they are that class's).
+                spans.append((item.col, item.col + len(item.name)))
+                if item.owner is None:
+                    what = "an outline's base class" if item.base else "an outline's class"
+                    entry = Classified(SYMBOL, item.name, None, what)
+                    out.append(_Pending(line, base + item.col, item.name, entry, 0, "fence", doc_defined=item.name in self.facts.defined))
+                else:
+                    entry = Classified(SYMBOL, item.name, None, f"listed under `{item.owner}`")
+                    out.append(_Pending(line, base + item.col, item.name, entry, 0, "fence", owner=item.owner, owner_strict=True))
+            if i in steps and (step := _STEP_RE.match(raw)) and free(*step.span(1)):
+                # A flow's step (`v1_chat_completions (adapter.py)` between arrow lines): its
+                # leading name, when written like code, is a name of the project's flow.
+                name = step.group(1)
+                root = name.split(".", 1)[0]
+                if ("_" in name.strip("_") or "." in name) and root not in FOREIGN_ROOTS and root not in FOREIGN_NAMES and root not in BUILTINS:
+                    hit = classify_symbol(name) if (CLASSNAME_RE.match(root) or root in ROOTS) and "." in name else None
+                    hit = hit or Classified(SYMBOL, name.rsplit(".", 1)[-1], None, "", tentative=True)
+                    spans.append(step.span(1))
+                    out.append(_Pending(line, base + step.start(1), name, hit, 0, "fence", doc_defined=root in self.facts.defined, diagram=hit.tentative))
             for m in _TEXT_PATH_RE.finditer(raw):
                 found = classify_path(m.group(0))
                 if found is not None and (found.framework or found.bare_file or "/" in found.target.strip("/")):
@@ -519,6 +598,11 @@ class _Walker:
                         diagram=on_tree or voted, mirror=group if voted else None,
                     )
                 )
+            for m in _TEXT_MODULE_RE.finditer(raw):
+                if not free(*m.span(1)) or (found := classify_symbol(m.group(1))) is None:
+                    continue
+                spans.append(m.span(1))
+                out.append(_Pending(line, base + m.start(1), m.group(1), found, 0, "fence"))
             for m in _TEXT_DOTTED_RE.finditer(raw):
                 if not free(*m.span(1)) or m.group(1).split(".", 1)[0] in FOREIGN_NAMES:
                     continue
@@ -641,15 +725,19 @@ class _Walker:
         out: list[_Pending] = []
         seen: set[tuple[int, str]] = set()
 
-        def add(node_line: int, text: str, found: Classified, doc_defined: bool = False, in_scope: str | None = scope) -> None:
+        def add(node_line: int, text: str, found: Classified, doc_defined: bool = False, in_scope: str | None = scope, at: int = 0) -> None:
+            """`at`: the node's column in the snippet; the source line's is at or after it."""
             line = first + node_line - 1
             if (line, text) in seen:
                 return
             seen.add((line, text))
-            out.append(_Pending(line, self._col(line, text), text, found, 0, "fence", scope=in_scope, doc_defined=doc_defined))
+            out.append(_Pending(line, self._col(line, text, at), text, found, 0, "fence", scope=in_scope, doc_defined=doc_defined))
 
         for node in ast.walk(top):
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                if node.module.split(".")[0] in ROOTS and "." in node.module:
+                    # The module a `from` line names is cited too: a moved module is one fix.
+                    add(node.lineno, node.module, Classified(SYMBOL, node.module, node.module.split(".")[0], "import"), in_scope=None)
                 if node.module.split(".")[0] in ROOTS:
                     for alias in node.names:
                         if alias.name == "*":
@@ -700,10 +788,19 @@ class _Walker:
                 name = dotted(node)
                 if name and CLASSNAME_RE.match(name.split(".", 1)[0]) and (hit := self._code_name(name)) is not None:
                     add(node.lineno, name, hit, doc_defined=name.split(".", 1)[0] in self.facts.defined)
-            elif isinstance(node, ast.AnnAssign | ast.arg) and node.annotation is not None:
-                for sub in ast.walk(node.annotation):
+            annotation = node.annotation if isinstance(node, ast.AnnAssign | ast.arg) else node.returns if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else None
+            if annotation is not None:
+                # A parameter's or return's type names a class from outside the snippet's own
+                # class (as a base does): checked whoever's method it annotates.
+                free = not isinstance(node, ast.AnnAssign)
+                # `Sequence[int]`: the typing vocabulary, subscripted, is typing's (vLLM V0 had
+                # a class `Sequence` of its own, which an annotation may name unsubscripted).
+                generic = {id(sub.value) for sub in ast.walk(annotation) if isinstance(sub, ast.Subscript)}
+                for sub in ast.walk(annotation):
+                    if id(sub) in generic and isinstance(sub, ast.Name) and sub.id in _TYPING_NAMES:
+                        continue
                     if isinstance(sub, ast.Name) and CLASSNAME_RE.match(sub.id) and (hit := self._code_name(sub.id)) is not None:
-                        add(sub.lineno, sub.id, hit, doc_defined=sub.id in self.facts.defined)
+                        add(sub.lineno, sub.id, hit, doc_defined=sub.id in self.facts.defined, in_scope=None if free else scope, at=sub.col_offset)
         return out
 
     def _keywords(self, call: ast.Call, callee: Classified, scope: str | None, first: int, seen: set[tuple[int, str]]) -> list[_Pending]:
@@ -748,6 +845,18 @@ class _Walker:
         while self.headings and self.headings[-1][0] >= level:
             self.headings.pop()
         self.headings.append((level, text))
+
+
+def _heading_class(headings: list[tuple[int, str]]) -> str | None:
+    """The class the current section is about: the first class name its heading writes in
+    code font (`### `Req` — the request object`)."""
+    if not headings:
+        return None
+    for span in re.findall(r"`([^`\n]+)`", headings[-1][1]):
+        name = span.strip()
+        if CLASSNAME_RE.match(name) and name not in FOREIGN_NAMES and not name.isupper():
+            return name
+    return None
 
 
 def extract_references(file: str, source: str, parser: MarkdownIt | None = None) -> list[Reference]:
@@ -797,12 +906,16 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
                 continue
             owner = owners[-1] if owners and item_start else None
             cell = f"{table}:{column}" if table is not None else None
+            before = len(walker.refs)
             codes = walker.inline(token, owner, lists[-1] if lists and item_start else None, cell)
+            if in_paragraph and cell is None:
+                walker.outline(token, len(walker.refs) - before)
             if in_paragraph and not owners:
                 lead = (codes, token.content)
             item_start = False
         elif token.type in {"fence", "code_block"}:
-            walker.code_block(token)
+            about = lead_owner(*lead) if lead else None
+            walker.code_block(token, about[0] if about else _heading_class(walker.headings))
             lead = None
     refs = walker.refs
     if shift:
