@@ -33,15 +33,15 @@ from dataclasses import dataclass
 
 from analyzer.flags.interp import Frame, Interpreter
 from analyzer.flags.models import Flag, FlagReport
-from analyzer.flags.sglang_flags import _from_dataclass_hook
+from analyzer.flags.sglang_flags import from_dataclass_hook
 from analyzer.flags.source import Module, SourceSymbol, SourceTree
 from analyzer.flags.values import ClassV, FuncV, Opaque
 
-# Warnings that mean an option name, or the options of some adder, are not known statically.
 _FAMILY_RE = re.compile(r"--[A-Za-z][A-Za-z0-9_-]*\.")
 _SUFFIX_RE = re.compile(r"-[a-z][a-z0-9-]*")
 _OPTION_RE = re.compile(r"--[A-Za-z][A-Za-z0-9_-]*=?")
-# (A parser handed to an unknown callee is counted by `_follow_dispatch`.)
+# Warnings that mean an option name, or the options of some adder, are not known statically
+# (a parser handed to an unknown callee is counted by `_follow_dispatch`).
 _INCOMPLETE = ("option name not statically known", "add_argument with no static option name", "could not follow",
                "call depth limit")
 
@@ -162,7 +162,7 @@ def entry_flags(tree: SourceTree, module_name: str, function: str | None = None)
     if not builders and not guard and not adders:
         return None
     project = module_name.split(".", 1)[0]
-    interp = Interpreter(tree, hooks={"add_cli_args_from_dataclass": _from_dataclass_hook} if project == "sglang" else {})
+    interp = Interpreter(tree, hooks={"add_cli_args_from_dataclass": from_dataclass_hook} if project == "sglang" else {})
     for node in builders:
         params = [p.arg for p in (*node.args.posonlyargs, *node.args.args)]
         _call(interp, module, node, [Opaque(p) for p in params])

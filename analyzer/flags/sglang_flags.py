@@ -134,7 +134,7 @@ def _field_option(interp: Interpreter, f: FieldInfo, inner: ast.expr, meta: dict
     return names, kw
 
 
-def _from_dataclass_hook(interp: Interpreter, node: ast.Call, frame: Frame, args: list[Any], kwargs: dict[str, Any]) -> Any:
+def from_dataclass_hook(interp: Interpreter, node: ast.Call, frame: Frame, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if len(args) < 2 or not isinstance(args[0], ParserV) or not isinstance(args[1], ClassV):
         interp.warn(frame.module, node, f"{frame.module.segment(node)}: parser or class not resolvable")
         return Opaque(frame.module.segment(node))
@@ -170,7 +170,7 @@ def _root_parser(interp: Interpreter, module: Module) -> ParserV:
 
 
 def extract_sglang_flags(tree: SourceTree) -> FlagReport:
-    interp = Interpreter(tree, hooks={"add_cli_args_from_dataclass": _from_dataclass_hook})
+    interp = Interpreter(tree, hooks={"add_cli_args_from_dataclass": from_dataclass_hook})
     module = tree.module(SERVER_ARGS_MODULE)
     sym = tree.resolve(module, "ServerArgs") if module is not None else None
     if module is None or sym is None or sym.kind != "class":
