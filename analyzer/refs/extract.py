@@ -49,7 +49,7 @@ from analyzer.refs.document import (
 )
 from analyzer.refs.framework import decide
 from analyzer.refs.layout import blank_cjk, flow_steps, holds_no_command, is_pasted_outline
-from analyzer.refs.listing import Listed, class_outline, field_listing
+from analyzer.refs.listing import Listed, class_outline, constant_listing, field_listing
 from analyzer.refs.models import FLAG, PATH, SYMBOL, Reference
 from analyzer.refs.shell import last_command, looks_like_command, shell_refs
 
@@ -76,8 +76,10 @@ _TREE_NAME_RE = re.compile(r"(?<![\w./{<$-])([A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9
 _TEXT_MODULE_RE = re.compile(r"(?<![\w.$/-])((?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?![\w(/-])")
 # A path that starts at a project's package (or its repository's `python/sglang`).
 _PROJECT_PATH_RE = re.compile(r"(?:python/)?(?:vllm|sglang)/[\w.-]+/")
+# A class of two humps or more (`ModelWorkerBatch`, `GPUModelRunner`), not a word in capitals.
+_STEP_CLASS_RE = re.compile(r"_*(?=[A-Z][A-Za-z0-9]*[a-z])[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*")
 # A flow step's leading name (`generate_stream_resp (adapter.py)`, `tokenizer_manager.generate_request`).
-_STEP_RE = re.compile(r"^\s*((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*)(?:\(\))?(?=\s|$|\()")
+_STEP_RE = re.compile(r"^\s*(?:(?:->|=>|[→⇒⟶])\s*)?((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*)(?:\(\))?(?=\s|$|\()")
 _TEXT_CLASS_RE = re.compile(r"(?<![\w.])(_*(?:[A-Z][a-z0-9]+|[A-Z]{2,}(?=[A-Z][a-z]))(?:[A-Z][A-Za-z0-9]*)+)(?![\w.(])")
 
 # A bold list lead that is written like code: a class of two words or more, or a snake_case name.
@@ -446,6 +448,12 @@ class _Walker:
         pending: list[_Pending] = []
         if lang in PYTHON_LANGS:
             pending = self._python(content, first)
+            if owner is not None:
+                # An enumeration's members quoted under a heading about it (`ForwardMode` enum).
+                for index, col, name in constant_listing(content.splitlines()):
+                    line = first + index
+                    entry = Classified(SYMBOL, name, None, f"listed under `{owner}`")
+                    pending.append(_Pending(line, self._col(line, name, col), name, entry, 0, "fence", owner=owner, owner_strict=True))
         if lang in SHELL_LANGS or lang in TEXT_LANGS:
             refs = shell_refs(content, self.server or self.command or self._project_server(lang, content))
             self.command = last_command(refs) or self.command
@@ -559,7 +567,11 @@ class _Walker:
                 # leading name, when written like code, is a name of the project's flow.
                 name = step.group(1)
                 root = name.split(".", 1)[0]
-                if ("_" in name.strip("_") or "." in name) and root not in FOREIGN_ROOTS and root not in FOREIGN_NAMES and root not in BUILTINS:
+                if _STEP_CLASS_RE.fullmatch(name) and name not in FOREIGN_NAMES:
+                    # A class as a step (`→ ModelWorkerBatch (schedule_batch.py)`): the flow's type.
+                    spans.append(step.span(1))
+                    out.append(_Pending(line, base + step.start(1), name, Classified(SYMBOL, name, None, "a step of a flow"), 0, "fence", doc_defined=name in self.facts.defined))
+                elif ("_" in name.strip("_") or "." in name) and root not in FOREIGN_ROOTS and root not in FOREIGN_NAMES and root not in BUILTINS:
                     hit = classify_symbol(name) if (CLASSNAME_RE.match(root) or root in ROOTS) and "." in name else None
                     hit = hit or Classified(SYMBOL, name.rsplit(".", 1)[-1], None, "", tentative=True)
                     spans.append(step.span(1))

@@ -14,6 +14,8 @@ _CJK_RE = re.compile(r"[\u2e80-\u2fff\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf9
 _ARROW_RE = re.compile(r"->|=>|<-|[→↓↑←⇒⇓⬇⟶]")
 # A line of arrows alone (`    ↓`, `  |`, `  v`): the joint between two steps of a flow.
 _ARROW_LINE_RE = re.compile(r"\s*(?:[→↓↑←⇒⇓⬇⟶|]|->|=>|v)\s*")
+# A line that starts with an arrow: a step of a flow (`  → ForwardBatch`, `-> run_batch()`).
+_LEADING_ARROW_RE = re.compile(r"\s*(?:->|=>|[→⇒⟶])\s*\S")
 # A program's name as a shell line starts with it: lower case (`pip`, `./run.sh`, `vllm`), or an
 # environment assignment (`CUDA_VISIBLE_DEVICES=0`).
 _PROGRAM_RE = re.compile(r"(?:[a-z0-9_.~/-][\w.+~/-]*|[A-Z_][A-Z0-9_]*=\S*)")
@@ -70,13 +72,16 @@ def is_arrow_line(line: str) -> bool:
 
 
 def flow_steps(lines: list[str]) -> set[int]:
-    """Indexes of the step lines of a flow drawn one step a line, joined by lines of arrows alone
-    (`v1_chat_completions (adapter.py)` / `↓` / `generate_stream_resp`): the steps next to an
-    arrow line, when the block has at least two arrow lines."""
+    """Indexes of the step lines of a flow drawn one step a line: joined by lines of arrows alone
+    (`v1_chat_completions (adapter.py)` / `↓` / `generate_stream_resp`), the steps next to an
+    arrow line, when the block has at least two arrow lines; or led by an arrow each
+    (`  → ScheduleBatch (schedule_batch.py)`), when at least two lines are."""
+    steps: set[int] = {i for i, line in enumerate(lines) if _LEADING_ARROW_RE.match(line) and not is_arrow_line(line)}
+    if len(steps) < 2:
+        steps = set()
     arrows = [i for i, line in enumerate(lines) if is_arrow_line(line)]
     if len(arrows) < 2:
-        return set()
-    steps: set[int] = set()
+        return steps
     for i in arrows:
         for j in (i - 1, i + 1):
             if 0 <= j < len(lines) and lines[j].strip() and not is_arrow_line(lines[j]):

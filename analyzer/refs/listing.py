@@ -1,7 +1,8 @@
-"""A class's members written out in a text block, one a line: an outline (`RadixCache:` then
-indented `reset: what it does` lines) or a field listing under a heading about the class
-(`fill_ids: List[int]  # comment`). Each listed name is a member of that class: lines in,
-plain tuples out."""
+"""A class's members written out one a line: an outline in a text block (`RadixCache:` then
+indented `reset: what it does` lines), a field listing under a heading about the class
+(`fill_ids: List[int]  # comment`), or an enumeration's members quoted alone under one
+(`DECODE = 2  # comment`). Each listed name is a member of that class: lines in, plain tuples
+out."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ _MEMBER_RE = re.compile(r"^(?P<indent>\s+)(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\(\
 _SUBTITLE_RE = re.compile(r"^\S[^:：]{0,40}[:：]\s*$")
 # `fill_ids: List[int]  # comment`: a field, its type, an optional comment.
 _FIELD_RE = re.compile(r"^\s*(?P<name>[a-z_][a-z0-9_]*)\s*:\s*(?P<type>[A-Za-z_][\w.]*(?:\[[^#]*\])?(?:\s*\|\s*[A-Za-z_][\w.]*)*)\s*(?:#.*)?$")
+# `DRAFT_EXTEND = 6   # comment`: a constant in capitals set to a literal.
+_CONSTANT_RE = re.compile(r"^(?P<name>[A-Z][A-Z0-9_]*)\s*=\s*(?:-?\d+|\"[^\"]*\"|'[^']*'|auto\(\))\s*(?:#.*)?$")
 _BUILTIN_TYPES = {"int", "str", "float", "bool", "bytes", "list", "dict", "tuple", "set", "object"}
 
 
@@ -84,4 +87,19 @@ def field_listing(lines: list[str]) -> list[tuple[int, int, str]]:
         if m is None or not _type_shaped(m.group("type")):
             return []
         out.append((i, m.start("name"), m.group("name")))
+    return out if len(out) >= 2 else []
+
+
+def constant_listing(lines: list[str]) -> list[tuple[int, int, str]]:
+    """(index, col, name) of each member when a Python snippet is nothing but constants in
+    capitals set to literals at its top level (`EXTEND = 1`), at least two: an enumeration's
+    members quoted without their `class` line."""
+    out: list[tuple[int, int, str]] = []
+    for i, line in enumerate(lines):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        m = _CONSTANT_RE.match(line)
+        if m is None:
+            return []
+        out.append((i, 0, m.group("name")))
     return out if len(out) >= 2 else []

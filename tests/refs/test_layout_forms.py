@@ -12,7 +12,7 @@ from analyzer.refs.layout import (
     holds_no_command,
     is_pasted_outline,
 )
-from analyzer.refs.listing import class_outline, field_listing
+from analyzer.refs.listing import class_outline, constant_listing, field_listing
 from analyzer.refs.models import Reference
 
 
@@ -238,3 +238,23 @@ def test_project_path_in_plain_prose_is_a_reference() -> None:
     assert refs["vllm/entrypoints/some_parser.py"].kind == "path"
     assert "data/train.json" not in refs
     assert "vllm/entrypoints/some_parser.py." not in refs  # the sentence's full stop is not the path's
+
+
+def test_arrow_led_lines_are_flow_steps_and_their_classes_cited() -> None:
+    assert flow_steps(["Request", "  → ParsedRequest (parse.py)", "  → BatchPlan (plan.py)"]) == {1, 2}
+    assert flow_steps(["a", "→ only one"]) == set()
+    doc = "# SGLang\n\n```\nHTTP body\n  → ParsedRequest   (io.py — parsed)\n  → BatchPlan       (plan.py — grouped)\n```\n"
+    refs = {r.text: r for r in _refs(doc)}
+    assert not refs["ParsedRequest"].tentative and not refs["BatchPlan"].tentative
+    assert "HTTP" not in refs
+
+
+def test_enum_members_quoted_under_a_heading_about_the_enum() -> None:
+    lines = ["PREFILL = 1   # first", "DECODE = 2", "", "# a comment", "IDLE = auto()"]
+    assert [name for _, _, name in constant_listing(lines)] == ["PREFILL", "DECODE", "IDLE"]
+    assert constant_listing(["PREFILL = 1", "x = compute()"]) == []
+    doc = "# SGLang\n\n### `RunMode` enum\n\n```python\nPREFILL = 1  # a\nVERIFY_DRAFT = 2  # b\n```\n"
+    refs = {r.text: r for r in _refs(doc)}
+    assert (refs["VERIFY_DRAFT"].owner, refs["VERIFY_DRAFT"].owner_strict) == ("RunMode", True)
+    plain = "# SGLang\n\nSome numbers:\n\n```python\nPREFILL = 1\nVERIFY_DRAFT = 2\n```\n"
+    assert "VERIFY_DRAFT" not in {r.text for r in _refs(plain)}  # no class in sight
