@@ -29,6 +29,9 @@ class Symbol:
     module: str = ""
 
 
+_UNSEEN = Symbol("<not looked up>", "")  # a memo's "not there yet" (None is an answer)
+
+
 @dataclass(slots=True)
 class Scope:
     """Names bound directly in one function body (or the module body)."""
@@ -138,6 +141,7 @@ class Project:
         self._module_attrs: dict[str, dict[str, list[Assignment]]] = {}
         self._global_memo: dict[str, Symbol | None] = {}
         self._member_memo: dict[tuple[str, str], Symbol | None] = {}
+        self._module_name_memo: dict[tuple[str, str], Symbol | None] = {}
 
     # -- scopes -------------------------------------------------------------
 
@@ -248,7 +252,17 @@ class Project:
         return self.lookup_global(target, depth)
 
     def lookup_in_module(self, module: str, name: str, depth: int = 0) -> Symbol | None:
-        """A name as seen at the top level of `module`."""
+        """A name as seen at the top level of `module`. Memoised for the outermost
+        calls (depth 0: not inside another lookup, whose cycle guards could cut it)."""
+        if depth:
+            return self._lookup_in_module(module, name, depth)
+        key = (module, name)
+        found = self._module_name_memo.get(key, _UNSEEN)
+        if found is _UNSEEN:
+            found = self._module_name_memo[key] = self._lookup_in_module(module, name, 0)
+        return found
+
+    def _lookup_in_module(self, module: str, name: str, depth: int) -> Symbol | None:
         qual = f"{module}.{name}"
         if qual in self.functions:
             return Symbol("function", qual, module)
