@@ -20,6 +20,7 @@ from analyzer.refs.models import (
     Reference,
     Suggestion,
 )
+from analyzer.refs.not_project import not_project
 from analyzer.refs.pinview import PinView
 from analyzer.refs.qualify import qualifier
 from analyzer.refs.resolve import (
@@ -273,7 +274,7 @@ def check_references(refs: Iterable[Reference], pins: Sequence[PinView], histori
         findings.extend(check_reference(ref, pins, histories))
     findings = _table_columns(_same_name_in_class_context(_enum_siblings(_mirrors(findings), pins)))
     findings = _objects_named_like_a_class(findings, pins, histories or {})
-    return unjudged(_file_of_the_named_symbol(findings, pins, histories or {}), pins, histories)
+    return not_project(unjudged(_file_of_the_named_symbol(findings, pins, histories or {}), pins, histories), pins, histories)
 
 
 def _objects_named_like_a_class(findings: list[Finding], pins: Sequence[PinView], histories: dict[str, History]) -> list[Finding]:

@@ -1,0 +1,117 @@
+"""What a pin takes from other packages: the import roots of its dependencies, and the names its
+sources import from them.
+
+A name in code font that resolves nowhere in the pin is broken unless there is positive evidence
+that it is not the project's. One kind of evidence is the pin itself: its wheel's METADATA
+declares its dependencies (`Requires-Dist: flashinfer_python`), and its sources say where a name
+comes from (`from cache_dit import BlockAdapterRegister`). Both are read from the snapshot as text,
+once per pin (never imported), and cached beside the pin's view.
+"""
+
+from __future__ import annotations
+
+import json
+import keyword
+import os
+import re
+import sys
+import tempfile
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+
+FORMAT = 1
+
+# `from flashinfer.decode import (A, B as C)`, `import cache_dit.caching as cd, zmq`.
+_FROM_RE = re.compile(r"^[ \t]*from[ \t]+(?P<module>[A-Za-z_][\w.]*)[ \t]+import[ \t]+(?P<names>\([^)]*\)|[^\n#;]*)", re.MULTILINE)
+_MODULE = r"[A-Za-z_][\w.]*(?:[ \t]+as[ \t]+[A-Za-z_]\w*)?"
+# The whole line is the statement (`import there is` in a docstring is prose).
+_IMPORT_RE = re.compile(rf"^[ \t]*import[ \t]+(?P<modules>{_MODULE}(?:[ \t]*,[ \t]*{_MODULE})*)[ \t]*(?:#.*)?$", re.MULTILINE)
+_NAME_RE = re.compile(r"[A-Za-z_]\w*")
+_REQUIRES_RE = re.compile(r"^Requires-Dist:\s*(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)", re.MULTILINE)
+
+# Python's own library, as this interpreter knows it (ours, not upstream's: nothing is imported
+# from the snapshot). `typing.Sequence` written bare is `Sequence`.
+STDLIB_MODULES = frozenset(m for m in sys.stdlib_module_names if not m.startswith("_"))
+TYPING_NAMES = frozenset(n for n in dir(typing) if not n.startswith("_") and n[0].isupper())
+
+
+@dataclass(frozen=True, slots=True)
+class Dependencies:
+    """Import roots of a pin's dependencies, and each name its sources import from one."""
+
+    roots: frozenset[str]  # `flashinfer`, `cache_dit`, `zmq`: never the project's own packages
+    imported: dict[str, str]  # `BlockAdapterRegister` -> `cache_dit` (the module's root)
+    declared: frozenset[str]  # normalised Requires-Dist names (`flashinfer_python`)
+
+
+def _normalise(dist: str) -> str:
+    return re.sub(r"[-_.]+", "_", dist).lower()
+
+
+def collect(root: Path, own_packages: set[str]) -> Dependencies:
+    """Read the dist-info METADATA beside the package and every Python source under `root`."""
+    declared: set[str] = set()
+    for meta in root.glob("*.dist-info/METADATA"):
+        try:
+            declared.update(_normalise(m.group("name")) for m in _REQUIRES_RE.finditer(meta.read_text(encoding="utf-8", errors="replace")))
+        except OSError:
+            continue
+    roots: set[str] = set()
+    imported: dict[str, str] = {}
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in {".git", "__pycache__"} and not d.endswith(".dist-info")]
+        # A script importing a module beside it (`import dumper`) imports the pin's own file.
+        local = own_packages | set(dirs) | {n.rsplit(".", 1)[0] for n in files}
+        for name in files:
+            if not name.endswith((".py", ".pyi")):
+                continue
+            try:
+                text = (Path(folder) / name).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            if "import" in text:
+                _scan(text, local, roots, imported)
+    roots = {r for r in roots if not keyword.iskeyword(r)}
+    return Dependencies(frozenset(roots), {n: r for n, r in imported.items() if r in roots}, frozenset(declared))
+
+
+def _scan(text: str, own: set[str], roots: set[str], imported: dict[str, str]) -> None:
+    for m in _IMPORT_RE.finditer(text):
+        for part in m.group("modules").split(","):
+            module = part.strip().split()[0] if part.strip() else ""
+            top = module.split(".", 1)[0]
+            if top and top not in own:
+                roots.add(top)
+    for m in _FROM_RE.finditer(text):
+        top = m.group("module").split(".", 1)[0]
+        if top in own:
+            continue
+        roots.add(top)
+        for item in m.group("names").strip("()").split(","):
+            words = _NAME_RE.findall(item.split("#", 1)[0])
+            if words and words[0] != "import":
+                imported.setdefault(words[0], top)  # `A as B`: the dependency's name is `A`
+
+
+def load_or_collect(cache: Path, root: Path, own_packages: set[str]) -> Dependencies | None:
+    """The cached record at `cache`, else collected from `root` and saved; None without a tree."""
+    try:
+        data = json.loads(cache.read_text(encoding="utf-8"))
+        if data.get("format") == FORMAT:
+            return Dependencies(frozenset(data["roots"]), dict(data["imported"]), frozenset(data["declared"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # missing or damaged: collect again
+    if not root.is_dir():
+        return None
+    found = collect(root, own_packages)
+    payload = json.dumps({"format": FORMAT, "roots": sorted(found.roots), "imported": dict(sorted(found.imported.items())), "declared": sorted(found.declared)})
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{cache.name}.", suffix=".tmp", dir=cache.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(payload)
+        os.replace(tmp, cache)
+    except OSError:
+        pass  # a read-only cache: the record still serves this run
+    return found

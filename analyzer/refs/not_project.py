@@ -1,0 +1,105 @@
+"""Broken findings on names the pin itself says are another package's (issue 12 §2).
+
+A name that resolves nowhere is broken unless there is positive evidence that it is not a
+reference to the project. This stage takes that evidence from the pin and from Python, never
+from guesses about the name's shape:
+
+- the pin's sources import the name from a package it depends on (`from cache_dit import
+  ForwardPattern` anywhere in the pin makes `ForwardPattern.Pattern_0` cache-dit's): a package
+  that is no module of the pin's own, or one its wheel's METADATA requires (`flashinfer` for
+  `Requires-Dist: flashinfer_python`). Names from the standard library do not count (`Sequence`,
+  `Queue` are also words the projects name their own classes with);
+- a `typing` name (`Sequence`) in a passage that speaks of typing.
+
+(A dotted name rooted at a dependency, `flashinfer.X`, `asyncio.Queue`, is already no citation:
+`classify` leaves it alone.)
+
+Each rule turns a broken finding into not-checkable with the reason (the report keeps it). A
+name an older pin of the project defined is a removed one, whatever a dependency calls it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from analyzer.refs.dependencies import STDLIB_MODULES, TYPING_NAMES, Dependencies, load_or_collect
+from analyzer.refs.models import BROKEN, NOT_CHECKABLE, SYMBOL, Finding
+from analyzer.refs.pinview import PinView
+from analyzer.refs.suggest import History
+
+_LEADING_NAME_RE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_TYPING_RE = re.compile(r"\btyping\b|type hints?|annotat", re.IGNORECASE)
+_CACHE: dict[tuple[str, str | None], Dependencies | None] = {}
+_LOCAL: dict[tuple[str, str], frozenset[str]] = {}
+
+
+def dependencies(pin: PinView) -> Dependencies | None:
+    """The pin's dependencies, read once from its tree (cached beside its words)."""
+    key = (pin.pin, pin.words_path)
+    if key not in _CACHE:
+        root = pin.repo_tree or pin.tree
+        found = None
+        if root and pin.words_path:
+            words = Path(pin.words_path)
+            cache = words.parent.parent / "deps" / f"{words.name.rsplit('.w', 1)[0]}.d.json"
+            # The release tree's root holds the package and its dist-info; `tree` may be the package's parent.
+            found = load_or_collect(cache, Path(root), set(pin.packages))
+        _CACHE[key] = found
+    return _CACHE[key]
+
+
+def _local_names(pin: PinView) -> frozenset[str]:
+    """Stems of every file and folder of the pin (`runner`, `flashinfer`): an import root spelled
+    like one may be the pin's own module, imported from beside it."""
+    key = (pin.pin, "local")
+    if key not in _LOCAL:
+        _LOCAL[key] = frozenset(part.split(".", 1)[0] for path in pin.files for part in path.split("/"))
+    return _LOCAL[key]
+
+
+def _dependency_root(root: str, pin: PinView, deps: Dependencies) -> bool:
+    """A package the pin depends on: its sources import it and it is no module of the pin's own,
+    or its METADATA requires it (`flashinfer` for `flashinfer_python`)."""
+    if root not in deps.roots:
+        return False
+    low = root.lower()
+    return root not in _local_names(pin) or any(d == low or d.startswith(low + "_") for d in deps.declared)
+
+
+def not_project(findings: list[Finding], pins: Sequence[PinView], histories: dict[str, History] | None = None) -> list[Finding]:
+    by_pin = {p.pin: p for p in pins}
+    for f in findings:
+        pin = by_pin.get(f.pin or "")
+        if f.status != BROKEN or pin is None or f.ref.kind != SYMBOL:
+            continue
+        history = (histories or {}).get(pin.pin)
+        note = _evidence(f, pin, history.old if history is not None else None)
+        if note:
+            f.status, f.note, f.suggestions = NOT_CHECKABLE, note, []
+    return findings
+
+
+def _defines(view: PinView | None, name: str) -> bool:
+    return view is not None and bool(view.find_symbol(name))
+
+
+def _evidence(f: Finding, pin: PinView, old: PinView | None) -> str | None:
+    ref = f.ref
+    m = _LEADING_NAME_RE.match(ref.text.strip().lstrip("@"))
+    if m is None:
+        return None
+    parts = m.group(0).split(".")
+    first = parts[0]
+    if first in pin.packages or first in {"vllm", "sglang"} or _defines(pin, first) or _defines(old, first):
+        return None  # the project's module, or a name the project defines (or did): its own
+    if len(parts) == 1 and first in TYPING_NAMES and _TYPING_RE.search(ref.paragraph or ""):
+        return f"`{first}` is a name of Python's `typing`, in a passage on typing"
+    deps = dependencies(pin)
+    if deps is None:
+        return None
+    source = deps.imported.get(first)
+    if source is not None and source not in STDLIB_MODULES and _dependency_root(source, pin, deps):
+        return f"{pin.pin}'s sources import `{first}` from `{source}`, a dependency: the name is {source}'s"
+    return None

@@ -1,0 +1,91 @@
+"""Names the pin itself says are another package's (issue 12 §2): a root its wheel's METADATA
+requires or its sources import, a name its sources import from a dependency, a module of
+Python's standard library. Unjudged with the reason, never dropped; the project's own names and
+removed ones stay broken."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from analyzer.refs.check import check_references, extract_all
+from analyzer.refs.dependencies import collect
+from analyzer.refs.models import BROKEN, NOT_CHECKABLE
+from analyzer.refs.pinview import PinView
+
+from .fakes import vllm_view
+
+_SOURCE = '''
+"""Docstring prose: you can import there the helpers (not an import)."""
+from cachelib.adapters import (
+    BlockAdapter,
+    ForwardPattern as Pattern,  # renamed locally
+)
+import kvstore.client as kv
+import dumper
+from dumper import Dumper
+from collections.abc import Sequence
+
+if kv:
+    from flashkernels.decode import DecodeWrapper
+'''
+
+_METADATA = "Metadata-Version: 2.1\nName: vllm\nRequires-Dist: flashkernels_python==0.7\nRequires-Dist: numpy\n"
+
+
+def _with_deps(view: PinView, tmp_path: Path) -> PinView:
+    assert view.tree is not None
+    root = Path(view.tree)
+    (root / "vllm" / "adapters.py").write_text(_SOURCE, encoding="utf-8")
+    (root / "vllm" / "dumper.py").write_text("X = 1\n", encoding="utf-8")
+    (root / "vllm-0.30.0.dist-info").mkdir(exist_ok=True)
+    (root / "vllm-0.30.0.dist-info" / "METADATA").write_text(_METADATA, encoding="utf-8")
+    view = replace(view, kind="release")
+    view.words_path = str(tmp_path / "cache" / "words" / f"{view.pin}.abc.w5.json")
+    return view
+
+
+@pytest.fixture
+def vllm(tmp_path: Path) -> PinView:
+    return _with_deps(vllm_view(tmp_path / "t"), tmp_path)
+
+
+def _check(doc: str, pin: PinView) -> dict[str, list]:
+    out: dict[str, list] = {}
+    for f in check_references(extract_all([("ch.md", doc)]), [pin]):
+        out.setdefault(f.ref.text, []).append(f)
+    return out
+
+
+def test_collects_imports_and_requirements_as_text(vllm: PinView) -> None:
+    assert vllm.tree is not None
+    deps = collect(Path(vllm.tree), {"vllm"})
+    assert {"cachelib", "kvstore", "flashkernels"} <= deps.roots
+    assert "there" not in deps.roots and "dumper" not in deps.roots  # prose; a module beside the file
+    assert deps.imported["BlockAdapter"] == "cachelib" and deps.imported["ForwardPattern"] == "cachelib"
+    assert deps.imported["DecodeWrapper"] == "flashkernels" and "Pattern" not in deps.imported
+    assert "flashkernels_python" in deps.declared
+
+
+def test_a_name_the_sources_import_from_a_dependency_is_not_judged(vllm: PinView) -> None:
+    doc = "In vLLM, register it with `BlockAdapter` and pick `ForwardPattern.Pattern_0`; decode runs `DecodeWrapper`.\n"
+    found = _check(doc, vllm)
+    for text in ("BlockAdapter", "ForwardPattern.Pattern_0", "DecodeWrapper"):
+        (f,) = found[text]
+        assert f.status == NOT_CHECKABLE and "a dependency" in f.note, (text, f.note)
+        assert not f.suggestions
+
+
+def test_typing_names_in_a_passage_on_typing(vllm: PinView) -> None:
+    typed = _check("In vLLM's type hints the batch is a `Sequence` of requests.\n", vllm)
+    (f,) = typed["Sequence"]
+    assert f.status == NOT_CHECKABLE and "typing" in f.note
+
+
+def test_the_projects_own_and_unrelated_names_stay_broken(vllm: PinView) -> None:
+    doc = "In vLLM, the scheduler keeps a `Sequence` per request, built by `SequenceGroupMaker` and `Dumper`.\n"
+    found = _check(doc, vllm)
+    for text in ("Sequence", "SequenceGroupMaker", "Dumper"):  # stdlib import; a module beside the file
+        assert all(f.status == BROKEN for f in found[text]), (text, [f.note for f in found[text]])
