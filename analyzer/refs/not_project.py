@@ -24,8 +24,9 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from analyzer.refs.classify import OTHER_SYSTEMS_RE, PROJECT_RE
 from analyzer.refs.dependencies import STDLIB_MODULES, TYPING_NAMES, Dependencies, load_or_collect
-from analyzer.refs.models import BROKEN, NOT_CHECKABLE, SYMBOL, Finding
+from analyzer.refs.models import BROKEN, FLAG, NOT_CHECKABLE, SYMBOL, Finding
 from analyzer.refs.pinview import PinView
 from analyzer.refs.suggest import History
 
@@ -72,10 +73,15 @@ def not_project(findings: list[Finding], pins: Sequence[PinView], histories: dic
     by_pin = {p.pin: p for p in pins}
     for f in findings:
         pin = by_pin.get(f.pin or "")
-        if f.status != BROKEN or pin is None or f.ref.kind != SYMBOL:
+        if f.status != BROKEN or pin is None:
             continue
         history = (histories or {}).get(pin.pin)
-        note = _evidence(f, pin, history.old if history is not None else None)
+        if f.ref.kind == FLAG:
+            note = _another_programs_flag(f)
+        elif f.ref.kind == SYMBOL:
+            note = _evidence(f, pin, history.old if history is not None else None)
+        else:
+            continue
         if note:
             f.status, f.note, f.suggestions = NOT_CHECKABLE, note, []
     return findings
@@ -103,3 +109,37 @@ def _evidence(f: Finding, pin: PinView, old: PinView | None) -> str | None:
     if source is not None and source not in STDLIB_MODULES and _dependency_root(source, pin, deps):
         return f"{pin.pin}'s sources import `{first}` from `{source}`, a dependency: the name is {source}'s"
     return None
+
+
+# Programs a serving text starts beside the projects, besides those `classify` knows: a build tool,
+# a copier, a node-graph UI, a client binary named after its system (`mooncake_client`).
+_PROGRAMS_RE = re.compile(
+    r"(?<![\w-])(ComfyUI|nvcc|rsync|docker|podman|kubectl|pip|git|ssh|curl|gcc|clang|cmake|"
+    r"(?:mooncake|flexkv|lmcache|nixl)_\w+)(?![\w-])",
+    re.IGNORECASE,
+)
+# "started with", "run it with": the flag is handed to the program named just before.
+_HANDED_RE = re.compile(r"\b(?:with|without|using|passing|pass|add|adding)\b[^.;]*$", re.IGNORECASE)
+_SENTENCE_END_RE = re.compile(r"[.;!?](?=\s|$)|[。；！？]")
+
+
+def _another_programs_flag(f: Finding) -> str | None:
+    """"Start ComfyUI with `--disable-cuda-malloc`", "a Mooncake master started with
+    `--enable_multi_tenants=true`": a flag written alone, in a sentence that hands it to another
+    program named before it (and names neither project in between), is that program's option."""
+    ref = f.ref
+    if ref.origin != "inline" or ref.command or not ref.paragraph:
+        return None
+    at = ref.paragraph.find(f"`{ref.text}")
+    if at < 0:
+        return None
+    start = max((m.end() for m in _SENTENCE_END_RE.finditer(ref.paragraph, 0, at)), default=0)
+    before = ref.paragraph[start:at]
+    named = [m for rx in (OTHER_SYSTEMS_RE, _PROGRAMS_RE) for m in rx.finditer(before)]
+    if not named:
+        return None
+    last = max(named, key=lambda m: m.start())
+    between = before[last.end():]
+    if PROJECT_RE.search(between) or not _HANDED_RE.search(between):
+        return None
+    return f"an option handed to {last.group(1)}, another program, in its sentence; not {f.pin}'s flag"

@@ -89,3 +89,26 @@ def test_the_projects_own_and_unrelated_names_stay_broken(vllm: PinView) -> None
     found = _check(doc, vllm)
     for text in ("Sequence", "SequenceGroupMaker", "Dumper"):  # stdlib import; a module beside the file
         assert all(f.status == BROKEN for f in found[text]), (text, [f.note for f in found[text]])
+
+
+def test_a_flag_handed_to_another_program_is_its_option(vllm: PinView) -> None:
+    doc = (
+        "Start ComfyUI with `--disable-cuda-malloc` for integrated mode.\n\n"
+        "Strict isolation needs a Mooncake master started with `--enable_multi_tenants=true`.\n\n"
+        "Start the external `mooncake_client` with the matching `--tenant_id` flag.\n"
+    )
+    found = _check(doc, vllm)
+    for text in ("--disable-cuda-malloc", "--enable_multi_tenants", "--tenant_id"):
+        assert found[text], text
+        for f in found[text]:
+            assert f.status == NOT_CHECKABLE and "an option handed to" in f.note, (text, f.note)
+
+
+def test_a_flag_the_project_is_given_stays_broken(vllm: PinView) -> None:
+    doc = (
+        "It starts the native pipeline under `--comfyui-mode` and loads a ComfyUI checkpoint.\n\n"
+        "Start ComfyUI, then launch vLLM with `--enable-ghost-mode`.\n"
+    )
+    found = _check(doc, vllm)
+    for text in ("--comfyui-mode", "--enable-ghost-mode"):
+        assert found[text] and all(f.status == BROKEN for f in found[text]), (text, [f.note for f in found[text]])
