@@ -78,6 +78,8 @@ _TEXT_MODULE_RE = re.compile(r"(?<![\w.$/-])((?:vllm|sglang)(?:\.[A-Za-z_][A-Za-
 _PROJECT_PATH_RE = re.compile(r"(?:python/)?(?:vllm|sglang)/[\w.-]+/")
 # A class of two humps or more (`ModelWorkerBatch`, `GPUModelRunner`), not a word in capitals.
 _STEP_CLASS_RE = re.compile(r"_*(?=[A-Z][A-Za-z0-9]*[a-z])[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*")
+# `_allocate_kv_cache`: one leading underscore, then words joined by underscores, standing alone.
+_PRIVATE_NAME_RE = re.compile(r"(?<![\w.$/{<-])(_[a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w./}>(-])")
 # A flow step's leading name (`generate_stream_resp (adapter.py)`, `tokenizer_manager.generate_request`).
 _STEP_RE = re.compile(r"^\s*(?:(?:->|=>|[→⇒⟶])\s*)?((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*)(?:\(\))?(?=\s|$|\()")
 _TEXT_CLASS_RE = re.compile(r"(?<![\w.])(_*(?:[A-Z][a-z0-9]+|[A-Z]{2,}(?=[A-Z][a-z]))(?:[A-Z][A-Za-z0-9]*)+)(?![\w.(])")
@@ -639,6 +641,14 @@ class _Walker:
                     spans.append(m.span(1))
                     found = Classified(SYMBOL, name, None, "", tentative=True)
                     out.append(_Pending(line, base + m.start(1), name, found, 0, "fence", doc_defined=name in self.facts.defined, diagram=True))
+            for m in _PRIVATE_NAME_RE.finditer(raw):
+                # `_allocate_kv_cache` in a text block: a private name of two words or more is
+                # nobody's prose; a name of the code the block describes.
+                if not free(*m.span(1)):
+                    continue
+                spans.append(m.span(1))
+                found = Classified(SYMBOL, m.group(1), None, "", tentative=True)
+                out.append(_Pending(line, base + m.start(1), m.group(1), found, 0, "fence", doc_defined=m.group(1) in self.facts.defined, diagram=True))
         # Fix the written text of calls back to what is on the line.
         fixed = []
         for p in out:

@@ -258,3 +258,10 @@ def test_enum_members_quoted_under_a_heading_about_the_enum() -> None:
     assert (refs["VERIFY_DRAFT"].owner, refs["VERIFY_DRAFT"].owner_strict) == ("RunMode", True)
     plain = "# SGLang\n\nSome numbers:\n\n```python\nPREFILL = 1\nVERIFY_DRAFT = 2\n```\n"
     assert "VERIFY_DRAFT" not in {r.text for r in _refs(plain)}  # no class in sight
+
+
+def test_private_names_in_a_text_block_are_code() -> None:
+    doc = "# vLLM\n\n```\nBlockTable.__init__里调用 _grow_block_list, then _x and __dunder_name__\n```\n"
+    refs = {r.text: r for r in _refs(doc)}
+    assert refs["_grow_block_list"].tentative and refs["_grow_block_list"].diagram
+    assert "_x" not in refs and "__dunder_name__" not in refs  # one word; a dunder
