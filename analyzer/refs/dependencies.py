@@ -20,7 +20,7 @@ import typing
 from dataclasses import dataclass
 from pathlib import Path
 
-FORMAT = 1
+FORMAT = 2
 
 # `from flashinfer.decode import (A, B as C)`, `import cache_dit.caching as cd, zmq`.
 _FROM_RE = re.compile(r"^[ \t]*from[ \t]+(?P<module>[A-Za-z_][\w.]*)[ \t]+import[ \t]+(?P<names>\([^)]*\)|[^\n#;]*)", re.MULTILINE)
@@ -41,7 +41,7 @@ class Dependencies:
     """Import roots of a pin's dependencies, and each name its sources import from one."""
 
     roots: frozenset[str]  # `flashinfer`, `cache_dit`, `zmq`: never the project's own packages
-    imported: dict[str, str]  # `BlockAdapterRegister` -> `cache_dit` (the module's root)
+    imported: dict[str, str]  # `TransferManagerOnRemote` -> `flexkv.transfer_manager` (the module it comes from)
     declared: frozenset[str]  # normalised Requires-Dist names (`flashinfer_python`)
 
 
@@ -73,7 +73,7 @@ def collect(root: Path, own_packages: set[str]) -> Dependencies:
             if "import" in text:
                 _scan(text, local, roots, imported)
     roots = {r for r in roots if not keyword.iskeyword(r)}
-    return Dependencies(frozenset(roots), {n: r for n, r in imported.items() if r in roots}, frozenset(declared))
+    return Dependencies(frozenset(roots), {n: m for n, m in imported.items() if m.split(".", 1)[0] in roots}, frozenset(declared))
 
 
 def _scan(text: str, own: set[str], roots: set[str], imported: dict[str, str]) -> None:
@@ -84,14 +84,15 @@ def _scan(text: str, own: set[str], roots: set[str], imported: dict[str, str]) -
             if top and top not in own:
                 roots.add(top)
     for m in _FROM_RE.finditer(text):
-        top = m.group("module").split(".", 1)[0]
+        module = m.group("module")
+        top = module.split(".", 1)[0]
         if top in own:
             continue
         roots.add(top)
         for item in m.group("names").strip("()").split(","):
             words = _NAME_RE.findall(item.split("#", 1)[0])
             if words and words[0] != "import":
-                imported.setdefault(words[0], top)  # `A as B`: the dependency's name is `A`
+                imported.setdefault(words[0], module)  # `A as B`: the dependency's name is `A`
 
 
 def load_or_collect(cache: Path, root: Path, own_packages: set[str]) -> Dependencies | None:

@@ -25,7 +25,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from analyzer.refs.classify import OTHER_SYSTEMS_RE, PROJECT_RE
-from analyzer.refs.dependencies import STDLIB_MODULES, TYPING_NAMES, Dependencies, load_or_collect
+from analyzer.refs.dependencies import (
+    FORMAT,
+    STDLIB_MODULES,
+    TYPING_NAMES,
+    Dependencies,
+    load_or_collect,
+)
 from analyzer.refs.models import BROKEN, FLAG, NOT_CHECKABLE, SYMBOL, Finding
 from analyzer.refs.pinview import PinView
 from analyzer.refs.suggest import History
@@ -33,7 +39,7 @@ from analyzer.refs.suggest import History
 _LEADING_NAME_RE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _TYPING_RE = re.compile(r"\btyping\b|type hints?|annotat", re.IGNORECASE)
 _CACHE: dict[tuple[str, str | None], Dependencies | None] = {}
-_LOCAL: dict[tuple[str, str], frozenset[str]] = {}
+_MODULES: dict[str, frozenset[str]] = {}
 
 
 def dependencies(pin: PinView) -> Dependencies | None:
@@ -44,29 +50,37 @@ def dependencies(pin: PinView) -> Dependencies | None:
         found = None
         if root and pin.words_path:
             words = Path(pin.words_path)
-            cache = words.parent.parent / "deps" / f"{words.name.rsplit('.w', 1)[0]}.d.json"
+            cache = words.parent.parent / "deps" / f"{words.name.rsplit('.w', 1)[0]}.d{FORMAT}.json"
             # The release tree's root holds the package and its dist-info; `tree` may be the package's parent.
             found = load_or_collect(cache, Path(root), set(pin.packages))
         _CACHE[key] = found
     return _CACHE[key]
 
 
-def _local_names(pin: PinView) -> frozenset[str]:
-    """Stems of every file and folder of the pin (`runner`, `flashinfer`): an import root spelled
-    like one may be the pin's own module, imported from beside it."""
-    key = (pin.pin, "local")
-    if key not in _LOCAL:
-        _LOCAL[key] = frozenset(part.split(".", 1)[0] for path in pin.files for part in path.split("/"))
-    return _LOCAL[key]
+def _module_paths(pin: PinView) -> frozenset[str]:
+    """Every dotted run of folders and file stems in the pin's paths (`mooncake`,
+    `disaggregation.mooncake.conn`, `runner.pytest_runner`): the modules a script that puts a
+    folder of the pin on its path could import as its own."""
+    if pin.pin not in _MODULES:
+        runs: set[str] = set()
+        for path in (*pin.files, *pin.outside_files):
+            parts = [p.split(".", 1)[0] for p in path.split("/")]
+            for i in range(len(parts)):
+                for j in range(i + 1, len(parts) + 1):
+                    runs.add(".".join(parts[i:j]))
+        _MODULES[pin.pin] = frozenset(runs)
+    return _MODULES[pin.pin]
 
 
-def _dependency_root(root: str, pin: PinView, deps: Dependencies) -> bool:
-    """A package the pin depends on: its sources import it and it is no module of the pin's own,
-    or its METADATA requires it (`flashinfer` for `flashinfer_python`)."""
-    if root not in deps.roots:
+def _dependency_module(module: str, pin: PinView, deps: Dependencies) -> bool:
+    """A module of a package the pin depends on: its METADATA requires the package (`flashinfer`
+    for `flashinfer_python`), or the pin holds no module of that dotted name (`mooncake.store`
+    is not the pin's `srt/disaggregation/mooncake/` folder, which has no `store`)."""
+    root = module.split(".", 1)[0]
+    if root not in deps.roots or root in STDLIB_MODULES:
         return False
     low = root.lower()
-    return root not in _local_names(pin) or any(d == low or d.startswith(low + "_") for d in deps.declared)
+    return any(d == low or d.startswith(low + "_") for d in deps.declared) or module not in _module_paths(pin)
 
 
 def not_project(findings: list[Finding], pins: Sequence[PinView], histories: dict[str, History] | None = None) -> list[Finding]:
@@ -106,8 +120,8 @@ def _evidence(f: Finding, pin: PinView, old: PinView | None) -> str | None:
     if deps is None:
         return None
     source = deps.imported.get(first)
-    if source is not None and source not in STDLIB_MODULES and _dependency_root(source, pin, deps):
-        return f"{pin.pin}'s sources import `{first}` from `{source}`, a dependency: the name is {source}'s"
+    if source is not None and _dependency_module(source, pin, deps):
+        return f"{pin.pin}'s sources import `{first}` from `{source}`, a dependency: the name is {source.split('.', 1)[0]}'s"
     return None
 
 

@@ -24,6 +24,8 @@ from cachelib.adapters import (
     ForwardPattern as Pattern,  # renamed locally
 )
 import kvstore.client as kv
+from kvstore.client import StoreClient
+from runner.pytest_runner import SuiteRunner
 import dumper
 from dumper import Dumper
 from collections.abc import Sequence
@@ -40,6 +42,11 @@ def _with_deps(view: PinView, tmp_path: Path) -> PinView:
     root = Path(view.tree)
     (root / "vllm" / "adapters.py").write_text(_SOURCE, encoding="utf-8")
     (root / "vllm" / "dumper.py").write_text("X = 1\n", encoding="utf-8")
+    # The pin's own folder named like a dependency (its connector to it), and a test runner module.
+    for own in ("vllm/distributed/kvstore/connector.py", "vllm/tests/runner/pytest_runner.py"):
+        (root / own).parent.mkdir(parents=True, exist_ok=True)
+        (root / own).write_text("Y = 2\n", encoding="utf-8")
+    view = replace(view, files=view.files | {"vllm/distributed/kvstore/connector.py", "vllm/tests/runner/pytest_runner.py"})
     (root / "vllm-0.30.0.dist-info").mkdir(exist_ok=True)
     (root / "vllm-0.30.0.dist-info" / "METADATA").write_text(_METADATA, encoding="utf-8")
     view = replace(view, kind="release")
@@ -64,15 +71,16 @@ def test_collects_imports_and_requirements_as_text(vllm: PinView) -> None:
     deps = collect(Path(vllm.tree), {"vllm"})
     assert {"cachelib", "kvstore", "flashkernels"} <= deps.roots
     assert "there" not in deps.roots and "dumper" not in deps.roots  # prose; a module beside the file
-    assert deps.imported["BlockAdapter"] == "cachelib" and deps.imported["ForwardPattern"] == "cachelib"
-    assert deps.imported["DecodeWrapper"] == "flashkernels" and "Pattern" not in deps.imported
+    assert deps.imported["BlockAdapter"] == "cachelib.adapters" and deps.imported["ForwardPattern"] == "cachelib.adapters"
+    assert deps.imported["DecodeWrapper"] == "flashkernels.decode" and "Pattern" not in deps.imported
     assert "flashkernels_python" in deps.declared
 
 
 def test_a_name_the_sources_import_from_a_dependency_is_not_judged(vllm: PinView) -> None:
-    doc = "In vLLM, register it with `BlockAdapter` and pick `ForwardPattern.Pattern_0`; decode runs `DecodeWrapper`.\n"
+    doc = "In vLLM, register it with `BlockAdapter` and pick `ForwardPattern.Pattern_0`; decode runs `DecodeWrapper`; `StoreClient` stores.\n"
     found = _check(doc, vllm)
-    for text in ("BlockAdapter", "ForwardPattern.Pattern_0", "DecodeWrapper"):
+    # (`kvstore` is also a folder of the pin, but the pin has no `kvstore.client` module.)
+    for text in ("BlockAdapter", "ForwardPattern.Pattern_0", "DecodeWrapper", "StoreClient"):
         (f,) = found[text]
         assert f.status == NOT_CHECKABLE and "a dependency" in f.note, (text, f.note)
         assert not f.suggestions
@@ -85,9 +93,10 @@ def test_typing_names_in_a_passage_on_typing(vllm: PinView) -> None:
 
 
 def test_the_projects_own_and_unrelated_names_stay_broken(vllm: PinView) -> None:
-    doc = "In vLLM, the scheduler keeps a `Sequence` per request, built by `SequenceGroupMaker` and `Dumper`.\n"
+    doc = "In vLLM, the scheduler keeps a `Sequence` per request, built by `SequenceGroupMaker`, `Dumper` and `SuiteRunner`.\n"
     found = _check(doc, vllm)
-    for text in ("Sequence", "SequenceGroupMaker", "Dumper"):  # stdlib import; a module beside the file
+    # A stdlib import; a module beside the importing file; a module the pin holds (`runner.pytest_runner`).
+    for text in ("Sequence", "SequenceGroupMaker", "Dumper", "SuiteRunner"):
         assert all(f.status == BROKEN for f in found[text]), (text, [f.note for f in found[text]])
 
 
