@@ -280,6 +280,21 @@ def find_symbol(target: str, pin: PinView) -> tuple[list[SymbolEntry], str]:
     return [], ""
 
 
+def _function_local_owner(target: str, pin: PinView) -> SymbolEntry | None:
+    """`Layer.forward()` in a diagram, where a source pin's only `Layer`s are classes a test
+    defines inside its function body: nothing outside that function can name such a class (and
+    its missing member is often inherited from a dependency, `nn.Module.forward`), so the
+    document cannot mean it. Returns one such class when every class of the owner's name is
+    function-local, else None."""
+    owner = target.rsplit(".", 1)[0] if "." in target else ""
+    classes = [e for e in pin.find_symbol(owner) if e.kind == "class"] if owner else []
+    for cls in classes:
+        parent = cls.full.rsplit(".", 1)[0]
+        if not any(e.full == parent and e.kind == "function" for e in pin.find_symbol(parent)):
+            return None
+    return classes[0] if classes else None
+
+
 def _resolve_symbol(ref: Reference, pin: PinView) -> Finding:
     if not len(pin.table):
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"no symbol index for {pin.pin}")
@@ -288,6 +303,11 @@ def _resolve_symbol(ref: Reference, pin: PinView) -> Finding:
         # A C++/Rust name: a wheel holds few native sources (no csrc/, no Rust crates).
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"a C++/Rust name; the wheel {pin.pin} holds no such sources (a git pin does)")
     if not found:
+        local = _function_local_owner(ref.target, pin)
+        if local is not None:
+            owner = ref.target.rsplit(".", 1)[0]
+            note = f"`{owner}` is only a class defined inside a function ({local.location}), which no reader can name"
+            return Finding(ref, pin.pin, NOT_CHECKABLE, note=note)
         return Finding(ref, pin.pin, BROKEN, note=f"`{ref.target}` is not defined in {pin.pin}")
     notes = [how] if how else []
     if len(found) > 1:

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from analyzer.refs.models import Reference
-from analyzer.refs.pinview import PinView
+from analyzer.refs.pinview import PinView, SymbolEntry
 from analyzer.refs.resolve import resolve
 
 
@@ -112,3 +113,27 @@ def test_link_commit_other_than_the_pin_is_noted(vllm30: PinView) -> None:
     assert "checked against" not in resolve(replace(base, commit="v0.30.0"), vllm30).note
     assert "checked against" not in resolve(replace(base, commit="aaaaaaa"), vllm30).note  # the pin's upstream commit
     assert "link names 5cecfc0, checked against vllm@0.30.0" in resolve(replace(base, commit="5cecfc0"), vllm30).note
+
+
+def test_a_member_of_a_class_only_a_test_function_defines_is_not_broken(tmp_path: Path) -> None:
+    # vllm@0.30.0-src: `tests/.../test_utils.py` defines `class Layer(torch.nn.Module)` inside a
+    # test function; held-out 4's diagram says `Layer.forward()` of no class in particular.
+    test = "tests/model_executor/test_utils.py"
+    mod = "vllm/model_executor/layers/linear.py"
+    fn = "tests.model_executor.test_utils.test_replace"
+    view = PinView(
+        pin="vllm@0.30.0-src", project="vllm", kind="git", layout_prefix="", packages=("vllm",),
+        files=frozenset({test, mod}), flags=[], envs=[], upstream_commit=None, store_commit="b" * 40, tree=str(tmp_path),
+        symbols=[
+            SymbolEntry(fn, test, 200, 240, "function"),
+            SymbolEntry(f"{fn}.Layer", test, 216, 220, "class", ("torch.nn.Module",)),
+            SymbolEntry(f"{fn}.Layer.weight_loader", test, 217, 220, "function"),
+            SymbolEntry("vllm.model_executor.layers.linear.LinearBase", mod, 10, 90, "class", ("torch.nn.Module",)),
+            SymbolEntry("vllm.model_executor.layers.linear.LinearBase.weight_loader", mod, 20, 30, "function"),
+        ],
+    )
+    local = resolve(ref("Layer.forward()", "symbol", "Layer.forward"), view)
+    assert local.status == "not-checkable" and "inside a function" in local.note and test in local.note
+    assert resolve(ref("Layer.weight_loader", "symbol"), view).status == "ok"
+    # A class a module defines is judged as before: its missing member is broken.
+    assert resolve(ref("LinearBase.forward()", "symbol", "LinearBase.forward"), view).status == "broken"
