@@ -10,16 +10,14 @@ and a warm check never pays it again.
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from analyzer.flags.entry_points import KNOWN_COMMANDS, subcommand_modules
 from analyzer.refs.commandflags import CommandFlags, interpret, read_literal
+from analyzer.refs.jsoncache import read_record, write_record
 
 if TYPE_CHECKING:
     from analyzer.refs.pinview import PinView
@@ -111,14 +109,14 @@ def _cache_path(pin: PinView) -> Path | None:
 
 
 def _load(path: Path) -> CommandIndex | None:
+    data = read_record(path, FORMAT)
+    if data is None:
+        return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("format") != FORMAT:
-            return None
         commands = {c: _flags(v) for c, v in data["commands"].items()}
         return CommandIndex(dict(data["subcommands"]), commands, dict(data["registered"]))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None  # missing or damaged: read the sources again
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None  # damaged: read the sources again
 
 
 def _flags(value: dict[str, Any] | None) -> CommandFlags | None:
@@ -135,12 +133,4 @@ def _save(path: Path, index: CommandIndex) -> None:
         c: None if f is None else {**asdict(f), "flags": sorted(f.flags)}
         for c, f in index.commands.items()
     }
-    payload = json.dumps({"format": FORMAT, "subcommands": index.subcommands, "commands": commands, "registered": index.registered})
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(payload)
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a read-only cache: the index still serves this run
+    write_record(path, FORMAT, {"subcommands": index.subcommands, "commands": commands, "registered": index.registered})

@@ -10,15 +10,15 @@ once per pin (never imported), and cached beside the pin's view.
 
 from __future__ import annotations
 
-import json
 import keyword
 import os
 import re
 import sys
-import tempfile
 import typing
 from dataclasses import dataclass
 from pathlib import Path
+
+from analyzer.refs.jsoncache import read_record, write_record
 
 FORMAT = 2
 
@@ -97,22 +97,14 @@ def _scan(text: str, own: set[str], roots: set[str], imported: dict[str, str]) -
 
 def load_or_collect(cache: Path, root: Path, own_packages: set[str]) -> Dependencies | None:
     """The cached record at `cache`, else collected from `root` and saved; None without a tree."""
-    try:
-        data = json.loads(cache.read_text(encoding="utf-8"))
-        if data.get("format") == FORMAT:
+    data = read_record(cache, FORMAT)
+    if data is not None:
+        try:
             return Dependencies(frozenset(data["roots"]), dict(data["imported"]), frozenset(data["declared"]))
-    except (OSError, ValueError, KeyError, TypeError):
-        pass  # missing or damaged: collect again
+        except (KeyError, TypeError, ValueError):
+            pass  # damaged: collect again
     if not root.is_dir():
         return None
     found = collect(root, own_packages)
-    payload = json.dumps({"format": FORMAT, "roots": sorted(found.roots), "imported": dict(sorted(found.imported.items())), "declared": sorted(found.declared)})
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{cache.name}.", suffix=".tmp", dir=cache.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(payload)
-        os.replace(tmp, cache)
-    except OSError:
-        pass  # a read-only cache: the record still serves this run
+    write_record(cache, FORMAT, {"roots": sorted(found.roots), "imported": dict(sorted(found.imported.items())), "declared": sorted(found.declared)})
     return found

@@ -9,12 +9,12 @@ seconds) and kept beside its view, read only when a check meets a name no pin de
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from analyzer.refs.jsoncache import read_record, write_record
 
 _WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SOURCE_SUFFIXES = (".py", ".pyi", ".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp", ".cu", ".cuh", ".inl", ".rs")
@@ -115,26 +115,18 @@ def _code_words(text: str) -> set[str]:
 
 def load_or_collect(cache: Path, roots: list[Path]) -> SourceWords | None:
     """The cached words at `cache`, else collected from `roots` and saved; None when no root exists."""
-    try:
-        data = json.loads(cache.read_text(encoding="utf-8"))
-        if data.get("format") == FORMAT:
+    data = read_record(cache, FORMAT)
+    if data is not None:
+        try:
             return SourceWords(frozenset(data["words"]), frozenset(data["retired_env"]), frozenset(data["metrics"]), bool(data["metrics_built"]))
-    except (OSError, ValueError, KeyError, TypeError):
-        pass  # missing or damaged: collect again
+        except (KeyError, TypeError, ValueError):
+            pass  # damaged: collect again
     present = [r for r in roots if r.is_dir()]
     if not present:
         return None
     found = collect(present)
-    payload = json.dumps({
-        "format": FORMAT, "words": sorted(found.words), "retired_env": sorted(found.retired_env),
+    write_record(cache, FORMAT, {
+        "words": sorted(found.words), "retired_env": sorted(found.retired_env),
         "metrics": sorted(found.metrics), "metrics_built": found.metrics_built,
     })
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{cache.name}.", suffix=".tmp", dir=cache.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(payload)
-        os.replace(tmp, cache)
-    except OSError:
-        pass  # a read-only cache: the words still serve this run
     return found
