@@ -148,13 +148,10 @@ def _other_system(ref: Reference) -> str | None:
         return ref.subject
     if ref.origin != "inline" or not ref.paragraph:
         return None
-    at = ref.paragraph.find(f"`{ref.text}`")
-    if at < 0:
+    quoted = ref.sentence(_SENTENCE_END_RE)
+    if quoted is None:
         return None
-    ends = [m.end() for m in _SENTENCE_END_RE.finditer(ref.paragraph)]
-    start = max((e for e in ends if e <= at), default=0)
-    end = min((e for e in ends if e > at), default=len(ref.paragraph))
-    sentence, at = ref.paragraph[start:end], at - start
+    sentence, at = quoted
     # "..., just like `torch.distributed`": a comparison says the name is not that program's.
     others = [(abs(m.start() - at), m.group(1)) for m in OTHER_SYSTEMS_RE.finditer(sentence) if not _COMPARED_RE.search(sentence[: m.start()])]
     projects = [abs(m.start() - at) for m in PROJECT_RE.finditer(sentence)]

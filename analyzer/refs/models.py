@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,6 +99,18 @@ class Reference:
     # Lower-cased words of the whole document (one set shared by its references): picks,
     # among renamed candidates, the one in the text's own terms (`Decode...` in a text on decoding).
     context: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+
+    def sentence(self, ends: re.Pattern[str]) -> tuple[str, int] | None:
+        """The sentence of `paragraph` that quotes this reference in code font (bounded by the
+        matches of `ends`: each rule says what ends its sentences), and the reference's offset
+        in it; None when the paragraph does not quote it."""
+        at = self.paragraph.find(f"`{self.text}`")
+        if at < 0:
+            return None
+        stops = [m.end() for m in ends.finditer(self.paragraph)]
+        start = max((e for e in stops if e <= at), default=0)
+        end = min((e for e in stops if e > at), default=len(self.paragraph))
+        return self.paragraph[start:end], at - start
 
 
 @dataclass(frozen=True, slots=True)

@@ -70,13 +70,8 @@ def _file_to_create(f: Finding, pin: PinView) -> str | None:
     ref = f.ref
     if ref.kind != PATH or ref.origin != "inline" or not ref.paragraph:
         return None
-    at = ref.paragraph.find(f"`{ref.text}`")
-    if at < 0:
-        return None
-    ends = [m.end() for m in _SENTENCE_END_RE.finditer(ref.paragraph)]
-    start = max((e for e in ends if e <= at), default=0)
-    end = min((e for e in ends if e > at), default=len(ref.paragraph))
-    if not _CREATE_RE.search(ref.paragraph[start:end]):
+    quoted = ref.sentence(_SENTENCE_END_RE)
+    if quoted is None or not _CREATE_RE.search(quoted[0]):
         return None
     folder = ref.target.strip("/").rsplit("/", 1)[0]
     path = package_path(folder, pin)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*")
 # Not yet parsed (a KeyError per new text costs more than the parse of a dotted name).
@@ -33,6 +34,16 @@ def dotted_name(node: ast.expr) -> str | None:
         return None
     parts.append(node.id)
     return ".".join(reversed(parts))
+
+
+def parse_function(source: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The first function of `source` (a function's text from its first line, decorators
+    included, however indented); None when it does not parse or holds no function."""
+    try:
+        tree = ast.parse(textwrap.dedent(source))
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    return next((n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)), None)
 
 
 class ExprParser:

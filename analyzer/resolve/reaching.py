@@ -22,6 +22,8 @@ import textwrap
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
+from analyzer.resolve.exprs import parse_function
+
 OTHER = -1  # a binding that is not a plain assignment with a value (a parameter's included)
 
 State = frozenset[int]
@@ -182,11 +184,7 @@ def reaching_bindings(source: str, first_line: int, name: str, params: set[str])
     """For the function whose source (from its first line, decorators included)
     is `source`: (line, col) of each call `name(...)` -> the lines of the plain
     assignments of `name` that may reach it, or OTHER. None: not analysed."""
-    try:
-        tree = ast.parse(textwrap.dedent(source))
-    except (SyntaxError, ValueError, RecursionError):
-        return None
-    func = next((n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)), None)
+    func = parse_function(source)
     if func is None:
         return None
     walker = _Walker(name, first_line - 1)

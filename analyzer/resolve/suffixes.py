@@ -21,10 +21,9 @@ prefix alone decides, as before):
 from __future__ import annotations
 
 import ast
-import textwrap
 from collections.abc import Callable, Iterator
 
-from analyzer.resolve.exprs import dotted_name
+from analyzer.resolve.exprs import dotted_name, parse_function
 
 # Methods of builtin containers and strings: calling one on an object that is
 # not the chain (`self._tag_stack.append(v)`) cannot rebind the chain.
@@ -98,11 +97,7 @@ def guarded_values(
     its first line) is `source`; None: no such guard. `constant(name)`: the
     strings a module constant holds; `no_return(callee)`: whether a call of that
     dotted callee never returns (`-> NoReturn`)."""
-    try:
-        tree = ast.parse(textwrap.dedent(source))
-    except (SyntaxError, ValueError, RecursionError):
-        return None
-    func = next((n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)), None)
+    func = parse_function(source)
     if func is None:
         return None
     rel = line - first_line + 1
