@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
 from analyzer.refs.classify import OTHER_SYSTEMS_RE, PROJECT_RE
+from analyzer.refs.docproject import settle_by_document
 from analyzer.refs.extract import alternatives, extract_references, markdown_parser
 from analyzer.refs.models import (
     AMBIGUOUS,
@@ -266,9 +267,9 @@ def _enum_siblings(findings: list[Finding], pins: Sequence[PinView]) -> list[Fin
 
 
 def check_references(refs: Iterable[Reference], pins: Sequence[PinView], histories: dict[str, History] | None = None) -> list[Finding]:
-    findings: list[Finding] = []
-    for ref in refs:
-        findings.extend(check_reference(ref, pins, histories))
+    checked = [(ref, check_reference(ref, pins, histories)) for ref in refs]
+    checked = settle_by_document(checked, lambda ref: check_reference(ref, pins, histories))
+    findings = [f for _, found in checked for f in found]
     findings = _table_columns(_same_name_in_class_context(_enum_siblings(_mirrors(findings), pins)))
     findings = _objects_named_like_a_class(findings, pins, histories or {})
     return not_project(unjudged(_file_of_the_named_symbol(findings, pins, histories or {}), pins, histories), pins, histories)

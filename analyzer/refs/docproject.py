@@ -1,0 +1,66 @@
+"""The project of a document, read from what its references resolve to.
+
+The text decides a reference's project from its sentence, its section, then the document's
+own words (`framework.py`). A page that names its project only in a title left outside the
+excerpt (a vLLM configuration reference starting at its section 2) leaves every flag
+"ambiguous": each one is tried on both projects, and one defined in neither is reported against
+whichever pin offers the closer replacement, so gone flags of the same page were judged against
+SGLang or vLLM flag by flag. A reader decides once per document: when every reference of it that
+resolves resolves in one project only, the document is that project's, and a reference the text
+left ambiguous that resolves in neither is judged against that project alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from analyzer.refs.models import AMBIGUOUS, OK, Finding, Reference
+
+# Fewer resolving references than this say nothing about a whole document.
+MIN_EVIDENCE = 3
+
+Checked = tuple[Reference, list[Finding]]
+
+
+def resolved_projects(ref: Reference, findings: Sequence[Finding]) -> set[str]:
+    """The projects a reference resolves in (its findings that are ok)."""
+    return {f.framework or ref.framework for f in findings if f.status == OK and (f.framework or ref.framework) != AMBIGUOUS}
+
+
+def document_projects(checked: Sequence[Checked]) -> dict[str, tuple[str, int]]:
+    """file -> (project, how many references resolve there) for every document whose resolving
+    references all resolve in that one project (a name both projects define says nothing), with at
+    least `MIN_EVIDENCE` of them; documents that resolve in both projects are left out."""
+    seen: dict[str, dict[str, int]] = {}
+    for ref, findings in checked:
+        projects = resolved_projects(ref, findings)
+        if len(projects) == 1:
+            counts = seen.setdefault(ref.file, {})
+            project = next(iter(projects))
+            counts[project] = counts.get(project, 0) + 1
+    return {
+        file: (project, n)
+        for file, counts in seen.items()
+        if len(counts) == 1 and (n := next(iter(counts.values()))) >= MIN_EVIDENCE
+        for project in counts
+    }
+
+
+def settle_by_document(checked: list[Checked], recheck: Callable[[Reference], list[Finding]]) -> list[Checked]:
+    """Re-judge, against its document's project (see `document_projects`), every reference the
+    text left ambiguous and no pin resolved."""
+    projects = document_projects(checked)
+    if not projects:
+        return checked
+    out: list[Checked] = []
+    for ref, findings in checked:
+        doc = projects.get(ref.file)
+        if doc is None or ref.framework != AMBIGUOUS or not findings or resolved_projects(ref, findings):
+            out.append((ref, findings))
+            continue
+        project, n = doc
+        why = f"{ref.framework_reason}; every reference of the document that resolves is {project}'s ({n})"
+        placed = replace(ref, framework=project, framework_reason=why)
+        out.append((placed, recheck(placed)))
+    return out
