@@ -8,15 +8,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-# `vllm bench <sub>` runs these modules' `add_cli_args(parser)` (vLLM's CLI registers its
-# subcommands through classes, not a dispatch this module reads).
-KNOWN_COMMANDS = {
-    "vllm bench serve": "vllm.benchmarks.serve",
-    "vllm bench latency": "vllm.benchmarks.latency",
-    "vllm bench throughput": "vllm.benchmarks.throughput",
-    "vllm bench startup": "vllm.benchmarks.startup",
-    "vllm bench mm-processor": "vllm.benchmarks.mm_processor",
-}
+from analyzer.flags.cli_classes import CliCommand, class_subcommands
 
 
 def console_script(root: Path, project: str) -> str | None:
@@ -47,10 +39,35 @@ def _module_path(root: Path, module: str) -> Path | None:
 
 
 def subcommand_modules(root: Path, project: str) -> dict[str, str]:
-    """`{"sglang generate": "sglang.cli.generate", ...}`: each subcommand the console script
-    dispatches by comparing a word with a literal and importing a project module for it. A
-    tree without a dist-info (a git checkout) is read at `<project>.cli.main:main`."""
-    target = console_script(root, project) or f"{project}.cli.main:main"
+    """`{"sglang generate": "sglang.cli.generate", "vllm bench serve": "vllm.benchmarks.serve",
+    ...}`: each subcommand of the console script, with the module whose parser it runs."""
+    registered = {c: r.module for c, r in registered_subcommands(root, project).items()}
+    return {**dispatched_subcommands(root, project), **registered}
+
+
+def registered_subcommands(root: Path, project: str) -> dict[str, CliCommand]:
+    """Subcommands registered as classes (vLLM's `CLISubcommand`s; cli_classes.py)."""
+    return class_subcommands(root, _script_target(root, project), project)
+
+
+def dispatched_subcommands(root: Path, project: str) -> dict[str, str]:
+    return _dispatched(root, project, _script_target(root, project))
+
+
+def _script_target(root: Path, project: str) -> str:
+    """The console script's `module:function`; a tree without a dist-info (a git checkout) is
+    read at `<project>.cli.main:main`, else at vLLM's `<project>.entrypoints.cli.main:main`."""
+    target = console_script(root, project)
+    if target is not None:
+        return target
+    candidates = (f"{project}.cli.main:main", f"{project}.entrypoints.cli.main:main")
+    return next((t for t in candidates if _module_path(root, t.partition(":")[0]) is not None), candidates[0])
+
+
+def _dispatched(root: Path, project: str, target: str) -> dict[str, str]:
+    """Subcommands the console script's function dispatches by comparing a word with a
+    literal and importing a project module for it (`if args.subcommand == "generate": from
+    sglang.cli.generate import generate`)."""
     module, _, function = target.partition(":")
     path = _module_path(root, module)
     if path is None:
@@ -74,9 +91,9 @@ def subcommand_modules(root: Path, project: str) -> dict[str, str]:
 
 
 def command_module(root: Path, command: str) -> str | None:
-    """The module whose parser `command` runs: a subcommand (`sglang generate`), a known
-    command (`vllm bench serve`), or a module given as `python -m` takes it (`sglang.bench_serving`)."""
+    """The module whose parser `command` runs: a subcommand (`sglang generate`, `vllm bench
+    serve`), or a module given as `python -m` takes it (`sglang.bench_serving`)."""
     if " " not in command.strip():
         return command.strip() if _module_path(root, command.strip()) is not None else None
     project = command.split()[0]
-    return KNOWN_COMMANDS.get(command) or subcommand_modules(root, project).get(command)
+    return subcommand_modules(root, project).get(" ".join(command.split()))

@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from analyzer.flags.entry_points import KNOWN_COMMANDS as CLI_MODULES
-
 if TYPE_CHECKING:
     from analyzer.refs.pinview import PinView
 
@@ -109,8 +107,9 @@ def _script_file(pin: PinView, command: str) -> str | None:
 
 
 def read_literal(pin: PinView, command: str) -> CommandFlags | None:
-    """The command's module and the project modules it imports, read for `add_argument` literals."""
-    module = CLI_MODULES.get(command, command)
+    """The command's module (`python -m` form, or a script run by path) and the project modules
+    it imports, read for `add_argument` literals."""
+    module = command
     script = _script_file(pin, command) if command.endswith(".py") else None
     if script is not None:
         # A script run by path: read like a module (its own folder is its "parent").

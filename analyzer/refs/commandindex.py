@@ -15,14 +15,16 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from analyzer.flags.entry_points import KNOWN_COMMANDS, subcommand_modules
+from analyzer.flags.cli_classes import CliCommand
+from analyzer.flags.entry_points import dispatched_subcommands, registered_subcommands
 from analyzer.refs.commandflags import CommandFlags, interpret, read_literal
 from analyzer.refs.jsoncache import read_record, write_record
+from analyzer.refs.shell import SERVER_COMMANDS
 
 if TYPE_CHECKING:
     from analyzer.refs.pinview import PinView
 
-FORMAT = 1  # bump when what the index reads changes (entry_flags, the literal reader): old files are then ignored
+FORMAT = 2  # bump when what the index reads changes (entry_flags, the literal reader): old files are then ignored
 _KEY = "\0index"
 # `add_argument("--x", "--x-alias", ...)`: the option strings a call spells first.
 _REGISTERED_RE = re.compile(r"""add_argument\(\s*((?:[rRbB]?["']-[^"'\n]*["']\s*(?:,\s*|\)))+)""")
@@ -72,13 +74,20 @@ def _build(pin: PinView) -> CommandIndex:
     if pin.tree is None:
         return CommandIndex({}, {}, {})
     root = Path(pin.tree)
-    subs: dict[str, str] = {}
+    dispatched: dict[str, str] = {}
+    registered: dict[str, CliCommand] = {}
     for project in pin.packages:
-        subs.update(subcommand_modules(root, project))
-    commands: dict[str, CommandFlags | None] = {c: interpret(pin, m) for c, m in subs.items()}
-    for command, module in KNOWN_COMMANDS.items():
-        if module.split(".", 1)[0] in pin.packages:
-            commands[command] = read_literal(pin, command)
+        dispatched.update(dispatched_subcommands(root, project))
+        registered.update(registered_subcommands(root, project))
+    # The server's own subcommand is judged against the server's flags, not read again here.
+    registered = {c: r for c, r in registered.items() if c not in SERVER_COMMANDS}
+    # The interpreter runs the parser a module builds or the adders it defines. Options added
+    # by a CLI class's own methods (several commands to a module) are read as literal names.
+    commands: dict[str, CommandFlags | None] = {c: interpret(pin, m) for c, m in dispatched.items()}
+    for command, found in registered.items():
+        parsed = None if found.in_class else interpret(pin, found.module)
+        commands[command] = parsed or read_literal(pin, found.module)
+    subs = {**dispatched, **{c: r.module for c, r in registered.items()}}
     return CommandIndex(subs, commands, _registered(root, pin.packages))
 
 

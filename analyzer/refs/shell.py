@@ -28,8 +28,10 @@ _SEPARATORS = {"&&", "||", "|", ";", "&"}
 _ASSIGN_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=")
 _SHORT_FLAG_RE = re.compile(r"-[A-Za-z][A-Za-z0-9]{0,3}(?:=.*)?")
 _COMMENT_FLAG_RE = re.compile(r"(?<![\w-])--[A-Za-z0-9][A-Za-z0-9_.-]*[A-Za-z0-9]")
-# Subcommands whose flags are their own parser's: `vllm bench serve`, `vllm bench latency`.
-_SUBCOMMANDS = {"vllm bench": ("serve", "latency", "throughput", "startup", "sweep", "mm-processor")}
+# Groups whose next word names a nested subcommand with its own parser (`vllm bench serve`,
+# `vllm launch render`); which ones a pin has is read from its CLI classes (flags/cli_classes.py).
+_GROUPS = {"vllm bench", "vllm launch"}
+_WORD_RE = re.compile(r"[a-z][a-z0-9-]*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +169,7 @@ def _command_refs(
         command = f"{program} {rest[0].text}"
         framework = program
         rest = rest[1:]
-        if rest and rest[0].text in _SUBCOMMANDS.get(command, ()):
+        if command in _GROUPS and rest and _WORD_RE.fullmatch(rest[0].text):
             command = f"{command} {rest[0].text}"  # `vllm bench serve`
             rest = rest[1:]
     elif re.fullmatch(r"python[0-9.]*", program) or program == "uv" or program == "torchrun":

@@ -11,7 +11,7 @@ import pytest
 
 from analyzer.refs.check import check_references, extract_all
 from analyzer.refs.commandflags import command_flags
-from analyzer.refs.commandindex import other_commands, registered_options, subcommands
+from analyzer.refs.commandindex import FORMAT, other_commands, registered_options, subcommands
 from analyzer.refs.models import BROKEN, OK, Finding
 from analyzer.refs.pinview import FlagEntry, PinView
 
@@ -97,7 +97,7 @@ def test_the_command_index_is_read_once_and_kept_beside_the_words(view: PinView,
 
     view.words_path = str(tmp_path / "cache" / "refs" / "words" / "sglang@9.9.dddddddddddd.w5.json")
     assert "--num-frames" in command_flags(view, "sglang generate").flags  # type: ignore[union-attr]
-    saved = tmp_path / "cache" / "refs" / "commands" / "sglang@9.9.dddddddddddd.c1.json"
+    saved = tmp_path / "cache" / "refs" / "commands" / f"sglang@9.9.dddddddddddd.c{FORMAT}.json"
     assert saved.is_file()
     # A fresh view of the same pin answers from the file, without the sources.
     shutil.rmtree(tmp_path / "sglang")

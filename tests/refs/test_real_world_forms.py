@@ -183,7 +183,26 @@ def _bench_pin(tmp_path: Path, source: str) -> PinView:
     (root / "vllm" / "benchmarks" / "common.py").write_text(
         "def add_common(parser):\n    parser.add_argument('--num-iters', type=int)\n", encoding="utf-8"
     )
-    files = frozenset({"vllm/benchmarks/latency.py", "vllm/benchmarks/common.py", "vllm/engine/arg_utils.py"})
+    # `vllm bench latency` registered the way vLLM's CLI registers it: a class per subcommand.
+    cli = {
+        "main.py": "def main():\n    import vllm.entrypoints.cli.bench\n",
+        "types.py": "class CLISubcommand:\n    name: str\n",
+        "bench.py": (
+            "from vllm.entrypoints.cli.types import CLISubcommand\n"
+            "class BenchBase(CLISubcommand):\n    pass\n"
+            "class Bench(CLISubcommand):\n    name = 'bench'\n"
+            "    def subparser_init(self, subparsers):\n        for cls in BenchBase.__subclasses__():\n            cls.add_cli_args(subparsers)\n"
+            "class Latency(BenchBase):\n    name = 'latency'\n"
+            "    @classmethod\n    def add_cli_args(cls, parser):\n"
+            "        from vllm.benchmarks.latency import add_cli_args\n        add_cli_args(parser)\n"
+            "def cmd_init():\n    return [Bench()]\n"
+        ),
+    }
+    (root / "vllm" / "entrypoints" / "cli").mkdir(parents=True)
+    for name, text in cli.items():
+        (root / "vllm" / "entrypoints" / "cli" / name).write_text(text, encoding="utf-8")
+    files = frozenset({"vllm/benchmarks/latency.py", "vllm/benchmarks/common.py", "vllm/engine/arg_utils.py",
+                       *(f"vllm/entrypoints/cli/{name}" for name in cli)})
     return PinView(
         pin="vllm@0.30.0", project="vllm", kind="release", layout_prefix="", packages=("vllm",), files=files,
         symbols=[], flags=[FlagEntry("--model", (), "model", "vllm/engine/arg_utils.py:1")], envs=[], tree=str(root),
