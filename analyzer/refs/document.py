@@ -13,7 +13,7 @@ from markdown_it.token import Token
 
 from analyzer.refs.classify import FOREIGN_NAMES
 from analyzer.refs.framework import document_project
-from analyzer.refs.shell import foreign_flags, looks_like_command
+from analyzer.refs.shell import foreign_flags, foreign_words, looks_like_command
 
 SHELL_LANGS = {"bash", "sh", "shell", "console", "zsh", "shell-session", "terminal"}
 PYTHON_LANGS = {"python", "py", "python3", "pycon"}
@@ -132,6 +132,8 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
         lang = (token.info or "").strip().split(maxsplit=1)[0].lower() if token.info else ""
         if lang in SHELL_LANGS or lang in TEXT_LANGS:
             facts.foreign_flags |= foreign_flags(token.content)
+        if lang in SHELL_LANGS:
+            facts.local_names |= foreign_words(token.content)
         if lang in {"json", "jsonc", "yaml", "yml"} | PYTHON_LANGS:
             facts.local_names.update(_KEY_RE.findall(token.content))
         else:

@@ -27,6 +27,7 @@ _PROJECT_PROGRAMS = {"vllm", "sglang", "python", "python3", "uv", "torchrun"}
 _SEPARATORS = {"&&", "||", "|", ";", "&"}
 _ASSIGN_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=")
 _SHORT_FLAG_RE = re.compile(r"-[A-Za-z][A-Za-z0-9]{0,3}(?:=.*)?")
+_IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _COMMENT_FLAG_RE = re.compile(r"(?<![\w-])--[A-Za-z0-9][A-Za-z0-9_.-]*[A-Za-z0-9]")
 # Groups whose next word names a nested subcommand with its own parser (`vllm bench serve`,
 # `vllm launch render`); which ones a pin has is read from its CLI classes (flags/cli_classes.py).
@@ -51,6 +52,7 @@ class _Token:
     text: str  # after shell unquoting
     line: int
     col: int  # -1 when the raw text could not be located
+    quoted: bool = False  # written inside quotes in the raw text
 
 
 def _logical_lines(snippet: str) -> Iterator[list[tuple[int, str]]]:
@@ -90,7 +92,9 @@ def _tokens(group: list[tuple[int, str]]) -> list[_Token]:
                 gi, pos = probe, found + len(word)
                 break
         line_no = group[gi][0]
-        tokens.append(_Token(word, line_no, found))
+        raw = group[gi][1]
+        quoted = found > 0 and raw[found - 1] in "'\"" and found + len(word) < len(raw) and raw[found + len(word)] in "'\""
+        tokens.append(_Token(word, line_no, found, quoted))
     return tokens
 
 
@@ -129,6 +133,7 @@ def _command_refs(
     default: tuple[str, str | None] | None = None,
     seen: list[tuple[int, str, str | None, bool]] | None = None,
     foreign: set[str] | None = None,
+    words: set[str] | None = None,
 ) -> Iterator[ShellRef]:
     i = 0
     # Leading `VAR=value` assignments and wrappers.
@@ -199,6 +204,13 @@ def _command_refs(
     if command is None:
         if foreign is not None:
             foreign.update(t.text.split("=", 1)[0] for t in tokens[i + 1 :] if t.text.startswith("--") and len(t.text) > 2)
+            if program == "alias":
+                # `alias drun='docker run --network=host --privileged ...'`: the value is a command.
+                for tok in rest:
+                    if "=" in tok.text:
+                        foreign |= foreign_flags(" ".join(tok.text.split("=", 1)[1].split()))
+        if words is not None:
+            words.update(_foreign_words(tokens[i + 1 :]))
         return  # not a vLLM/SGLang command: its flags (`pip install --upgrade`) are not references
     server = command in SERVER_COMMANDS
     if seen is not None:
@@ -263,6 +275,30 @@ def foreign_flags(snippet: str) -> set[str]:
             for _ in _command_refs(command, None, None, found):
                 pass
     return found
+
+
+def foreign_words(snippet: str) -> set[str]:
+    """Names the snippet hands to other programs as plain arguments (`docker build -t
+    sglang_image`, `drun sglang_image python3 -m sglang.launch_server`): the document's own
+    names for things outside the projects (an image, a container), not the projects' names."""
+    found: set[str] = set()
+    for group in _logical_lines(snippet):
+        for command in _split_commands(_tokens(group)):
+            for _ in _command_refs(command, None, None, None, found):
+                pass
+    return found
+
+
+def _foreign_words(tokens: list[_Token]) -> Iterator[str]:
+    """Unquoted identifier-shaped arguments of another program's command, up to a project
+    command it runs (whose words are that command's). A quoted one may be a search pattern
+    (`grep -rn "schedule_batch"`), which names the projects' code: left out."""
+    for tok in tokens:
+        base = tok.text.rsplit("/", 1)[-1]
+        if base in _PROJECT_PROGRAMS or re.fullmatch(r"python[0-9.]*", base):
+            return
+        if _IDENTIFIER_RE.fullmatch(tok.text) and tok.col >= 0 and not tok.quoted:
+            yield tok.text
 
 
 def last_command(refs: list[ShellRef]) -> tuple[str, str | None] | None:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from analyzer.refs.shell import looks_like_command, shell_refs
+from analyzer.refs.shell import foreign_flags, foreign_words, looks_like_command, shell_refs
 
 
 def test_vllm_serve_flags_across_continuation_lines() -> None:
@@ -66,3 +66,22 @@ def test_a_command_written_in_a_comment_keeps_its_own_flags() -> None:
     flags = [(r.text, r.command) for r in shell_refs(snippet) if r.kind == "flag"]
     # The tool's `--count` is not `vllm serve`'s; a prose comment's flag still annotates the command.
     assert flags == [("--enable-prefix-caching", "vllm serve"), ("--max-num-seqs", "vllm serve")]
+
+
+def test_an_aliased_command_passes_its_flags_to_its_program() -> None:
+    # SGLang's AMD page: docker's options live inside the quoted value of an alias.
+    snippet = "alias drun='docker run -it --rm --network=host --privileged --device=/dev/kfd \\\n    --ipc=host -v /data:/data'\n"
+    assert {"--network", "--privileged", "--device", "--ipc"} <= foreign_flags(snippet)
+
+
+def test_names_handed_to_another_program_are_the_documents_own() -> None:
+    snippet = (
+        "docker build -t sglang_image -f Dockerfile.rocm .\n"
+        "drun -p 30000:30000 --env \"HF_TOKEN=<secret>\" sglang_image \\\n"
+        "    python3 -m sglang.launch_server --model-path some_org/some_model\n"
+        "grep -rn \"schedule_batch\" python/\n"
+    )
+    words = foreign_words(snippet)
+    assert "sglang_image" in words
+    # Not the words of the project command it runs, nor a quoted search pattern.
+    assert "python3" not in words and "schedule_batch" not in words
