@@ -31,12 +31,18 @@ import ast
 import re
 from dataclasses import dataclass
 
-from analyzer.flags.interp import Frame, Interpreter
+from analyzer.flags.interp import Frame, Hook, Interpreter
 from analyzer.flags.models import Flag, FlagReport
 from analyzer.flags.sglang_flags import from_dataclass_hook
 from analyzer.flags.source import Module, SourceSymbol, SourceTree
 from analyzer.flags.values import ClassV, FuncV, Opaque
+from analyzer.flags.vllm_flags import get_kwargs_hook
 
+# How each project turns a config dataclass into options, modelled as for its server's parser.
+_HOOKS: dict[str, dict[str, Hook]] = {
+    "sglang": {"add_cli_args_from_dataclass": from_dataclass_hook},
+    "vllm": {"get_kwargs": get_kwargs_hook, "_compute_kwargs": get_kwargs_hook},
+}
 _FAMILY_RE = re.compile(r"--[A-Za-z][A-Za-z0-9_-]*\.")
 _SUFFIX_RE = re.compile(r"-[a-z][a-z0-9-]*")
 _OPTION_RE = re.compile(r"--[A-Za-z][A-Za-z0-9_-]*=?")
@@ -128,8 +134,12 @@ def _follow_dispatch(interp: Interpreter, tree: SourceTree) -> bool:
                 continue
             done.add(i)
             func = node.func
-            package = ".".join(module.name.split(".")[:2])
-            targets = _definitions(tree, package, func.attr) if isinstance(func, ast.Attribute) else []
+            # The caller's subpackage first (a model's adder beside its config class); where it
+            # defines none, the project's (`current_platform.pre_register_and_update(parser)`).
+            targets: list[tuple[Module, ast.FunctionDef | ast.AsyncFunctionDef]] = []
+            for package in (".".join(module.name.split(".")[:2]), module.name.split(".")[0]):
+                if isinstance(func, ast.Attribute) and not targets:
+                    targets = _definitions(tree, package, func.attr)
             if not targets:
                 followed_all = False
                 continue
@@ -162,7 +172,7 @@ def entry_flags(tree: SourceTree, module_name: str, function: str | None = None)
     if not builders and not guard and not adders:
         return None
     project = module_name.split(".", 1)[0]
-    interp = Interpreter(tree, hooks={"add_cli_args_from_dataclass": from_dataclass_hook} if project == "sglang" else {})
+    interp = Interpreter(tree, hooks=_HOOKS.get(project, {}))
     for node in builders:
         params = [p.arg for p in (*node.args.posonlyargs, *node.args.args)]
         _call(interp, module, node, [Opaque(p) for p in params])

@@ -101,7 +101,7 @@ def _literal_elem(elem: str, field: FieldInfo, reader: TypeReader | None) -> tup
     return literal[0].detail if len(atoms) == 1 and literal else None
 
 
-def _get_kwargs_hook(interp: Interpreter, node: ast.Call, frame: Frame, args: list[Any], kwargs: dict[str, Any]) -> Any:
+def get_kwargs_hook(interp: Interpreter, node: ast.Call, frame: Frame, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if not args or not isinstance(args[0], ClassV):
         interp.warn(frame.module, node, f"get_kwargs on a class not statically resolvable: {frame.module.segment(node)}")
         return Opaque(frame.module.segment(node))
@@ -154,7 +154,7 @@ def _top_parser(interp: Interpreter) -> ParserV | None:
 
 
 def extract_vllm_flags(tree: SourceTree) -> FlagReport:
-    interp = Interpreter(tree, hooks={"get_kwargs": _get_kwargs_hook, "_compute_kwargs": _get_kwargs_hook})
+    interp = Interpreter(tree, hooks={"get_kwargs": get_kwargs_hook, "_compute_kwargs": get_kwargs_hook})
     sub = _find_serve_subcommand(tree)
     if sub is None:
         interp.warnings.append(f"{SERVE_MODULE}: no subcommand class with name = 'serve' and subparser_init")

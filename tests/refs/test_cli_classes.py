@@ -199,3 +199,55 @@ def test_flags_are_judged_against_the_parser_of_the_subcommand(view: PinView) ->
     # The class's own methods add `--once`; the module is read for its literal names (both commands').
     assert found["--url"].status == OK and found["--once"].status == OK
     assert found["--bogus"].status == BROKEN
+
+
+def test_a_config_dataclass_and_a_platform_hook_are_followed_for_a_vllm_command(root: Path, view: PinView) -> None:
+    """`vllm run-batch`'s parser adds the options of a config dataclass through `get_kwargs`
+    (modelled as for the server) and hands the parser to `current_platform.pre_register_and_update`,
+    a method picked at run time that its own subpackage does not define: both are followed, so the
+    parser stays complete and a typo is broken, not "not checkable"."""
+    (root / "vllm/entrypoints/batch_runner.py").write_text(textwrap.dedent("""
+        import argparse
+        from dataclasses import dataclass
+
+        from vllm.engine.arg_utils import get_kwargs
+        from vllm.platforms import current_platform
+
+        @dataclass
+        class BatchArgs:
+            output_tmp_dir: str | None = None
+            \"\"\"Where partial results go.\"\"\"
+
+        def make_parser(parser):
+            parser.add_argument("-i", "--input-file", required=True)
+            for name, kwargs in get_kwargs(BatchArgs).items():
+                parser.add_argument("--" + name.replace("_", "-"), **kwargs)
+            current_platform.pre_register_and_update(parser)
+            return parser
+
+        def parse_args():
+            return make_parser(argparse.ArgumentParser()).parse_args()
+    """), encoding="utf-8")
+    (root / "vllm/engine").mkdir()
+    (root / "vllm/engine/arg_utils.py").write_text("def get_kwargs(cls):\n    return {}\n", encoding="utf-8")
+    (root / "vllm/platforms").mkdir()
+    (root / "vllm/platforms/__init__.py").write_text(textwrap.dedent("""
+        class Platform:
+            def pre_register_and_update(self, parser=None):
+                pass
+
+        class TpuPlatform(Platform):
+            def pre_register_and_update(self, parser=None):
+                parser.add_argument("--tpu-topology")
+
+        def __getattr__(name):
+            # Chosen when first used, from the hardware found: nothing a reader can follow.
+            if name == "current_platform":
+                return _detect()()
+            raise AttributeError(name)
+    """), encoding="utf-8")
+    doc = "# CLI\n\n```bash\nvllm run-batch -i in.jsonl --output-tmp-dir /t --tpu-topology 2x2 --output-tmp-dri /t\n```\n"
+    found = _check(doc, view)
+    assert found["--output-tmp-dir"].status == OK  # from the dataclass
+    assert found["--tpu-topology"].status == OK  # what some platform adds is accepted
+    assert found["--output-tmp-dri"].status == BROKEN
