@@ -32,7 +32,7 @@ from analyzer.refs.dependencies import (
     Dependencies,
     load_or_collect,
 )
-from analyzer.refs.models import BROKEN, FLAG, NOT_CHECKABLE, SYMBOL, Finding
+from analyzer.refs.models import BROKEN, FLAG, NOT_CHECKABLE, SYMBOL, Finding, Reference
 from analyzer.refs.pinview import PinView
 from analyzer.refs.suggest import History
 
@@ -111,7 +111,15 @@ def _evidence(f: Finding, pin: PinView, old: PinView | None) -> str | None:
     if m is None:
         return None
     parts = m.group(0).split(".")
-    first = parts[0]
+    owner = ref.target.split(".", 1)[0]
+    if "." in ref.target and owner != parts[0]:
+        # `@app.post(...)` below the snippet's `app = FastAPI()`: the member is looked up on the
+        # object's class (`FastAPI.post`), so the class is what may be a dependency's.
+        return _evidence_for(ref, owner, [owner], pin, old)
+    return _evidence_for(ref, parts[0], parts, pin, old)
+
+
+def _evidence_for(ref: Reference, first: str, parts: list[str], pin: PinView, old: PinView | None) -> str | None:
     if first in pin.packages or first in {"vllm", "sglang"} or _defines(pin, first) or _defines(old, first):
         return None  # the project's module, or a name the project defines (or did): its own
     if len(parts) == 1 and first in TYPING_NAMES and _TYPING_RE.search(ref.paragraph or ""):

@@ -14,6 +14,7 @@ from analyzer.refs.check import check_references, extract_all
 from analyzer.refs.dependencies import collect
 from analyzer.refs.models import BROKEN, NOT_CHECKABLE
 from analyzer.refs.pinview import PinView
+from analyzer.refs.symbols import SymbolEntry
 
 from .fakes import vllm_view
 
@@ -29,6 +30,7 @@ from runner.pytest_runner import SuiteRunner
 import dumper
 from dumper import Dumper
 from collections.abc import Sequence
+from fastapi import FastAPI
 
 if kv:
     from flashkernels.decode import DecodeWrapper
@@ -121,3 +123,22 @@ def test_a_flag_the_project_is_given_stays_broken(vllm: PinView) -> None:
     found = _check(doc, vllm)
     for text in ("--comfyui-mode", "--enable-ghost-mode"):
         assert found[text] and all(f.status == BROKEN for f in found[text]), (text, [f.note for f in found[text]])
+
+
+def test_members_of_an_object_whose_class_is_a_dependencys(vllm: PinView) -> None:
+    # A note's outline of vLLM's API server: `app = FastAPI()` above `@app.post(...)`; the pin's
+    # sources import `FastAPI` from `fastapi`, so `post` is FastAPI's, not a gone vLLM name.
+    doc = (
+        "# vLLM API server\n\n```python\napp = FastAPI()\n\n@app.post(\"/v1/completions\")\n"
+        "async def create_completion(request: CompletionRequest):\n    ...\n```\n"
+    )
+    serving = "vllm/entrypoints/openai/serving_completion.py"
+    handler = SymbolEntry("vllm.entrypoints.openai.serving_completion.create_completion", serving, 10, 40, "function")
+    (f,) = _check(doc, replace(vllm, symbols=[*vllm.table, handler]))["app.post"]
+    assert f.status == NOT_CHECKABLE and "from `fastapi`, a dependency" in f.note, f.note
+
+
+def test_members_of_an_object_of_the_projects_class_stay_judged(vllm: PinView) -> None:
+    doc = "# vLLM\n\n```python\nsched = Scheduler()\nsched.schedule_all()\n```\n"
+    found = _check(doc, vllm)
+    assert found["sched.schedule_all"] and all(f.status == BROKEN for f in found["sched.schedule_all"]), found
