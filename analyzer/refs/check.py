@@ -9,6 +9,7 @@ from dataclasses import replace
 from analyzer.refs.classify import OTHER_SYSTEMS_RE, PROJECT_RE
 from analyzer.refs.docproject import settle_by_document
 from analyzer.refs.extract import alternatives, extract_references, markdown_parser
+from analyzer.refs.formula import formula
 from analyzer.refs.models import (
     AMBIGUOUS,
     BROKEN,
@@ -207,7 +208,7 @@ def _undefined(ref: Reference, findings: list[Finding], by_pin: dict[str, PinVie
     # A class name counts too where its siblings vouch for it (`_mirrors`: a list of the
     # project's classes, a diagram of its calls).
     code_shaped = "_" in ref.target.strip("_") or ref.in_error or bool(ref.mirror and ref.diagram and _CLASS_WORDS_RE.fullmatch(ref.target))
-    other = _other_system(ref) or _listed_value(ref)
+    other = _other_system(ref) or _listed_value(ref) or (formula(ref.text) if ref.origin == "inline" else None)
     said = {f.pin: by_pin[f.pin].mentions(ref.target) if f.pin in by_pin else None for f in findings}
     if ref.framework == AMBIGUOUS and any(said.values()):
         said = dict.fromkeys(said, True)  # the text named no project, and one of them uses the name

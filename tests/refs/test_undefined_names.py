@@ -336,3 +336,17 @@ def test_a_class_the_text_gives_to_another_program_is_not_judged(vllm: PinView) 
 def test_a_renamed_wrapper_named_after_a_dependency_is_still_broken(vllm: PinView) -> None:
     (f,) = _check("vLLM quantizes with `flashinfer_quantize_gone_legacy()` before the GEMM.\n", vllm)["flashinfer_quantize_gone_legacy()"]
     assert f.status == BROKEN
+
+
+def test_the_name_a_formula_assigns_is_the_authors(vllm: PinView) -> None:
+    # A configuration note's formula in code font (held-out 5): an expression, not a name.
+    doc = (
+        "In vLLM:\n\n"
+        "- **Formula**: `kv_cache_blocks = (total_vram - model_size) × gpu_memory_utilization / block_size`\n"
+        "- **Old knob**: `forward_decode = True`\n"
+    )
+    found = _check(doc, vllm)
+    (f,) = found["kv_cache_blocks = (total_vram - model_size) × gpu_memory_utilization / block_size"]
+    assert f.status == NOT_CHECKABLE and "formula" in f.note
+    # A name set to a value (a setting), not computed: still judged.
+    assert [g.status for g in found["forward_decode = True"]] == [BROKEN]
