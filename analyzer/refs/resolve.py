@@ -26,6 +26,8 @@ from analyzer.refs.qualify import Qualifier
 from analyzer.refs.shell import SERVER_COMMANDS
 
 _MAX_BASE_DEPTH = 4
+# pytest's default test-module names (`python_files = test_*.py *_test.py`).
+_TEST_MODULE_RE = re.compile(r"test_\w+\.py|\w+_test\.py")
 _DECORATOR_SLACK = 3
 
 
@@ -103,6 +105,10 @@ def _resolve_bare_file(ref: Reference, pin: PinView) -> Finding:
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"a file at the repository's root; {pin.pin} holds the package only")
     if not name.endswith((".py", ".pyi")) and pin.kind == "release":
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"C++/CUDA/Rust sources are not in the wheel {pin.pin}")
+    if pin.kind == "release" and _TEST_MODULE_RE.fullmatch(name):
+        # Named as pytest collects test modules: the repository's suites sit outside the package
+        # (`tests/`, `test/`), and a wheel holds the package only, so its absence says nothing.
+        return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"a test module; the project's test suites lie outside the package, and the wheel {pin.pin} holds the package only (a git pin does)")
     return Finding(ref, pin.pin, BROKEN, note=f"no file named {name} in {pin.pin}")
 
 

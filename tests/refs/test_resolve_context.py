@@ -6,10 +6,11 @@ offered, if at all, as a low guess that says the thing is likely gone."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from analyzer.refs.check import check_references, extract_all
-from analyzer.refs.models import BROKEN, OK, Finding
+from analyzer.refs.models import BROKEN, NOT_CHECKABLE, OK, Finding
 from analyzer.refs.pinview import FlagEntry, PinView, SymbolEntry
 from analyzer.refs.suggest import suggest
 
@@ -239,3 +240,14 @@ def test_a_bare_name_gets_what_the_documents_class_context_gave_it(tmp_path: Pat
     # The prose names no class; the quoted loop shows whose method it was.
     for f in found:
         assert f.status == BROKEN and f.best is not None and f.best.replacement == "on_idle", (f.ref.origin, f.suggestions)
+
+
+def test_a_test_module_a_wheel_lacks_is_not_judged(vllm30: PinView) -> None:
+    # SGLang's kernel READMEs: "run `test_model_fast_paths.py`", a module of the repository's test
+    # suite, which sits outside the package a wheel holds; a git pin holds it and judges it.
+    doc = "# vLLM\n\nRun `test_model_fast_paths.py` after editing `fused_modulate.py`.\n"
+    by_text = {f.ref.text: f for f in check_references(extract_all([("ch.md", doc)]), [vllm30])}
+    assert by_text["test_model_fast_paths.py"].status == NOT_CHECKABLE and "test module" in by_text["test_model_fast_paths.py"].note
+    assert by_text["fused_modulate.py"].status == BROKEN
+    git = {f.ref.text: f for f in check_references(extract_all([("ch.md", doc)]), [replace(vllm30, kind="git")])}
+    assert git["test_model_fast_paths.py"].status == BROKEN
