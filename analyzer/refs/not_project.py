@@ -130,7 +130,48 @@ def _evidence_for(ref: Reference, first: str, parts: list[str], pin: PinView, ol
     source = deps.imported.get(first)
     if source is not None and _dependency_module(source, pin, deps):
         return f"{pin.pin}'s sources import `{first}` from `{source}`, a dependency: the name is {source.split('.', 1)[0]}'s"
+    named = _dependency_named(ref.paragraph or "", pin, deps)
+    if named is not None:
+        return f"its paragraph speaks of `{named}`, a package {pin.pin} depends on, and never of {pin.project}: the name is {named}'s"
     return None
+
+
+_SPAN_RE = re.compile(r"`([^`]+)`")
+_PROSE_NAME_RE = re.compile(r"(?<![\w./-])[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+(?![\w/-])")
+
+
+def _dependency_named(paragraph: str, pin: PinView, deps: Dependencies) -> str | None:
+    """A package the pin's METADATA requires (`Requires-Dist: cache_dit`), named in a paragraph
+    that never names the project: "cache-dit's `LTX2PatchFunctor`", a path into it
+    (`src/cache_dit/caching/...`), `diffusers` in code font. A name written in prose must carry
+    its separator (`cache-dit`), so that a requirement spelled like an English word (`requests`,
+    `build`) is not read in ordinary sentences; in code font any requirement counts."""
+    if not paragraph or PROJECT_RE.search(paragraph):
+        return None
+    own = {p.lower() for p in pin.packages} | {pin.project}
+    declared = {d for d in deps.declared if d not in own}
+    found = [(m.start(), w) for m in _SPAN_RE.finditer(paragraph) for w in _packages_in_span(m.group(1).strip().strip("\"'"))]
+    prose = _SPAN_RE.sub(lambda m: " " * len(m.group(0)), paragraph)
+    found += [(m.start(), m.group(0)) for m in _PROSE_NAME_RE.finditer(prose)]
+    return next((w for _, w in sorted(found) if _normalised(w) in declared), None)
+
+
+_IMPORT_SPAN_RE = re.compile(r"(?:from|import)\s+([A-Za-z_][\w-]*)")
+
+
+def _packages_in_span(span: str) -> list[str]:
+    """What a code-font span names as a package: the whole span (`diffusers`), a folder of a path
+    (`src/cache_dit/caching/forward_pattern.py`), the module of an import (`from diffusers import
+    ...`). A dotted name (`torch.float16`) uses a package without speaking of it."""
+    if re.fullmatch(r"[A-Za-z][\w-]*", span):
+        return [span]
+    if "/" in span:
+        return span.split("/")[:-1]
+    return _IMPORT_SPAN_RE.findall(span)
+
+
+def _normalised(word: str) -> str:
+    return re.sub(r"[-_.]+", "_", word).lower()
 
 
 # Programs a serving text starts beside the projects, besides those `classify` knows: a build tool,

@@ -36,7 +36,10 @@ if kv:
     from flashkernels.decode import DecodeWrapper
 '''
 
-_METADATA = "Metadata-Version: 2.1\nName: vllm\nRequires-Dist: flashkernels_python==0.7\nRequires-Dist: numpy\n"
+_METADATA = (
+    "Metadata-Version: 2.1\nName: vllm\nRequires-Dist: flashkernels_python==0.7\nRequires-Dist: numpy\n"
+    "Requires-Dist: cache-dit>=1.0\nRequires-Dist: requests\n"
+)
 
 
 def _with_deps(view: PinView, tmp_path: Path) -> PinView:
@@ -142,3 +145,24 @@ def test_members_of_an_object_of_the_projects_class_stay_judged(vllm: PinView) -
     doc = "# vLLM\n\n```python\nsched = Scheduler()\nsched.schedule_all()\n```\n"
     found = _check(doc, vllm)
     assert found["sched.schedule_all"] and all(f.status == BROKEN for f in found["sched.schedule_all"]), found
+
+
+def test_a_name_in_a_paragraph_on_a_package_the_pin_requires(vllm: PinView) -> None:
+    # SGLang's cache-dit skill: a paragraph on the dependency's own internals, naming it (as its
+    # METADATA spells it, or by a path into it) and never the project.
+    doc = (
+        "# vLLM and cache-dit\n\n"
+        "**Fix idea**: cache-dit's `LTX2PatchFunctor` rewrites the call site.\n\n"
+        "**Example** (`<dir>/src/cache_dit/caching/patch_functors/functor_ernie.py`): `ErnieImagePatchFunctor` hoists it.\n\n"
+        "vLLM wraps cache-dit's `CacheAdapterV9` in its own runner.\n\n"
+        "The engine batches requests; `BatchRunnerV9` runs them.\n\n"
+        "It casts to `numpy.float16` in `HalfCasterV9`.\n"
+    )
+    found = _check(doc, vllm)
+    for text in ("LTX2PatchFunctor", "ErnieImagePatchFunctor"):
+        (f,) = found[text]
+        assert f.status == NOT_CHECKABLE and "a package vllm@0.30.0 depends on" in f.note, (text, f.note)
+    # The paragraph names the project too; a requirement spelled as an English word in prose; a
+    # dotted name that merely uses a package: still judged.
+    for text in ("CacheAdapterV9", "BatchRunnerV9", "HalfCasterV9"):
+        assert found[text] and all(f.status == BROKEN for f in found[text]), (text, [f.note for f in found[text]])
