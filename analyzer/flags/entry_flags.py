@@ -191,13 +191,17 @@ def entry_flags(tree: SourceTree, module_name: str, function: str | None = None)
     complete = dispatched and not any(m in w for w in interp.warnings for m in _INCOMPLETE)
     report = FlagReport(project, _unique(interp.flags), interp.positionals, interp.warnings)
     prefixes, suffixes = _families(tree)
-    return EntryFlags(report, complete, prefixes, suffixes, _read_by_hand(module))
+    by_hand = set(_read_by_hand(module.tree))
+    for cls in interp.parser_classes:  # a parser class's parse_args may take `--config` itself
+        if cls.sym.node is not None:
+            by_hand.update(_read_by_hand(cls.sym.node))
+    return EntryFlags(report, complete, prefixes, suffixes, sorted(by_hand))
 
 
-def _read_by_hand(module: Module) -> list[str]:
-    """`--x` literals the module compares argv words with (`==`, `in`, `.startswith("--x=")`)."""
+def _read_by_hand(tree: ast.AST) -> list[str]:
+    """`--x` literals the code compares argv words with (`==`, `in`, `.startswith("--x=")`)."""
     found: set[str] = set()
-    for node in ast.walk(module.tree):
+    for node in ast.walk(tree):
         literals: list[ast.expr] = []
         if isinstance(node, ast.Compare) and all(isinstance(op, ast.Eq | ast.In) for op in node.ops):
             for side in (node.left, *node.comparators):

@@ -88,6 +88,9 @@ class Interpreter:
         # Calls handed a parser whose callee is not statically known (`classes[0].add_x(parser)`),
         # with their evaluated arguments: a caller may look for the callee's definitions itself.
         self.unresolved_calls: list[tuple[Module, ast.Call, list[Any]]] = []
+        # In-tree parser classes instantiated (`FlexibleArgumentParser`): their own methods may
+        # read options from argv by hand before argparse sees them (`--config`).
+        self.parser_classes: list[ClassV] = []
 
     # ----------------------------------------------------------------- helpers
     def warn(self, module: Module, node: ast.AST, message: str) -> None:
@@ -117,6 +120,8 @@ class Interpreter:
         # argparse adds -h/--help to every parser unless add_help=False, and the
         # servers do accept it, so it is listed (defined where the parser is made).
         parser = ParserV(group=None, cls=cls)
+        if cls is not None and cls not in self.parser_classes:
+            self.parser_classes.append(cls)
         if cls is not None:
             # A parser class of the tree: its __init__ may register actions (`self.register`).
             init = self._class_attr(cls, "__init__", bound=parser)
@@ -137,7 +142,14 @@ class Interpreter:
         node = fn.sym.node
         assert isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
         if self._depth >= MAX_DEPTH:
-            self.warnings.append(f"{fn.sym.module.where(node)}: call depth limit reached in {node.name}")
+            used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            closed = [v for k, v in (fn.closure or {}).items() if k in used]
+            if _may_hold_parser([fn.bound, *args, *kwargs.values(), *closed]):
+                self.warnings.append(f"{fn.sym.module.where(node)}: call depth limit reached in {node.name}")
+            else:
+                # A recursive helper handed no parser (`recursive_dict_update(a, b)` inside a
+                # parser's parse_args) cannot register options: cutting it loses none.
+                self.warnings.append(f"{fn.sym.module.where(node)}: recursion cut in {node.name} (no parser handed to it)")
             return Opaque(f"{node.name}(...)")
         frame = Frame(fn.sym.module, defining_class=fn.owner)
         if fn.closure:
@@ -930,3 +942,20 @@ def _call_builtin(name: str, args: list[Any], frame: Frame, node: ast.Call) -> A
             return SuperV(frame.defining_class, first, first)
         return opaque
     return builtin_call(name, args, opaque)
+
+
+def _may_hold_parser(values: list[Any], depth: int = 0) -> bool:
+    """Whether a parser may be reached from these values: a parser, subparsers or action, an
+    object (its attributes may hold one), a method bound to one, or a container of such."""
+    for value in values:
+        if isinstance(value, ParserV | SubparsersV | ActionV | InstanceV | SuperV):
+            return True
+        if isinstance(value, BoundMethod) and _may_hold_parser([value.obj], depth + 1):
+            return True
+        if isinstance(value, FuncV) and value.bound is not None and _may_hold_parser([value.bound], depth + 1):
+            return True
+        if depth < 3 and isinstance(value, list | tuple | set | frozenset) and _may_hold_parser(list(value), depth + 1):
+            return True
+        if depth < 3 and isinstance(value, dict) and _may_hold_parser([*value.keys(), *value.values()], depth + 1):
+            return True
+    return False

@@ -251,3 +251,81 @@ def test_a_config_dataclass_and_a_platform_hook_are_followed_for_a_vllm_command(
     assert found["--output-tmp-dir"].status == OK  # from the dataclass
     assert found["--tpu-topology"].status == OK  # what some platform adds is accepted
     assert found["--output-tmp-dri"].status == BROKEN
+
+
+def test_a_parser_class_that_reads_argv_by_hand_accepts_what_it_reads(root: Path, view: PinView) -> None:
+    """A parser class of another module whose parse_args takes `--config` from argv by hand (as
+    vLLM's FlexibleArgumentParser does) accepts it."""
+    (root / "vllm/utils").mkdir()
+    (root / "vllm/utils/__init__.py").write_text("", encoding="utf-8")
+    (root / "vllm/utils/flexparse.py").write_text(textwrap.dedent("""
+        import argparse
+        import json
+
+        class LenientArgumentParser(argparse.ArgumentParser):
+            def parse_args(self, args=None, namespace=None):
+                def merge(a, b):
+                    for k, v in b.items():
+                        if isinstance(v, dict):
+                            merge(a.setdefault(k, {}), v)
+                        else:
+                            a[k] = v
+                    return a
+                if args and "--config" in args:
+                    merge({}, json.loads(args[-1]))
+                return super().parse_args(args, namespace)
+    """), encoding="utf-8")
+    (root / "vllm/entrypoints/batch_runner.py").write_text(textwrap.dedent("""
+        from vllm.utils.flexparse import LenientArgumentParser
+
+        def make_parser(parser):
+            parser.add_argument("-i", "--input-file", required=True)
+            return parser
+
+        def parse_args():
+            return make_parser(LenientArgumentParser()).parse_args()
+    """), encoding="utf-8")
+    doc = "# CLI\n\n```bash\nvllm run-batch -i in.jsonl --config c.yaml --input-fiel x\n```\n"
+    found = _check(doc, view)
+    assert found["--config"].status == OK
+    assert found["--input-fiel"].status == BROKEN
+
+
+def test_a_recursive_helper_handed_no_parser_does_not_make_the_parser_incomplete(tmp_path: Path) -> None:
+    from analyzer.flags.entry_flags import entry_flags
+    from analyzer.flags.source import SourceTree
+
+    (tmp_path / "tool").mkdir()
+    (tmp_path / "tool/__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "tool/cli.py").write_text(textwrap.dedent("""
+        import argparse
+        import json
+
+        def build(text):
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--depth")
+
+            def walk(tree):  # closes over the parser's frame, never uses the parser
+                for value in tree.values():  # not known statically: followed once, recursing
+                    walk(value)
+
+            walk(json.loads(text))
+            return parser
+
+        def build_deep(text):
+            parser = argparse.ArgumentParser()
+            descend(parser, json.loads(text))
+            return parser
+
+        def descend(parser, tree):
+            parser.add_argument("--level")
+            for value in tree.values():
+                descend(parser, value)
+    """), encoding="utf-8")
+    tree = SourceTree(tmp_path)
+    plain = entry_flags(tree, "tool.cli", "build")
+    assert plain is not None and plain.complete  # `walk` was cut, but it could add no option
+    assert any("recursion cut in walk" in w for w in plain.report.warnings)
+    deep = entry_flags(tree, "tool.cli", "build_deep")
+    assert deep is not None and not deep.complete  # cut while holding the parser: options may be missing
+
