@@ -32,6 +32,7 @@ from analyzer.refs.resolve import (
     resolve_qualified,
     through_instance,
 )
+from analyzer.refs.said_gone import said_gone
 from analyzer.refs.suggest import History, suggest
 from analyzer.refs.unjudged import unjudged
 
@@ -273,7 +274,8 @@ def check_references(refs: Iterable[Reference], pins: Sequence[PinView], histori
     findings = [f for _, found in checked for f in found]
     findings = _table_columns(_same_name_in_class_context(_enum_siblings(_mirrors(findings), pins)))
     findings = _objects_named_like_a_class(findings, pins, histories or {})
-    return not_project(unjudged(_file_of_the_named_symbol(findings, pins, histories or {}), pins, histories), pins, histories)
+    findings = not_project(unjudged(_file_of_the_named_symbol(findings, pins, histories or {}), pins, histories), pins, histories)
+    return said_gone(findings)
 
 
 def _objects_named_like_a_class(findings: list[Finding], pins: Sequence[PinView], histories: dict[str, History]) -> list[Finding]:
