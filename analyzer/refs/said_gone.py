@@ -1,12 +1,12 @@
-"""A name the text itself says is gone, or not the one meant.
+"""A name the text itself says is gone.
 
 "The legacy `sglang.jit_kernel` package has been **removed**", "it replaced the former
-`MultiPlatformOp`", "There is no separate `VideoPipelineConfig` base class", "`pool_host/mha.py`,
-not `pool_host/mha_pool_host.py`": the sentence states that the name no longer exists or is the
-wrong form, so a pin that lacks it proves the text right, not stale. A reader does not report it;
+`MultiPlatformOp`", "There is no separate `VideoPipelineConfig` base class": the sentence states that the name no
+longer exists, so a pin that lacks it proves the text right, not stale. A reader does not report it;
 the finding stays, not-checkable with the reason. Only statements of absence count: a deprecated
 name ("deprecated, use `--x`") is still offered to the reader, and "use `A` instead of `B`" may
-be the stale advice itself.
+be the stale advice itself. Left to the reader's judgement, and judged: "`X` is gone" (an author
+may be listing what went stale) and "`A`, not `B`" (`B` may be a misspelling to report).
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from analyzer.refs.models import BROKEN, NOT_CHECKABLE, Finding
 # After the name, in its clause (up to three words between: "`x` package has been removed").
 _GONE_AFTER_RE = re.compile(
     r"^`?(?:\s+[\w-]+){0,3}\s+(?:has|have|had)\s+been\s+\W*(?:removed|deleted|dropped)\b"
-    r"|^`?(?:\s+[\w-]+){0,3}\s+(?:was|were|is|are)\s+(?:now\s+)?\W*(?:removed|deleted|gone)\b"
+    r"|^`?(?:\s+[\w-]+){0,3}\s+(?:was|were)\s+\W*(?:removed|deleted)\b"
     r"|^`?(?:\s+[\w-]+){0,3}\s+no\s+longer\s+exists?\b",
     re.IGNORECASE,
 )
-# Right before the name: "the former `X`", "there is no (separate) `X`", "`A`, not `B`".
-_GONE_BEFORE_RE = re.compile(r"(?:\bformer|\bthere\s+(?:is|are)\s+no(?:\s+separate)?|`,\s*not)\s*`?$", re.IGNORECASE)
+# Right before the name: "the former `X`", "there is no (separate) `X`".
+_GONE_BEFORE_RE = re.compile(r"(?:\bformer|\bthere\s+(?:is|are)\s+no(?:\s+separate)?)\s*`?$", re.IGNORECASE)
 _SENTENCE_END_RE = re.compile(r"[.;!?](?=\s|$)|[。；！？]")
 
 
@@ -38,5 +38,5 @@ def said_gone(findings: list[Finding]) -> list[Finding]:
         before, after = sentence[:at], sentence[at + len(f.ref.text) + 2 :]
         if _GONE_AFTER_RE.search(after) or _GONE_BEFORE_RE.search(before):
             f.status, f.suggestions = NOT_CHECKABLE, []
-            f.note = f"the text itself says `{f.ref.text}` is gone or not the name meant; {f.note}"
+            f.note = f"the text itself says `{f.ref.text}` is gone; {f.note}"
     return findings

@@ -17,8 +17,6 @@ As of the RFC finale the legacy `vllm.old_kernels` package has been **removed**:
 
 There is no separate `VideoSchedulerConfig` class.
 
-Names drop affixes: `v1/core/sched/scheduler.py`, not `v1/core/sched/scheduler_manager.py`.
-
 Multi-node runs used `--worker-use-ray` (deprecated, use `--distributed-executor-backend`).
 
 Use `Scheduler` instead of `OldSchedulerBackend`.
@@ -31,7 +29,7 @@ def test_a_name_the_sentence_says_is_gone_is_not_reported(vllm30: PinView) -> No
     for f in check_references(extract_all([("ch.md", DOC)]), [vllm30]):
         found.setdefault(f.ref.text, []).append(f.status)
         notes[f.ref.text] = f.note
-    for text in ("vllm.old_kernels", "vllm.core.OldSchedulerBase", "VideoSchedulerConfig", "v1/core/sched/scheduler_manager.py"):
+    for text in ("vllm.old_kernels", "vllm.core.OldSchedulerBase", "VideoSchedulerConfig"):
         assert found[text] == [NOT_CHECKABLE], (text, found.get(text), notes.get(text))
         assert "the text itself says" in notes[text]
     # Deprecated is still there for the reader; "use A instead of B" may be the stale advice itself.
