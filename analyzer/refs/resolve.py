@@ -23,9 +23,11 @@ from analyzer.refs.models import (
 )
 from analyzer.refs.pinview import PinView, SymbolEntry
 from analyzer.refs.qualify import Qualifier
+from analyzer.refs.reexports import reexport_targets
 from analyzer.refs.shell import SERVER_COMMANDS
 
 _MAX_BASE_DEPTH = 4
+_MAX_REEXPORT_DEPTH = 3  # `pkg.X` -> `pkg.sub.X` -> `pkg.sub.impl.X`
 # pytest's default test-module names (`python_files = test_*.py *_test.py`).
 _TEST_MODULE_RE = re.compile(r"test_\w+\.py|\w+_test\.py")
 _DECORATOR_SLACK = 3
@@ -248,7 +250,7 @@ def _check_lines(finding: Finding, path: str, pin: PinView) -> None:
 
 
 # ----- symbols ---------------------------------------------------------------
-def find_symbol(target: str, pin: PinView) -> tuple[list[SymbolEntry], str]:
+def find_symbol(target: str, pin: PinView, depth: int = 0) -> tuple[list[SymbolEntry], str]:
     """Entries for a symbol, following base classes for inherited members."""
     found = pin.find_symbol(target)
     if found:
@@ -259,6 +261,12 @@ def find_symbol(target: str, pin: PinView) -> tuple[list[SymbolEntry], str]:
     owner, member = ".".join(parts[:-1]), parts[-1]
     seen: set[str] = set()
     owners = pin.find_symbol(owner)
+    if depth < _MAX_REEXPORT_DEPTH:
+        for package in (e for e in owners if e.kind == "module"):
+            for full in reexport_targets(package, member, pin.tree):
+                hits, _ = find_symbol(full, pin, depth + 1)
+                if hits:
+                    return hits, f"re-exported by `{owner}`"
     frontier = [e for e in owners if e.kind == "class"]
     # `ModelRegistry.register_model`: a module-level object, looked up through its class.
     for obj in (e for e in owners if e.kind == "attribute" and e.bases):
