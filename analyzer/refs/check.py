@@ -9,6 +9,7 @@ from dataclasses import replace
 from analyzer.refs.classify import OTHER_SYSTEMS_RE, PROJECT_RE
 from analyzer.refs.docproject import settle_by_document
 from analyzer.refs.extract import alternatives, extract_references, markdown_parser
+from analyzer.refs.fields import judge_field
 from analyzer.refs.formula import formula
 from analyzer.refs.models import (
     AMBIGUOUS,
@@ -69,6 +70,11 @@ def check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str
         probe = ref.target.split(".", 1)[0] if ref.doc_defined else ref.scope
         if not any(find_symbol(probe or "", pin)[0] for pin in candidates):
             return []
+    if ref.field_of:
+        if ref.framework == AMBIGUOUS:
+            return []  # whose field it is depends on a server the text does not name
+        # No suggestion: the closest name anywhere in the project is not a field's new name.
+        return [f for pin in candidates if (f := _field(ref, pin)) is not None]
     if ref.spelled:
         return [f for pin in candidates if (f := _spelled(ref, pin)) is not None]
     if ref.fragment_of:
@@ -395,6 +401,15 @@ def _spelled(ref: Reference, pin: PinView) -> Finding | None:
     return Finding(ref, pin.pin, BROKEN, note=f"`{missing[0]}` ({where}) is neither defined nor used anywhere in {pin.pin}'s sources: removed, or never there")
 
 
+def _field(ref: Reference, pin: PinView) -> Finding | None:
+    """A name in a field's place, judged against what that place takes (`fields.judge_field`);
+    a quoted keyword the signature cannot settle (opaque `**kwargs`) is judged by spelling."""
+    found = judge_field(ref, pin)
+    if found is None and ref.spelled:
+        return _spelled(ref, pin)
+    return found
+
+
 def _quotes_project(ref: Reference, pin: PinView) -> bool:
     """Whether the code holding a `spelled` name is the pin's: its callable resolves, its quoted
     method is a method of one of the pin's classes."""
@@ -437,7 +452,7 @@ def _mirrors(findings: list[Finding]) -> list[Finding]:
     for group in groups.values():
         # Attributes and keywords judged by spelling (`Reference.spelled`) do not vote: the
         # snippet's own methods and `self.x()` calls say whether it quotes the project's class.
-        voters = [f for f in group if not f.ref.spelled]
+        voters = [f for f in group if not f.ref.spelled and not f.ref.field_of]
         ok = sum(f.status == OK for f in voters)
         if ok < 2 or ok * 2 < len(voters):
             drop.update(id(f) for f in group if f.status != OK)
@@ -453,6 +468,17 @@ def check_upgrade(refs: Iterable[Reference], old: PinView, new: PinView, history
             continue
         if (ref.doc_defined or ref.scope) and not find_symbol((ref.target.split(".", 1)[0] if ref.doc_defined else ref.scope) or "", old)[0]:
             continue  # the author's own code
+        if ref.field_of and ref.framework != AMBIGUOUS and (was := judge_field(ref, old)) is not None:
+            # A field's name: broke when the old pin's place took it and the new one's does not.
+            now = _field(ref, new) if was.status == OK else None
+            if now is None or now.status != BROKEN:
+                continue
+            now.previous_status, now.framework = OK, new.project
+            now.note = f"ok at {old.pin} ({was.resolved_at}); {now.note}"
+            findings.append(now)
+            continue
+        if ref.field_of and not ref.spelled:
+            continue  # an `extra_body` key the old pin cannot judge
         if ref.spelled:
             # Quoted code's attribute or keyword: broke when the new sources stopped spelling it.
             if not _quotes_project(ref, old) or _spelled(ref, old) is not None:

@@ -49,6 +49,9 @@ class DocFacts:
     # the example's, not the project's.
     local_names: set[str] = field(default_factory=set)
     foreign_flags: set[str] = field(default_factory=set)  # flags the document passes to other programs
+    # Keys of the `extra_body` dicts its snippets send (`extra_body={"guided_json": ...}`): fields
+    # of the server's request classes, wherever the prose names them too.
+    request_keys: set[str] = field(default_factory=set)
     repo: str | None = None  # `vllm-project/vllm` when the document says where it lives
     path: str | None = None  # its path in that repository
 
@@ -108,6 +111,21 @@ def parse_snippet(content: str) -> list[tuple[int, ast.Module]]:
         return trees
 
 
+def request_keys(call: ast.Call) -> list[tuple[str, ast.AST]]:
+    """The top-level keys of the `extra_body` a call sends (`extra_body={"k": v}` or
+    `extra_body=dict(k=v)`), each with the node that writes it."""
+    out: list[tuple[str, ast.AST]] = []
+    for kw in call.keywords:
+        if kw.arg != "extra_body":
+            continue
+        value = kw.value
+        if isinstance(value, ast.Dict):
+            out.extend((k.value, k) for k in value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value.isidentifier())
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict":
+            out.extend((k.arg, k) for k in value.keywords if k.arg is not None)
+    return out
+
+
 def document_facts(source: str, tokens: list[Token]) -> DocFacts:
     facts = DocFacts(project=document_project(source))
     m = _ATLAS_PATH_RE.search(source)
@@ -149,6 +167,8 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
                     facts.local_names.add(node.id)
                 elif isinstance(node, ast.arg):
                     facts.local_names.add(node.arg)  # the snippet's own function's parameter
+                if isinstance(node, ast.Call):
+                    facts.request_keys.update(key for key, _ in request_keys(node))
                 if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
                     facts.defined.add(node.name)
                 elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:

@@ -45,12 +45,13 @@ from analyzer.refs.document import (
     dotted,
     lead_owner,
     parse_snippet,
+    request_keys,
     unwrap_myst,
 )
 from analyzer.refs.framework import decide
 from analyzer.refs.layout import blank_cjk, flow_steps, holds_no_command, is_pasted_outline
 from analyzer.refs.listing import Listed, class_outline, constant_listing, field_listing
-from analyzer.refs.models import FLAG, PATH, SYMBOL, Reference
+from analyzer.refs.models import FLAG, PATH, REQUEST, SYMBOL, Reference
 from analyzer.refs.shell import last_command, looks_like_command, shell_refs
 
 _GITHUB_RE = re.compile(
@@ -165,6 +166,7 @@ class _Pending:
     callee: str | None = None
     writes: str | None = None
     column: str | None = None
+    field_of: str | None = None
 
 
 @dataclass(slots=True)
@@ -229,6 +231,7 @@ class _Walker:
                     callee=p.callee,
                     writes=p.writes,
                     column=p.column,
+                    field_of=p.field_of,
                     subject=p.subject or title,
                     paragraph=paragraph,
                     context=self.facts.words,
@@ -361,6 +364,10 @@ class _Walker:
             col = col + (len(text) - len(text.lstrip())) + shift if col >= 0 else -1
             written = found.target
         root = found.target.split(".", 1)[0]
+        if found.tentative and found.target in self.facts.request_keys and stripped == found.target:
+            # `guided_json` in the prose, sent as an `extra_body` key by the document's snippets:
+            # a field of the server's request classes, as there.
+            return [_Pending(line, col, written, found, offset, "inline", field_of=REQUEST)]
         if found.tentative and found.target in self.facts.local_names:
             return []  # the example's own variable or payload key
         if found.kind == SYMBOL and stripped in self.facts.local_names and "." in stripped:
@@ -802,10 +809,24 @@ class _Walker:
                         add(b.lineno, name, hit, doc_defined=name.split(".", 1)[0] in self.facts.defined, in_scope=None)
             elif isinstance(node, ast.Call):
                 name = dotted(node.func)
+                for key, where in request_keys(node):
+                    # `extra_body={"guided_choice": [...]}`: a field of the server's request.
+                    found = Classified(SYMBOL, key, None, "a key of `extra_body`")
+                    line = first + getattr(where, "lineno", node.lineno) - 1
+                    if (line, key) not in seen:
+                        seen.add((line, key))
+                        at = max(self._col(line, f'"{key}"'), self._col(line, f"'{key}'"))
+                        at = at + 1 if at >= 0 else self._col(line, key + "=")
+                        out.append(_Pending(line, at, key, found, 0, "fence", field_of=REQUEST))
                 if name and (hit := self._code_name(name)) is not None:
                     add(node.lineno, name, hit, doc_defined=name.split(".", 1)[0] in self.facts.defined)
                     if not hit.tentative and name.split(".", 1)[0] not in self.facts.defined:
                         out.extend(self._keywords(node, hit, scope, first, seen))
+                elif name in self.facts.imported:
+                    # `SamplingParams(guided_decoding=...)`: the import line cites the class; its
+                    # keywords are its fields or parameters, whichever function the snippet is in.
+                    full = self.facts.imported[name]
+                    out.extend(self._keywords(node, Classified(SYMBOL, full, full.split(".", 1)[0], "import"), None, first, seen))
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
                 name = dotted(node)
                 if name and CLASSNAME_RE.match(name.split(".", 1)[0]) and (hit := self._code_name(name)) is not None:
@@ -837,7 +858,9 @@ class _Walker:
                 continue
             seen.add((line, kw.arg))
             found = Classified(SYMBOL, kw.arg, callee.framework, f"keyword of `{callee.target}`", tentative=True)
-            out.append(_Pending(line, self._col(line, kw.arg + "="), kw.arg, found, 0, "fence", scope=scope, spelled=True, callee=callee.target))
+            out.append(
+                _Pending(line, self._col(line, kw.arg + "="), kw.arg, found, 0, "fence", scope=scope, spelled=True, callee=callee.target, field_of=callee.target)
+            )
         return out
 
     def _code_name(self, name: str) -> Classified | None:

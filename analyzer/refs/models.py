@@ -22,6 +22,8 @@ NOT_CHECKABLE = "not-checkable"
 WARNING = "warning"
 
 AMBIGUOUS = "ambiguous"
+# `Reference.field_of` of a key of `extra_body`: the OpenAI-compatible server's request classes.
+REQUEST = "request"
 FRAMEWORKS = ("vllm", "sglang")
 
 # Suggestions at or above this confidence are applied by `--fix`.
@@ -94,6 +96,10 @@ class Reference:
     # A table cell's column (`file:line:column`): a name no pin spells, in a column whose other
     # names are none of them the project's, is a row of another program's table (its settings).
     column: str | None = None
+    # A name in a field's place (`fields.py`): a key of `extra_body` (`"request"`: the server's
+    # request classes), a keyword of the project's callable, a parameter of a copied method
+    # (`LLM.__init__`): judged against what that place takes at the pin.
+    field_of: str | None = None
     # The paragraph's Markdown, for a replacement the text names itself ("use `X` instead").
     paragraph: str = field(default="", compare=False, repr=False)
     # Lower-cased words of the whole document (one set shared by its references): picks,

@@ -1,0 +1,185 @@
+"""Fields and parameters: a lower-case name that a document passes to the project's code.
+
+A `snake_case` word alone says nothing (it may be a variable, a config key, English); its place
+says what it names. A key of the `extra_body` dict the OpenAI client sends is a field of the
+server's request classes; a keyword of a call to the project's class is one of that class's
+fields or `__init__` parameters; a parameter of a document's copy of a project method is one of
+that method's. Each is judged against what the pin defines there, read from its index and, for
+a signature, from the source file (parsed, never run).
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from dataclasses import dataclass
+
+from analyzer.refs.document import dotted
+from analyzer.refs.models import BROKEN, NOT_CHECKABLE, OK, REQUEST, Finding, Reference
+from analyzer.refs.pinview import PinView, SymbolEntry
+from analyzer.refs.resolve import find_symbol
+
+# How far base classes (and `**kwargs` handed on to another class) are followed.
+_MAX_DEPTH = 4
+# Bases whose subclasses take their declared fields as keywords (pydantic, msgspec, typing).
+_RECORD_BASES = frozenset({"BaseModel", "Struct", "object", "NamedTuple", "TypedDict", "Generic"})
+# More same-named classes or functions than this: the name does not say which one is meant.
+_MAX_CANDIDATES = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    names: frozenset[str]  # parameters a caller may pass by keyword
+    # Where `**kwargs` goes: the dotted callables it is handed on to (`EngineArgs(..., **kwargs)`),
+    # None when it goes somewhere this module cannot follow; () when there is no `**kwargs`.
+    forwarded: tuple[str, ...] | None
+
+
+def _function_node(lines: list[str], entry: SymbolEntry) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    text = textwrap.dedent("\n".join(lines[entry.line - 1 : entry.end_line]))
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    node = tree.body[0] if tree.body else None
+    return node if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else None
+
+
+def signature(entry: SymbolEntry, pin: PinView) -> Signature | None:
+    """The keyword parameters of a function the pin defines, from its source; None when the
+    source is not on disk or does not parse."""
+    lines = pin.read_lines(entry.path)
+    fn = _function_node(lines, entry) if lines else None
+    if fn is None:
+        return None
+    args = fn.args
+    names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)} - {"self", "cls"}
+    if args.kwarg is None:
+        return Signature(frozenset(names), ())
+    kwarg = args.kwarg.arg
+    owner = entry.parent.rsplit(".", 1)[-1]
+    forwarded: list[str] = []
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and any(k.arg is None and isinstance(k.value, ast.Name) and k.value.id == kwarg for k in node.keywords):
+            name = dotted(node.func)
+            if name is None:
+                return Signature(frozenset(names), None)  # `super().__init__(**kwargs)`, `f()(**kwargs)`
+            root, _, rest = name.partition(".")
+            if root in {"cls", "self"}:
+                name = f"{owner}.{rest}" if rest else owner  # `cls(**kwargs)`, `cls.from_x(**kwargs)`
+            forwarded.append(name)
+    # `**kwargs` read by key (`kwargs.get("x")`) or stored: nothing says which names it takes.
+    return Signature(frozenset(names), tuple(forwarded) if forwarded else None)
+
+
+def _verdict(results: list[bool | None]) -> bool | None:
+    """Taken by one of several candidates: True if any takes it, False if none can."""
+    if any(r is True for r in results):
+        return True
+    return False if results and all(r is False for r in results) else None
+
+
+def accepts(callee: str, name: str, pin: PinView, depth: int = 0) -> bool | None:
+    """Whether the pin's `callee` (a class or a function, by its dotted name) takes `name` by
+    keyword: True, False, or None when it cannot tell (not found, opaque `**kwargs`, too deep)."""
+    if depth > _MAX_DEPTH:
+        return None
+    entries = find_symbol(callee, pin)[0]
+    if not [e for e in entries if e.kind in {"class", "function"}] and "." in callee:
+        entries = find_symbol(callee.rsplit(".", 1)[-1], pin)[0]  # `vllm.LLM`: a re-export
+    classes = [e for e in entries if e.kind == "class"]
+    functions = [e for e in entries if e.kind == "function"]
+    if classes:
+        return _verdict([_class_takes(c, name, pin, depth) for c in classes[:_MAX_CANDIDATES]])
+    if functions and len(functions) <= _MAX_CANDIDATES:
+        return _verdict([_takes(f, name, pin, depth) for f in functions])
+    return None
+
+
+def _class_takes(cls: SymbolEntry, name: str, pin: PinView, depth: int) -> bool | None:
+    fields = _attributes(cls, pin)
+    if name in fields:
+        return True  # a dataclass, pydantic or msgspec field, or a class attribute
+    inits = [e for e in find_symbol(f"{cls.last}.__init__", pin)[0] if e.kind == "function" and e.parent.rsplit(".", 1)[-1] in {cls.last, *_base_names(cls)}]
+    if inits:
+        return _takes(inits[0], name, pin, depth)
+    # No `__init__` the project writes: a record takes its fields and nothing else; a class on
+    # another library's base (`nn.Module`, `Thread`) takes whatever that base's `__init__` does.
+    return False if fields and _record(cls, pin) else None
+
+
+def _record(cls: SymbolEntry, pin: PinView, depth: int = 0) -> bool:
+    """Whether every base of the class, up to the top, is the project's or a record base."""
+    for base in _base_names(cls):
+        if base in _RECORD_BASES:
+            continue
+        parents = [e for e in pin.table.ending_with(base) if e.kind == "class" and e.full != cls.full]
+        if not parents or depth >= _MAX_DEPTH or not _record(parents[0], pin, depth + 1):
+            return False
+    return True
+
+
+def _base_names(cls: SymbolEntry) -> set[str]:
+    return {b.split("[", 1)[0].rsplit(".", 1)[-1] for b in cls.bases}
+
+
+def _takes(fn: SymbolEntry, name: str, pin: PinView, depth: int) -> bool | None:
+    sig = signature(fn, pin)
+    if sig is None:
+        return None
+    if name in sig.names:
+        return True
+    if sig.forwarded is None:
+        return None
+    if not sig.forwarded:
+        return False
+    return _verdict([accepts(target, name, pin, depth + 1) for target in sig.forwarded])
+
+
+def _attributes(cls: SymbolEntry, pin: PinView, depth: int = 0) -> set[str]:
+    """Attribute names of a class and of its bases the pin defines (by name)."""
+    names = {e.last for e in pin.table.members(cls.full) if e.kind == "attribute"}
+    if depth < _MAX_DEPTH:
+        for base in cls.bases:
+            short = base.split("[", 1)[0].rsplit(".", 1)[-1]
+            for parent in (e for e in pin.table.ending_with(short) if e.kind == "class" and e.full != cls.full):
+                names |= _attributes(parent, pin, depth + 1)
+                break
+    return names
+
+
+def request_fields(pin: PinView) -> dict[str, str]:
+    """Field name -> the request class declaring it, over the OpenAI-compatible server's request
+    models: classes named `...Request` in a `protocol` module (both projects keep their request
+    schemas there), with their bases' fields. Built once per pin."""
+    cache = pin.command_flag_cache  # per-pin memo (its other keys are commands)
+    if "request fields" not in cache:
+        fields: dict[str, str] = {}
+        for name in sorted({n for n in pin.table.defined_names() if n.endswith("Request")}):
+            for cls in pin.table.ending_with(name):
+                if cls.kind == "class" and cls.path.rsplit("/", 1)[-1] == "protocol.py":
+                    for field in sorted(_attributes(cls, pin)):
+                        fields.setdefault(field, cls.last)
+        cache["request fields"] = fields
+    return dict(cache["request fields"])
+
+
+def judge_field(ref: Reference, pin: PinView) -> Finding | None:
+    """A name in a field's place (`Reference.field_of`) against the pin; None when the place
+    is not the pin's (the callee is gone: its own reference carries that)."""
+    assert ref.field_of is not None
+    name = ref.target
+    if ref.field_of == REQUEST:
+        fields = request_fields(pin)
+        if not fields:
+            return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"{pin.pin} defines no request classes of an OpenAI-compatible server")
+        if name in fields:
+            return Finding(ref, pin.pin, OK, note=f"a field of `{fields[name]}`")
+        return Finding(ref, pin.pin, BROKEN, note=f"`{name}` is not a field of the server's request classes in {pin.pin}")
+    took = accepts(ref.field_of, name, pin)
+    short = ref.field_of.rsplit(".", 1)[-1]
+    if took is None:
+        return None
+    if took:
+        return Finding(ref, pin.pin, OK, note=f"taken by `{short}`")
+    return Finding(ref, pin.pin, BROKEN, note=f"`{short}` takes no `{name}` in {pin.pin}")

@@ -1,0 +1,174 @@
+"""Request fields and keywords (`fields.py`): `extra_body` keys, the same words in the prose,
+keywords of the project's classes (followed through `**kwargs` handed on to another class),
+judged against a small pin whose sources are real Python on disk (signatures are read from them).
+The document forms are those of vLLM's structured-outputs page (early 2025) and of third-party
+notes that copy `LLM.__init__`."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from analyzer.refs.check import check_references, check_upgrade, extract_all
+from analyzer.refs.fields import accepts, request_fields
+from analyzer.refs.pinview import PinView, SymbolEntry
+from analyzer.refs.suggest import History
+
+_PROTOCOL = '''
+class OpenAIBaseModel(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class ChatCompletionRequest(OpenAIBaseModel):
+    messages: list
+    model: str | None = None
+    stop: str | list[str] | None = []
+    structured_outputs: dict | None = None
+'''
+_SAMPLING = '''
+class SamplingParams(msgspec.Struct):
+    n: int = 1
+    temperature: float = 1.0
+    structured_outputs: dict | None = None
+'''
+_ARGS = '''
+@dataclass
+class EngineArgs:
+    model: str = "facebook/opt-125m"
+    max_model_len: int | None = None
+'''
+_LLM = '''
+class LLM:
+    def __init__(self, model: str, *, tokenizer: str | None = None, **kwargs) -> None:
+        engine_args = EngineArgs(model=model, tokenizer=tokenizer, **kwargs)
+        self.engine = engine_args
+
+    def generate(self, prompts, sampling_params=None, *, use_tqdm: bool = True):
+        return []
+
+
+def load_plugin(**kwargs):
+    return kwargs.get("name")
+'''
+
+
+def _view(root: Path, version: str, guided: bool) -> PinView:
+    """A vLLM pin: `guided` adds the old `guided_json` request field."""
+    protocol = _PROTOCOL + ("    guided_json: dict | None = None\n" if guided else "")
+    sources = {
+        "vllm/entrypoints/openai/chat_completion/protocol.py": protocol,
+        "vllm/sampling_params.py": _SAMPLING,
+        "vllm/engine/arg_utils.py": _ARGS,
+        "vllm/entrypoints/llm.py": _LLM,
+    }
+    tree = root / f"vllm-{version}"
+    symbols = [SymbolEntry("vllm.LLM", "vllm/__init__.py", 1, 1, "import"), SymbolEntry("vllm.SamplingParams", "vllm/__init__.py", 2, 2, "import")]
+    for rel, text in sources.items():
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_text(text, encoding="utf-8")
+        module = rel.removesuffix(".py").replace("/", ".")
+        symbols.append(SymbolEntry(module, rel, 1, len(text.splitlines()), "module"))
+        for node in ast.parse(text).body:
+            if isinstance(node, ast.FunctionDef):
+                symbols.append(SymbolEntry(f"{module}.{node.name}", rel, node.lineno, node.end_lineno or node.lineno, "function"))
+            if not isinstance(node, ast.ClassDef):
+                continue
+            cls = f"{module}.{node.name}"
+            bases = tuple(ast.unparse(b) for b in node.bases)
+            symbols.append(SymbolEntry(cls, rel, node.lineno, node.end_lineno or node.lineno, "class", bases))
+            for item in node.body:
+                if isinstance(item, ast.AnnAssign | ast.Assign):
+                    target = item.target if isinstance(item, ast.AnnAssign) else item.targets[0]
+                    if isinstance(target, ast.Name):
+                        symbols.append(SymbolEntry(f"{cls}.{target.id}", rel, item.lineno, item.lineno, "attribute"))
+                elif isinstance(item, ast.FunctionDef):
+                    symbols.append(SymbolEntry(f"{cls}.{item.name}", rel, item.lineno, item.end_lineno or item.lineno, "function"))
+    return PinView(
+        pin=f"vllm@{version}", project="vllm", kind="release", layout_prefix="", packages=("vllm",),
+        files=frozenset([*sources, "vllm/__init__.py"]), symbols=symbols, flags=[], envs=[], tree=str(tree),
+    )
+
+
+@pytest.fixture
+def pin(tmp_path: Path) -> PinView:
+    return _view(tmp_path, "0.30.0", guided=False)
+
+
+_DOC = '''# Structured Outputs in vLLM
+
+The following parameters are supported, which must be added as extra parameters:
+
+- `guided_json`: the output will follow the JSON schema.
+- `structured_outputs`: the constraint, as an object.
+
+```python
+completion = client.chat.completions.create(
+    model="Qwen/Qwen2.5-3B-Instruct",
+    messages=[{"role": "user", "content": "Classify this sentiment: vLLM is wonderful!"}],
+    extra_body={"guided_json": json_schema, "stop": ["\\n"]},
+)
+completion = client.beta.chat.completions.parse(
+    model="m",
+    messages=[],
+    extra_body=dict(structured_outputs={"choice": ["Positive", "Negative"]}),
+)
+```
+
+Offline:
+
+```python
+from vllm import LLM, SamplingParams
+from vllm.entrypoints.llm import load_plugin
+
+llm = LLM(model="HuggingFaceTB/SmolLM2-1.7B-Instruct", max_model_len=4096, swap_space=4)
+sampling_params = SamplingParams(guided_decoding=guided_decoding_params, temperature=0.0)
+load_plugin(anything=1)
+```
+'''
+
+
+def _statuses(doc: str, pin: PinView) -> dict[tuple[int, str], str]:
+    return {(f.ref.line, f.ref.text): f.status for f in check_references(extract_all([("doc.md", doc)]), [pin])}
+
+
+def test_extra_body_keys_and_the_same_words_in_prose_are_request_fields(pin: PinView) -> None:
+    got = _statuses(_DOC, pin)
+    assert got[(5, "guided_json")] == "broken"  # the prose names what the snippet sends
+    assert got[(12, "guided_json")] == "broken"  # `extra_body={"guided_json": ...}`
+    assert got[(12, "stop")] == "ok"
+    assert got[(6, "structured_outputs")] == "ok"
+    assert got[(17, "structured_outputs")] == "ok"  # `extra_body=dict(structured_outputs=...)`
+    assert not any(text in {"choice", "role", "content"} for _, text in got)  # nested keys, the client's own
+    assert not any(text in {"model", "messages"} for line, text in got if line < 20)  # the OpenAI client's keywords
+
+
+def test_keywords_of_imported_classes_follow_kwargs_to_the_class_they_reach(pin: PinView) -> None:
+    got = _statuses(_DOC, pin)
+    assert got[(27, "model")] == "ok" and got[(27, "max_model_len")] == "ok"  # LLM(**kwargs) -> EngineArgs
+    assert got[(27, "swap_space")] == "broken"
+    assert got[(28, "guided_decoding")] == "broken" and got[(28, "temperature")] == "ok"  # msgspec fields
+    assert (29, "anything") not in got  # `**kwargs` read by key: nothing says what it takes
+
+
+def test_accepts_and_request_fields(pin: PinView) -> None:
+    assert accepts("vllm.LLM", "tokenizer", pin) is True
+    assert accepts("LLM", "max_model_len", pin) is True
+    assert accepts("LLM", "swap_space", pin) is False
+    assert accepts("load_plugin", "name", pin) is None
+    assert accepts("NoSuchClass", "x", pin) is None
+    assert set(request_fields(pin)) >= {"messages", "stop", "structured_outputs", "model_config"}
+
+
+def test_a_document_that_names_no_project_leaves_its_keys_alone(pin: PinView) -> None:
+    doc = "# Notes\n\n```python\nclient.chat.completions.create(model='m', extra_body={'top_k': 5, 'my_option': 1})\n```\n"
+    assert not any(status == "broken" for status in _statuses(doc, pin).values())
+
+
+def test_upgrade_reports_a_field_the_new_pin_dropped(tmp_path: Path) -> None:
+    old, new = _view(tmp_path, "0.29.0", guided=True), _view(tmp_path, "0.30.0", guided=False)
+    refs = extract_all([("doc.md", _DOC)])
+    found = {(f.ref.line, f.ref.text): f for f in check_upgrade(refs, old, new, History(old))}
+    assert found[(12, "guided_json")].status == "broken" and found[(12, "guided_json")].previous_status == "ok"
+    assert (12, "stop") not in found
