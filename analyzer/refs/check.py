@@ -256,18 +256,27 @@ def _enum_siblings(findings: list[Finding], pins: Sequence[PinView]) -> list[Fin
     of one class, a name missing from that class is broken; alone, a word in capitals is prose."""
     by_pin = {p.pin: p for p in pins}
     classes: dict[tuple[str, str, str], set[str]] = {}  # (file, paragraph, pin) -> owner classes
+    heads: dict[tuple[str, str, str], set[str]] = {}  # first words of those that are env vars (`MOONCAKE`)
     for f in findings:
         if f.status == OK and f.ref.origin == "inline" and f.ref.target.isupper() and f.pin in by_pin:
             owners = {e.parent for e in by_pin[f.pin].find_symbol(f.ref.target) if e.kind == "attribute"}
             key = (f.ref.file, f.ref.paragraph, f.pin)
             classes[key] = classes[key] & owners if key in classes else owners  # the class they all belong to
+            if f.ref.target in by_pin[f.pin].env_map:
+                heads.setdefault(key, set()).add(f.ref.target.split("_", 1)[0])
     out = []
     for f in findings:
         if f.note != _CAPS_PENDING:
             out.append(f)
             continue
-        owners = classes.get((f.ref.file, f.ref.paragraph, f.pin or ""), set())
-        if len(owners) == 1 and f.ref.paragraph:
+        key = (f.ref.file, f.ref.paragraph, f.pin or "")
+        owners = classes.get(key, set())
+        # Listed env vars of the pin that all begin with one word (`MOONCAKE_MASTER`, `MOONCAKE_DEVICE`)
+        # are a family; a name without that word (`MC_MS_AUTO_DISC`, `LOCAL_HOSTNAME`, `O_DIRECT`) is
+        # another program's variable or constant, not a missing member of the pin's env registry.
+        family = heads.get(key, set())
+        outside = len(family) == 1 and "_" in f.ref.target and f.ref.target.split("_", 1)[0] not in family
+        if len(owners) == 1 and f.ref.paragraph and not outside:
             owner = next(iter(owners))
             f.status = BROKEN
             f.note = f"not a member of `{owner.rsplit('.', 1)[-1]}`, unlike the other names listed with it"

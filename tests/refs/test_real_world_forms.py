@@ -404,3 +404,21 @@ def test_a_folder_goes_to_a_folder_before_a_module(vllm33: PinView) -> None:
     pin = replace(vllm33, files=frozenset({*vllm33.files, "vllm/v1/attention/backend.py", "vllm/config/attention.py"}))
     best = suggest(ref("vllm/attention/", "path"), pin)[0]
     assert best.replacement == "vllm/v1/attention/"
+
+
+def test_a_name_outside_the_env_family_its_siblings_belong_to(vllm30: PinView) -> None:
+    # SGLang's storage READMEs: `MOONCAKE_DEVICE` (the pin's env registry) beside Mooncake's own
+    # `MC_MS_AUTO_DISC`, the NIXL backend's `SGLANG_..._USE_DIRECT_IO` beside the OS's `O_DIRECT`.
+    extra = [
+        Entry("vllm.envs.Envs", "vllm/envs.py", 1, 40, "class"),
+        Entry("vllm.envs.Envs.VLLM_LOGGING_LEVEL", "vllm/envs.py", 10, 10, "attribute"),
+        Entry("vllm.envs.Envs.VLLM_ENGINE_ITERATION_TIMEOUT_S", "vllm/envs.py", 11, 11, "attribute"),
+    ]
+    pin = replace(vllm30, symbols=[*vllm30.table, *extra])
+    doc = (
+        "# vLLM\n\nSet `VLLM_LOGGING_LEVEL` or `VLLM_ENGINE_ITERATION_TIMEOUT_S`; files are opened "
+        "with `O_DIRECT` unless `LOCAL_HOSTNAME` is set.\n"
+    )
+    got = _check(doc, pin)
+    assert got["VLLM_LOGGING_LEVEL"] == ["ok"]
+    assert "broken" not in got.get("O_DIRECT", []) and "broken" not in got.get("LOCAL_HOSTNAME", [])
