@@ -111,12 +111,49 @@ def _evidence(f: Finding, pin: PinView, old: PinView | None) -> str | None:
     if m is None:
         return None
     parts = m.group(0).split(".")
+    inherited = _inherited_from_dependency(ref.target, pin)
+    if inherited is not None:
+        return inherited
     owner = ref.target.split(".", 1)[0]
     if "." in ref.target and owner != parts[0]:
         # `@app.post(...)` below the snippet's `app = FastAPI()`: the member is looked up on the
         # object's class (`FastAPI.post`), so the class is what may be a dependency's.
         return _evidence_for(ref, owner, [owner], pin, old)
     return _evidence_for(ref, parts[0], parts, pin, old)
+
+
+_MAX_BASES = 4
+
+
+def _inherited_from_dependency(target: str, pin: PinView) -> str | None:
+    """`CarDescription.model_json_schema()`: a member missing from a class of the pin whose bases
+    reach a class the pin imports from a dependency (`BaseModel` from pydantic), and which the
+    pin's sources spell (they call it): inherited from the dependency, not a gone name. A member
+    the sources never spell stays judged (a removed method of an `nn.Module` subclass)."""
+    owner, _, member = target.rpartition(".")
+    if not owner or member.startswith("__") or pin.mentions(member) is not True:
+        return None
+    deps = dependencies(pin)
+    if deps is None:
+        return None
+    frontier = [e for e in pin.find_symbol(owner) if e.kind == "class"]
+    seen: set[str] = set()
+    for _ in range(_MAX_BASES):
+        following = []
+        for cls in frontier:
+            for base in cls.bases:
+                name = base.split("[", 1)[0].rsplit(".", 1)[-1]
+                if name in seen:
+                    continue
+                seen.add(name)
+                own = [e for e in pin.find_symbol(name) if e.kind == "class"]
+                source = deps.imported.get(name)
+                if not own and source is not None and _dependency_module(source, pin, deps):
+                    short = owner.rsplit(".", 1)[-1]
+                    return f"`{short}` derives from `{name}`, which {pin.pin} imports from `{source}`: `{member}` (which its sources use) is inherited from there"
+                following.extend(own)
+        frontier = following
+    return None
 
 
 def _evidence_for(ref: Reference, first: str, parts: list[str], pin: PinView, old: PinView | None) -> str | None:

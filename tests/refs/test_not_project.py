@@ -31,6 +31,9 @@ import dumper
 from dumper import Dumper
 from collections.abc import Sequence
 from fastapi import FastAPI
+from pydantic import BaseModel
+
+schema = BaseModel.model_json_schema
 
 if kv:
     from flashkernels.decode import DecodeWrapper
@@ -166,3 +169,15 @@ def test_a_name_in_a_paragraph_on_a_package_the_pin_requires(vllm: PinView) -> N
     # dotted name that merely uses a package: still judged.
     for text in ("CacheAdapterV9", "BatchRunnerV9", "HalfCasterV9"):
         assert found[text] and all(f.status == BROKEN for f in found[text]), (text, [f.note for f in found[text]])
+
+
+def test_a_member_inherited_from_a_dependencys_base_class(vllm: PinView) -> None:
+    # vLLM's structured-outputs page: `CarDescription.model_json_schema()` on a pydantic model that
+    # a source pin's examples also define; the member is pydantic's, which the sources call.
+    cars = SymbolEntry("vllm.examples.cars.CarDescription", "vllm/examples/cars.py", 3, 9, "class", ("BaseModel",))
+    pin = replace(vllm, symbols=[*vllm.table, cars])
+    found = _check("In vLLM, pass `CarDescription.model_json_schema()` and `CarDescription.model_dump_legacy()`.\n", pin)
+    (f,) = found["CarDescription.model_json_schema()"]
+    assert f.status == NOT_CHECKABLE and "inherited from there" in f.note, f.note
+    # A member the sources never spell: still judged.
+    assert [g.status for g in found["CarDescription.model_dump_legacy()"]] == [BROKEN]
