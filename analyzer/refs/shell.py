@@ -28,6 +28,9 @@ _SEPARATORS = {"&&", "||", "|", ";", "&"}
 _ASSIGN_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=")
 _SHORT_FLAG_RE = re.compile(r"-[A-Za-z][A-Za-z0-9]{0,3}(?:=.*)?")
 _IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# How a program is named on a command line (`docker`, `drun`, `huggingface-cli`), unlike the first
+# word of a log line (`INFO:`, `WARNING`, `[rank0]:`).
+_PROGRAM_RE = re.compile(r"[a-z][a-z0-9_.+-]*")
 _COMMENT_FLAG_RE = re.compile(r"(?<![\w-])--[A-Za-z0-9][A-Za-z0-9_.-]*[A-Za-z0-9]")
 # Groups whose next word names a nested subcommand with its own parser (`vllm bench serve`,
 # `vllm launch render`); which ones a pin has is read from its CLI classes (flags/cli_classes.py).
@@ -209,7 +212,8 @@ def _command_refs(
                 for tok in rest:
                     if "=" in tok.text:
                         foreign |= foreign_flags(" ".join(tok.text.split("=", 1)[1].split()))
-        if words is not None:
+        if words is not None and _PROGRAM_RE.fullmatch(program):
+            # (A line of output in a console block, `INFO: swap_space is deprecated`, runs nothing.)
             words.update(_foreign_words(tokens[i + 1 :]))
         return  # not a vLLM/SGLang command: its flags (`pip install --upgrade`) are not references
     server = command in SERVER_COMMANDS

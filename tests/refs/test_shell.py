@@ -85,3 +85,5 @@ def test_names_handed_to_another_program_are_the_documents_own() -> None:
     assert "sglang_image" in words
     # Not the words of the project command it runs, nor a quoted search pattern.
     assert "python3" not in words and "schedule_batch" not in words
+    # Nor the words of a console block's output lines.
+    assert "swap_space" not in foreign_words("$ vllm serve some_org/some_model\nINFO: swap_space is deprecated\nWARNING gpu_blocks low\n")
