@@ -26,6 +26,7 @@ from analyzer.refs.models import (
 from analyzer.refs.new_modules import readers_modules, written_modules
 from analyzer.refs.not_project import not_project
 from analyzer.refs.pinview import PinView
+from analyzer.refs.placement import place
 from analyzer.refs.qualify import qualifier
 from analyzer.refs.resolve import (
     find_symbol,
@@ -46,7 +47,7 @@ def extract_all(documents: Iterable[tuple[str, str]], ignore: IgnoreFn | None = 
     parser = markdown_parser()
     refs: list[Reference] = []
     for name, text in documents:
-        refs.extend(r for r in extract_references(name, text, parser) if ignore is None or not ignore(r))
+        refs.extend(r for r in place(text, extract_references(name, text, parser)) if ignore is None or not ignore(r))
     return refs
 
 

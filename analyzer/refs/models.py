@@ -68,6 +68,9 @@ class Reference:
     # project defines it too (the snippet mirrors real code), else the author's invention.
     doc_defined: bool = False
     bare_file: bool = False  # `scheduler.py` written without folders: looked up by file name
+    # The folder a directory tree or a file table writes a bare name under (`placement.py`): the
+    # target is then that folder's entry, not any file of that name.
+    under: str | None = None
     # The paragraph cites files only a repository holds (`csrc/x.cu`, `setup.py`), or its section
     # is about the build: a name there that a wheel lacks may live in those files.
     repo_context: bool = False

@@ -87,6 +87,14 @@ def suffix_matches(path: str, pin: PinView) -> list[str]:
     return sorted(p for p in (*pin.files, *pin.dirs) if p.endswith(tail))
 
 
+def _folders_written(segments: list[str], pin: PinView) -> list[str]:
+    """The pin's folders a folder path written without (or with) its top folders means."""
+    path = package_path("/".join(segments), pin)
+    if path is not None:
+        return [path] if path in pin.dirs else []
+    return [d for d in suffix_matches("/".join(segments), pin) if d in pin.dirs]
+
+
 def _resolve_bare_file(ref: Reference, pin: PinView) -> Finding:
     name = ref.target
     named = pin.files_named(name)
@@ -164,6 +172,16 @@ def _resolve_path(ref: Reference, pin: PinView) -> Finding:
         if folders:
             where = f"{folders[0]}/" if len(folders) == 1 else f"any of {len(folders)} folders ending in {folder}/"
             return Finding(ref, pin.pin, BROKEN, note=f"no {name} in {where}")
+    if path is None and ref.under:
+        # A tree's or a file table's entry: the deepest of its written folders the pin has is
+        # where the rest of the path should be (`v1/` is there, `v1/engine/x.py` is not).
+        written = ref.target.strip("/").split("/")
+        for k in range(len(written) - 1, 0, -1):
+            folders = [d for d in _folders_written(written[:k], pin) if not _repo_only_path(d, pin)]
+            if folders:
+                rest = "/".join(written[k:]) + ("/" if ref.target.endswith("/") else "")
+                where = f"{folders[0]}/" if len(folders) == 1 else f"any of {len(folders)} folders ending in {'/'.join(written[:k])}/"
+                return Finding(ref, pin.pin, BROKEN, note=f"no {rest} in {where} (the entry of a tree or file table under {ref.under}/)")
     if path is None and pin.kind == "git" and pin.has_path(ref.target.strip("/").split("/", 1)[0]):
         # `csrc/...`, `sgl-router/src/...`: the pin holds that folder, not this file.
         return Finding(ref, pin.pin, BROKEN, note=f"no such file or folder in {pin.pin}")

@@ -1,0 +1,117 @@
+r"""The folder a bare file or folder name is written under: an entry of a directory tree drawn in a
+text block (`entrypoints/` / `├── openai/` / `│   ├── api_server.py`), or a row of a file table in
+a section whose heading names a folder (`### Executor - \`vllm/v1/executor/\``). A reader takes
+`api_server.py` there as that folder's file, not as any file of that name in the package, so the
+reference's target becomes the written folder joined with the name. Plain strings in, plain values out."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import replace
+
+from analyzer.refs.models import PATH, Reference
+
+# A tree's entry line: the drawing (`│   ├── `, `|-- `, `` `-- ``), then the entry's name.
+_ENTRY_RE = re.compile(r"^(?P<lead>[\s│|]*(?:[├└]──|\|--|`--)[─\s]*)(?P<name>[^\s#]+)")
+# A line of the drawing alone (`│`, `│   │`): the tree goes on past it.
+_CONNECTOR_RE = re.compile(r"[\s│|]*")
+# The tree's root line: one folder name, maybe a comment (`vllm/`, `entrypoints/   # entry points`).
+_ROOT_RE = re.compile(r"^\s*(?P<root>[\w.-]+(?:/[\w.-]+)*/)\s*(?:#.*)?$")
+_FENCE_RE = re.compile(r"^\s*(?:```|~~~)")
+_HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s")
+_SPAN_RE = re.compile(r"`([^`\n]+)`")
+# A folder as a heading writes it: path segments ending in `/` (`vllm/v1/kv_offload/`, `entrypoints/`).
+_FOLDER_RE = re.compile(r"(?:[\w.-]+/)+")
+# A name written with no folder before it: `cpu.py`, `backends/`.
+_BARE_RE = re.compile(r"[\w.-]+/?")
+
+
+def _is_folder(name: str) -> bool:
+    return name.endswith("/") or "." not in name
+
+
+def _tree_folder(lines: list[str], index: int, name: str, heading: str | None) -> str | None:
+    """The folder the tree entry on `lines[index]` lies in: its parents' names up to the tree's
+    root line (or the section heading's folder when the tree draws no root); None when the line
+    is not a tree entry named `name`, or a parent is a file."""
+    m = _ENTRY_RE.match(lines[index])
+    if m is None or m.group("name").strip("`") != name:
+        return None
+    col = m.start("name")
+    chain: list[str] = []
+    root: str | None = None
+    for i in range(index - 1, -1, -1):
+        line = lines[i]
+        if _FENCE_RE.match(line):
+            break
+        entry = _ENTRY_RE.match(line)
+        if entry is None:
+            if _CONNECTOR_RE.fullmatch(line):
+                continue  # a blank or a line of the drawing alone: the same tree goes on
+            top = _ROOT_RE.match(line)
+            root = top.group("root") if top else None
+            if top is None:
+                return None  # prose or code above the drawing: not a tree this module reads
+            break
+        at = entry.start("name")
+        if at < col:
+            parent = entry.group("name").strip("`")
+            if not _is_folder(parent):
+                return None
+            chain.append(parent.rstrip("/"))
+            col = at
+    if root is None:
+        root = heading
+    parts = [root.strip("/")] if root else []
+    parts += reversed(chain)
+    return "/".join(p for p in parts if p) or None
+
+
+def _heading_folder(heading: str) -> str | None:
+    """The one folder a heading names in code font (`vllm/v1/kv_offload/`), or None."""
+    spans = [s for s in _SPAN_RE.findall(heading) if _FOLDER_RE.fullmatch(s)]
+    return spans[0] if len(spans) == 1 else None
+
+
+def _sections(lines: list[str]) -> list[str | None]:
+    """Per line, the folder its section's heading names (headings inside fences are code)."""
+    out: list[str | None] = []
+    folder: str | None = None
+    fenced = False
+    for line in lines:
+        if _FENCE_RE.match(line):
+            fenced = not fenced
+        elif not fenced and _HEADING_RE.match(line):
+            folder = _heading_folder(line)
+        out.append(folder)
+    return out
+
+
+def place(source: str, refs: Iterable[Reference]) -> list[Reference]:
+    """`refs` of one document, each bare file or folder name of a directory tree or of a file
+    table under a folder heading given the folder it is written under (its target becomes
+    `folder/name`, no longer looked up by name alone)."""
+    lines = source.splitlines()
+    sections: list[str | None] | None = None
+    out: list[Reference] = []
+    for ref in refs:
+        if ref.kind != PATH or ref.origin == "link" or not _BARE_RE.fullmatch(ref.text) or not 0 < ref.line <= len(lines):
+            out.append(ref)
+            continue
+        if sections is None:
+            sections = _sections(lines)
+        heading = sections[ref.line - 1]
+        line = lines[ref.line - 1]
+        if _ENTRY_RE.match(line):
+            folder = _tree_folder(lines, ref.line - 1, ref.text, heading)
+        elif line.lstrip().startswith("|"):
+            folder = heading  # a file table's row, in a section headed by its folder
+        else:
+            folder = None
+        if folder is None:
+            out.append(ref)
+            continue
+        target = f"{folder.strip('/')}/{ref.text}"
+        out.append(replace(ref, target=target, bare_file=False, under=folder.strip("/")))
+    return out

@@ -1,0 +1,76 @@
+"""Bare file and folder names of a directory tree or a file table are judged under the folder the
+tree or the section heading gives (issue 12), in the forms real notes draw them (held-out 5's
+`entrypoints/` tree, its `vllm/v1/kv_offload/` file table)."""
+
+from __future__ import annotations
+
+from analyzer.refs.check import check_references, extract_all
+from analyzer.refs.extract import extract_references
+from analyzer.refs.pinview import PinView
+from analyzer.refs.placement import place
+
+
+def _check(doc: str, pin: PinView) -> dict[str, list[tuple[str, str | None]]]:
+    out: dict[str, list[tuple[str, str | None]]] = {}
+    for f in check_references(extract_all([("ch.md", doc)]), [pin]):
+        out.setdefault(f"{f.ref.line}:{f.ref.text}", []).append((f.status, f.resolved_at))
+    return out
+
+
+TREE = (
+    "# vLLM\n\n## 2.3 `v1/` - the new engine\n\n"
+    "```\n"
+    "v1/\n"
+    "├── core/                      # scheduling\n"
+    "│   ├── sched/                 # the scheduler\n"
+    "│   │   └── scheduler.py       # the scheduler itself\n"
+    "│   ├── scheduler.py           # not here: it is in sched/\n"
+    "│   └── block_pool.py          # blocks\n"
+    "│\n"
+    "└── engine/                    # engine\n"
+    "    └── arg_utils.py           # only vllm/engine/ has one\n"
+    "```\n"
+)
+
+
+def test_tree_entries_are_judged_under_their_folders(vllm30: PinView) -> None:
+    got = _check(TREE, vllm30)
+    assert got["9:scheduler.py"] == [("ok", "vllm/v1/core/sched/scheduler.py")]
+    assert got["11:block_pool.py"] == [("ok", "vllm/v1/core/block_pool.py")]
+    # A file of that name lives in another folder: not the one the tree draws.
+    assert got["10:scheduler.py"][0][0] == "broken"
+    assert got["14:arg_utils.py"][0][0] == "broken"
+
+
+def test_tree_targets_join_root_parents_and_name() -> None:
+    refs = {r.line: r for r in place(TREE, extract_references("ch.md", TREE)) if r.text.endswith(".py")}
+    assert refs[9].target == "v1/core/sched/scheduler.py" and refs[9].under == "v1/core/sched"
+    assert refs[14].target == "v1/engine/arg_utils.py" and not refs[14].bare_file
+
+
+TABLE = (
+    "# vLLM\n\n### 9. KV (KV 模块) - `vllm/v1/core/`\n\n"
+    "| 文件 | 功能说明 |\n"
+    "|------|----------|\n"
+    "| `block_pool.py` | blocks |\n"
+    "| `arg_utils.py` | not in this folder |\n"
+    "| `sched/` | the scheduler |\n"
+    "| `worker/` | no such folder here |\n"
+    "\n## Elsewhere\n\n`arg_utils.py` alone in prose is looked up by name.\n"
+)
+
+
+def test_file_table_rows_are_judged_under_the_heading_folder(vllm30: PinView) -> None:
+    got = _check(TABLE, vllm30)
+    assert got["7:block_pool.py"] == [("ok", "vllm/v1/core/block_pool.py")]
+    assert got["8:arg_utils.py"][0][0] == "broken"
+    assert got["9:sched/"][0][0] == "ok"
+    # A folder entry that is not there: broken, not "outside the package".
+    assert got["10:worker/"][0][0] == "broken"
+    assert got["14:arg_utils.py"] == [("ok", "vllm/engine/arg_utils.py")]
+
+
+def test_a_tree_under_a_file_entry_or_below_prose_is_left_to_the_name() -> None:
+    doc = "# vLLM\n\n```\nSee the layout:\n├── arg_utils.py\n```\n"
+    (r,) = [r for r in place(doc, extract_references("ch.md", doc)) if r.text == "arg_utils.py"]
+    assert r.under is None and r.bare_file
