@@ -156,6 +156,15 @@ def _defines(pin: PinView, path: str, symbol: str) -> bool:
 def _resolve_path(ref: Reference, pin: PinView) -> Finding:
     if ref.bare_file:
         return _resolve_bare_file(ref, pin)
+    finding = _resolve_written_path(ref, pin)
+    name = ref.target.rstrip("/").rsplit("/", 1)[-1]
+    if ref.under and finding.status == BROKEN and pin.kind == "release" and _TEST_MODULE_RE.fullmatch(name):
+        # A tree's test module (`test_x.py` beside the code): a wheel leaves tests out.
+        return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"a test module; the wheel {pin.pin} may leave it out (a git pin holds it)")
+    return finding
+
+
+def _resolve_written_path(ref: Reference, pin: PinView) -> Finding:
     if _repo_only(ref, pin):
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"a repository folder; {pin.pin} is a wheel snapshot" if pin.kind == "release" else "a repository folder")
     path = package_path(ref.target, pin)

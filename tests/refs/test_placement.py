@@ -25,7 +25,8 @@ TREE = (
     "│   ├── sched/                 # the scheduler\n"
     "│   │   └── scheduler.py       # the scheduler itself\n"
     "│   ├── scheduler.py           # not here: it is in sched/\n"
-    "│   └── block_pool.py          # blocks\n"
+    "│   ├── block_pool.py          # blocks\n"
+    "│   └── test_block_pool.py     # a test module a wheel leaves out\n"
     "│\n"
     "└── engine/                    # engine\n"
     "    └── arg_utils.py           # only vllm/engine/ has one\n"
@@ -37,15 +38,16 @@ def test_tree_entries_are_judged_under_their_folders(vllm30: PinView) -> None:
     got = _check(TREE, vllm30)
     assert got["9:scheduler.py"] == [("ok", "vllm/v1/core/sched/scheduler.py")]
     assert got["11:block_pool.py"] == [("ok", "vllm/v1/core/block_pool.py")]
+    assert got["12:test_block_pool.py"][0][0] == "not-checkable"
     # A file of that name lives in another folder: not the one the tree draws.
     assert got["10:scheduler.py"][0][0] == "broken"
-    assert got["14:arg_utils.py"][0][0] == "broken"
+    assert got["15:arg_utils.py"][0][0] == "broken"
 
 
 def test_tree_targets_join_root_parents_and_name() -> None:
     refs = {r.line: r for r in place(TREE, extract_references("ch.md", TREE)) if r.text.endswith(".py")}
     assert refs[9].target == "v1/core/sched/scheduler.py" and refs[9].under == "v1/core/sched"
-    assert refs[14].target == "v1/engine/arg_utils.py" and not refs[14].bare_file
+    assert refs[15].target == "v1/engine/arg_utils.py" and not refs[15].bare_file
 
 
 TABLE = (
