@@ -9,6 +9,7 @@ from dataclasses import replace
 from analyzer.refs.classify import OTHER_SYSTEMS_RE, PROJECT_RE
 from analyzer.refs.docproject import settle_by_document
 from analyzer.refs.extract import alternatives, extract_references, markdown_parser
+from analyzer.refs.field_homes import field_homes
 from analyzer.refs.fields import judge_field
 from analyzer.refs.formula import formula
 from analyzer.refs.models import (
@@ -74,8 +75,14 @@ def check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str
     if ref.field_of:
         if ref.framework == AMBIGUOUS:
             return []  # whose field it is depends on a server the text does not name
-        # No suggestion: the closest name anywhere in the project is not a field's new name.
-        return [f for pin in candidates if (f := _field(ref, pin)) is not None]
+        # Not the closest name anywhere in the project (not a field's new name): only a member
+        # of an object the place now holds (`field_homes`).
+        found = [f for pin in candidates if (f := _field(ref, pin)) is not None]
+        by_name = {p.pin: p for p in candidates}
+        for f in found:
+            if f.status == BROKEN:
+                f.suggestions = field_homes(ref, by_name[f.pin or ""])
+        return found
     if ref.spelled:
         return [f for pin in candidates if (f := _spelled(ref, pin)) is not None]
     if ref.fragment_of:

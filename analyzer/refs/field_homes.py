@@ -1,0 +1,82 @@
+"""Where a field a place no longer takes went: into an object the place now holds.
+
+A request's `guided_json` gone while the request classes hold `structured_outputs:
+StructuredOutputsParams`, whose class has `json`: the flat field became a member of a nested
+parameters object, named by what is left of the old name once its first word (the group the
+nested object now stands for) is dropped. Read from the pin: the place's fields, their annotated
+classes (the field's source line, parsed, never run) and those classes' own fields.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from analyzer.refs.fields import _attributes as attributes  # a class's fields, its bases' too
+from analyzer.refs.fields import request_fields
+from analyzer.refs.models import REQUEST, Reference, Suggestion
+from analyzer.refs.pinview import PinView, SymbolEntry
+from analyzer.refs.resolve import find_symbol
+
+_NAME_RE = re.compile(r"[A-Z]\w*")
+# `x: Ann = ...` or `x: Ann`: a field's annotation on its line.
+_ANNOTATED_RE = re.compile(r"^\s*(?P<name>\w+)\s*:\s*(?P<ann>[^=#]+)")
+
+
+def _place_classes(ref: Reference, pin: PinView) -> list[SymbolEntry]:
+    """The classes whose fields the reference's place takes: the server's request classes, or
+    the callable's class."""
+    if ref.field_of == REQUEST:
+        names = sorted(set(request_fields(pin).values()))
+        return [e for n in names for e in pin.table.ending_with(n) if e.kind == "class" and e.path.endswith("protocol.py")]
+    if ref.field_of is None:
+        return []
+    return [e for e in find_symbol(ref.field_of, pin)[0] if e.kind == "class"][:3]
+
+
+def _annotated_classes(cls: SymbolEntry, pin: PinView) -> dict[str, SymbolEntry]:
+    """Field name -> the project's class its annotation names (`StructuredOutputsParams | None`),
+    for the fields of `cls` (its own, as the index lists them)."""
+    out: dict[str, SymbolEntry] = {}
+    for attr in pin.table.members(cls.full):
+        if attr.kind != "attribute":
+            continue
+        lines = pin.read_lines(attr.path)
+        if not lines or not 0 < attr.line <= len(lines):
+            continue
+        m = _ANNOTATED_RE.match(lines[attr.line - 1])
+        if m is None or m.group("name") != attr.last:
+            continue
+        try:
+            ann = ast.parse(m.group("ann").strip().rstrip(","), mode="eval")
+        except SyntaxError:
+            continue
+        words = {n.id for n in ast.walk(ann) if isinstance(n, ast.Name) and _NAME_RE.fullmatch(n.id)}
+        for word in sorted(words):
+            classes = [e for e in pin.table.ending_with(word) if e.kind == "class"]
+            if len(classes) == 1:
+                out[attr.last] = classes[0]
+    return out
+
+
+def field_homes(ref: Reference, pin: PinView) -> list[Suggestion]:
+    """The member of a class one of the place's fields holds, named as the gone field less its
+    first word (or as the whole field); one such member: a suggestion, several: none."""
+    name = ref.target
+    words = name.split("_")
+    if len(words) < 2:
+        return []
+    rest = "_".join(words[1:])
+    found: dict[str, tuple[str, SymbolEntry]] = {}
+    for place in _place_classes(ref, pin):
+        for holder, cls in _annotated_classes(place, pin).items():
+            members = attributes(cls, pin)
+            for wanted in (rest, name):
+                if wanted in members:
+                    found[f"{cls.last}.{wanted}"] = (holder, cls)
+                    break
+    if len(found) != 1:
+        return []
+    (replacement, (holder, cls)), = found.items()
+    why = f"the place's `{holder}` field holds a `{cls.last}`, which has `{replacement.rsplit('.', 1)[-1]}`"
+    return [Suggestion(replacement, 0.75, why, cls.location)]
