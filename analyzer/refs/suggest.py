@@ -16,8 +16,9 @@ from analyzer.refs.commandflags import command_flags
 from analyzer.refs.commandindex import subcommands
 from analyzer.refs.fuzzy import NamePool, closest
 from analyzer.refs.models import ENV, FLAG, METRIC, PATH, SYMBOL, Reference, Suggestion
+from analyzer.refs.namesakes import class_in_its_module, module_of_its_class
 from analyzer.refs.pinview import PinView, SymbolEntry
-from analyzer.refs.resolve import find_symbol, package_path, short_name
+from analyzer.refs.resolve import find_symbol, folders_written, package_path, short_name
 from analyzer.refs.shell import SERVER_COMMANDS
 
 
@@ -187,6 +188,13 @@ def _paths(ref: Reference, pin: PinView, history: History | None, line_symbol: s
         return out  # a file name with no folders: nothing to move it to but a spelling guess
     out.extend(_same_name_nearby(ref, old_path, pin))
     out.extend(_module_named_after_class(ref, old_path, pin))
+    if not any(s.confidence >= 0.5 for s in out) and old_path.endswith(".py") and "/" in old_path:
+        # `openai/serving_chat.py` gone, `OpenAIServingChat` defined under `openai/`: its code.
+        written = _segments(old_path)[:-1]
+        folders = next((found for k in range(len(written), 0, -1) if (found := folders_written(written[:k], pin))), [])
+        hit = module_of_its_class(old_path, folders, pin) if folders else None
+        if hit is not None:
+            out.append(Suggestion(_write_path(ref, hit[0].path, pin), 0.7, hit[1], hit[0].location))
     if not any(s.confidence >= 0.5 for s in out):
         basename = old_path.rstrip("/").rsplit("/", 1)[-1]
         same_name = pin.files_named(basename)
@@ -402,6 +410,10 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
                 out.extend(_renamed_class(owner, pin, history, member=last))
         elif history is not None:
             out.extend(_renamed_class(target, pin, history))
+        if len(parts) == 1 and _CLASS_RE.match(last):
+            namesake = class_in_its_module(last, pin)
+            if namesake is not None:
+                out.append(Suggestion(namesake[0].full, 0.7, namesake[1], namesake[0].location))
         if len(parts) == 1 and _CLASS_RE.match(last) and sum(c.isupper() for c in last) >= 2 and ref.context:
             out.extend(_qualified_class(ref, last, pin))
         if len(parts) == 1 and last.endswith(_MIXIN):
