@@ -79,3 +79,4 @@ def test_through_the_checker(pin: PinView) -> None:
     chat = got["serving_chat.py"]
     assert chat.status == "broken" and chat.best is not None
     assert chat.best.replacement == "vllm/entrypoints/openai/chat_completion/serving.py" and chat.best.confidence < 0.8
+
