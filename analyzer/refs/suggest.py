@@ -671,7 +671,33 @@ def _flags(ref: Reference, pin: PinView, history: History | None) -> list[Sugges
         # `--impl` for `--model-impl`: the option's last words, its qualifier left out (argparse
         # takes prefixes only, so the short form fails). One option ends so: that one.
         out.append(Suggestion(qualified[0], 0.6, "the one option whose last words these are (its qualifier left out)", pool[qualified[0]]))
+    out.extend(_folded_into_config(flag, pool, pin))
     return out
+
+
+def _folded_into_config(flag: str, pool: dict[str, str | None], pin: PinView) -> list[Suggestion]:
+    """`--speculative-model` gone, `--speculative-config` takes a `SpeculativeConfig` with a
+    `model` field: the option became a field of a config option's object (named by what is left
+    once that config's own words are dropped, or by its whole name: `--num-speculative-tokens`).
+    One such field among the pin's `--x-config` options, or none."""
+    if not flag.startswith("--"):
+        return []
+    words = flag[2:].replace("-", "_").split("_")
+    found: list[tuple[str, str, str]] = []
+    for option in sorted(pool):
+        if not option.endswith("-config") or not option.startswith("--"):
+            continue
+        own = option[2:].split("-")[:-1]
+        rest = [w for w in words if w not in own]
+        wanted = {"_".join(words)} | ({"_".join(rest)} if rest and len(rest) < len(words) else set())
+        cls_name = "".join(w[:1].upper() + w[1:] for w in [*own, "config"])
+        for cls in (e for e in pin.table.ending_with(cls_name) if e.kind == "class"):
+            hits = sorted(wanted & {m.last for m in pin.table.members(cls.full) if m.kind == "attribute"})
+            found += [(option, cls.last, h) for h in hits]
+    if len({(o, h) for o, _, h in found}) != 1:
+        return []
+    option, cls_name, member = found[0]
+    return [Suggestion(option, 0.7, f"`{member}` of `{cls_name}`, which {option} takes", pool[option])]
 
 
 def _flag_words(flag: str) -> list[str]:
