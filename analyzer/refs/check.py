@@ -471,7 +471,8 @@ def _mirrors(findings: list[Finding]) -> list[Finding]:
     for group in groups.values():
         # Attributes and keywords judged by spelling (`Reference.spelled`) do not vote: the
         # snippet's own methods and `self.x()` calls say whether it quotes the project's class.
-        voters = [f for f in group if not f.ref.spelled and not f.ref.field_of]
+        # Nor do the calls on `self` in a snippet class's methods (`scope`): the vote judges them.
+        voters = [f for f in group if not f.ref.spelled and not f.ref.field_of and not (f.ref.scope and f.ref.text.startswith("self."))]
         ok = sum(f.status == OK for f in voters)
         if ok < 2 or ok * 2 < len(voters):
             drop.update(id(f) for f in group if f.status != OK)
