@@ -421,6 +421,10 @@ def resolve_member(ref: Reference, pin: PinView) -> Finding:
     plain = resolve(ref, pin)
     owners = [e for e in pin.find_symbol(ref.owner) if e.kind == "class"]
     if not owners:
+        if plain.status == OK and ref.owner_strict:
+            # The text lists these as the class's members and the class is gone: a same-named
+            # definition elsewhere is not the one listed (its unique siblings are broken too).
+            return Finding(ref, pin.pin, BROKEN, note=f"listed as a member of `{ref.owner}`, which is not defined in {pin.pin} (a `{ref.target}` elsewhere, at {plain.resolved_at}, is not that class's)")
         if plain.status == OK:
             plain.note = "; ".join(x for x in (plain.note, f"its class `{ref.owner}` is not defined in {pin.pin}") if x)
             return plain
