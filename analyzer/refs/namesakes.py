@@ -77,3 +77,20 @@ def module_of_its_class(old_path: str, folders: list[str], pin: PinView) -> tupl
     if len({e.path for e in hits}) != 1:
         return None
     return hits[0], f"where `{hits[0].last}`, the class named after {stem}.py, lives"
+
+
+def file_with_words_dropped(old_path: str, folders: list[str], pin: PinView) -> str | None:
+    """The one module under `folders` (where the gone file was) named as the old file less its
+    last words, the role a name ends with (`kv_offload/lru_manager.py` ->
+    `kv_offload/cpu/policies/lru.py`, `v1/engine/async_llm_engine.py` -> `v1/engine/async_llm.py`);
+    the distinctive head is kept (`manager.py` is not `lru_manager.py`). None when there is none
+    or several."""
+    stem = old_path.rstrip("/").rsplit("/", 1)[-1].removesuffix(".py")
+    if "_" not in stem:
+        return None
+    hits = [
+        f for f in pin.files
+        if f.endswith(".py") and any(f.startswith(d + "/") for d in folders)
+        and stem.startswith(f.rsplit("/", 1)[-1].removesuffix(".py") + "_")
+    ]
+    return hits[0] if len(hits) == 1 else None

@@ -16,7 +16,11 @@ from analyzer.refs.commandflags import command_flags
 from analyzer.refs.commandindex import subcommands
 from analyzer.refs.fuzzy import NamePool, closest
 from analyzer.refs.models import ENV, FLAG, METRIC, PATH, SYMBOL, Reference, Suggestion
-from analyzer.refs.namesakes import class_in_its_module, module_of_its_class
+from analyzer.refs.namesakes import (
+    class_in_its_module,
+    file_with_words_dropped,
+    module_of_its_class,
+)
 from analyzer.refs.pinview import PinView, SymbolEntry
 from analyzer.refs.resolve import find_symbol, folders_written, package_path, short_name
 from analyzer.refs.shell import SERVER_COMMANDS
@@ -195,6 +199,10 @@ def _paths(ref: Reference, pin: PinView, history: History | None, line_symbol: s
         hit = module_of_its_class(old_path, folders, pin) if folders else None
         if hit is not None:
             out.append(Suggestion(_write_path(ref, hit[0].path, pin), 0.7, hit[1], hit[0].location))
+        shorter = file_with_words_dropped(old_path, folders, pin) if folders and hit is None else None
+        if shorter is not None:
+            why = f"the one module under {folders[0]}/ named as the old one less its last words"
+            out.append(Suggestion(_write_path(ref, shorter, pin), 0.6, why, shorter))
     if not any(s.confidence >= 0.5 for s in out):
         basename = old_path.rstrip("/").rsplit("/", 1)[-1]
         same_name = pin.files_named(basename)

@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from analyzer.refs.check import check_references, extract_all
-from analyzer.refs.namesakes import class_in_its_module, module_of_its_class, related, snake
+from analyzer.refs.namesakes import (
+    class_in_its_module,
+    file_with_words_dropped,
+    module_of_its_class,
+    related,
+    snake,
+)
 from analyzer.refs.pinview import PinView, SymbolEntry
 
 _CLASSES = {
@@ -25,6 +31,10 @@ _CLASSES = {
     "vllm/entrypoints/openai/chat_completion/serving.py": [("OpenAIServingChat", ("GenerateBaseServing",))],
     "vllm/entrypoints/openai/chat_completion/batch_serving.py": [("OpenAIServingChatBatch", ("OpenAIServingChat",))],
     "vllm/entrypoints/anthropic/serving.py": [("AnthropicServingChat", ("OpenAIServingChat",))],
+    "vllm/v1/kv_offload/cpu/policies/lru.py": [("LRUCachePolicy", ())],
+    "vllm/v1/kv_offload/cpu/manager.py": [("CPUOffloadingManager", ())],
+    "vllm/v1/engine/async_llm.py": [("AsyncLLM", ())],
+    "vllm/v1/engine/llm_engine.py": [("LLMEngine", ())],
 }
 
 
@@ -80,3 +90,11 @@ def test_through_the_checker(pin: PinView) -> None:
     assert chat.status == "broken" and chat.best is not None
     assert chat.best.replacement == "vllm/entrypoints/openai/chat_completion/serving.py" and chat.best.confidence < 0.8
 
+
+
+def test_a_gone_file_renamed_without_its_last_words(pin: PinView) -> None:
+    # `manager.py` keeps the role, not the name; `llm_engine.py` drops the head, not the tail.
+    assert file_with_words_dropped("vllm/v1/kv_offload/lru_manager.py", ["vllm/v1/kv_offload"], pin) == "vllm/v1/kv_offload/cpu/policies/lru.py"
+    assert file_with_words_dropped("vllm/v1/engine/async_llm_engine.py", ["vllm/v1/engine"], pin) == "vllm/v1/engine/async_llm.py"
+    assert file_with_words_dropped("vllm/v1/kv_offload/abstract.py", ["vllm/v1/kv_offload"], pin) is None  # one word
+    assert file_with_words_dropped("vllm/v1/kv_offload/fifo_manager.py", ["vllm/v1/kv_offload"], pin) is None
