@@ -386,6 +386,8 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
                 out.append(Suggestion(name, round(0.65 * ratio, 2), "closest module path", None))
     else:
         last = parts[-1]
+        if ref.owner and len(parts) == 1:
+            out.extend(_member_of_a_related_class(last, ref.owner, pin))
         if len(parts) >= 2:
             owner = ".".join(parts[:-1])
             owners = [e for e in pin.find_symbol(owner) if e.kind == "class"]
@@ -602,6 +604,23 @@ def _mixin_component(old: str, pin: PinView) -> list[Suggestion]:
             return [Suggestion(picks[0], 0.7, why, None)]
         return []
     return []
+
+
+def _member_of_a_related_class(member: str, owner: str, pin: PinView) -> list[Suggestion]:
+    """A field or method the text gives `owner` (`Req` has these fields: ... `kv_committed_len`)
+    that the pin defines on one class of the owner's own module named as the owner with words
+    added after it (`ReqKvInfo`): split off into that component. One such class."""
+    name = owner.rsplit(".", 1)[-1]
+    homes = {e.path for e in pin.find_symbol(owner) if e.kind == "class"}
+    holders = {
+        short_name(e, pin): e for e in pin.table.ending_with(member)
+        if e.kind in {"function", "attribute"} and e.path in homes and "." in short_name(e, pin)
+        and (cls := short_name(e, pin).rsplit(".", 2)[-2]) != name and cls.startswith(name) and cls[len(name):][:1].isupper()
+    }
+    if len(holders) != 1:
+        return []
+    (found, entry), = holders.items()
+    return [Suggestion(found, 0.75, f"`{member}` of `{found.rsplit('.', 1)[0]}`, a part of `{name}` in its module", entry.location)]
 
 
 def _related_class(old: str, new: str) -> bool:
