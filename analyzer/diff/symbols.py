@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from analyzer.diff.models import ModuleChange, SymbolMove
@@ -76,6 +75,29 @@ class SymbolChanges:
     modules: list[ModuleChange] = field(default_factory=list)
 
 
+@dataclass(slots=True)
+class _Pairing:
+    """What the passes of compare_symbols share: both releases' indexes and symbol tables,
+    the names not paired yet on each side, and `claim` to pair two of them."""
+
+    old: SnapshotIndex
+    new: SnapshotIndex
+    t_old: dict[str, SymbolInfo]
+    t_new: dict[str, SymbolInfo]
+    removed: set[str]
+    added: set[str]
+
+    def claim(self, old_name: str, new_name: str) -> None:
+        """`old_name` became `new_name`: so did everything under it that has a twin there."""
+        self.removed.discard(old_name)
+        self.added.discard(new_name)
+        for child in [n for n in self.removed if n.startswith(old_name + ".")]:
+            twin = new_name + child[len(old_name):]
+            if twin in self.t_new:
+                self.removed.discard(child)
+                self.added.discard(twin)
+
+
 def compare_symbols(
     old: SnapshotIndex,
     new: SnapshotIndex,
@@ -83,21 +105,9 @@ def compare_symbols(
 ) -> SymbolChanges:
     """`file_renames`: (old package path, new package path, git similarity %)."""
     t_old, t_new = symbol_table(old), symbol_table(new)
-    removed = set(t_old) - set(t_new)
-    added = set(t_new) - set(t_old)
+    p = _Pairing(old, new, t_old, t_new, set(t_old) - set(t_new), set(t_new) - set(t_old))
+    removed, added, claim = p.removed, p.added, p.claim
     moves: list[SymbolMove] = []
-    moved_old: dict[str, str] = {}  # old dotted -> new dotted, including what came along
-
-    def claim(old_name: str, new_name: str) -> None:
-        """`old_name` became `new_name`: so did everything under it that has a twin there."""
-        moved_old[old_name] = new_name
-        removed.discard(old_name)
-        added.discard(new_name)
-        for child in [n for n in removed if n.startswith(old_name + ".")]:
-            twin = new_name + child[len(old_name):]
-            if twin in t_new:
-                removed.discard(child)
-                added.discard(twin)
 
     # 1. Files git saw renamed: the module and whatever kept its qualified name.
     for old_path, new_path, similarity in file_renames or []:
@@ -111,16 +121,16 @@ def compare_symbols(
             claim(m_old, m_new)
 
     # 2. Still importable from the old module (a re-export): not removed at all.
-    moves.extend(_reexports(new, t_old, t_new, removed, added, claim))
+    moves.extend(_reexports(p))
 
     # 3. A definition that changed module but kept its qualified name and kind.
-    moves.extend(_cross_module_moves(old, new, t_old, t_new, removed, added, claim))
+    moves.extend(_cross_module_moves(p))
 
     # 4. Renamed in place: same parent, same kind, same parameters / methods.
-    moves.extend(_renames_in_place(old, new, t_old, t_new, removed, added, claim))
+    moves.extend(_renames_in_place(p))
 
     # 5. What the moves say about whole modules: moved, split, merged, folded into a package.
-    module_moves, module_changes = _module_changes(t_old, t_new, moves, removed, added, claim)
+    module_moves, module_changes = _module_changes(p, moves)
     moves.extend(module_moves)
 
     return SymbolChanges(
@@ -136,14 +146,8 @@ def _is_top_level(table: dict[str, SymbolInfo], info: SymbolInfo) -> bool:
     return parent is not None and parent.kind == "module"
 
 
-def _reexports(
-    new: SnapshotIndex,
-    t_old: dict[str, SymbolInfo],
-    t_new: dict[str, SymbolInfo],
-    removed: set[str],
-    added: set[str],
-    claim: Callable[[str, str], None],
-) -> list[SymbolMove]:
+def _reexports(p: _Pairing) -> list[SymbolMove]:
+    new, t_old, t_new, removed, claim = p.new, p.t_old, p.t_new, p.removed, p.claim
     defined = {n for n, i in t_new.items() if i.kind in ("class", "function")}
     moves = []
     for name in sorted(removed):
@@ -167,18 +171,11 @@ def _reexports(
     return moves
 
 
-def _cross_module_moves(
-    old: SnapshotIndex,
-    new: SnapshotIndex,
-    t_old: dict[str, SymbolInfo],
-    t_new: dict[str, SymbolInfo],
-    removed: set[str],
-    added: set[str],
-    claim: Callable[[str, str], None],
-) -> list[SymbolMove]:
+def _cross_module_moves(p: _Pairing) -> list[SymbolMove]:
     """Same qualified name and kind in another module. One candidate each side is a move;
     several copies folding into one, or one of several new copies, need the same shape
     (parameters, methods) besides; a copy dropped for one that already existed is "merged"."""
+    t_old, t_new, removed, added, claim = p.t_old, p.t_new, p.removed, p.added, p.claim
     by_key_old: dict[tuple[str, str], list[str]] = defaultdict(list)
     by_key_new: dict[tuple[str, str], list[str]] = defaultdict(list)
     existing: dict[tuple[str, str], list[str]] = defaultdict(list)
@@ -199,36 +196,36 @@ def _cross_module_moves(
         olds = sorted(olds)
         pairs: list[tuple[str, str, str, list[str]]]
         if len(news) == 1 and len(olds) == 1:
-            related = _related(old, new, t_old[olds[0]], t_new[news[0]])
+            related = _related(p, t_old[olds[0]], t_new[news[0]])
             pairs = [(olds[0], news[0], "moved", [])] if related else []
         elif len(news) == 1:
             pairs = [(a, news[0], "moved", [f"one of {len(olds)} removed copies"]) for a in olds
-                     if _same_shape(old, new, t_old, t_new, t_old[a], t_new[news[0]])]
+                     if _same_shape(p, t_old[a], t_new[news[0]])]
         elif len(olds) == 1 and news:
-            alike = [b for b in news if _same_shape(old, new, t_old, t_new, t_old[olds[0]], t_new[b])]
+            alike = [b for b in news if _same_shape(p, t_old[olds[0]], t_new[b])]
             pairs = [(olds[0], alike[0], "moved", [f"the only one of {len(news)} new copies of the same shape"])] if len(alike) == 1 else []
         elif not news and len(existing.get(key, [])) == 1:
             into = existing[key][0]
             pairs = [(a, into, "merged", [f"{into} already existed"]) for a in olds
-                     if t_old[a].module != t_new[into].module and _same_shape(old, new, t_old, t_new, t_old[a], t_new[into], 0.6)]
+                     if t_old[a].module != t_new[into].module and _same_shape(p, t_old[a], t_new[into], 0.6)]
         else:
             pairs = []  # ambiguous: several candidates on each side, claim nothing
         for a_name, b_name, kind, extra in pairs:
             a, b = t_old[a_name], t_new[b_name]
             evidence = [f"same qualified name {a.qualname!r} and kind ({a.kind})", *extra,
-                        *_shape_evidence(old, new, t_old, t_new, a, b), f"{a.lines} -> {b.lines} lines",
+                        *_shape_evidence(p, a, b), f"{a.lines} -> {b.lines} lines",
                         f"{a.module} still exists" if a.module in t_new else f"{a.module} is gone"]
             moves.append(SymbolMove(a.dotted, b.dotted, kind, tuple(evidence)))
             claim(a.dotted, b.dotted)
     return moves
 
 
-def _related(old: SnapshotIndex, new: SnapshotIndex, a: SymbolInfo, b: SymbolInfo) -> bool:
+def _related(p: _Pairing, a: SymbolInfo, b: SymbolInfo) -> bool:
     """The one removed and the one added definition of a name: a move unless, for functions,
     they share neither half their parameters nor their length (a namesake, not the same code)."""
     if a.kind != "function":
         return True
-    pa, pb = _params(old, a), _params(new, b)
+    pa, pb = _params(p.old, a), _params(p.new, b)
     if pa is None or pb is None:
         return True
     union = set(pa) | set(pb)
@@ -236,25 +233,23 @@ def _related(old: SnapshotIndex, new: SnapshotIndex, a: SymbolInfo, b: SymbolInf
     return shared >= 0.5 or min(a.lines, b.lines) / max(a.lines, b.lines) >= 0.8
 
 
-def _same_shape(old: SnapshotIndex, new: SnapshotIndex, t_old: dict[str, SymbolInfo], t_new: dict[str, SymbolInfo],
-                a: SymbolInfo, b: SymbolInfo, min_size: float = 0.5) -> bool:
+def _same_shape(p: _Pairing, a: SymbolInfo, b: SymbolInfo, min_size: float = 0.5) -> bool:
     """Functions: the same parameters and a comparable length. Classes: most methods
     kept, or (no methods) the same bases and fields."""
     if a.kind == "class":
-        kept, total = _method_overlap(t_old, t_new, a.dotted, b.dotted)
+        kept, total = _method_overlap(p.t_old, p.t_new, a.dotted, b.dotted)
         if total:
             return kept / total >= _METHOD_OVERLAP
-        return _class_shape(old, a) == _class_shape(new, b) != ((), ())
-    pa, pb = _params(old, a), _params(new, b)
+        return _class_shape(p.old, a) == _class_shape(p.new, b) != ((), ())
+    pa, pb = _params(p.old, a), _params(p.new, b)
     return pa is not None and pa == pb and min(a.lines, b.lines) / max(a.lines, b.lines) >= min_size
 
 
-def _shape_evidence(old: SnapshotIndex, new: SnapshotIndex, t_old: dict[str, SymbolInfo],
-                    t_new: dict[str, SymbolInfo], a: SymbolInfo, b: SymbolInfo) -> list[str]:
+def _shape_evidence(p: _Pairing, a: SymbolInfo, b: SymbolInfo) -> list[str]:
     if a.kind == "class":
-        kept, total = _method_overlap(t_old, t_new, a.dotted, b.dotted)
+        kept, total = _method_overlap(p.t_old, p.t_new, a.dotted, b.dotted)
         return [f"{kept} of {total} methods kept"] if total else []
-    pa, pb = _params(old, a), _params(new, b)
+    pa, pb = _params(p.old, a), _params(p.new, b)
     if pa is None or pb is None:
         return []
     if pa == pb:
@@ -269,19 +264,13 @@ def _class_shape(index: SnapshotIndex, info: SymbolInfo) -> tuple[tuple[str, ...
     return tuple(fact.bases), tuple(f.target for f in (*fact.fields, *fact.class_attributes))
 
 
-def _module_changes(
-    t_old: dict[str, SymbolInfo],
-    t_new: dict[str, SymbolInfo],
-    moves: list[SymbolMove],
-    removed: set[str],
-    added: set[str],
-    claim: Callable[[str, str], None],
-) -> tuple[list[SymbolMove], list[ModuleChange]]:
+def _module_changes(p: _Pairing, moves: list[SymbolMove]) -> tuple[list[SymbolMove], list[ModuleChange]]:
     """Group the moves of top-level definitions by the module they left. A module that is
     gone and whose definitions went to one new module moved (git may have seen too little
     of the file to call it a rename); to several, it was split; to one that existed, merged.
     A module that became a package (`x.py` -> `x/__init__.py`) is a fold; one that stays but
     lost several definitions (two at least, and three or half of them) was split too."""
+    t_old, t_new, removed, added, claim = p.t_old, p.t_new, p.removed, p.added, p.claim
     out: dict[str, Counter[str]] = defaultdict(Counter)
     reexported: Counter[str] = Counter()
     for m in moves:
@@ -346,15 +335,8 @@ def _params(index: SnapshotIndex, info: SymbolInfo) -> tuple[str, ...] | None:
     return tuple(p.name for p in fact.params)
 
 
-def _renames_in_place(
-    old: SnapshotIndex,
-    new: SnapshotIndex,
-    t_old: dict[str, SymbolInfo],
-    t_new: dict[str, SymbolInfo],
-    removed: set[str],
-    added: set[str],
-    claim: Callable[[str, str], None],
-) -> list[SymbolMove]:
+def _renames_in_place(p: _Pairing) -> list[SymbolMove]:
+    t_old, t_new, removed, added, claim = p.t_old, p.t_new, p.removed, p.added, p.claim
     groups_old: dict[tuple[str, str], list[str]] = defaultdict(list)
     groups_new: dict[tuple[str, str], list[str]] = defaultdict(list)
     for name in removed:
@@ -375,7 +357,7 @@ def _renames_in_place(
             a = t_old[a_name]
             for b_name in news:
                 b = t_new[b_name]
-                evidence = _rename_evidence(old, new, t_old, t_new, a, b)
+                evidence = _rename_evidence(p, a, b)
                 if evidence is not None:
                     pairs[a_name].append((b_name, evidence))
         taken: dict[str, int] = defaultdict(int)
@@ -391,14 +373,7 @@ def _renames_in_place(
     return moves
 
 
-def _rename_evidence(
-    old: SnapshotIndex,
-    new: SnapshotIndex,
-    t_old: dict[str, SymbolInfo],
-    t_new: dict[str, SymbolInfo],
-    a: SymbolInfo,
-    b: SymbolInfo,
-) -> list[str] | None:
+def _rename_evidence(p: _Pairing, a: SymbolInfo, b: SymbolInfo) -> list[str] | None:
     size = min(a.lines, b.lines) / max(a.lines, b.lines)
     old_name, new_name = a.dotted.rpartition(".")[2], b.dotted.rpartition(".")[2]
     if old_name.startswith("__") or new_name.startswith("__"):
@@ -408,13 +383,13 @@ def _rename_evidence(
         return None
     naming = f"names {similar}% alike"
     if a.kind == "class":
-        kept, total = _method_overlap(t_old, t_new, a.dotted, b.dotted)
+        kept, total = _method_overlap(p.t_old, p.t_new, a.dotted, b.dotted)
         if total < 2 or kept / total < _METHOD_OVERLAP:
             return None  # one kept method proves little
         return [f"same parent {a.parent}", f"{kept} of {total} methods kept", naming, f"{a.lines} -> {b.lines} lines"]
     if size < _SIZE_RATIO:
         return None
-    pa, pb = _params(old, a), _params(new, b)
+    pa, pb = _params(p.old, a), _params(p.new, b)
     if pa is None or pa != pb:
         return None
     shown = ", ".join(pa) or "none"
