@@ -477,6 +477,10 @@ class FlowGraph:
 
     def write(self, loc: Loc, values: Iterable[Value]) -> None:
         found = self.pts.get(loc)
+        if found is not None and isinstance(values, set | frozenset | list) and found.issuperset(values):
+            # Nothing new (the usual case once a location is full; a set only holds values
+            # already filtered and normalised below): a C-level check, not a Python loop.
+            return
         for v in values:
             if v.kind not in _TRACKED and not (
                 v.kind == "instance"
@@ -641,7 +645,8 @@ class FlowGraph:
                 self._assign_target(el, self.elements(vals, key=str(i), unpack=True), m, scope, line)
 
     def _store(self, container: str, key: str | None, vals: Iterable[Value]) -> None:
-        vals = list(vals)
+        if not isinstance(vals, set | frozenset | list):
+            vals = list(vals)
         if not vals:
             return
         if key is not None:
@@ -886,6 +891,8 @@ class FlowGraph:
             for src in self.eval(node, m, scope):
                 if src.kind == "container":
                     for c in containers:
+                        if c.name == src.name:
+                            continue  # `d.update(d)`: its slots are its own already
                         for loc_key, slot_vals in self._slots(src.name):
                             self._store(c.name, None if loc_key in (_ANY, _ALL) else loc_key, slot_vals)
         for key, text in zip(site.keywords, site.keyword_values, strict=False):
