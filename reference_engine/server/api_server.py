@@ -261,7 +261,7 @@ def build_app(engine: AsyncEngine, options: ServerOptions) -> FastAPI:
         assert decode_role is not None
         try:
             work = decode_role.receive(prep.request_id, prep.token_ids, params)
-            return await _cancel_on_disconnect(request, work)
+            return await _unless_disconnected(request, work)
         except ValueError as exc:
             raise APIError(str(exc), param="kv_transfer_params") from None
 
@@ -311,8 +311,11 @@ def kv_report(engine: Engine) -> dict[str, Any]:
     }
 
 
-async def _unless_disconnected(request: Request, work: Awaitable[T], stream: RequestStream) -> T:
-    """Await `work` unless the client disconnects first; then abort the request."""
+async def _unless_disconnected(
+    request: Request, work: Awaitable[T], stream: RequestStream | None = None
+) -> T:
+    """Await `work` unless the client disconnects first; then cancel it, and close the
+    request's `stream` if it has one (which aborts the request in the engine)."""
     task = asyncio.ensure_future(work)
     watcher = asyncio.ensure_future(_disconnected(request))
     try:
@@ -323,24 +326,8 @@ async def _unless_disconnected(request: Request, work: Awaitable[T], stream: Req
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, _ClientGone):
                 await task
-            stream.close()
-    if task.cancelled():
-        raise _ClientGone
-    return task.result()
-
-
-async def _cancel_on_disconnect(request: Request, work: Awaitable[T]) -> T:
-    """Await `work` unless the client disconnects first; then cancel it."""
-    task = asyncio.ensure_future(work)
-    watcher = asyncio.ensure_future(_disconnected(request))
-    try:
-        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        watcher.cancel()
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            if stream is not None:
+                stream.close()
     if task.cancelled():
         raise _ClientGone
     return task.result()
