@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from test_sched_fake_model import random_workload, run_workload, solo
+from test_sched_fake_model import assert_solo_outputs_and_clean_pool, random_workload, run_workload
 
 from reference_engine.scheduler import Scheduler, SchedulerOutput
 
@@ -49,13 +49,7 @@ def test_partial_hits_survive_eviction_at_any_point(
             preemption=preemption,
             policy=rng.choice(["fcfs", "priority"]),
         )
-        for (r_id, i), toks in res.outputs.items():
-            r = reqs[r_id]
-            expected = solo(r, i)
-            assert toks == (expected if r.abort_at is None else expected[: len(toks)])
         partial_hits += res.kv.cache.stats.num_partial_block_hits
         preemptions += res.sched.num_preemptions
-        res.kv.cache.clear()
-        assert res.kv.pool.num_free == res.kv.num_blocks
-        res.kv.check_integrity()
+        assert_solo_outputs_and_clean_pool(res, reqs)
     assert partial_hits > 0 and preemptions > 0

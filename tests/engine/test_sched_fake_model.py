@@ -153,6 +153,18 @@ def run_workload(
     return WorkloadResult(outputs, kv, sched, computed)
 
 
+def assert_solo_outputs_and_clean_pool(res: WorkloadResult, reqs: list[FakeRequest]) -> None:
+    """Every sample equals its solo run (an aborted one, a prefix of it); with the prefix
+    cache cleared, every block is free again and the manager's invariants hold."""
+    for (r_id, i), toks in res.outputs.items():
+        r = reqs[r_id]
+        expected = solo(r, i)
+        assert toks == (expected if r.abort_at is None else expected[: len(toks)])
+    res.kv.cache.clear()
+    assert res.kv.pool.num_free == res.kv.num_blocks
+    res.kv.check_integrity()
+
+
 def random_workload(rng: random.Random, block_size: int) -> list[FakeRequest]:
     shared = [rng.randrange(VOCAB) for _ in range(rng.randrange(1, 3 * block_size + 2))]
     reqs = []
@@ -208,15 +220,7 @@ def test_random_workloads_read_correct_kv_and_match_solo_runs(
             chunked=rng.random() < 0.8,
         )
         preemptions += res.sched.num_preemptions
-        for (r_id, i), toks in res.outputs.items():
-            r = reqs[r_id]
-            if r.abort_at is None:
-                assert toks == solo(r, i)
-            else:
-                assert toks == solo(r, i)[: len(toks)]
-        res.kv.cache.clear()
-        assert res.kv.pool.num_free == res.kv.num_blocks
-        res.kv.check_integrity()
+        assert_solo_outputs_and_clean_pool(res, reqs)
     assert preemptions > 0, "the workloads were meant to force preemption"
 
 
