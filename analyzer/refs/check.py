@@ -24,6 +24,7 @@ from analyzer.refs.models import (
     Reference,
     Suggestion,
 )
+from analyzer.refs.neighbour_homes import neighbour_homes
 from analyzer.refs.new_modules import readers_modules, written_modules
 from analyzer.refs.not_project import not_project
 from analyzer.refs.pinview import PinView
@@ -298,7 +299,8 @@ def check_references(refs: Iterable[Reference], pins: Sequence[PinView], histori
     findings = [f for _, found in checked for f in found]
     findings = _table_columns(_same_name_in_class_context(_enum_siblings(_mirrors(findings), pins)))
     findings = _objects_named_like_a_class(findings, pins, histories or {})
-    findings = not_project(unjudged(_file_of_the_named_symbol(findings, pins, histories or {}), pins, histories), pins, histories)
+    findings = neighbour_homes(_file_of_the_named_symbol(findings, pins, histories or {}), pins)
+    findings = not_project(unjudged(findings, pins, histories), pins, histories)
     findings = readers_modules(findings, written_modules(checked, {pkg for p in pins for pkg in p.packages}))
     return said_gone(findings)
 
@@ -469,7 +471,8 @@ def _mirrors(findings: list[Finding]) -> list[Finding]:
     for group in groups.values():
         # Attributes and keywords judged by spelling (`Reference.spelled`) do not vote: the
         # snippet's own methods and `self.x()` calls say whether it quotes the project's class.
-        voters = [f for f in group if not f.ref.spelled and not f.ref.field_of]
+        # Nor do the calls on `self` in a snippet class's methods (`scope`): the vote judges them.
+        voters = [f for f in group if not f.ref.spelled and not f.ref.field_of and not (f.ref.scope and f.ref.text.startswith("self."))]
         ok = sum(f.status == OK for f in voters)
         if ok < 2 or ok * 2 < len(voters):
             drop.update(id(f) for f in group if f.status != OK)

@@ -79,6 +79,11 @@ def _repaired(content: str) -> ast.Module | None:
     lines = content.splitlines()
     if any(line.lstrip().startswith(">>>") for line in lines):
         return None  # an interpreter session: read line by line
+    # `...` on a line of its own among a call's arguments (`EngineArgs(model=model, ...)`): the
+    # author's "and the rest", not code (a positional argument after keywords does not parse).
+    rest = [i for i, line in enumerate(lines) if line.strip() in {"...", "...,"} and _closes_after(lines, i)]
+    for i in rest:
+        lines[i] = ""
     # Only a few lines, and a small share of the snippet: more is not code with notes in it.
     budget = min(_MAX_REPAIRS, sum(1 for line in lines if line.strip()) // 4)
     for _ in range(budget + 1):
@@ -90,6 +95,14 @@ def _repaired(content: str) -> ast.Module | None:
                 return None
             lines[bad] = ""  # blank, so line numbers stay those of the document
     return None
+
+
+def _closes_after(lines: list[str], i: int) -> bool:
+    """Whether the line after `i` that is not blank closes a bracket, or `i` ends with a comma."""
+    if lines[i].rstrip().endswith(","):
+        return True
+    following = next((line.strip() for line in lines[i + 1 :] if line.strip()), "")
+    return following[:1] in {")", "]", "}"}
 
 
 def parse_snippet(content: str) -> list[tuple[int, ast.Module]]:

@@ -803,6 +803,8 @@ class _Walker:
                             if (line, item.name) not in seen:
                                 seen.add((line, item.name))
                                 out.append(_Pending(line, self._col(line, item.name), item.name, found, 0, "fence", scope=node.name, mirror=group))
+                        if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and (item.name == "__init__" or not item.name.startswith("__")):
+                            out.extend(self._copied_method(node.name, item, group, first, seen))
                 for b in node.bases:
                     name = dotted(b.value if isinstance(b, ast.Subscript) else b)
                     if name and (hit := self._code_name(name)) is not None:
@@ -844,6 +846,36 @@ class _Walker:
                         continue
                     if isinstance(sub, ast.Name) and CLASSNAME_RE.match(sub.id) and (hit := self._code_name(sub.id)) is not None:
                         add(sub.lineno, sub.id, hit, doc_defined=sub.id in self.facts.defined, in_scope=None if free else scope, at=sub.col_offset)
+        return out
+
+    def _copied_method(
+        self, cls: str, fn: ast.FunctionDef | ast.AsyncFunctionDef, group: str, first: int, seen: set[tuple[int, str]]
+    ) -> list[_Pending]:
+        """A method of a snippet's class (`class LLM:` ... `def __init__(self, model, *, swap_space=4)`):
+        its parameters are the real method's (`field_of`), and the methods it calls on `self`
+        (`self._validate_and_add_requests(...)`) the class's. Judged only when the snippet mirrors
+        the project's class (`mirror`); neither votes on that (the class's own `def`s do)."""
+        out: list[_Pending] = []
+        args = fn.args
+        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+            line = first + arg.lineno - 1
+            if arg.arg in {"self", "cls"} or (line, arg.arg) in seen:
+                continue
+            seen.add((line, arg.arg))
+            found = Classified(SYMBOL, arg.arg, None, f"a parameter of a copy of `{cls}.{fn.name}`")
+            at = self._col(line, arg.arg + ":")
+            at = at if at >= 0 else self._col(line, arg.arg)
+            out.append(_Pending(line, at, arg.arg, found, 0, "fence", scope=cls, mirror=group, field_of=f"{cls}.{fn.name}"))
+        for node in ast.walk(fn):
+            func = node.func if isinstance(node, ast.Call) else None
+            if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+                continue
+            line, text = first + func.lineno - 1, f"self.{func.attr}"
+            if func.attr.startswith("__") or (line, text) in seen:
+                continue
+            seen.add((line, text))
+            found = Classified(SYMBOL, f"{cls}.{func.attr}", None, f"called on `self` in a copy of `{cls}`")
+            out.append(_Pending(line, self._col(line, text), text, found, 0, "fence", scope=cls, mirror=group))
         return out
 
     def _keywords(self, call: ast.Call, callee: Classified, scope: str | None, first: int, seen: set[tuple[int, str]]) -> list[_Pending]:

@@ -69,11 +69,12 @@ def field_homes(ref: Reference, pin: PinView) -> list[Suggestion]:
     rest = "_".join(words[1:])
     found: dict[str, tuple[str, SymbolEntry]] = {}
     for place in _place_classes(ref, pin):
-        for holder, cls in _annotated_classes(place, pin).items():
+        # A public field first: the one a request spells (`structured_outputs`, not a parser's copy).
+        for holder, cls in sorted(_annotated_classes(place, pin).items(), key=lambda kv: kv[0].startswith("_")):
             members = attributes(cls, pin)
             for wanted in (rest, name):
                 if wanted in members:
-                    found[f"{cls.last}.{wanted}"] = (holder, cls)
+                    found.setdefault(f"{cls.last}.{wanted}", (holder, cls))
                     break
     if len(found) != 1:
         return []

@@ -178,6 +178,8 @@ def judge_field(ref: Reference, pin: PinView) -> Finding | None:
         return Finding(ref, pin.pin, BROKEN, note=f"`{name}` is not a field of the server's request classes in {pin.pin}")
     took = accepts(ref.field_of, name, pin)
     short = ref.field_of.rsplit(".", 1)[-1]
+    if not short[:1].isupper():
+        short = ".".join(ref.field_of.rsplit(".", 2)[-2:])  # `LLM.__init__`, `LLM.generate`
     if took is None:
         return None
     if took:

@@ -128,11 +128,12 @@ _MAX_BASES = 4
 def _inherited_from_dependency(target: str, pin: PinView) -> str | None:
     """`CarDescription.model_json_schema()`: a member missing from a class of the pin whose bases
     reach a class the pin imports from a dependency (`BaseModel` from pydantic), and which the
-    pin's sources spell (they call it): inherited from the dependency, not a gone name. A member
-    the sources never spell stays judged (a removed method of an `nn.Module` subclass)."""
+    pin's sources use but never define (they call it): inherited from the dependency, not a gone
+    name. A member the sources never spell, or one the project defines on other classes
+    (`forward_impl` on an `nn.Module` subclass), stays judged."""
     owner, _, member = target.rpartition(".")
-    if not owner or member.startswith("__") or pin.mentions(member) is not True:
-        return None
+    if not owner or member.startswith("__") or pin.mentions(member) is not True or pin.find_symbol(member):
+        return None  # never used, or defined by the project itself (`forward_impl`): its own name
     deps = dependencies(pin)
     if deps is None:
         return None

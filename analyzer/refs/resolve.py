@@ -87,7 +87,7 @@ def suffix_matches(path: str, pin: PinView) -> list[str]:
     return sorted(p for p in (*pin.files, *pin.dirs) if p.endswith(tail))
 
 
-def _folders_written(segments: list[str], pin: PinView) -> list[str]:
+def folders_written(segments: list[str], pin: PinView) -> list[str]:
     """The pin's folders a folder path written without (or with) its top folders means."""
     path = package_path("/".join(segments), pin)
     if path is not None:
@@ -186,7 +186,7 @@ def _resolve_written_path(ref: Reference, pin: PinView) -> Finding:
         # where the rest of the path should be (`v1/` is there, `v1/engine/x.py` is not).
         written = ref.target.strip("/").split("/")
         for k in range(len(written) - 1, 0, -1):
-            folders = [d for d in _folders_written(written[:k], pin) if not _repo_only_path(d, pin)]
+            folders = [d for d in folders_written(written[:k], pin) if not _repo_only_path(d, pin)]
             if folders:
                 rest = "/".join(written[k:]) + ("/" if ref.target.endswith("/") else "")
                 where = f"{folders[0]}/" if len(folders) == 1 else f"any of {len(folders)} folders ending in {'/'.join(written[:k])}/"
@@ -421,6 +421,10 @@ def resolve_member(ref: Reference, pin: PinView) -> Finding:
     plain = resolve(ref, pin)
     owners = [e for e in pin.find_symbol(ref.owner) if e.kind == "class"]
     if not owners:
+        if plain.status == OK and ref.owner_strict:
+            # The text lists these as the class's members and the class is gone: a same-named
+            # definition elsewhere is not the one listed (its unique siblings are broken too).
+            return Finding(ref, pin.pin, BROKEN, note=f"listed as a member of `{ref.owner}`, which is not defined in {pin.pin} (a `{ref.target}` elsewhere, at {plain.resolved_at}, is not that class's)")
         if plain.status == OK:
             plain.note = "; ".join(x for x in (plain.note, f"its class `{ref.owner}` is not defined in {pin.pin}") if x)
             return plain

@@ -16,8 +16,13 @@ from analyzer.refs.commandflags import command_flags
 from analyzer.refs.commandindex import subcommands
 from analyzer.refs.fuzzy import NamePool, closest
 from analyzer.refs.models import ENV, FLAG, METRIC, PATH, SYMBOL, Reference, Suggestion
+from analyzer.refs.namesakes import (
+    class_in_its_module,
+    file_with_words_dropped,
+    module_of_its_class,
+)
 from analyzer.refs.pinview import PinView, SymbolEntry
-from analyzer.refs.resolve import find_symbol, package_path, short_name
+from analyzer.refs.resolve import find_symbol, folders_written, package_path, short_name
 from analyzer.refs.shell import SERVER_COMMANDS
 
 
@@ -187,6 +192,17 @@ def _paths(ref: Reference, pin: PinView, history: History | None, line_symbol: s
         return out  # a file name with no folders: nothing to move it to but a spelling guess
     out.extend(_same_name_nearby(ref, old_path, pin))
     out.extend(_module_named_after_class(ref, old_path, pin))
+    if not any(s.confidence >= 0.5 for s in out) and old_path.endswith(".py") and "/" in old_path:
+        # `openai/serving_chat.py` gone, `OpenAIServingChat` defined under `openai/`: its code.
+        written = _segments(old_path)[:-1]
+        folders = next((found for k in range(len(written), 0, -1) if (found := folders_written(written[:k], pin))), [])
+        hit = module_of_its_class(old_path, folders, pin) if folders else None
+        if hit is not None:
+            out.append(Suggestion(_write_path(ref, hit[0].path, pin), 0.7, hit[1], hit[0].location))
+        shorter = file_with_words_dropped(old_path, folders, pin) if folders and hit is None else None
+        if shorter is not None:
+            why = f"the one module under {folders[0]}/ named as the old one less its last words"
+            out.append(Suggestion(_write_path(ref, shorter, pin), 0.6, why, shorter))
     if not any(s.confidence >= 0.5 for s in out):
         basename = old_path.rstrip("/").rsplit("/", 1)[-1]
         same_name = pin.files_named(basename)
@@ -370,6 +386,8 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
                 out.append(Suggestion(name, round(0.65 * ratio, 2), "closest module path", None))
     else:
         last = parts[-1]
+        if ref.owner and len(parts) == 1:
+            out.extend(_member_of_a_related_class(last, ref.owner, pin))
         if len(parts) >= 2:
             owner = ".".join(parts[:-1])
             owners = [e for e in pin.find_symbol(owner) if e.kind == "class"]
@@ -402,6 +420,10 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
                 out.extend(_renamed_class(owner, pin, history, member=last))
         elif history is not None:
             out.extend(_renamed_class(target, pin, history))
+        if len(parts) == 1 and _CLASS_RE.match(last):
+            namesake = class_in_its_module(last, pin)
+            if namesake is not None:
+                out.append(Suggestion(namesake[0].full, 0.7, namesake[1], namesake[0].location))
         if len(parts) == 1 and _CLASS_RE.match(last) and sum(c.isupper() for c in last) >= 2 and ref.context:
             out.extend(_qualified_class(ref, last, pin))
         if len(parts) == 1 and last.endswith(_MIXIN):
@@ -584,6 +606,23 @@ def _mixin_component(old: str, pin: PinView) -> list[Suggestion]:
     return []
 
 
+def _member_of_a_related_class(member: str, owner: str, pin: PinView) -> list[Suggestion]:
+    """A field or method the text gives `owner` (`Req` has these fields: ... `kv_committed_len`)
+    that the pin defines on one class of the owner's own module named as the owner with words
+    added after it (`ReqKvInfo`): split off into that component. One such class."""
+    name = owner.rsplit(".", 1)[-1]
+    homes = {e.path for e in pin.find_symbol(owner) if e.kind == "class"}
+    holders = {
+        short_name(e, pin): e for e in pin.table.ending_with(member)
+        if e.kind in {"function", "attribute"} and e.path in homes and "." in short_name(e, pin)
+        and (cls := short_name(e, pin).rsplit(".", 2)[-2]) != name and cls.startswith(name) and cls[len(name):][:1].isupper()
+    }
+    if len(holders) != 1:
+        return []
+    (found, entry), = holders.items()
+    return [Suggestion(found, 0.75, f"`{member}` of `{found.rsplit('.', 1)[0]}`, a part of `{name}` in its module", entry.location)]
+
+
 def _related_class(old: str, new: str) -> bool:
     """`abstractexecutor` / `executor`, `v1scheduler` / `scheduler`: one name holds the other."""
     return bool(old) and bool(new) and old != new and (old.endswith(new) or new.endswith(old) or old.startswith(new) or new.startswith(old))
@@ -659,7 +698,33 @@ def _flags(ref: Reference, pin: PinView, history: History | None) -> list[Sugges
         # `--impl` for `--model-impl`: the option's last words, its qualifier left out (argparse
         # takes prefixes only, so the short form fails). One option ends so: that one.
         out.append(Suggestion(qualified[0], 0.6, "the one option whose last words these are (its qualifier left out)", pool[qualified[0]]))
+    out.extend(_folded_into_config(flag, pool, pin))
     return out
+
+
+def _folded_into_config(flag: str, pool: dict[str, str | None], pin: PinView) -> list[Suggestion]:
+    """`--speculative-model` gone, `--speculative-config` takes a `SpeculativeConfig` with a
+    `model` field: the option became a field of a config option's object (named by what is left
+    once that config's own words are dropped, or by its whole name: `--num-speculative-tokens`).
+    One such field among the pin's `--x-config` options, or none."""
+    if not flag.startswith("--"):
+        return []
+    words = flag[2:].replace("-", "_").split("_")
+    found: list[tuple[str, str, str]] = []
+    for option in sorted(pool):
+        if not option.endswith("-config") or not option.startswith("--"):
+            continue
+        own = option[2:].split("-")[:-1]
+        rest = [w for w in words if w not in own]
+        wanted = {"_".join(words)} | ({"_".join(rest)} if rest and len(rest) < len(words) else set())
+        cls_name = "".join(w[:1].upper() + w[1:] for w in [*own, "config"])
+        for cls in (e for e in pin.table.ending_with(cls_name) if e.kind == "class"):
+            hits = sorted(wanted & {m.last for m in pin.table.members(cls.full) if m.kind == "attribute"})
+            found += [(option, cls.last, h) for h in hits]
+    if len({(o, h) for o, _, h in found}) != 1:
+        return []
+    option, cls_name, member = found[0]
+    return [Suggestion(option, 0.7, f"`{member}` of `{cls_name}`, which {option} takes", pool[option])]
 
 
 def _flag_words(flag: str) -> list[str]:

@@ -37,6 +37,7 @@ _ARGS = '''
 @dataclass
 class EngineArgs:
     model: str = "facebook/opt-125m"
+    tokenizer: str | None = None
     max_model_len: int | None = None
 '''
 _LLM = '''
@@ -46,6 +47,12 @@ class LLM:
         self.engine = engine_args
 
     def generate(self, prompts, sampling_params=None, *, use_tqdm: bool = True):
+        return self._run_engine(use_tqdm=use_tqdm)
+
+    def chat(self, messages, sampling_params=None, *, chat_template=None):
+        return []
+
+    def _run_engine(self, *, use_tqdm: bool = True):
         return []
 
 
@@ -172,3 +179,55 @@ def test_upgrade_reports_a_field_the_new_pin_dropped(tmp_path: Path) -> None:
     found = {(f.ref.line, f.ref.text): f for f in check_upgrade(refs, old, new, History(old))}
     assert found[(12, "guided_json")].status == "broken" and found[(12, "guided_json")].previous_status == "ok"
     assert (12, "stop") not in found
+
+
+# A third-party note's simplified copy of `LLM` (its comments are the note's own, in Chinese):
+# `...` stands for the arguments left out, which does not parse as Python.
+_COPY = """# vLLM 核心框架
+
+```python
+# vllm/entrypoints/llm.py (简化版)
+class LLM:
+    def __init__(
+        self,
+        model: str,
+        *,
+        tokenizer: str | None = None,            # 可选的 tokenizer 路径
+        swap_space: float = 4,                   # 交换空间 (GiB)
+        **kwargs,
+    ) -> None:
+        engine_args = EngineArgs(
+            model=model,
+            tokenizer=tokenizer,
+            ...
+        )
+
+    def generate(self, prompts, sampling_params=None, *, use_tqdm: bool = True):
+        self._validate_and_add_requests(prompts=prompts, params=sampling_params)
+        return self._run_engine(use_tqdm=use_tqdm)
+
+    def chat(self, messages, sampling_params=None):
+        prompts = self.preprocess_chat(messages=messages)
+        return self.generate(prompts, sampling_params=sampling_params)
+```
+"""
+
+
+def test_a_copied_class_parameters_and_self_calls_are_the_real_class_s(pin: PinView) -> None:
+    got = _statuses(_COPY, pin)
+    assert got[(8, "model")] == "ok" and got[(10, "tokenizer")] == "ok"
+    assert got[(11, "swap_space")] == "broken"  # neither `LLM.__init__` nor the `EngineArgs` its **kwargs reach
+    assert got[(15, "model")] == "ok" and got[(16, "tokenizer")] == "ok"  # parsed once `...` is left out
+    assert got[(20, "prompts")] == "ok" and got[(20, "use_tqdm")] == "ok"
+    assert got[(21, "self._validate_and_add_requests")] == "broken"
+    assert got[(22, "self._run_engine")] == "ok"
+    assert got[(25, "self.preprocess_chat")] == "broken"
+    assert got[(26, "self.generate")] == "ok"
+
+
+def test_a_toy_class_of_the_same_name_is_the_authors_own(pin: PinView) -> None:
+    doc = (
+        "# vLLM\n\n```python\nclass LLM:\n    def answer(self, question, depth=2):\n"
+        "        return self.lookup(question)\n\n    def lookup(self, key):\n        return key\n```\n"
+    )
+    assert not any(status == "broken" for status in _statuses(doc, pin).values())

@@ -34,6 +34,7 @@ from fastapi import FastAPI
 from pydantic import BaseModel
 
 schema = BaseModel.model_json_schema
+pending = BaseModel.has_requests
 
 if kv:
     from flashkernels.decode import DecodeWrapper
@@ -176,8 +177,10 @@ def test_a_member_inherited_from_a_dependencys_base_class(vllm: PinView) -> None
     # a source pin's examples also define; the member is pydantic's, which the sources call.
     cars = SymbolEntry("vllm.examples.cars.CarDescription", "vllm/examples/cars.py", 3, 9, "class", ("BaseModel",))
     pin = replace(vllm, symbols=[*vllm.table, cars])
-    found = _check("In vLLM, pass `CarDescription.model_json_schema()` and `CarDescription.model_dump_legacy()`.\n", pin)
+    found = _check("In vLLM, pass `CarDescription.model_json_schema()`, `CarDescription.model_dump_legacy()` and `CarDescription.has_requests()`.\n", pin)
     (f,) = found["CarDescription.model_json_schema()"]
     assert f.status == NOT_CHECKABLE and "inherited from there" in f.note, f.note
-    # A member the sources never spell: still judged.
+    # A member the sources never spell, or one the project defines on its own classes (as the
+    # generated book's `X.forward_impl` on nn.Module subclasses): still judged.
     assert [g.status for g in found["CarDescription.model_dump_legacy()"]] == [BROKEN]
+    assert [g.status for g in found["CarDescription.has_requests()"]] == [BROKEN]

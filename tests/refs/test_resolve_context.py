@@ -251,3 +251,19 @@ def test_a_test_module_a_wheel_lacks_is_not_judged(vllm30: PinView) -> None:
     assert by_text["fused_modulate.py"].status == BROKEN
     git = {f.ref.text: f for f in check_references(extract_all([("ch.md", doc)]), [replace(vllm30, kind="git")])}
     assert git["test_model_fast_paths.py"].status == BROKEN
+
+
+def test_members_listed_under_a_gone_class_are_not_made_current_by_namesakes(sglang20: PinView) -> None:
+    # A source-reading note's outline of a class (held-out 4: `HiRadixCache ( RadixCache):` and its
+    # methods, the class gone at sglang 0.5.23): a same-named method of another class is not the one
+    # listed, as its siblings that match nothing are broken too.
+    doc = (
+        "# SGLang radix caches\n\n"
+        "```shell\nRadixCache ( BasePrefixCache):\n  match_prefix: match a prefix\n  reset: reset the tree\n```\n\n"
+        "```shell\nHiRadixCache ( RadixCache):\n  match_prefix: match, with evicted nodes\n  write_backup: back up a node\n```\n"
+    )
+    got: dict[tuple[int, str], str] = {}
+    for f in check_references(extract_all([("notes.md", doc)]), [sglang20]):
+        got[(f.ref.line, f.ref.text)] = f.status
+    assert got[(5, "match_prefix")] == OK  # the class is there: judged on it
+    assert got[(11, "match_prefix")] == BROKEN and got[(12, "write_backup")] == BROKEN

@@ -1,0 +1,96 @@
+"""A class and the module named after it, as Python projects name them (`gpu_worker.py` holds the
+GPU `Worker`, `serving_chat.py` held `OpenAIServingChat`): when one of the pair is gone, the
+other still says where it went. Read from the pin's index only.
+
+- A class of two words or more gone (`GPUWorker`): the module named after it (`gpu_worker.py`)
+  and, in it, the class whose name is the old one less words at either end or with words added
+  (`Worker`, `DraftModel` -> `DraftModelProposer`); of several related ones, the one the others
+  derive from.
+- A file gone (`openai/serving_chat.py`): the class named after it with words added in front
+  (`OpenAIServingChat`), inside the folder the file was in, is where its code lives now.
+"""
+
+from __future__ import annotations
+
+import re
+
+from analyzer.refs.pinview import PinView, SymbolEntry
+
+_HUMP_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def snake(name: str) -> str:
+    """`GPUWorker` -> `gpu_worker`, `OpenAIServingChat` -> `open_ai_serving_chat`."""
+    return _HUMP_RE.sub("_", name.strip("_")).lower()
+
+
+def related(old: str, new: str) -> bool:
+    """Whether two snake names are one less words at either end of the other."""
+    if old == new:
+        return True
+    return any(a.endswith("_" + b) or a.startswith(b + "_") for a, b in ((old, new), (new, old)))
+
+
+def _top_level_classes(pin: PinView, path: str) -> list[SymbolEntry]:
+    module = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    return [e for e in pin.definitions_in(path) if e.kind == "class" and e.parent == module]
+
+
+def class_in_its_module(name: str, pin: PinView) -> tuple[SymbolEntry, str] | None:
+    """The class that replaced the gone class `name` in the module named after it, and why."""
+    key = snake(name)
+    if "_" not in key:
+        return None  # one word (`Backend`, `Worker`): too common to say which module it was
+    stem = f"{key}.py"
+    found: list[SymbolEntry] = []
+    for path in pin.files_named(stem):
+        if path.startswith(("tests/", "test/")):
+            continue
+        found += [e for e in _top_level_classes(pin, path) if e.last != name and related(key, snake(e.last))]
+    if len({e.path for e in found}) != 1:
+        return None
+    if len(found) > 1:
+        # Variants of one class (`IncrementalDetokenizer` and its Fast/Slow subclasses): the one
+        # none of the others is a base of is the general one.
+        names = {e.last for e in found}
+        roots = [e for e in found if not {b.split("[", 1)[0].rsplit(".", 1)[-1] for b in e.bases} & names]
+        if len(roots) != 1:
+            return None
+        return roots[0], f"the class of {stem} the others derive from, named like `{name}`"
+    return found[0], f"the class of {stem}, the module named after `{name}`"
+
+
+def module_of_its_class(old_path: str, folders: list[str], pin: PinView) -> tuple[SymbolEntry, str] | None:
+    """The class named after the gone file `old_path` with words added in front
+    (`serving_chat.py` -> `OpenAIServingChat`), defined inside one of `folders` (where the file
+    was), and why; None when there is no such class or several."""
+    stem = old_path.rstrip("/").rsplit("/", 1)[-1].removesuffix(".py")
+    if "_" not in stem:
+        return None  # one word (`utils`, `base`): too common to name a class after the file
+    tail, key = "_" + stem, stem.replace("_", "")
+    names = [n for n in pin.table.defined_names() if n.lower().endswith(key) and snake(n).endswith(tail)]
+    hits = [
+        e for n in names for e in pin.table.ending_with(n)
+        if e.kind == "class" and e.parent == e.path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        and any(e.path.startswith(f + "/") for f in folders)
+    ]
+    if len({e.path for e in hits}) != 1:
+        return None
+    return hits[0], f"where `{hits[0].last}`, the class named after {stem}.py, lives"
+
+
+def file_with_words_dropped(old_path: str, folders: list[str], pin: PinView) -> str | None:
+    """The one module under `folders` (where the gone file was) named as the old file less its
+    last words, the role a name ends with (`kv_offload/lru_manager.py` ->
+    `kv_offload/cpu/policies/lru.py`, `v1/engine/async_llm_engine.py` -> `v1/engine/async_llm.py`);
+    the distinctive head is kept (`manager.py` is not `lru_manager.py`). None when there is none
+    or several."""
+    stem = old_path.rstrip("/").rsplit("/", 1)[-1].removesuffix(".py")
+    if "_" not in stem:
+        return None
+    hits = [
+        f for f in pin.files
+        if f.endswith(".py") and any(f.startswith(d + "/") for d in folders)
+        and stem.startswith(f.rsplit("/", 1)[-1].removesuffix(".py") + "_")
+    ]
+    return hits[0] if len(hits) == 1 else None
