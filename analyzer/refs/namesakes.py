@@ -67,8 +67,8 @@ def module_of_its_class(old_path: str, folders: list[str], pin: PinView) -> tupl
     stem = old_path.rstrip("/").rsplit("/", 1)[-1].removesuffix(".py")
     if "_" not in stem:
         return None  # one word (`utils`, `base`): too common to name a class after the file
-    tail, key = "_" + stem, stem.replace("_", "")
-    names = [n for n in pin.table.defined_names() if n.lower().endswith(key) and snake(n).endswith(tail)]
+    tail = "_" + stem
+    names = [n for n in _by_last_word(pin).get(stem.rsplit("_", 1)[-1], ()) if snake(n).endswith(tail)]
     hits = [
         e for n in names for e in pin.table.ending_with(n)
         if e.kind == "class" and e.parent == e.path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
@@ -88,9 +88,21 @@ def file_with_words_dropped(old_path: str, folders: list[str], pin: PinView) -> 
     stem = old_path.rstrip("/").rsplit("/", 1)[-1].removesuffix(".py")
     if "_" not in stem:
         return None
-    hits = [
-        f for f in pin.files
-        if f.endswith(".py") and any(f.startswith(d + "/") for d in folders)
-        and stem.startswith(f.rsplit("/", 1)[-1].removesuffix(".py") + "_")
-    ]
+    words = stem.split("_")
+    heads = ["_".join(words[:k]) + ".py" for k in range(1, len(words))]
+    hits = [f for head in heads for f in pin.files_named(head) if f in pin.files and any(f.startswith(d + "/") for d in folders)]
     return hits[0] if len(hits) == 1 else None
+
+
+def _by_last_word(pin: PinView) -> dict[str, list[str]]:
+    """The pin's defined names by the last word of their snake spelling (`OpenAIServingChat` under
+    `chat`), built once per pin: a file is matched against the few names ending like it."""
+    cache = pin.command_flag_cache  # per-pin memo (its other keys are commands)
+    if "namesakes: by last word" not in cache:
+        index: dict[str, list[str]] = {}
+        for name in pin.table.defined_names():
+            if name[:1].isupper():
+                index.setdefault(snake(name).rsplit("_", 1)[-1], []).append(name)
+        cache["namesakes: by last word"] = index
+    index_: dict[str, list[str]] = cache["namesakes: by last word"]
+    return index_
