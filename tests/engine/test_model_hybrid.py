@@ -99,17 +99,24 @@ def test_step_form_batches_independent_states() -> None:
         torch.testing.assert_close(states[j], s0)
 
 
+def hybrid_model(model_cls: Any, config: Any) -> torch.nn.Module:
+    """A transformers hybrid model (seed 0) in float64, weights spread, and every Gated
+    DeltaNet's decay rates in Qwen3.5's range: A = exp(A_log) in (0, 16]."""
+    torch.manual_seed(0)
+    model = model_cls(config).to(torch.float64).eval()
+    spread_weights(model)
+    with torch.no_grad():  # the decoder layers in order, whatever the wrapper around them
+        for layer in model.modules():
+            if hasattr(layer, "linear_attn"):
+                layer.linear_attn.A_log.uniform_(-2.0, 1.0)
+    return model
+
+
 def write_qwen3_5(folder: Path, vocab: int, **overrides: Any) -> torch.nn.Module:
     config = transformers.Qwen3_5TextConfig(vocab_size=vocab, **{**HYBRID_SHAPE, **overrides})
     config.architectures = ["Qwen3_5ForCausalLM"]
     config._attn_implementation = "eager"
-    torch.manual_seed(0)
-    model = transformers.Qwen3_5ForCausalLM(config).to(torch.float64).eval()
-    spread_weights(model)
-    with torch.no_grad():  # decay rates in Qwen3.5's range: A = exp(A_log) in (0, 16]
-        for layer in model.model.layers:
-            if hasattr(layer, "linear_attn"):
-                layer.linear_attn.A_log.uniform_(-2.0, 1.0)
+    model = hybrid_model(transformers.Qwen3_5ForCausalLM, config)
     model.save_pretrained(folder)
     return model
 
@@ -139,13 +146,7 @@ def test_multimodal_checkpoint_serves_its_language_model(tmp_path: Path) -> None
         text_config=text, vision_config={**vision, "out_hidden_size": 48, "patch_size": 4}
     )
     config._attn_implementation = "eager"
-    torch.manual_seed(0)
-    hf = transformers.Qwen3_5ForConditionalGeneration(config).to(torch.float64).eval()
-    spread_weights(hf)
-    with torch.no_grad():
-        for layer in hf.model.language_model.layers:
-            if hasattr(layer, "linear_attn"):
-                layer.linear_attn.A_log.uniform_(-2.0, 1.0)
+    hf = hybrid_model(transformers.Qwen3_5ForConditionalGeneration, config)
     hf.save_pretrained(tmp_path)
     cfg = EngineConfig(model=str(tmp_path), dtype="float64", num_gpu_blocks=40, block_size=4)
     model_cfg = load_model_config(cfg)
@@ -169,13 +170,7 @@ def test_qwen3_next_logits_match_transformers(tmp_path: Path) -> None:
     config = transformers.Qwen3NextConfig(vocab_size=300, **{**HYBRID_SHAPE, **NEXT_SHAPE})
     config._attn_implementation = "eager"
     config._experts_implementation = "eager"  # the grouped-mm kernel has no float64
-    torch.manual_seed(0)
-    hf = transformers.Qwen3NextForCausalLM(config).to(torch.float64).eval()
-    spread_weights(hf)
-    with torch.no_grad():
-        for layer in hf.model.layers:
-            if hasattr(layer, "linear_attn"):
-                layer.linear_attn.A_log.uniform_(-2.0, 1.0)
+    hf = hybrid_model(transformers.Qwen3NextForCausalLM, config)
     hf.save_pretrained(tmp_path)
     cfg = EngineConfig(model=str(tmp_path), dtype="float64", num_gpu_blocks=40, block_size=4)
     runner = ModelRunner(load_model_config(cfg), cfg)

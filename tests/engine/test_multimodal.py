@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from test_model_hf_oracle import spread_weights
+from test_model_hybrid import hybrid_model
 
 from reference_engine.config import EngineConfig
 from reference_engine.engine import Engine, RequestError
@@ -114,13 +114,7 @@ def write_qwen3_5_vl(folder: Path) -> torch.nn.Module:
         vision_end_token_id=VISION_END,
     )
     config._attn_implementation = "eager"
-    torch.manual_seed(0)
-    hf = transformers.Qwen3_5ForConditionalGeneration(config).to(torch.float64).eval()
-    spread_weights(hf)
-    with torch.no_grad():
-        for layer in hf.model.language_model.layers:
-            if hasattr(layer, "linear_attn"):
-                layer.linear_attn.A_log.uniform_(-2.0, 1.0)
+    hf = hybrid_model(transformers.Qwen3_5ForConditionalGeneration, config)
     hf.save_pretrained(folder)
     hf_processor().save_pretrained(folder)
     write_tokenizer(folder)
