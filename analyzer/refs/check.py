@@ -73,6 +73,8 @@ def check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str
         probe = ref.target.split(".", 1)[0] if ref.doc_defined else ref.scope
         if not any(find_symbol(probe or "", pin)[0] for pin in candidates):
             return []
+    if ref.kind == PATH and ref.diagram and not ref.under:
+        return []  # a tree's folder entry whose folder the tree does not say: a name, not a path
     if ref.field_of:
         if ref.framework == AMBIGUOUS:
             return []  # whose field it is depends on a server the text does not name

@@ -72,6 +72,7 @@ _TEXT_PATH_RE = re.compile(
 _ERROR_CLASS_RE = re.compile(r"(?:^|[\s(<])'(?:[A-Za-z_][\w]*\.)*(_*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*)'(?= object\b|>)")
 # A tree diagram's line (`├── name`, `│   └── name`) and the snake_case or macro names on it.
 _TREE_LINE_RE = re.compile(r"[├└]──|^\s*[|`]--")
+_FOLDER_ENTRY_RE = re.compile(r"[A-Za-z_][\w.-]*/")
 _TREE_NAME_RE = re.compile(r"(?<![\w./{<$-])([A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+)(?![\w./}>-])")
 # `worker:vllm.worker.worker.Worker`: a dotted name from a project's package.
 _TEXT_MODULE_RE = re.compile(r"(?<![\w.$/-])((?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?![\w(/-])")
@@ -585,11 +586,17 @@ class _Walker:
                     hit = hit or Classified(SYMBOL, name.rsplit(".", 1)[-1], None, "", tentative=True)
                     spans.append(step.span(1))
                     out.append(_Pending(line, base + step.start(1), name, hit, 0, "fence", doc_defined=root in self.facts.defined, diagram=hit.tentative))
+            on_tree = bool(_TREE_LINE_RE.search(raw))
             for m in _TEXT_PATH_RE.finditer(raw):
                 found = classify_path(m.group(0))
                 if found is not None and (found.framework or found.bare_file or "/" in found.target.strip("/")):
                     spans.append(m.span())
                     out.append(_Pending(line, self._col(line, m.group(0)), m.group(0), found, 0, "fence"))
+                elif found is not None and found.kind == PATH and on_tree and _FOLDER_ENTRY_RE.fullmatch(m.group(0)):
+                    # `├── attention/`: a folder entry of a directory tree, judged only under the
+                    # folder the tree places it in (`placement.py`; `diagram` marks it for that).
+                    spans.append(m.span())
+                    out.append(_Pending(line, self._col(line, m.group(0)), m.group(0), found, 0, "fence", diagram=True))
             for m in _TEXT_CALL_RE.finditer(raw):
                 name = m.group(1)
                 root = name.split(".", 1)[0]
