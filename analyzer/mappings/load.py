@@ -323,38 +323,41 @@ def _knobs(raw: dict[str, Any], key: str, kind: str, where: str, problems: list[
 
 
 def _bridges(raw: dict[str, Any], where: str, problems: list[str]) -> list[Bridge]:
-    value = raw.get("bridges", [])
-    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
-        problems.append(f"{where}: bridges must be a list of tables")
-        return []
-    out = []
-    for i, item in enumerate(value):
-        spot = f"{where}: bridges[{i}]"
-        _unknown_keys(item, _BRIDGE_KEYS, spot, problems)
-        fields = {k: _text(item, k, spot, problems, required=k in ("name", "source", "target", "transport"))
-                  for k in ("name", "source", "target", "transport", "carries", "note")}
-        for end in ("source", "target"):
-            if fields[end] and not _DOTTED_RE.fullmatch(fields[end]):
-                problems.append(f"{spot}: {end} {fields[end]!r} is not a dotted qualified name")
-        out.append(Bridge(**fields, releases=_releases(item, spot, problems)))
-    return out
+    keys = ("name", "source", "target", "transport", "carries", "note")
+    return [Bridge(**fields, releases=releases) for fields, releases in _edges(
+        raw, "bridges", _BRIDGE_KEYS, keys, ("carries", "note"), where, problems)]
 
 
 def _dispatches(raw: dict[str, Any], where: str, problems: list[str]) -> list[Dispatch]:
-    value = raw.get("dispatch", [])
+    keys = ("source", "target", "call", "note")
+    return [Dispatch(**fields, releases=releases) for fields, releases in _edges(
+        raw, "dispatch", _DISPATCH_KEYS, keys, ("note",), where, problems)]
+
+
+def _edges(
+    raw: dict[str, Any],
+    key: str,
+    allowed: set[str],
+    keys: tuple[str, ...],
+    optional: tuple[str, ...],
+    where: str,
+    problems: list[str],
+) -> list[tuple[dict[str, str], tuple[str, ...]]]:
+    """A list of tables each joining a `source` to a `target` symbol (bridges, dispatch):
+    every table's `keys` as text, checked, and its releases."""
+    value = raw.get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
-        problems.append(f"{where}: dispatch must be a list of tables")
+        problems.append(f"{where}: {key} must be a list of tables")
         return []
     out = []
     for i, item in enumerate(value):
-        spot = f"{where}: dispatch[{i}]"
-        _unknown_keys(item, _DISPATCH_KEYS, spot, problems)
-        fields = {k: _text(item, k, spot, problems, required=k != "note")
-                  for k in ("source", "target", "call", "note")}
+        spot = f"{where}: {key}[{i}]"
+        _unknown_keys(item, allowed, spot, problems)
+        fields = {k: _text(item, k, spot, problems, required=k not in optional) for k in keys}
         for end in ("source", "target"):
             if fields[end] and not _DOTTED_RE.fullmatch(fields[end]):
                 problems.append(f"{spot}: {end} {fields[end]!r} is not a dotted qualified name")
-        out.append(Dispatch(**fields, releases=_releases(item, spot, problems)))
+        out.append((fields, _releases(item, spot, problems)))
     return out
 
 

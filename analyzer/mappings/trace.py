@@ -62,30 +62,7 @@ def trace_path(
     max_length: int = 16,
 ) -> list[TraceStep] | None:
     """The shortest call/bridge path from `source` to `target`, or None."""
-    parent: dict[str, TraceStep | None] = {source: None}
-    depth = {source: 0}
-    queue = deque([source])
-    while queue:
-        node = queue.popleft()
-        if node == target:
-            break
-        if depth[node] >= max_length:
-            continue
-        hops = [(n, "call") for n in sorted(graph.successors(node))] if node in graph else []
-        hops += [(b.target, b.via) for b in bridges.get(node, [])]
-        for nxt, via in hops:
-            if nxt not in parent:
-                parent[nxt] = TraceStep(node, nxt, via)
-                depth[nxt] = depth[node] + 1
-                queue.append(nxt)
-    if target not in parent:
-        return None
-    steps: list[TraceStep] = []
-    step = parent[target]
-    while step is not None:
-        steps.append(step)
-        step = parent[step.caller]
-    return steps[::-1]
+    return trace_between(graph, [source], [target], bridges, max_length=max_length)
 
 
 def step_nodes(graph: CallGraphLike, name: str) -> list[str]:

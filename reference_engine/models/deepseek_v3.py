@@ -26,7 +26,7 @@ from reference_engine.layers.mla_attention import MLAAttention
 from reference_engine.layers.mla_attention import Path as MLAPath
 from reference_engine.layers.norm import RMSNorm
 from reference_engine.layers.rotary import RopeAngles, RotaryEmbedding, yarn_mscale
-from reference_engine.models.llama import LlamaForCausalLM, LlamaMLP
+from reference_engine.models.llama import GATE_UP_PACKED, LlamaMLP, packed_checkpoint_name
 
 KVCache = tuple[torch.Tensor, ...]
 
@@ -163,10 +163,7 @@ class DeepseekV3Model(nn.Module):
 
 
 class DeepseekV3ForCausalLM(nn.Module):
-    PACKED_MODULES: dict[str, tuple[str, str]] = {  # noqa: RUF012 - read-only table
-        "gate_proj": ("gate_up_proj", "gate"),
-        "up_proj": ("gate_up_proj", "up"),
-    }
+    PACKED_MODULES = GATE_UP_PACKED
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
@@ -190,7 +187,7 @@ class DeepseekV3ForCausalLM(nn.Module):
     def map_checkpoint_name(self, hf_name: str) -> tuple[str, str | None]:
         """Routed experts load into the stacked FusedMoE weights; the rest as Llama's."""
         routed = FusedMoE.map_checkpoint_name(hf_name)
-        return routed or LlamaForCausalLM.map_checkpoint_name(self, hf_name)  # type: ignore[arg-type]
+        return routed or packed_checkpoint_name(hf_name, self.PACKED_MODULES)
 
     def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         if self.lm_head is None:

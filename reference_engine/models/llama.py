@@ -87,6 +87,25 @@ class LlamaMLP(nn.Module):
 
 MakeMLP = Callable[[ModelConfig, int], nn.Module]  # (config, layer index) -> the layer's MLP
 
+# Checkpoint sub-name -> (our fused module, shard); see loader.py. Every family fuses gate/up.
+GATE_UP_PACKED: dict[str, tuple[str, str]] = {
+    "gate_proj": ("gate_up_proj", "gate"),
+    "up_proj": ("gate_up_proj", "up"),
+}
+
+
+def packed_checkpoint_name(
+    hf_name: str, packed: dict[str, tuple[str, str]]
+) -> tuple[str, str | None]:
+    """Checkpoint tensor name -> (our parameter, shard): a sub-name in `packed` names a shard
+    of the fused module that replaced it; any other name is ours unchanged."""
+    parts = hf_name.split(".")
+    for i, part in enumerate(parts):
+        if part in packed:
+            fused, shard = packed[part]
+            return ".".join([*parts[:i], fused, *parts[i + 1 :]]), shard
+    return hf_name, None
+
 
 def dense_mlp(cfg: ModelConfig, layer_idx: int) -> nn.Module:
     return LlamaMLP(cfg)
@@ -163,8 +182,7 @@ class LlamaForCausalLM(nn.Module):
         "q_proj": ("qkv_proj", "q"),
         "k_proj": ("qkv_proj", "k"),
         "v_proj": ("qkv_proj", "v"),
-        "gate_proj": ("gate_up_proj", "gate"),
-        "up_proj": ("gate_up_proj", "up"),
+        **GATE_UP_PACKED,
     }
 
     def __init__(self, cfg: ModelConfig) -> None:
@@ -200,12 +218,7 @@ class LlamaForCausalLM(nn.Module):
 
     def map_checkpoint_name(self, hf_name: str) -> tuple[str, str | None]:
         """Checkpoint tensor name -> (our parameter, shard); see loader.load_weights."""
-        parts = hf_name.split(".")
-        for i, part in enumerate(parts):
-            if part in self.PACKED_MODULES:
-                fused, shard = self.PACKED_MODULES[part]
-                return ".".join([*parts[:i], fused, *parts[i + 1 :]]), shard
-        return hf_name, None
+        return packed_checkpoint_name(hf_name, self.PACKED_MODULES)
 
     def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         return vocab_parallel_logits(hidden, self.model.embed_tokens, self.lm_head)

@@ -17,8 +17,6 @@ Module names follow transformers' Qwen3_5ForCausalLM, so checkpoints load 1:1 (g
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -30,7 +28,7 @@ from reference_engine.layers.gated_delta_net import GatedDeltaNet
 from reference_engine.layers.linear import Linear
 from reference_engine.layers.norm import ZeroCenteredRMSNorm
 from reference_engine.layers.rotary import MRotaryEmbedding, RopeAngles, RotaryEmbedding
-from reference_engine.models.llama import LlamaForCausalLM, LlamaMLP
+from reference_engine.models.llama import GATE_UP_PACKED, MakeMLP, dense_mlp, packed_checkpoint_name
 from reference_engine.models.qwen3_5_vision import Qwen3_5VisionModel, VisionConfig
 
 KVCache = tuple[torch.Tensor, ...]
@@ -85,17 +83,13 @@ def _linear_attention(cfg: ModelConfig, cls: type[GatedDeltaNet]) -> GatedDeltaN
     )
 
 
-def dense_mlp(cfg: ModelConfig, layer_idx: int) -> nn.Module:
-    return LlamaMLP(cfg)
-
-
 class Qwen3_5DecoderLayer(nn.Module):
     def __init__(
         self,
         cfg: ModelConfig,
         layer_idx: int,
         linear_cls: type[GatedDeltaNet] = GatedDeltaNet,
-        make_mlp: Callable[[ModelConfig, int], nn.Module] = dense_mlp,
+        make_mlp: MakeMLP = dense_mlp,
     ) -> None:
         super().__init__()
         self.is_linear = cfg.layer_types[layer_idx] == "linear_attention"
@@ -123,7 +117,7 @@ class Qwen3_5Model(nn.Module):
         self,
         cfg: ModelConfig,
         linear_cls: type[GatedDeltaNet] = GatedDeltaNet,
-        make_mlp: Callable[[ModelConfig, int], nn.Module] = dense_mlp,
+        make_mlp: MakeMLP = dense_mlp,
     ) -> None:
         super().__init__()
         self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
@@ -154,15 +148,12 @@ class Qwen3_5Model(nn.Module):
 
 
 class Qwen3_5ForCausalLM(nn.Module):
-    PACKED_MODULES: dict[str, tuple[str, str]] = {  # noqa: RUF012 - read-only table
-        "gate_proj": ("gate_up_proj", "gate"),
-        "up_proj": ("gate_up_proj", "up"),
-    }
+    PACKED_MODULES = GATE_UP_PACKED
 
     # What a family on this graph swaps (models/qwen3_next.py): the linear-attention layer
     # and the MLP of each layer.
     linear_attention_cls: type[GatedDeltaNet] = GatedDeltaNet
-    make_mlp: Callable[[ModelConfig, int], nn.Module] = staticmethod(dense_mlp)
+    make_mlp: MakeMLP = staticmethod(dense_mlp)
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
@@ -189,7 +180,7 @@ class Qwen3_5ForCausalLM(nn.Module):
                 module.allocate_state(num_slots, dtype, device)
 
     def map_checkpoint_name(self, hf_name: str) -> tuple[str, str | None]:
-        return LlamaForCausalLM.map_checkpoint_name(self, hf_name)  # type: ignore[arg-type]
+        return packed_checkpoint_name(hf_name, self.PACKED_MODULES)
 
     def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         if self.lm_head is None:

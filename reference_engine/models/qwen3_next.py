@@ -20,7 +20,7 @@ from reference_engine.config import ModelConfig
 from reference_engine.layers.fused_moe import FusedMoE
 from reference_engine.layers.gated_delta_net import GatedDeltaNet
 from reference_engine.layers.linear import Linear
-from reference_engine.models.llama import LlamaForCausalLM, LlamaMLP
+from reference_engine.models.llama import LlamaMLP
 from reference_engine.models.qwen3_5 import Qwen3_5ForCausalLM
 
 
@@ -89,4 +89,4 @@ class Qwen3NextForCausalLM(Qwen3_5ForCausalLM):
     def map_checkpoint_name(self, hf_name: str) -> tuple[str, str | None]:
         # experts.N.gate_proj must not take the dense gate_proj -> gate_up_proj route.
         routed = FusedMoE.map_checkpoint_name(hf_name)
-        return routed or LlamaForCausalLM.map_checkpoint_name(self, hf_name)  # type: ignore[arg-type]
+        return routed or super().map_checkpoint_name(hf_name)

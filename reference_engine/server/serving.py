@@ -163,6 +163,20 @@ class Serving(Generic[ReqT]):
         """The server-sent events of a streaming response."""
         raise NotImplementedError
 
+    def response_body(
+        self, prep: Prepared, object_name: str, choices: list[dict[str, Any]], final: RequestOutput
+    ) -> dict[str, Any]:
+        """The non-streaming body around `choices`; chat and completions differ only in `object`."""
+        return {
+            "id": prep.request_id,
+            "object": object_name,
+            "created": prep.created,
+            "model": self.model_name,
+            "choices": choices,
+            "usage": usage(final),
+            "weight_version": final.weight_version,
+        }
+
     async def prepare_async(self, req: ReqT, arrival: float) -> Prepared:
         """`prepare`, from the event loop; a front end whose requests can be slow to
         prepare (images to decode) runs it on a worker thread instead."""

@@ -18,7 +18,6 @@ from reference_engine.server.serving import (
     Serving,
     StreamState,
     new_id,
-    usage,
 )
 
 if TYPE_CHECKING:
@@ -148,15 +147,7 @@ class ChatServing(Serving[ChatCompletionRequest]):
             }
             for c in final.outputs
         ]
-        return {
-            "id": prep.request_id,
-            "object": "chat.completion",
-            "created": prep.created,
-            "model": self.model_name,
-            "choices": choices,
-            "usage": usage(final),
-            "weight_version": final.weight_version,
-        }
+        return self.response_body(prep, "chat.completion", choices, final)
 
     def stream(self, req: ChatCompletionRequest, prep: Prepared, stream: Any) -> AsyncIterator[str]:
         chunks = ChunkFactory.for_request(prep, self.model_name, "chat.completion.chunk", req.stream_options)

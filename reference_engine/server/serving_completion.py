@@ -15,7 +15,6 @@ from reference_engine.server.serving import (
     Serving,
     StreamState,
     new_id,
-    usage,
 )
 
 if TYPE_CHECKING:
@@ -80,15 +79,7 @@ class CompletionServing(Serving[CompletionRequest]):
                     "stop_reason": c.stop_reason,
                 }
             )
-        return {
-            "id": prep.request_id,
-            "object": "text_completion",
-            "created": prep.created,
-            "model": self.model_name,
-            "choices": choices,
-            "usage": usage(final),
-            "weight_version": final.weight_version,
-        }
+        return self.response_body(prep, "text_completion", choices, final)
 
     def _logprobs(
         self, c: CompletionOutput, req: CompletionRequest, lo: int, hi: int, offset: int

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -22,6 +21,9 @@ import httpx
 import pytest
 from disagg_fixtures import DTYPE, prefill_then_decode, tokens_of
 from server_fixtures import MODEL, LiveServer, start_server
+from server_session import wait_until_healthy
+
+from reference_engine.router.launch import free_port
 
 KW: dict[str, Any] = {"dtype": DTYPE, "block_size": 8, "prefix_caching": "radix"}
 BODY = {"model": MODEL, "prompt": list(range(7, 40)), "max_tokens": 6, "temperature": 0,
@@ -172,12 +174,6 @@ def test_bad_transfer_params_are_400(
     assert resp.json()["error"]["param"] == param
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.mark.slow
 def test_a_killed_decode_instance_leaves_nothing_pinned(server_cache_dir: Path) -> None:
     prefill = start_server(
@@ -193,7 +189,7 @@ def test_a_killed_decode_instance_leaves_nothing_pinned(server_cache_dir: Path) 
         return real(transfer_id)
 
     role.read = slow_read
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "ATLAS_CACHE_DIR": str(server_cache_dir)}
     cmd = [sys.executable, "-m", "reference_engine.server", "--port", str(port), "--role", "decode",
            "--torch-threads", "1", "--dtype", DTYPE, "--block-size", "8", "--prefix-caching", "radix"]  # fmt: skip
@@ -202,16 +198,7 @@ def test_a_killed_decode_instance_leaves_nothing_pinned(server_cache_dir: Path) 
     )
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, proc.communicate()[1]
-            try:
-                if httpx.get(base + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "the decode server did not come up"
-            time.sleep(0.1)
+        wait_until_healthy(proc, base, 60, "the decode server")
         params = prefill.http.post("/v1/completions", json=PREFILL_ONLY).json()[
             "kv_transfer_params"
         ]
@@ -261,7 +248,7 @@ def test_a_dead_prefill_instance_costs_one_timeout(pair: tuple[LiveServer, LiveS
     prefill, decode = pair
     params = prefill.http.post("/v1/completions", json=PREFILL_ONLY).json()["kv_transfer_params"]
     _role(prefill).release(params["transfer_id"], "abort")
-    dead = {**params, "remote_port": _free_port()}  # nobody listens there
+    dead = {**params, "remote_port": free_port()}  # nobody listens there
     failed = _role(decode).counters.failed
     start = time.monotonic()
     resp = decode.http.post("/v1/completions", json={**BODY, "kv_transfer_params": dead})

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
+from server_session import wait_until_healthy
 from typer.testing import CliRunner
 
 from analyzer.cli import app
+from reference_engine.router.launch import free_port
 
 runner = CliRunner()
 
@@ -43,15 +43,9 @@ def test_cluster_needs_a_shape() -> None:
     )
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.mark.slow
 def test_cluster_runs_a_disaggregated_pair_behind_a_router(server_cache_dir: Path) -> None:
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "ATLAS_CACHE_DIR": str(server_cache_dir)}
     cmd = [sys.executable, "-c", "from analyzer.cli import app; app()", "engine", "cluster", "--prefill", "1",
            "--decode", "1", "--port", str(port)]  # fmt: skip
@@ -59,16 +53,7 @@ def test_cluster_runs_a_disaggregated_pair_behind_a_router(server_cache_dir: Pat
                             start_new_session=True)  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert proc.poll() is None, proc.communicate()[1]
-            try:
-                if httpx.get(base + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "the cluster did not come up"
-            time.sleep(0.2)
+        wait_until_healthy(proc, base, 120, "the cluster")
         body = {"model": "atlas-tiny-qwen3", "prompt": "a b c", "max_tokens": 4, "ignore_eos": True}
         resp = httpx.post(base + "/v1/completions", json=body, timeout=60)
         assert resp.status_code == 200, resp.text

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,33 +18,21 @@ from pathlib import Path
 import httpx
 import pytest
 from server_fixtures import MODEL
+from server_session import wait_until_healthy
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from reference_engine.router.launch import free_port
 
 
 @pytest.mark.slow
 def test_sigterm_stops_the_server_cleanly(server_cache_dir: Path) -> None:
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     env = {**os.environ, "ATLAS_CACHE_DIR": str(server_cache_dir)}
     cmd = [sys.executable, "-m", "reference_engine.server", "--port", str(port)]
     cmd += ["--torch-threads", "1", "--graceful-timeout", "1", "--max-model-len", "512"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, proc.communicate()[1]
-            try:
-                if httpx.get(base + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "server did not come up"
-            time.sleep(0.1)
+        wait_until_healthy(proc, base, 60, "the server")
         body = {
             "model": MODEL,
             "prompt": "x",
