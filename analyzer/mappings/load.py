@@ -298,27 +298,29 @@ def _releases(item: dict[str, Any], where: str, problems: list[str]) -> tuple[st
 
 
 def _symbols(raw: dict[str, Any], key: str, where: str, problems: list[str]) -> list[SymbolRef]:
-    out = []
-    for i, item in enumerate(_entries(raw, key, where, problems)):
-        spot = f"{where}: {key}[{i}]"
-        _unknown_keys(item, _SYMBOL_KEYS, spot, problems)
-        name = _text(item, "name", spot, problems, required=True)
-        if name and not _DOTTED_RE.fullmatch(name):
-            problems.append(f"{spot}: {name!r} is not a dotted qualified name")
-        out.append(SymbolRef(name, _text(item, "role", spot, problems), _releases(item, spot, problems)))
-    return out
+    return [SymbolRef(name, role, releases) for name, role, releases in _named(
+        raw, key, _DOTTED_RE, "is not a dotted qualified name", where, problems)]
 
 
 def _knobs(raw: dict[str, Any], key: str, kind: str, where: str, problems: list[str]) -> list[KnobRef]:
     pattern, example = (_FLAG_RE, "--block-size") if kind == "flag" else (_ENV_RE, "VLLM_USE_V1")
+    return [KnobRef(name, kind, role, releases) for name, role, releases in _named(
+        raw, key, pattern, f"does not look like a {kind} (e.g. {example})", where, problems)]
+
+
+def _named(
+    raw: dict[str, Any], key: str, pattern: re.Pattern[str], mismatch: str, where: str, problems: list[str]
+) -> list[tuple[str, str, tuple[str, ...]]]:
+    """A list of names or `{ name, role, releases }` tables (symbols, flags, env vars):
+    each one's name, checked against `pattern` (else "'name' `mismatch`"), role and releases."""
     out = []
     for i, item in enumerate(_entries(raw, key, where, problems)):
         spot = f"{where}: {key}[{i}]"
         _unknown_keys(item, _SYMBOL_KEYS, spot, problems)
         name = _text(item, "name", spot, problems, required=True)
         if name and not pattern.fullmatch(name):
-            problems.append(f"{spot}: {name!r} does not look like a {kind} (e.g. {example})")
-        out.append(KnobRef(name, kind, _text(item, "role", spot, problems), _releases(item, spot, problems)))
+            problems.append(f"{spot}: {name!r} {mismatch}")
+        out.append((name, _text(item, "role", spot, problems), _releases(item, spot, problems)))
     return out
 
 
