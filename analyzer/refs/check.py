@@ -30,6 +30,7 @@ from analyzer.refs.not_project import not_project
 from analyzer.refs.pinview import PinView
 from analyzer.refs.placement import place
 from analyzer.refs.qualify import qualifier
+from analyzer.refs.renamed_classes import renamed_classes
 from analyzer.refs.resolve import (
     find_symbol,
     resolve,
@@ -304,7 +305,8 @@ def check_references(refs: Iterable[Reference], pins: Sequence[PinView], histori
     findings = neighbour_homes(_file_of_the_named_symbol(findings, pins, histories or {}), pins)
     findings = not_project(unjudged(findings, pins, histories), pins, histories)
     findings = readers_modules(findings, written_modules(checked, {pkg for p in pins for pkg in p.packages}))
-    return said_gone(findings)
+    # Last: it reads the final verdicts (members of a gone class are settled by the passes above).
+    return renamed_classes(said_gone(findings), pins)
 
 
 def _objects_named_like_a_class(findings: list[Finding], pins: Sequence[PinView], histories: dict[str, History]) -> list[Finding]:
