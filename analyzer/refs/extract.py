@@ -72,6 +72,11 @@ _TEXT_PATH_RE = re.compile(
 _ERROR_CLASS_RE = re.compile(r"(?:^|[\s(<])'(?:[A-Za-z_][\w]*\.)*(_*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*)'(?= object\b|>)")
 # A tree diagram's line (`├── name`, `│   └── name`) and the snake_case or macro names on it.
 _TREE_LINE_RE = re.compile(r"[├└]──|^\s*[|`]--")
+# An import written in a comment: `from vllm.engine import LLMEngine`, `import sglang.srt.x`.
+_COMMENT_IMPORT_RE = re.compile(
+    r"\bfrom\s+(?P<module>(?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s+import\s+(?P<names>[A-Za-z_][A-Za-z0-9_]*(?:\s*,\s*[A-Za-z_][A-Za-z0-9_]*)*)"
+    r"|\bimport\s+(?P<module2>(?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)"
+)
 _FOLDER_ENTRY_RE = re.compile(r"[A-Za-z_][\w.-]*/")
 _TREE_NAME_RE = re.compile(r"(?<![\w./{<$-])([A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+)(?![\w./}>-])")
 # `worker:vllm.worker.worker.Worker`: a dotted name from a project's package.
@@ -530,6 +535,26 @@ class _Walker:
                 found = classify_path(m.group(0))
                 if found is not None and found.kind == PATH and found.framework is not None:
                     out.append(_Pending(line, self._col(line, m.group(0)), m.group(0), found, 0, "fence", writes=writes))
+            if python:
+                out.extend(self._comment_imports(comment, line))
+        return out
+
+    def _comment_imports(self, comment: str, line: int) -> list[_Pending]:
+        """`# 这意味着 from vllm.engine import LLMEngine`: an import the comment writes out, from a
+        project's package, is cited as an import line is (the module, and each name it takes)."""
+        out: list[_Pending] = []
+        for m in _COMMENT_IMPORT_RE.finditer(comment):
+            module, names = m.group("module") or m.group("module2"), m.group("names")
+            root = module.split(".", 1)[0]
+            if names is None:
+                out.append(_Pending(line, self._col(line, module), module, Classified(SYMBOL, module, root, "import"), 0, "fence"))
+                continue
+            if "." in module:
+                out.append(_Pending(line, self._col(line, module), module, Classified(SYMBOL, module, root, "import"), 0, "fence"))
+            start = self._col(line, m.group(0))
+            for name in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", names):
+                found = Classified(SYMBOL, f"{module}.{name}", root, "import")
+                out.append(_Pending(line, self._col(line, name, max(start, 0)), name, found, 0, "fence"))
         return out
 
     def _text(self, content: str, first: int, owner: str | None = None) -> list[_Pending]:
