@@ -53,7 +53,8 @@ def _annotated_classes(cls: SymbolEntry, pin: PinView) -> dict[str, SymbolEntry]
             continue
         words = {n.id for n in ast.walk(ann) if isinstance(n, ast.Name) and _NAME_RE.fullmatch(n.id)}
         for word in sorted(words):
-            classes = [e for e in pin.table.ending_with(word) if e.kind == "class"]
+            # Python classes only: a git pin's native index holds Rust structs of the same name.
+            classes = [e for e in pin.table.ending_with(word) if e.kind == "class" and e.path.endswith(".py")]
             if len(classes) == 1:
                 out[attr.last] = classes[0]
     return out

@@ -71,7 +71,7 @@ def module_of_its_class(old_path: str, folders: list[str], pin: PinView) -> tupl
     names = [n for n in _by_last_word(pin).get(stem.rsplit("_", 1)[-1], ()) if snake(n).endswith(tail)]
     hits = [
         e for n in names for e in pin.table.ending_with(n)
-        if e.kind == "class" and e.parent == e.path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        if e.kind == "class" and e.path.endswith(".py") and e.parent == e.path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
         and any(e.path.startswith(f + "/") for f in folders)
     ]
     if len({e.path for e in hits}) != 1:

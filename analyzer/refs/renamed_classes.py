@@ -31,7 +31,7 @@ def _successor(name: str, members: set[str], pin: PinView) -> SymbolEntry | None
     # class defines (`writing_check`) says much: each member weighs 1 / the classes defining it.
     scores: dict[str, float] = {}
     for member in members:
-        owners = {e.parent for e in pin.table.ending_with(member) if e.kind in {"function", "attribute"} and "." in short_name(e, pin)}
+        owners = {e.parent for e in pin.table.ending_with(member) if e.kind in {"function", "attribute"} and e.path.endswith(".py") and "." in short_name(e, pin)}
         for owner in owners:
             if name.endswith(owner.rsplit(".", 1)[-1]):
                 continue  # `RadixCache` for `HiRadixCache`: the class it extended, not its new name
