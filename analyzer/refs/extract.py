@@ -184,6 +184,8 @@ class _Walker:
     refs: list[Reference] = field(default_factory=list)
     command: tuple[str, str | None] | None = None  # the last vLLM/SGLang command the text ran
     server: tuple[str, str | None] | None = None  # the last server command: where bare options go
+    # Per list, the (line, col, text) of each item's leading code span (`- \`guided_json\`: ...`).
+    leads: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)
 
     # ----- helpers -------------------------------------------------------
     def _content_offset(self, line: int, raw: str) -> int:
@@ -288,6 +290,8 @@ class _Walker:
                     spans = [replace(p, found=replace(p.found, tentative=True)) if p.found.kind == SYMBOL else p for p in spans]
                 if owner is not None and not plain.strip():
                     spans = [replace(p, owner=owner[0], owner_strict=owner[1]) if p.found.tentative else p for p in spans]
+                if item_list is not None and not plain.strip():
+                    self.leads.setdefault(item_list, []).extend((p.line, p.col, p.text) for p in spans)
                 if link is not None and (elsewhere := _foreign_site(link[0])):
                     # [`flash_attn_varlen_func`](https://github.com/Dao-AILab/...): that program's name.
                     spans = [replace(p, subject=f"it links to {elsewhere}") for p in spans]
@@ -968,6 +972,23 @@ def _heading_class(headings: list[tuple[int, str]]) -> str | None:
     return None
 
 
+def _listed_with_request_fields(refs: list[Reference], leads: dict[str, list[tuple[int, int, str]]]) -> list[Reference]:
+    """A list whose items lead with request fields the snippets send (a `guided_json` item and another,
+    two at least): its other items' leading `snake_case` names are request fields too
+    (`guided_whitespace_pattern`), judged as those are."""
+    out = list(refs)
+    for keys in leads.values():
+        wanted = set(keys)
+        items = [i for i, r in enumerate(out) if (r.line, r.col, r.text) in wanted]
+        if sum(out[i].field_of == REQUEST for i in items) < 2:
+            continue
+        for i in items:
+            r = out[i]
+            if r.field_of is None and r.kind == SYMBOL and r.tentative and r.target == r.text and "_" in r.target.strip("_"):
+                out[i] = replace(r, field_of=REQUEST)
+    return out
+
+
 def extract_references(file: str, source: str, parser: MarkdownIt | None = None) -> list[Reference]:
     """All references in one Markdown document, in source order."""
     parser = parser or markdown_parser()
@@ -1026,7 +1047,7 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
             about = lead_owner(*lead) if lead else None
             walker.code_block(token, about[0] if about else _heading_class(walker.headings))
             lead = None
-    refs = walker.refs
+    refs = _listed_with_request_fields(walker.refs, walker.leads)
     if shift:
         refs = [replace(r, col=r.col + shift.get(r.line, 0)) if r.col >= 0 else r for r in refs]
     refs.sort(key=lambda r: (r.line, r.col))

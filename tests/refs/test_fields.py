@@ -231,3 +231,18 @@ def test_a_toy_class_of_the_same_name_is_the_authors_own(pin: PinView) -> None:
         "        return self.lookup(question)\n\n    def lookup(self, key):\n        return key\n```\n"
     )
     assert not any(status == "broken" for status in _statuses(doc, pin).values())
+
+
+def test_a_list_of_request_fields_judges_its_other_items_as_fields(pin: PinView) -> None:
+    doc = (
+        "# Structured Outputs in vLLM\n\nThe following parameters are supported:\n\n"
+        "- `guided_json`: the output will follow the JSON schema.\n"
+        "- `structured_outputs`: the constraint, as an object.\n"
+        "- `guided_whitespace_pattern`: used to override the default whitespace pattern.\n\n"
+        "```python\nclient.chat.completions.create(model='m', messages=[], extra_body={'guided_json': s, 'structured_outputs': {}})\n```\n\n"
+        "Other words: `my_variable` stays a word.\n"
+    )
+    got = _statuses(doc, pin)
+    assert got[(7, "guided_whitespace_pattern")] == "broken"  # listed with two fields the snippet sends
+    assert got[(6, "structured_outputs")] == "ok"
+    assert got.get((13, "my_variable")) != "broken"  # not in the list: a word, as before
