@@ -379,6 +379,18 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
                     why = "same name in a related module" if len(hits) == 1 else "same name in the nearest surviving package" if confidence >= 0.7 else "same name in a related module"
                     out.append(Suggestion(e.full, confidence, why, e.location))
                 break
+        if not out and len(parts) >= 3 and "_" in parts[-1]:
+            # A module of two words or more that moved out of its package
+            # (`vllm.entrypoints.openai.reasoning_parsers.abs_reasoning_parsers` ->
+            # `vllm.reasoning.abs_reasoning_parsers`): the one module of that name whose folders
+            # share a word with the old ones.
+            old_words = {w for seg in parts[1:-1] for w in seg.split("_")}
+            moved = [
+                e for e in pin.table.ending_with(parts[-1])
+                if e.kind == "module" and e.path.endswith(".py") and old_words & {w for seg in e.full.split(".")[1:-1] for w in seg.split("_")}
+            ]
+            if len(moved) == 1:
+                out.append(Suggestion(moved[0].full, 0.7, "the one module of that name in a folder named with the old folders' words", moved[0].location))
         if not out and len(parts) >= 2:
             # A module that moved under a new folder: `sglang.bench_one_batch` -> `sglang.benchmark.one_batch`.
             modules = [f.removesuffix(".py").removesuffix("/__init__").replace("/", ".") for f in pin.files if f.endswith(".py")]
