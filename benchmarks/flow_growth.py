@@ -81,6 +81,22 @@ def main() -> int:
     for k, sizes in sorted(kinds.items(), key=lambda kv: -sum(kv[1])):
         print(f"{k:14} {len(sizes):10} {sum(sizes):10} {max(sizes):9} {sum(sizes) / len(sizes):6.1f}   "
               + ", ".join(f"{vk} {n}" for vk, n in vkinds[k].most_common(4)))
+    sizes = sorted((len(v) for v in flow.pts.values()), reverse=True)
+    total = sum(sizes) or 1
+    print("\nlocations holding at least N values: " + ", ".join(
+        f"N={n}: {sum(1 for s in sizes if s >= n)} locations, {sum(s for s in sizes if s >= n) / total:.0%} of values"
+        for n in (10, 50, 100, 200, 300)))
+    # Many large locations holding one and the same set: a blob that copy cycles or shared
+    # sinks spread everywhere; what is in it says where it comes from.
+    groups: Counter[frozenset[object]] = Counter(frozenset(v) for v in flow.pts.values() if len(v) >= 100)
+    for vals, n in groups.most_common(3):
+        mods = Counter(v.name.rsplit(".", 2)[0] for v in vals)  # type: ignore[attr-defined]
+        kinds_in = Counter(v.kind for v in vals)  # type: ignore[attr-defined]
+        print(f"\n{n} locations hold the same {len(vals)} values ({dict(kinds_in)}); by module: "
+              + ", ".join(f"{m} {c}" for m, c in mods.most_common(6)))
+        where = Counter(loc[0] for loc, v in flow.pts.items() if len(v) == len(vals) and frozenset(v) == vals)
+        print("  held in: " + ", ".join(f"{k} {c}" for k, c in where.most_common()))
+        print("  e.g. " + ", ".join(sorted(v.name for v in vals)[:: max(1, len(vals) // 8)]))  # type: ignore[attr-defined]
     print(f"\nlargest {args.top} locations (values, readers)")
     for loc, vals in sorted(flow.pts.items(), key=lambda kv: -len(kv[1]))[: args.top]:
         print(f"{len(vals):7} {len(flow._deps.get(loc, ())):6}  {loc}")

@@ -123,6 +123,7 @@ class FlowGraph:
         self._suffix_memo: dict[tuple[str, str, int, str], frozenset[str] | None] = {}
         self.infer = inferrer
         self.pts: dict[Loc, set[Value]] = {}
+        self._interned: dict[Value, Value] = {}
         self._deps: dict[Loc, set[int]] = {}
         self._constraints: list[tuple[str, ModuleFacts, object]] = []
         self._current = -1
@@ -495,6 +496,9 @@ class FlowGraph:
             if found is None:
                 found = self.pts[loc] = set()
             if v not in found:
+                # One object per distinct value: later set checks of copies then match by
+                # identity, not through the dataclass's Python `__eq__`.
+                v = self._interned.setdefault(v, v)
                 found.add(v)
                 if not self._changed or self._changed[-1] != loc:
                     self._changed.append(loc)
