@@ -826,7 +826,7 @@ class Mutation:
         found = self._targets.get(key)
         if found is None:
             out: list[tuple[str, bool]] = []
-            for edge in self.t.r.resolve(facts, site).edges:
+            for edge in self.t.r.site_record(facts, site).edges:  # (callees only: no re-stamped copy)
                 if edge.confidence == "guess":
                     continue
                 fd = self.p.functions.get(edge.callee)

@@ -254,6 +254,12 @@ class CallResolver:
         rec, shared = self._resolve_site(facts, site)
         return self._restamp(rec, facts, site) if shared else rec
 
+    def site_record(self, facts: ModuleFacts, site: CallSite) -> CallRecord:
+        """`resolve` for a reader of the callees only (their kinds and confidences):
+        a record resolved at an earlier site of the scope comes as it is, its edges
+        carrying that site's line, instead of as a copy re-stamped with this one."""
+        return self._resolve_site(facts, site)[0]
+
     def _resolve_site(self, facts: ModuleFacts, site: CallSite) -> tuple[CallRecord, bool]:
         """The site's record, and whether it is one resolved at an earlier site (whose
         line it carries). The same callee text in the same scope resolves the same
