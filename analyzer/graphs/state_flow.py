@@ -111,14 +111,19 @@ class Tracer:
         if p.modules.get(facts.module) is not facts:
             return
 
+        seen: dict[str, FunctionFacts | None] = {}  # scope -> its function's facts (a module has few scopes)
+
         def owner(scope: str) -> FunctionFacts | None:
+            if scope in seen:
+                return seen[scope]
             name = self.r.caller_of(facts.module, scope)
             fd = p.functions.get(name)
-            if fd is None:
-                return None
-            ff = self.functions.get(name)
-            if ff is None:
-                ff = self.functions[name] = FunctionFacts(facts, fd, [], [])
+            ff = None
+            if fd is not None:
+                ff = self.functions.get(name)
+                if ff is None:
+                    ff = self.functions[name] = FunctionFacts(facts, fd, [], [])
+            seen[scope] = ff
             return ff
 
         for acc in facts.accesses:
