@@ -129,11 +129,12 @@ def load_facts(settings: Settings, target: Target, *, progress: bool = False) ->
     # Imported here: the indexer pulls in libcst, which a query on cached graphs never needs.
     from analyzer.index import index_snapshot, index_tree
 
+    # Every file's facts are decoded below: read them with the summaries, in one pass.
     if target.snapshot is not None:
-        result = index_snapshot(settings, target.snapshot, progress=progress)
+        result = index_snapshot(settings, target.snapshot, progress=progress, with_blobs=True)
     else:
         paths = list(target.paths) if target.paths else None
-        result = index_tree(target.root, paths, db=settings.index_db, progress=progress)
+        result = index_tree(target.root, paths, db=settings.index_db, progress=progress, with_blobs=True)
     return list(result.modules.values())
 
 

@@ -154,12 +154,14 @@ def index_tree(
     name: str | None = None,
     layout_prefix: str = "",
     manifest_key: str | None = None,
+    with_blobs: bool = False,
 ) -> SnapshotIndex:
     """Index every `.py` file under `root` (or the given package-relative `paths`).
 
     Facts come from the cache at `db` when a file's content was seen before;
     `manifest_key` names an immutable tree whose path -> hash map can be reused
-    without re-hashing.
+    without re-hashing. `with_blobs`: read the cached facts of every file in the same
+    pass (a caller about to decode them all); otherwise each is read on first use.
     """
     started = time.perf_counter()
     root = Path(root)
@@ -178,7 +180,7 @@ def index_tree(
             else:
                 shas, errors = _hash_all(root, wanted)
         unreadable = len(errors)
-        cached = store.lookup(shas.values(), CACHE_VERSION)
+        cached = store.lookup(shas.values(), CACHE_VERSION, blobs=with_blobs)
         results: dict[str, CachedFile] = {p: cached[s] for p, s in shas.items() if s in cached}
         stats.cache_hits = len(results)
         missing = [p for p in shas if p not in results]
@@ -235,9 +237,10 @@ def snapshot_manifest_key(snapshot: Snapshot) -> str:
 
 
 def index_snapshot(
-    settings: Settings, snapshot: Snapshot, *, jobs: int | None = None, progress: bool = False
+    settings: Settings, snapshot: Snapshot, *, jobs: int | None = None, progress: bool = False,
+    with_blobs: bool = False,
 ) -> SnapshotIndex:
-    """Index a fetched snapshot into the cache at `settings.index_db`."""
+    """Index a fetched snapshot into the cache at `settings.index_db` (`with_blobs`: see `index_tree`)."""
     key = snapshot_manifest_key(snapshot)
     with FactStore(settings.index_db) as store:
         known = store.manifest(key) is not None
@@ -252,4 +255,5 @@ def index_snapshot(
         name=snapshot.name,
         layout_prefix=snapshot.layout_prefix,
         manifest_key=key,
+        with_blobs=with_blobs,
     )

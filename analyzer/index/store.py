@@ -61,19 +61,23 @@ class FactStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def lookup(self, shas: Iterable[str], version: str) -> dict[str, CachedFile]:
+    def lookup(self, shas: Iterable[str], version: str, *, blobs: bool = False) -> dict[str, CachedFile]:
         """Summaries and errors of the known hashes; blobs stay in the database
-        (see `BlobReader`): a warm run then reads kilobytes, not the whole cache."""
+        (see `BlobReader`): a warm run then reads kilobytes, not the whole cache.
+        `blobs`: read them too, for a caller that decodes every file (the graphs):
+        a row's summary is stored after its blob, so reading the summary already
+        walks the blob's pages, and a second query per file would walk them again."""
+        columns = "sha256, summary, error, blob" if blobs else "sha256, summary, error"
         found: dict[str, CachedFile] = {}
         unique = list(dict.fromkeys(shas))
         for chunk in _chunks(unique, 500):  # sqlite caps bound parameters per statement
             marks = ",".join("?" * len(chunk))
             rows = self._db.execute(
-                f"SELECT sha256, summary, error FROM facts WHERE version = ? AND sha256 IN ({marks})",
+                f"SELECT {columns} FROM facts WHERE version = ? AND sha256 IN ({marks})",
                 [version, *chunk],
             )
-            for sha, summary, error in rows:
-                found[sha] = CachedFile(sha, None, summary, error)
+            for sha, summary, error, *blob in rows:
+                found[sha] = CachedFile(sha, bytes(blob[0]) if blob and blob[0] is not None else None, summary, error)
         return found
 
     def save(self, version: str, files: Iterable[CachedFile]) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from analyzer.index import SnapshotIndex, index_snapshot, index_tree
 from analyzer.index.extract import extract_file
+from analyzer.index.store import StoreError
 from analyzer.settings import Settings
 from analyzer.snapshots.models import Snapshot, SnapshotRef
 
@@ -79,6 +80,21 @@ def test_cache_hit_and_invalidation(tree: Path, tmp_path: Path) -> None:
     assert changed.stats.cache_hits == 6 and changed.stats.extracted == 1
     assert [m.qualname for m in changed.find_symbol("helper2")] == ["helper2"]
     assert changed.find_symbol("pkg.sched.helper") == []
+
+
+def test_warm_run_with_blobs_reads_facts_in_the_lookup(tree: Path, tmp_path: Path) -> None:
+    db = tmp_path / "db.sqlite"
+    first = index_tree(tree, db=db, jobs=1)
+    expected = dict(first.modules)
+    warm = index_tree(tree, db=db, jobs=1, with_blobs=True)
+    assert warm.stats.cache_hits == 7 and warm.errors == first.errors
+    # the facts came with the lookup: no per-file read from the database is left to do
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE facts SET blob = NULL")
+    assert dict(warm.modules) == expected
+    lazy = index_tree(tree, db=db, jobs=1)
+    with pytest.raises(StoreError, match="vanished"):
+        dict(lazy.modules)
 
 
 def test_extractor_version_invalidates(tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
