@@ -182,6 +182,7 @@ class CallResolver:
         self._annotated: dict[tuple[str, str], list[str] | None] = {}
         self._special: frozenset[str] | None = None  # special method names project classes define
         self._protocols: dict[str, tuple[str, ...]] = {}  # Protocol class -> the methods it declares
+        self._sub_members: dict[tuple[str, str], list[str]] = {}  # (class, attr) -> what its subclasses resolve attr to
         self._methods_of: dict[str, list[str]] | None = None
         self._protocol_fields: dict[str, tuple[str, ...]] = {}  # Protocol class -> the attributes it declares
 
@@ -933,12 +934,12 @@ class CallResolver:
         self._edge(rec, target, bound_kind, self._confidence(base, target))
         if base.kind != "instance":
             return
-        # Virtual dispatch: overrides in subclasses may run instead.
+        # Virtual dispatch: overrides in subclasses may run instead, including
+        # one a subclass inherits from a mixin listed before the receiver's class.
         attr = target.rpartition(".")[2]
         kind = "method" if bound_kind in ("method", "inherited") else bound_kind
-        for sub in self.p.hierarchy.descendants(base.name)[:OVERRIDE_LIMIT]:
-            qual = f"{sub}.{attr}"
-            if qual in self.p.functions and qual != target:
+        for qual in self._subclass_members(base.name, attr):
+            if qual != target:
                 self._edge(rec, qual, kind, "inferred")
         # A Protocol: the project classes that implement it structurally.
         have = {e.callee for e in rec.edges}
@@ -1018,13 +1019,32 @@ class CallResolver:
         return False
 
     def _mixin_call(self, rec: CallRecord, base: Value, attr: str) -> bool:
-        """`self.method()` in a mixin whose subclasses define `method`."""
+        """`self.method()` in a mixin whose subclasses define `method`, or inherit
+        it from a sibling base they combine the mixin with."""
         found = False
-        for sub in self.p.hierarchy.descendants(base.name)[:OVERRIDE_LIMIT]:
-            qual = f"{sub}.{attr}"
-            if qual in self.p.functions:
-                self._edge(rec, qual, "method", "inferred")
-                found = True
+        for qual in self._subclass_members(base.name, attr):
+            self._edge(rec, qual, "method", "inferred")
+            found = True
+        return found
+
+    def _subclass_members(self, cls: str, attr: str) -> list[str]:
+        """The project methods `attr` resolves to on `cls`'s subclasses, each by
+        its own MRO: one it defines, or one a base beside `cls` gives it
+        (`class Loader(Reader, Scanner)`: `Scanner`'s `self.peek()` is `Reader.peek`)."""
+        key = (cls, attr)
+        found = self._sub_members.get(key)
+        if found is None:
+            found = []
+            for sub in self.p.hierarchy.descendants(cls)[:OVERRIDE_LIMIT]:
+                qual = f"{sub}.{attr}"
+                if qual not in self.p.functions:
+                    sym = self.p.member(Symbol("class", sub), attr)
+                    if sym is None or sym.kind != "function" or sym.name not in self.p.functions:
+                        continue
+                    qual = sym.name
+                if qual not in found:
+                    found.append(qual)
+            self._sub_members[key] = found
         return found
 
     def _receiver_kind(self, base: Value, target: str) -> str:

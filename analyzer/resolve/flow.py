@@ -36,7 +36,14 @@ from analyzer.resolve.annotations import annotation_types
 from analyzer.resolve.infer import Ctx, Inferrer
 from analyzer.resolve.models import Value
 from analyzer.resolve.project import BUILTIN_NAMES, MODULE_SCOPE, FuncDef, Project, Symbol
-from analyzer.resolve.suffixes import guarded_values, split_fstring, strings_of, type_suffix
+from analyzer.resolve.suffixes import (
+    bound_once,
+    guarded_values,
+    lowered,
+    split_fstring,
+    strings_of,
+    type_suffix,
+)
 
 Loc = tuple[str, ...]
 _ANY = "?"  # container slot written with a key that is not a constant
@@ -1252,10 +1259,46 @@ class FlowGraph:
             attr = node.args[1]
             if isinstance(attr, ast.Constant) and isinstance(attr.value, str) and attr.value.isidentifier():
                 return self._attribute(ast.Attribute(value=node.args[0], attr=attr.value, ctx=ast.Load()), m, scope, d)
-            prefix = _fstring_prefix(attr)
-            if prefix is not None:
-                return self._dispatch(node.args[0], prefix, m, scope, d, self._suffix_names(attr, m, scope))
+            # A name computed at run time may be missing: the default comes back then.
+            default = self.eval(node.args[2], m, scope, d) if len(node.args) >= 3 else set()
+            return self._computed_getattr(node.args[0], attr, m, scope, d) | default
         return set()
+
+    def _computed_getattr(self, obj: ast.expr, attr: ast.expr, m: str, scope: str, d: int) -> set[Value]:
+        """`getattr(obj, f"visit_{x}")`, also through a local bound once to the
+        f-string and folded to lower case (`func_name = f"_process_{...}"`,
+        `getattr(self, func_name.lower(), ...)`): the prefix's method family."""
+        inner = lowered(attr)
+        spelt = attr if inner is None else inner
+        aliased = False
+        if isinstance(spelt, ast.Name) and self.source is not None:
+            fd = self.p.functions.get(f"{m}.{scope}")
+            text = self.source.segment(self.p.modules[m], fd) if fd is not None else None
+            value = bound_once(text, spelt.id) if text is not None else None
+            if value is None:
+                return set()
+            spelt, aliased = value, True
+        prefix = _fstring_prefix(spelt)
+        if prefix is None:
+            return set()
+        # A guard is looked for around the getattr's own line, so only a name spelt there uses it.
+        only = self._suffix_names(spelt, m, scope) if not aliased else self._aliased_suffix_names(spelt, m, scope)
+        if inner is None:
+            return self._dispatch(obj, prefix, m, scope, d, only)
+        folded = None if only is None else frozenset(n.lower() for n in only)
+        return {
+            v for v in self._dispatch(obj, prefix.lower(), m, scope, d, folded)
+            if (meth := v.name.rpartition(".")[2]) == meth.lower()
+        }
+
+    def _aliased_suffix_names(self, attr: ast.expr, m: str, scope: str) -> frozenset[str] | None:
+        """`_suffix_names` for an f-string bound to a local: the type-name rule only."""
+        parts = split_fstring(attr)
+        if parts is None:
+            return None
+        prefix, part, tail = parts
+        values = self._type_names(part, m, scope)
+        return None if values is None else frozenset(prefix + v + tail for v in values)
 
     def _dispatch(
         self, obj: ast.expr, prefix: str, m: str, scope: str, d: int, only: frozenset[str] | None = None

@@ -288,3 +288,37 @@ def _may_move(
             elif method not in _INERT_METHODS:
                 return True
     return False
+
+
+def lowered(node: ast.expr) -> ast.expr | None:
+    """`name.lower()` -> name (a dispatch name folded to lower case); else None."""
+    if (
+        isinstance(node, ast.Call) and not node.args and not node.keywords
+        and isinstance(node.func, ast.Attribute) and node.func.attr == "lower"
+    ):
+        return node.func.value
+    return None
+
+
+def bound_once(source: str, name: str) -> ast.expr | None:
+    """The value a function binds the local `name` to, when that is its one
+    binding (a plain `name = <expr>`; no other assignment, loop target, `with`,
+    augmented or walrus binding, nor a parameter of that name); else None.
+    `func_name = f"_process_{type(t).__name__}"` ... `getattr(self, func_name.lower())`."""
+    func = parse_function(source)
+    if func is None:
+        return None
+    args = func.args
+    if any(a.arg == name for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a):
+        return None
+    found: list[ast.expr] = []
+    for node in ast.walk(func):
+        # (inner scopes are walked too: one binding the name there only makes this stricter)
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store | ast.Del):
+            found.append(node)
+    if len(found) != 1:
+        return None
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and node.targets[0] is found[0]:
+            return node.value
+    return None
