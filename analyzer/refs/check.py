@@ -406,6 +406,8 @@ def _new_file(finding: Finding, pin: PinView) -> bool:
     ref = finding.ref
     if finding.status != BROKEN or ref.writes is None or find_symbol(ref.writes, pin)[0]:
         return False
+    if ref.text.rstrip().endswith("/"):
+        return False  # a folder (`# under vllm/attention/`) is where new code goes, not the new file
     folder = ref.target.strip("/").rsplit("/", 1)[0]
     return any(pin.has_path(f"{prefix}{folder}".removeprefix(pin.layout_prefix)) for prefix in ("", pin.layout_prefix))
 
@@ -478,6 +480,8 @@ def _mirrors(findings: list[Finding]) -> list[Finding]:
         # Nor do the calls on `self` in a snippet class's methods (`scope`): the vote judges them.
         voters = [f for f in group if not f.ref.spelled and not f.ref.field_of and not (f.ref.scope and f.ref.text.startswith("self."))]
         ok = sum(f.status == OK for f in voters)
+        if any(f.ref.located for f in group):
+            continue  # the text says where in the project the copied class lives (`copies.located`)
         if ok < 2 or ok * 2 < len(voters):
             drop.update(id(f) for f in group if f.status != OK)
     return [f for f in findings if id(f) not in drop]

@@ -84,6 +84,9 @@ def _repaired(content: str) -> ast.Module | None:
     rest = [i for i, line in enumerate(lines) if line.strip() in {"...", "...,"} and _closes_after(lines, i)]
     for i in rest:
         lines[i] = ""
+    # `def __init__(self, vllm_config, executor_class, ...):`: the same "and the rest" among a
+    # copied method's parameters. Blanked in place, so columns stay those of the document.
+    lines = [_DEF_REST_RE.sub(lambda m: " " * len(m.group(0)), line) if _DEF_LINE_RE.match(line) else line for line in lines]
     # Only a few lines, and a small share of the snippet: more is not code with notes in it.
     budget = min(_MAX_REPAIRS, sum(1 for line in lines if line.strip()) // 4)
     for _ in range(budget + 1):
@@ -95,6 +98,11 @@ def _repaired(content: str) -> ast.Module | None:
                 return None
             lines[bad] = ""  # blank, so line numbers stay those of the document
     return None
+
+
+_DEF_LINE_RE = re.compile(r"\s*(?:async\s+)?def\s+\w+\s*\(")
+# `...` standing for a parameter: after `(` or `,`, before `,` or `)` (not a default `x=...`).
+_DEF_REST_RE = re.compile(r"(?<=[(,])\s*\.\.\.\s*(?=[,)])")
 
 
 def _closes_after(lines: list[str], i: int) -> bool:

@@ -33,6 +33,7 @@ from analyzer.refs.classify import (
     classify_symbol,
     other_system,
 )
+from analyzer.refs.copies import located, self_members
 from analyzer.refs.document import (
     CLASSNAME_RE,
     PYTHON_LANGS,
@@ -173,6 +174,7 @@ class _Pending:
     writes: str | None = None
     column: str | None = None
     field_of: str | None = None
+    located: str | None = None
 
 
 @dataclass(slots=True)
@@ -186,6 +188,8 @@ class _Walker:
     server: tuple[str, str | None] | None = None  # the last server command: where bare options go
     # Per list, the (line, col, text) of each item's leading code span (`- \`guided_json\`: ...`).
     leads: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)
+    # The project path the paragraph before the current code block gives as its place (`copies.located`).
+    place: str | None = None
 
     # ----- helpers -------------------------------------------------------
     def _content_offset(self, line: int, raw: str) -> int:
@@ -240,6 +244,7 @@ class _Walker:
                     writes=p.writes,
                     column=p.column,
                     field_of=p.field_of,
+                    located=p.located,
                     subject=p.subject or title,
                     paragraph=paragraph,
                     context=self.facts.words,
@@ -455,10 +460,12 @@ class _Walker:
         return _Pending(line, self._col(line, href), href, found, offset, "link", link_symbol=symbol)
 
     # ----- code blocks ---------------------------------------------------
-    def code_block(self, token: Token, owner: str | None = None) -> None:
-        """`owner`: the class the passage before the block is about (a field listing's class)."""
+    def code_block(self, token: Token, owner: str | None = None, lead_text: str | None = None) -> None:
+        """`owner`: the class the passage before the block is about (a field listing's class);
+        `lead_text`: the paragraph right before the block (where it may say the code lives)."""
         if not token.map:
             return
+        self.place = located(lead_text)
         first = token.map[0] + (2 if token.type == "fence" else 1)  # 1-based line of the block's first content line
         lang = (token.info or "").strip().split(maxsplit=1)[0].lower().strip("{}.") if token.info else ""
         content = token.content
@@ -467,6 +474,8 @@ class _Walker:
         pending: list[_Pending] = []
         if lang in PYTHON_LANGS:
             pending = self._python(content, first)
+            if self.place is not None:
+                pending = [_placed(p, self.place) for p in pending]
             if owner is not None:
                 # An enumeration's members quoted under a heading about it (`ForwardMode` enum).
                 for index, col, name in constant_listing(content.splitlines()):
@@ -829,7 +838,9 @@ class _Walker:
                             out.append(_Pending(line, self._col(line, r.text), r.text, found, 0, "fence", r.command))
             elif isinstance(node, ast.ClassDef):
                 # `class SchedulerOutput:` mirrors the project's class or is the author's own.
-                add(node.lineno, node.name, Classified(SYMBOL, node.name, None, "class statement"), doc_defined=True, in_scope=None)
+                # A copy the text places in the project (`copies.located`) is the project's class.
+                quoted = node is top and self.place is not None
+                add(node.lineno, node.name, Classified(SYMBOL, node.name, None, "class statement"), doc_defined=not quoted, in_scope=None)
                 if node is top:
                     group = f"{self.file}:{first + node.lineno - 1}:{node.name}"
                     for item in node.body:
@@ -902,16 +913,13 @@ class _Walker:
             at = self._col(line, arg.arg + ":")
             at = at if at >= 0 else self._col(line, arg.arg)
             out.append(_Pending(line, at, arg.arg, found, 0, "fence", scope=cls, mirror=group, field_of=f"{cls}.{fn.name}"))
-        for node in ast.walk(fn):
-            func = node.func if isinstance(node, ast.Call) else None
-            if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
-                continue
-            line, text = first + func.lineno - 1, f"self.{func.attr}"
-            if func.attr.startswith("__") or (line, text) in seen:
+        for member in self_members(fn):
+            line, text = first + member.lineno - 1, f"self.{member.name}"
+            if (line, text) in seen:
                 continue
             seen.add((line, text))
-            found = Classified(SYMBOL, f"{cls}.{func.attr}", None, f"called on `self` in a copy of `{cls}`")
-            out.append(_Pending(line, self._col(line, text), text, found, 0, "fence", scope=cls, mirror=group))
+            found = Classified(SYMBOL, f"{cls}.{member.name}", None, f"a member used on `self` in a copy of `{cls}`")
+            out.append(_Pending(line, self._col(line, text, member.col), text, found, 0, "fence", scope=cls, mirror=group))
         return out
 
     def _keywords(self, call: ast.Call, callee: Classified, scope: str | None, first: int, seen: set[tuple[int, str]]) -> list[_Pending]:
@@ -958,6 +966,18 @@ class _Walker:
         while self.headings and self.headings[-1][0] >= level:
             self.headings.pop()
         self.headings.append((level, text))
+
+
+def _placed(p: _Pending, place: str) -> _Pending:
+    """A name of a snippet the text places in the project (`copies.located`): its class's members
+    carry the place (the block's vote is then not needed), and a class it names inside a copy
+    (`CpuGpuBlockAllocator.create(...)`, `Dict[SeqId, ...]`) is judged even where the copy's own
+    class is gone (whose members are not: the class carries the breakage)."""
+    if p.mirror is not None:
+        return replace(p, located=place)
+    if p.scope is not None and p.field_of is None and CLASSNAME_RE.match(p.text.split(".", 1)[0]) and not p.doc_defined:
+        return replace(p, scope=None)
+    return p
 
 
 def _heading_class(headings: list[tuple[int, str]]) -> str | None:
@@ -1045,7 +1065,7 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
             item_start = False
         elif token.type in {"fence", "code_block"}:
             about = lead_owner(*lead) if lead else None
-            walker.code_block(token, about[0] if about else _heading_class(walker.headings))
+            walker.code_block(token, about[0] if about else _heading_class(walker.headings), lead[1] if lead else None)
             lead = None
     refs = _listed_with_request_fields(walker.refs, walker.leads)
     if shift:

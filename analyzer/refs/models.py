@@ -103,6 +103,10 @@ class Reference:
     # request classes), a keyword of the project's callable, a parameter of a copied method
     # (`LLM.__init__`): judged against what that place takes at the pin.
     field_of: str | None = None
+    # A snippet's class or method whose lead paragraph says where in the project it lives
+    # (`copies.located`: `**File**: \`vllm/core/scheduler.py\``): the project path written there.
+    # Such a copy is the project's class whatever the block's vote (`check._mirrors`).
+    located: str | None = None
     # The paragraph's Markdown, for a replacement the text names itself ("use `X` instead").
     paragraph: str = field(default="", compare=False, repr=False)
     # Lower-cased words of the whole document (one set shared by its references): picks,

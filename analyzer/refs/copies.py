@@ -1,0 +1,91 @@
+"""A document's copy of a project class: where the text says it lives, and the members it uses.
+
+Source-reading notes quote simplified versions of the project's classes (`class Scheduler:` with
+`self.waiting`, `self.block_manager = BlockSpaceManager(...)`, elided bodies) and say where each
+lives, in the sentence right before the snippet (`**File**: \\`vllm/core/scheduler.py\\``). A
+careful editor reads such a class as the project's class of that name: its `self.x` members are
+judged against that class (and its bases) at the pin, and a class the pin no longer defines is a
+broken reference (its members are not judged: the class carries the breakage).
+
+Plain data in, plain data out: the walker (`extract.py`) gives the lead paragraph and the class's
+ast; `check.py` reads `Reference.located` in the block's vote (`_mirrors`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from analyzer.refs.classify import classify_path
+from analyzer.refs.models import PATH
+
+# A path in the lead paragraph, in code font or not: `vllm/core/scheduler.py`, `vllm/executor/`.
+_PATH_RE = re.compile(r"(?<![\w./-])(?:python/)?(?:vllm|sglang)/[\w./-]*")
+# The lead paragraph tells the reader to write new code there: the snippet is the reader's, not a
+# quotation ("Add a new backend under `vllm/attention/`", "在 ... 中添加").
+_NEW_CODE_RE = re.compile(
+    r"\b(?:new|create|add|adding|implement|write|define|custom|your|my|own|example|toy|simplified\s+version\s+of\s+our)\b|新|创建|添加|增加|实现|编写|定义|自定义|示例|例子",
+    re.IGNORECASE,
+)
+# A lead paragraph longer than this is prose about the code, not the line that says where it is.
+_MAX_LEAD = 200
+
+
+def located(lead_text: str | None) -> str | None:
+    """The project path (a file or a folder) that the paragraph right before a snippet gives as
+    its place (`**位置**: \\`vllm/core/scheduler.py\\``); None when the paragraph gives none, is
+    long prose, or says the code is the reader's new code."""
+    if not lead_text or len(lead_text) > _MAX_LEAD or _NEW_CODE_RE.search(lead_text):
+        return None
+    for m in _PATH_RE.finditer(lead_text):
+        found = classify_path(m.group(0).rstrip("."))
+        if found is not None and found.kind == PATH and found.framework is not None:
+            return found.target
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class SelfMember:
+    """`self.x` in a method of a snippet's class: its (snippet-relative) line, column, name."""
+
+    lineno: int
+    col: int
+    name: str
+
+
+def self_members(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[SelfMember]:
+    """Each `self.x` a copied method reads, writes or calls (`self.swapped`, `self.block_manager =
+    ...`, `self._schedule_running(...)`), once per line; dunder names left out. Only the first
+    attribute of a chain (`self.scheduler` of `self.scheduler.schedule()`): what follows is a
+    member of that attribute's object, whose class the copy does not say."""
+    out: list[SelfMember] = []
+    seen: set[tuple[int, str]] = set()
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"):
+            continue
+        if node.attr.startswith("__") or (node.lineno, node.attr) in seen:
+            continue
+        seen.add((node.lineno, node.attr))
+        out.append(SelfMember(node.lineno, node.col_offset, node.attr))
+    return sorted(out, key=lambda m: (m.lineno, m.col))
+
+
+def constructed(tree: ast.AST) -> dict[str, str]:
+    """`self.block_manager = BlockSpaceManager(...)` in a copied class: the attribute's class, by
+    the name of the class whose constructor the copy calls (CamelCase only: `executor_class(...)`
+    says nothing). Keyed by the attribute's name, as a reader later writes the object
+    (`block_manager.allocate(...)`)."""
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Assign | ast.AnnAssign) or not isinstance(node.value, ast.Call):
+            continue
+        func = node.value.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        if name is None or not name[:1].isupper() or name.isupper():
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                out.setdefault(target.attr, name)
+    return out

@@ -1,0 +1,150 @@
+"""A document's copy of a project class (`copies.py`): a snippet whose lead paragraph says where in
+the project it lives is the project's class; its `self.x` members are judged against that class and
+its bases at the pin, a class the pin no longer defines is broken and its members are not judged.
+The forms are those of third-party source-reading notes (a V0 tutorial's `**位置**: \\`path\\`` line,
+simplified bodies with `...` among the parameters)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from analyzer.refs.check import check_references, extract_all
+from analyzer.refs.copies import constructed, located, self_members
+from analyzer.refs.document import parse_snippet
+from analyzer.refs.pinview import PinView, SymbolEntry
+
+_SCHEDULER = '''
+class SchedulerInterface:
+    def has_requests(self) -> bool:
+        return False
+
+
+class Scheduler(SchedulerInterface):
+    def __init__(self, vllm_config, kv_cache_config):
+        self.waiting = []
+        self.running = []
+        self.kv_cache_manager = None
+
+    def schedule(self):
+        return None
+'''
+
+
+def _view(root: Path) -> PinView:
+    """A vLLM pin whose index holds, as the real one does, the attributes `__init__` assigns."""
+    rel = "vllm/v1/core/sched/scheduler.py"
+    tree = root / "vllm-0.30.0"
+    (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+    (tree / rel).write_text(_SCHEDULER, encoding="utf-8")
+    module = rel.removesuffix(".py").replace("/", ".")
+    symbols = [SymbolEntry(module, rel, 1, len(_SCHEDULER.splitlines()), "module")]
+    for node in ast.parse(_SCHEDULER).body:
+        assert isinstance(node, ast.ClassDef)
+        cls = f"{module}.{node.name}"
+        symbols.append(SymbolEntry(cls, rel, node.lineno, node.end_lineno or node.lineno, "class", tuple(ast.unparse(b) for b in node.bases)))
+        for item in node.body:
+            assert isinstance(item, ast.FunctionDef)
+            symbols.append(SymbolEntry(f"{cls}.{item.name}", rel, item.lineno, item.end_lineno or item.lineno, "function"))
+            for sub in ast.walk(item):
+                if isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Store):
+                    symbols.append(SymbolEntry(f"{cls}.{sub.attr}", rel, sub.lineno, sub.lineno, "attribute"))
+    return PinView(
+        pin="vllm@0.30.0", project="vllm", kind="release", layout_prefix="", packages=("vllm",),
+        files=frozenset([rel, "vllm/__init__.py"]), symbols=symbols, flags=[], envs=[], tree=str(tree),
+    )
+
+
+@pytest.fixture
+def pin(tmp_path: Path) -> PinView:
+    return _view(tmp_path)
+
+
+def _statuses(doc: str, pin: PinView) -> dict[tuple[int, str], str]:
+    return {(f.ref.line, f.ref.text): f.status for f in check_references(extract_all([("doc.md", doc)]), [pin])}
+
+
+_COPY = """# vLLM internals
+
+### Scheduler
+**File**: `vllm/core/scheduler.py`
+
+```python
+class Scheduler:
+    def __init__(self, scheduler_config, cache_config, ...):
+        self.waiting: Deque[SequenceGroup] = deque()
+        self.swapped = deque()
+        self.block_manager = BlockSpaceManager(...)
+
+    def schedule(self):
+        if self.has_requests():
+            return self._schedule_running(self.waiting)
+```
+"""
+
+
+def test_a_located_copy_is_judged_member_by_member_against_the_pin_s_class(pin: PinView) -> None:
+    got = _statuses(_COPY, pin)
+    assert got[(8, "scheduler_config")] == "broken" and got[(8, "cache_config")] == "broken"  # `...` among them parses
+    assert got[(9, "self.waiting")] == "ok"
+    assert got[(10, "self.swapped")] == "broken"  # neither Scheduler nor its base assigns it
+    assert got[(11, "self.block_manager")] == "broken"
+    assert got[(14, "self.has_requests")] == "ok"  # inherited from the pin's base class
+    assert got[(15, "self._schedule_running")] == "broken"
+    assert got[(9, "SequenceGroup")] == "broken"  # a type in the annotation of `self.waiting`
+
+
+def test_without_a_place_the_block_s_vote_still_decides(pin: PinView) -> None:
+    # The same copy without the line saying where it lives: one method in common (`schedule`) is
+    # no evidence that it is the project's class, so its members are not judged.
+    doc = _COPY.replace("**File**: `vllm/core/scheduler.py`\n", "")
+    got = _statuses(doc, pin)
+    assert not any(status == "broken" for (_, text), status in got.items() if text.startswith("self.") or text.endswith("_config"))
+
+
+_GONE = """# vLLM V0
+
+### Block manager
+**位置**: `vllm/core/block_manager.py`
+
+```python
+class SelfAttnBlockSpaceManager:
+    def __init__(self, block_size, ...):
+        self.block_size = block_size
+        self.allocator = CpuGpuBlockAllocator.create(...)
+
+    def allocate(self, seq_group):
+        self._allocate_sequence(seq_group)
+```
+"""
+
+
+def test_a_located_copy_of_a_gone_class_is_broken_and_its_members_are_not_judged(pin: PinView) -> None:
+    got = _statuses(_GONE, pin)
+    assert got[(7, "SelfAttnBlockSpaceManager")] == "broken"
+    assert got[(10, "CpuGpuBlockAllocator.create")] == "broken"  # a class the copy names, judged though its own class is gone
+    assert not any(text.startswith("self.") or text in {"block_size", "allocate", "seq_group"} for _, text in got)
+
+
+def test_a_lead_that_tells_the_reader_to_write_new_code_is_not_a_place(pin: PinView) -> None:
+    doc = _GONE.replace("**位置**: `vllm/core/block_manager.py`", "Add a new manager in `vllm/core/block_manager.py`:")
+    assert not any(status == "broken" for (_, text), status in _statuses(doc, pin).items() if text != "vllm/core/block_manager.py")
+    assert located("在 `vllm/attention/` 下创建新的 backend") is None
+    assert located("**位置**: `vllm/core/scheduler.py`") == "vllm/core/scheduler.py"
+    assert located("**Location**: `python/sglang/srt/managers/scheduler.py`") is not None
+    assert located("A long paragraph. " * 20 + "`vllm/core/scheduler.py`") is None
+
+
+def test_a_gone_folder_named_over_the_reader_s_new_class_is_broken(pin: PinView) -> None:
+    doc = "# vLLM\n\n```python\n# under vllm/attention/ create a new backend\nclass MyBackend(Base):\n    pass\n```\n"
+    assert _statuses(doc, pin)[(4, "vllm/attention/")] == "broken"
+
+
+def test_self_members_and_constructed_attributes_are_read_from_the_copy() -> None:
+    [(_, tree)] = parse_snippet("class A:\n    def f(self, x, ...):\n        self.m = Manager(x)\n        self.n.go(self.m, self.__dict__)\n")
+    cls = tree.body[0]
+    assert isinstance(cls, ast.ClassDef) and isinstance(cls.body[0], ast.FunctionDef)
+    assert [(m.lineno, m.name) for m in self_members(cls.body[0])] == [(3, "m"), (4, "n"), (4, "m")]
+    assert constructed(cls) == {"m": "Manager"}
