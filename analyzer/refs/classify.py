@@ -133,6 +133,8 @@ class Classified:
     tentative: bool = False
     symbol: str | None = None  # `path.py:Class.method` / `path.py::Class`: what the file should define
     bare_file: bool = False  # `scheduler.py`: a file name without folders
+    docs_page: bool = False  # a relative link to a page of the docs: looked up under `docs/` (links.py)
+    anchor_names: tuple[str, ...] = ()  # names a `#L` link's sentence gives its lines (links.py)
 
 
 def env_framework(name: str) -> str | None:

@@ -13,6 +13,7 @@ from markdown_it.token import Token
 
 from analyzer.refs.classify import FOREIGN_NAMES
 from analyzer.refs.framework import document_project
+from analyzer.refs.links import REPO_PROJECTS, repository_of
 from analyzer.refs.shell import foreign_flags, foreign_words, looks_like_command
 
 SHELL_LANGS = {"bash", "sh", "shell", "console", "zsh", "shell-session", "terminal"}
@@ -54,6 +55,9 @@ class DocFacts:
     request_keys: set[str] = field(default_factory=set)
     repo: str | None = None  # `vllm-project/vllm` when the document says where it lives
     path: str | None = None  # its path in that repository
+    # The project whose repository the document shows it sits in (its docs macros, autorefs, a
+    # relative link climbing into the package): its relative links are that repository's (`links.py`).
+    repository: str | None = None
 
 
 
@@ -152,6 +156,7 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
     m = _ATLAS_PATH_RE.search(source)
     if m:
         facts.repo, facts.path = m.group("repo"), m.group("path")
+    facts.repository = repository_of(source, REPO_PROJECTS.get(facts.repo or ""))
     # Entry-point groups (`[project.entry-points."vllm.logits_processors"]`, "the
     # `vllm.general_plugins` entry point group"): names of a packaging mechanism, not modules.
     facts.local_names |= set(_ENTRY_GROUP_RE.findall(source))

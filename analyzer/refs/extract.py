@@ -51,6 +51,7 @@ from analyzer.refs.document import (
 )
 from analyzer.refs.framework import decide
 from analyzer.refs.layout import blank_cjk, flow_steps, holds_no_command, is_pasted_outline
+from analyzer.refs.links import macro_link, relative_link, sentence_names, with_anchor_names
 from analyzer.refs.listing import Listed, class_outline, constant_listing, field_listing
 from analyzer.refs.models import FLAG, PATH, REQUEST, SYMBOL, Reference
 from analyzer.refs.shell import last_command, looks_like_command, shell_refs
@@ -234,6 +235,8 @@ class _Walker:
                     scope=p.scope,
                     doc_defined=p.doc_defined,
                     bare_file=p.found.bare_file,
+                    docs_page=p.found.docs_page,
+                    anchor_names=p.found.anchor_names,
                     repo_context=repo_context and p.origin == "inline",
                     diagram=p.diagram,
                     in_error=p.in_error,
@@ -308,6 +311,9 @@ class _Walker:
                 link_text = ""
             elif child.type == "link_close" and link is not None:
                 found_link = self._link(link[0], link[1], link[2], link_codes, link_text)
+                if found_link is not None and found_link.link_symbol is None:
+                    # `Builds `X` ([engine.py#L193](...))`: the lines should still spell `X`.
+                    found_link.found = with_anchor_names(found_link.found, sentence_names(plain[: link[2]], codes))
                 if found_link is not None:
                     pending.append(found_link)
                 link = None
@@ -443,12 +449,16 @@ class _Walker:
             found = classify_symbol(href)
             if found is not None:
                 return _Pending(line, self._col(line, href), href, found, offset, "link")
-        if href.startswith(("gh-file:", "gh-dir:")) and self.facts.repo in _REPO_FRAMEWORK:
+        macro = macro_link(href, _REPO_FRAMEWORK.get(self.facts.repo or "") or self.facts.project[0])
+        if macro is not None:
             # vLLM's mkdocs macro: a path from the repository's root.
-            target = href.split(":", 1)[1].split("#", 1)[0].strip("/")
-            found = Classified(PATH, target, _REPO_FRAMEWORK[self.facts.repo], "gh-file link", repo_layout=True)
-            return _Pending(line, self._col(line, href), href, found, offset, "link", link_symbol=symbol)
-        if href.startswith(("http://", "https://", "mailto:", "#")) or ":" in href.split("/", 1)[0] or not self.facts.path or not self.facts.repo:
+            return _Pending(line, self._col(line, href), href, macro, offset, "link", link_symbol=symbol)
+        if not self.facts.path or not self.facts.repo:
+            # Where the document sits is unknown: only what the link itself, or the document's
+            # other links, show to be the project's repository (`links.py`).
+            relative = relative_link(href, self.facts.repository)
+            return None if relative is None else _Pending(line, self._col(line, href), href, relative, offset, "link", link_symbol=symbol)
+        if href.startswith(("http://", "https://", "mailto:", "#")) or ":" in href.split("/", 1)[0]:
             return None
         framework = _REPO_FRAMEWORK.get(self.facts.repo)
         if framework is None:

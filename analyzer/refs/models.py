@@ -68,6 +68,12 @@ class Reference:
     # project defines it too (the snippet mirrors real code), else the author's invention.
     doc_defined: bool = False
     bare_file: bool = False  # `scheduler.py` written without folders: looked up by file name
+    # A relative link to a page of the docs, from a document whose folder is unknown: looked up
+    # under the pin's `docs/` by its trailing path (`links.py`).
+    docs_page: bool = False
+    # Names of the code a `#L` link's sentence cites before it: the anchored lines should still
+    # spell one of them (`links.py`).
+    anchor_names: tuple[str, ...] = ()
     # The folder a directory tree or a file table writes a bare name under (`placement.py`): the
     # target is then that folder's entry, not any file of that name.
     under: str | None = None

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from analyzer.refs.classify import REPO_ONLY_DIRS, REPO_ROOT_FILES
 from analyzer.refs.commandflags import command_flags
 from analyzer.refs.commandindex import other_commands, registered_options, subcommands
+from analyzer.refs.links import check_anchor_names, resolve_docs_page
 from analyzer.refs.models import (
     BROKEN,
     ENV,
@@ -156,6 +157,8 @@ def _defines(pin: PinView, path: str, symbol: str) -> bool:
 def _resolve_path(ref: Reference, pin: PinView) -> Finding:
     if ref.bare_file:
         return _resolve_bare_file(ref, pin)
+    if ref.docs_page:
+        return resolve_docs_page(ref, pin)
     finding = _resolve_written_path(ref, pin)
     name = ref.target.rstrip("/").rsplit("/", 1)[-1]
     if ref.under and finding.status == BROKEN and pin.kind == "release" and _TEST_MODULE_RE.fullmatch(name):
@@ -208,6 +211,8 @@ def _resolve_written_path(ref: Reference, pin: PinView) -> Finding:
     is_file = path in pin.files or path in pin.outside_files
     if ref.line_range is not None and is_file:
         _check_lines(finding, path, pin)
+        if ref.anchor_names and not ref.link_symbol:
+            check_anchor_names(finding, path, pin)
     elif ref.link_symbol and ref.origin != "link" and is_file and not _defines(pin, path, ref.link_symbol):
         # `path.py:Class.method`: the file is there, the name is not.
         finding.status = BROKEN

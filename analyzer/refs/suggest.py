@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from analyzer.refs.commandflags import command_flags
 from analyzer.refs.commandindex import subcommands
 from analyzer.refs.fuzzy import NamePool, closest
+from analyzer.refs.links import anchor_suggestions
 from analyzer.refs.models import ENV, FLAG, METRIC, PATH, SYMBOL, Reference, Suggestion
 from analyzer.refs.namesakes import (
     class_in_its_module,
@@ -157,6 +158,8 @@ def _paths(ref: Reference, pin: PinView, history: History | None, line_symbol: s
                 out.append(Suggestion(_write_path(ref, path, pin, anchor), 0.9, f"`{ref.link_symbol}` now spans these lines", entry.location))
                 break
         return out
+    if ref.origin == "link" and ref.anchor_names and ref.line_range and (path := package_path(ref.target, pin)) is not None and pin.has_path(path):
+        return anchor_suggestions(ref, path, pin)  # the file is there; the lines the sentence cites moved
     if history is not None:
         renamed = history.renames.get(old_path)
         if renamed is not None:

@@ -1,0 +1,114 @@
+"""Links into a project's repository in documents that do not say where they live (`links.py`):
+what is extracted, how docs pages and `#L` anchors are judged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from analyzer.refs.extract import extract_references
+from analyzer.refs.links import relative_link, repository_of, sentence_names
+from analyzer.refs.models import BROKEN, NOT_CHECKABLE, OK, PATH, WARNING
+from analyzer.refs.pinview import PinView, SymbolEntry
+from analyzer.refs.resolve import resolve
+from analyzer.refs.suggest import suggest
+
+ENGINE = "sglang/srt/entrypoints/engine.py"
+
+
+def _links(source: str) -> list:
+    return [r for r in extract_references("doc.md", source) if r.origin == "link"]
+
+
+def _sglang(tmp_path: Path) -> PinView:
+    """A wheel whose engine.py moved `Engine.generate` down the file and builds `ReqInput` once."""
+    lines = ["import os"] * 60 + ["class Engine:"] + ["    pass"] * 20 + ["    def generate(self, prompt):", "        obj = ReqInput(prompt)", "        return obj"]
+    tree = tmp_path / "sglang"
+    (tree / "sglang/srt/entrypoints").mkdir(parents=True)
+    (tree / ENGINE).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    symbols = [
+        SymbolEntry("sglang.srt.entrypoints.engine.Engine", ENGINE, 61, 84, "class", ()),
+        SymbolEntry("sglang.srt.entrypoints.engine.Engine.generate", ENGINE, 82, 84, "function", ()),
+    ]
+    return PinView("sglang@0.5.20", "sglang", "release", "python/", ("sglang",), frozenset({ENGINE}), symbols, [], [], tree=str(tree))
+
+
+def _vllm_git(tmp_path: Path, kind: str = "git") -> PinView:
+    files = {"vllm/__init__.py", "docs/serving/data_parallel.md", "examples/offline/basic.py", "tests/test_x.py"}
+    if kind == "release":
+        files = {"vllm/__init__.py"}
+    return PinView(f"vllm@0.30.0{'-src' if kind == 'git' else ''}", "vllm", kind, "", ("vllm",), frozenset(files), [], [], [], tree=str(tmp_path))
+
+
+# ----- extraction ------------------------------------------------------------------------------
+def test_gh_file_links_need_no_atlas_comment_and_take_the_paths_project() -> None:
+    refs = _links("See [the script](gh-file:examples/offline/basic.py) and [kernel](gh-file:sgl-kernel/csrc/x.cu).\n")
+    assert [(r.target, r.framework, r.kind) for r in refs] == [("examples/offline/basic.py", "vllm", PATH), ("sgl-kernel/csrc/x.cu", "sglang", PATH)]
+
+
+def test_a_relative_link_into_a_package_is_that_projects_file_with_its_anchor() -> None:
+    (ref,) = _links("Entry: [engine](python/sglang/srt/entrypoints/engine.py#L93-L120)\n")
+    assert (ref.target, ref.framework, ref.line_range, ref.repo_layout) == ("python/sglang/srt/entrypoints/engine.py", "sglang", (93, 120), True)
+    (climbed,) = _links("Model: [llama](../../../vllm/model_executor/models/llama.py)\n")
+    assert (climbed.target, climbed.framework) == ("vllm/model_executor/models/llama.py", "vllm")
+
+
+def test_a_third_party_documents_own_files_and_pages_are_not_extracted() -> None:
+    assert _links("Next: [analysis](engine-step-analysis.md), [demo](examples/my_demo.py), [notes](vllm/notes.md)\n") == []
+
+
+def test_a_document_in_the_repository_links_its_folders_and_pages() -> None:
+    source = "Uses [LLM][vllm.LLM].\n\nRun [it](../../examples/offline/basic.py), read [DP](../serving/data_parallel.md), see [x](faq).\n"
+    refs = _links(source)
+    assert [(r.target, r.docs_page) for r in refs if r.kind == PATH] == [("examples/offline/basic.py", False), ("serving/data_parallel.md", True)]
+
+
+def test_what_shows_a_document_sits_in_a_repository() -> None:
+    assert repository_of("[x](gh-file:vllm/a.py)", None) == "vllm"
+    assert repository_of("[m](../../../vllm/model_executor/models)", None) == "vllm"
+    assert repository_of("[m](python/sglang/srt/x.py)", None) is None  # written from anywhere: says nothing of where
+    assert repository_of("plain text", "sglang") == "sglang"
+    assert relative_link("../../tests/test_x.py", None) is None
+    assert relative_link("../../tests/test_x.py", "vllm") is not None
+
+
+def test_sentence_names_take_the_last_code_of_the_links_sentence_callee_first() -> None:
+    assert sentence_names("Done. Calls `TM.generate_request(obj, stream)` to get a generator (", ["x", "TM.generate_request(obj, stream)"]) == (
+        "generate_request",
+        "obj",
+        "stream",
+    )
+    assert sentence_names("`Old` said. Then nothing (", ["Old"]) == ()
+
+
+# ----- resolution ------------------------------------------------------------------------------
+def test_docs_pages_are_found_under_docs_by_their_trailing_path(tmp_path: Path) -> None:
+    source = "[LLM][vllm.LLM]\n\n[DP](data_parallel.md) [gone](../serving/removed.md) [ex](examples/offline/basic.py)\n"
+    refs = [r for r in _links(source) if r.kind == PATH]
+    git = _vllm_git(tmp_path)
+    assert [resolve(r, git).status for r in refs] == [OK, BROKEN, OK]
+    wheel = _vllm_git(tmp_path, "release")
+    assert {resolve(r, wheel).status for r in refs} == {NOT_CHECKABLE}
+
+
+def test_an_anchor_whose_lines_no_longer_spell_the_cited_name_is_a_warning_with_the_new_lines(tmp_path: Path) -> None:
+    pin = _sglang(tmp_path)
+    (ref,) = _links("1) `Engine.generate(...)` → [engine.py#L10-L20](python/sglang/srt/entrypoints/engine.py#L10-L20)\n")
+    assert ref.anchor_names[:2] == ("generate", "Engine")
+    finding = resolve(ref, pin)
+    assert finding.status == WARNING and "L82-L84" in finding.note
+    (best,) = suggest(ref, pin)
+    assert best.replacement == "python/sglang/srt/entrypoints/engine.py#L82-L84"
+
+
+def test_an_anchor_that_still_spells_the_name_is_ok_and_a_name_the_file_never_spells_is_no_warning(tmp_path: Path) -> None:
+    pin = _sglang(tmp_path)
+    (held,) = _links("Builds `ReqInput` ([engine.py#L82](python/sglang/srt/entrypoints/engine.py#L82)).\n")
+    assert resolve(held, pin).status == OK
+    (other,) = _links("Proxies to `LoRAManager` ([engine.py#L5](python/sglang/srt/entrypoints/engine.py#L5)).\n")
+    finding = resolve(other, pin)
+    assert finding.status == OK and "does not spell `LoRAManager`" in finding.note
+
+
+def test_a_link_into_a_gone_file_of_the_package_is_broken(tmp_path: Path) -> None:
+    (ref,) = _links("Sends it ([mixin](python/sglang/srt/entrypoints/gone_mixin.py#L899)).\n")
+    assert resolve(ref, _sglang(tmp_path)).status == BROKEN
