@@ -11,6 +11,7 @@ name-only match, which carries every candidate.
 from __future__ import annotations
 
 import ast
+import contextlib
 import re
 import textwrap
 from collections.abc import Callable, Iterator
@@ -100,10 +101,16 @@ _UNARY = {ast.USub: ("__neg__",), ast.UAdd: ("__pos__",), ast.Invert: ("__invert
 _TRUTH = ("__bool__", "__len__")
 
 
-def _operator_sites(func: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[tuple[ast.expr, tuple[str, ...], int]]:
+_CONTEXT = frozenset({"__enter__", "__exit__", "__aenter__", "__aexit__"})
+
+
+def _operator_sites(
+    func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Module,
+) -> Iterator[tuple[ast.expr, tuple[str, ...], int]]:
     """(operand, special methods it may run, first one defined wins, line) for
-    the operators, subscripts, truth tests and `with` blocks of a function's own
-    body (nested functions, classes and lambdas are scopes of their own)."""
+    the operators, subscripts, truth tests and `with` blocks of a function's (or
+    a module's) own body (nested functions, classes and lambdas are scopes of
+    their own)."""
     todo: list[ast.AST] = list(func.body)
     while todo:
         node = todo.pop()
@@ -702,6 +709,7 @@ class CallResolver:
             self._special = frozenset(n for n in self.p.methods_by_name if n.startswith("__") and n.endswith("__"))
         out: list[CallRecord] = []
         m = facts.module
+        bodies: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef | ast.Module, str, int]] = []
         for fn in facts.functions:
             fd = self.p.functions.get(f"{m}.{fn.qualname}")
             text = self.source.segment(facts, fd) if fd is not None and self.source is not None else None
@@ -711,16 +719,26 @@ class CallResolver:
                 tree = ast.parse(textwrap.dedent(text))
             except (SyntaxError, ValueError, RecursionError):
                 continue
-            func = next((n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)), None)
-            if func is None:
-                continue
+            found = next((n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)), None)
+            if found is not None:
+                bodies.append((found, fn.qualname, fn.line - 1))
+        # The module's own top-level code runs its operators and `with` blocks too.
+        text = self.source.module_text(facts) if self.source is not None else None
+        if text is not None:
+            with contextlib.suppress(SyntaxError, ValueError, RecursionError):
+                bodies.append((ast.parse(text), MODULE_SCOPE, 0))
+        for func, scope, offset in bodies:
             records: dict[int, CallRecord] = {}
             seen: set[tuple[int, str]] = set()
             for operand, methods, line in _operator_sites(func):
-                if not self._special.intersection(methods) or not _is_dotted(operand):
+                if not self._special.intersection(methods):
                     continue
-                line += fn.line - 1
-                for base in self.flow.instances(operand, m, fn.qualname, ast.unparse(operand)):
+                # `with Lock() as f:` enters the object the call makes; other
+                # operands are names and attributes (a call's class is rarely known).
+                if not _is_dotted(operand) and not (isinstance(operand, ast.Call) and methods[0] in _CONTEXT):
+                    continue
+                line += offset
+                for base in self.flow.instances(operand, m, scope, ast.unparse(operand)):
                     for method in methods:
                         sym = self.p.member(Symbol("class", base.name), method)
                         if sym is None or sym.kind != "function":
@@ -729,7 +747,7 @@ class CallResolver:
                             seen.add((line, sym.name))
                             rec = records.get(line)
                             if rec is None:
-                                rec = records[line] = CallRecord(self.owner_of(m, fn.qualname), f"<{method}>", facts.path, line)
+                                rec = records[line] = CallRecord(self.owner_of(m, scope), f"<{method}>", facts.path, line)
                             self._method_edges(rec, base, sym.name, "method")
                         break
             out.extend(records.values())

@@ -278,7 +278,8 @@ class Project:
             return Symbol("variable", qual, module)
         if qual in self.modules:
             return Symbol("module", qual, qual)
-        for star in sc.star:
+        # Each `from m import *` rebinds the names it brings: the last one wins.
+        for star in reversed(sc.star):
             facts = self.modules.get(star)
             if facts is None:
                 continue
