@@ -68,6 +68,8 @@ def check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str
         candidates = [p for p in pins if p.project == ref.framework]
     if not candidates:
         return [Finding(ref, None, NOT_CHECKABLE, note=f"no pin for {ref.framework}", framework=ref.framework)]
+    if ref.held_by and any(find_symbol(ref.held_by, pin)[0] for pin in candidates):
+        return check_reference(_pin_s_object(ref), pins, histories)
     if ref.doc_defined or ref.scope:
         # Named by the document's own snippet: a citation only if the snippet mirrors the
         # project's code (the project defines the name too); else the author's invention.
@@ -137,6 +139,15 @@ def check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str
         best.note = "; ".join(x for x in (best.note, "defined in neither project") if x)
         return [best]
     return out
+
+
+def _pin_s_object(ref: Reference) -> Reference:
+    """`output_processor.process_outputs` where the pin's copied class still holds
+    `output_processor` (`Reference.held_by`): the pin's object is meant, whose class the copy's
+    stale constructor does not say; judged by the member's name and the classes named like the
+    object (`resolve.through_instance`), as a method on an object the project names."""
+    member = ref.text.split(".", 1)[1]
+    return replace(ref, target=member, tentative=True, diagram=True, held_by=None, doc_defined=False)
 
 
 _CAPS_PENDING = "a word in capitals no pin defines"
@@ -494,6 +505,8 @@ def check_upgrade(refs: Iterable[Reference], old: PinView, new: PinView, history
     for ref in refs:
         if ref.framework not in {old.project, AMBIGUOUS}:
             continue
+        if ref.held_by and find_symbol(ref.held_by, old)[0]:
+            ref = _pin_s_object(ref)
         if (ref.doc_defined or ref.scope) and not find_symbol((ref.target.split(".", 1)[0] if ref.doc_defined else ref.scope) or "", old)[0]:
             continue  # the author's own code
         if ref.field_of and ref.framework != AMBIGUOUS and (was := judge_field(ref, old)) is not None:

@@ -71,7 +71,7 @@ def self_members(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[SelfMember]
     return sorted(out, key=lambda m: (m.lineno, m.col))
 
 
-def constructed(tree: ast.AST) -> dict[str, str]:
+def constructed(tree: ast.ClassDef) -> dict[str, str]:
     """`self.block_manager = BlockSpaceManager(...)` in a copied class: the attribute's class, by
     the name of the class whose constructor the copy calls (CamelCase only: `executor_class(...)`
     says nothing). Keyed by the attribute's name, as a reader later writes the object
@@ -89,3 +89,23 @@ def constructed(tree: ast.AST) -> dict[str, str]:
             if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
                 out.setdefault(target.attr, name)
     return out
+
+
+def method_owner(heading: str, method: str) -> str | None:
+    """The class a heading gives a method to (`LLMEngine.step() - the core loop` for `step`), in
+    code font or not; None when it names the method on no class."""
+    m = re.search(rf"(?<![\w.])(_*[A-Z][A-Za-z0-9_]*)\.{re.escape(method)}(?![\w])", heading)
+    return m.group(1) if m else None
+
+
+# `model_executor`, `block_manager`: an object named in two words or more, as the project names
+# its attributes (a lone word, `batch`, `budget`, says too little about its type).
+_OBJECT_RE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
+
+
+def object_call(name: str, bound: set[str]) -> bool:
+    """`model_executor.determine_num_available_blocks`: a method called on an object that the
+    snippets never bind (`bound`: their variables, parameters, definitions and imports), named in
+    two words or more; what the object is, the pin says (`resolve.through_instance`)."""
+    parts = name.split(".")
+    return len(parts) == 2 and _OBJECT_RE.fullmatch(parts[0]) is not None and parts[0] not in bound and not parts[1].startswith("__")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from markdown_it.token import Token
 
 from analyzer.refs.classify import FOREIGN_NAMES
+from analyzer.refs.copies import constructed
 from analyzer.refs.framework import document_project
 from analyzer.refs.links import REPO_PROJECTS, repository_of
 from analyzer.refs.shell import foreign_flags, foreign_words, looks_like_command
@@ -43,6 +44,9 @@ class DocFacts:
     words: frozenset[str] = frozenset()  # lower-cased words of the whole document
     defined: set[str] = field(default_factory=set)  # classes/functions its Python snippets define
     instances: dict[str, str] = field(default_factory=dict)  # `llm` -> `LLM` (`llm = LLM(...)`)
+    # An instance known from a copied class's `self.x = C(...)`: the attribute that holds it
+    # (`output_processor` -> `LLMEngine.output_processor`), see `Reference.held_by`.
+    held: dict[str, str] = field(default_factory=dict)
     imported: dict[str, str] = field(default_factory=dict)  # `LLM` -> `vllm.LLM`
     foreign: set[str] = field(default_factory=set)  # names imported from other packages
     # Variables, parameters, keyword arguments and payload keys of the document's own
@@ -170,6 +174,7 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
     prose = _CODE_SPAN_RE.sub(" ", _FENCE_RE.sub(" ", source))
     facts.words = frozenset(w.lower() for w in re.findall(r"[A-Za-z]{3,}", re.sub(r"([a-z])([A-Z])", r"\1 \2", source)))
     facts.plain_words = set(re.findall(r"(?<![\w./-])[A-Za-z_][A-Za-z0-9_]*(?![\w/(])", prose))
+    copied: dict[str, tuple[str, str]] = {}  # attribute of a snippet's class -> (that class, the class constructed)
     for token in tokens:
         if token.type not in {"fence", "code_block"}:
             continue
@@ -216,6 +221,15 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
                         for target in node.targets:
                             if isinstance(target, ast.Name):
                                 facts.instances[target.id] = facts.imported.get(made, made)
+                if isinstance(node, ast.ClassDef):
+                    for attr, made in constructed(node).items():
+                        copied.setdefault(attr, (node.name, made))
+    # `self.scheduler = Scheduler(...)` in a copied class: the reader's later `scheduler.swapped`
+    # is that class's member (a variable the snippets assign themselves keeps its own class).
+    for attr, (holder, cls) in copied.items():
+        if cls not in facts.foreign and cls not in FOREIGN_NAMES and attr not in facts.instances:
+            facts.instances[attr] = facts.imported.get(cls, cls)
+            facts.held[attr] = f"{holder}.{attr}"
     return facts
 
 

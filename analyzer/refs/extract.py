@@ -33,7 +33,7 @@ from analyzer.refs.classify import (
     classify_symbol,
     other_system,
 )
-from analyzer.refs.copies import located, self_members
+from analyzer.refs.copies import located, method_owner, object_call, self_members
 from analyzer.refs.document import (
     CLASSNAME_RE,
     PYTHON_LANGS,
@@ -176,6 +176,7 @@ class _Pending:
     column: str | None = None
     field_of: str | None = None
     located: str | None = None
+    held_by: str | None = None
 
 
 @dataclass(slots=True)
@@ -248,6 +249,7 @@ class _Walker:
                     column=p.column,
                     field_of=p.field_of,
                     located=p.located,
+                    held_by=p.held_by,
                     subject=p.subject or title,
                     paragraph=paragraph,
                     context=self.facts.words,
@@ -729,11 +731,43 @@ class _Walker:
             for top in tree.body:
                 scope = top.name if isinstance(top, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) else None
                 out.extend(self._python_stmt(top, scope, first + base))
-                if isinstance(top, ast.FunctionDef | ast.AsyncFunctionDef):
+                if isinstance(top, ast.FunctionDef | ast.AsyncFunctionDef) and (owner := self._named_owner(top)) is not None:
+                    out.extend(self._named_method(owner, top, first + base))
+                elif isinstance(top, ast.FunctionDef | ast.AsyncFunctionDef):
                     out.extend(self._fragment(top, first + base))
         # A keyword both of a project call and of a quoted method: once, as the method's.
         quoted = {(p.line, p.text) for p in out if p.spelled and p.fragment_of}
-        return [p for p in out if not (p.spelled and not p.fragment_of and (p.line, p.text) in quoted)]
+        out = [p for p in out if not (p.spelled and not p.fragment_of and (p.line, p.text) in quoted)]
+        return [self._held(p) for p in out]
+
+    def _held(self, p: _Pending) -> _Pending:
+        """`output_processor.process_outputs`, whose class comes from a copied class's
+        `self.output_processor = ...`: the attribute that holds it (`Reference.held_by`)."""
+        root, _, member = p.text.partition(".")
+        holder = self.facts.held.get(root)
+        if holder is None or not member or "." in member or p.found.target != f"{self.facts.instances[root].rsplit('.', 1)[-1]}.{member}":
+            return p
+        return replace(p, held_by=holder)
+
+    def _named_owner(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+        """The class of a method quoted on its own when the section's heading names it as that
+        class's (`#### LLMEngine.step() - ...` over `def step(self):`)."""
+        args = fn.args.posonlyargs + fn.args.args
+        if not args or args[0].arg != "self" or not self.headings:
+            return None
+        return method_owner(self.headings[-1][1], fn.name)
+
+    def _named_method(self, cls: str, fn: ast.FunctionDef | ast.AsyncFunctionDef, first: int) -> list[_Pending]:
+        """A method whose class the heading names: a copy of that class's method, judged as a
+        located class copy's (`copies.py`): the method, its parameters, its `self.x` members."""
+        group = f"{self.file}:{first + fn.lineno - 1}:{fn.name}"
+        seen: set[tuple[int, str]] = set()
+        line = first + fn.lineno - 1
+        found = Classified(SYMBOL, f"{cls}.{fn.name}", None, f"a method the heading gives to `{cls}`")
+        out = [_Pending(line, self._col(line, fn.name), fn.name, found, 0, "fence", scope=cls, mirror=group)]
+        seen.add((line, fn.name))
+        out.extend(self._copied_method(cls, fn, group, first, seen))
+        return [replace(p, located=f"{cls}.{fn.name}") for p in out]
 
     def _fragment(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, first: int) -> list[_Pending]:
         """`def event_loop_normal(self): ... self.get_next_batch_to_run()`: a method quoted without
@@ -809,13 +843,13 @@ class _Walker:
         out: list[_Pending] = []
         seen: set[tuple[int, str]] = set()
 
-        def add(node_line: int, text: str, found: Classified, doc_defined: bool = False, in_scope: str | None = scope, at: int = 0) -> None:
+        def add(node_line: int, text: str, found: Classified, doc_defined: bool = False, in_scope: str | None = scope, at: int = 0, diagram: bool = False) -> None:
             """`at`: the node's column in the snippet; the source line's is at or after it."""
             line = first + node_line - 1
             if (line, text) in seen:
                 return
             seen.add((line, text))
-            out.append(_Pending(line, self._col(line, text, at), text, found, 0, "fence", scope=in_scope, doc_defined=doc_defined))
+            out.append(_Pending(line, self._col(line, text, at), text, found, 0, "fence", scope=in_scope, doc_defined=doc_defined, diagram=diagram))
 
         for node in ast.walk(top):
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -878,9 +912,16 @@ class _Walker:
                         at = at + 1 if at >= 0 else self._col(line, key + "=")
                         out.append(_Pending(line, at, key, found, 0, "fence", field_of=REQUEST))
                 if name and (hit := self._code_name(name)) is not None:
-                    add(node.lineno, name, hit, doc_defined=name.split(".", 1)[0] in self.facts.defined)
+                    add(node.lineno, name, hit, doc_defined=hit.target.split(".", 1)[0] in self.facts.defined or name.split(".", 1)[0] in self.facts.defined)
                     if not hit.tentative and name.split(".", 1)[0] not in self.facts.defined:
                         out.extend(self._keywords(node, hit, scope, first, seen))
+                elif name and scope is None and object_call(name, self.facts.local_names | self.facts.defined | self.facts.foreign):
+                    # `model_executor.determine_num_available_blocks()` at a snippet's top level: a
+                    # method on an object the project names so (`resolve.through_instance` judges
+                    # it by the classes named like the object); a name the sources never spell is
+                    # broken, as a diagram's is (`diagram`).
+                    member = name.rsplit(".", 1)[1]
+                    add(node.lineno, name, Classified(SYMBOL, member, None, f"a method called on `{name.split('.', 1)[0]}`", tentative=True), diagram=True)
                 elif name in self.facts.imported:
                     # `SamplingParams(guided_decoding=...)`: the import line cites the class; its
                     # keywords are its fields or parameters, whichever function the snippet is in.
@@ -888,8 +929,9 @@ class _Walker:
                     out.extend(self._keywords(node, Classified(SYMBOL, full, full.split(".", 1)[0], "import"), None, first, seen))
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
                 name = dotted(node)
-                if name and CLASSNAME_RE.match(name.split(".", 1)[0]) and (hit := self._code_name(name)) is not None:
-                    add(node.lineno, name, hit, doc_defined=name.split(".", 1)[0] in self.facts.defined)
+                root = name.split(".", 1)[0] if name else ""
+                if name and (CLASSNAME_RE.match(root) or root in self.facts.instances) and (hit := self._code_name(name)) is not None:
+                    add(node.lineno, name, hit, doc_defined=hit.target.split(".", 1)[0] in self.facts.defined)
             annotation = node.annotation if isinstance(node, ast.AnnAssign | ast.arg) else node.returns if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else None
             if annotation is not None:
                 # A parameter's or return's type names a class from outside the snippet's own

@@ -113,6 +113,11 @@ class Reference:
     # (`copies.located`: `**File**: \`vllm/core/scheduler.py\``): the project path written there.
     # Such a copy is the project's class whatever the block's vote (`check._mirrors`).
     located: str | None = None
+    # `output_processor.process_outputs` where the object's class is known only from a copied
+    # class's `self.output_processor = SequenceGroupOutputProcessor(...)`: that attribute
+    # (`LLMEngine.output_processor`). Where the pin's class still has it, the pin's object is
+    # meant (judged by the member's name, `resolve.through_instance`), not the copy's stale class.
+    held_by: str | None = None
     # The paragraph's Markdown, for a replacement the text names itself ("use `X` instead").
     paragraph: str = field(default="", compare=False, repr=False)
     # Lower-cased words of the whole document (one set shared by its references): picks,

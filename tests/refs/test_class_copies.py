@@ -31,30 +31,54 @@ class Scheduler(SchedulerInterface):
     def schedule(self):
         return None
 '''
+_ENGINE = '''
+class Executor:
+    def execute_model(self, scheduler_output):
+        return None
+
+
+class OutputProcessor:
+    def process_outputs(self, outputs):
+        return outputs
+
+
+class LLMEngine:
+    def __init__(self, vllm_config):
+        self.model_executor = Executor()
+        self.output_processor = OutputProcessor()
+
+    def step(self):
+        return self.output_processor.process_outputs(self.model_executor.execute_model(None))
+'''
 
 
 def _view(root: Path) -> PinView:
-    """A vLLM pin whose index holds, as the real one does, the attributes `__init__` assigns."""
-    rel = "vllm/v1/core/sched/scheduler.py"
+    """A vLLM pin whose index holds, as the real one does, the attributes `__init__` assigns, and
+    whose sources' words are read from disk (`PinView.mentions`)."""
+    sources = {"vllm/v1/core/sched/scheduler.py": _SCHEDULER, "vllm/v1/engine/llm_engine.py": _ENGINE}
     tree = root / "vllm-0.30.0"
-    (tree / rel).parent.mkdir(parents=True, exist_ok=True)
-    (tree / rel).write_text(_SCHEDULER, encoding="utf-8")
-    module = rel.removesuffix(".py").replace("/", ".")
-    symbols = [SymbolEntry(module, rel, 1, len(_SCHEDULER.splitlines()), "module")]
-    for node in ast.parse(_SCHEDULER).body:
-        assert isinstance(node, ast.ClassDef)
-        cls = f"{module}.{node.name}"
-        symbols.append(SymbolEntry(cls, rel, node.lineno, node.end_lineno or node.lineno, "class", tuple(ast.unparse(b) for b in node.bases)))
-        for item in node.body:
-            assert isinstance(item, ast.FunctionDef)
-            symbols.append(SymbolEntry(f"{cls}.{item.name}", rel, item.lineno, item.end_lineno or item.lineno, "function"))
-            for sub in ast.walk(item):
-                if isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Store):
-                    symbols.append(SymbolEntry(f"{cls}.{sub.attr}", rel, sub.lineno, sub.lineno, "attribute"))
-    return PinView(
+    symbols = []
+    for rel, text in sources.items():
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_text(text, encoding="utf-8")
+        module = rel.removesuffix(".py").replace("/", ".")
+        symbols.append(SymbolEntry(module, rel, 1, len(text.splitlines()), "module"))
+        for node in ast.parse(text).body:
+            assert isinstance(node, ast.ClassDef)
+            cls = f"{module}.{node.name}"
+            symbols.append(SymbolEntry(cls, rel, node.lineno, node.end_lineno or node.lineno, "class", tuple(ast.unparse(b) for b in node.bases)))
+            for item in node.body:
+                assert isinstance(item, ast.FunctionDef)
+                symbols.append(SymbolEntry(f"{cls}.{item.name}", rel, item.lineno, item.end_lineno or item.lineno, "function"))
+                for sub in ast.walk(item):
+                    if isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Store):
+                        symbols.append(SymbolEntry(f"{cls}.{sub.attr}", rel, sub.lineno, sub.lineno, "attribute"))
+    view = PinView(
         pin="vllm@0.30.0", project="vllm", kind="release", layout_prefix="", packages=("vllm",),
-        files=frozenset([rel, "vllm/__init__.py"]), symbols=symbols, flags=[], envs=[], tree=str(tree),
+        files=frozenset([*sources, "vllm/__init__.py"]), symbols=symbols, flags=[], envs=[], tree=str(tree),
     )
+    view.words_path = str(root / "words.json")
+    return view
 
 
 @pytest.fixture
@@ -148,3 +172,63 @@ def test_self_members_and_constructed_attributes_are_read_from_the_copy() -> Non
     assert isinstance(cls, ast.ClassDef) and isinstance(cls.body[0], ast.FunctionDef)
     assert [(m.lineno, m.name) for m in self_members(cls.body[0])] == [(3, "m"), (4, "n"), (4, "m")]
     assert constructed(cls) == {"m": "Manager"}
+
+
+_ENGINE_NOTES = """# vLLM engine
+
+#### LLMEngine.step() - the core loop
+
+```python
+def step(self):
+    if not self._has_remaining_steps():
+        outputs = self.model_executor.execute_model(req)
+    return self._process_model_outputs(outputs)
+```
+
+### LLMEngine
+**File**: `vllm/engine/llm_engine.py`
+
+```python
+class LLMEngine:
+    def __init__(self, vllm_config, ...):
+        self.scheduler = Scheduler(...)
+        self.output_processor = SequenceGroupOutputProcessor(...)
+```
+
+Debugging:
+
+```python
+print(f"Waiting: {len(scheduler.waiting)}, swapped: {len(scheduler.swapped)}")
+outputs = output_processor.process_outputs(model_outputs)
+num_blocks = model_executor.determine_num_available_blocks()
+result = model_executor.execute_model(req)
+```
+"""
+
+
+def test_a_method_the_heading_gives_to_a_class_is_judged_on_that_class(pin: PinView) -> None:
+    got = _statuses(_ENGINE_NOTES, pin)
+    assert got[(6, "step")] == "ok"
+    assert got[(7, "self._has_remaining_steps")] == "broken"
+    assert got[(8, "self.model_executor")] == "ok"
+    assert got[(9, "self._process_model_outputs")] == "broken"
+    # Without the heading, a lone `def step(self)` is judged on whichever classes define `step`,
+    # by the block's vote (one method in common: nothing said).
+    plain = _ENGINE_NOTES.replace("#### LLMEngine.step() - the core loop", "#### The core loop")
+    assert not any(status == "broken" for (line, _), status in _statuses(plain, pin).items() if line < 10)
+
+
+def test_an_object_a_copied_class_constructs_is_judged_as_that_class(pin: PinView) -> None:
+    got = _statuses(_ENGINE_NOTES, pin)
+    assert got[(18, "self.scheduler")] == "broken"  # the pin's LLMEngine holds no scheduler
+    assert got[(25, "scheduler.waiting")] == "ok" and got[(25, "scheduler.swapped")] == "broken"  # inside an f-string
+    # The pin's LLMEngine still holds an `output_processor`: the pin's object is meant, not the
+    # copy's stale `SequenceGroupOutputProcessor`.
+    assert got[(26, "output_processor.process_outputs")] == "ok"
+
+
+def test_a_method_on_an_object_the_project_names_is_judged_by_its_spelling(pin: PinView) -> None:
+    got = _statuses(_ENGINE_NOTES, pin)
+    assert got[(27, "model_executor.determine_num_available_blocks")] == "broken"  # the sources never spell it
+    assert got[(28, "model_executor.execute_model")] == "ok"
+    assert not any(text.startswith(("outputs.", "result.")) for _, text in got)  # the snippet's own variables
