@@ -25,12 +25,13 @@ from analyzer.resolve.exprs import dotted_name
 from analyzer.resolve.flow import FlowGraph, flow_enabled
 from analyzer.resolve.infer import Ctx, Inferrer
 from analyzer.resolve.models import CallEdge, CallRecord, Value
-from analyzer.resolve.project import MODULE_SCOPE, FuncDef, Project, Symbol
+from analyzer.resolve.project import MODULE_SCOPE, FuncDef, Project, Symbol, import_target
 from analyzer.resolve.reaching import (
     OTHER,
     Key,
     SlotDef,
     decorator_site,
+    import_line,
     module_reaching_bindings,
     reaching_bindings,
     slot_path,
@@ -546,16 +547,23 @@ class CallResolver:
         return b in self.p.hierarchy.mro(a) or a in self.p.hierarchy.mro(b)
 
     def _rebound(self, facts: ModuleFacts, scope: str) -> dict[str, dict[int, str]]:
-        """Names a function body binds more than once with a plain assignment:
-        name -> {line: value text}."""
+        """Names a function body (or the module's top level) binds more than once
+        with a plain assignment, or with one and an import: name -> {line: value
+        text} of its assignments."""
         module = self._bound_twice.get(facts.module)
         if module is None:  # one pass over the module's assignments, every scope at once
             scopes: dict[str, dict[str, dict[int, str]]] = {}
             for asg in (*facts.assignments, *facts.module_attributes):
                 if asg.value:
                     scopes.setdefault(asg.scope, {}).setdefault(asg.target, {})[asg.line] = asg.value
+            imported: set[tuple[str, str]] = set()
+            for imp in facts.imports:
+                bound = import_target(imp, facts)
+                if bound is not None and not imp.type_checking:
+                    imported.add((imp.scope, bound[0]))
             module = self._bound_twice[facts.module] = {
-                sc: {n: v for n, v in names.items() if len(v) > 1} for sc, names in scopes.items()
+                sc: {n: v for n, v in names.items() if len(v) > 1 or (sc, n) in imported}
+                for sc, names in scopes.items()
             }
         if scope != MODULE_SCOPE and f"{facts.module}.{scope}" not in self.p.functions:
             return {}
@@ -584,12 +592,34 @@ class CallResolver:
                 self._reaching[key] = None if text is None else reaching_bindings(text, fd.fact.line, node.id, params)
         sites = self._reaching[key]
         lines = sites.get(at or (site.line, site.col)) if sites is not None else None
-        if lines is None or OTHER in lines or any(line not in bindings for line in lines):
+        if lines is None or OTHER in lines:
             return None
         out: set[Value] = set()
         for line in lines:
-            out |= self.flow.callees(self.p.parser.parse(bindings[line]), ctx.module, ctx.scope)  # type: ignore[arg-type]
+            imp_line = import_line(line)
+            if imp_line is not None:  # `from m import name` rebinding it: what the import binds
+                found = self._imported_value(facts, ctx.scope, node.id, imp_line)
+                if found is None:
+                    return None
+                out.add(found)
+            elif line in bindings:
+                out |= self.flow.callees(self.p.parser.parse(bindings[line]), ctx.module, ctx.scope)  # type: ignore[arg-type]
+            else:
+                return None
         return out
+
+    def _imported_value(self, facts: ModuleFacts, scope: str, name: str, line: int) -> Value | None:
+        """The function or class value the import of `name` on `line` binds (None: not known)."""
+        for imp in facts.imports:
+            bound = import_target(imp, facts) if imp.line == line and imp.scope == scope else None
+            if bound is None or bound[0] != name:
+                continue
+            sym = self.p.lookup_import(bound[1])
+            if sym is not None and sym.kind in ("function", "class"):
+                return Value(sym.kind, sym.name)
+            value = self.infer.symbol_value(sym) if sym is not None and sym.kind == "variable" else None
+            return value if value is not None and value.kind in ("function", "class") else None
+        return None
 
     def _slot_values(self, node: ast.Subscript, ctx: Ctx, site: CallSite) -> set[Value] | None:
         """`d["k"]()` on a container local to its scope: only what the stores that

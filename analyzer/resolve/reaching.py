@@ -8,10 +8,11 @@ what follows it, a loop body sees what its previous iteration bound, a handler
 sees what the `try` body may have bound before raising, and `return`, `break`,
 `raise` fall through (an over-approximation: more bindings, never fewer).
 
-A binding is the line of a plain `name = value` (the facts hold its value), or
+A binding is the line of a plain `name = value` (the facts hold its value), an
+import's code (`import_binding(line)`: the import on that line binds it), or
 `OTHER` for anything else that binds the name (a parameter, a loop target,
-unpacking, `+=`, `with ... as`, an import, a nested def); a call reached by an
-`OTHER` binding falls back to the flow-insensitive answer. A name declared
+unpacking, `+=`, `with ... as`, a nested def); a call reached by an `OTHER`
+binding falls back to the flow-insensitive answer. A name declared
 `global` / `nonlocal`, or bound by `:=`, is not analysed at all.
 """
 
@@ -25,6 +26,16 @@ from typing import Protocol, TypeVar
 from analyzer.resolve.exprs import parse_function
 
 OTHER = -1  # a binding that is not a plain assignment with a value (a parameter's included)
+
+
+def import_binding(line: int) -> int:
+    """The code of an `import` / `from m import name` binding on `line` (below OTHER)."""
+    return -2 - line
+
+
+def import_line(code: int) -> int | None:
+    """The line of an import binding's code; None for an assignment's line or OTHER."""
+    return -2 - code if code < OTHER else None
 
 State = frozenset[int]
 T = TypeVar("T")
@@ -142,7 +153,7 @@ class _Walker:
             return frozenset({OTHER}) if s.name == name else state  # its body is another scope
         if isinstance(s, ast.Import | ast.ImportFrom):
             bound = {(a.asname or a.name).split(".")[0] for a in s.names}
-            return frozenset({OTHER}) if name in bound else state
+            return frozenset({import_binding(s.lineno + self.offset)}) if name in bound else state
         if isinstance(s, ast.Global | ast.Nonlocal):
             if name in s.names:
                 raise _GiveUp

@@ -120,3 +120,15 @@ def test_inner_container_handed_out_gives_up() -> None:
     # a method that may change the inner container in place
     for change in ("d['g'].setdefault('k', b)", "d['g'].pop('k')", "d['g'].clear()"):
         assert slot_reaching(head + f"    {change}\n    d['g']['k']()\n", 1, *found) is None, change
+
+
+def test_an_import_is_a_binding_of_its_own() -> None:
+    from analyzer.resolve.reaching import import_binding, import_line
+
+    assert sites("""
+        def f():
+            x = a
+            from m import x
+            x()
+        """) == {4: {import_binding(3)}}
+    assert import_line(import_binding(3)) == 3 and import_line(OTHER) is None and import_line(2) is None

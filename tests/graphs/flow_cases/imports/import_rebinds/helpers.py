@@ -1,0 +1,6 @@
+def handler():
+    pass
+
+
+def fallback():
+    pass
