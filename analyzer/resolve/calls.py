@@ -30,6 +30,7 @@ from analyzer.resolve.reaching import (
     OTHER,
     Key,
     SlotDef,
+    alias_site,
     decorator_site,
     import_line,
     module_reaching_bindings,
@@ -565,12 +566,19 @@ class CallResolver:
                 sc: {n: v for n, v in names.items() if len(v) > 1 or (sc, n) in imported}
                 for sc, names in scopes.items()
             }
+            # `alias = name` with name rebound: the alias holds name's binding at that line.
+            for sc, names in scopes.items():
+                rebound = module[sc]
+                for n, v in names.items():
+                    text = next(iter(v.values()))
+                    if len(v) == 1 and n not in rebound and text != n and text in rebound:
+                        rebound[n] = v
         if scope != MODULE_SCOPE and f"{facts.module}.{scope}" not in self.p.functions:
             return {}
         return module.get(scope, {})
 
     def _site_values(
-        self, node: ast.Name, ctx: Ctx, site: CallSite, at: tuple[int, int] | None = None
+        self, node: ast.Name, ctx: Ctx, site: CallSite, at: tuple[int, int] | None = None, depth: int = 0
     ) -> set[Value] | None:
         """The values of a rebound local (or module variable, at the module's top
         level) at this call, or at `at` (a decorator: reaching.decorator_site): only
@@ -603,7 +611,16 @@ class CallResolver:
                     return None
                 out.add(found)
             elif line in bindings:
-                out |= self.flow.callees(self.p.parser.parse(bindings[line]), ctx.module, ctx.scope)  # type: ignore[arg-type]
+                text = bindings[line]
+                # `alias = name` (name rebound): name's bindings that reach that line.
+                inner = (
+                    self._site_values(ast.Name(id=text, ctx=ast.Load()), ctx, site, alias_site(line), depth + 1)
+                    if depth < 3 and text != node.id and text in self._rebound(facts, ctx.scope)
+                    else None
+                )
+                if inner is None:
+                    inner = self.flow.callees(self.p.parser.parse(text), ctx.module, ctx.scope)  # type: ignore[arg-type]
+                out |= inner
             else:
                 return None
         return out

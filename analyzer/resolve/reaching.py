@@ -100,6 +100,8 @@ class _Walker:
     def stmt(self, s: ast.stmt, state: State) -> State:
         name = self.name
         if isinstance(s, ast.Assign):
+            if isinstance(s.value, ast.Name) and s.value.id == name:  # `alias = name`: what reaches it here
+                self.sites.setdefault(alias_site(s.lineno + self.offset), set()).update(state)
             state = self.expr(s.value, state)
             for t in s.targets:
                 state = self.expr(t, state) if not isinstance(t, ast.Name) else state
@@ -171,6 +173,11 @@ def decorator_site(def_line: int, index: int) -> tuple[int, int]:
     """The key of the `index`-th decorator `@name` of the `def` / `class` on `def_line`
     (a call site's key is its (line, column); a decorator's column is negative)."""
     return def_line, -1 - index
+
+
+def alias_site(line: int) -> tuple[int, int]:
+    """The key of `alias = name` on `line`, the name read as a whole value (not a call)."""
+    return line, -10_000
 
 
 def module_reaching_bindings(source: str, name: str) -> dict[tuple[int, int], set[int]] | None:
@@ -323,6 +330,8 @@ class _SlotWalker:
     def stmt(self, s: ast.stmt, state: frozenset[SlotDef]) -> frozenset[SlotDef]:
         name = self.name
         if isinstance(s, ast.Assign):
+            if isinstance(s.value, ast.Name) and s.value.id == name:  # `alias = name`: what reaches it here
+                self.sites.setdefault(alias_site(s.lineno + self.offset), set()).update(state)
             state = self.expr(s.value, state)
             for t in s.targets:
                 if isinstance(t, ast.Name) and t.id == name:

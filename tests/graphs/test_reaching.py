@@ -132,3 +132,16 @@ def test_an_import_is_a_binding_of_its_own() -> None:
             x()
         """) == {4: {import_binding(3)}}
     assert import_line(import_binding(3)) == 3 and import_line(OTHER) is None and import_line(2) is None
+
+
+def test_an_alias_records_what_reaches_it() -> None:
+    from analyzer.resolve.reaching import alias_site
+
+    found = reaching_bindings(textwrap.dedent("""
+        def f():
+            x = a
+            y = x
+            x = b
+            y()
+        """).strip("\n"), 1, "x", set())
+    assert found is not None and found[alias_site(3)] == {2}
