@@ -50,10 +50,11 @@ from analyzer.refs.document import (
     unwrap_myst,
 )
 from analyzer.refs.framework import decide
-from analyzer.refs.layout import blank_cjk, flow_steps, holds_no_command, is_pasted_outline
+from analyzer.refs.layout import blank_cjk, flow_steps, has_cjk, holds_no_command, is_pasted_outline
 from analyzer.refs.links import macro_link, relative_link, sentence_names, with_anchor_names
 from analyzer.refs.listing import Listed, class_outline, constant_listing, field_listing
 from analyzer.refs.models import FLAG, PATH, REQUEST, SYMBOL, Reference
+from analyzer.refs.prose_code import prose_names
 from analyzer.refs.shell import last_command, looks_like_command, shell_refs
 
 _GITHUB_RE = re.compile(
@@ -270,6 +271,7 @@ class _Walker:
         link: tuple[str, int, int] | None = None  # href, line, plain offset at link start
         link_codes: list[str] = []
         link_text = ""
+        cjk = has_cjk(token.content)
         for child in token.children or []:
             if child.type in {"softbreak", "hardbreak"}:
                 line += 1
@@ -282,6 +284,8 @@ class _Walker:
                         pending.append(_Pending(line, self._col(line, m.group(2)), m.group(2), found, len(plain) + m.start(2), "link"))
                 if link is None:
                     pending.extend(self._prose_paths(child.content, line, len(plain)))
+                if link is None and cjk:
+                    pending.extend(self._prose_code(child.content, line, len(plain), cursor))
                 plain += child.content
                 if link is not None:
                     link_text += child.content
@@ -325,6 +329,15 @@ class _Walker:
             pending = [replace(p, column=column) if p.found.kind == SYMBOL else p for p in pending]
         self._emit(pending, plain, token.content)
         return codes
+
+    def _prose_code(self, text: str, line: int, offset: int, cursor: dict[int, int]) -> list[_Pending]:
+        """`随后写入 batch.output_ids`: a name written like code in CJK prose (`prose_code.py`),
+        judged as the same name in code font is."""
+        out = []
+        for item in prose_names(text):
+            col = self._col(line, item.text, cursor.get(line, 0))
+            out.extend(self._code_span(item.text, line, col, offset + item.start))
+        return out
 
     def _prose_paths(self, text: str, line: int, offset: int) -> list[_Pending]:
         """`... similar to the one in vllm/entrypoints/x_parser.py.`: a file path written in plain

@@ -22,6 +22,10 @@ _PROGRAM_RE = re.compile(r"(?:[a-z0-9_.~/-][\w.+~/-]*|[A-Z_][A-Z0-9_]*=\S*)")
 _SOURCE_FILE_RE = re.compile(r"\S+\.(?:py|pyi|cu|cuh|cc|cpp|c|h|hpp|rs|md|txt|json|ya?ml|toml)")
 
 
+def has_cjk(text: str) -> bool:
+    return _CJK_RE.search(text) is not None
+
+
 def blank_cjk(text: str) -> str:
     """`text` with every CJK character replaced by a space (same length: columns stay)."""
     return _CJK_RE.sub(" ", text)

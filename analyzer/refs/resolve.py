@@ -401,6 +401,7 @@ def through_instance(finding: Finding, pin: PinView) -> Finding:
         return finding
     defs = [e for e in pin.find_symbol(member) if e.kind in {"function", "attribute"} and "." in e.parent]
     words = [w for w in instance.split("_") if w]
+    tried: list[str] = []
     for key in dict.fromkeys((" ".join(words), words[-1])):
         if len(key) < 3:
             continue
@@ -414,8 +415,13 @@ def through_instance(finding: Finding, pin: PinView) -> Finding:
             found, how = find_symbol(f"{name}.{member}", pin)
             if found:
                 return Finding(ref, pin.pin, OK, resolved_at=found[0].location, note=f"`{instance}` is a `{name}`; {how}" if how else "")
+        # None of the classes named by all the object's words has it (`tree_cache`: the
+        # `TreeCacheBuildContext` of a builder): the object may still be one of the classes its
+        # last word names (`RadixCache`), tried next.
+        tried.extend(classes[:3])
+    if tried:
         where = ", ".join(f"`{short_name(e, pin)}`" for e in defs[:2]) or "elsewhere"
-        shown = ", ".join(f"`{n}`" for n in classes[:3])
+        shown = ", ".join(f"`{n}`" for n in dict.fromkeys(tried))
         return Finding(ref, pin.pin, BROKEN, note=f"no class named like `{instance}` ({shown}, ...) has `{member}` in {pin.pin} (only {where})")
     return finding
 

@@ -53,3 +53,21 @@ def test_objects_whose_name_says_little_are_left_as_before() -> None:
     # never gives an attribute (`compile_manager`): the method found anywhere stands, as before.
     assert _status("batch.compile()")[0] == OK
     assert _status("compiler_backend.compile()")[0] == OK
+
+
+def test_classes_named_by_all_the_object_s_words_that_lack_it_leave_its_last_word_to_try() -> None:
+    # `tree_cache`: a `TreeCacheBuildContext` (a builder) is named by both words but lacks the
+    # method; the object is one of the caches its last word names (`RadixCache`), which has it.
+    mem = "sglang/srt/mem_cache/radix_cache.py"
+    symbols = [
+        SymbolEntry("sglang.srt.mem_cache.builder.TreeCacheBuildContext", "sglang/srt/mem_cache/builder.py", 5, 40, "class"),
+        SymbolEntry("sglang.srt.mem_cache.radix_cache.RadixCache", mem, 10, 400, "class"),
+        SymbolEntry("sglang.srt.mem_cache.radix_cache.RadixCache.cache_unfinished_req", mem, 100, 140, "function"),
+        SymbolEntry("sglang.srt.mem_cache.radix_cache.RadixCache.evict", mem, 150, 170, "function"),
+        SymbolEntry("sglang.srt.managers.scheduler.Scheduler.tree_cache", "sglang/srt/managers/scheduler.py", 30, 30, "attribute"),
+    ]
+    files = frozenset([mem, "sglang/srt/mem_cache/builder.py", "sglang/srt/managers/scheduler.py"])
+    view = PinView(pin="sglang@0.5.20", project="sglang", kind="release", layout_prefix="python/", packages=("sglang",), files=files, symbols=symbols, flags=[], envs=[])
+    doc = "In SGLang the scheduler calls `tree_cache.cache_unfinished_req(req)` and `tree_cache.evict_all()`.\n"
+    got = {f.ref.text: f.status for f in check_references(extract_all([("ch.md", doc)]), [view])}
+    assert got["tree_cache.cache_unfinished_req(req)"] == OK

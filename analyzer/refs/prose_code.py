@@ -1,0 +1,45 @@
+"""Names written like code in CJK prose, outside code font (`随后写入 batch.output_ids，最后 ...`).
+
+In Chinese or Japanese text an ASCII run is never a word of the sentence: a dotted `object.member`
+with an underscore in it (or called) is a name of the code the text describes, whether or not the
+author put it in backticks. English prose is left alone: there a bare word may
+be English, and authors who mean code mostly say so with code font.
+Plain strings in, plain values out.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from analyzer.refs.layout import blank_cjk
+
+# `snake_case`, `object.member_name`, `object.method(...)`: lower-case words joined by underscores
+# or dots (a dotted name needs an underscore or a call: `e.g`, `docs.vllm.ai` are not code).
+_NAME_RE = re.compile(r"(?<![\w./:@#$%-])(_*[a-z][a-z0-9]*(?:[_.][A-Za-z0-9_]+)+)(\((?:[\w, ]*)\))?(?![\w./@-])")
+# File names and hosts, which look dotted: `model_runner.py`, `foo_bar.md`, `api.example.com`.
+_SUFFIX_RE = re.compile(r"\.(?:py|pyi|md|txt|json|ya?ml|toml|cfg|ini|sh|cu|cuh|cc|cpp|h|hpp|rs|com|org|io|ai|net|html?)$")
+
+
+@dataclass(frozen=True, slots=True)
+class ProseName:
+    start: int  # offset in the text
+    text: str  # as written, with its call's parentheses when there are any (`f(req)`)
+    name: str  # the dotted name alone
+
+
+def prose_names(text: str) -> list[ProseName]:
+    """The code-shaped names of a run of prose (the caller reads only paragraphs that hold CJK
+    text, `has_cjk`)."""
+    out = []
+    for m in _NAME_RE.finditer(blank_cjk(text)):
+        name, call = m.group(1), m.group(2) or ""
+        if _SUFFIX_RE.search(name) or ("." in name and "_" not in name and not call):
+            continue
+        if "." not in name:
+            # A bare `snake_case` word in such prose is as often the author's own (a variable of a
+            # formula, a field they add, a typo: `gpu_mem * util%`, `增加 user_id 字段`): only
+            # `object.member` says that it is a name of the code.
+            continue
+        out.append(ProseName(m.start(1), name + call, name))
+    return out
