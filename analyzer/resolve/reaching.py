@@ -100,13 +100,18 @@ class _Walker:
     def stmt(self, s: ast.stmt, state: State) -> State:
         name = self.name
         if isinstance(s, ast.Assign):
-            if isinstance(s.value, ast.Name) and s.value.id == name:  # `alias = name`: what reaches it here
+            pairs = _element_pairs(s)
+            values = [v for _, v in pairs] if pairs is not None else [s.value]
+            if any(isinstance(v, ast.Name) and v.id == name for v in values):
+                # `alias = name` (or `a, b = b, a`): what reaches the name here, read before any binding
                 self.sites.setdefault(alias_site(s.lineno + self.offset), set()).update(state)
             state = self.expr(s.value, state)
             for t in s.targets:
                 state = self.expr(t, state) if not isinstance(t, ast.Name) else state
             if any(isinstance(t, ast.Name) and t.id == name for t in s.targets):
                 return frozenset({s.lineno + self.offset})
+            if pairs is not None and any(isinstance(t, ast.Name) and t.id == name for t, _ in pairs):
+                return frozenset({s.lineno + self.offset})  # `a, b = x, y`: a plain binding of each (the facts hold it)
             if any(self._binds(t) for t in s.targets):
                 return frozenset({OTHER})
             return state
@@ -173,6 +178,19 @@ def decorator_site(def_line: int, index: int) -> tuple[int, int]:
     """The key of the `index`-th decorator `@name` of the `def` / `class` on `def_line`
     (a call site's key is its (line, column); a decorator's column is negative)."""
     return def_line, -1 - index
+
+
+def _element_pairs(s: ast.Assign) -> list[tuple[ast.expr, ast.expr]] | None:
+    """`a, b = x, y` (one target, both sides literal tuples or lists of one length,
+    nothing starred): each target element with its value; else None."""
+    if len(s.targets) != 1:
+        return None
+    target, value = s.targets[0], s.value
+    if not isinstance(target, ast.Tuple | ast.List) or not isinstance(value, ast.Tuple | ast.List):
+        return None
+    if len(target.elts) != len(value.elts) or any(isinstance(e, ast.Starred) for e in (*target.elts, *value.elts)):
+        return None
+    return list(zip(target.elts, value.elts, strict=True))
 
 
 def alias_site(line: int) -> tuple[int, int]:

@@ -53,11 +53,20 @@ def test_flow_suite_scores() -> None:
         assert t / (t + n) >= 0.9, f"{cat}: recall below 0.9"
 
 
-@pytest.mark.parametrize("case_id", ["operators/with_constructed", "imports/star_last_wins", "imports/import_rebinds", "assignments/alias_of_rebound"])
-def test_with_and_import_cases_exact(case_id: str) -> None:
+_JARVIS_ROUND = [
+    "operators/with_constructed",
+    "imports/star_last_wins",
+    "imports/import_rebinds",
+    "assignments/alias_of_rebound",
+    "assignments/swap_names",
+]
+
+
+@pytest.mark.parametrize("case_id", _JARVIS_ROUND)
+def test_jarvis_round_cases_exact(case_id: str) -> None:
     """`with Resource() as r:` (a constructed object, in a function or at module
     level) runs its `__enter__`/`__exit__`; of two `from m import *` giving one
     name, the later binds it; an import over an assigned name is what a call
-    after it reaches; `alias = name` holds name's binding at that line (rules
-    found by the Jarvis micro-benchmark)."""
+    after it reaches; `alias = name` holds name's binding at that line, and
+    `a, b = b, a` swaps them (rules found by the Jarvis micro-benchmark)."""
     assert _edges(actual(case_id)) == _edges(expected(case_id))

@@ -145,3 +145,19 @@ def test_an_alias_records_what_reaches_it() -> None:
             y()
         """).strip("\n"), 1, "x", set())
     assert found is not None and found[alias_site(3)] == {2}
+
+
+def test_unpacking_literal_tuples_binds_each_name_plainly() -> None:
+    from analyzer.resolve.reaching import alias_site
+
+    found = reaching_bindings(textwrap.dedent("""
+        def f():
+            x, y = a, b
+            x, y = y, x
+            x()
+            p, *q = a, b
+            x, q = q
+            x()
+        """).strip("\n"), 1, "x", set())
+    assert found is not None
+    assert found[(4, 4)] == {3} and found[alias_site(3)] == {2} and found[(7, 4)] == {OTHER}
