@@ -168,7 +168,7 @@ def same_home(home: str, replacement: str) -> bool:
     last two components: `Executor.profile` == `vllm.v1.executor.abstract.Executor.profile`)."""
     home, rep = home.strip("/"), replacement.split("#", 1)[0].strip("/")
     if "/" in home or "/" in rep:
-        rep = re.sub(r"^https?://github\.com/[^/]+/[^/]+/(blob|tree)/[^/]+/", "", rep)
+        rep = re.sub(r"^https?://github\.com/[^/]+/[^/]+/(blob|tree)/[^/]+/|^gh-(?:file|dir):", "", rep)
         rep = rep.removeprefix("python/")
         home = home.removeprefix("python/")
         return rep == home or rep.endswith("/" + home) or home.endswith("/" + rep)

@@ -242,3 +242,84 @@ def anchor_suggestions(ref: Reference, path: str, pin: PinView) -> list[Suggesti
 
 def with_anchor_names(found: Classified, names: tuple[str, ...]) -> Classified:
     return replace(found, anchor_names=names) if names and found.line_range is not None else found
+
+
+# ----- a linked file that is gone ----------------------------------------------------------------
+# More files than this under the nearest surviving folder: too wide a net to read them all.
+_MAX_CANDIDATES = 400
+_WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def moved_link_homes(ref: Reference, old_path: str, pin: PinView) -> list[tuple[str, float, str]]:
+    """Where a gone linked file went, as (package path, confidence, why), best first: the file
+    that now holds the code the link's sentence cites (`cited_code_home`), or a repository file
+    named as the old one plus a word (`save_x.py` -> `save_x_offline.py`)."""
+    out: list[tuple[str, float, str]] = []
+    home = cited_code_home(ref, old_path, pin)
+    if home is not None:
+        out.append(home)
+    extended = name_extended(old_path, pin)
+    if extended is not None:
+        out.append(extended)
+    return out
+
+
+def _nearest_folder(old_path: str, pin: PinView) -> str | None:
+    parts = old_path.strip("/").split("/")[:-1]
+    for k in range(len(parts), 0, -1):
+        folder = "/".join(parts[:k])
+        if folder in pin.dirs:
+            return folder
+    return None
+
+
+def cited_code_home(ref: Reference, old_path: str, pin: PinView) -> tuple[str, float, str] | None:
+    """The file under the old file's nearest surviving folder that spells most of the names the
+    link's sentence cites, the most of the project's names first, then the rarest among those files (a name every
+    file spells says less): `send_to_detokenizer.send_pyobj(BatchTokenIDOutput(...))` at a
+    gone mixin's line -> the module that now builds and sends `BatchTokenIDOutput`. Needs two
+    names at least in the winner, and one winner."""
+    names = [n for n in ref.anchor_names if n]
+    if ref.link_symbol:
+        names = [*dict.fromkeys([*ref.link_symbol.split(".")[::-1], *names])]
+    # Only the project's own names: a dependency's method (`send_pyobj`) says nothing of where
+    # the project's code went.
+    names = [n for n in names if any(e.kind != "import" for e in pin.table.ending_with(n))]
+    folder = _nearest_folder(old_path, pin)
+    if len(names) < 2 or folder is None:
+        return None
+    suffix = old_path.rsplit(".", 1)[-1] if "." in old_path.rsplit("/", 1)[-1] else "py"
+    candidates = sorted(f for f in pin.files | pin.outside_files if f.startswith(folder + "/") and f.endswith("." + suffix))
+    if not candidates or len(candidates) > _MAX_CANDIDATES:
+        return None
+    spelt: dict[str, set[str]] = {}
+    for path in candidates:
+        words = set(_WORD_RE.findall("\n".join(pin.read_lines(path) or [])))
+        hit = {n for n in names if n in words}
+        if hit:
+            spelt[path] = hit
+    if not spelt:
+        return None
+    df = {n: sum(n in hit for hit in spelt.values()) for n in names}
+    # The most names first; among files spelling as many, the rarer names.
+    scores = sorted(((len(hit), sum(1 / df[n] for n in hit)), path) for path, hit in spelt.items())[::-1]
+    best, path = scores[0]
+    if len(spelt[path]) < 2 or (len(scores) > 1 and scores[1][0] >= best):
+        return None
+    shown = ", ".join(f"`{n}`" for n in names if n in spelt[path])
+    return path, 0.7, f"the file under {folder}/ that spells what the link's sentence cites ({shown}), the rarest names weighing most"
+
+
+def name_extended(old_path: str, pin: PinView) -> tuple[str, float, str] | None:
+    """`examples/offline_inference/save_sharded_state.py` gone, one file under `examples/` named
+    `save_sharded_state_<word>[_<word>].py`: that file (a renamed example keeps its name's start)."""
+    top, _, rest = old_path.strip("/").partition("/")
+    name = old_path.rsplit("/", 1)[-1]
+    stem, dot, ext = name.partition(".")
+    if not rest or not dot or "." in ext or pin.files_named(name):
+        return None
+    pattern = re.compile(rf"{re.escape(stem)}(?:_[a-z0-9]+){{1,2}}\.{re.escape(ext)}")
+    hits = [f for f in pin.files if f.startswith(top + "/") and pattern.fullmatch(f.rsplit("/", 1)[-1])]
+    if len(hits) != 1:
+        return None
+    return hits[0], 0.7, f"the one file under {top}/ named as the old one plus a word"

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from analyzer.refs.commandflags import command_flags
 from analyzer.refs.commandindex import subcommands
 from analyzer.refs.fuzzy import NamePool, closest
-from analyzer.refs.links import anchor_suggestions
+from analyzer.refs.links import anchor_suggestions, moved_link_homes
 from analyzer.refs.models import ENV, FLAG, METRIC, PATH, SYMBOL, Reference, Suggestion
 from analyzer.refs.namesakes import (
     class_in_its_module,
@@ -147,10 +147,8 @@ def _old_package_path(ref: Reference, pin: PinView) -> str:
 def _paths(ref: Reference, pin: PinView, history: History | None, line_symbol: str | None = None) -> list[Suggestion]:
     old_path = _old_package_path(ref, pin)
     out: list[Suggestion] = []
-    if ref.origin == "link" and package_path(ref.target, pin) is not None and ref.link_symbol:
+    if ref.origin == "link" and (path := package_path(ref.target, pin)) is not None and pin.has_path(path) and ref.link_symbol:
         # The file is still there; the anchor moved with the code.
-        path = package_path(ref.target, pin)
-        assert path is not None
         suffix = "." + ref.link_symbol
         for entry in pin.definitions_in(path):
             if entry.full.endswith(suffix):
@@ -179,7 +177,7 @@ def _paths(ref: Reference, pin: PinView, history: History | None, line_symbol: s
                 new, count = moved.most_common(1)[0]
                 share = count / total
                 out.append(Suggestion(_write_path(ref, new, pin), round(0.5 + 0.45 * share, 2), f"{count} of {total} top-level definitions moved there", new))
-    if (ref.link_symbol and ref.origin != "link") or (ref.link_symbol and package_path(ref.target, pin) is None):
+    if (ref.link_symbol and ref.origin != "link") or (ref.link_symbol and not pin.has_path(package_path(ref.target, pin) or "")):
         out.extend(_where_symbol_lives(ref, old_path, pin, ref.link_symbol))
     elif ref.writes:
         # `# vllm/.../rotary_embedding.py` above the quoted `class RotaryEmbedding`: the file the
@@ -193,6 +191,9 @@ def _paths(ref: Reference, pin: PinView, history: History | None, line_symbol: s
         out.extend(_where_symbol_lives(ref, old_path, pin, line_symbol, elsewhere=0.6))
     if ref.bare_file:
         return out  # a file name with no folders: nothing to move it to but a spelling guess
+    if ref.origin == "link" and not pin.has_path(package_path(ref.target, pin) or ""):
+        # A gone linked file: where the code its sentence cites lives now, or its renamed example.
+        out.extend(Suggestion(_write_path(ref, new, pin), confidence, why, new) for new, confidence, why in moved_link_homes(ref, old_path, pin))
     out.extend(_same_name_nearby(ref, old_path, pin))
     out.extend(_module_named_after_class(ref, old_path, pin))
     if not any(s.confidence >= 0.5 for s in out) and old_path.endswith(".py") and "/" in old_path:

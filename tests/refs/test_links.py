@@ -112,3 +112,49 @@ def test_an_anchor_that_still_spells_the_name_is_ok_and_a_name_the_file_never_sp
 def test_a_link_into_a_gone_file_of_the_package_is_broken(tmp_path: Path) -> None:
     (ref,) = _links("Sends it ([mixin](python/sglang/srt/entrypoints/gone_mixin.py#L899)).\n")
     assert resolve(ref, _sglang(tmp_path)).status == BROKEN
+
+
+# ----- a gone linked file ----------------------------------------------------------------------
+def _moved(tmp_path: Path) -> PinView:
+    """A wheel whose `managers/sender_mixin.py` is gone: its code now lives in `managers/parts/streamer.py`,
+    which spells both names the sentence cites; `io_struct.py` defines one of them only."""
+    files = {
+        "sglang/srt/managers/parts/streamer.py": "from x import OutBatch\n\nclass Streamer:\n    to_detok = None\n    def send(self):\n        self.to_detok.put(OutBatch())\n",
+        "sglang/srt/managers/io_struct.py": "class OutBatch:\n    pass\n",
+        "sglang/srt/managers/scheduler.py": "class Scheduler:\n    pass\n",
+        "sglang/srt/managers/queue.py": "class Req:\n    pass\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    symbols = [
+        SymbolEntry("sglang.srt.managers.parts.streamer.Streamer", "sglang/srt/managers/parts/streamer.py", 3, 6, "class", ()),
+        SymbolEntry("sglang.srt.managers.parts.streamer.Streamer.to_detok", "sglang/srt/managers/parts/streamer.py", 4, 4, "attribute", ()),
+        SymbolEntry("sglang.srt.managers.io_struct.OutBatch", "sglang/srt/managers/io_struct.py", 1, 2, "class", ()),
+        SymbolEntry("sglang.srt.managers.queue.Req", "sglang/srt/managers/queue.py", 1, 2, "class", ()),
+    ]
+    return PinView("sglang@0.5.20", "sglang", "release", "python/", ("sglang",), frozenset(files), symbols, [], [], tree=str(tmp_path))
+
+
+def test_a_gone_linked_file_is_sent_where_the_code_its_sentence_cites_lives(tmp_path: Path) -> None:
+    pin = _moved(tmp_path)
+    (ref,) = _links("6) Sends `to_detok.put(OutBatch(...))` [mixin](python/sglang/srt/managers/sender_mixin.py#L899).\n")
+    assert resolve(ref, pin).status == BROKEN
+    best = suggest(ref, pin)[0]
+    assert best.replacement == "python/sglang/srt/managers/parts/streamer.py" and best.confidence >= 0.7
+
+
+def test_a_gone_linked_file_whose_text_names_a_symbol_goes_where_the_symbol_is_defined(tmp_path: Path) -> None:
+    pin = _moved(tmp_path)
+    (ref,) = _links("The [`Req`](python/sglang/srt/managers/schedule_batch.py#L40) class.\n")
+    assert resolve(ref, pin).status == BROKEN
+    assert suggest(ref, pin)[0].replacement == "python/sglang/srt/managers/queue.py"
+
+
+def test_a_gone_example_is_sent_to_the_one_example_named_as_it_plus_a_word(tmp_path: Path) -> None:
+    files = frozenset({"vllm/__init__.py", "examples/features/sharded/save_state_offline.py", "examples/features/other/run.py", "docs/index.md"})
+    pin = PinView("vllm@0.30.0-src", "vllm", "git", "", ("vllm",), files, [], [], [], tree=str(tmp_path))
+    (ref,) = _links("Run [the script](gh-file:examples/offline_inference/save_state.py).\n")
+    assert resolve(ref, pin).status == BROKEN
+    best = suggest(ref, pin)[0]
+    assert (best.replacement, best.confidence) == ("gh-file:examples/features/sharded/save_state_offline.py", 0.7)

@@ -115,6 +115,9 @@ def test_matching_pairs_each_label_with_one_finding() -> None:
         ("vllm/v1/core/sched/scheduler.py", "vllm/v1/core/sched/scheduler.py", True),
         ("python/sglang/srt/utils/common.py", "https://github.com/sgl-project/sglang/blob/v0.5.20/python/sglang/srt/utils/common.py#L3", True),
         ("vllm/v1/worker/", "vllm/v1/worker/gpu_worker.py", False),
+        # A gh-file:/gh-dir: link rewritten to its new path names that path.
+        ("examples/features/x/run_offline.py", "gh-file:examples/features/x/run_offline.py", True),
+        ("examples/features/x/run_offline.py", "gh-file:examples/other/run_offline.py", False),
     ],
 )
 def test_home_comparison(home: str, replacement: str, same: bool) -> None:
