@@ -12,16 +12,29 @@ from analyzer.refs.pinview import EnvEntry, FlagEntry, PinView, SymbolEntry
 _CONSTRUCTED_RE = re.compile(r"^\s*(?:[A-Za-z_][A-Za-z0-9_]*\.)*(_*[A-Z][A-Za-z0-9_]*)\(")
 
 if TYPE_CHECKING:  # importing analyzer.index pulls in libcst; only the types are needed here
+    from analyzer.index.made_classes import MadeClass
     from analyzer.index.models import ModuleFacts
     from analyzer.index.native import NativeFile
 
 
 def symbols_from_facts(modules: Iterable[ModuleFacts]) -> list[SymbolEntry]:
     """Modules, classes, functions, class/instance attributes and module-level re-exports."""
+    return symbols_and_open_classes(modules)[0]
+
+
+def symbols_and_open_classes(modules: Iterable[ModuleFacts]) -> tuple[list[SymbolEntry], dict[str, str]]:
+    """`symbols_from_facts`, and the classes whose members cannot all be known statically
+    (a class a call builds from a field list the index cannot follow), with the reason."""
+    # Imported here: analyzer.index pulls in libcst, which a warm check never needs.
+    from analyzer.index.made_classes import read_made_classes
+
     out: list[SymbolEntry] = []
+    by_module: dict[str, ModuleFacts] = {}
+    built: list[tuple[ModuleFacts, MadeClass]] = []
     for facts in modules:
         mod = facts.module
         path = facts.path
+        by_module[mod] = facts
         seen: set[str] = set()
 
         def add(
@@ -42,6 +55,11 @@ def symbols_from_facts(modules: Iterable[ModuleFacts]) -> list[SymbolEntry]:
                 name = attr.target.removeprefix("self.")
                 if name.isidentifier():
                     add(f"{mod}.{cls.qualname}.{name}", attr.line, attr.line, "attribute")
+        for cls_made in read_made_classes(facts):
+            # `X = msgspec.defstruct("X", ...)`: a class (its fields are added below, once every
+            # module is known); a class statement of the same name stays the entry.
+            built.append((facts, cls_made))
+            add(f"{mod}.{cls_made.name}", cls_made.line, cls_made.line, "class", cls_made.bases)
         for attr in facts.module_attributes:
             if attr.target.isidentifier():
                 # `ModelRegistry = _ModelRegistry(...)`: the object's class, so that
@@ -59,7 +77,38 @@ def symbols_from_facts(modules: Iterable[ModuleFacts]) -> list[SymbolEntry]:
                 add(f"{mod}.{name}", imp.line, imp.line, "import")
         for name in facts.all_names or ():
             add(f"{mod}.{name}", 1, 1, "import")
-    return out
+    open_classes = _made_members(built, by_module, out) if built else {}
+    return out, open_classes
+
+
+def _made_members(
+    made: list[tuple[ModuleFacts, MadeClass]], by_module: dict[str, ModuleFacts], out: list[SymbolEntry]
+) -> dict[str, str]:
+    """Add the fields of classes built by a call (`MadeClass`) to `out`: the names its field
+    list spells (at the call) and the annotated fields of the classes it collects (where they
+    are declared). Returns {class: why its members are not all known} for the rest."""
+    from analyzer.index.made_classes import member_fields
+
+    known = {e.full for e in out}
+    open_classes: dict[str, str] = {}
+    for facts, cls in made:
+        full = f"{facts.module}.{cls.name}"
+        members: list[tuple[str, str, int]] = [(name, facts.path, cls.line) for name in cls.fields]
+        missing = []
+        for source in cls.field_classes:
+            declared = member_fields(source, by_module)
+            if declared is None:
+                missing.append(source)
+                continue
+            members += [(name, where.path, line) for name, where, line in declared]
+        for name, path, line in members:
+            if name.isidentifier() and f"{full}.{name}" not in known:
+                known.add(f"{full}.{name}")
+                out.append(SymbolEntry(f"{full}.{name}", path, line, line, "attribute"))
+        if cls.unknown or missing:
+            reason = cls.unknown or f"its fields come from `{missing[0]}`, which the index does not define"
+            open_classes[full] = f"`{cls.factory}(...)` at {facts.path}:{cls.line} builds it; {reason}"
+    return open_classes
 
 
 def native_module(path: str) -> str:
@@ -172,6 +221,7 @@ def view_from_facts(
     store_commit: str | None = None,
     tree: Path | None = None,
 ) -> PinView:
+    symbols, open_classes = symbols_and_open_classes(modules)
     return PinView(
         pin=pin,
         project=project,
@@ -179,7 +229,8 @@ def view_from_facts(
         layout_prefix=layout_prefix,
         packages=packages,
         files=files,
-        symbols=symbols_from_facts(modules),
+        symbols=symbols,
+        open_classes=open_classes,
         flags=flags_from(flags),
         envs=envs_from(envs),
         upstream_commit=upstream_commit,

@@ -39,6 +39,7 @@ from analyzer.refs.resolve import (
     through_instance,
 )
 from analyzer.refs.said_gone import said_gone
+from analyzer.refs.sibling_classes import renamed_siblings
 from analyzer.refs.suggest import History, suggest
 from analyzer.refs.unjudged import unjudged
 
@@ -317,7 +318,7 @@ def check_references(refs: Iterable[Reference], pins: Sequence[PinView], histori
     findings = not_project(unjudged(findings, pins, histories), pins, histories)
     findings = readers_modules(findings, written_modules(checked, {pkg for p in pins for pkg in p.packages}))
     # Last: it reads the final verdicts (members of a gone class are settled by the passes above).
-    return renamed_classes(said_gone(findings), pins)
+    return renamed_siblings(renamed_classes(said_gone(findings), pins), pins)
 
 
 def _objects_named_like_a_class(findings: list[Finding], pins: Sequence[PinView], histories: dict[str, History]) -> list[Finding]:
@@ -419,7 +420,13 @@ def _new_file(finding: Finding, pin: PinView) -> bool:
         return False
     if ref.text.rstrip().endswith("/"):
         return False  # a folder (`# under vllm/attention/`) is where new code goes, not the new file
-    folder = ref.target.strip("/").rsplit("/", 1)[0]
+    folder, _, name = ref.target.strip("/").rpartition("/")
+    if "." not in name:
+        return False  # `# under vllm/attention/ create ...`: a folder the reader writes into, not a file
+    if name != "__init__.py" and pin.files_named(name):
+        # `# vllm/model_executor/layers/sampler.py` over a helper: a file the pin holds under
+        # another folder (vllm/v1/sample/sampler.py) moved there; a reader's new file has a new name.
+        return False
     return any(pin.has_path(f"{prefix}{folder}".removeprefix(pin.layout_prefix)) for prefix in ("", pin.layout_prefix))
 
 

@@ -149,6 +149,10 @@ def markdown_parser() -> MarkdownIt:
     return MarkdownIt("commonmark").enable("table")
 
 
+# A top-level `class X` / `def f` / `async def f` line of a snippet.
+_TOP_DEF_RE = re.compile(r"(?:async\s+def|def|class)\s+([A-Za-z_]\w*)")
+
+
 @dataclass(slots=True)
 class _Pending:
     """A reference found in a block, before its framework is decided with the block's context."""
@@ -379,8 +383,11 @@ class _Walker:
                 out.append(_Pending(line, inner, ref.text, shell, offset, "inline", ref.command))
             return out
         stripped = text.strip()
-        instance = self._through_instance(stripped)
-        found = instance or classify(text)
+        classified = classify(text)
+        # `server_args.py` where the document made `server_args = ServerArgs(...)`: a file's name,
+        # not a member of the object's class.
+        instance = self._through_instance(stripped) if classified is None or classified.kind != PATH else None
+        found = instance or classified
         if found is None and (variants := alternatives(stripped)):
             # Each variant is checked; the written text (what a fix edits) is the whole.
             out = []
@@ -562,13 +569,20 @@ class _Walker:
                     comments.append((tok.start[0] - 1, tok.start[1], tok.string))
         except (SyntaxError, tokenize.TokenError):
             comments = [(i, raw.index("#"), raw.strip()) for i, raw in enumerate(content.splitlines()) if raw.lstrip().startswith("#")]
-        writes = None
+        # (0-based line, name) of the snippet's top-level classes and functions, read line by line:
+        # an outline's `def f(self, ...):` with no body does not parse.
+        defs: list[tuple[int, str]] = []
         if python and comments:
-            tops = [t for _, tree in parse_snippet(content) for t in tree.body]
-            writes = next((t.name for t in tops if isinstance(t, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)), None)
+            defs = [(i, m.group(1)) for i, raw in enumerate(content.splitlines()) if (m := _TOP_DEF_RE.match(raw))]
+        # A path comment heads the code below it, up to the next one: `# in a.py` over `class
+        # A`, then `# in b.py` over `def f` gives b.py `f`, not the snippet's first class.
+        headings = [index for index, _, comment in comments if _TEXT_PATH_RE.search(comment)]
         out = []
         for index, _, comment in comments:
             line = first + index
+            following = [h for h in headings if h > index]
+            below = [name for at, name in defs if at >= index and (not following or at < following[0])]
+            writes = below[0] if below else defs[0][1] if defs and len(headings) == 1 else None
             for m in _TEXT_PATH_RE.finditer(comment):
                 found = classify_path(m.group(0))
                 if found is not None and found.kind == PATH and found.framework is not None:

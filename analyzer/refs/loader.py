@@ -18,7 +18,7 @@ from analyzer.refs.build import (
     flags_from,
     list_files,
     registry_architectures,
-    symbols_from_facts,
+    symbols_and_open_classes,
     symbols_from_native,
 )
 from analyzer.refs.config import RefsError
@@ -104,6 +104,7 @@ def build_view(tree: PinnedTree) -> PinView:
         # Flags and env vars then come out not-checkable, never broken.
         print(f"warning: {snapshot.name}: flags/env vars not extracted: {exc}", file=sys.stderr)
     root = snapshot.package_root
+    symbols, open_classes = symbols_and_open_classes(index.modules.values())
     # C/C++/CUDA/Rust definitions (tree-sitter): kernels inside the package, and for a git pin
     # whose package sits below the root (`python/`), the repository's other folders too
     # (`sgl-kernel/csrc`, the Rust router), under repository-relative paths.
@@ -123,7 +124,7 @@ def build_view(tree: PinnedTree) -> PinView:
         packages=snapshot.packages or (snapshot.ref.project,),
         files=list_files(root),
         symbols=(
-            symbols_from_facts(index.modules.values())
+            symbols
             + symbols_from_native(native)
             + registry_architectures(root, snapshot.packages or (snapshot.ref.project,))
         ),
@@ -135,6 +136,7 @@ def build_view(tree: PinnedTree) -> PinView:
         tree=str(root),
         outside_files=outside,
         repo_tree=repo_tree,
+        open_classes=open_classes,
     )
 
 

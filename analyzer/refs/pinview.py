@@ -29,7 +29,7 @@ from analyzer.refs.symbols import (
 )
 from analyzer.refs.words import SourceWords, load_or_collect
 
-FORMAT_VERSION = 9
+FORMAT_VERSION = 10
 
 __all__ = ["EnvEntry", "FlagEntry", "PinView", "SymbolEntry"]
 
@@ -88,6 +88,9 @@ class PinView:
     # and the repository's root on disk. Their native symbols carry these paths too.
     outside_files: frozenset[str] = frozenset()
     repo_tree: str | None = None
+    # Classes a call builds at import time whose field list the index cannot follow in full
+    # (`analyzer.index.made_classes`): class -> why; a member missing from them is not checkable.
+    open_classes: dict[str, str] = field(default_factory=dict)
     # Where the identifiers of the sources are cached (`words.py`), set by the loader; None for
     # a view made in memory, whose undefined names then stay unjudged.
     words_path: str | None = None
@@ -215,6 +218,7 @@ class PinView:
             "envs": [[v.name, v.defined_at, list(v.deprecated_names)] for v in self.envs],
             "env_literals": sorted(self.env_literals),
             "repo_tree": self.repo_tree,
+            "open_classes": self.open_classes,
         }
 
     def save(self, path: Path) -> None:
@@ -271,4 +275,5 @@ class PinView:
             tree=header.get("tree"),
             outside_files=outside,
             repo_tree=header.get("repo_tree"),
+            open_classes=dict(header.get("open_classes", {})),
         )

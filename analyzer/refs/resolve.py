@@ -341,6 +341,18 @@ def _function_local_owner(target: str, pin: PinView) -> SymbolEntry | None:
     return classes[0] if classes else None
 
 
+def open_members(owner: str, pin: PinView) -> str | None:
+    """Why `owner`'s members cannot all be known statically (a class a call builds from a field
+    list the index could not follow: `analyzer.index.made_classes`), or None."""
+    if not owner or not pin.open_classes:
+        return None
+    for cls in (e for e in pin.find_symbol(owner) if e.kind == "class"):
+        reason = pin.open_classes.get(cls.full)
+        if reason:
+            return f"`{cls.last}`'s members are built at import time: {reason}"
+    return None
+
+
 def _resolve_symbol(ref: Reference, pin: PinView) -> Finding:
     if not len(pin.table):
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"no symbol index for {pin.pin}")
@@ -354,6 +366,9 @@ def _resolve_symbol(ref: Reference, pin: PinView) -> Finding:
             owner = ref.target.rsplit(".", 1)[0]
             note = f"`{owner}` is only a class defined inside a function ({local.location}), which no reader can name"
             return Finding(ref, pin.pin, NOT_CHECKABLE, note=note)
+        built = open_members(ref.target.rsplit(".", 1)[0] if "." in ref.target else "", pin)
+        if built is not None:
+            return Finding(ref, pin.pin, NOT_CHECKABLE, note=built)
         return Finding(ref, pin.pin, BROKEN, note=f"`{ref.target}` is not defined in {pin.pin}")
     notes = [how] if how else []
     if len(found) > 1:
@@ -443,6 +458,9 @@ def resolve_member(ref: Reference, pin: PinView) -> Finding:
     found, how = find_symbol(f"{ref.owner}.{ref.target}", pin)
     if found:
         return Finding(ref, pin.pin, OK, resolved_at=found[0].location, note=how or f"member of `{ref.owner}`")
+    built = open_members(ref.owner, pin)
+    if built is not None:
+        return Finding(ref, pin.pin, NOT_CHECKABLE, note=built)
     if plain.status == OK and ref.owner_strict:
         # The text lists these as the class's fields; a field of the same name elsewhere
         # (another class, another subsystem) does not make it one.
@@ -490,6 +508,8 @@ def resolve_qualified(finding: Finding, qual: Qualifier, pin: PinView) -> Findin
     found, how = find_symbol(f"{qual.name}.{name}", pin)
     if found:
         return Finding(ref, pin.pin, OK, resolved_at=found[0].location, note=how or f"member of `{qual.name}`, the class the text names")
+    if open_members(qual.name, pin) is not None:
+        return finding
     if any(_spells(pin.read_lines(c.path), name) for c in classes):
         return finding
     return Finding(ref, pin.pin, BROKEN, note=f"the text gives `{name}` to `{qual.name}`, which has no `{name}` in {pin.pin} (one is defined at {finding.resolved_at})")

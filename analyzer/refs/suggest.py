@@ -790,4 +790,24 @@ def _envs(ref: Reference, pin: PinView, _history: History | None) -> list[Sugges
             out.append(Suggestion(swapped, 0.85, f"prefix `{old}` became `{new}`", pin.env_map[swapped].defined_at))
     for cand, ratio in closest(name, pin.env_map.keys(), n=3, cutoff=0.7):
         out.append(Suggestion(cand, _spelling_confidence(ratio), _spelling_reason("closest env var", ratio), pin.env_map[cand].defined_at))
+    out.extend(_flag_for_env(name, pin))
     return out
+
+
+# What a project puts before the settings it reads from the environment.
+_ENV_PROJECT_PREFIXES = ("VLLM_", "SGLANG_", "SGL_")
+
+
+def _flag_for_env(name: str, pin: PinView) -> list[Suggestion]:
+    """`VLLM_ALL2ALL_BACKEND` gone, `--all2all-backend` there: a setting that moved from the
+    environment to the command line keeps its name, so the pin's one flag whose destination is
+    the variable's name less the project's prefix (`all2all_backend`) replaces it."""
+    prefix = next((p for p in _ENV_PROJECT_PREFIXES if name.startswith(p)), None)
+    if prefix is None or len(name) <= len(prefix):
+        return []
+    dest = name[len(prefix):].lower()
+    flags = {f.flag: f for f in pin.flags if f.dest == dest and f.flag.startswith("--")}
+    if len(flags) != 1:
+        return []
+    flag = next(iter(flags.values()))
+    return [Suggestion(flag.flag, 0.85, f"the flag that sets `{dest}`, the variable's name less `{prefix}`", flag.defined_at)]
