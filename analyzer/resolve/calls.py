@@ -24,7 +24,7 @@ from analyzer.resolve.evaluated import EVALUATING, literal_calls
 from analyzer.resolve.exprs import dotted_name
 from analyzer.resolve.flow import FlowGraph, flow_enabled
 from analyzer.resolve.infer import Ctx, Inferrer
-from analyzer.resolve.models import CallEdge, CallRecord, Value
+from analyzer.resolve.models import CallEdge, CallRecord, Value, merge_classes
 from analyzer.resolve.project import MODULE_SCOPE, FuncDef, Project, Symbol, import_target
 from analyzer.resolve.reaching import (
     OTHER,
@@ -279,7 +279,8 @@ class CallResolver:
         if self.flow.enabled:
             key = (*key, len(site.args), tuple(site.keywords))
             if self.source is not None and (
-                site.callee in self._rebound(facts, site.scope)
+                site.callee in (rebound := self._rebound(facts, site.scope))
+                or (site.callee.partition(".")[0] in rebound)  # `x.method()` with x rebound
                 or (site.callee.endswith("]") and slot_path_text(self.p.parser.parse(site.callee)))
             ):
                 key = (*key, site.line, site.col)  # each site sees its own bindings (or slot stores)
@@ -411,9 +412,9 @@ class CallResolver:
                 self._super_call(rec, node, ctx)
             else:
                 receiver = site.callee.rpartition(".")[0] if _is_dotted(node) else None
-                base = (
-                    self.infer.eval_text(receiver, ctx) if receiver else self.infer.eval(node.value, ctx)
-                )
+                base = self._site_receiver(node.value, ctx)
+                if base is None:
+                    base = self.infer.eval_text(receiver, ctx) if receiver else self.infer.eval(node.value, ctx)
                 self._attribute_call(rec, base, node.attr, ctx)
                 if self.flow.enabled:
                     self._undecorate(rec)
@@ -624,6 +625,30 @@ class CallResolver:
             else:
                 return None
         return out
+
+    def _site_receiver(self, node: ast.expr, ctx: Ctx) -> Value | None:
+        """`x.method()` with x a rebound local (or module variable): the instances
+        the assignments reaching this call make, together (`x = A()` then, in the
+        two arms of an `if`, `x = B()` / `x = C()`: B or C, where the inferrer's one
+        guess is the last). None: not known per site, or not all instances."""
+        site = self._site
+        if not self.flow.enabled or not isinstance(node, ast.Name) or site is None or self.source is None:
+            return None
+        facts = self.p.modules[ctx.module]
+        bindings = self._rebound(facts, ctx.scope).get(node.id)
+        if not bindings or self._site_values(node, ctx, site) is None:
+            return None  # (fills self._reaching; None where an OTHER binding or an import reaches)
+        lines = (self._reaching.get((ctx.module, ctx.scope, node.id)) or {}).get((site.line, site.col))
+        if not lines or any(line not in bindings for line in lines):
+            return None
+        found: list[Value] = []
+        for line in sorted(lines):
+            parsed = self.p.parser.parse(bindings[line])
+            value = self.infer.eval(parsed, Ctx(ctx.module, ctx.scope, line)) if parsed is not None else None
+            if value is None or value.kind != "instance":
+                return None
+            found.append(value)
+        return merge_classes(found)
 
     def _imported_value(self, facts: ModuleFacts, scope: str, name: str, line: int) -> Value | None:
         """The function or class value the import of `name` on `line` binds (None: not known)."""

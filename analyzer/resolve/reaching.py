@@ -64,7 +64,25 @@ def _loop(walker: _Flow[T], s: ast.For | ast.AsyncFor | ast.While, entry: frozen
             break
         entry = grown
     after = entry | out
+    if s.orelse and not _breaks(s.body):
+        return walker.block(s.orelse, after)  # no `break`: the `else` always runs
     return walker.block(s.orelse, after) | after
+
+
+def _breaks(body: list[ast.stmt]) -> bool:
+    """Whether a loop body can `break` out of its own loop (not an inner loop's)."""
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Break):
+            return True
+        if isinstance(node, ast.For | ast.AsyncFor | ast.While):
+            todo.extend(node.orelse)  # an inner loop's `else` breaks the outer one
+            continue
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda | ast.expr):
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    return False
 
 
 class _Walker:
@@ -82,7 +100,14 @@ class _Walker:
         for sub in ast.walk(node):
             if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name) and sub.target.id == self.name:
                 raise _GiveUp
-            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == self.name:
+            if isinstance(sub, ast.Call) and (
+                (isinstance(sub.func, ast.Name) and sub.func.id == self.name)
+                or (  # `name.method(...)`: the receiver's bindings at the call
+                    isinstance(sub.func, ast.Attribute)
+                    and isinstance(sub.func.value, ast.Name)
+                    and sub.func.value.id == self.name
+                )
+            ):
                 key = (sub.lineno + self.offset, sub.col_offset)
                 self.sites.setdefault(key, set()).update(state)
         return state

@@ -59,6 +59,7 @@ _JARVIS_ROUND = [
     "imports/import_rebinds",
     "assignments/alias_of_rebound",
     "assignments/swap_names",
+    "classes/conditional_receiver",
 ]
 
 
@@ -68,5 +69,15 @@ def test_jarvis_round_cases_exact(case_id: str) -> None:
     level) runs its `__enter__`/`__exit__`; of two `from m import *` giving one
     name, the later binds it; an import over an assigned name is what a call
     after it reaches; `alias = name` holds name's binding at that line, and
-    `a, b = b, a` swaps them (rules found by the Jarvis micro-benchmark)."""
+    `a, b = b, a` swaps them; `x.m()` on a rebound `x` reaches the classes of
+    every assignment that reaches it (both arms of an `if`), and a loop with no
+    `break` always runs its `else` (rules found by the Jarvis micro-benchmark)."""
     assert _edges(actual(case_id)) == _edges(expected(case_id))
+
+
+def test_a_loop_with_no_break_always_runs_its_else() -> None:
+    graph = actual("assignments/loop_else")
+    assert graph["main.no_break"] == ["main.third"]
+    # With a `break`, what reaches the call is over-approximated: the state before
+    # the loop joins in (`first`, which Python never calls there; the expectation says so).
+    assert set(graph["main.with_break"]) == {"main.first", "main.second", "main.third"}
