@@ -53,7 +53,11 @@ class _Flow(Protocol[T]):
 def _loop(walker: _Flow[T], s: ast.For | ast.AsyncFor | ast.While, entry: frozenset[T], bound: frozenset[T]) -> frozenset[T]:
     """A loop's exit state, `entry` holding what its header left: the body sees its own previous
     iteration (joined to a fixed point, at most four rounds), each pass starting with `bound`
-    (what the loop target binds); the `else` runs after the last test."""
+    (what the loop target binds); the `else` runs after the last test, and is skipped only by a
+    `break` (a walker that keeps `break_states` gets exactly the states at its `break`s)."""
+    stack: list[set[T]] | None = getattr(walker, "break_states", None)
+    if stack is not None:
+        stack.append(set())
     out = entry
     for _ in range(4):
         out = walker.block(s.body, entry | bound)
@@ -64,8 +68,11 @@ def _loop(walker: _Flow[T], s: ast.For | ast.AsyncFor | ast.While, entry: frozen
             break
         entry = grown
     after = entry | out
+    broke = frozenset(stack.pop()) if stack is not None else None
     if s.orelse and not _breaks(s.body):
         return walker.block(s.orelse, after)  # no `break`: the `else` always runs
+    if broke is not None:
+        return walker.block(s.orelse, after) | broke
     return walker.block(s.orelse, after) | after
 
 
@@ -90,6 +97,7 @@ class _Walker:
         self.name = name
         self.offset = offset  # added to the parsed line numbers: the body's first line in its file
         self.sites: dict[tuple[int, int], set[int]] = {}
+        self.break_states: list[set[int]] = []  # per enclosing loop, innermost last: the states at its `break`s
 
     # -- expressions ---------------------------------------------------------
 
@@ -186,6 +194,10 @@ class _Walker:
         if isinstance(s, ast.Import | ast.ImportFrom):
             bound = {(a.asname or a.name).split(".")[0] for a in s.names}
             return frozenset({import_binding(s.lineno + self.offset)}) if name in bound else state
+        if isinstance(s, ast.Break):
+            if self.break_states:
+                self.break_states[-1].update(state)
+            return state
         if isinstance(s, ast.Global | ast.Nonlocal):
             if name in s.names:
                 raise _GiveUp

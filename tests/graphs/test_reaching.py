@@ -161,3 +161,23 @@ def test_unpacking_literal_tuples_binds_each_name_plainly() -> None:
         """).strip("\n"), 1, "x", set())
     assert found is not None
     assert found[(4, 4)] == {3} and found[alias_site(3)] == {2} and found[(7, 4)] == {OTHER}
+
+
+def test_what_follows_a_loop_is_its_else_or_the_state_at_a_break() -> None:
+    assert sites("""
+        def f(items):
+            x = a
+            for i in items:
+                if i:
+                    x = b
+                    break
+                    x = c
+            else:
+                x = d
+            x()
+            while items:
+                x = e
+            else:
+                x = g
+            x()
+        """) == {10: {5, 9}, 15: {14}}
