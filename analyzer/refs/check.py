@@ -169,10 +169,16 @@ _COMPARED_RE = re.compile(
 _SENTENCE_END_RE = re.compile(r"[.;!?](?=\s|$)|[。；！？]")
 
 
-def _other_system(ref: Reference) -> str | None:
+# A dotted name quoted in code font (`ServerArgs.enable_trace`).
+_QUOTED_MEMBER_RE = re.compile(r"`([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?:\(\))?`")
+
+
+def _other_system(ref: Reference, pin: PinView | None = None) -> str | None:
     """Another program the name belongs to, by the text's own evidence: the sentence speaks of
     it (and of vLLM or SGLang only farther from the name), the name is called after it
-    (`mooncake_master`), or the whole document is about it (its title names it)."""
+    (`mooncake_master`), or the whole document is about it (its title names it). With `pin`,
+    the pin's own code the sentence quotes speaks of the project too ("OpenTelemetry traces:
+    `ServerArgs.enable_trace` + `oltp_traces_endpoint`": the name sits beside a ServerArgs field)."""
     first = ref.target.split("_")
     for words in (first[:1], first[:2]):
         prefix = OTHER_SYSTEMS_RE.fullmatch("-".join(words))
@@ -189,6 +195,8 @@ def _other_system(ref: Reference) -> str | None:
     # "..., just like `torch.distributed`": a comparison says the name is not that program's.
     others = [(abs(m.start() - at), m.group(1)) for m in OTHER_SYSTEMS_RE.finditer(sentence) if not _COMPARED_RE.search(sentence[: m.start()])]
     projects = [abs(m.start() - at) for m in PROJECT_RE.finditer(sentence)]
+    if pin is not None:
+        projects += [abs(m.start() - at) for m in _QUOTED_MEMBER_RE.finditer(sentence) if find_symbol(m.group(1), pin)[0]]
     if others and min(others)[0] < min(projects, default=len(sentence) + 1):
         return f"its sentence speaks of {min(others)[1]}, whose name it may be"
     return None
@@ -251,9 +259,13 @@ def _undefined(ref: Reference, findings: list[Finding], by_pin: dict[str, PinVie
         native = _NATIVE_NAME_RE.search(ref.target) is not None or "<" in ref.text
         if mentioned is False and not code_shaped:
             mentioned = None  # judged as before: a term, or a removed name
-        if mentioned is False and other:
+        if mentioned is False and other and pin is not None and other.startswith("its sentence") and _other_system(ref, pin) is None:
+            other_here = None  # the sentence quotes the pin's own code nearer to the name
+        else:
+            other_here = other
+        if mentioned is False and other_here:
             f.status = NOT_CHECKABLE
-            f.note = f"`{ref.target}` is defined nowhere in {f.pin}; {other}"
+            f.note = f"`{ref.target}` is defined nowhere in {f.pin}; {other_here}"
         elif mentioned is False and pin is not None and pin.kind == "release" and (native or (ref.repo_context and not ref.mirror)):
             # (A name its siblings vouch for, `mirror`, is in the package as they are.)
             f.status = NOT_CHECKABLE

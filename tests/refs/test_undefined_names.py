@@ -350,3 +350,15 @@ def test_the_name_a_formula_assigns_is_the_authors(vllm: PinView) -> None:
     assert f.status == NOT_CHECKABLE and "formula" in f.note
     # A name set to a value (a setting), not computed: still judged.
     assert [g.status for g in found["forward_decode = True"]] == [BROKEN]
+
+
+def test_a_name_beside_the_projects_own_code_is_judged_though_its_sentence_names_another_program(vllm: PinView) -> None:
+    # The fake pin's Scheduler has `schedule`: quoted beside the name, nearer than TRL.
+    near = _check("In vLLM, for TRL runs: `Scheduler.schedule` + `use_trl_knob`.\n", vllm)
+    assert near["use_trl_knob"][0].status == BROKEN
+    # the program named nearer than the project's code: its name, as before
+    far = _check("In vLLM, `Scheduler.schedule` runs, and the TRL trainer sets `use_trl_knob`.\n", vllm)
+    assert far["use_trl_knob"][0].status == NOT_CHECKABLE and "TRL" in far["use_trl_knob"][0].note
+    # quoted code the pin does not resolve says nothing of the project
+    gone = _check("In vLLM, for TRL runs: `Nowhere.thing` + `use_trl_knob`.\n", vllm)
+    assert gone["use_trl_knob"][0].status == NOT_CHECKABLE
