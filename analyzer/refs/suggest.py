@@ -444,6 +444,8 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
             out.extend(_qualified_class(ref, last, pin))
         if len(parts) == 1 and last.endswith(_MIXIN):
             out.extend(_mixin_component(last, pin))
+        if len(parts) == 1 and not ref.owner:
+            out.extend(member_of_a_quoted_class(ref, pin))
         names: NamePool | list[str] = pin.defined_names() if len(parts) == 1 else []
         for name, ratio in closest(last, names, n=3, cutoff=0.7):
             if name.rstrip("s") == last.rstrip("s"):
@@ -456,6 +458,26 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
         if old_hits:
             out.append(Suggestion(target, 0.0, f"was at {old_hits[0].location} in {history.old.pin}; removed", None))
     return [s for s in out if s.confidence > 0 or s.reason.endswith("removed")]
+
+
+_SENTENCE_END_RE = re.compile(r"[.;!?](?=\s|$)|[。；！？]")
+_QUOTED_CLASS_MEMBER_RE = re.compile(r"`([A-Z]\w*)\.[A-Za-z_]\w*(?:\(\))?`")
+
+
+def member_of_a_quoted_class(ref: Reference, pin: PinView) -> list[Suggestion]:
+    """"`ServerArgs.enable_trace` + `oltp_traces_endpoint`": a bare name the sentence sets beside
+    a member of a class is, misspelt, that class's member (`ServerArgs.otlp_traces_endpoint`)."""
+    quoted = ref.sentence(_SENTENCE_END_RE) if ref.origin == "inline" and ref.paragraph else None
+    if quoted is None:
+        return []
+    out: list[Suggestion] = []
+    for owner in dict.fromkeys(m.group(1) for m in _QUOTED_CLASS_MEMBER_RE.finditer(quoted[0])):
+        for cls in [e for e in pin.find_symbol(owner) if e.kind == "class"][:2]:
+            members = [e.last for e in pin.symbols_under(cls.full)]
+            for name, ratio in closest(ref.target, members, n=1, cutoff=0.8):
+                why = _spelling_reason(f"closest member of `{owner}`, which the sentence quotes", ratio)
+                out.append(Suggestion(f"{owner}.{name}", _spelling_confidence(ratio), why, None))
+    return out
 
 
 _WORD_SPLIT_RE = re.compile(r"[^a-z0-9]+")

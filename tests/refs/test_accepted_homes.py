@@ -112,3 +112,12 @@ def test_a_class_renamed_in_its_module_is_the_one_sibling_the_text_does_not_name
     other = SymbolEntry("vllm.config.compilation.CompilationTimes", "vllm/config/compilation.py", 160, 170, "class")
     pin = _compilation_pin(tmp_path, SymbolEntry("vllm.config.CompilationTimes", "vllm/config/__init__.py", 3, 3, "import"), other)
     assert _doc_findings(doc, pin)["vllm.config.CompilationLevel"][:1] == ["vllm.config.compilation.CompilationMode"]
+
+
+def test_a_bare_name_beside_a_quoted_class_member_gets_that_class_s_closest_member(vllm30: PinView) -> None:
+    paragraph = "In vLLM, see `Scheduler.schedule` and `_preempt_requst` together."
+    best = suggest(ref("_preempt_requst", "symbol", paragraph=paragraph), vllm30)[0]
+    assert best.replacement == "Scheduler._preempt_request" and 0.5 <= best.confidence < 0.7
+    # without the quoted class in its sentence, no member is offered on that ground
+    alone = suggest(ref("_preempt_requst", "symbol", paragraph="In vLLM, see `_preempt_requst`."), vllm30)
+    assert not any(s.replacement.startswith("Scheduler.") for s in alone)

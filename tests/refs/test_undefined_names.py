@@ -362,3 +362,11 @@ def test_a_name_beside_the_projects_own_code_is_judged_though_its_sentence_names
     # quoted code the pin does not resolve says nothing of the project
     gone = _check("In vLLM, for TRL runs: `Nowhere.thing` + `use_trl_knob`.\n", vllm)
     assert gone["use_trl_knob"][0].status == NOT_CHECKABLE
+
+
+def test_a_gone_name_beside_a_quoted_class_member_is_offered_that_class_s_closest_member(vllm: PinView) -> None:
+    (f,) = _check("In vLLM, for TRL runs: `Scheduler.schedule` + `_preempt_requst`.\n", vllm)["_preempt_requst"]
+    assert f.status == BROKEN
+    assert [s.replacement for s in f.suggestions] == ["Scheduler._preempt_request"]
+    (plain,) = _check("In vLLM, `forward_decode` picks v1 or v2.\n", vllm)["forward_decode"]
+    assert plain.status == BROKEN and plain.suggestions == []  # no lead: nothing offered, as before
