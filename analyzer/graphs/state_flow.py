@@ -93,6 +93,9 @@ class Tracer:
         self.source = source
         self._memo: dict[tuple[str, str, str, bool], tuple[Obj, ...]] = {}
         self._local_memo: dict[tuple[str, str, str, bool], tuple[Obj, ...]] = {}
+        # A parameter's object: its memoised inferred type and its annotation only.
+        self._param_memo: dict[tuple[str, str, str], tuple[Obj, ...]] = {}
+        self._function_of: dict[tuple[str, str], FuncDef | None] = {}
         self._attr_ann: dict[tuple[str, str], Ann | None] = {}
         self._class_elem: dict[str, tuple[Obj, ...]] = {}
         self._returns: dict[str, tuple[Obj, ...]] = {}
@@ -141,7 +144,12 @@ class Tracer:
                 self._appends.setdefault(head.rpartition(".")[2], []).append((facts, site))
 
     def function_of(self, module: str, scope: str) -> FuncDef | None:
-        return self.p.functions.get(self.r.caller_of(module, scope))
+        key = (module, scope)
+        try:
+            return self._function_of[key]
+        except KeyError:
+            found = self._function_of[key] = self.p.functions.get(self.r.caller_of(module, scope))
+            return found
 
     # -- objects ---------------------------------------------------------------
 
@@ -225,6 +233,9 @@ class Tracer:
         if fd is None or fd.module != module:
             return self._infer(ast.Name(id=name, ctx=ast.Load()), module, scope)
         sc = fd.fact.qualname
+        found = self._param_memo.get((module, sc, name))
+        if found is not None:
+            return found
         for i, prm in enumerate(fd.fact.params):
             if prm.name != name:
                 continue
@@ -236,7 +247,8 @@ class Tracer:
                 declared = self.infer.annotation(ann.text, module, ann.scope, "annotation")
                 if declared is not None and declared.kind == "instance" and declared.name != cls:
                     cls = declared.name
-            return (Obj(cls, None, "direct", None, i, ann),)
+            found = self._param_memo[(module, sc, name)] = (Obj(cls, None, "direct", None, i, ann),)
+            return found
         key = (module, sc, name, loops)
         found = self._local_memo.get(key)
         if found is not None:

@@ -37,6 +37,17 @@ def _last(name: str) -> str:
 
 
 def annotation_types(text: str | None, parser: ExprParser) -> list[TypeRef]:
+    """Memoised per text on the parser (the same annotations recur all over a
+    tree); callers only read the list."""
+    if not text:
+        return []
+    found = parser.type_refs.get(text)
+    if found is None:
+        found = parser.type_refs[text] = _annotation_types(text, parser)
+    return found
+
+
+def _annotation_types(text: str, parser: ExprParser) -> list[TypeRef]:
     node = parser.parse(text)
     if node is None:
         return []

@@ -291,6 +291,8 @@ class CallResolver:
             done = self._site_memo[key] = self._resolve(facts, site)
             self._site = None
         external = done.external
+        if not external:  # (no builtin among the callees: nothing below applies)
+            return done, not fresh
         special = bool(site.args) and not _SPECIAL_BUILTINS.isdisjoint(external)
         evaluates = bool(site.args) and not EVALUATING.isdisjoint(external)
         if not special and not evaluates and _HIGHER_ORDER.isdisjoint(external):

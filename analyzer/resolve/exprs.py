@@ -51,6 +51,8 @@ class ExprParser:
 
     def __init__(self) -> None:
         self._memo: dict[str, ast.expr | None] = {}
+        # annotation text -> its type references (`annotations.annotation_types`)
+        self.type_refs: dict[str, list] = {}
 
     def parse(self, text: str | None) -> ast.expr | None:
         if not text:

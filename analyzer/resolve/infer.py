@@ -90,6 +90,9 @@ class Inferrer:
         self._returns_by_module: dict[str, dict[str, list[str]]] = {}
         self._loops_by_module: dict[str, dict[tuple[str, str], list[str]]] = {}
         self._element_memo: dict[tuple[str, str, str, bool], Value | None] = {}
+        # Annotations read only names (lookups whose memos are written once), no
+        # inferred values, so an answer never depends on what was asked before.
+        self._annotation_memo: dict[tuple[str, str, str, str, int], Value | None] = {}
         self._name_plans: dict[tuple[str, str, str], tuple[_Binding, ...]] = {}
         self._bindings_by_class: dict[str, dict[str, list[Assignment]]] = {}
         self._lambda_sources_by_module: dict[str, dict[tuple[str, str], tuple[str, str]]] = {}
@@ -466,6 +469,15 @@ class Inferrer:
         """The project class(es) an annotation names (`A | B`: A, with B as an
         alternative; a module-level alias `Base = BaseV1`, `Either = A | B`
         stands for what it names), else its first external type."""
+        key = (text, module, scope, via, alias_depth)
+        try:
+            return self._annotation_memo[key]
+        except KeyError:
+            pass
+        found = self._annotation_memo[key] = self._annotation(text, module, scope, via, alias_depth)
+        return found
+
+    def _annotation(self, text: str, module: str, scope: str, via: str, alias_depth: int) -> Value | None:
         external: Value | None = None
         found: list[Value] = []
         for ref in annotation_types(text, self.p.parser):
