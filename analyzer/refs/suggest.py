@@ -12,6 +12,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from rapidfuzz import fuzz
+
 from analyzer.refs.commandflags import command_flags
 from analyzer.refs.commandindex import subcommands
 from analyzer.refs.fuzzy import NamePool, closest
@@ -316,8 +318,10 @@ def _camel(stem: str) -> str:
 
 def _class_candidates(pin: PinView, key: str) -> list[SymbolEntry]:
     """Classes whose lower-cased name is `key`, for acronyms (`llm_engine` -> `LLMEngine`)."""
-    pool = pin.defined_names()
-    names = {n for n, _ in closest(key, pool, n=5, cutoff=0.8) if n.lower() == key}
+    # As close in spelling as the lower-case key (ratio >= 0.8): the class files found by this
+    # rule on the planted book and the labelled parts; looser, it picks wrong namesakes
+    # (`minicpmo.py` -> the model's `MiniCPMO`, not the processor's file).
+    names = {n for n in pin.defined_names().lowered(key) if n != key and fuzz.ratio(key, n) >= 80}
     out: list[SymbolEntry] = []
     for n in names:
         out.extend(e for e in pin.table.ending_with(n) if e.kind == "class")
@@ -446,7 +450,10 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
             out.extend(_mixin_component(last, pin))
         if len(parts) == 1 and not ref.owner:
             out.extend(member_of_a_quoted_class(ref, pin))
-        names: NamePool | list[str] = pin.defined_names() if len(parts) == 1 else []
+        # Spelling neighbours (a plural at 0.85, else guesses below 0.1) cannot outrank a
+        # suggestion above 0.85 already found: the scan over every defined name is skipped.
+        confident = any(s.confidence > 0.85 for s in out)
+        names: NamePool | list[str] = pin.defined_names() if len(parts) == 1 and not confident else []
         for name, ratio in closest(last, names, n=3, cutoff=0.7):
             if name.rstrip("s") == last.rstrip("s"):
                 out.append(Suggestion(name, 0.85, "singular/plural of the same name", None))
@@ -726,7 +733,8 @@ def _flags(ref: Reference, pin: PinView, history: History | None) -> list[Sugges
                     out.append(Suggestion(entry.flag, 0.9, f"same destination `{old.dest}`", entry.defined_at))
     for name, ratio in closest(flag, pool.keys(), n=3, cutoff=0.7):
         out.append(Suggestion(name, _spelling_confidence(ratio), _spelling_reason("closest flag", ratio), pool[name]))
-    reordered = [name for name in pool if name != flag and _same_words(flag, name)]
+    old_words = _flag_words(flag)
+    reordered = [name for name in pool if name != flag and _same_words(old_words, _flag_words(name))]
     if len(reordered) == 1:
         # `--cuda-graph-max-batch-size` -> `--max-cudagraph-capture-size`: the words rearranged.
         out.append(Suggestion(reordered[0], 0.5, "mostly the same words in another order", pool[reordered[0]]))
@@ -769,14 +777,16 @@ def _flag_words(flag: str) -> list[str]:
     return [w.rstrip("s") for w in flag.lstrip("-").lower().replace("_", "-").split("-") if w]
 
 
-def _same_words(old: str, new: str) -> bool:
-    """At least three quarters of each flag's words appear in the other (compounds split or
-    joined: `cuda-graph` is `cudagraph`), and the order differs."""
-    a, b = _flag_words(old), _flag_words(new)
-    if len(a) < 3 or len(b) < 3 or "".join(a) == "".join(b):
+def _same_words(a: list[str], b: list[str]) -> bool:
+    """At least three quarters of each flag's words (`_flag_words`) appear in the other
+    (compounds split or joined: `cuda-graph` is `cudagraph`), and the order differs."""
+    if len(a) < 3 or len(b) < 3:
         return False
-    covered_b = sum(w in "".join(a) for w in b) / len(b)
-    covered_a = sum(w in "".join(b) for w in a) / len(a)
+    joined_a, joined_b = "".join(a), "".join(b)
+    if joined_a == joined_b:
+        return False
+    covered_b = sum(w in joined_a for w in b) / len(b)
+    covered_a = sum(w in joined_b for w in a) / len(a)
     return min(covered_a, covered_b) >= 0.75
 
 

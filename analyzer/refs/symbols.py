@@ -122,9 +122,17 @@ class SqliteSymbols:
         self._conn = conn
         self._count: int | None = None
         self._names: list[str] | None = None
+        # Answers by (query kind, argument): a book cites the same names chapter after chapter,
+        # and the table is read-only. Callers get a copy (some sort what they get).
+        self._answers: dict[tuple[str, str], list[SymbolEntry]] = {}
 
     def _query(self, where: str, arg: str) -> list[SymbolEntry]:
-        return [_row(r) for r in self._conn.execute(f"SELECT {_COLUMNS} FROM symbols WHERE {where} = ?", (arg,))]
+        key = (where, arg)
+        found = self._answers.get(key)
+        if found is None:
+            found = [_row(r) for r in self._conn.execute(f"SELECT {_COLUMNS} FROM symbols WHERE {where} = ?", (arg,))]
+            self._answers[key] = found
+        return list(found)
 
     def __len__(self) -> int:
         if self._count is None:
@@ -143,12 +151,17 @@ class SqliteSymbols:
     def matching(self, query: str) -> list[SymbolEntry]:
         """Entries named `query` in full or ending in `.query`, filtered inside SQLite:
         a common last name (`forward`) has thousands of rows not worth building."""
-        suffix = "." + query
-        rows = self._conn.execute(
-            f"SELECT {_COLUMNS} FROM symbols WHERE last = ? AND (full = ? OR substr(full, -?) = ?)",
-            (query.rsplit(".", 1)[-1], query, len(suffix), suffix),
-        )
-        return ranked(_row(r) for r in rows)
+        key = ("matching", query)
+        found = self._answers.get(key)
+        if found is None:
+            suffix = "." + query
+            rows = self._conn.execute(
+                f"SELECT {_COLUMNS} FROM symbols WHERE last = ? AND (full = ? OR substr(full, -?) = ?)",
+                (query.rsplit(".", 1)[-1], query, len(suffix), suffix),
+            )
+            found = ranked(_row(r) for r in rows)
+            self._answers[key] = found
+        return list(found)
 
     def members(self, parent: str) -> list[SymbolEntry]:
         return self._query("parent", parent)
