@@ -156,7 +156,18 @@ def resolve_docs_page(ref: Reference, pin: PinView) -> Finding:
     if pages:
         note = f"{len(pages)} pages end with {tail}" if len(pages) > 1 else ""
         return Finding(ref, pin.pin, OK, resolved_at=pages[0], note=note)
+    if generates_pages(pin):
+        return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"no page {tail} under docs/ in {pin.pin}, but its docs build generates pages (mkdocs gen-files), which may make it")
     return Finding(ref, pin.pin, BROKEN, note=f"no page {tail} under docs/ in {pin.pin}")
+
+
+def generates_pages(pin: PinView) -> bool:
+    """Whether the repository's docs build writes pages of its own (mkdocs' `gen-files` plugin: vLLM
+    generates its CLI, examples and API pages), so that a page missing from `docs/` may still exist."""
+    for name in ("mkdocs.yaml", "mkdocs.yml", "docs/mkdocs.yaml", "docs/mkdocs.yml"):
+        if name in pin.files:
+            return any("gen-files" in line for line in pin.read_lines(name) or [])
+    return False
 
 
 def sentence_names(before: str, codes: list[str]) -> tuple[str, ...]:

@@ -13,8 +13,12 @@ from __future__ import annotations
 import ast
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from analyzer.refs.symbols import SymbolEntry
+
+if TYPE_CHECKING:
+    from analyzer.refs.pinview import PinView
 
 
 @lru_cache(maxsize=512)
@@ -62,6 +66,7 @@ def reexport_targets(module: SymbolEntry, member: str, tree: str | None) -> list
                 for key, value in zip(table.keys, table.values, strict=True):
                     if isinstance(key, ast.Constant) and key.value == member and isinstance(value, ast.Constant) and isinstance(value.value, str):
                         where, _, attr = value.value.partition(":")
+                        where = where.removeprefix(".")  # `".entrypoints.llm:LLM"`: relative to the package
                         named.append(f"{package}.{where}.{attr or member}")
     return named + starred
 
@@ -76,4 +81,14 @@ def _module_level(body: list[ast.stmt]) -> list[ast.stmt]:
                 out.extend(_module_level(block))
             for handler in getattr(stmt, "handlers", []):
                 out.extend(_module_level(handler.body))
+    return out
+
+
+def owner_reexports(owner: str, pin: PinView) -> list[str]:
+    """Full names a dotted owner stands for when its parent module re-exports it (`vllm.LLM` ->
+    `vllm.entrypoints.llm.LLM`), for looking up a member through it."""
+    parent, _, name = owner.rpartition(".")
+    out: list[str] = []
+    for package in (e for e in pin.find_symbol(parent) if e.kind == "module"):
+        out.extend(full for full in reexport_targets(package, name, pin.tree) if full != owner and full not in out)
     return out

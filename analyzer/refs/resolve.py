@@ -24,7 +24,7 @@ from analyzer.refs.models import (
 )
 from analyzer.refs.pinview import PinView, SymbolEntry
 from analyzer.refs.qualify import Qualifier
-from analyzer.refs.reexports import reexport_targets
+from analyzer.refs.reexports import owner_reexports, reexport_targets
 from analyzer.refs.shell import SERVER_COMMANDS
 
 _MAX_BASE_DEPTH = 4
@@ -299,6 +299,13 @@ def find_symbol(target: str, pin: PinView, depth: int = 0) -> tuple[list[SymbolE
                 hits, _ = find_symbol(full, pin, depth + 1)
                 if hits:
                     return hits, f"re-exported by `{owner}`"
+    if depth < _MAX_REEXPORT_DEPTH and "." in owner and not any(e.kind == "class" for e in owners):
+        # `vllm.LLM.generate` (an mkdocs autoref): the owner is itself a name its package
+        # re-exports (`vllm.LLM` -> `vllm.entrypoints.llm.LLM`); the member is the real class's.
+        for full in owner_reexports(owner, pin):
+            hits, _ = find_symbol(f"{full}.{member}", pin, depth + 1)
+            if hits:
+                return hits, f"`{owner}` is re-exported from `{full}`"
     frontier = [e for e in owners if e.kind == "class"]
     # `ModelRegistry.register_model`: a module-level object, looked up through its class.
     for obj in (e for e in owners if e.kind == "attribute" and e.bases):

@@ -90,6 +90,15 @@ def test_docs_pages_are_found_under_docs_by_their_trailing_path(tmp_path: Path) 
     assert {resolve(r, wheel).status for r in refs} == {NOT_CHECKABLE}
 
 
+def test_a_missing_page_is_not_checkable_when_the_docs_build_generates_pages(tmp_path: Path) -> None:
+    (tmp_path / "mkdocs.yaml").write_text("plugins:\n  - gen-files:\n      scripts:\n        - docs/gen.py\n", encoding="utf-8")
+    files = {"vllm/__init__.py", "docs/serving/data_parallel.md", "mkdocs.yaml"}
+    pin = PinView("vllm@0.30.0-src", "vllm", "git", "", ("vllm",), frozenset(files), [], [], [], tree=str(tmp_path))
+    (ref,) = [r for r in _links("[LLM][vllm.LLM]\n\n[cli](../cli/bench/serve.md)\n") if r.kind == PATH]
+    finding = resolve(ref, pin)
+    assert finding.status == NOT_CHECKABLE and "gen-files" in finding.note
+
+
 def test_an_anchor_whose_lines_no_longer_spell_the_cited_name_is_a_warning_with_the_new_lines(tmp_path: Path) -> None:
     pin = _sglang(tmp_path)
     (ref,) = _links("1) `Engine.generate(...)` → [engine.py#L10-L20](python/sglang/srt/entrypoints/engine.py#L10-L20)\n")
@@ -158,3 +167,22 @@ def test_a_gone_example_is_sent_to_the_one_example_named_as_it_plus_a_word(tmp_p
     assert resolve(ref, pin).status == BROKEN
     best = suggest(ref, pin)[0]
     assert (best.replacement, best.confidence) == ("gh-file:examples/features/sharded/save_state_offline.py", 0.7)
+
+
+# ----- autorefs through a re-exported owner --------------------------------------------------------
+def test_an_autoref_member_of_a_reexported_class_resolves_through_the_real_class(tmp_path: Path) -> None:
+    (tmp_path / "vllm").mkdir()
+    init = 'MODULE_ATTRS = {"LLM": ".entrypoints.llm:LLM"}\n\ndef __getattr__(name):\n    return MODULE_ATTRS[name]\n'
+    (tmp_path / "vllm/__init__.py").write_text(init, encoding="utf-8")
+    symbols = [
+        SymbolEntry("vllm", "vllm/__init__.py", 1, 4, "module", ()),
+        SymbolEntry("vllm.entrypoints.llm", "vllm/entrypoints/llm.py", 1, 30, "module", ()),
+        SymbolEntry("vllm.entrypoints.llm.LLM", "vllm/entrypoints/llm.py", 5, 30, "class", ()),
+        SymbolEntry("vllm.entrypoints.llm.LLM.generate", "vllm/entrypoints/llm.py", 10, 20, "function", ()),
+    ]
+    files = frozenset({"vllm/__init__.py", "vllm/entrypoints/llm.py"})
+    pin = PinView("vllm@0.30.0", "vllm", "release", "", ("vllm",), files, symbols, [], [], tree=str(tmp_path))
+    refs = [r for r in extract_references("d.md", "Call [generate][vllm.LLM.generate] or [gone][vllm.LLM.gone].\n") if r.origin == "link"]
+    generate, gone = (resolve(r, pin) for r in refs)
+    assert generate.status == OK and generate.resolved_at == "vllm/entrypoints/llm.py:10"
+    assert gone.status == BROKEN
