@@ -49,18 +49,20 @@ the README's call-graph accuracy section, checked by running the program under
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from analyzer.graphs.commands import directory_callgraph
-from analyzer.graphs.pycg import score
-from analyzer.pinned import TreeError
 from analyzer.settings import Settings, default_cache_dir
+from benchmarks._micro_common import (
+    BenchError,
+    Case,
+    add_options,
+    fetch_sdist,
+    print_report,
+    score_cases,
+)
 
 JARVIS = "jarviscg==0.1.0rc7"
 _SDIST_DIR = "jarviscg-0.1.0rc7"
@@ -71,38 +73,21 @@ _TAGS = {"<**PyDict**>": "<map>", "<**PyStr**>": "<str>", "<**PyList**>": "<list
          "<**PySet**>": "<set>", "<**PyTuple**>": "<tuple>", "<**PyNum**>": "<num>"}
 
 
-class BenchError(Exception):
-    pass
-
-
 def download_evaluation(cache: Path) -> Path:
     """The sdist's `evaluation` folder, fetched once with pip into `cache/jarvis-micro`."""
     folder = cache / "jarvis-micro"
     evaluation = folder / _SDIST_DIR / "evaluation"
     if (evaluation / "ground_truth" / "micro_benchmark").is_dir():
         return evaluation
-    folder.mkdir(parents=True, exist_ok=True)
-    archives = sorted(folder.glob("jarviscg-*.tar.gz"))
-    if not archives:
-        cmd = [sys.executable, "-m", "pip", "download", JARVIS, "--no-deps", "--no-binary", ":all:",
-               "-d", str(folder), "--quiet"]
-        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        archives = sorted(folder.glob("jarviscg-*.tar.gz"))
-        if done.returncode != 0 or not archives:
-            raise BenchError(
-                f"could not download {JARVIS} from PyPI (offline?): {done.stderr.strip()[-400:]}\n"
-                "download it elsewhere and pass --evaluation <jarviscg-0.1.0rc7/evaluation>"
-            )
-    with tarfile.open(archives[-1]) as tar:
+    with fetch_sdist(folder, JARVIS, "--evaluation", f"{_SDIST_DIR}/evaluation") as tar:
         members = [m for m in tar.getmembers() if m.name.startswith(f"{_SDIST_DIR}/evaluation/")]
         tar.extractall(folder, members=members, filter="data")
     if not (evaluation / "ground_truth" / "micro_benchmark").is_dir():
-        raise BenchError(f"{archives[-1]} holds no evaluation/ground_truth/micro_benchmark folder")
+        raise BenchError(f"{folder}: the sdist holds no evaluation/ground_truth/micro_benchmark folder")
     return evaluation
 
 
-def cases(evaluation: Path) -> list[tuple[str, Path, Path]]:
-    """(category/case, program folder, expected callgraph.json) for each case."""
+def cases(evaluation: Path) -> list[Case]:
     programs = evaluation / "dataset" / "micro_benchmark"
     truth = evaluation / "ground_truth" / "micro_benchmark"
     found = []
@@ -111,7 +96,7 @@ def cases(evaluation: Path) -> list[tuple[str, Path, Path]]:
         expected = truth / name / "callgraph.json"
         if not expected.is_file():
             raise BenchError(f"{folder}: no expected graph at {expected}")
-        found.append((name, folder, expected))
+        found.append(Case(name, folder, expected, "jarvis-new" if is_new(name) else "pycg-derived"))
     if not found:
         raise BenchError(f"{programs}: no <category>/<case> folder under it")
     return found
@@ -129,67 +114,21 @@ def is_new(name: str) -> bool:
     return name.startswith(_NEW)
 
 
-def diff(expected: dict[str, list[str]], actual: dict[str, list[str]]) -> list[str]:
-    exp = {(k, v) for k, vs in expected.items() for v in vs}
-    act = {(k, v) for k, vs in actual.items() for v in vs}
-    lines = [f"    missing {a} -> {b}" for a, b in sorted(exp - act)]
-    return lines + [f"    extra   {a} -> {b}" for a, b in sorted(act - exp)]
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--evaluation", type=Path, help="the sdist's evaluation folder (default: download)")
-    ap.add_argument("--misses", action="store_true", help="list every case that differs, edge by edge")
-    ap.add_argument("--min-confidence", default="guess", choices=("certain", "inferred", "guess"))
+    add_options(ap)
     args = ap.parse_args(argv)
     settings = Settings(cache_dir=default_cache_dir())
     try:
         evaluation = args.evaluation if args.evaluation is not None else download_evaluation(settings.cache_dir)
         found = cases(evaluation.expanduser().resolve())
+        scores = score_cases(settings, found, args.min_confidence, jarvis_names)
     except BenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    per: dict[str, list[int]] = {}  # category -> [cases, exact, tp, fp, fn]
-    parts: dict[str, list[int]] = {"jarvis-new": [0] * 5, "pycg-derived": [0] * 5}
-    misses: list[str] = []
-    for name, folder, truth in found:
-        expected = json.loads(truth.read_text())
-        try:
-            actual = jarvis_names(directory_callgraph(settings, folder, min_confidence=args.min_confidence))
-        except TreeError as exc:
-            print(f"error: {name}: {exc}", file=sys.stderr)
-            return 2
-        t, f, n = score(expected, actual)
-        for row in (per.setdefault(name.split("/")[0], [0] * 5),
-                    parts["jarvis-new" if is_new(name) else "pycg-derived"]):
-            row[0] += 1
-            row[1] += f == 0 and n == 0
-            row[2] += t
-            row[3] += f
-            row[4] += n
-        if f or n:
-            misses.append(f"  {name}{' (jarvis-new)' if is_new(name) else ''}")
-            misses.extend(diff(expected, actual))
-    print(f"Jarvis micro-benchmark ({len(found)} cases, {evaluation})")
-    print(f"  {'category':18} {'cases':>5} {'exact':>5} {'P':>6} {'R':>6} {'tp':>4} {'fp':>4} {'fn':>4}")
-    total = [0] * 5
-    for cat, row in sorted(per.items()):
-        total = [a + b for a, b in zip(total, row, strict=True)]
-        print(_row(cat, row))
-    for part, row in parts.items():
-        print(_row(part, row))
-    print(_row("TOTAL", total))
-    if args.misses:
-        print("differing cases:" if misses else "no differing case")
-        print("\n".join(misses))
+    print_report(f"Jarvis micro-benchmark ({len(found)} cases, {evaluation})", scores, 18, misses=args.misses)
     return 0
-
-
-def _row(name: str, row: list[int]) -> str:
-    n, exact, t, f, m = row
-    p = t / (t + f) if t + f else 1.0
-    r = t / (t + m) if t + m else 1.0
-    return f"  {name:18} {n:5} {exact:5} {p:6.3f} {r:6.3f} {t:4} {f:4} {m:4}"
 
 
 if __name__ == "__main__":
