@@ -317,6 +317,14 @@ def find_symbol(target: str, pin: PinView, depth: int = 0) -> tuple[list[SymbolE
             if hits:
                 return hits, f"`{owner}` is a `{cls.last}` object"
             frontier.append(cls)
+    if depth < _MAX_REEXPORT_DEPTH:
+        # `AsyncLLMEngine = AsyncLLM`: a module-level alias of a class; its members are the class's.
+        for alias in (e for e in owners if e.kind == "attribute" and not e.bases):
+            aliased = alias_of(alias, pin)
+            if aliased is not None:
+                hits, _ = find_symbol(f"{aliased}.{member}", pin, depth + 1)
+                if hits:
+                    return hits, f"`{alias.last}` is an alias of `{aliased}`"
     for _ in range(_MAX_BASE_DEPTH):
         next_frontier: list[SymbolEntry] = []
         for cls in frontier:
@@ -331,6 +339,19 @@ def find_symbol(target: str, pin: PinView, depth: int = 0) -> tuple[list[SymbolE
                 next_frontier.extend(e for e in pin.find_symbol(base_name) if e.kind == "class")
         frontier = next_frontier
     return [], ""
+
+
+def alias_of(entry: SymbolEntry, pin: PinView) -> str | None:
+    """The class a module-level name is bound to by a plain assignment (`X = Y`, `X: TypeAlias =
+    Y`, read from the pin's source line), when `Y` is a class the pin defines; else None."""
+    lines = pin.read_lines(entry.path)
+    if not lines or not 0 < entry.line <= len(lines):
+        return None
+    m = re.match(rf"\s*{re.escape(entry.last)}\s*(?::[^=]*)?=\s*(?P<name>[A-Za-z_][\w.]*)\s*(?:#.*)?$", lines[entry.line - 1])
+    if m is None or m.group("name") == entry.last:
+        return None
+    name = m.group("name")
+    return name if any(e.kind == "class" for e in pin.find_symbol(name)) else None
 
 
 def _function_local_owner(target: str, pin: PinView) -> SymbolEntry | None:

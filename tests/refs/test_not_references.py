@@ -1,0 +1,65 @@
+"""Precision on real writing (issue 12 §2): strings a careful editor would not call broken. A
+class reached through a module-level alias; the standard library's and a dependency's names and
+objects in the document's own code; a placeholder for the reader's own class; another tool's
+flag recommended "for vLLM"; example values listed in a table row on an env var. Each keeps a
+counter-case that is still judged (broken where the project lost the name)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from analyzer.refs.check import check_references, extract_all
+from analyzer.refs.models import BROKEN, NOT_CHECKABLE, OK
+from analyzer.refs.pinview import EnvEntry, PinView, SymbolEntry
+from analyzer.refs.resolve import alias_of
+
+from .fakes import vllm_view
+from .test_undefined_names import _with_words
+
+_ENGINE = "vllm/engine/front.py"
+_CORE = "vllm/v1/engine/core_front.py"
+
+
+def _check(doc: str, *pins: PinView) -> dict[str, list]:
+    out: dict[str, list] = {}
+    for f in check_references(extract_all([("ch.md", doc)]), list(pins)):
+        out.setdefault(f.ref.text, []).append(f)
+    return out
+
+
+@pytest.fixture
+def vllm(tmp_path: Path) -> PinView:
+    view = _with_words(vllm_view(tmp_path), tmp_path)
+    assert view.tree is not None
+    tree = Path(view.tree)
+    for rel, text in {
+        _ENGINE: "from vllm.v1.engine.core_front import FrontEngine\n\nOldFrontEngine = FrontEngine  # kept for users\nLIMIT = 4\n",
+        _CORE: "class FrontEngine:\n    @classmethod\n    def from_settings(cls): ...\n",
+    }.items():
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_text(text, encoding="utf-8")
+    symbols = [
+        *view.symbols,
+        SymbolEntry("vllm.engine.front", _ENGINE, 1, 4, "module"),
+        SymbolEntry("vllm.engine.front.OldFrontEngine", _ENGINE, 3, 3, "attribute"),
+        SymbolEntry("vllm.engine.front.LIMIT", _ENGINE, 4, 4, "attribute"),
+        SymbolEntry("vllm.v1.engine.core_front.FrontEngine", _CORE, 1, 3, "class"),
+        SymbolEntry("vllm.v1.engine.core_front.FrontEngine.from_settings", _CORE, 3, 3, "function"),
+    ]
+    envs = [*view.envs, EnvEntry("VLLM_DEVICE_PLUGIN", "vllm/envs.py:12")]
+    return replace(view, symbols=symbols, envs=envs, files=view.files | {_ENGINE, _CORE})
+
+
+def test_a_member_through_a_module_level_alias_of_a_class(vllm: PinView) -> None:
+    (alias,) = [e for e in vllm.find_symbol("OldFrontEngine") if e.kind == "attribute"]
+    assert alias_of(alias, vllm) == "FrontEngine"
+    (limit,) = [e for e in vllm.find_symbol("LIMIT") if e.kind == "attribute"]
+    assert alias_of(limit, vllm) is None  # a value, not a class
+    found = _check("In vLLM, `OldFrontEngine.from_settings()` builds it and `OldFrontEngine.from_env()` is gone.\n", vllm)
+    (ok,) = found["OldFrontEngine.from_settings()"]
+    assert ok.status == OK and "alias of `FrontEngine`" in ok.note
+    (gone,) = found["OldFrontEngine.from_env()"]
+    assert gone.status == BROKEN  # the alias does not make every member current
