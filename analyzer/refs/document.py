@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 
 from markdown_it.token import Token
 
-from analyzer.refs.classify import FOREIGN_NAMES
+from analyzer.refs.classify import FOREIGN_NAMES, FOREIGN_ROOTS
 from analyzer.refs.copies import constructed
+from analyzer.refs.dependencies import STDLIB_MODULES
 from analyzer.refs.framework import document_project
 from analyzer.refs.links import REPO_PROJECTS, repository_of
 from analyzer.refs.shell import foreign_flags, foreign_words, looks_like_command
@@ -175,6 +176,7 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
     facts.words = frozenset(w.lower() for w in re.findall(r"[A-Za-z]{3,}", re.sub(r"([a-z])([A-Z])", r"\1 \2", source)))
     facts.plain_words = set(re.findall(r"(?<![\w./-])[A-Za-z_][A-Za-z0-9_]*(?![\w/(])", prose))
     copied: dict[str, tuple[str, str]] = {}  # attribute of a snippet's class -> (that class, the class constructed)
+    qualified: set[tuple[str, str]] = set()  # (`argparse`, `Namespace`) for `argparse.Namespace`
     for token in tokens:
         if token.type not in {"fence", "code_block"}:
             continue
@@ -200,6 +202,8 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
                     facts.local_names.add(node.arg)  # the snippet's own function's parameter
                 if isinstance(node, ast.Call):
                     facts.request_keys.update(key for key, _ in request_keys(node))
+                if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and CLASSNAME_RE.match(node.attr):
+                    qualified.add((node.value.id, node.attr))
                 if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
                     facts.defined.add(node.name)
                 elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -224,6 +228,13 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
                 if isinstance(node, ast.ClassDef):
                     for attr, made in constructed(node).items():
                         copied.setdefault(attr, (node.name, made))
+    # `argparse.Namespace` written somewhere in the snippets: a bare `Namespace` elsewhere is
+    # argparse's too; `server = uvicorn.Server(config)`: `server.serve(...)` is uvicorn's method.
+    facts.foreign |= {name for root, name in qualified if _foreign_module(root, facts)}
+    for var, made in list(facts.instances.items()):
+        if _foreign_module(made.split(".", 1)[0], facts):
+            del facts.instances[var]
+            facts.foreign.add(var)
     # `self.scheduler = Scheduler(...)` in a copied class: the reader's later `scheduler.swapped`
     # is that class's member (a variable the snippets assign themselves keeps its own class).
     for attr, (holder, cls) in copied.items():
@@ -231,6 +242,14 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
             facts.instances[attr] = facts.imported.get(cls, cls)
             facts.held[attr] = f"{holder}.{attr}"
     return facts
+
+
+def _foreign_module(root: str, facts: DocFacts) -> bool:
+    """A module that is not the projects': imported from elsewhere, the standard library, or a
+    dependency a serving text uses (`uvicorn`, `torch`)."""
+    if root in ROOTS or root in {"self", "cls"}:
+        return False
+    return root in facts.foreign or root in STDLIB_MODULES or (root in FOREIGN_ROOTS and root.islower())
 
 
 _MYST_OPEN_RE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})\{(?P<name>note|tip|important|caution|warning|attention|danger|error|hint|seealso|admonition|dropdown)\}[^\n]*$")

@@ -63,3 +63,22 @@ def test_a_member_through_a_module_level_alias_of_a_class(vllm: PinView) -> None
     assert ok.status == OK and "alias of `FrontEngine`" in ok.note
     (gone,) = found["OldFrontEngine.from_env()"]
     assert gone.status == BROKEN  # the alias does not make every member current
+
+
+def test_names_and_objects_of_the_standard_library_or_a_dependency_in_the_documents_code(vllm: PinView) -> None:
+    doc = (
+        "vLLM's entry point:\n\n```python\n"
+        "def cmd(args: argparse.Namespace) -> None:\n    run(args)\n\n"
+        "def hash_block_tokens(args: Namespace) -> None:\n"
+        "    web = http.server.HTTPServer(args)\n"
+        "    web.serve_forever(poll_interval=1)\n"
+        "    sched = Scheduler(args)\n"
+        "    sched.make_thing(args)\n```\n"
+    )
+    found = _check(doc, vllm)
+    # `argparse.Namespace` is written in the document's own code: the bare `Namespace` is argparse's.
+    assert "Namespace" not in found
+    # `web` holds the standard library's object: its method and keyword are not the project's.
+    assert "web.serve_forever" not in found and "poll_interval" not in found
+    # An object of the project's class in the same code is still judged.
+    assert [f.status for f in found["sched.make_thing"]] == [BROKEN]
