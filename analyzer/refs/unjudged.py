@@ -23,6 +23,9 @@ _STAND_IN_KINDS = 3
 # Words that tell the reader to make a file rather than open one.
 _CREATE_RE = re.compile(r"\b(?:create|creating|add(?:ing)?\s+a\s+new|new\s+file|write\s+a\s+new)\b|创建|新建|新增", re.IGNORECASE)
 _SENTENCE_END_RE = re.compile(r"[.;!?](?=\s|$)|[。；！？\n]")
+# `YourModelForCausalLM`, `MyAttentionBackend`, `my_platform_plugin`: the reader's own name.
+_PLACEHOLDER_RE = re.compile(r"_*(?:(?:My|Your)(?=[A-Z])|(?:my|your)_)")
+_PART_SPLIT_RE = re.compile(r"[./:]")
 
 
 def unjudged(findings: list[Finding], pins: Sequence[PinView], histories: dict[str, History] | None = None) -> list[Finding]:
@@ -34,10 +37,26 @@ def unjudged(findings: list[Finding], pins: Sequence[PinView], histories: dict[s
             continue
         history = (histories or {}).get(pin.pin)
         repo_file = beside_repo_files.get((f.ref.file, f.ref.line, pin.pin))
-        note = _generic_stand_in(f, pin, history) or _file_to_create(f, pin) or (_beside_repo_file(f, pin, repo_file) if repo_file else None)
+        note = _placeholder(f, history) or _generic_stand_in(f, pin, history) or _file_to_create(f, pin) or (_beside_repo_file(f, pin, repo_file) if repo_file else None)
         if note:
             f.status, f.note, f.suggestions = NOT_CHECKABLE, note, []
     return findings
+
+
+def _placeholder(f: Finding, history: History | None) -> str | None:
+    """`YourModelImageInputs`, `MyMMPlatform`, `my_platform_plugin.device`: a name that says it is the
+    reader's ("your", "my") stands for what the reader writes, not for the project's code; a name
+    an older pin of the project did define is a real, removed one."""
+    ref = f.ref
+    if ref.kind != SYMBOL:
+        return None  # a file's name (`my_model.py`) is judged as a file: `_file_to_create`
+    part = next((p for p in _PART_SPLIT_RE.split(ref.target) if _PLACEHOLDER_RE.match(p)), None)
+    if part is None:
+        return None
+    old = history.old if history is not None else None
+    if old is not None and old.find_symbol(ref.target):
+        return None
+    return f"`{part}` is a placeholder for the reader's own code (named \"my\"/\"your\"), not {f.pin}'s"
 
 
 def _generic_stand_in(f: Finding, pin: PinView, history: History | None) -> str | None:

@@ -82,3 +82,18 @@ def test_names_and_objects_of_the_standard_library_or_a_dependency_in_the_docume
     assert "web.serve_forever" not in found and "poll_interval" not in found
     # An object of the project's class in the same code is still judged.
     assert [f.status for f in found["sched.make_thing"]] == [BROKEN]
+
+
+def test_a_placeholder_for_the_readers_own_class_is_not_judged(vllm: PinView) -> None:
+    doc = (
+        "Adding a model to vLLM:\n\n```python\n"
+        "class YourModelForCausalLM(nn.Module):\n"
+        "    def _process(self, image_input: YourModelImageInputs) -> KVCacheManager:\n"
+        "        return image_input\n```\n\n"
+        "```text\nScheduler\n└── MyScheduler(Scheduler, MyMixin)   # your plugin\n└── FancyScheduler(Scheduler)\n```\n"
+    )
+    found = _check(doc, vllm)
+    for text in ("YourModelImageInputs", "MyScheduler"):
+        assert all(f.status == NOT_CHECKABLE and "placeholder" in f.note for f in found.get(text, [])), text
+    # A class the text does not call the reader's is judged as before.
+    assert [f.status for f in found["FancyScheduler"]] == [BROKEN]
