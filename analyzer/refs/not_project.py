@@ -222,12 +222,15 @@ _PROGRAMS_RE = re.compile(
 # "started with", "run it with": the flag is handed to the program named just before.
 _HANDED_RE = re.compile(r"\b(?:with|without|using|passing|pass|add|adding)\b[^.;]*$", re.IGNORECASE)
 _SENTENCE_END_RE = re.compile(r"[.;!?](?=\s|$)|[。；！？]")
+# "recommended flags for vLLM": what the program's run is for, not the project taking the flag.
+_FOR_PROJECT_RE = re.compile(r"\b(?:for|when (?:profiling|running|debugging))\s+(?:vllm|sglang)\b(?!\s+(?:serve|bench)\b)", re.IGNORECASE)
 
 
 def _another_programs_flag(f: Finding) -> str | None:
     """"Start ComfyUI with `--disable-cuda-malloc`", "a Mooncake master started with
     `--enable_multi_tenants=true`": a flag written alone, in a sentence that hands it to another
-    program named before it (and names neither project in between), is that program's option."""
+    program named before it (and names neither project in between, other than as what the run is
+    for: "`nsys profile ...`, with a few recommended flags for vLLM"), is that program's option."""
     ref = f.ref
     if ref.origin != "inline" or ref.command or not ref.paragraph:
         return None
@@ -240,7 +243,7 @@ def _another_programs_flag(f: Finding) -> str | None:
     if not named:
         return None
     last = max(named, key=lambda m: m.start())
-    between = before[last.end():]
+    between = _FOR_PROJECT_RE.sub(" ", before[last.end():])
     if PROJECT_RE.search(between) or not _HANDED_RE.search(between):
         return None
     return f"an option handed to {last.group(1)}, another program, in its sentence; not {f.pin}'s flag"

@@ -97,3 +97,17 @@ def test_a_placeholder_for_the_readers_own_class_is_not_judged(vllm: PinView) ->
         assert all(f.status == NOT_CHECKABLE and "placeholder" in f.note for f in found.get(text, [])), text
     # A class the text does not call the reader's is judged as before.
     assert [f.status for f in found["FancyScheduler"]] == [BROKEN]
+
+
+def test_another_tools_flags_recommended_for_the_project(vllm: PinView) -> None:
+    doc = (
+        "Nsight Systems can be launched with `nsys profile ...`, with a few recommended flags for vLLM: "
+        "`--trace-fork-before-exec=true`.\n\n"
+        "Start the server with `nsys profile` around it, and pass vLLM `--max-num-seq-groups`.\n"
+    )
+    found = _check(doc, vllm)
+    (tool,) = found["--trace-fork-before-exec"]
+    assert tool.status == NOT_CHECKABLE and "nsys" in tool.note
+    # Handed to vLLM itself ("pass vLLM ..."): still vLLM's flag, and gone.
+    (own,) = found["--max-num-seq-groups"]
+    assert own.status == BROKEN
