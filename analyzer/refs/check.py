@@ -15,6 +15,8 @@ from analyzer.refs.formula import formula
 from analyzer.refs.models import (
     AMBIGUOUS,
     BROKEN,
+    ENV,
+    FLAG,
     NOT_CHECKABLE,
     OK,
     PATH,
@@ -161,6 +163,7 @@ _MATH_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9]?_[A-Za-z0-9]{1,2}$")
 
 
 _FLAG_SPAN_RE = re.compile(r"`(--[A-Za-z0-9][\w-]*)")
+_ENV_SPAN_RE = re.compile(r"`((?:VLLM|SGLANG|SGL)_[A-Z0-9_]+)(?:=[^`]*)?`")
 # What introduces another program as a comparison, right before its name (a backtick allowed).
 _COMPARED_RE = re.compile(
     r"(?:\b(?:like|unlike|similar(?:ly)? to|akin to|analogous to|as in|same as|compared (?:to|with)|modell?ed (?:on|after))|类似于?|如同|就像)\s*`?$",
@@ -221,14 +224,17 @@ def _another_programs_class(ref: Reference, findings: list[Finding], by_pin: dic
 
 
 def _listed_value(ref: Reference) -> str | None:
-    """`parallel`, `live_parallel`, and `irrelevance` in a paragraph that cites a flag: values
-    the flag takes (its choices, a dataset's categories), not the project's names."""
-    if ref.origin != "inline" or not _FLAG_SPAN_RE.search(ref.paragraph):
+    """`parallel`, `live_parallel`, and `irrelevance` in a paragraph that cites a flag, or `kunlun`,
+    `demo_cuda` in one on an env var (`SGLANG_PLATFORM`): values the setting takes (its choices,
+    a dataset's categories, example plugin names), not the project's names."""
+    if ref.origin != "inline":
+        return None
+    setting = _FLAG_SPAN_RE.search(ref.paragraph) or _ENV_SPAN_RE.search(ref.paragraph)
+    if setting is None:
         return None
     name = re.escape(ref.text)
     if re.search(rf"`[^`]+`\s*(?:,|,?\s+(?:and|or))\s*`{name}`|`{name}`\s*(?:,|,?\s+(?:and|or))\s*`[^`]+`", ref.paragraph):
-        flag = _FLAG_SPAN_RE.search(ref.paragraph)
-        return f"listed with other values in a paragraph on `{flag.group(1) if flag else ''}`"
+        return f"listed with other values in a paragraph on `{setting.group(1)}`"
     return None
 
 
@@ -326,7 +332,7 @@ def check_references(refs: Iterable[Reference], pins: Sequence[PinView], histori
     checked = [(ref, check_reference(ref, pins, histories)) for ref in refs]
     checked = settle_by_document(checked, lambda ref: check_reference(ref, pins, histories))
     findings = [f for _, found in checked for f in found]
-    findings = _table_columns(_same_name_in_class_context(_enum_siblings(_mirrors(findings), pins)))
+    findings = _setting_rows(_table_columns(_same_name_in_class_context(_enum_siblings(_mirrors(findings), pins))))
     findings = _objects_named_like_a_class(findings, pins, histories or {})
     findings = neighbour_homes(_file_of_the_named_symbol(findings, pins, histories or {}), pins)
     findings = not_project(unjudged(findings, pins, histories), pins, histories)
@@ -422,6 +428,29 @@ def _table_columns(findings: list[Finding]) -> list[Finding]:
             if f.status == BROKEN and _NEVER_SPELLED in f.note:
                 f.status = NOT_CHECKABLE
                 f.note += f"; no name in its table column is {f.pin}'s (another program's table?)"
+    return findings
+
+
+def _setting_rows(findings: list[Finding]) -> list[Finding]:
+    """| `SGLANG_PLATFORM` | Select the plugin by name (e.g. `kunlun`, `demo_cuda`). |: a name no pin
+    spells, listed with other values in the row of a table whose first cell is an env var or a
+    flag, is a value that setting takes (as in a paragraph on it, `_listed_value`), not broken."""
+    settings: dict[tuple[str, int, str], str] = {}  # (file, line, table) -> the setting of the row
+    for f in findings:
+        column = f.ref.column or ""
+        if column.endswith(":1") and f.ref.kind in {ENV, FLAG}:
+            settings[(f.ref.file, f.ref.line, column.rsplit(":", 1)[0])] = f.ref.target
+    if not settings:
+        return findings
+    for f in findings:
+        column = f.ref.column or ""
+        if f.status != BROKEN or f.ref.kind != SYMBOL or _NEVER_SPELLED not in f.note or column.endswith(":1"):
+            continue
+        setting = settings.get((f.ref.file, f.ref.line, column.rsplit(":", 1)[0]))
+        name = re.escape(f.ref.text)
+        if setting and re.search(rf"`[^`]+`\s*(?:,|,?\s+(?:and|or))\s*`{name}`|`{name}`\s*(?:,|,?\s+(?:and|or))\s*`[^`]+`", f.ref.paragraph):
+            f.status = NOT_CHECKABLE
+            f.note += f"; listed with other values in the row of `{setting}` (a value it takes)"
     return findings
 
 

@@ -330,7 +330,7 @@ class _Walker:
         if lead is not None and not any(p.text == lead.text for p in pending):
             pending.insert(0, lead)
         if column is not None:
-            pending = [replace(p, column=column) if p.found.kind == SYMBOL else p for p in pending]
+            pending = [replace(p, column=column) for p in pending]
         self._emit(pending, plain, token.content)
         return codes
 

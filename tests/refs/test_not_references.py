@@ -111,3 +111,18 @@ def test_another_tools_flags_recommended_for_the_project(vllm: PinView) -> None:
     # Handed to vLLM itself ("pass vLLM ..."): still vLLM's flag, and gone.
     (own,) = found["--max-num-seq-groups"]
     assert own.status == BROKEN
+
+
+def test_example_values_in_a_table_row_on_an_env_var(vllm: PinView) -> None:
+    doc = (
+        "vLLM's variables:\n\n"
+        "| Variable | Meaning |\n|---|---|\n"
+        "| `VLLM_DEVICE_PLUGIN` | The plugin to load by its name (e.g. `acme_npu`, `demo_cuda`). |\n"
+        "| Loading | Calls `forward_decode_v9` and `hash_block_tokens`. |\n\n"
+        "Set `VLLM_LOGGING_LEVEL` to one of `quiet_mode`, `loud_mode`.\n"
+    )
+    found = _check(doc, vllm)
+    for text in ("acme_npu", "demo_cuda", "quiet_mode", "loud_mode"):
+        assert all(f.status == NOT_CHECKABLE for f in found[text]), text
+    # A row that names no setting: a name the sources never spell is broken.
+    assert [f.status for f in found["forward_decode_v9"]] == [BROKEN]
