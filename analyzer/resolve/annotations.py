@@ -17,7 +17,10 @@ from analyzer.resolve.models import immutable
 _TRANSPARENT = {"Optional", "Annotated", "ClassVar", "Final", "Required", "NotRequired", "ReadOnly"}
 # A context manager of X is only ever entered (`with cm as x`: an X); its own
 # methods are `__enter__`/`__exit__`, so reading it as an X loses no call.
-_TRANSPARENT |= {"AbstractContextManager", "ContextManager", "AbstractAsyncContextManager", "AsyncContextManager"}
+CONTEXT_MANAGER_TYPES = frozenset(
+    {"AbstractContextManager", "ContextManager", "AbstractAsyncContextManager", "AsyncContextManager"}
+)
+_TRANSPARENT |= CONTEXT_MANAGER_TYPES
 _UNION = {"Union"}
 _TYPE_OF = {"type", "Type"}
 _NONE_NAMES = {"None", "NoneType"}

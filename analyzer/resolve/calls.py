@@ -811,6 +811,9 @@ class CallResolver:
                 # operands are names and attributes (a call's class is rarely known).
                 if not _is_dotted(operand) and not (isinstance(operand, ast.Call) and methods[0] in _CONTEXT):
                     continue
+                # (but a `@contextmanager` function's call stands for what it yields, which is not entered)
+                if isinstance(operand, ast.Call) and self.infer.already_entered(operand, Ctx(m, scope), 0):
+                    continue
                 line += offset
                 for base in self.flow.instances(operand, m, scope, ast.unparse(operand)):
                     for method in methods:

@@ -174,6 +174,7 @@ class FlowGraph:
         self._returners: frozenset[str] = frozenset()
         self._fn_names = self._fn_names | self._attribute_words()
         sites: list[tuple[ModuleFacts, CallSite]] = []
+        self._collect_entered()
         iterating = self._collect_iterated_params()
         classes = frozenset(cd.fact.name for cd in p.classes.values())
         for facts in p.modules.values():
@@ -267,6 +268,31 @@ class FlowGraph:
             for name in sorted(returned):
                 self._passes_through(module, qual, name)
         self._call_constraints(sites)
+
+    def _collect_entered(self) -> None:
+        """`with cm as x` bindings (the index records them as `x = cm`), for the
+        inferrer and the `assign` constraints: x holds what `cm.__enter__()` returns
+        (awaited `cm.__aenter__()` for `async with`)."""
+        if self.source is None:
+            return
+        for facts in self.p.modules.values():
+            lines: list[str] | None = None
+            withs: dict[tuple[int, str], tuple[str, str]] | None = None
+            for asg in (*facts.assignments, *facts.module_attributes):
+                if not asg.value:
+                    continue
+                if lines is None:
+                    text = self.source.module_text(facts)
+                    lines = text.splitlines() if text is not None else []
+                head = lines[asg.line - 1].lstrip() if 0 < asg.line <= len(lines) else ""
+                if not head.startswith(("with ", "with(", "async ")):
+                    continue
+                if withs is None:
+                    withs = _with_bindings("\n".join(lines))
+                node = self.p.parser.parse(asg.value)
+                found = withs.get((asg.line, asg.target))
+                if node is not None and found is not None and found[0] == _norm(node):
+                    self.infer.entered[(facts.module, asg.scope, asg.line, asg.target)] = found[1]
 
     def _collect_iterated_params(self) -> frozenset[str]:
         """Unannotated parameters a `for` loop iterates (`def walk(xs): for x in xs`): the objects
@@ -523,6 +549,9 @@ class FlowGraph:
             if node is None:
                 return
             vals = self.eval(node, m, asg.scope)
+            method = self.infer.entered.get((m, asg.scope, asg.line, asg.target))
+            if vals and method is not None:
+                vals = self._entered(vals, node, m, asg.scope, method)
             if vals:
                 self.write(self._name_loc(m, asg.scope, asg.target), vals)
         elif kind == "classattr":
@@ -557,6 +586,17 @@ class FlowGraph:
                     vals = self.eval(node, m, scope)
                     if vals:
                         self.write(("var", m, fd.fact.qualname, prm.name), vals)
+
+    def _entered(self, vals: set[Value], node: ast.expr, m: str, scope: str, method: str) -> set[Value]:
+        """What `with node as x` binds x to, node's values being `vals`: what each
+        instance's project `method` (`__enter__`) returns (see Inferrer.entered_value)."""
+        if self.infer.already_entered(node, Ctx(m, scope), 0):
+            return vals
+        out: set[Value] = set()
+        for v in vals:
+            enter = self.infer.enter_method(v.name, method) if v.kind == "instance" else None
+            out |= {v} if enter is None else set(self.read(("ret", enter)))
+        return out
 
     def _flow(self, facts: ModuleFacts, fl: Flow) -> None:
         m, parser = facts.module, self.p.parser
@@ -1624,6 +1664,24 @@ _VALUE_WORD = re.compile(r"(?<![.\w])([A-Za-z_]\w*+)(?:\.[A-Za-z_]\w*+)*+(?!\s*(
 _OPERATOR = re.compile(r"[-+*/%@<>|&^~]|==|!=|\bin\b|\bis\b")
 _LOOSE = re.compile(r",|\b(?:if|lambda|or|and|await)\b|:=")
 _BRACKETED = re.compile(r"[(\[{'\"]")
+
+
+def _with_bindings(source: str) -> dict[tuple[int, str], tuple[str, str]]:
+    """(line of the `with`, name) -> (the context expression, normalised, and the
+    method whose result `as` binds) of each `with expr as name` item in a module."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return {}
+    return {
+        (node.lineno, item.optional_vars.id): (
+            _norm(item.context_expr), "__aenter__" if isinstance(node, ast.AsyncWith) else "__enter__"
+        )
+        for node in ast.walk(tree)
+        if isinstance(node, ast.With | ast.AsyncWith)
+        for item in node.items
+        if isinstance(item.optional_vars, ast.Name)
+    }
 
 
 def _operator_only(text: str) -> bool:

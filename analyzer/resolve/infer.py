@@ -14,7 +14,7 @@ import ast
 import re
 
 from analyzer.index.models import Assignment, CallSite, Class, ModuleFacts
-from analyzer.resolve.annotations import annotation_types
+from analyzer.resolve.annotations import CONTEXT_MANAGER_TYPES, annotation_types
 from analyzer.resolve.exprs import dotted_name
 from analyzer.resolve.models import Value, immutable, merge_classes
 from analyzer.resolve.project import (
@@ -81,6 +81,10 @@ class Inferrer:
         # Lambda qualname -> its parameter names (set by the flow stage): they hide
         # outer names of the same spelling and have no annotation to go by.
         self.lambda_params: dict[str, frozenset[str]] = {}
+        # `with cm as x` bindings, (module, scope, line, x) -> `__enter__` (`__aenter__`
+        # for `async with`), set by the flow stage, which reads the source: x holds
+        # what that method of the object returns.
+        self.entered: dict[tuple[str, str, int, str], str] = {}
         # Evaluations cut off at _MAX_DEPTH so far: an answer of None reached
         # through a cut-off is memoised with the depth it was asked at, and
         # worked out again only when asked from a shallower depth (with more
@@ -437,8 +441,55 @@ class Inferrer:
         if asg.value:
             node = self.p.parser.parse(asg.value)
             if node is not None:
-                return self.eval(node, Ctx(module, scope, asg.line), depth + 1)
+                ctx = Ctx(module, scope, asg.line)
+                found = self.eval(node, ctx, depth + 1)
+                method = self.entered.get((module, scope, asg.line, asg.target)) if self.entered else None
+                return found if method is None else self.entered_value(found, node, ctx, method, depth + 1)
         return None
+
+    def entered_value(self, obj: Value | None, node: ast.expr, ctx: Ctx, method: str, depth: int) -> Value | None:
+        """What `with node as x` binds x to, `obj` being node's value: for each class
+        of a project instance, what its `method` (`__enter__`) returns (the object
+        itself for `return self`, or where the method is not the project's)."""
+        if obj is None or obj.kind != "instance" or self.already_entered(node, ctx, depth):
+            return obj
+        found: list[Value] = []
+        for v in obj.each():
+            enter = self.enter_method(v.name, method)
+            value = v if enter is None else self.returns(enter)
+            if value is not None:
+                found.append(value)
+        if len(found) > 1 and all(v.kind == "instance" for v in found):
+            return merge_classes(found)
+        return found[0] if found else None
+
+    def enter_method(self, cls: str, method: str) -> str | None:
+        """The project `method` (`__enter__`) an instance of `cls` runs, unless it returns
+        the instance itself (`return self`: then the object entered is what `as` binds)."""
+        sym = self.p.member(Symbol("class", cls), method)
+        if sym is None or sym.kind != "function" or sym.name not in self.p.functions:
+            return None
+        fd = self.p.functions[sym.name]
+        params = fd.fact.params
+        returned = self._returned(fd)
+        if params and returned and all(text == params[0].name for text in returned):
+            return None
+        return sym.name
+
+    def already_entered(self, node: ast.expr, ctx: Ctx, depth: int) -> bool:
+        """`with cm() as x` where the call's value already stands for what is entered:
+        a `@contextmanager` function's (what it yields) or one annotated as a context
+        manager of X (`-> ContextManager[X]`, read as an X)."""
+        if not isinstance(node, ast.Call):
+            return False
+        func = self.eval(node.func, ctx, depth + 1)
+        fd = self.p.functions.get(func.name) if func is not None and func.kind == "function" else None
+        if fd is None:
+            return False
+        if any(d.rpartition(".")[2] in _CONTEXT_MANAGERS for d in fd.fact.decorators):
+            return True
+        head = fd.fact.returns.partition("[")[0].rpartition(".")[2] if fd.fact.returns else ""
+        return head in CONTEXT_MANAGER_TYPES
 
     # -- symbols, annotations, returns ----------------------------------------
 

@@ -61,6 +61,7 @@ _JARVIS_ROUND = [
     "assignments/swap_names",
     "classes/conditional_receiver",
     "assignments/loop_else",
+    "operators/with_enter_value",
 ]
 
 
@@ -72,7 +73,9 @@ def test_jarvis_round_cases_exact(case_id: str) -> None:
     after it reaches; `alias = name` holds name's binding at that line, and
     `a, b = b, a` swaps them; `x.m()` on a rebound `x` reaches the classes of
     every assignment that reaches it (both arms of an `if`), and a loop with no
-    `break` always runs its `else` (rules found by the Jarvis micro-benchmark)."""
+    `break` always runs its `else`; `with cm as x` binds x to what `cm.__enter__`
+    returns (a `@contextmanager` call's value is what it yields, not entered again)
+    (rules found by the Jarvis micro-benchmark)."""
     assert _edges(actual(case_id)) == _edges(expected(case_id))
 
 
