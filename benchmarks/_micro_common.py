@@ -64,20 +64,28 @@ class Scores:
     misses: list[str] = field(default_factory=list)  # each differing case, then its edges
 
 
-def score_cases(
+def case_graphs(
     settings: Settings, found: list[Case], min_confidence: str, rename: Callable[[Graph], Graph] | None = None
-) -> Scores:
-    """Each case through exactly what `atlas callgraph DIR --format pycg` runs,
-    scored on edges against its expected graph (`rename` maps our names first)."""
-    out = Scores()
+) -> list[tuple[Case, Graph, Graph]]:
+    """(case, expected graph, our graph) for each case, ours through exactly what
+    `atlas callgraph DIR --format pycg` runs (`rename` maps our names first)."""
+    out = []
     for case in found:
         expected: Graph = json.loads(case.truth.read_text())
         try:
             actual = directory_callgraph(settings, case.folder, min_confidence=min_confidence)
         except TreeError as exc:
             raise BenchError(f"{case.name}: {exc}") from exc
-        if rename is not None:
-            actual = rename(actual)
+        out.append((case, expected, rename(actual) if rename is not None else actual))
+    return out
+
+
+def score_cases(graphs: list[tuple[Case, Graph, Graph]], expect: Callable[[str, Graph], Graph] | None = None) -> Scores:
+    """Each case scored on edges; `expect` (case name, its expected graph) gives the
+    graph to score against instead of the expected one as written."""
+    out = Scores()
+    for case, written, actual in graphs:
+        expected = expect(case.name, written) if expect is not None else written
         t, f, n = score(expected, actual)
         rows = [out.per.setdefault(case.name.split("/")[0], [0] * 5)]
         if case.part is not None:

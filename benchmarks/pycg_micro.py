@@ -31,6 +31,7 @@ from benchmarks._micro_common import (
     BenchError,
     Case,
     add_options,
+    case_graphs,
     fetch_sdist,
     print_report,
     score_cases,
@@ -70,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         snippets = args.snippets if args.snippets is not None else download_snippets(settings.cache_dir)
         found = cases(snippets.expanduser().resolve())
-        scores = score_cases(settings, found, args.min_confidence)
+        scores = score_cases(case_graphs(settings, found, args.min_confidence))
     except BenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
