@@ -459,8 +459,8 @@ def _new_file(finding: Finding, pin: PinView) -> bool:
     has (`# models/dits/my_model.py` over `class MyModelTransformer`): the file a guide shows the
     reader how to write. A file whose folder is gone too is a moved or removed one."""
     ref = finding.ref
-    if finding.status != BROKEN or ref.writes is None or find_symbol(ref.writes, pin)[0]:
-        return False
+    if finding.status != BROKEN or ref.writes is None or ref.located or find_symbol(ref.writes, pin)[0]:
+        return False  # (a copy's header, `copies.headed`: the file the quoted code lives in)
     if ref.text.rstrip().endswith("/"):
         return False  # a folder (`# under vllm/attention/`) is where new code goes, not the new file
     folder, _, name = ref.target.strip("/").rpartition("/")

@@ -45,6 +45,25 @@ def located(lead_text: str | None) -> str | None:
     return None
 
 
+# A comment line of a snippet.
+_COMMENT_RE = re.compile(r"\s*#(.*)")
+
+
+def headed(content: str, lead_text: str | None) -> str | None:
+    """The project file a snippet's first line, a comment, names as where the code below it lives
+    (`# vllm/v1/executor/abstract.py` over `class Executor(ExecutorBase):`), as `located` reads
+    the paragraph before a snippet; None when the line names none, or it or the paragraph says
+    the code is the reader's new code (`# 在 vllm/attention/ 下创建 ...`, `# .../my_model.py`)."""
+    first = next((line for line in content.splitlines() if line.strip()), "")
+    m = _COMMENT_RE.match(first)
+    if m is None or (lead_text and _NEW_CODE_RE.search(lead_text)):
+        return None
+    comment = m.group(1)
+    if _NEW_CODE_RE.search(re.sub(r"[_/.]", " ", comment)):
+        return None  # the reader's own file (`my_model.py`)
+    return located(comment)
+
+
 @dataclass(frozen=True, slots=True)
 class SelfMember:
     """`self.x` in a method of a snippet's class: its (snippet-relative) line, column, name."""

@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from markdown_it.token import Token
 
 from analyzer.refs.classify import FOREIGN_NAMES, FOREIGN_ROOTS
-from analyzer.refs.copies import constructed
+from analyzer.refs.copies import constructed, headed
 from analyzer.refs.dependencies import STDLIB_MODULES
 from analyzer.refs.framework import document_project
 from analyzer.refs.links import REPO_PROJECTS, repository_of
+from analyzer.refs.pseudocode import reindent
 from analyzer.refs.shell import foreign_flags, foreign_words, looks_like_command
 
 SHELL_LANGS = {"bash", "sh", "shell", "console", "zsh", "shell-session", "terminal"}
@@ -98,20 +99,41 @@ def _repaired(content: str) -> ast.Module | None:
     lines = [_DEF_REST_RE.sub(lambda m: " " * len(m.group(0)), line) if _DEF_LINE_RE.match(line) else line for line in lines]
     # Only a few lines, and a small share of the snippet: more is not code with notes in it.
     budget = min(_MAX_REPAIRS, sum(1 for line in lines if line.strip()) // 4)
-    for _ in range(budget + 1):
+    blanked = 0
+    while True:
         try:
             return ast.parse("\n".join(lines))
+        except IndentationError:
+            # Hand-typed pseudocode whose indentation slipped (or a body left empty by a blanked
+            # line): read as the structure it means.
+            again = reindent(lines)
+            if again == lines:
+                return None
+            lines = again
         except SyntaxError as exc:
             bad = (exc.lineno or 0) - 1
-            if not 0 <= bad < len(lines) or not lines[bad].strip():
+            if blanked == budget or not 0 <= bad < len(lines) or not lines[bad].strip():
                 return None
-            lines[bad] = ""  # blank, so line numbers stay those of the document
-    return None
+            if "follows keyword argument" in exc.msg and _ARG_REST_RE.search(lines[bad]):
+                # `WorkerWrapperBase(vllm_config=vllm_config, ...)`: "and the rest" of a call's arguments.
+                lines[bad] = _ARG_REST_RE.sub(lambda m: " " * len(m.group(0)), lines[bad])
+            elif "expected 'except' or 'finally'" in exc.msg and (opened := _open_try(lines, bad)) is not None:
+                lines[opened] = ""  # a `try:` the copy cut short: its body is still the method's code
+            else:
+                lines[bad] = ""  # blank, so line numbers stay those of the document
+            blanked += 1
+
+
+def _open_try(lines: list[str], before: int) -> int | None:
+    """The last `try:` line before line `before`."""
+    return next((i for i in range(before - 1, -1, -1) if lines[i].strip() == "try:"), None)
 
 
 _DEF_LINE_RE = re.compile(r"\s*(?:async\s+)?def\s+\w+\s*\(")
 # `...` standing for a parameter: after `(` or `,`, before `,` or `)` (not a default `x=...`).
-_DEF_REST_RE = re.compile(r"(?<=[(,])\s*\.\.\.\s*(?=[,)])")
+_DEF_REST_RE = re.compile(r"(?<=[(,])\s*\.{3,}\s*(?=[,)])")
+# `...` as one of a call's arguments, with the comma before it.
+_ARG_REST_RE = re.compile(r",\s*\.{3,}\s*(?=[,)])")
 
 
 def _closes_after(lines: list[str], i: int) -> bool:
@@ -177,7 +199,10 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
     facts.plain_words = set(re.findall(r"(?<![\w./-])[A-Za-z_][A-Za-z0-9_]*(?![\w/(])", prose))
     copied: dict[str, tuple[str, str]] = {}  # attribute of a snippet's class -> (that class, the class constructed)
     qualified: set[tuple[str, str]] = set()  # (`argparse`, `Namespace`) for `argparse.Namespace`
-    for token in tokens:
+    lead: str | None = None  # the paragraph before the next block
+    for i, token in enumerate(tokens):
+        if token.type == "inline" and i and tokens[i - 1].type == "paragraph_open":
+            lead = token.content
         if token.type not in {"fence", "code_block"}:
             continue
         lang = (token.info or "").strip().split(maxsplit=1)[0].lower() if token.info else ""
@@ -194,6 +219,10 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
                 facts.local_names.update(_KEY_RE.findall(payload))
         if lang not in PYTHON_LANGS:
             continue
+        # A copy whose first line says where in the project it lives (`copies.headed`) defines
+        # the project's names, not the document's own.
+        quoted = headed(token.content, lead) is not None
+        lead = None
         for _, tree in parse_snippet(token.content):
             for node in ast.walk(tree):
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
@@ -204,7 +233,7 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
                     facts.request_keys.update(key for key, _ in request_keys(node))
                 if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and CLASSNAME_RE.match(node.attr):
                     qualified.add((node.value.id, node.attr))
-                if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+                if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and not quoted:
                     facts.defined.add(node.name)
                 elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                     for alias in node.names:
@@ -232,9 +261,14 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
     # argparse's too; `server = uvicorn.Server(config)`: `server.serve(...)` is uvicorn's method.
     facts.foreign |= {name for root, name in qualified if _foreign_module(root, facts)}
     for var, made in list(facts.instances.items()):
-        if _foreign_module(made.split(".", 1)[0], facts):
+        root = made.split(".", 1)[0]
+        if _foreign_module(root, facts):
             del facts.instances[var]
             facts.foreign.add(var)
+        elif root != made and root not in ROOTS and root not in facts.imported and not CLASSNAME_RE.match(root):
+            # `proc = context.Process(...)`: a class reached through an object the snippets do not
+            # say is the project's (`LLM(...)`, `vllm.LLM(...)`, `sgl.Engine(...)` are).
+            del facts.instances[var]
     # `self.scheduler = Scheduler(...)` in a copied class: the reader's later `scheduler.swapped`
     # is that class's member (a variable the snippets assign themselves keeps its own class).
     for attr, (holder, cls) in copied.items():

@@ -33,7 +33,7 @@ from analyzer.refs.classify import (
     classify_symbol,
     other_system,
 )
-from analyzer.refs.copies import located, method_owner, object_call, self_members
+from analyzer.refs.copies import headed, located, method_owner, object_call, self_members
 from analyzer.refs.document import (
     CLASSNAME_RE,
     PYTHON_LANGS,
@@ -497,10 +497,12 @@ class _Walker:
         `lead_text`: the paragraph right before the block (where it may say the code lives)."""
         if not token.map:
             return
-        self.place = located(lead_text)
         first = token.map[0] + (2 if token.type == "fence" else 1)  # 1-based line of the block's first content line
         lang = (token.info or "").strip().split(maxsplit=1)[0].lower().strip("{}.") if token.info else ""
         content = token.content
+        self.place = located(lead_text)
+        header = headed(content, lead_text) if self.place is None and lang in PYTHON_LANGS else None
+        self.place = self.place or header
         if lang in SHELL_LANGS and holds_no_command(content):
             lang = "text"  # a call chain or file list fenced as `shell` for its colours
         pending: list[_Pending] = []
@@ -528,7 +530,11 @@ class _Walker:
                 pending.append(_Pending(line, col, ref.text, found, 0, "fence", ref.command))
         if lang in PYTHON_LANGS or lang in SHELL_LANGS:
             taken = {(p.line, p.text) for p in pending}
-            pending.extend(p for p in self._comment_paths(content, first, lang in PYTHON_LANGS) if (p.line, p.text) not in taken)
+            comment_paths = self._comment_paths(content, first, lang in PYTHON_LANGS)
+            if header is not None:
+                # The header's own path: the file a quoted copy lives in, not a new file (`check._new_file`).
+                comment_paths = [replace(p, located=header) if p.found.kind == PATH and p.found.target == header else p for p in comment_paths]
+            pending.extend(p for p in comment_paths if (p.line, p.text) not in taken)
         if lang in TEXT_LANGS:
             taken = {(p.line, p.text) for p in pending}
             pending.extend(p for p in self._text(content, first, owner) if (p.line, p.text) not in taken)
@@ -1052,6 +1058,11 @@ def _placed(p: _Pending, place: str) -> _Pending:
     carry the place (the block's vote is then not needed), and a class it names inside a copy
     (`CpuGpuBlockAllocator.create(...)`, `Dict[SeqId, ...]`) is judged even where the copy's own
     class is gone (whose members are not: the class carries the breakage)."""
+    if p.mirror is not None and p.field_of is not None and place.endswith(".py") and p.field_of.count(".") == 1:
+        # A copied method's parameter: the method of the class in the file the text names (vLLM
+        # has several `RMSNorm`s; `fields.accepts` falls back to the name alone if the file moved).
+        module = place.removeprefix("python/").removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        return replace(p, located=place, field_of=f"{module}.{p.field_of}")
     if p.mirror is not None:
         return replace(p, located=place)
     if p.scope is not None and p.field_of is None and CLASSNAME_RE.match(p.text.split(".", 1)[0]) and not p.doc_defined:

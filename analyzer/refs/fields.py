@@ -85,8 +85,12 @@ def accepts(callee: str, name: str, pin: PinView, depth: int = 0) -> bool | None
     if depth > _MAX_DEPTH:
         return None
     entries = find_symbol(callee, pin)[0]
+    parts = callee.split(".")
+    if not [e for e in entries if e.kind in {"class", "function"}] and len(parts) > 2 and parts[-2][:1].isupper():
+        # `vllm.a.b.Cls.method` of a copy whose file moved: the class's method, by the class's name.
+        entries = find_symbol(".".join(parts[-2:]), pin)[0]
     if not [e for e in entries if e.kind in {"class", "function"}] and "." in callee:
-        entries = find_symbol(callee.rsplit(".", 1)[-1], pin)[0]  # `vllm.LLM`: a re-export
+        entries = find_symbol(parts[-1], pin)[0]  # `vllm.LLM`: a re-export
     classes = [e for e in entries if e.kind == "class"]
     functions = [e for e in entries if e.kind == "function"]
     if classes:

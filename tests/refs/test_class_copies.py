@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from analyzer.refs.check import check_references, extract_all
-from analyzer.refs.copies import constructed, located, self_members
+from analyzer.refs.copies import constructed, headed, located, self_members
 from analyzer.refs.document import parse_snippet
 from analyzer.refs.pinview import PinView, SymbolEntry
 
@@ -52,10 +52,33 @@ class LLMEngine:
 '''
 
 
+_LAYERS = '''
+class CustomOp:
+    def forward(self, *args, **kwargs):
+        return self.dispatch(*args, **kwargs)
+
+
+class RMSNorm(CustomOp):
+    def forward_native(self, x, residual):
+        return x
+'''
+# Another class of the same name, in a model's file (as vLLM has several `RMSNorm`s).
+_MODEL = '''
+class RMSNorm:
+    def forward(self, hidden_states):
+        return hidden_states
+'''
+
+
 def _view(root: Path) -> PinView:
     """A vLLM pin whose index holds, as the real one does, the attributes `__init__` assigns, and
     whose sources' words are read from disk (`PinView.mentions`)."""
-    sources = {"vllm/v1/core/sched/scheduler.py": _SCHEDULER, "vllm/v1/engine/llm_engine.py": _ENGINE}
+    sources = {
+        "vllm/v1/core/sched/scheduler.py": _SCHEDULER,
+        "vllm/v1/engine/llm_engine.py": _ENGINE,
+        "vllm/model_executor/layers/layernorm.py": _LAYERS,
+        "vllm/model_executor/models/toy.py": _MODEL,
+    }
     tree = root / "vllm-0.30.0"
     symbols = []
     for rel, text in sources.items():
@@ -232,3 +255,67 @@ def test_a_method_on_an_object_the_project_names_is_judged_by_its_spelling(pin: 
     assert got[(27, "model_executor.determine_num_available_blocks")] == "broken"  # the sources never spell it
     assert got[(28, "model_executor.execute_model")] == "ok"
     assert not any(text.startswith(("outputs.", "result.")) for _, text in got)  # the snippet's own variables
+
+
+_HEADED = """# vLLM internals
+
+```python
+# vllm/v1/core/sched/scheduler.py
+class Scheduler(SchedulerInterface):
+    def schedule(self):
+        return self._schedule_chunked(self.waiting)
+```
+
+```python
+# vllm/core/old_scheduler.py (simplified)
+class OldScheduler:
+    def step(self):
+        pass
+```
+
+The old `OldScheduler` ran each step.
+"""
+
+
+def test_a_path_comment_heading_the_snippet_places_the_copy(pin: PinView) -> None:
+    got = _statuses(_HEADED, pin)
+    assert got[(7, "self._schedule_chunked")] == "broken" and got[(7, "self.waiting")] == "ok"
+    # A class the snippet's header places in the project is the project's, not the author's: its
+    # name is judged (`OldScheduler` is gone), also where the prose names it.
+    assert got[(12, "OldScheduler")] == "broken" and got[(17, "OldScheduler")] == "broken"
+    # Without the header, the block's vote decides (one method in common: nothing said).
+    plain = _statuses(_HEADED.replace("# vllm/v1/core/sched/scheduler.py\n", ""), pin)
+    assert (6, "self._schedule_chunked") not in plain and plain[(11, "OldScheduler")] == "broken"
+
+
+def test_a_header_that_names_the_reader_s_new_file_does_not_place() -> None:
+    assert headed("# vllm/v1/core/sched/scheduler.py\nclass Scheduler:\n    pass\n", None) == "vllm/v1/core/sched/scheduler.py"
+    assert headed("\n# File: python/sglang/srt/managers/scheduler.py\nx = 1\n", None) is not None
+    assert headed("# vllm/model_executor/models/my_model.py\nclass MyModel:\n    pass\n", None) is None
+    assert headed("# 在 vllm/attention/ 下创建新的 backend\nclass B:\n    pass\n", None) is None
+    assert headed("# vllm/v1/core/sched/scheduler.py\nclass S:\n    pass\n", "Add your own scheduler:") is None
+    assert headed("x = 1\n# vllm/v1/core/sched/scheduler.py\n", None) is None  # not the first line
+
+
+_NORM = """# vLLM layers
+
+```python
+# vllm/model_executor/layers/layernorm.py
+class RMSNorm(nn.Module):
+    def forward(self, x, residual=None):
+        return x
+```
+"""
+
+
+def test_a_placed_copy_s_parameters_are_judged_on_the_class_in_the_named_file(pin: PinView) -> None:
+    # The layer's `RMSNorm.forward` is its base's `forward(*args, **kwargs)`: nothing to say about
+    # `x` or `residual`; the model's `RMSNorm.forward(hidden_states)` is another class.
+    got = _statuses(_NORM, pin)
+    assert got[(5, "RMSNorm")] == "ok"
+    assert got.get((6, "residual")) != "broken" and got.get((6, "x")) != "broken"
+
+
+def test_a_class_made_through_an_unknown_object_says_nothing_of_its_instances(pin: PinView) -> None:
+    doc = "# vLLM\n\n```python\nproc = context.Process(target=run)\nproc.start()\n```\n"
+    assert not any(text.startswith("proc.") for _, text in _statuses(doc, pin))

@@ -1,0 +1,70 @@
+"""Hand-typed copies of a class whose indentation slipped (`pseudocode.reindent`, used by
+`document.parse_snippet`): read as the structure the author means, line for line."""
+
+from __future__ import annotations
+
+import ast
+
+from analyzer.refs.document import parse_snippet
+from analyzer.refs.pseudocode import reindent
+
+# A body shifted by a column, a `def` left inside the method before it, a tab among spaces.
+_SLIPPED = """class Pool:
+  def __init__(self, size):
+    self.slots = list(range(size))
+
+  def take(self, n):
+    picked = self.slots[:n]
+        self.slots = self.slots[n:]
+        return picked
+
+    def give(self, items):
+      self.slots.extend(items)
+\tdef size(self):
+        return len(self.slots)
+"""
+
+
+def _methods(tree: ast.Module) -> dict[str, list[str]]:
+    cls = tree.body[0]
+    assert isinstance(cls, ast.ClassDef)
+    return {f.name: [a.arg for a in f.args.args] for f in cls.body if isinstance(f, ast.FunctionDef)}
+
+
+def test_a_def_inside_a_class_is_a_method_however_deep_it_is_written() -> None:
+    lines = reindent(_SLIPPED.splitlines())
+    assert len(lines) == len(_SLIPPED.splitlines())  # line numbers stay the document's
+    tree = ast.parse("\n".join(lines))
+    assert _methods(tree) == {"__init__": ["self", "size"], "take": ["self", "n"], "give": ["self", "items"], "size": ["self"]}
+    take = next(f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name == "take")
+    assert [type(s).__name__ for s in take.body] == ["Assign", "Assign", "Return"]
+
+
+def test_parse_snippet_reads_slipped_pseudocode_whole() -> None:
+    [(_, tree)] = parse_snippet(_SLIPPED)
+    assert set(_methods(tree)) == {"__init__", "take", "give", "size"}
+    # A body a blanked line leaves empty (`list(range(n)` never closed) is still a method.
+    [(_, tree)] = parse_snippet("class Pool:\n  def reset(self):\n    self.slots = list(range(n)\n  def size(self):\n    return 1\n")
+    assert set(_methods(tree)) == {"reset", "size"}
+
+
+def test_well_indented_code_keeps_its_structure() -> None:
+    code = "def f(x):\n    if x:\n        return [\n            1,\n        ]\n    return 0\n"
+    assert ast.dump(ast.parse("\n".join(reindent(code.splitlines())))) == ast.dump(ast.parse(code))
+
+
+def test_a_quoted_signature_and_a_cut_short_call_parse() -> None:
+    # `....` among the parameters, `...` among a call's arguments after keywords, a `try:` with
+    # its handler left out.
+    code = (
+        "class W:\n"
+        "    def __init__(self, config, ....):\n"
+        "        w = Wrapper(config=config, ...)\n"
+        "    def loop(self):\n"
+        "        try:\n"
+        "            self.run()\n"
+        "    def stop(self):\n"
+        "        pass\n"
+    )
+    [(_, tree)] = parse_snippet(code)
+    assert set(_methods(tree)) == {"__init__", "loop", "stop"}
