@@ -6,6 +6,9 @@ other still says where it went. Read from the pin's index only.
   and, in it, the class whose name is the old one less words at either end or with words added
   (`Worker`, `DraftModel` -> `DraftModelProposer`); of several related ones, the one the others
   derive from.
+- An abstract base gone (`ExecutorBase`): the abstract class named without the base's affix
+  (`Executor`, an `ABC`) took its place, and the module named after it (`executor_base.py`) went
+  where that class lives.
 - A file gone (`openai/serving_chat.py`): the class named after it with words added in front
   (`OpenAIServingChat`), inside the folder the file was in, is where its code lives now.
 """
@@ -58,6 +61,27 @@ def class_in_its_module(name: str, pin: PinView) -> tuple[SymbolEntry, str] | No
             return None
         return roots[0], f"the class of {stem} the others derive from, named like `{name}`"
     return found[0], f"the class of {stem}, the module named after `{name}`"
+
+
+# `ExecutorBase`, `BaseExecutor`, `AbstractExecutor`, `ExecutorInterface`: an abstract base's affixes.
+_BASE_AFFIX_RE = re.compile(r"(?:Base|Abstract)(?P<head>[A-Z]\w+)|(?P<tail>[A-Z]\w*?)(?:Base|Interface)")
+_ABSTRACT_BASES = {"ABC", "ABCMeta", "Protocol"}
+
+
+def base_class_successor(name: str, pin: PinView) -> SymbolEntry | None:
+    """The abstract class that took the gone abstract base `name`'s place: the one top-level class
+    named as `name` less its base affix (`ExecutorBase` -> `Executor`) that is itself abstract
+    (derives from `ABC` or `Protocol`); None when there is none or several."""
+    m = _BASE_AFFIX_RE.fullmatch(name.lstrip("_"))
+    if m is None:
+        return None
+    core = m.group("head") or m.group("tail")
+    hits = [
+        e for e in pin.table.ending_with(core)
+        if e.kind == "class" and e.last == core and e.parent == e.path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        and not e.path.startswith(("tests/", "test/")) and {b.split("[", 1)[0].rsplit(".", 1)[-1] for b in e.bases} & _ABSTRACT_BASES
+    ]
+    return hits[0] if len(hits) == 1 else None
 
 
 def module_of_its_class(old_path: str, folders: list[str], pin: PinView) -> tuple[SymbolEntry, str] | None:

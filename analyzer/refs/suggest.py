@@ -20,6 +20,7 @@ from analyzer.refs.fuzzy import NamePool, closest
 from analyzer.refs.links import anchor_suggestions, moved_link_homes
 from analyzer.refs.models import ENV, FLAG, METRIC, PATH, SYMBOL, Reference, Suggestion
 from analyzer.refs.namesakes import (
+    base_class_successor,
     class_in_its_module,
     file_with_words_dropped,
     module_of_its_class,
@@ -208,7 +209,10 @@ def _paths(ref: Reference, pin: PinView, history: History | None, line_symbol: s
         shorter = file_with_words_dropped(old_path, folders, pin) if folders and hit is None else None
         if shorter is not None:
             why = f"the one module under {folders[0]}/ named as the old one less its last words"
-            out.append(Suggestion(_write_path(ref, shorter, pin), 0.6, why, shorter))
+            # Only the package itself left of the old folders: a file of that name anywhere in it
+            # is a weak lead (`vllm/executor/executor_base.py` -> some model's `runtime/executor.py`).
+            whole = "/" not in folders[0].removeprefix(pin.layout_prefix).strip("/")
+            out.append(Suggestion(_write_path(ref, shorter, pin), 0.3 if whole else 0.6, why, shorter))
     if not any(s.confidence >= 0.5 for s in out):
         basename = old_path.rstrip("/").rsplit("/", 1)[-1]
         same_name = pin.files_named(basename)
@@ -307,6 +311,14 @@ def _module_named_after_class(ref: Reference, old_path: str, pin: PinView) -> li
         if len({e.path for e in homes}) == 1:
             why = f"where `{homes[0].last}` lives (the class named `...{_camel(name.removesuffix('.py'))}` in the text's terms)"
             return [Suggestion(_write_path(ref, homes[0].path, pin), 0.7, why, homes[0].location)]
+    if not hits:
+        # `executor_base.py` held `ExecutorBase`, gone: the file of the abstract class that took
+        # its place (`Executor` in `v1/executor/abstract.py`).
+        gone = ref.writes if ref.writes and not pin.find_symbol(ref.writes) else _camel(name.removesuffix(".py"))
+        successor = base_class_successor(gone, pin)
+        if successor is not None:
+            why = f"where `{successor.last}` lives, the abstract class that took `{gone}`'s place"
+            return [Suggestion(_write_path(ref, successor.path, pin), 0.7, why, successor.location)]
     if len(hits) != 1:
         return []
     return [Suggestion(_write_path(ref, hits[0].path, pin), 0.75, f"where `{hits[0].last}` lives", hits[0].location)]
@@ -444,6 +456,10 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
             namesake = class_in_its_module(last, pin)
             if namesake is not None:
                 out.append(Suggestion(namesake[0].full, 0.7, namesake[1], namesake[0].location))
+            successor = base_class_successor(last, pin)
+            if successor is not None:
+                why = f"the one abstract class named `{last}` less its base affix"
+                out.append(Suggestion(successor.full, 0.7, why, successor.location))
         if len(parts) == 1 and _CLASS_RE.match(last) and sum(c.isupper() for c in last) >= 2 and ref.context:
             out.extend(_qualified_class(ref, last, pin))
         if len(parts) == 1 and last.endswith(_MIXIN):
