@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from rapidfuzz import fuzz
@@ -265,6 +265,10 @@ def _same_name_nearby(ref: Reference, old_path: str, pin: PinView) -> list[Sugge
         if len(kept) == 1 and len(pin.files_named(name)) <= 3:
             why = f"the one {name} still under {'/'.join(folders[-2:])}/"
             return [Suggestion(_write_path(ref, kept[0], pin), 0.8, why, kept[0])]
+        worded = _renamed_folder(folders, [c for c in pool if c in pin.files], pin)
+        if worded is not None:
+            why = f"the nearest {name} under {worded[1]}/ in a folder named with the gone folder's words"
+            return [Suggestion(_write_path(ref, worded[0], pin), 0.7, why, worded[0])]
     same_parent = [cand for _, cand in near if _segments(cand)[-2:-1] == [parent]]
     for rank, (extra, cand) in enumerate(near[:3]):
         if len(near) == 1:
@@ -279,6 +283,26 @@ def _same_name_nearby(ref: Reference, old_path: str, pin: PinView) -> list[Sugge
         where = cand + "/" if cand in pin.dirs and ref.text.rstrip("`").endswith("/") else cand
         out.append(Suggestion(_write_path(ref, where, pin), confidence, "same name, same folders in order", cand))
     return out
+
+
+def _folder_words(segments: Iterable[str]) -> set[str]:
+    return {w for seg in segments for w in seg.lower().split("_") if len(w) > 2}
+
+
+def _renamed_folder(folders: list[str], pool: list[str], pin: PinView) -> tuple[str, str] | None:
+    """`sglang/srt/openai_api/protocol.py` gone: of the files of that name under the folders that
+    survive (`sglang/srt/`), the one whose new folders share a word with the gone ones
+    (`entrypoints/openai/`, not `weight_cache/`), the nearest of those, with the surviving folder;
+    None when none, or several as near."""
+    keep = next((k for k in range(len(folders), 0, -1) if pin.has_path("/".join(folders[:k]))), 0)
+    if keep == len(folders) or keep < 2:
+        return None  # the folder is still there (a file gone from it), or only the package is left
+    gone = _folder_words(folders[keep:])
+    prefix = "/".join(folders[:keep]) + "/"
+    hits = sorted((len(_segments(c)), c) for c in pool if c.startswith(prefix) and gone & _folder_words(_segments(c)[keep:-1]))
+    if not hits or (len(hits) > 1 and hits[0][0] == hits[1][0]):
+        return None
+    return hits[0][1], prefix.rstrip("/")  # the nearest (`openai/protocol.py`, not `openai/realtime/protocol.py`)
 
 
 _VERSION_RE = re.compile(r"v\d+")
