@@ -42,7 +42,7 @@ from analyzer.refs.resolve import (
 )
 from analyzer.refs.said_gone import said_gone
 from analyzer.refs.sibling_classes import renamed_siblings
-from analyzer.refs.suggest import History, member_of_a_quoted_class, suggest
+from analyzer.refs.suggest import History, member_of_a_quoted_class, spelled_like, suggest
 from analyzer.refs.unjudged import unjudged
 
 IgnoreFn = Callable[[Reference], bool]
@@ -281,7 +281,7 @@ def _undefined(ref: Reference, findings: list[Finding], by_pin: dict[str, PinVie
             f.status = BROKEN
             f.note = f"`{ref.target}` is neither defined nor used anywhere in {f.pin}'s sources: removed, or never there"
             # Only the one lead such a name has: a member of the class its sentence quotes.
-            f.suggestions = member_of_a_quoted_class(ref, pin) if pin is not None else []
+            f.suggestions = [*member_of_a_quoted_class(ref, pin), *spelled_like(ref.target, pin)] if pin is not None else []
         elif not bare:
             continue  # a name in a diagram the sources use: nothing to say
         else:

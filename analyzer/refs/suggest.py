@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from rapidfuzz import fuzz
+from rapidfuzz.distance import DamerauLevenshtein
 
 from analyzer.refs.commandflags import command_flags
 from analyzer.refs.commandindex import subcommands
@@ -525,6 +526,31 @@ def member_of_a_quoted_class(ref: Reference, pin: PinView) -> list[Suggestion]:
                 why = _spelling_reason(f"closest member of `{owner}`, which the sentence quotes", ratio)
                 out.append(Suggestion(f"{owner}.{name}", _spelling_confidence(ratio), why, None))
     return out
+
+
+_SNAKE_RE = re.compile(r"_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
+_TYPO_CONFIDENCE = 0.6
+
+
+def spelled_like(name: str, pin: PinView) -> list[Suggestion]:
+    """A `snake_case` name the sources never spell, and the one name they do spell that is it
+    with one letter off (`atten_tp_size` -> `attn_tp_size`, an attribute of many layers): what
+    the author meant. Nothing when there are several, for a short name (a typo of a short name
+    is as likely another name) or for one that differs in a number (another version)."""
+    if not _SNAKE_RE.fullmatch(name) or len(name) < 8:
+        return []
+    cache = pin.command_flag_cache  # per-pin memo (its other keys are commands)
+    if "suggest: spelled snake names" not in cache:
+        words = pin.source_words()
+        cache["suggest: spelled snake names"] = NamePool(w for w in (words.words if words is not None else ()) if _SNAKE_RE.fullmatch(w))
+    pool: NamePool = cache["suggest: spelled snake names"]
+    near = [n for n, _ in closest(name, pool, n=8, cutoff=0.8)]
+    # Names that differ in a number are other versions (`paged_attention_v1` for `_v2`), not typos.
+    plain = re.sub(r"\d", "", name)
+    typos = [n for n in near if DamerauLevenshtein.distance(name, n) == 1 and n.count("_") == name.count("_") and re.sub(r"\d", "", n) != plain]
+    if len(typos) != 1:
+        return []
+    return [Suggestion(typos[0], _TYPO_CONFIDENCE, "the one name the sources spell a letter off", None)]
 
 
 _WORD_SPLIT_RE = re.compile(r"[^a-z0-9]+")
