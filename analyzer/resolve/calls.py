@@ -928,6 +928,9 @@ class CallResolver:
                     self._edge(rec, sym.name, "direct", self._confidence(base, sym.name))
                 else:
                     self._method_edges(rec, base, sym.name, self._receiver_kind(base, sym.name))
+                    if base.kind == "instance" and p.functions[sym.name].fact.is_property:
+                        # `self.state(restore=True)`: the getter runs, then what it returns is called.
+                        self._value_call(rec, self.infer.returns(sym.name), "via-attribute-type")
                 return
             if sym is not None and sym.kind == "class":
                 self._value_call(rec, Value("class", sym.name, base.via), "constructor")

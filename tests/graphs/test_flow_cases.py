@@ -62,6 +62,7 @@ _JARVIS_ROUND = [
     "classes/conditional_receiver",
     "assignments/loop_else",
     "operators/with_enter_value",
+    "classes/property_called",
 ]
 
 
@@ -74,8 +75,9 @@ def test_jarvis_round_cases_exact(case_id: str) -> None:
     `a, b = b, a` swaps them; `x.m()` on a rebound `x` reaches the classes of
     every assignment that reaches it (both arms of an `if`), and a loop with no
     `break` always runs its `else`; `with cm as x` binds x to what `cm.__enter__`
-    returns (a `@contextmanager` call's value is what it yields, not entered again)
-    (rules found by the Jarvis micro-benchmark)."""
+    returns (a `@contextmanager` call's value is what it yields, not entered again);
+    calling a property's value (`self.state(restore=True)`) runs the getter, then
+    what it returns (rules found by the Jarvis micro-benchmark and its round)."""
     assert _edges(actual(case_id)) == _edges(expected(case_id))
 
 
