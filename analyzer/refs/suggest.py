@@ -473,6 +473,8 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
                 # -> `FlatLogprobs.append`): wrong 4 times in 4 on the labelled parts. A guess.
                 confidence = round(_GUESS_WEIGHT * (1.0 if len(movers) == 1 else 0.6), 2)
                 out.append(Suggestion(short_name(e, pin), confidence, f"same method on an unrelated class ({GUESS_NOTE})", e.location))
+            if owners and not related:
+                out.extend(_method_made_function(last, owners, pin))
             if not owners and history is not None:
                 out.extend(_renamed_class(owner, pin, history, member=last))
         elif history is not None:
@@ -506,6 +508,23 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
         if old_hits:
             out.append(Suggestion(target, 0.0, f"was at {old_hits[0].location} in {history.old.pin}; removed", None))
     return [s for s in out if s.confidence > 0 or s.reason.endswith("removed")]
+
+
+def _method_made_function(member: str, owners: list[SymbolEntry], pin: PinView) -> list[Suggestion]:
+    """`ScheduleBatch.alloc_token_slots` gone from the class, whose module now spells a module-level
+    function of that name or imports from its module (`mem_cache.allocation`): the method became
+    that function. Only the one such function in the pin."""
+    funcs = [e for e in pin.find_symbol(member) if e.kind == "function" and "." not in short_name(e, pin)]
+    if len(funcs) != 1:
+        return []
+    module = funcs[0].parent
+    uses = re.compile(rf"(?<![\w.]){re.escape(member)}\b|^\s*(?:from\s+{re.escape(module)}\s+import|import\s+{re.escape(module)}\b)")
+    for cls in owners[:2]:
+        lines = pin.read_lines(cls.path)
+        if lines is not None and any(uses.search(line) for line in lines):
+            why = f"`{member}` is now a function of `{module}`, which `{cls.last}`'s module uses"
+            return [Suggestion(funcs[0].full, 0.75, why, funcs[0].location)]
+    return []
 
 
 _SENTENCE_END_RE = re.compile(r"[.;!?](?=\s|$)|[。；！？]")
