@@ -13,8 +13,9 @@ import ast
 import re
 
 from analyzer.refs.fields import _attributes as attributes  # a class's fields, its bases' too
-from analyzer.refs.fields import request_fields
+from analyzer.refs.fields import request_fields, signature
 from analyzer.refs.models import REQUEST, Reference, Suggestion
+from analyzer.refs.namesakes import related
 from analyzer.refs.pinview import PinView, SymbolEntry
 from analyzer.refs.resolve import find_symbol
 
@@ -60,9 +61,33 @@ def _annotated_classes(cls: SymbolEntry, pin: PinView) -> dict[str, SymbolEntry]
     return out
 
 
+def renamed_parameter(ref: Reference, pin: PinView) -> list[Suggestion]:
+    """`set_kv_buffer(layer, loc, ...)` where the pin's `set_kv_buffer` takes `loc_info`: the one
+    parameter of the callable that is the gone one with words added at one end (a signature keeps
+    its parameters' roles when it renames one)."""
+    if ref.field_of in (None, REQUEST):
+        return []
+    name = ref.target
+    found: set[str] = set()
+    for fn in [e for e in find_symbol(ref.field_of or "", pin)[0] if e.kind == "function"][:3]:
+        sig = signature(fn, pin)
+        if sig is None or name in sig.names:
+            continue
+        found |= {p for p in sig.names if len(p) > len(name) and related(name, p)}
+    if len(found) != 1:
+        return []
+    (new,) = found
+    short = ".".join(ref.field_of.rsplit(".", 2)[-2:]) if ref.field_of else ""
+    return [Suggestion(new, 0.7, f"the one parameter of `{short}` named `{name}` with words added", None)]
+
+
 def field_homes(ref: Reference, pin: PinView) -> list[Suggestion]:
     """The member of a class one of the place's fields holds, named as the gone field less its
-    first word (or as the whole field); one such member: a suggestion, several: none."""
+    first word (or as the whole field); one such member: a suggestion, several: none. Else a
+    parameter renamed by words added (`renamed_parameter`)."""
+    renamed = renamed_parameter(ref, pin)
+    if renamed:
+        return renamed
     name = ref.target
     words = name.split("_")
     if len(words) < 2:
