@@ -270,6 +270,13 @@ def _same_name_nearby(ref: Reference, old_path: str, pin: PinView) -> list[Sugge
         if worded is not None:
             why = f"the nearest {name} under {worded[1]}/ in a folder named with the gone folder's words"
             return [Suggestion(_write_path(ref, worded[0], pin), 0.7, why, worded[0])]
+        if "_" in stem and name.endswith(".py"):
+            # `entrypoints/chat_utils.py` -> `renderers/chat_utils/`: the module became a package,
+            # elsewhere; the one package of that name (two words or more: `utils` says nothing).
+            packages = [d for d in pin.dirs if d.rsplit("/", 1)[-1] == stem and f"{d}/__init__.py" in pin.files]
+            if len(packages) == 1:
+                why = f"the one package named {stem}/: the module became a package"
+                return [Suggestion(_write_path(ref, packages[0] + "/", pin), 0.6, why, packages[0])]
     same_parent = [cand for _, cand in near if _segments(cand)[-2:-1] == [parent]]
     for rank, (extra, cand) in enumerate(near[:3]):
         if len(near) == 1:
