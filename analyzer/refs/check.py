@@ -338,7 +338,11 @@ def check_references(refs: Iterable[Reference], pins: Sequence[PinView], histori
     findings = not_project(unjudged(findings, pins, histories), pins, histories)
     findings = readers_modules(findings, written_modules(checked, {pkg for p in pins for pkg in p.packages}))
     # Last: it reads the final verdicts (members of a gone class are settled by the passes above).
-    return renamed_siblings(renamed_classes(said_gone(findings), pins), pins)
+    keywords: dict[str, set[str]] = {}
+    for ref, _ in checked:
+        if ref.spelled and ref.callee:
+            keywords.setdefault(ref.callee, set()).add(ref.target)
+    return renamed_siblings(renamed_classes(said_gone(findings), pins), pins, keywords)
 
 
 def _objects_named_like_a_class(findings: list[Finding], pins: Sequence[PinView], histories: dict[str, History]) -> list[Finding]:

@@ -7,7 +7,9 @@ document names that class itself (it writes `CompilationConfig` beside `Compilat
 classes). When the document writes the gone class's members in capitals
 (`CompilationLevel.PIECEWISE`), it was an enum, and so is its successor. Offered only when exactly
 one class is left; with no older pin to compare members, the module and the leading words are the
-evidence, so the confidence stays below a git rename's or a member match's.
+evidence, so the confidence stays below a git rename's or a member match's. Failing that, the one
+class of the module with the old one's last word (`GuidedDecodingParams` -> `StructuredOutputsParams`)
+that takes every keyword the text passes to the old class: the same parent and the same signature.
 """
 
 from __future__ import annotations
@@ -15,12 +17,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from analyzer.refs.fields import accepts
 from analyzer.refs.models import BROKEN, SYMBOL, Finding, Suggestion
 from analyzer.refs.pinview import PinView, SymbolEntry
 
 _CAMEL_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
 _ENUM_MEMBER_RE = re.compile(r"[A-Z][A-Z0-9_]*")
 CONFIDENCE = 0.6
+# A class of the module with the gone class's last word that takes every keyword the text
+# passes to it: the same parent and the same signature.
+SIGNATURE_CONFIDENCE = 0.7
 
 
 def _defined(entry: SymbolEntry, module: str, pin: PinView) -> SymbolEntry | None:
@@ -57,8 +63,29 @@ def renamed_in_module(target: str, named: set[str], enum: bool, pin: PinView) ->
     return next(iter(found.values())) if len(found) == 1 else None
 
 
-def renamed_siblings(findings: list[Finding], pins: Sequence[PinView]) -> list[Finding]:
-    """Put the renamed class first on each broken `pkg.mod.OldName` (see the module's doc)."""
+def same_signature(target: str, keywords: set[str], named: set[str], pin: PinView) -> SymbolEntry | None:
+    """`vllm.sampling_params.GuidedDecodingParams(choice=...)` gone while `vllm.sampling_params`
+    stands: the one class of the module whose name ends with the old one's last word (`...Params`),
+    not among the names the document writes, that takes every keyword the text passes to the old
+    class (`StructuredOutputsParams` takes `choice`)."""
+    module, _, name = target.rpartition(".")
+    words = _CAMEL_RE.findall(name)
+    if not keywords or not module or len(words) < 2 or not any(e.kind == "module" for e in pin.table.named(module)):
+        return None
+    found: dict[str, SymbolEntry] = {}
+    for entry in pin.table.members(module):
+        cls = _defined(entry, module, pin)
+        if cls is None or cls.last == name or cls.last in named or _CAMEL_RE.findall(cls.last)[-1:] != words[-1:]:
+            continue
+        if all(accepts(cls.full, kw, pin) for kw in keywords):
+            found[cls.full] = cls
+    return next(iter(found.values())) if len(found) == 1 else None
+
+
+def renamed_siblings(findings: list[Finding], pins: Sequence[PinView], keywords: dict[str, set[str]] | None = None) -> list[Finding]:
+    """Put the renamed class first on each broken `pkg.mod.OldName` (see the module's doc); with
+    `keywords` (a callee's dotted name -> the keywords the text passes to it), a class of the
+    module that takes them (`same_signature`), on the class's other mentions in the document too."""
     by_pin = {p.pin: p for p in pins}
     by_file: dict[str, list[Finding]] = {}
     for f in findings:
@@ -77,8 +104,20 @@ def renamed_siblings(findings: list[Finding], pins: Sequence[PinView]) -> list[F
                 for g in group if g.ref.kind == SYMBOL
             )
             cls = renamed_in_module(f.ref.target, named - {old}, enum, by_pin[f.pin or ""])
+            module = f.ref.target.rpartition(".")[0]
             if cls is not None:
-                module = f.ref.target.rpartition(".")[0]
                 why = f"the one class of `{module}` named `{old}`'s way but for its last word, that the text does not name itself"
                 f.suggestions = [Suggestion(cls.full, CONFIDENCE, why, cls.location), *f.suggestions]
+                continue
+            passed = (keywords or {}).get(f.ref.target, set())
+            cls = same_signature(f.ref.target, passed, named - {old}, by_pin[f.pin or ""])
+            if cls is None:
+                continue
+            shown = ", ".join(f"`{k}`" for k in sorted(passed)[:3])
+            why = f"the one `...{_CAMEL_RE.findall(old)[-1]}` class of `{module}` that takes what the text passes to `{old}` ({shown})"
+            for g in group:
+                # The import and the class's bare mentions in the same document are one rename.
+                mention = g.status == BROKEN and g.pin == f.pin and g.ref.kind == SYMBOL and g.ref.target in {f.ref.target, old}
+                if mention and not (g.suggestions and g.suggestions[0].confidence >= SIGNATURE_CONFIDENCE):
+                    g.suggestions = [Suggestion(cls.full, SIGNATURE_CONFIDENCE, why, cls.location), *g.suggestions]
     return findings
