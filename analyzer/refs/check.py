@@ -73,6 +73,8 @@ def check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str
         return [Finding(ref, None, NOT_CHECKABLE, note=f"no pin for {ref.framework}", framework=ref.framework)]
     if ref.held_by and any(find_symbol(ref.held_by, pin)[0] for pin in candidates):
         return check_reference(_pin_s_object(ref), pins, histories)
+    if ref.bare_call and any(_module_function(ref.text, pin) for pin in candidates):
+        return []  # `init_cublas()` without `self`: the class's member or the module's function
     if ref.doc_defined or ref.scope:
         # Named by the document's own snippet: a citation only if the snippet mirrors the
         # project's code (the project defines the name too); else the author's invention.
@@ -142,6 +144,11 @@ def check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str
         best.note = "; ".join(x for x in (best.note, "defined in neither project") if x)
         return [best]
     return out
+
+
+def _module_function(name: str, pin: PinView) -> bool:
+    """Whether the pin defines a function `name` at a module's top level."""
+    return any(e.kind == "function" and any(m.kind == "module" for m in pin.table.named(e.parent)) for e in pin.table.ending_with(name))
 
 
 def _pin_s_object(ref: Reference) -> Reference:
@@ -561,6 +568,8 @@ def check_upgrade(refs: Iterable[Reference], old: PinView, new: PinView, history
             continue
         if ref.held_by and find_symbol(ref.held_by, old)[0]:
             ref = _pin_s_object(ref)
+        if ref.bare_call and (_module_function(ref.text, old) or _module_function(ref.text, new)):
+            continue
         if (ref.doc_defined or ref.scope) and not find_symbol((ref.target.split(".", 1)[0] if ref.doc_defined else ref.scope) or "", old)[0]:
             continue  # the author's own code
         if ref.field_of and ref.framework != AMBIGUOUS and (was := judge_field(ref, old)) is not None:

@@ -128,3 +128,36 @@ def object_call(name: str, bound: set[str]) -> bool:
     two words or more; what the object is, the pin says (`resolve.through_instance`)."""
     parts = name.split(".")
     return len(parts) == 2 and _OBJECT_RE.fullmatch(parts[0]) is not None and parts[0] not in bound and not parts[1].startswith("__")
+
+
+_BOUND_DECORATORS = {"staticmethod", "classmethod", "property"}
+
+
+def omits_self(tree: ast.ClassDef) -> bool:
+    """A copy written as pseudocode that leaves out `self` (`def initialize(min_memory):`,
+    `load_model()`): a method whose first parameter is not `self`, and no decorator says why."""
+    for item in tree.body:
+        if not isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) or item.decorator_list:
+            continue
+        first = (item.args.posonlyargs + item.args.args)[:1]
+        if not first or first[0].arg not in {"self", "cls"}:
+            return True
+    return False
+
+
+def bare_calls(fn: ast.FunctionDef | ast.AsyncFunctionDef, bound: set[str]) -> list[SelfMember]:
+    """`init_memory_pool(...)` in a copied method of a copy that leaves out `self`: a name called
+    bare that nothing in the snippets binds (`bound`: their variables, parameters, imports and
+    top-level functions, the standard library's and dependencies' names); the copied class's
+    member, as `self.init_memory_pool(...)` would be. A capitalised name is a class, not a member."""
+    out: list[SelfMember] = []
+    seen: set[tuple[int, str]] = set()
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            continue
+        name = node.func.id
+        if name in bound or name[:1].isupper() or name.startswith("__") or (node.lineno, name) in seen:
+            continue
+        seen.add((node.lineno, name))
+        out.append(SelfMember(node.lineno, node.func.col_offset, name))
+    return sorted(out, key=lambda m: (m.lineno, m.col))

@@ -33,7 +33,15 @@ from analyzer.refs.classify import (
     classify_symbol,
     other_system,
 )
-from analyzer.refs.copies import headed, located, method_owner, object_call, self_members
+from analyzer.refs.copies import (
+    bare_calls,
+    headed,
+    located,
+    method_owner,
+    object_call,
+    omits_self,
+    self_members,
+)
 from analyzer.refs.document import (
     CLASSNAME_RE,
     PYTHON_LANGS,
@@ -182,6 +190,7 @@ class _Pending:
     field_of: str | None = None
     located: str | None = None
     held_by: str | None = None
+    bare_call: bool = False
 
 
 @dataclass(slots=True)
@@ -255,6 +264,7 @@ class _Walker:
                     field_of=p.field_of,
                     located=p.located,
                     held_by=p.held_by,
+                    bare_call=p.bare_call,
                     subject=p.subject or title,
                     paragraph=paragraph,
                     context=self.facts.words,
@@ -920,6 +930,7 @@ class _Walker:
                 add(node.lineno, node.name, Classified(SYMBOL, node.name, None, "class statement"), doc_defined=not quoted, in_scope=None)
                 if node is top:
                     group = f"{self.file}:{first + node.lineno - 1}:{node.name}"
+                    start = len(out)
                     for item in node.body:
                         if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and not item.name.startswith("__"):
                             line = first + item.lineno - 1
@@ -929,6 +940,12 @@ class _Walker:
                                 out.append(_Pending(line, self._col(line, item.name), item.name, found, 0, "fence", scope=node.name, mirror=group))
                         if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and (item.name == "__init__" or not item.name.startswith("__")):
                             out.extend(self._copied_method(node.name, item, group, first, seen))
+                    if omits_self(node):
+                        # Pseudocode that leaves out `self` paraphrases the project's class of that
+                        # name (no one's runnable code): its bare calls are the class's members,
+                        # and the copy is the class whatever the block's vote (as a located one).
+                        out.extend(self._bare_members(node, group, first, seen))
+                        out[start:] = [replace(p, located=p.located or node.name) if p.mirror == group else p for p in out[start:]]
                 for b in node.bases:
                     name = dotted(b.value if isinstance(b, ast.Subscript) else b)
                     if name and (hit := self._code_name(name)) is not None:
@@ -1005,6 +1022,25 @@ class _Walker:
             seen.add((line, text))
             found = Classified(SYMBOL, f"{cls}.{member.name}", None, f"a member used on `self` in a copy of `{cls}`")
             out.append(_Pending(line, self._col(line, text, member.col), text, found, 0, "fence", scope=cls, mirror=group))
+        return out
+
+    def _bare_members(self, cls: ast.ClassDef, group: str, first: int, seen: set[tuple[int, str]]) -> list[_Pending]:
+        """`init_memory_pool(...)` in a copy that leaves out `self` (`copies.bare_calls`): the
+        class's member, judged as `self.init_memory_pool` is (`Reference.bare_call`)."""
+        methods = {item.name for item in cls.body if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)}
+        facts = self.facts
+        bound = facts.local_names | facts.foreign | set(facts.imported) | (facts.defined - methods) | BUILTINS | FOREIGN_NAMES | set(FOREIGN_ROOTS)
+        out: list[_Pending] = []
+        for item in cls.body:
+            if not isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for call in bare_calls(item, bound):
+                line = first + call.lineno - 1
+                if (line, call.name) in seen:
+                    continue
+                seen.add((line, call.name))
+                found = Classified(SYMBOL, f"{cls.name}.{call.name}", None, f"called bare in a copy of `{cls.name}` that leaves out `self`")
+                out.append(_Pending(line, self._col(line, call.name, call.col), call.name, found, 0, "fence", scope=cls.name, mirror=group, bare_call=True))
         return out
 
     def _keywords(self, call: ast.Call, callee: Classified, scope: str | None, first: int, seen: set[tuple[int, str]]) -> list[_Pending]:

@@ -118,6 +118,9 @@ class Reference:
     # (`LLMEngine.output_processor`). Where the pin's class still has it, the pin's object is
     # meant (judged by the member's name, `resolve.through_instance`), not the copy's stale class.
     held_by: str | None = None
+    # A name called bare in a copy that leaves out `self` (`copies.bare_calls`): the copied class's
+    # member, unless the pin has a module-level function of that name (then no clear verdict).
+    bare_call: bool = False
     # The paragraph's Markdown, for a replacement the text names itself ("use `X` instead").
     paragraph: str = field(default="", compare=False, repr=False)
     # Lower-cased words of the whole document (one set shared by its references): picks,

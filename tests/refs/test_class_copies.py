@@ -30,6 +30,10 @@ class Scheduler(SchedulerInterface):
 
     def schedule(self):
         return None
+
+
+def make_batch(requests):
+    return requests
 '''
 _ENGINE = '''
 class Executor:
@@ -87,6 +91,9 @@ def _view(root: Path) -> PinView:
         module = rel.removesuffix(".py").replace("/", ".")
         symbols.append(SymbolEntry(module, rel, 1, len(text.splitlines()), "module"))
         for node in ast.parse(text).body:
+            if isinstance(node, ast.FunctionDef):
+                symbols.append(SymbolEntry(f"{module}.{node.name}", rel, node.lineno, node.end_lineno or node.lineno, "function"))
+                continue
             assert isinstance(node, ast.ClassDef)
             cls = f"{module}.{node.name}"
             symbols.append(SymbolEntry(cls, rel, node.lineno, node.end_lineno or node.lineno, "class", tuple(ast.unparse(b) for b in node.bases)))
@@ -319,3 +326,25 @@ def test_a_placed_copy_s_parameters_are_judged_on_the_class_in_the_named_file(pi
 def test_a_class_made_through_an_unknown_object_says_nothing_of_its_instances(pin: PinView) -> None:
     doc = "# vLLM\n\n```python\nproc = context.Process(target=run)\nproc.start()\n```\n"
     assert not any(text.startswith("proc.") for _, text in _statuses(doc, pin))
+
+
+_NO_SELF = """# The scheduler, in pseudocode
+
+```python
+class Scheduler:
+    def schedule(budget):
+        if has_requests():
+            pick_next(budget)
+        return make_batch(waiting)
+```
+"""
+
+
+def test_a_copy_that_leaves_out_self_calls_its_class_s_members_bare(pin: PinView) -> None:
+    got = _statuses(_NO_SELF, pin)
+    assert got[(6, "has_requests")] == "ok"  # the pin's class has it (from its base)
+    assert got[(7, "pick_next")] == "broken"  # no member of the pin's Scheduler: judged without the block's vote
+    assert (8, "make_batch") not in got  # also a module-level function of the pin: no clear verdict
+    # With `self` kept, a bare call is a function the copy does not import, not a member.
+    kept = _statuses(_NO_SELF.replace("schedule(budget)", "schedule(self, budget)"), pin)
+    assert (7, "pick_next") not in kept
