@@ -434,18 +434,26 @@ class Inferrer:
         return None
 
     def _assignment(self, asg: Assignment, module: str, scope: str, depth: int) -> Value | None:
+        declared = None
         if asg.annotation:
-            found = self.annotation(asg.annotation, module, scope, "annotation")
-            if found is not None and not (found.kind == "external" and found.name in _UNTYPED):
-                return found  # (`Optional[Any]` states nothing: what is assigned does)
+            declared = self.annotation(asg.annotation, module, scope, "annotation")
+            if declared is not None and declared.kind != "external":
+                return declared
+            if declared is not None and declared.name in _UNTYPED:
+                declared = None  # (`Optional[Any]` states nothing: what is assigned does)
         if asg.value:
             node = self.p.parser.parse(asg.value)
             if node is not None:
                 ctx = Ctx(module, scope, asg.line)
                 found = self.eval(node, ctx, depth + 1)
                 method = self.entered.get((module, scope, asg.line, asg.target)) if self.entered else None
-                return found if method is None else self.entered_value(found, node, ctx, method, depth + 1)
-        return None
+                if method is not None:
+                    found = self.entered_value(found, node, ctx, method, depth + 1)
+                # `cache: MutableMapping[...] = LRUCache(50)`: a project object assigned
+                # where an outside type is declared is a subtype of it, and says more.
+                if declared is None or (found is not None and found.kind == "instance"):
+                    return found
+        return declared
 
     def entered_value(self, obj: Value | None, node: ast.expr, ctx: Ctx, method: str, depth: int) -> Value | None:
         """What `with node as x` binds x to, `obj` being node's value: for each class
