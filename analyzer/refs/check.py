@@ -302,17 +302,24 @@ def _undefined(ref: Reference, findings: list[Finding], by_pin: dict[str, PinVie
     return out
 
 
+# How far apart, in lines, names in capitals listed in items of their own are still siblings:
+# items on consecutive lines (a paragraph apart, a blank line between, is another passage).
+_SIBLING_LINES = 1
+
+
 def _enum_siblings(findings: list[Finding], pins: Sequence[PinView]) -> list[Finding]:
     """`WAITING`, `RUNNING` or `SWAPPED`: when the other names of the enumeration are members
     of one class, a name missing from that class is broken; alone, a word in capitals is prose."""
     by_pin = {p.pin: p for p in pins}
     classes: dict[tuple[str, str, str], set[str]] = {}  # (file, paragraph, pin) -> owner classes
     heads: dict[tuple[str, str, str], set[str]] = {}  # first words of those that are env vars (`MOONCAKE`)
+    lines: dict[tuple[str, str], list[tuple[int, set[str]]]] = {}  # (file, pin) -> (line, owner classes)
     for f in findings:
         if f.status == OK and f.ref.origin == "inline" and f.ref.target.isupper() and f.pin in by_pin:
             owners = {e.parent for e in by_pin[f.pin].find_symbol(f.ref.target) if e.kind == "attribute"}
             key = (f.ref.file, f.ref.paragraph, f.pin)
             classes[key] = classes[key] & owners if key in classes else owners  # the class they all belong to
+            lines.setdefault((f.ref.file, f.pin), []).append((f.ref.line, owners))
             if f.ref.target in by_pin[f.pin].env_map:
                 heads.setdefault(key, set()).add(f.ref.target.split("_", 1)[0])
     out = []
@@ -321,7 +328,16 @@ def _enum_siblings(findings: list[Finding], pins: Sequence[PinView]) -> list[Fin
             out.append(f)
             continue
         key = (f.ref.file, f.ref.paragraph, f.pin or "")
-        owners = classes.get(key, set())
+        if key in classes:
+            owners = classes[key]
+        else:
+            # Listed in items of their own (`1. 若状态是 WAITING_FOR_REMOTE_KVS ...`, `2. 若状态是
+            # WAITING_FOR_FSM ...`): the names on the lines right next to it are its siblings.
+            near = [o for at, o in lines.get((f.ref.file, f.pin or ""), []) if 0 < abs(at - f.ref.line) <= _SIBLING_LINES]
+            owners = set.intersection(*near) if near else set()
+            # Members of an enumeration, a class (a module's constants, `TP_SIZE`, are no family).
+            pin = by_pin.get(f.pin or "")
+            owners = {o for o in owners if pin is not None and any(k.kind == "class" for k in pin.table.named(o))}
         # Listed env vars of the pin that all begin with one word (`MOONCAKE_MASTER`, `MOONCAKE_DEVICE`)
         # are a family; a name without that word (`MC_MS_AUTO_DISC`, `LOCAL_HOSTNAME`, `O_DIRECT`) is
         # another program's variable or constant, not a missing member of the pin's env registry.

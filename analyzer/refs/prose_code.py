@@ -1,4 +1,5 @@
-"""Names written like code in CJK prose, outside code font (`随后写入 batch.output_ids，最后 ...`).
+"""Names written like code in CJK prose, outside code font (`随后写入 batch.output_ids，最后 ...`,
+`如果状态是 WAITING_FOR_FSM`).
 
 In Chinese or Japanese text an ASCII run is never a word of the sentence: a dotted `object.member`
 with an underscore in it (or called) is a name of the code the text describes, whether or not the
@@ -17,6 +18,8 @@ from analyzer.refs.layout import blank_cjk
 # `snake_case`, `object.member_name`, `object.method(...)`: lower-case words joined by underscores
 # or dots (a dotted name needs an underscore or a call: `e.g`, `docs.vllm.ai` are not code).
 _NAME_RE = re.compile(r"(?<![\w./:@#$%-])(_*[a-z][a-z0-9]*(?:[_.][A-Za-z0-9_]+)+)(\((?:[\w, ]*)\))?(?![\w./@-])")
+# `WAITING_FOR_REMOTE_KVS`: capitals joined by underscores (one capitalised word is an acronym).
+_CAPS_RE = re.compile(r"(?<![\w./:@#$%-])([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?![\w./@(-])")
 # File names and hosts, which look dotted: `model_runner.py`, `foo_bar.md`, `api.example.com`.
 _SUFFIX_RE = re.compile(r"\.(?:py|pyi|md|txt|json|ya?ml|toml|cfg|ini|sh|cu|cuh|cc|cpp|h|hpp|rs|com|org|io|ai|net|html?)$")
 
@@ -32,7 +35,12 @@ def prose_names(text: str) -> list[ProseName]:
     """The code-shaped names of a run of prose (the caller reads only paragraphs that hold CJK
     text, `has_cjk`)."""
     out = []
-    for m in _NAME_RE.finditer(blank_cjk(text)):
+    masked = blank_cjk(text)
+    for m in _CAPS_RE.finditer(masked):
+        # `WAITING_FOR_FSM`: a constant or an enumeration's member, never a word of the sentence;
+        # judged as one in code font is (by the names listed with it, `check._enum_siblings`).
+        out.append(ProseName(m.start(1), m.group(1), m.group(1)))
+    for m in _NAME_RE.finditer(masked):
         name, call = m.group(1), m.group(2) or ""
         if _SUFFIX_RE.search(name) or ("." in name and "_" not in name and not call):
             continue
@@ -42,4 +50,4 @@ def prose_names(text: str) -> list[ProseName]:
             # `object.member` says that it is a name of the code.
             continue
         out.append(ProseName(m.start(1), name + call, name))
-    return out
+    return sorted(out, key=lambda n: n.start)

@@ -9,6 +9,7 @@ from pathlib import Path
 from analyzer.refs.check import check_references, extract_all
 from analyzer.refs.extract import extract_references
 from analyzer.refs.pinview import FlagEntry, PinView
+from analyzer.refs.prose_code import prose_names
 from analyzer.refs.resolve import resolve
 from analyzer.refs.shell import shell_refs
 from analyzer.refs.symbols import SymbolEntry as Entry
@@ -297,6 +298,29 @@ def test_a_name_missing_from_the_enumeration_its_siblings_belong_to(vllm30: PinV
     assert got["WAITING"] == ["ok"] and got["RUNNING"] == ["ok"]
     assert got["SWAPPED"] == ["broken"]
     assert "UPPERCASE" not in got  # alone, a word in capitals is prose
+
+
+def test_capitals_in_cjk_prose_are_judged_by_the_names_listed_on_the_next_lines(vllm30: PinView) -> None:
+    extra = [
+        Entry("vllm.v1.request.RequestStatus", "vllm/v1/request.py", 1, 20, "class"),
+        Entry("vllm.v1.request.RequestStatus.WAITING_FOR_KV", "vllm/v1/request.py", 3, 3, "attribute"),
+    ]
+    pin = replace(vllm30, symbols=[*vllm30.table, *extra])
+    doc = (
+        "# vLLM\n\n"
+        "1. 状态为 WAITING_FOR_KV 的请求先跳过\n"
+        "2. 状态为 WAITING_FOR_GRAMMAR 的请求也跳过\n\n"
+        "另外，NCCL_BUFFER_SIZE 可以调大。\n"
+    )
+    got = _check(doc, pin)
+    assert got["WAITING_FOR_KV"] == ["ok"]
+    assert got["WAITING_FOR_GRAMMAR"] == ["broken"]  # the item beside it names a member of RequestStatus
+    assert "NCCL_BUFFER_SIZE" not in got  # alone, far from them: unjudged
+    assert [p.text for p in prose_names("如果状态是 WAITING_FOR_FSM （结构化输出）， GPU 和 KV 不算")] == ["WAITING_FOR_FSM"]
+    # A module's constant beside it is no enumeration: `DP_SIZE` is not a missing member of it.
+    consts = [Entry("vllm.consts", "vllm/consts.py", 1, 5, "module"), Entry("vllm.consts.TP_SIZE", "vllm/consts.py", 2, 2, "attribute")]
+    listed = "# vLLM\n\n- `TP_SIZE`: tensor parallel size\n- `DP_SIZE`: data parallel size\n"
+    assert "DP_SIZE" not in _check(listed, replace(vllm30, symbols=[*vllm30.table, *consts]))
 
 
 def test_flags_of_other_programs_and_the_readers_own_scripts(vllm30: PinView) -> None:
