@@ -510,7 +510,7 @@ def _spelled(ref: Reference, pin: PinView) -> Finding | None:
     missing = [p for p in parts if not p.startswith("__") and pin.mentions(p) is False]
     if not missing:
         return None
-    where = f"keyword of `{ref.callee}`" if ref.callee else f"in the quoted `{ref.fragment_of}`"
+    where = f"keyword of `{ref.callee}`" if ref.callee else f"in the quoted `{ref.fragment_of}`" if ref.fragment_of else f"in a copy of `{ref.scope}`"
     return Finding(ref, pin.pin, BROKEN, note=f"`{missing[0]}` ({where}) is neither defined nor used anywhere in {pin.pin}'s sources: removed, or never there")
 
 

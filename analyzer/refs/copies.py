@@ -90,6 +90,24 @@ def self_members(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[SelfMember]
     return sorted(out, key=lambda m: (m.lineno, m.col))
 
 
+def member_chains(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[SelfMember]:
+    """`self.llm_engine.get_tokenizer_group` in a copied method: the member of a member
+    (`llm_engine.get_tokenizer_group`, two names deep), once per line; dunder names left out."""
+    out: list[SelfMember] = []
+    seen: set[tuple[int, str]] = set()
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)):
+            continue
+        inner = node.value
+        if not (isinstance(inner.value, ast.Name) and inner.value.id == "self") or "__" in (inner.attr[:2] + node.attr[:2]):
+            continue
+        name = f"{inner.attr}.{node.attr}"
+        if (node.lineno, name) not in seen:
+            seen.add((node.lineno, name))
+            out.append(SelfMember(node.lineno, node.col_offset, name))
+    return sorted(out, key=lambda m: (m.lineno, m.col))
+
+
 def constructed(tree: ast.ClassDef) -> dict[str, str]:
     """`self.block_manager = BlockSpaceManager(...)` in a copied class: the attribute's class, by
     the name of the class whose constructor the copy calls (CamelCase only: `executor_class(...)`

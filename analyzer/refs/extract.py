@@ -16,6 +16,7 @@ import posixpath
 import re
 import tokenize
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from markdown_it import MarkdownIt
@@ -37,6 +38,7 @@ from analyzer.refs.copies import (
     bare_calls,
     headed,
     located,
+    member_chains,
     method_owner,
     object_call,
     omits_self,
@@ -950,8 +952,16 @@ class _Walker:
                     name = dotted(b.value if isinstance(b, ast.Subscript) else b)
                     if name and (hit := self._code_name(name)) is not None:
                         add(b.lineno, name, hit, doc_defined=name.split(".", 1)[0] in self.facts.defined, in_scope=None)
+            elif isinstance(node, ast.Assign | ast.Return) and isinstance(node.value, ast.Name):
+                # `executor_class = RayDistributedExecutor`, `return UniProcExecutor`: a class as a value.
+                self._class_value(node.value, add)
             elif isinstance(node, ast.Call):
                 name = dotted(node.func)
+                for arg in node.args:
+                    # `get_tokenizer_group(TokenizerGroup)`, `isinstance(x, SamplingParams)`: a class
+                    # handed over as a value is cited as a called one is.
+                    if isinstance(arg, ast.Name):
+                        self._class_value(arg, add)
                 for key, where in request_keys(node):
                     # `extra_body={"guided_choice": [...]}`: a field of the server's request.
                     found = Classified(SYMBOL, key, None, "a key of `extra_body`")
@@ -982,6 +992,9 @@ class _Walker:
                 root = name.split(".", 1)[0] if name else ""
                 if name and (CLASSNAME_RE.match(root) or root in self.facts.instances) and (hit := self._code_name(name)) is not None:
                     add(node.lineno, name, hit, doc_defined=hit.target.split(".", 1)[0] in self.facts.defined)
+                elif name and name.split(".")[-2:-1] == ["envs"] and (env := classify_env(node.attr)) is not None:
+                    # `envs.VLLM_USE_V1`, `vllm.envs.VLLM_X`: the project's env registry, read as an attribute.
+                    add(node.lineno, node.attr, env, in_scope=None)
             annotation = node.annotation if isinstance(node, ast.AnnAssign | ast.arg) else node.returns if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else None
             if annotation is not None:
                 # A parameter's or return's type names a class from outside the snippet's own
@@ -996,6 +1009,11 @@ class _Walker:
                     if isinstance(sub, ast.Name) and CLASSNAME_RE.match(sub.id) and (hit := self._code_name(sub.id)) is not None:
                         add(sub.lineno, sub.id, hit, doc_defined=sub.id in self.facts.defined, in_scope=None if free else scope, at=sub.col_offset)
         return out
+
+    def _class_value(self, node: ast.Name, add: Callable[..., None]) -> None:
+        """A class name used as a value (assigned, returned, passed): cited as a called one is."""
+        if CLASSNAME_RE.match(node.id) and not node.id.isupper() and (hit := self._code_name(node.id)) is not None:
+            add(node.lineno, node.id, hit, doc_defined=node.id in self.facts.defined, at=node.col_offset)
 
     def _copied_method(
         self, cls: str, fn: ast.FunctionDef | ast.AsyncFunctionDef, group: str, first: int, seen: set[tuple[int, str]]
@@ -1022,6 +1040,16 @@ class _Walker:
             seen.add((line, text))
             found = Classified(SYMBOL, f"{cls}.{member.name}", None, f"a member used on `self` in a copy of `{cls}`")
             out.append(_Pending(line, self._col(line, text, member.col), text, found, 0, "fence", scope=cls, mirror=group))
+        for member in member_chains(fn):
+            # `self.llm_engine.get_tokenizer_group(...)`: a member of the member's object, whose
+            # class the copy does not say; every name in it was the project's code, so one the
+            # pin's sources never spell is stale (judged by spelling, `Reference.spelled`).
+            line, text = first + member.lineno - 1, f"self.{member.name}"
+            if (line, text) in seen:
+                continue
+            seen.add((line, text))
+            found = Classified(SYMBOL, member.name.rsplit(".", 1)[1], None, f"a name in a copy of `{cls}`", tentative=True)
+            out.append(_Pending(line, self._col(line, text, member.col), text, found, 0, "fence", scope=cls, mirror=group, spelled=True))
         return out
 
     def _bare_members(self, cls: ast.ClassDef, group: str, first: int, seen: set[tuple[int, str]]) -> list[_Pending]:

@@ -102,11 +102,15 @@ def accepts(callee: str, name: str, pin: PinView, depth: int = 0) -> bool | None
 
 def _class_takes(cls: SymbolEntry, name: str, pin: PinView, depth: int) -> bool | None:
     fields = _attributes(cls, pin)
-    if name in fields:
-        return True  # a dataclass, pydantic or msgspec field, or a class attribute
     inits = [e for e in find_symbol(f"{cls.last}.__init__", pin)[0] if e.kind == "function" and e.parent.rsplit(".", 1)[-1] in {cls.last, *_base_names(cls)}]
+    own_init = bool(inits) and inits[0].parent == cls.full
+    if name in fields and not own_init:
+        return True  # a dataclass, pydantic or msgspec field, or a class attribute
     if inits:
-        return _takes(inits[0], name, pin, depth)
+        # The class's own `__init__` says what it takes: an attribute it sets later
+        # (`WorkerWrapperBase.vllm_config`, set by `init_worker`) is no keyword of its constructor.
+        took = _takes(inits[0], name, pin, depth)
+        return True if took is None and name in fields else took
     # No `__init__` the project writes: a record takes its fields and nothing else; a class on
     # another library's base (`nn.Module`, `Thread`) takes whatever that base's `__init__` does.
     return False if fields and _record(cls, pin) else None

@@ -348,3 +348,34 @@ def test_a_copy_that_leaves_out_self_calls_its_class_s_members_bare(pin: PinView
     # With `self` kept, a bare call is a function the copy does not import, not a member.
     kept = _statuses(_NO_SELF.replace("schedule(budget)", "schedule(self, budget)"), pin)
     assert (7, "pick_next") not in kept
+
+
+_DEEPER = """# vLLM engine
+
+**File**: `vllm/v1/engine/llm_engine.py`
+
+```python
+class LLMEngine:
+    def step(self):
+        if envs.VLLM_GONE_FLAG:
+            out = self.model_executor.run_gone_method(OldTokenizerGroup)
+        return self.output_processor.process_outputs(out)
+```
+"""
+
+
+def test_a_copy_s_env_reads_member_chains_and_classes_passed_as_values(pin: PinView) -> None:
+    got = _statuses(_DEEPER, pin)
+    # `envs.X`: a variable of the project's env registry (this pin's index has no registry to judge it).
+    assert [r.kind for r in extract_all([("doc.md", _DEEPER)]) if r.text == "VLLM_GONE_FLAG"] == ["env"] and (8, "VLLM_GONE_FLAG") in got
+    # A member of a member: the object's class is unknown, so only a name the pin's sources never
+    # spell is said to be stale.
+    assert got[(9, "self.model_executor.run_gone_method")] == "broken"
+    assert (10, "self.output_processor.process_outputs") not in got
+    assert got[(9, "OldTokenizerGroup")] == "broken"  # a class handed over as a value
+
+
+def test_a_class_assigned_or_returned_as_a_value_is_cited(pin: PinView) -> None:
+    doc = "# vLLM\n\n**File**: `vllm/v1/engine/llm_engine.py`\n\n```python\nclass LLMEngine:\n    def step(self):\n        executor_class = GoneExecutor\n        return Scheduler\n```\n"
+    got = _statuses(doc, pin)
+    assert got[(8, "GoneExecutor")] == "broken" and got[(9, "Scheduler")] == "ok"

@@ -61,6 +61,15 @@ def load_plugin(**kwargs):
 '''
 
 
+_WORKER = '''
+class WorkerWrapper:
+    config = None
+
+    def __init__(self, rpc_rank=0):
+        self.rank = rpc_rank
+'''
+
+
 def _view(root: Path, version: str, guided: bool) -> PinView:
     """A vLLM pin: `guided` adds the old `guided_json` request field."""
     protocol = _PROTOCOL + ("    guided_json: dict | None = None\n" if guided else "")
@@ -69,6 +78,7 @@ def _view(root: Path, version: str, guided: bool) -> PinView:
         "vllm/sampling_params.py": _SAMPLING,
         "vllm/engine/arg_utils.py": _ARGS,
         "vllm/entrypoints/llm.py": _LLM,
+        "vllm/worker/worker_base.py": _WORKER,
     }
     tree = root / f"vllm-{version}"
     symbols = [SymbolEntry("vllm.LLM", "vllm/__init__.py", 1, 1, "import"), SymbolEntry("vllm.SamplingParams", "vllm/__init__.py", 2, 2, "import")]
@@ -165,6 +175,8 @@ def test_accepts_and_request_fields(pin: PinView) -> None:
     assert accepts("LLM", "swap_space", pin) is False
     assert accepts("load_plugin", "name", pin) is None
     assert accepts("NoSuchClass", "x", pin) is None
+    # A class with its own `__init__` takes what that takes, not an attribute it holds.
+    assert accepts("WorkerWrapper", "rpc_rank", pin) is True and accepts("WorkerWrapper", "config", pin) is False
     assert set(request_fields(pin)) >= {"messages", "stop", "structured_outputs", "model_config"}
 
 
