@@ -11,6 +11,7 @@ is the call resolver's job, and it says so.
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 
 from analyzer.index.models import Assignment, CallSite, Class, ModuleFacts
@@ -1035,13 +1036,19 @@ class Inferrer:
         return self.class_of_scope(ctx.module, ctx.scope)
 
     def super_member(self, cls: str, attr: str) -> Value | None:
+        passed: str | None = None
         for owner in self.p.hierarchy.mro(cls)[1:]:
             if owner not in self.p.classes:
+                if _builtin_lacks(owner, attr):
+                    # `class String(str, Item)`: `super().__init__` is Item's (str has none)
+                    passed = passed or owner
+                    continue
                 return Value("external", f"{owner}.{attr}", "super")
             qual = f"{owner}.{attr}"
             if qual in self.p.functions:
                 return Value("function", qual, "super", bound=True)
-        return None
+        # (nothing after it has the name: `object`'s, reached through the builtin base)
+        return Value("external", f"{passed}.{attr}", "super") if passed is not None else None
 
     def class_of_scope(self, module: str, scope: str) -> str | None:
         for sc in self.p.chain(scope):
@@ -1120,6 +1127,15 @@ def _literal_values(node: ast.expr | None) -> list[object] | None:
         return None
     elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
     return [e.value for e in elts if isinstance(e, ast.Constant)]
+
+
+def _builtin_lacks(owner: str, attr: str) -> bool:
+    """`owner` is a builtin type (`builtins.str`) that defines no `attr` short of
+    `object` (read off the running interpreter's type and its bases: ValueError
+    has BaseException's `__str__`): an MRO lookup goes past it to the bases after."""
+    head, _, name = owner.rpartition(".")
+    typ = getattr(builtins, name, None) if head == "builtins" else None
+    return isinstance(typ, type) and typ is not object and not any(attr in vars(t) for t in typ.__mro__[:-1])
 
 
 def _is_super_call(node: ast.expr) -> bool:
