@@ -740,7 +740,12 @@ class _Walker:
                 # A class name in a diagram is a citation when the prose writes it in code font too.
                 cited = name in self.facts.code_spans
                 found = Classified(SYMBOL, name, None, "", tentative=not cited)
-                out.append(_Pending(line, base + m.start(1), name, found, 0, "fence", doc_defined=name in self.facts.defined))
+                # One not cited is judged with the block's other names (`mirror`): where most of
+                # them are the project's, a class name its sources never spell is stale.
+                voted = not cited and name not in self.facts.defined
+                out.append(
+                    _Pending(line, base + m.start(1), name, found, 0, "fence", doc_defined=name in self.facts.defined, diagram=voted, mirror=group if voted else None)
+                )
             if _TREE_LINE_RE.search(raw):
                 # A file's structure drawn as a tree: its items are the file's names.
                 for m in _TREE_NAME_RE.finditer(raw):

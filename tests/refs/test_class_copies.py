@@ -379,3 +379,22 @@ def test_a_class_assigned_or_returned_as_a_value_is_cited(pin: PinView) -> None:
     doc = "# vLLM\n\n**File**: `vllm/v1/engine/llm_engine.py`\n\n```python\nclass LLMEngine:\n    def step(self):\n        executor_class = GoneExecutor\n        return Scheduler\n```\n"
     got = _statuses(doc, pin)
     assert got[(8, "GoneExecutor")] == "broken" and got[(9, "Scheduler")] == "ok"
+
+
+_TREE = """# vLLM objects
+
+```text
+engine: LLMEngine
+  |__ scheduler: SchedulerInterface
+  |__ output: OutputProcessor
+      |__ runner: GoneRunnerBase
+```
+"""
+
+
+def test_class_names_in_a_diagram_are_judged_with_the_block_s_other_names(pin: PinView) -> None:
+    got = _statuses(_TREE, pin)
+    assert got[(4, "LLMEngine")] == "ok" and got[(7, "GoneRunnerBase")] == "broken"
+    # Where most of the block's names are not the project's, the block is the author's own.
+    toy = _statuses(_TREE.replace("LLMEngine", "ToyEngine").replace("SchedulerInterface", "ToyScheduler"), pin)
+    assert (7, "GoneRunnerBase") not in toy
