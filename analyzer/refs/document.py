@@ -117,11 +117,31 @@ def _repaired(content: str) -> ast.Module | None:
             if "follows keyword argument" in exc.msg and _ARG_REST_RE.search(lines[bad]):
                 # `WorkerWrapperBase(vllm_config=vllm_config, ...)`: "and the rest" of a call's arguments.
                 lines[bad] = _ARG_REST_RE.sub(lambda m: " " * len(m.group(0)), lines[bad])
+            elif _DEF_LINE_RE.match(lines[bad]) and (params := _loose_params(lines[bad])) != lines[bad]:
+                lines[bad] = params
             elif "expected 'except' or 'finally'" in exc.msg and (opened := _open_try(lines, bad)) is not None:
                 lines[opened] = ""  # a `try:` the copy cut short: its body is still the method's code
             else:
                 lines[bad] = ""  # blank, so line numbers stay those of the document
             blanked += 1
+
+
+# In a hand-typed signature: a note in brackets after a parameter (`size [max_total_num_tokens]`),
+# and two names with no comma between them (`page_size device`).
+_PARAM_NOTE_RE = re.compile(r"(?<=\w)\s*\[[^\[\]()]*\]")
+_PARAM_GAP_RE = re.compile(r"(?<=\w)( +)(?=[A-Za-z_])")
+
+
+def _loose_params(line: str) -> str:
+    """`def __init__(size [max_total_num_tokens], dtype, page_size device):` as the parameter list
+    it means, `(size, dtype, page_size, device)`, with the notes blanked (columns stay put)."""
+    head, sep, rest = line.partition("(")
+    params, close, tail = rest.rpartition(")")
+    if not sep or not close:
+        return line
+    params = _PARAM_NOTE_RE.sub(lambda m: " " * len(m.group(0)), params)
+    params = _PARAM_GAP_RE.sub(lambda m: "," + " " * (len(m.group(1)) - 1) if len(m.group(1)) > 1 else ",", params)
+    return f"{head}({params}){tail}"
 
 
 def _open_try(lines: list[str], before: int) -> int | None:

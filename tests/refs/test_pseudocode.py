@@ -68,3 +68,11 @@ def test_a_quoted_signature_and_a_cut_short_call_parse() -> None:
     )
     [(_, tree)] = parse_snippet(code)
     assert set(_methods(tree)) == {"__init__", "loop", "stop"}
+
+
+def test_a_hand_typed_signature_with_notes_and_a_missing_comma() -> None:
+    code = "class Pool:\n  def __init__(size [total slots], dtype, block_size device):\n    clear()\n\n  def clear():\n    pass\n"
+    [(_, tree)] = parse_snippet(code)
+    assert _methods(tree) == {"__init__": ["size", "dtype", "block_size", "device"], "clear": []}
+    init = tree.body[0].body[0]
+    assert isinstance(init, ast.FunctionDef) and init.args.args[3].col_offset == code.splitlines()[1].index("device")  # columns stay
