@@ -781,7 +781,7 @@ class _Walker:
             for top in tree.body:
                 scope = top.name if isinstance(top, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) else None
                 out.extend(self._python_stmt(top, scope, first + base))
-                if isinstance(top, ast.FunctionDef | ast.AsyncFunctionDef) and (owner := self._named_owner(top)) is not None:
+                if isinstance(top, ast.FunctionDef | ast.AsyncFunctionDef) and (owner := self._named_owner(top, content.splitlines(), base)) is not None:
                     out.extend(self._named_method(owner, top, first + base))
                 elif isinstance(top, ast.FunctionDef | ast.AsyncFunctionDef):
                     out.extend(self._fragment(top, first + base))
@@ -799,13 +799,18 @@ class _Walker:
             return p
         return replace(p, held_by=holder)
 
-    def _named_owner(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
-        """The class of a method quoted on its own when the section's heading names it as that
-        class's (`#### LLMEngine.step() - ...` over `def step(self):`)."""
+    def _named_owner(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str], base: int) -> str | None:
+        """The class of a method quoted on its own when the section's heading, or the comment line
+        right above it, names it as that class's (`#### LLMEngine.step() - ...` or `# EngineCore.step()
+        的核心循环` over `def step(self):`)."""
         args = fn.args.posonlyargs + fn.args.args
-        if not args or args[0].arg != "self" or not self.headings:
+        if not args or args[0].arg != "self":
             return None
-        return method_owner(self.headings[-1][1], fn.name)
+        start = min([fn.lineno, *(d.lineno for d in fn.decorator_list)]) + base - 1  # 0-based line of the def
+        above = next((line.strip() for line in reversed(lines[:start]) if line.strip()), "")
+        if above.startswith("#") and (owner := method_owner(above, fn.name)) is not None:
+            return owner
+        return method_owner(self.headings[-1][1], fn.name) if self.headings else None
 
     def _named_method(self, cls: str, fn: ast.FunctionDef | ast.AsyncFunctionDef, first: int) -> list[_Pending]:
         """A method whose class the heading names: a copy of that class's method, judged as a

@@ -398,3 +398,12 @@ def test_class_names_in_a_diagram_are_judged_with_the_block_s_other_names(pin: P
     # Where most of the block's names are not the project's, the block is the author's own.
     toy = _statuses(_TREE.replace("LLMEngine", "ToyEngine").replace("SchedulerInterface", "ToyScheduler"), pin)
     assert (7, "GoneRunnerBase") not in toy
+
+
+def test_a_comment_right_above_a_quoted_method_can_name_its_class(pin: PinView) -> None:
+    doc = "# vLLM\n\n```python\n# LLMEngine.step(): the core loop\ndef step(self):\n    return self._process_model_outputs(self.model_executor)\n```\n"
+    got = _statuses(doc, pin)
+    assert got[(5, "step")] == "ok" and got[(6, "self._process_model_outputs")] == "broken" and got[(6, "self.model_executor")] == "ok"
+    # A comment that names no class says nothing: the block's vote decides (one method: nothing said).
+    plain = _statuses(doc.replace("# LLMEngine.step(): the core loop", "# the core loop"), pin)
+    assert (6, "self._process_model_outputs") not in plain
