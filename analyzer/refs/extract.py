@@ -73,6 +73,10 @@ _GITHUB_RE = re.compile(
 )
 _REPO_FRAMEWORK = {"vllm-project/vllm": "vllm", "sgl-project/sglang": "sglang"}
 _AUTOREF_RE = re.compile(r"^(?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+$")
+# A script named in code font (`toy_proxy_server.py`, `run_cluster.sh`): options written in the
+# same sentence are that script's, not the command the passage ran before.
+_SCRIPT_SPAN_RE = re.compile(r"`([\w./-]+\.(?:py|sh))`")
+_SENTENCE_END_RE = re.compile(r"[.!?。！？](?:\s|$)|\n\s*\n")
 _NEW_NAME_RE = re.compile(r"\b(?:define|create|write|implement|add|name|call)\s+(?:a|an|your|the)?\s*(?:new|own|custom)\s*$", re.IGNORECASE)
 _INLINE_AUTOREF_RE = re.compile(r"\[([^\]\n]+)\]\[((?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)\]")
 # In text blocks: `a.b.c(`, `Foo.bar`, paths, and class names of two humps or more.
@@ -124,6 +128,19 @@ _BUILD_HEADING_RE = re.compile(r"\bbuild(?:ing)?\b|\bCMake\b|\bcompil|\btests?\b
 
 
 _SITE_RE = re.compile(r"^https?://(?:www\.)?(?P<host>[^/#?]+)(?:/(?P<owner>[^/#?]+)/(?P<repo>[^/#?]+))?")
+
+
+def _sentence_script(content: str, at: int, text: str) -> str | None:
+    """The script another code span of the same sentence names (`toy_proxy_server.py` using
+    `--prefiller-hosts`), when the span at `at` is not that script itself."""
+    if at < 0:
+        return None
+    starts = [m.end() for m in _SENTENCE_END_RE.finditer(content, 0, at)]
+    start = starts[-1] if starts else 0
+    end_m = _SENTENCE_END_RE.search(content, at + len(text) + 2)
+    sentence = content[start : end_m.start() if end_m else len(content)]
+    names = [m.group(1) for m in _SCRIPT_SPAN_RE.finditer(sentence) if m.group(1) != text.strip()]
+    return names[0] if len(set(names)) == 1 else None
 
 
 def _foreign_site(href: str) -> str | None:
@@ -288,6 +305,7 @@ class _Walker:
         link_codes: list[str] = []
         link_text = ""
         cjk = has_cjk(token.content)
+        seek = 0
         for child in token.children or []:
             if child.type in {"softbreak", "hardbreak"}:
                 line += 1
@@ -313,7 +331,9 @@ class _Walker:
                     cursor[line] = col + len(text)
                 if link is not None:
                     link_codes.append(text)
-                spans = self._code_span(text, line, col, len(plain))
+                at = token.content.find(f"`{text}`", seek)
+                seek = max(seek, at + 1)
+                spans = self._code_span(text, line, col, len(plain), _sentence_script(token.content, at, text))
                 if _NEW_NAME_RE.search(plain[-60:]):
                     # "Define a new `Processor` class": a name for the reader's own code; a
                     # citation only if the project has it.
@@ -384,7 +404,7 @@ class _Walker:
         found = Classified(SYMBOL, bare, None, "", tentative=True)
         return _Pending(line, self._col(line, name), name if call else bare, found, 0, "inline", diagram=True, mirror=item_list)
 
-    def _code_span(self, text: str, line: int, col: int, offset: int) -> list[_Pending]:
+    def _code_span(self, text: str, line: int, col: int, offset: int, script: str | None = None) -> list[_Pending]:
         if looks_like_command(text):
             out = []
             for ref in shell_refs(text, self.server or self.command):
@@ -427,6 +447,11 @@ class _Walker:
             return []  # the example's own variable or payload key
         if found.kind == SYMBOL and stripped in self.facts.local_names and "." in stripped:
             return []  # an entry-point group the document declares or names
+        if found.kind == FLAG and script is not None:
+            if not script.endswith(".py"):
+                return []  # a shell script's own options (or docker's, which it wraps)
+            # `toy_proxy_server.py` using `--prefiller-hosts`: that script's parser decides.
+            return [_Pending(line, col, written, replace(found, reason=f"flag of {script}"), offset, "inline", script)]
         if found.kind == FLAG and found.target in self.facts.foreign_flags:
             # A flag the document also passes to another program (`torchrun --nproc-per-node`):
             # the projects' only when a pin has it.

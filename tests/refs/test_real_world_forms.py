@@ -446,3 +446,18 @@ def test_a_name_outside_the_env_family_its_siblings_belong_to(vllm30: PinView) -
     got = _check(doc, pin)
     assert got["VLLM_LOGGING_LEVEL"] == ["ok"]
     assert "broken" not in got.get("O_DIRECT", []) and "broken" not in got.get("LOCAL_HOSTNAME", [])
+
+
+def test_options_of_a_script_named_in_the_same_sentence(vllm30: PinView) -> None:
+    doc = (
+        "# vLLM\n\n```bash\nvllm serve m --max-num-seqs 4\n```\n\n"
+        "The roles come from the proxy (e.g. `my_proxy.py` using `--prefill-urls` and `--max-num-seqz`).\n\n"
+        "For InfiniBand, add `--privileged -e NCCL_IB_HCA=mlx5` to the `start_cluster.sh` script. "
+        "Then raise `--max-num-seqs` and drop `--max-num-seqq`.\n"
+    )
+    got = _check(doc, vllm30)
+    # The script's own parser decides, and it is not the project's: neither is judged by `vllm serve`.
+    assert got["--prefill-urls"] == ["not-checkable"] and got["--max-num-seqz"] == ["not-checkable"]
+    assert "--privileged -e NCCL_IB_HCA=mlx5" not in got and "--privileged" not in got  # docker's, via the shell script
+    # The next sentence names no script: its flags are the server's again.
+    assert got["--max-num-seqs"] == ["ok", "ok"] and got["--max-num-seqq"] == ["broken"]
