@@ -11,23 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.refs.check import check_references, extract_all
 from analyzer.refs.models import BROKEN, NOT_CHECKABLE, OK
 from analyzer.refs.pinview import EnvEntry, PinView, SymbolEntry
 from analyzer.refs.resolve import alias_of
 
 from .fakes import vllm_view
-from .test_undefined_names import _with_words
+from .test_undefined_names import _check, _with_words
 
 _ENGINE = "vllm/engine/front.py"
 _CORE = "vllm/v1/engine/core_front.py"
-
-
-def _check(doc: str, *pins: PinView) -> dict[str, list]:
-    out: dict[str, list] = {}
-    for f in check_references(extract_all([("ch.md", doc)]), list(pins)):
-        out.setdefault(f.ref.text, []).append(f)
-    return out
 
 
 @pytest.fixture
