@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 import typer
@@ -124,12 +125,21 @@ def describe(index: SnapshotIndex, match: SymbolMatch) -> dict[str, Any]:
         out["methods"] = [
             f.name for f in _module_of(index, match).functions if f.qualname == f"{fact.qualname}.{f.name}"
         ]
+        out["fields"] = _unique(f"{a.target}: {a.annotation}" for a in fact.fields)
+        # What a reader looks up next: the names an instance carries besides its fields.
+        out["attributes"] = _unique(
+            a.target.split(".", 1)[-1] for a in (*fact.class_attributes, *fact.instance_attributes)
+        )
     elif isinstance(fact, ModuleFacts):
         out["docstring"] = summary_line(fact.docstring)
         out["classes"] = [c.qualname for c in fact.classes if "." not in c.qualname]
         out["functions"] = [f.qualname for f in fact.functions if "." not in f.qualname]
         out["lines"] = fact.lines
     return out
+
+
+def _unique(names: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(names))
 
 
 def _module_of(index: SnapshotIndex, match: SymbolMatch) -> ModuleFacts:
@@ -145,7 +155,7 @@ def _print_one(console: Console, d: dict[str, Any]) -> None:
         console.print(f"  {d['signature']}", markup=False, highlight=False)
     if d.get("docstring"):
         console.print(f"  [dim]{_escape(d['docstring'])}[/]", highlight=False)
-    for key in ("classes", "functions", "methods"):
+    for key in ("classes", "functions", "fields", "methods", "attributes"):
         if d.get(key):
             console.print(f"  {key}: ", end="")
             console.print(", ".join(d[key]), markup=False, highlight=False)

@@ -59,6 +59,16 @@ def test_show_symbol_module_and_suffix(tmp_path: Path) -> None:
     code, out = atlas(cache, "show", str(root), "pkg/sched.py:Scheduler")
     assert code == 0 and "class" in out and "pkg/sched.py:33-82" in out and "Decides what runs next." in out
 
+    # A class lists what an instance carries: fields, class-level names, `self.x` set in methods.
+    code, out = atlas(cache, "show", str(root), "pkg.sched.Request", "--json")
+    (request,) = json.loads(out)["matches"]
+    assert request["fields"] == ["request_id: str", "prompt: list[int]"] and request["attributes"] == ["priority"]
+    code, out = atlas(cache, "show", str(root), "pkg.sched.Scheduler", "--json")
+    (sched,) = json.loads(out)["matches"]
+    assert sched["fields"] == [] and sched["attributes"][:4] == ["config", "waiting", "running", "pool"]
+    # `self.count += 1` reads before it writes, so it sets nothing new; a closure over `self` does.
+    assert sched["attributes"][4:] == ["a", "b", "inner_state"]
+
 
 def test_package_directory_is_indexed_from_its_parent(tmp_path: Path) -> None:
     root = make_tree(tmp_path / "src")
