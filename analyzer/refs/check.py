@@ -35,6 +35,7 @@ from analyzer.refs.qualify import qualifier
 from analyzer.refs.renamed_classes import renamed_classes
 from analyzer.refs.resolve import (
     find_symbol,
+    metric_ending,
     resolve,
     resolve_member,
     resolve_qualified,
@@ -284,6 +285,10 @@ def _undefined(ref: Reference, findings: list[Finding], by_pin: dict[str, PinVie
             f.status = NOT_CHECKABLE
             what = "a C++/CUDA name" if native else "named beside repository files (native sources, the build)"
             f.note = f"`{ref.target}` is {what}; the wheel {f.pin} holds no such sources (a git pin does)"
+        elif mentioned is False and pin is not None and (metric := metric_ending(ref.target, pin)) is not None:
+            # A metrics page's short name: the sources spell the metric in full only.
+            f.status = OK
+            f.note = f"the end of the metric `{metric}`, which {f.pin}'s sources name in full"
         elif mentioned is False:
             f.status = BROKEN
             f.note = f"`{ref.target}` is neither defined nor used anywhere in {f.pin}'s sources: removed, or never there"

@@ -55,6 +55,9 @@ class DocFacts:
     # snippets (`"target_token": 67`): a bare name in code font that is one of these is
     # the example's, not the project's.
     local_names: set[str] = field(default_factory=set)
+    # Names its Python snippets assign (`ModelRunnerClass = EmbeddingModelRunner`): a capitalised
+    # one called later (`ModelRunnerClass(...)`) is a variable holding a class, not a class.
+    assigned: set[str] = field(default_factory=set)
     foreign_flags: set[str] = field(default_factory=set)  # flags the document passes to other programs
     # Keys of the `extra_body` dicts its snippets send (`extra_body={"guided_json": ...}`): fields
     # of the server's request classes, wherever the prose names them too.
@@ -247,6 +250,7 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
             for node in ast.walk(tree):
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                     facts.local_names.add(node.id)
+                    facts.assigned.add(node.id)
                 elif isinstance(node, ast.arg):
                     facts.local_names.add(node.arg)  # the snippet's own function's parameter
                 if isinstance(node, ast.Call):

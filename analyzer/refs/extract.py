@@ -1141,7 +1141,7 @@ class _Walker:
             return Classified(SYMBOL, f"{owner}.{parts[1]}", None, f"`{root}` is a `{owner}`")
         if root in ROOTS:
             return classify_symbol(name)
-        if CLASSNAME_RE.match(root) and not root.isupper():
+        if CLASSNAME_RE.match(root) and not root.isupper() and root not in self.facts.assigned:
             return Classified(SYMBOL, name, None, "")
         return None
 

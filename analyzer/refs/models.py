@@ -68,6 +68,9 @@ class Reference:
     # project defines it too (the snippet mirrors real code), else the author's invention.
     doc_defined: bool = False
     bare_file: bool = False  # `scheduler.py` written without folders: looked up by file name
+    # The one path the same document writes that bare file name under (`tests/.../x.py`): the
+    # file meant, where the pin holds no file of the name (a repository script, a gone module).
+    written_at: str | None = None
     # A relative link to a page of the docs, from a document whose folder is unknown: looked up
     # under the pin's `docs/` by its trailing path (`links.py`).
     docs_page: bool = False

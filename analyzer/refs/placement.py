@@ -2,7 +2,10 @@ r"""The folder a bare file or folder name is written under: an entry of a direct
 text block (`entrypoints/` / `├── openai/` / `│   ├── api_server.py`), or a row of a file table in
 a section whose heading names a folder (`### Executor - \`vllm/v1/executor/\``). A reader takes
 `api_server.py` there as that folder's file, not as any file of that name in the package, so the
-reference's target becomes the written folder joined with the name. Plain strings in, plain values out."""
+reference's target becomes the written folder joined with the name. A bare file name the same
+document also writes with its folders (`toy_proxy_server.py` after
+`tests/v1/kv_connector/nixl_integration/toy_proxy_server.py`) carries that path, for when the pin
+has no file of the name (`resolve`). Plain strings in, plain values out."""
 
 from __future__ import annotations
 
@@ -88,10 +91,24 @@ def _sections(lines: list[str]) -> list[str | None]:
     return out
 
 
+def _spelled_out(refs: list[Reference]) -> dict[str, str]:
+    """File name -> the one path the document writes it under (`a/b/x.py`), for names written
+    under a single path only."""
+    paths: dict[str, set[str]] = {}
+    for ref in refs:
+        target = ref.target.strip("/")
+        if ref.kind == PATH and not ref.bare_file and not ref.docs_page and "/" in target and not target.endswith("/"):
+            paths.setdefault(target.rsplit("/", 1)[1], set()).add(target)
+    return {name: next(iter(found)) for name, found in paths.items() if len(found) == 1}
+
+
 def place(source: str, refs: Iterable[Reference]) -> list[Reference]:
     """`refs` of one document, each bare file or folder name of a directory tree or of a file
     table under a folder heading given the folder it is written under (its target becomes
-    `folder/name`, no longer looked up by name alone)."""
+    `folder/name`, no longer looked up by name alone), and each other bare file name the
+    document also writes with its folders given that path (`Reference.written_at`)."""
+    refs = list(refs)
+    spelled = _spelled_out(refs)
     lines = source.splitlines()
     sections: list[str | None] | None = None
     out: list[Reference] = []
@@ -110,7 +127,8 @@ def place(source: str, refs: Iterable[Reference]) -> list[Reference]:
         else:
             folder = None
         if folder is None:
-            out.append(ref)
+            full = spelled.get(ref.target) if ref.bare_file else None
+            out.append(replace(ref, written_at=full) if full else ref)
             continue
         target = f"{folder.strip('/')}/{ref.text}"
         out.append(replace(ref, target=target, bare_file=False, under=folder.strip("/")))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 
 from analyzer.refs.classify import REPO_ONLY_DIRS, REPO_ROOT_FILES
 from analyzer.refs.commandflags import command_flags
@@ -112,6 +113,13 @@ def _resolve_bare_file(ref: Reference, pin: PinView) -> Finding:
             return Finding(ref, pin.pin, BROKEN, note=f"the only file named {name} is {elsewhere}'s ({named[0]}), and the text never speaks of {elsewhere}")
         note = f"{len(named)} files named {name}" if len(named) > 1 else ""
         return Finding(ref, pin.pin, OK, resolved_at=named[0], note=note)
+    if ref.written_at:
+        # The document names the file in full elsewhere: judged as written there (a repository
+        # script under `tests/` is not in a wheel, rather than missing).
+        there = _resolve_written_path(replace(ref, target=ref.written_at, bare_file=False), pin)
+        there.ref = ref
+        there.note = "; ".join(x for x in (f"the document writes it as {ref.written_at}", there.note) if x)
+        return there
     if name in REPO_ROOT_FILES:
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"a file at the repository's root; {pin.pin} holds the package only")
     if not name.endswith((".py", ".pyi")) and pin.kind == "release":
@@ -425,6 +433,29 @@ def _class_names(pin: PinView) -> list[tuple[str, str]]:
     return entry[1]
 
 
+# An annotation that declares a mapping (`dict[str, Any]`, `Optional[Dict[str, Any]]`).
+_MAPPING_ANNOTATION_RE = re.compile(r":\s*(?:(?:typing\.|t\.)?Optional\[)?(?:typing\.|t\.)?(?:dict|Dict|Mapping|MutableMapping)\b")
+
+
+def _mapping_attribute(name: str, pin: PinView) -> str | None:
+    """`KVTransferConfig.kv_connector_extra_config` when every class attribute of that name the
+    pin declares with a type is declared a mapping (`kv_connector_extra_config: dict[str, Any]`);
+    None otherwise."""
+    found: list[str] = []
+    for e in pin.find_symbol(name):
+        if e.kind != "attribute" or not e.parent:
+            continue
+        lines = pin.read_lines(e.path)
+        line = lines[e.line - 1] if lines and 0 < e.line <= len(lines) else ""
+        head = line.strip()
+        if not head.startswith((f"{name}:", f"self.{name}:")):
+            continue  # assigned without a type: says nothing
+        if not _MAPPING_ANNOTATION_RE.match(head[head.index(name) + len(name):]):
+            return None
+        found.append(short_name(e, pin))
+    return found[0] if found else None
+
+
 def through_instance(finding: Finding, pin: PinView) -> Finding:
     """`model_executor.initialize_cache()`: a method written on an object whose name says what
     it is. The name is ok only when a class named like the object has the method (its own or
@@ -442,6 +473,11 @@ def through_instance(finding: Finding, pin: PinView) -> Finding:
     # little about its type.
     if "_" not in instance.strip("_") or not any(e.kind == "attribute" for e in pin.find_symbol(instance)):
         return finding
+    mapping = _mapping_attribute(instance, pin)
+    if mapping is not None:
+        # `kv_connector_extra_config.backends`: the object is a dict the project declares so, and
+        # what follows its name is a key of it (read from a JSON value), not a Python attribute.
+        return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"`{mapping}` is a dict: `{member}` is a key of its value, not an attribute")
     defs = [e for e in pin.find_symbol(member) if e.kind in {"function", "attribute"} and "." in e.parent]
     words = [w for w in instance.split("_") if w]
     tried: list[str] = []
@@ -689,3 +725,15 @@ def _resolve_metric(ref: Reference, pin: PinView) -> Finding:
     if not words.metrics:
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"no metric names found in {pin.pin}")
     return Finding(ref, pin.pin, BROKEN, note=f"no metric {name} in {pin.pin}")
+
+
+def metric_ending(name: str, pin: PinView) -> str | None:
+    """`save_outcomes_total` on a metrics page: the one metric the sources name in full whose
+    name ends with these words (`vllm:simple_kv_offload_save_outcomes_total`), Prometheus's
+    suffixes aside; None when none or several do."""
+    words = pin.source_words()
+    if words is None or "_" not in name.strip("_"):
+        return None
+    tails = {name} | {name.removesuffix(s) for s in _METRIC_SUFFIXES if name.endswith(s)}
+    hits = sorted(m for m in words.metrics if any(m.split(":", 1)[-1].endswith("_" + t) for t in tails))
+    return hits[0] if len(hits) == 1 else None
