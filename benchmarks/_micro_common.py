@@ -5,6 +5,7 @@ expected one, and the per-category table."""
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import subprocess
 import sys
@@ -25,9 +26,10 @@ class BenchError(Exception):
     pass
 
 
-def fetch_sdist(folder: Path, requirement: str, flag: str, unpacked: str) -> tarfile.TarFile:
-    """The sdist of `requirement` in `folder`, downloaded with pip once; `flag`
-    and `unpacked` name the option and folder to use when pip cannot reach PyPI."""
+def fetch_sdist(folder: Path, requirement: str, flag: str, unpacked: str, sha256: str) -> tarfile.TarFile:
+    """The sdist of `requirement` in `folder`, downloaded with pip once and checked
+    against its `sha256`; `flag` and `unpacked` name the option and folder to use
+    when pip cannot reach PyPI."""
     folder.mkdir(parents=True, exist_ok=True)
     name = requirement.partition("==")[0]
     archives = sorted(folder.glob(f"{name}-*.tar.gz"))
@@ -41,6 +43,9 @@ def fetch_sdist(folder: Path, requirement: str, flag: str, unpacked: str) -> tar
                 f"could not download {requirement} from PyPI (offline?): {done.stderr.strip()[-400:]}\n"
                 f"download it elsewhere and pass {flag} <{unpacked}>"
             )
+    digest = hashlib.sha256(archives[-1].read_bytes()).hexdigest()
+    if digest != sha256:
+        raise BenchError(f"{archives[-1]}: sha256 {digest}, not the pinned {sha256}")
     return tarfile.open(archives[-1])
 
 

@@ -71,6 +71,7 @@ from benchmarks._micro_common import (
 )
 
 JARVIS = "jarviscg==0.1.0rc7"
+JARVIS_SHA256 = "3d651bb9847e485dcf4438201f4c19dbb3de9db4d03933eb03b4af3cfaab5833"
 _SDIST_DIR = "jarviscg-0.1.0rc7"
 # The cases Jarvis added (not started from one of PyCG's): category or category/case.
 _NEW = ("classes/instance", "context_managers/", "new_")
@@ -134,7 +135,7 @@ def download_evaluation(cache: Path) -> Path:
     evaluation = folder / _SDIST_DIR / "evaluation"
     if (evaluation / "ground_truth" / "micro_benchmark").is_dir():
         return evaluation
-    with fetch_sdist(folder, JARVIS, "--evaluation", f"{_SDIST_DIR}/evaluation") as tar:
+    with fetch_sdist(folder, JARVIS, "--evaluation", f"{_SDIST_DIR}/evaluation", JARVIS_SHA256) as tar:
         members = [m for m in tar.getmembers() if m.name.startswith(f"{_SDIST_DIR}/evaluation/")]
         tar.extractall(folder, members=members, filter="data")
     if not (evaluation / "ground_truth" / "micro_benchmark").is_dir():

@@ -38,6 +38,7 @@ from benchmarks._micro_common import (
 )
 
 PYCG = "pycg==0.0.8"
+PYCG_SHA256 = "644b4df4346b393ca29450223da12598a6e6ad51fcfb1c218330b774f643a6c1"
 _SDIST_DIR = "pycg-0.0.8"
 
 
@@ -47,7 +48,7 @@ def download_snippets(cache: Path) -> Path:
     snippets = folder / _SDIST_DIR / "micro-benchmark" / "snippets"
     if snippets.is_dir():
         return snippets
-    with fetch_sdist(folder, PYCG, "--snippets", f"{_SDIST_DIR}/micro-benchmark/snippets") as tar:
+    with fetch_sdist(folder, PYCG, "--snippets", f"{_SDIST_DIR}/micro-benchmark/snippets", PYCG_SHA256) as tar:
         tar.extractall(folder, filter="data")
     if not snippets.is_dir():
         raise BenchError(f"{folder}: PyCG's sdist holds no micro-benchmark/snippets folder")
