@@ -11,6 +11,7 @@ name-only match, which carries every candidate.
 from __future__ import annotations
 
 import ast
+import builtins
 import contextlib
 import re
 import textwrap
@@ -935,6 +936,10 @@ class CallResolver:
             if sym is not None and sym.kind == "class":
                 self._value_call(rec, Value("class", sym.name, base.via), "constructor")
                 return
+            if attr == "__class__" and base.kind == "instance":
+                # `self.__class__(...)`: a new object of the receiver's own class.
+                self._value_call(rec, Value("class", base.name, base.via), "constructor")
+                return
             held = (
                 self.infer.instance_attr(base.name, attr)
                 if base.kind == "instance"
@@ -946,7 +951,11 @@ class CallResolver:
                 return
             if base.kind == "instance" and self._mixin_call(rec, base, attr):
                 return
-            external = next((c for c in p.hierarchy.mro(base.name) if c not in p.classes), None)
+            # A builtin base without the name (`class Path(object)`) does not own it: it
+            # is set on the instance at run time, as for a class with no base written.
+            external = next(
+                (c for c in p.hierarchy.mro(base.name) if c not in p.classes and not _builtin_without(c, attr)), None
+            )
             if external is not None:
                 rec.external.append(f"{external}.{attr}")
                 return
@@ -1226,3 +1235,11 @@ def _literal_slot(node: ast.Dict | ast.List | ast.Tuple, key: Key) -> ast.expr |
 
 def slot_path_text(node: ast.expr | None) -> bool:
     return isinstance(node, ast.Subscript) and slot_path(node) is not None
+
+
+def _builtin_without(owner: str, attr: str) -> bool:
+    """`owner` is a builtin type (`object`, `builtins.dict`) with no `attr` anywhere on
+    its MRO, read off the running interpreter."""
+    head, _, name = owner.rpartition(".")
+    typ = getattr(builtins, name, None) if head in ("", "builtins") else None
+    return isinstance(typ, type) and not any(attr in vars(t) for t in typ.__mro__)
