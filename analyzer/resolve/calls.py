@@ -937,8 +937,14 @@ class CallResolver:
                 self._value_call(rec, Value("class", sym.name, base.via), "constructor")
                 return
             if attr == "__class__" and base.kind == "instance":
-                # `self.__class__(...)`: a new object of the receiver's own class.
+                # `self.__class__(...)`: a new object of the receiver's own class, which
+                # may be a subclass with constructors of its own.
                 self._value_call(rec, Value("class", base.name, base.via), "constructor")
+                have = {e.callee for e in rec.edges}
+                for special in ("__new__", "__init__"):
+                    for qual in self._subclass_members(base.name, special):
+                        if qual not in have:
+                            self._edge(rec, qual, "constructor", "inferred")
                 return
             held = (
                 self.infer.instance_attr(base.name, attr)

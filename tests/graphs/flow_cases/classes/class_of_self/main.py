@@ -15,5 +15,12 @@ class Plain:
         return self.__class__()
 
 
+class Counted(Plain):
+    def __init__(self):
+        super().__init__()
+        self.k = 1
+
+
 Url("a").copy()
 Plain().clone()
+Counted().clone()
