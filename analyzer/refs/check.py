@@ -72,6 +72,8 @@ def check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str
         candidates = [p for p in pins if p.project == ref.framework]
     if not candidates:
         return [Finding(ref, None, NOT_CHECKABLE, note=f"no pin for {ref.framework}", framework=ref.framework)]
+    if ref.quiet and not any(find_symbol(ref.target, pin)[0] for pin in candidates):
+        return []
     if ref.held_by and any(find_symbol(ref.held_by, pin)[0] for pin in candidates):
         return check_reference(_pin_s_object(ref), pins, histories)
     if ref.bare_call and any(_module_function(ref.text, pin) for pin in candidates):

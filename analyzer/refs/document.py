@@ -33,6 +33,11 @@ _PAYLOAD_RE = re.compile(r"(?:\s-d|--data(?:-raw|-binary)?|--json)\s+'([^']*)'",
 _FIELDS_RE = re.compile(r"\b(?:fields?|attributes?|members?|properties|contain(?:s|ing)?)\b|字段|属性|成员|包含", re.IGNORECASE)
 _ENTRY_GROUP_RE = re.compile(r"""entry[-_]points\.["']([\w.-]+)["']""")
 _ENTRY_GROUP_TEXT_RE = re.compile(r"`([\w.-]+)`\s+entry[ -]?point\s+group", re.IGNORECASE)
+# `ExecutorBase 类` (not `X 类型`, a table column's "X type"), `Worker` class, 继承自 `WorkerBase`, "inherits from `WorkerBase`".
+_CLASS_SAID_RE = re.compile(
+    r"(?<![\w.])`?([A-Z_][A-Za-z0-9_]*)`?\s*(?:类(?!型)|[Cc]lass(?:es)?\b)"
+    r"|(?:继承自|继承|inherits? from|subclass(?:es)? of|derived from)\s*`?([A-Z_][A-Za-z0-9_]*)"
+)
 _KEY_RE = re.compile(r"""["']([A-Za-z_][A-Za-z0-9_]*)["']\s*:""")
 
 
@@ -43,6 +48,10 @@ class DocFacts:
     project: tuple[str | None, str] = (None, "")
     code_spans: set[str] = field(default_factory=set)  # texts written in code font in the prose
     plain_words: set[str] = field(default_factory=set)  # words of the prose outside code font
+    # Names the prose calls a class (`ExecutorBase 类`, "the `Worker` class", "inherits from
+    # `WorkerBase`"): a class name, not a term, even where the prose also writes it as a word.
+    class_words: set[str] = field(default_factory=set)
+    fence_words: set[str] = field(default_factory=set)  # identifiers written in its code blocks
     words: frozenset[str] = frozenset()  # lower-cased words of the whole document
     defined: set[str] = field(default_factory=set)  # classes/functions its Python snippets define
     instances: dict[str, str] = field(default_factory=dict)  # `llm` -> `LLM` (`llm = LLM(...)`)
@@ -220,6 +229,9 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
     prose = _CODE_SPAN_RE.sub(" ", _FENCE_RE.sub(" ", source))
     facts.words = frozenset(w.lower() for w in re.findall(r"[A-Za-z]{3,}", re.sub(r"([a-z])([A-Z])", r"\1 \2", source)))
     facts.plain_words = set(re.findall(r"(?<![\w./-])[A-Za-z_][A-Za-z0-9_]*(?![\w/(])", prose))
+    without_fences = _FENCE_RE.sub(" ", source)
+    facts.class_words = {a or b for a, b in _CLASS_SAID_RE.findall(without_fences)}
+    facts.fence_words = {w for fence in _FENCE_RE.finditer(source) for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", fence.group(0))}
     copied: dict[str, tuple[str, str]] = {}  # attribute of a snippet's class -> (that class, the class constructed)
     qualified: set[tuple[str, str]] = set()  # (`argparse`, `Namespace`) for `argparse.Namespace`
     lead: str | None = None  # the paragraph before the next block

@@ -64,7 +64,7 @@ from analyzer.refs.layout import blank_cjk, flow_steps, has_cjk, holds_no_comman
 from analyzer.refs.links import macro_link, relative_link, sentence_names, with_anchor_names
 from analyzer.refs.listing import Listed, class_outline, constant_listing, field_listing
 from analyzer.refs.models import FLAG, PATH, REQUEST, SYMBOL, Reference
-from analyzer.refs.prose_code import prose_names
+from analyzer.refs.prose_code import bare_names, prose_names
 from analyzer.refs.shell import last_command, looks_like_command, shell_refs
 
 _GITHUB_RE = re.compile(
@@ -101,6 +101,7 @@ _TEXT_MODULE_RE = re.compile(r"(?<![\w.$/-])((?:vllm|sglang)(?:\.[A-Za-z_][A-Za-
 # A path that starts at a project's package (or its repository's `python/sglang`).
 _PROJECT_PATH_RE = re.compile(r"(?:python/)?(?:vllm|sglang)/[\w.-]+/")
 # A class of two humps or more (`ModelWorkerBatch`, `GPUModelRunner`), not a word in capitals.
+_NAME_CHAIN_RE = re.compile(r"[\w.]+(?:\(\))?(?:\s*(?:->|—>|=>|[→⇒⟶])\s*[\w.]+(?:\(\))?)+")
 _STEP_CLASS_RE = re.compile(r"_*(?=[A-Z][A-Za-z0-9]*[a-z])[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*")
 # `_allocate_kv_cache`: one leading underscore, then words joined by underscores, standing alone.
 _PRIVATE_NAME_RE = re.compile(r"(?<![\w.$/{<-])(_[a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w./}>(-])")
@@ -210,6 +211,7 @@ class _Pending:
     located: str | None = None
     held_by: str | None = None
     bare_call: bool = False
+    quiet: bool = False
 
 
 @dataclass(slots=True)
@@ -284,6 +286,7 @@ class _Walker:
                     located=p.located,
                     held_by=p.held_by,
                     bare_call=p.bare_call,
+                    quiet=p.quiet,
                     subject=p.subject or title,
                     paragraph=paragraph,
                     context=self.facts.words,
@@ -304,7 +307,9 @@ class _Walker:
         link: tuple[str, int, int] | None = None  # href, line, plain offset at link start
         link_codes: list[str] = []
         link_text = ""
-        cjk = has_cjk(token.content)
+        # A paragraph that is only a chain of names (`LLMEngine —> ExecutorBase —> WorkerBase`) is a
+        # call diagram in any language: its names are read as CJK prose's are.
+        cjk = has_cjk(token.content) or _NAME_CHAIN_RE.fullmatch(token.content.strip()) is not None
         seek = 0
         for child in token.children or []:
             if child.type in {"softbreak", "hardbreak"}:
@@ -373,6 +378,15 @@ class _Walker:
         for item in prose_names(text):
             col = self._col(line, item.text, cursor.get(line, 0))
             out.extend(self._code_span(item.text, line, col, offset + item.start))
+        for item in bare_names(text):
+            col = self._col(line, item.text, cursor.get(line, 0))
+            spans = self._code_span(item.text, line, col, offset + item.start)
+            facts = self.facts
+            vouched = item.name in facts.code_spans or item.text in facts.code_spans or item.name in facts.class_words or item.name in facts.fence_words
+            if not vouched:
+                # `增加 user_id 字段`: the author's own word unless a pin defines it.
+                spans = [replace(p, quiet=True) for p in spans if p.found.kind == SYMBOL]
+            out.extend(spans)
         return out
 
     def _prose_paths(self, text: str, line: int, offset: int) -> list[_Pending]:
@@ -456,8 +470,9 @@ class _Walker:
             # A flag the document also passes to another program (`torchrun --nproc-per-node`):
             # the projects' only when a pin has it.
             found = replace(found, tentative=True)
-        if found.kind == SYMBOL and "." not in found.target and found.target in self.facts.plain_words and not found.tentative:
-            # `HiCache` that the text also writes as a plain word: a term when no pin has it.
+        if found.kind == SYMBOL and "." not in found.target and found.target in self.facts.plain_words and not found.tentative and found.target not in self.facts.class_words:
+            # `HiCache` that the text also writes as a plain word: a term when no pin has it
+            # (unless the text calls it a class: `ExecutorBase 类`).
             found = replace(found, tentative=True)
         defined = found.kind == SYMBOL and root in self.facts.defined
         return [_Pending(line, col, written, found, offset, "inline", doc_defined=defined)]

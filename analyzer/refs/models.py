@@ -85,6 +85,9 @@ class Reference:
     repo_context: bool = False
     diagram: bool = False  # an item of a tree diagram drawn in a text block (a file's structure)
     in_error: bool = False  # a class a quoted Python error names (`'X' object has no attribute`)
+    # A bare word of CJK prose shaped like code (`通过 _validate_token_prompt 验证`) that nothing
+    # else in the document vouches for: judged only where a pin defines it.
+    quiet: bool = False
     # Evidence that a name the projects never spell is another program's: the document's title
     # names that program (`# Codex`), or the name links to its pages. Said in the finding's note.
     subject: str | None = None

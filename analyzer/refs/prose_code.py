@@ -51,3 +51,19 @@ def prose_names(text: str) -> list[ProseName]:
             continue
         out.append(ProseName(m.start(1), name + call, name))
     return sorted(out, key=lambda n: n.start)
+
+
+# `ExecutorBase`, `LLMEngine`: a class name (capitals inside the word, a lower-case letter); `_create_worker`,
+# `input_preprocessor`: a `snake_case` name; `step()`: a called name. Not part of a path or a dotted name.
+_BARE_RE = re.compile(
+    r"(?<![\w./:@#$%\\-])(_*(?=[A-Z][A-Za-z0-9]*[a-z])[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*|_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+|_*[a-z][a-z0-9]*(?=\(\)))(\(\))?(?![\w./@(-])"
+)
+
+
+def bare_names(text: str) -> list[ProseName]:
+    """Single code-shaped words of CJK prose outside code font (`LLMEngine —> ExecutorBase`,
+    `通过 _validate_token_prompt 验证`). Unlike `prose_names`, the shape alone does not make one a
+    name of the code (`增加 user_id 字段`): the caller judges one only where the document or a pin
+    vouches for it."""
+    masked = blank_cjk(text)
+    return [ProseName(m.start(1), m.group(1) + (m.group(2) or ""), m.group(1)) for m in _BARE_RE.finditer(masked)]

@@ -1,0 +1,72 @@
+"""Single code-shaped words in CJK prose outside code font (`prose_code.bare_names`): a class
+name or a `snake_case` name the document vouches for (in code font, in its code blocks, called a
+class) is judged as in code font; one nothing vouches for only where a pin defines it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from analyzer.refs.check import check_references, extract_all
+from analyzer.refs.models import BROKEN, NOT_CHECKABLE, OK
+from analyzer.refs.prose_code import bare_names
+
+from .fakes import vllm_view
+
+
+def _check(doc: str, tmp_path: Path) -> dict[tuple[int, str], list[str]]:
+    out: dict[tuple[int, str], list[str]] = {}
+    for f in check_references(extract_all([("ch.md", doc)]), [vllm_view(tmp_path)]):
+        out.setdefault((f.ref.line, f.ref.text), []).append(f.status)
+    return out
+
+
+def test_shapes_of_bare_names() -> None:
+    got = [n.text for n in bare_names("LLMEngine —> ExecutorBase，通过 _validate_token_prompt 验证，调用 step() 方法")]
+    assert got == ["LLMEngine", "ExecutorBase", "_validate_token_prompt", "step()"]
+    # Paths, dotted names, acronyms and words in capitals are someone else's (or not names).
+    assert bare_names("见 vllm/x_y.py 和 a.b_c，GPU、CUDA、vLLM 都是") == []
+
+
+def test_a_class_the_text_places_is_judged_in_prose_too(tmp_path: Path) -> None:
+    doc = (
+        "# vLLM 推理流程\n\n"
+        "### ExecutorBase 类\n\n"
+        "`ExecutorBase` 类: vllm/executor/executor_base.py\n\n"
+        "_create_worker() 函数由 ExecutorBase 类的初始化函数调用，并交给 KVCacheManager 管理。\n\n"
+        "```python\n"
+        "def __init__(self):\n"
+        "    self.driver_worker = self._create_worker()\n"
+        "```\n"
+    )
+    found = _check(doc, tmp_path)
+    assert found[(3, "ExecutorBase")] == [BROKEN]  # a heading
+    assert found[(5, "ExecutorBase")] == [BROKEN]  # code font, also written as a word: the text calls it a class
+    assert found[(7, "ExecutorBase")] == [BROKEN]
+    assert found[(7, "_create_worker()")] == [BROKEN]  # vouched by the code block's call
+    assert found[(7, "KVCacheManager")] == [OK]  # nothing vouches for it, but the pin defines it
+
+
+def test_words_nothing_vouches_for_are_not_judged(tmp_path: Path) -> None:
+    doc = "# vLLM\n\n我们增加 user_id 字段，再用 DeepSeekHelper 和 MyRouter 处理请求。\n"
+    assert _check(doc, tmp_path) == {}
+
+
+def test_a_table_column_s_type_is_not_called_a_class(tmp_path: Path) -> None:
+    # `ModelRunner 类型` heads a column ("ModelRunner type"): not a claim that a class exists.
+    doc = "# vLLM\n\n| 硬件 | ModelRunner 类型 |\n|---|---|\n| GPU | GPUModelRunner |\n\n`ModelRunner` 的说明。\n"
+    found = _check(doc, tmp_path)
+    assert found[(7, "ModelRunner")] == [NOT_CHECKABLE]
+
+
+def test_a_paragraph_that_is_a_chain_of_names_is_read_in_any_language(tmp_path: Path) -> None:
+    doc = (
+        "# vLLM\n\n"
+        "LLMEngine -> ExecutorBase -> KVCacheManager -> ModelRunnerBase\n\n"
+        "The ExecutorBase class: `vllm/executor/executor_base.py`.\n\n"
+        "In English, KVCacheManager and OtherThing are prose.\n"
+    )
+    found = _check(doc, tmp_path)
+    assert found[(3, "ExecutorBase")] == [BROKEN]  # the text calls it a class
+    assert found[(3, "KVCacheManager")] == [OK]
+    assert (3, "ModelRunnerBase") not in found  # nothing vouches for it and no pin defines it
+    assert not any(line == 7 for line, _ in found)
