@@ -15,7 +15,9 @@ from analyzer.refs.classify import FOREIGN_NAMES, FOREIGN_ROOTS
 from analyzer.refs.copies import constructed, headed
 from analyzer.refs.dependencies import STDLIB_MODULES
 from analyzer.refs.framework import document_project
+from analyzer.refs.layout import has_cjk
 from analyzer.refs.links import REPO_PROJECTS, repository_of
+from analyzer.refs.prose_code import bare_names
 from analyzer.refs.pseudocode import reindent
 from analyzer.refs.shell import foreign_flags, foreign_words, looks_like_command
 
@@ -38,6 +40,7 @@ _CLASS_SAID_RE = re.compile(
     r"(?<![\w.])`?([A-Z_][A-Za-z0-9_]*)`?\s*(?:类(?!型)|[Cc]lass(?:es)?\b)"
     r"|(?:继承自|继承|inherits? from|subclass(?:es)? of|derived from)\s*`?([A-Z_][A-Za-z0-9_]*)"
 )
+_LONG_CLASS_RE = re.compile(r"(?!My|Your|Custom|Dummy|Example|Toy|Fake|Mock)_*(?:[A-Z]+[a-z0-9]+){3,}")
 _KEY_RE = re.compile(r"""["']([A-Za-z_][A-Za-z0-9_]*)["']\s*:""")
 
 
@@ -231,6 +234,9 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
     facts.plain_words = set(re.findall(r"(?<![\w./-])[A-Za-z_][A-Za-z0-9_]*(?![\w/(])", prose))
     without_fences = _FENCE_RE.sub(" ", source)
     facts.class_words = {a or b for a, b in _CLASS_SAID_RE.findall(without_fences)}
+    # `ModelInputForGPUWithSamplingMetadata` in CJK prose: a class name of three words or more is
+    # nobody's term, whatever the sentence calls it (`MyRequestRouter` is the author's own).
+    facts.class_words |= {n.name for line in prose.splitlines() if has_cjk(line) for n in bare_names(line) if _LONG_CLASS_RE.fullmatch(n.name)}
     facts.fence_words = {w for fence in _FENCE_RE.finditer(source) for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", fence.group(0))}
     copied: dict[str, tuple[str, str]] = {}  # attribute of a snippet's class -> (that class, the class constructed)
     qualified: set[tuple[str, str]] = set()  # (`argparse`, `Namespace`) for `argparse.Namespace`

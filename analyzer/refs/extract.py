@@ -472,7 +472,7 @@ class _Walker:
             found = replace(found, tentative=True)
         if found.kind == SYMBOL and "." not in found.target and found.target in self.facts.plain_words and not found.tentative and found.target not in self.facts.class_words:
             # `HiCache` that the text also writes as a plain word: a term when no pin has it
-            # (unless the text calls it a class: `ExecutorBase 类`).
+            # (unless the text calls it a class, `ExecutorBase 类`, or it is one by its length).
             found = replace(found, tentative=True)
         defined = found.kind == SYMBOL and root in self.facts.defined
         return [_Pending(line, col, written, found, offset, "inline", doc_defined=defined)]

@@ -47,7 +47,7 @@ def test_a_class_the_text_places_is_judged_in_prose_too(tmp_path: Path) -> None:
 
 
 def test_words_nothing_vouches_for_are_not_judged(tmp_path: Path) -> None:
-    doc = "# vLLM\n\n我们增加 user_id 字段，再用 DeepSeekHelper 和 MyRouter 处理请求。\n"
+    doc = "# vLLM\n\n我们增加 user_id 字段，再用 DeepSeek、MyRouter 和 MyRequestRouter 处理请求。\n"
     assert _check(doc, tmp_path) == {}
 
 
@@ -70,3 +70,12 @@ def test_a_paragraph_that_is_a_chain_of_names_is_read_in_any_language(tmp_path: 
     assert found[(3, "KVCacheManager")] == [OK]
     assert (3, "ModelRunnerBase") not in found  # nothing vouches for it and no pin defines it
     assert not any(line == 7 for line, _ in found)
+
+
+def test_a_class_name_of_three_words_or_more_is_nobody_s_term(tmp_path: Path) -> None:
+    # Written only in CJK prose, never in code font: the long name is a class by its shape; a
+    # two-word one (`DeepSeek`, `FlashInfer`) may be a product's name and stays quiet.
+    doc = "# vLLM\n\n`_model_input_cls`：定义模型输入的类型，ModelInputForGPUWithSamplingMetadata。由 FlashInfer 提供。\n"
+    found = _check(doc, tmp_path)
+    assert found[(3, "ModelInputForGPUWithSamplingMetadata")] == [BROKEN]
+    assert (3, "FlashInfer") not in found
