@@ -33,6 +33,8 @@ _CODE_SPAN_RE = re.compile(r"`([^`\n]+)`")
 _FENCE_RE = re.compile(r"^(?P<f> {0,3}(?:```|~~~)).*?^(?P=f)", re.MULTILINE | re.DOTALL)
 _PAYLOAD_RE = re.compile(r"(?:\s-d|--data(?:-raw|-binary)?|--json)\s+'([^']*)'", re.DOTALL)
 _FIELDS_RE = re.compile(r"\b(?:fields?|attributes?|members?|properties|contain(?:s|ing)?)\b|字段|属性|成员|包含", re.IGNORECASE)
+# "`Executor` 接口：", "Worker interface:": the items are the class's own methods.
+_INTERFACE_RE = re.compile(r"\binterface\b|接口|的(?:核心|关键|主要)?方法", re.IGNORECASE)
 _ENTRY_GROUP_RE = re.compile(r"""entry[-_]points\.["']([\w.-]+)["']""")
 _ENTRY_GROUP_TEXT_RE = re.compile(r"`([\w.-]+)`\s+entry[ -]?point\s+group", re.IGNORECASE)
 # `ExecutorBase 类` (not `X 类型`, a table column's "X type"), `Worker` class, 继承自 `WorkerBase`, "inherits from `WorkerBase`".
@@ -41,6 +43,10 @@ _CLASS_SAID_RE = re.compile(
     r"|(?:继承自|继承|inherits? from|subclass(?:es)? of|derived from)\s*`?([A-Z_][A-Za-z0-9_]*)"
 )
 _LONG_CLASS_RE = re.compile(r"(?!My|Your|Custom|Dummy|Example|Toy|Fake|Mock)_*(?:[A-Z]+[a-z0-9]+){3,}")
+# A short lead that names a class and says the list is its interface, outside code font.
+_NAMED_LIST_RE = re.compile(
+    r"(?:\*\*)?(_*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*)\s*(?:类|接口|的(?:接口|方法|成员|核心方法|关键方法)|(?:class|interface)(?:\s+methods)?|methods|API)(?:\*\*)?\s*[:：]"
+)
 _KEY_RE = re.compile(r"""["']([A-Za-z_][A-Za-z0-9_]*)["']\s*:""")
 
 
@@ -377,14 +383,17 @@ def dedent_admonitions(source: str) -> tuple[str, dict[int, int]]:
     return "".join(lines), shift
 
 
-def lead_owner(codes: list[str], text: str) -> tuple[str, bool] | None:
-    """The class a list introduced by `text` describes ("`Req` has these fields:"), and whether
-    the text says the items are its fields (rather than, say, options passed to it)."""
+def lead_owner(codes: list[str], text: str) -> tuple[str, bool, bool] | None:
+    """The class a list introduced by `text` describes ("`Req` has these fields:"), whether the
+    text says the items are its fields (rather than, say, options passed to it), and whether it
+    says they are its interface ("`Executor` 接口：", its methods)."""
     if not text.rstrip().endswith((":", "：")):
         return None
     names = [c.strip() for c in codes if CLASSNAME_RE.match(c.strip()) and c.strip() not in FOREIGN_NAMES]
+    if not names and (m := _NAMED_LIST_RE.fullmatch(text.strip())) is not None and m.group(1) not in FOREIGN_NAMES:
+        names = [m.group(1)]  # `**Executor 接口**：`, "Worker class methods:": the list's class, out of code font
     if not names:
         return None
-    return names[-1], bool(_FIELDS_RE.search(text))
+    return names[-1], bool(_FIELDS_RE.search(text)), bool(_INTERFACE_RE.search(text))
 
 

@@ -196,6 +196,7 @@ class _Pending:
     link_symbol: str | None = None
     owner: str | None = None
     owner_strict: bool = False
+    owner_interface: bool = False
     scope: str | None = None
     doc_defined: bool = False
     diagram: bool = False
@@ -268,6 +269,7 @@ class _Walker:
                     tentative=p.found.tentative,
                     owner=p.owner,
                     owner_strict=p.owner_strict,
+                    owner_interface=p.owner_interface,
                     scope=p.scope,
                     doc_defined=p.doc_defined,
                     bare_file=p.found.bare_file,
@@ -294,7 +296,7 @@ class _Walker:
             )
 
     # ----- inline content ------------------------------------------------
-    def inline(self, token: Token, owner: tuple[str, bool] | None = None, item_list: str | None = None, column: str | None = None) -> list[str]:
+    def inline(self, token: Token, owner: tuple[str, bool, bool] | None = None, item_list: str | None = None, column: str | None = None) -> list[str]:
         """References of one paragraph (or list item, table cell); returns its code spans.
         `owner`: the class a list item's leading bare name belongs to; `item_list`: the list
         whose item this paragraph begins (its bold lead name is judged with its siblings')."""
@@ -344,7 +346,13 @@ class _Walker:
                     # citation only if the project has it.
                     spans = [replace(p, found=replace(p.found, tentative=True)) if p.found.kind == SYMBOL else p for p in spans]
                 if owner is not None and not plain.strip():
-                    spans = [replace(p, owner=owner[0], owner_strict=owner[1]) if p.found.tentative else p for p in spans]
+                    # An interface's items are its methods, called (`load_model()`) or not.
+                    spans = [
+                        replace(p, owner=owner[0], owner_strict=owner[1], owner_interface=owner[2])
+                        if p.found.tentative or (owner[2] and p.found.kind == SYMBOL and "." not in p.found.target)
+                        else p
+                        for p in spans
+                    ]
                 if item_list is not None and not plain.strip():
                     self.leads.setdefault(item_list, []).extend((p.line, p.col, p.text) for p in spans)
                 if link is not None and (elsewhere := _foreign_site(link[0])):
@@ -1221,7 +1229,7 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
     walker = _Walker(file, text.splitlines(), document_facts(source, tokens))
     heading_level = 0
     lead: tuple[list[str], str] | None = None  # code spans and text of the last paragraph outside lists
-    owners: list[tuple[str, bool] | None] = []  # per open list
+    owners: list[tuple[str, bool, bool] | None] = []  # per open list
     lists: list[str] = []  # per open list: its key, for the bold lead names of its items
     item_start = False
     in_paragraph = False

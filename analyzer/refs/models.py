@@ -60,6 +60,9 @@ class Reference:
     # "`Req` has these fields:" gives its items' names the owner `Req`.
     owner: str | None = None
     owner_strict: bool = False  # the text says these are the owner's fields ("`Req` has these fields:")
+    # The text lists the owner's interface ("**Executor 接口**："): where the pin has that class, a
+    # same-named definition elsewhere is not the one listed.
+    owner_interface: bool = False
     # In a Python snippet: the snippet's own top-level class or function the name sits in.
     # A snippet that mirrors the project's code (`def add_request` of `LLMEngine`) is checked;
     # the author's own code (`class PriorityQueue`) is not a citation.

@@ -525,8 +525,8 @@ def resolve_member(ref: Reference, pin: PinView) -> Finding:
     built = open_members(ref.owner, pin)
     if built is not None:
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=built)
-    if plain.status == OK and ref.owner_strict:
-        # The text lists these as the class's fields; a field of the same name elsewhere
+    if plain.status == OK and (ref.owner_strict or ref.owner_interface):
+        # The text lists these as the class's fields (or methods); a field of the same name elsewhere
         # (another class, another subsystem) does not make it one.
         return Finding(ref, pin.pin, BROKEN, note=f"`{ref.owner}` has no member `{ref.target}` in {pin.pin} (one is defined at {plain.resolved_at})")
     if plain.status == OK:
