@@ -69,6 +69,10 @@ class DocFacts:
     held: dict[str, str] = field(default_factory=dict)
     imported: dict[str, str] = field(default_factory=dict)  # `LLM` -> `vllm.LLM`
     foreign: set[str] = field(default_factory=set)  # names imported from other packages
+    # Per variable, each assignment from a call in document order: (line, made by another
+    # package's callable). `model = AutoFP8ForCausalLM.from_pretrained(...)` rebinds `model`
+    # to AutoFP8's object until the next assignment, whatever `model = LLM(...)` said elsewhere.
+    bindings: dict[str, list[tuple[int, bool]]] = field(default_factory=dict)
     # Variables, parameters, keyword arguments and payload keys of the document's own
     # snippets (`"target_token": 67`): a bare name in code font that is one of these is
     # the example's, not the project's.
@@ -85,6 +89,12 @@ class DocFacts:
     # The project whose repository the document shows it sits in (its docs macros, autorefs, a
     # relative link climbing into the package): its relative links are that repository's (`links.py`).
     repository: str | None = None
+
+    def foreign_object(self, var: str, line: int) -> bool:
+        """Whether `var`, at `line`, holds an object another package's callable made (its last
+        assignment at or before the line says so)."""
+        before = [foreign for at, foreign in self.bindings.get(var, ()) if at <= line]
+        return bool(before) and before[-1]
 
 
 
@@ -247,6 +257,7 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
     copied: dict[str, tuple[str, str]] = {}  # attribute of a snippet's class -> (that class, the class constructed)
     qualified: set[tuple[str, str]] = set()  # (`argparse`, `Namespace`) for `argparse.Namespace`
     lead: str | None = None  # the paragraph before the next block
+    made_by: list[tuple[str, int, str]] = []  # (variable, line, root of the callable that made it)
     for i, token in enumerate(tokens):
         if token.type == "inline" and i and tokens[i - 1].type == "paragraph_open":
             lead = token.content
@@ -270,7 +281,8 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
         # the project's names, not the document's own.
         quoted = headed(token.content, lead) is not None
         lead = None
-        for _, tree in parse_snippet(token.content):
+        first = (token.map or [0])[0] + (2 if token.type == "fence" else 1)  # 1-based line of the block's first line
+        for offset, tree in parse_snippet(token.content):
             for node in ast.walk(tree):
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                     facts.local_names.add(node.id)
@@ -298,6 +310,8 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
                             facts.imported[alias.asname] = alias.name  # `import sglang as sgl`
                 elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                     made = dotted(node.value.func)
+                    if made:
+                        made_by.extend((t.id, first + offset + node.lineno - 1, made.split(".", 1)[0]) for t in node.targets if isinstance(t, ast.Name))
                     if made and CLASSNAME_RE.match(made.rsplit(".", 1)[-1]):
                         for target in node.targets:
                             if isinstance(target, ast.Name):
@@ -317,6 +331,8 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
             # `proc = context.Process(...)`: a class reached through an object the snippets do not
             # say is the project's (`LLM(...)`, `vllm.LLM(...)`, `sgl.Engine(...)` are).
             del facts.instances[var]
+    for var, line, root in sorted(made_by, key=lambda b: b[1]):
+        facts.bindings.setdefault(var, []).append((line, _foreign_module(root, facts) or root in FOREIGN_NAMES))
     # `self.scheduler = Scheduler(...)` in a copied class: the reader's later `scheduler.swapped`
     # is that class's member (a variable the snippets assign themselves keeps its own class).
     for attr, (holder, cls) in copied.items():

@@ -440,7 +440,7 @@ class _Walker:
         classified = classify(text)
         # `server_args.py` where the document made `server_args = ServerArgs(...)`: a file's name,
         # not a member of the object's class.
-        instance = self._through_instance(stripped) if classified is None or classified.kind != PATH else None
+        instance = self._through_instance(stripped, line) if classified is None or classified.kind != PATH else None
         found = instance or classified
         if found is None and (variants := alternatives(stripped)):
             # Each variant is checked; the written text (what a fix edits) is the whole.
@@ -467,6 +467,8 @@ class _Walker:
             return [_Pending(line, col, written, found, offset, "inline", field_of=REQUEST)]
         if found.tentative and found.target in self.facts.local_names:
             return []  # the example's own variable or payload key
+        if found.kind == SYMBOL and root in self.facts.foreign and root not in ROOTS:
+            return []  # `AutoFP8ForCausalLM`, which the document's own code imports from another package
         if found.kind == SYMBOL and stripped in self.facts.local_names and "." in stripped:
             return []  # an entry-point group the document declares or names
         if found.kind == FLAG and script is not None:
@@ -497,10 +499,11 @@ class _Walker:
             out.append(_Pending(line, col + m.start(1) if col >= 0 else -1, name, found, offset, "inline", in_error=True))
         return out
 
-    def _through_instance(self, text: str) -> Classified | None:
-        """`llm.generate` where the document made `llm = LLM(...)`: `LLM.generate`."""
+    def _through_instance(self, text: str, line: int) -> Classified | None:
+        """`llm.generate` where the document made `llm = LLM(...)`: `LLM.generate` (unless, by
+        `line`, another package's callable made the variable anew)."""
         m = re.fullmatch(r"([a-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)(?:\(.*\))?", text)
-        if m is None or m.group(1) not in self.facts.instances:
+        if m is None or m.group(1) not in self.facts.instances or self.facts.foreign_object(m.group(1), line):
             return None
         owner = self.facts.instances[m.group(1)].rsplit(".", 1)[-1]
         return Classified(SYMBOL, f"{owner}.{m.group(2)}", None, f"`{m.group(1)}` is a `{owner}`")
@@ -1029,7 +1032,7 @@ class _Walker:
                         at = max(self._col(line, f'"{key}"'), self._col(line, f"'{key}'"))
                         at = at + 1 if at >= 0 else self._col(line, key + "=")
                         out.append(_Pending(line, at, key, found, 0, "fence", field_of=REQUEST))
-                if name and (hit := self._code_name(name)) is not None:
+                if name and (hit := self._code_name(name, first + node.lineno - 1)) is not None:
                     add(node.lineno, name, hit, doc_defined=hit.target.split(".", 1)[0] in self.facts.defined or name.split(".", 1)[0] in self.facts.defined)
                     if not hit.tentative and name.split(".", 1)[0] not in self.facts.defined:
                         out.extend(self._keywords(node, hit, scope, first, seen))
@@ -1048,7 +1051,7 @@ class _Walker:
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
                 name = dotted(node)
                 root = name.split(".", 1)[0] if name else ""
-                if name and (CLASSNAME_RE.match(root) or root in self.facts.instances) and (hit := self._code_name(name)) is not None:
+                if name and (CLASSNAME_RE.match(root) or root in self.facts.instances) and (hit := self._code_name(name, first + node.lineno - 1)) is not None:
                     add(node.lineno, name, hit, doc_defined=hit.target.split(".", 1)[0] in self.facts.defined)
                 elif name and name.split(".")[-2:-1] == ["envs"] and (env := classify_env(node.attr)) is not None:
                     # `envs.VLLM_USE_V1`, `vllm.envs.VLLM_X`: the project's env registry, read as an attribute.
@@ -1146,12 +1149,15 @@ class _Walker:
             )
         return out
 
-    def _code_name(self, name: str) -> Classified | None:
+    def _code_name(self, name: str, line: int | None = None) -> Classified | None:
         """What a name used in a snippet cites, or None for the author's variables, the
-        standard library and dependencies."""
+        standard library and dependencies. `line`: where it is used (a variable another
+        package's callable last made there is that package's object)."""
         parts = name.split(".")
         root = parts[0]
         if root in self.facts.foreign or root in FOREIGN_ROOTS or root in FOREIGN_NAMES or root in BUILTINS:
+            return None
+        if line is not None and len(parts) > 1 and self.facts.foreign_object(root, line):
             return None
         if root in self.facts.imported:
             full = self.facts.imported[root]

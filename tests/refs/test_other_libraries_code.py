@@ -1,0 +1,83 @@
+"""Names a document's code takes from another library, and the other places a careful editor
+does not call the project's: a variable another package's callable made (`model =
+AutoFP8ForCausalLM.from_pretrained(...)`) holds that package's object until it is assigned anew,
+and a class the document imports from elsewhere is that package's when the prose names it too.
+Each case with its counterpart that stays broken."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from analyzer.refs.check import check_references, extract_all
+from analyzer.refs.models import BROKEN, OK
+from analyzer.refs.pinview import PinView, SymbolEntry
+
+_LLM = "vllm/entrypoints/llm.py"
+
+_SOURCES = {
+    "vllm/__init__.py": "from vllm.entrypoints.llm import LLM\n",
+    _LLM: "class LLM:\n    def generate(self, prompts):\n        pass\n",
+}
+
+
+def _view(tmp_path: Path) -> PinView:
+    tree = tmp_path / "vllm-0.33.0"
+    for rel, text in _SOURCES.items():
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_text(text, encoding="utf-8")
+    symbols = [
+        SymbolEntry("vllm", "vllm/__init__.py", 1, 1, "module"),
+        SymbolEntry("vllm.LLM", "vllm/__init__.py", 1, 1, "import"),
+        SymbolEntry("vllm.entrypoints.llm.LLM", _LLM, 1, 3, "class"),
+        SymbolEntry("vllm.entrypoints.llm.LLM.generate", _LLM, 2, 3, "function"),
+    ]
+    view = PinView(
+        pin="vllm@0.33.0", project="vllm", kind="release", layout_prefix="", packages=("vllm",),
+        files=frozenset(_SOURCES), symbols=symbols, flags=[], envs=[], tree=str(tree),
+    )
+    view.words_path = str(tmp_path / "words.json")
+    return view
+
+
+def _found(doc: str, pin: PinView) -> dict[tuple[int, str], str]:
+    return {(f.ref.line, f.ref.text): f.status for f in check_references(extract_all([("doc.md", doc)]), [pin])}
+
+
+_DOC = (
+    "# vLLM FP8\n\n"  # 1
+    "This package introduces the `AutoFP8ForCausalLM` and `BaseQuantizeConfig` objects.\n\n"  # 3
+    "```python\n"  # 5
+    "from auto_fp8 import AutoFP8ForCausalLM, BaseQuantizeConfig\n"  # 6
+    "model = AutoFP8ForCausalLM.from_pretrained(model_dir, BaseQuantizeConfig())\n"  # 7
+    "model.quantize(examples)\n"  # 8
+    "model.save_quantized(out_dir)\n"  # 9
+    "```\n\n"
+    "Then load it in vLLM:\n\n"  # 12
+    "```python\n"  # 14
+    "from vllm import LLM\n"  # 15
+    "model = LLM(model=out_dir)\n"  # 16
+    "model.generate(prompt)\n"  # 17
+    "model.save_quantized(out_dir)\n"  # 18
+    "```\n\n"
+    "Call `model.quantize` before saving.\n"  # 21
+)
+
+
+def test_a_variable_another_package_made_holds_that_package_s_object_until_assigned_anew(tmp_path: Path) -> None:
+    found = _found(_DOC, _view(tmp_path))
+    # AutoFP8's model: its methods are not `LLM`'s.
+    assert (8, "model.quantize") not in found
+    assert (9, "model.save_quantized") not in found
+    # After `model = LLM(...)`, the same variable is vLLM's object again.
+    assert found[(17, "model.generate")] == OK
+    assert found[(18, "model.save_quantized")] == BROKEN
+    assert found[(21, "model.quantize")] == BROKEN
+
+
+def test_a_class_the_document_imports_from_another_package_is_that_package_s_in_the_prose(tmp_path: Path) -> None:
+    found = _found(_DOC, _view(tmp_path))
+    assert (3, "AutoFP8ForCausalLM") not in found
+    assert (3, "BaseQuantizeConfig") not in found
+    # Without the import, a class the pin lacks is still judged.
+    bare = _found("# vLLM FP8\n\nThis package introduces the `AutoFP8ForCausalLM` objects.\n", _view(tmp_path))
+    assert bare[(3, "AutoFP8ForCausalLM")] == BROKEN
