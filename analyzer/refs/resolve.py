@@ -213,6 +213,13 @@ def _resolve_written_path(ref: Reference, pin: PinView) -> Finding:
             where = "a repository folder" if in_repo_only else "outside the package"
             return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"{where}; {pin.pin} is a wheel snapshot")
         return Finding(ref, pin.pin, NOT_CHECKABLE, note="outside the package tree the snapshot indexes")
+    if not pin.has_path(path) and (inner := _inside_checkout(ref.target, pin)) is not None:
+        # `vllm/vllm/entrypoints/cli/main.py`, `vllm/pyproject.toml`: the path from the root of a
+        # checkout, its folder written in front; judged as the repository path it names.
+        there = _resolve_written_path(replace(ref, target=inner), pin)
+        there.ref = ref
+        there.note = "; ".join(x for x in (f"written with the checkout's folder `{pin.project}/` in front", there.note) if x)
+        return there
     if not pin.has_path(path):
         return Finding(ref, pin.pin, BROKEN, note=f"no such file or folder in {pin.pin}")
     finding = Finding(ref, pin.pin, OK, resolved_at=path)
@@ -229,6 +236,19 @@ def _resolve_written_path(ref: Reference, pin: PinView) -> Finding:
         # The link itself may be fine at its own commit; what matters to the book is the pin.
         finding.note = "; ".join(x for x in (finding.note, f"link names {ref.commit}, checked against {pin.pin}") if x)
     return finding
+
+
+def _inside_checkout(target: str, pin: PinView) -> str | None:
+    """The repository path under a checkout's folder (`vllm/` + `vllm/entrypoints/...`, `pyproject.toml`,
+    `tests/...`; `sglang/` + `python/sglang/...`): what follows the folder named after the project is
+    itself written from the repository's root (its package, a root file, a repository-only folder)."""
+    first, _, rest = target.strip("/").partition("/")
+    if first != pin.project or not rest:
+        return None
+    in_package = rest.startswith(pin.layout_prefix) and rest.removeprefix(pin.layout_prefix).split("/", 1)[0] in pin.packages
+    if in_package or rest in REPO_ROOT_FILES or rest.split("/", 1)[0] in REPO_ONLY_DIRS.get(pin.project, ()):
+        return rest
+    return None
 
 
 def _same_revision(commit: str, pin: PinView) -> bool:

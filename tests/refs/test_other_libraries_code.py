@@ -1,15 +1,16 @@
 """Names a document's code takes from another library, and the other places a careful editor
 does not call the project's: a variable another package's callable made (`model =
 AutoFP8ForCausalLM.from_pretrained(...)`) holds that package's object until it is assigned anew,
-and a class the document imports from elsewhere is that package's when the prose names it too.
-Each case with its counterpart that stays broken."""
+a class the document imports from elsewhere is that package's when the prose names it too, and a
+path written from above a checkout (`vllm/vllm/...`) is the repository path under it. Each case
+with its counterpart that stays broken."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from analyzer.refs.check import check_references, extract_all
-from analyzer.refs.models import BROKEN, OK
+from analyzer.refs.models import BROKEN, NOT_CHECKABLE, OK
 from analyzer.refs.pinview import PinView, SymbolEntry
 
 _LLM = "vllm/entrypoints/llm.py"
@@ -81,3 +82,16 @@ def test_a_class_the_document_imports_from_another_package_is_that_package_s_in_
     # Without the import, a class the pin lacks is still judged.
     bare = _found("# vLLM FP8\n\nThis package introduces the `AutoFP8ForCausalLM` objects.\n", _view(tmp_path))
     assert bare[(3, "AutoFP8ForCausalLM")] == BROKEN
+
+
+def test_a_path_written_from_above_the_checkout_is_the_repository_path_under_it(tmp_path: Path) -> None:
+    doc = (
+        "# vLLM CLI\n\n"
+        "The script is declared in `vllm/pyproject.toml`; the entrypoint is `vllm/vllm/entrypoints/llm.py`.\n\n"
+        "The old one was `vllm/vllm/entrypoints/gone.py`, next to `vllm/entrypoints/gone.py`.\n"
+    )
+    found = {text: status for (_, text), status in _found(doc, _view(tmp_path)).items()}
+    assert found["vllm/vllm/entrypoints/llm.py"] == OK
+    assert found["vllm/pyproject.toml"] == NOT_CHECKABLE  # a root file: not in a wheel
+    assert found["vllm/vllm/entrypoints/gone.py"] == BROKEN
+    assert found["vllm/entrypoints/gone.py"] == BROKEN
