@@ -288,6 +288,14 @@ def _check_lines(finding: Finding, path: str, pin: PinView) -> None:
         suffix = "." + ref.link_symbol
         named = [d for d in defs if d.full.endswith(suffix) or short_name(d, pin) == ref.link_symbol]
         if not named:
+            last = ref.link_symbol.rsplit(".", 1)[-1]
+            elsewhere = [d for d in pin.find_symbol(ref.link_symbol) if d.path != path]
+            if elsewhere and lines is not None and any(re.search(rf"\b{re.escape(last)}\b", text) for text in lines):
+                # The file imports or aliases the name (`UniProcExecutor = _UniProcExecutor`) that is
+                # defined elsewhere: the link still lands on the name, not on its definition.
+                finding.status = WARNING
+                finding.note = f"`{ref.link_symbol}` is defined in {elsewhere[0].path}; {path} only imports or aliases it"
+                return
             finding.status = BROKEN
             finding.note = f"`{ref.link_symbol}` is not defined in {path}"
             return

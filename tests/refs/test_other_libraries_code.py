@@ -2,7 +2,8 @@
 does not call the project's: a variable another package's callable made (`model =
 AutoFP8ForCausalLM.from_pretrained(...)`) holds that package's object until it is assigned anew,
 a class the document imports from elsewhere is that package's when the prose names it too, and a
-path written from above a checkout (`vllm/vllm/...`) is the repository path under it. Each case
+path written from above a checkout (`vllm/vllm/...`) is the repository path under it, and a link
+to a file that only imports or aliases the class its text names is a warning. Each case
 with its counterpart that stays broken."""
 
 from __future__ import annotations
@@ -10,14 +11,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from analyzer.refs.check import check_references, extract_all
-from analyzer.refs.models import BROKEN, NOT_CHECKABLE, OK
+from analyzer.refs.models import BROKEN, NOT_CHECKABLE, OK, WARNING
 from analyzer.refs.pinview import PinView, SymbolEntry
 
 _LLM = "vllm/entrypoints/llm.py"
+_ABSTRACT = "vllm/v1/executor/abstract.py"
+_UNIPROC = "vllm/v1/executor/uniproc_executor.py"
 
 _SOURCES = {
     "vllm/__init__.py": "from vllm.entrypoints.llm import LLM\n",
     _LLM: "class LLM:\n    def generate(self, prompts):\n        pass\n",
+    _ABSTRACT: "class Executor:\n    pass\nfrom vllm.v1.executor.uniproc_executor import UniProcExecutor as _U\nUniProcExecutor = _U\n",
+    _UNIPROC: "class UniProcExecutor:\n    pass\nclass GoneExecutor:\n    pass\n",
 }
 
 
@@ -31,6 +36,9 @@ def _view(tmp_path: Path) -> PinView:
         SymbolEntry("vllm.LLM", "vllm/__init__.py", 1, 1, "import"),
         SymbolEntry("vllm.entrypoints.llm.LLM", _LLM, 1, 3, "class"),
         SymbolEntry("vllm.entrypoints.llm.LLM.generate", _LLM, 2, 3, "function"),
+        SymbolEntry("vllm.v1.executor.abstract.Executor", _ABSTRACT, 1, 2, "class"),
+        SymbolEntry("vllm.v1.executor.uniproc_executor.UniProcExecutor", _UNIPROC, 1, 2, "class"),
+        SymbolEntry("vllm.v1.executor.uniproc_executor.GoneExecutor", _UNIPROC, 3, 4, "class"),
     ]
     view = PinView(
         pin="vllm@0.33.0", project="vllm", kind="release", layout_prefix="", packages=("vllm",),
@@ -95,3 +103,12 @@ def test_a_path_written_from_above_the_checkout_is_the_repository_path_under_it(
     assert found["vllm/pyproject.toml"] == NOT_CHECKABLE  # a root file: not in a wheel
     assert found["vllm/vllm/entrypoints/gone.py"] == BROKEN
     assert found["vllm/entrypoints/gone.py"] == BROKEN
+
+
+def test_a_link_to_a_file_that_aliases_the_named_class_is_a_warning_not_broken(tmp_path: Path) -> None:
+    blob = "https://github.com/vllm-project/vllm/blob/main/vllm/v1/executor/abstract.py#L1"
+    doc = f"# vLLM executors\n\nThe default is a [`UniProcExecutor`]({blob}).\n\nThe old one was a [`GoneExecutor`]({blob}).\n"
+    found = _found(doc, _view(tmp_path))
+    assert found[(3, blob)] == WARNING
+    # Defined elsewhere too, but the linked file never spells it: the link is broken.
+    assert found[(5, blob)] == BROKEN
