@@ -114,6 +114,9 @@ OTHER_SYSTEMS_RE = re.compile(
 
 
 PROJECT_RE = re.compile(r"(?<![\w-])(vllm|sglang)(?![\w-])", re.IGNORECASE)
+# "recommended flags for vLLM", "schemes for vLLM": what another program's run or output is for,
+# not the project taking the name.
+FOR_PROJECT_RE = re.compile(r"\b(?:for|when (?:profiling|running|debugging))\s+(?:vllm|sglang)\b(?!\s+(?:serve|bench)\b)", re.IGNORECASE)
 
 
 def other_system(text: str) -> str | None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from markdown_it.token import Token
 
-from analyzer.refs.classify import FOREIGN_NAMES, FOREIGN_ROOTS
+from analyzer.refs.classify import FOR_PROJECT_RE, FOREIGN_NAMES, FOREIGN_ROOTS, other_system
 from analyzer.refs.copies import constructed, headed
 from analyzer.refs.dependencies import STDLIB_MODULES
 from analyzer.refs.framework import document_project
@@ -397,6 +397,16 @@ def dedent_admonitions(source: str) -> tuple[str, dict[int, int]]:
                 shift[k + 1] = shift.get(k + 1, 0) + 4
         i += 1  # nested admonitions in the body are found on the next lines
     return "".join(lines), shift
+
+
+def lead_program(text: str) -> str | None:
+    """Another program a list is about, from the sentence that introduces it ("Quark supports
+    multiple quantization schemes for vLLM:"): it names that program and the project, if at all,
+    only as what the program serves."""
+    if not text.rstrip().endswith((":", "：")):
+        return None
+    sentence = re.split(r"[.;!?](?=\s)|[。；！？]", text.strip())[-1]
+    return other_system(FOR_PROJECT_RE.sub(" ", sentence))
 
 
 def lead_owner(codes: list[str], text: str) -> tuple[str, bool, bool] | None:

@@ -55,6 +55,7 @@ from analyzer.refs.document import (
     document_facts,
     dotted,
     lead_owner,
+    lead_program,
     parse_snippet,
     request_keys,
     unwrap_myst,
@@ -228,6 +229,9 @@ class _Walker:
     leads: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)
     # The project path the paragraph before the current code block gives as its place (`copies.located`).
     place: str | None = None
+    # Another program the open lists' introducing sentence is about (`document.lead_program`):
+    # the evidence whose names the items are, when no pin spells them.
+    list_program: str | None = None
 
     # ----- helpers -------------------------------------------------------
     def _content_offset(self, line: int, raw: str) -> int:
@@ -289,7 +293,7 @@ class _Walker:
                     held_by=p.held_by,
                     bare_call=p.bare_call,
                     quiet=p.quiet,
-                    subject=p.subject or title,
+                    subject=p.subject or title or (f"its list is introduced as {self.list_program}'s" if self.list_program and p.origin == "inline" else None),
                     paragraph=paragraph,
                     context=self.facts.words,
                 )
@@ -1237,6 +1241,7 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
     lead: tuple[list[str], str] | None = None  # code spans and text of the last paragraph outside lists
     owners: list[tuple[str, bool, bool] | None] = []  # per open list
     lists: list[str] = []  # per open list: its key, for the bold lead names of its items
+    programs: list[str | None] = []  # per open list: another program its introducing sentence is about
     item_start = False
     in_paragraph = False
     table: str | None = None  # the open table's key, and the cell's column in it
@@ -1255,10 +1260,14 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
         elif token.type in {"bullet_list_open", "ordered_list_open"}:
             owners.append(lead_owner(*lead) if lead else None)
             lists.append(f"{file}:{(token.map or [0])[0] + 1}:list")
+            programs.append(lead_program(lead[1]) if lead else None)
+            walker.list_program = next((p for p in reversed(programs) if p), None)
             lead = None
         elif token.type in {"bullet_list_close", "ordered_list_close"}:
             owners.pop() if owners else None
             lists.pop() if lists else None
+            programs.pop() if programs else None
+            walker.list_program = next((p for p in reversed(programs) if p), None)
         elif token.type == "list_item_open":
             item_start = True
         elif token.type == "paragraph_open":

@@ -24,7 +24,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from analyzer.refs.classify import OTHER_SYSTEMS_RE, PROJECT_RE
+from analyzer.refs.classify import FOR_PROJECT_RE, OTHER_SYSTEMS_RE, PROJECT_RE
 from analyzer.refs.dependencies import (
     FORMAT,
     STDLIB_MODULES,
@@ -222,8 +222,6 @@ _PROGRAMS_RE = re.compile(
 # "started with", "run it with": the flag is handed to the program named just before.
 _HANDED_RE = re.compile(r"\b(?:with|without|using|passing|pass|add|adding)\b[^.;]*$", re.IGNORECASE)
 _SENTENCE_END_RE = re.compile(r"[.;!?](?=\s|$)|[。；！？]")
-# "recommended flags for vLLM": what the program's run is for, not the project taking the flag.
-_FOR_PROJECT_RE = re.compile(r"\b(?:for|when (?:profiling|running|debugging))\s+(?:vllm|sglang)\b(?!\s+(?:serve|bench)\b)", re.IGNORECASE)
 
 
 def _another_programs_flag(f: Finding) -> str | None:
@@ -243,7 +241,7 @@ def _another_programs_flag(f: Finding) -> str | None:
     if not named:
         return None
     last = max(named, key=lambda m: m.start())
-    between = _FOR_PROJECT_RE.sub(" ", before[last.end():])
+    between = FOR_PROJECT_RE.sub(" ", before[last.end():])
     if PROJECT_RE.search(between) or not _HANDED_RE.search(between):
         return None
     return f"an option handed to {last.group(1)}, another program, in its sentence; not {f.pin}'s flag"

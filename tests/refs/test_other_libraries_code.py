@@ -3,7 +3,9 @@ does not call the project's: a variable another package's callable made (`model 
 AutoFP8ForCausalLM.from_pretrained(...)`) holds that package's object until it is assigned anew,
 a class the document imports from elsewhere is that package's when the prose names it too, and a
 path written from above a checkout (`vllm/vllm/...`) is the repository path under it, and a link
-to a file that only imports or aliases the class its text names is a warning. Each case
+to a file that only imports or aliases the class its text names is a warning, and the items of a
+list another program's sentence introduces ("Quark supports ... schemes for vLLM:") are that
+program's names. Each case
 with its counterpart that stays broken."""
 
 from __future__ import annotations
@@ -112,3 +114,18 @@ def test_a_link_to_a_file_that_aliases_the_named_class_is_a_warning_not_broken(t
     assert found[(3, blob)] == WARNING
     # Defined elsewhere too, but the linked file never spells it: the link is broken.
     assert found[(5, blob)] == BROKEN
+
+
+def test_the_items_of_a_list_another_program_s_sentence_introduces_are_that_program_s(tmp_path: Path) -> None:
+    doc = (
+        "# vLLM quantization\n\n"
+        "Quark supports multiple quantization schemes for vLLM:\n\n"
+        "- **INT8**: `w_int8_a_int8_per_tensor_sym`\n"
+        "- **INT4**: `w_int4_per_group_asym`\n\n"
+        "The engine reads these settings:\n\n"
+        "- `kv_scale_sym_gone`\n"
+    )
+    found = {text: status for (_, text), status in _found(doc, _view(tmp_path)).items()}
+    assert found["w_int8_a_int8_per_tensor_sym"] == NOT_CHECKABLE
+    assert found["w_int4_per_group_asym"] == NOT_CHECKABLE
+    assert found["kv_scale_sym_gone"] == BROKEN
