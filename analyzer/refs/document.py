@@ -332,7 +332,7 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
             # say is the project's (`LLM(...)`, `vllm.LLM(...)`, `sgl.Engine(...)` are).
             del facts.instances[var]
     for var, line, root in sorted(made_by, key=lambda b: b[1]):
-        facts.bindings.setdefault(var, []).append((line, _foreign_module(root, facts) or root in FOREIGN_NAMES))
+        facts.bindings.setdefault(var, []).append((line, _foreign_module(root, facts)))
     # `self.scheduler = Scheduler(...)` in a copied class: the reader's later `scheduler.swapped`
     # is that class's member (a variable the snippets assign themselves keeps its own class).
     for attr, (holder, cls) in copied.items():

@@ -1,12 +1,12 @@
-"""Names a document's code takes from another library, and the other places a careful editor
-does not call the project's: a variable another package's callable made (`model =
-AutoFP8ForCausalLM.from_pretrained(...)`) holds that package's object until it is assigned anew,
-a class the document imports from elsewhere is that package's when the prose names it too, and a
-path written from above a checkout (`vllm/vllm/...`) is the repository path under it, and a link
-to a file that only imports or aliases the class its text names is a warning, and the items of a
-list another program's sentence introduces ("Quark supports ... schemes for vLLM:") are that
-program's names. Each case
-with its counterpart that stays broken."""
+"""What a careful editor does not call the project's, on documents others wrote:
+- a variable another package's callable made (`model = AutoFP8ForCausalLM.from_pretrained(...)`)
+  holds that package's object until it is assigned anew; a class the document imports from
+  elsewhere is that package's in the prose too;
+- a path written from above a checkout (`vllm/vllm/...`) is the repository path under it;
+- a `#L` link to a file that only imports or aliases the class its text names is a warning;
+- the items of a list another program's sentence introduces ("Quark supports ... schemes for
+  vLLM:") are that program's names.
+Each case with its counterpart that stays broken."""
 
 from __future__ import annotations
 
