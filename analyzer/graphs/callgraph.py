@@ -27,6 +27,11 @@ class Unresolved:
     reason: str
     candidates: tuple[str, ...] = ()
 
+    def __reduce__(self) -> tuple[type[Unresolved], tuple[str, str, str, str, tuple[str, ...]]]:
+        # Pickled as its fields in a tuple: a tree has tens of thousands, and the default
+        # for a slots dataclass runs `dataclasses.fields` per object.
+        return Unresolved, (self.caller, self.site, self.expr, self.reason, self.candidates)
+
 
 @dataclass(slots=True)
 class CallGraphResult:

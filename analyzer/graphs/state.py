@@ -299,6 +299,7 @@ class _Builder:
     def calls(self, facts: ModuleFacts) -> None:
         t, m = self.tracer, self.mutation
         objects, place_like, methods = t.objects, self._place_like, self.p.methods_by_name
+        places, dotted = self._places, self._dotted  # `_place_like`'s memos, read here first: one call per argument saved
         module = facts.module
         for site in facts.calls:
             head, _, method = site.callee.rpartition(".")
@@ -324,7 +325,8 @@ class _Builder:
             for i, arg in bound:
                 if arg == "self" or arg.startswith("*"):
                     continue
-                if not place_like(facts, site.scope, arg, loops=False):
+                known = dotted.get(arg) if "." in arg else places.get((module, site.scope, arg, False))
+                if not (place_like(facts, site.scope, arg, loops=False) if known is None else known):
                     continue
                 name: str | None = None
                 if external is not None and i == 0:
@@ -411,11 +413,16 @@ class _Builder:
 
 
 def build_state(
-    project: Project, resolver: CallResolver | None = None, source: SourceReader | None = None
+    project: Project, resolver: CallResolver | None = None, source: SourceReader | None = None,
+    keep: list[object] | None = None,
 ) -> dict[str, ClassState]:
     """`source` reads function bodies for loop bindings, returned attributes and stores
-    into aliases; without it (facts only) those writers are not found."""
+    into aliases; without it (facts only) those writers are not found. `keep`: where
+    a build process that ends with os._exit parks the builder (store.py's `_PARKED`),
+    whose memos would otherwise be freed object by object on return."""
     b = _Builder(project, resolver or CallResolver(project), source or SourceReader(None))
+    if keep is not None:
+        keep.append(b)
     for facts in project.modules.values():
         if project.modules.get(facts.module) is not facts:
             continue

@@ -129,14 +129,15 @@ class Tracer:
             seen[scope] = ff
             return ff
 
+        # (`seen` read inline: these loops run once per access and call of the tree)
         for acc in facts.accesses:
-            ff = owner(acc.scope)
+            ff = seen[acc.scope] if acc.scope in seen else owner(acc.scope)
             if ff is not None:
                 ff.accesses.append(acc)
             if acc.kind == "assign":
                 self._attr_stores.setdefault(acc.attr, []).append((facts, acc))
         for site in facts.calls:
-            ff = owner(site.scope)
+            ff = seen[site.scope] if site.scope in seen else owner(site.scope)
             if ff is not None:
                 ff.calls.append(site)
             head, _, method = site.callee.rpartition(".")
@@ -687,11 +688,6 @@ class _Uses:
     arguments: dict[str, list[tuple[CallSite, int | str]]]  # name -> (site, positional index or keyword)
 
 
-def _root(text: str) -> str:
-    """`a.b[c].d` -> `a`: the text before its first `.` or `[`."""
-    return text.partition(".")[0].partition("[")[0]
-
-
 class Mutation:
     """Which parameters a function changes in place, to a fixed point over the call
     graph: (function, i) holds when the body writes parameter i's object (an
@@ -818,19 +814,20 @@ class Mutation:
         if found is not None:
             return found
         uses = _Uses(set(), {}, {})
+        # Grouped by each text's root, `a.b[c].d` -> `a` (the text before its first `.` or `[`).
         for acc in ff.accesses:
             if acc.kind in WRITE_KINDS:
-                uses.written.add(_root(acc.base))
+                uses.written.add(acc.base.partition(".")[0].partition("[")[0])
         for site in ff.calls:
             head, _, method = site.callee.rpartition(".")
             if head:
-                uses.receivers.setdefault(_root(head), []).append((site, head, method))
+                uses.receivers.setdefault(head.partition(".")[0].partition("[")[0], []).append((site, head, method))
             for i, arg in enumerate(site.args):
                 if not arg.startswith("*"):
-                    uses.arguments.setdefault(_root(arg), []).append((site, i))
+                    uses.arguments.setdefault(arg.partition(".")[0].partition("[")[0], []).append((site, i))
             for kw, arg in zip(site.keywords, site.keyword_values, strict=False):
                 if kw != "**":
-                    uses.arguments.setdefault(_root(arg), []).append((site, kw))
+                    uses.arguments.setdefault(arg.partition(".")[0].partition("[")[0], []).append((site, kw))
         self._uses_memo[ff.fd.name] = uses
         return uses
 
@@ -866,4 +863,6 @@ class Mutation:
                 if j is not None:
                     out2.append((callee, j))
             return out2
+        if not found:
+            return []
         return [(callee, i + 1 if bound else i) for callee, bound in found]

@@ -161,7 +161,7 @@ def build_graphs(
         source = SourceReader(root)
         resolver = CallResolver(project, source if root is not None else None)
         calls = build_call_graph(project, resolver)
-        state = build_state(project, resolver, source)
+        state = build_state(project, resolver, source, keep=_PARKED)
         graphs = pack_graphs(project, calls, state, label)
         if _PARKED is not None:
             _PARKED.append((facts, project, source, resolver, calls, state))

@@ -277,7 +277,8 @@ class CallResolver:
         way (`len(...)`, `self.step()` called twice): resolved once, re-stamped by `resolve`
         (with the arguments' shape: a function value is only the callee of calls it can bind)."""
         key: tuple[object, ...] = (facts.module, site.scope, site.callee)
-        if self.flow.enabled:
+        # (`_flow` read directly once solved: the property costs a call per site)
+        if (self._flow if self._flow is not None else self.flow).enabled:
             key = (*key, len(site.args), tuple(site.keywords))
             if self.source is not None and (
                 site.callee in (rebound := self._rebound(facts, site.scope))
@@ -419,12 +420,12 @@ class CallResolver:
                 if base is None:
                     base = self.infer.eval_text(receiver, ctx) if receiver else self.infer.eval(node.value, ctx)
                 self._attribute_call(rec, base, node.attr, ctx)
-                if self.flow.enabled:
+                if (self._flow if self._flow is not None else self.flow).enabled:
                     self._undecorate(rec)
                     if not rec.edges or any(e.kind == "via-attribute-type" for e in rec.edges):
                         self._flow_call(rec, node, ctx)
         else:
-            flow = self.flow.enabled
+            flow = (self._flow if self._flow is not None else self.flow).enabled
             per_site = (
                 flow and isinstance(node, ast.Name) and self._site is not None
                 and self._site_values(node, ctx, self._site) is not None
@@ -635,7 +636,8 @@ class CallResolver:
         two arms of an `if`, `x = B()` / `x = C()`: B or C, where the inferrer's one
         guess is the last). None: not known per site, or not all instances."""
         site = self._site
-        if not self.flow.enabled or not isinstance(node, ast.Name) or site is None or self.source is None:
+        if not (self._flow if self._flow is not None else self.flow).enabled or not isinstance(node, ast.Name) \
+                or site is None or self.source is None:
             return None
         facts = self.p.modules[ctx.module]
         bindings = self._rebound(facts, ctx.scope).get(node.id)

@@ -1004,7 +1004,7 @@ class Inferrer:
             by_name = self._overloads_by_module[fd.module] = {}
             for fn in self.p.modules[fd.module].functions:
                 if fn.decorators and any(d.endswith("overload") for d in fn.decorators):
-                    by_name.setdefault(fn.qualname, []).append(FuncDef(fd.module, fn, fd.path))
+                    by_name.setdefault(fn.qualname, []).append(FuncDef(fd.module, fn, fd.path, f"{fd.module}.{fn.qualname}"))
         found = by_name.get(fd.fact.qualname)
         return [ov for ov in found if ov.fact is not fd.fact] if found else []
 
