@@ -83,7 +83,8 @@ def build_call_graph(project: Project, resolver: CallResolver | None = None) -> 
     result = CallGraphResult(graph)
     for facts in project.modules.values():
         for rec, site in resolver.module_sites(facts):
-            add_record(graph, rec, site)
+            if rec.edges:
+                add_record(graph, rec, site)
             for name in rec.external:
                 result.external[name] += 1
             if rec.unresolved and not rec.edges and not rec.external:

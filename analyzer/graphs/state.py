@@ -239,7 +239,7 @@ class _Builder:
 
     def record(self, cls: str, attr: str, kind: str, facts: ModuleFacts, scope: str, line: int,
                method: str | None = None, obj: Obj | None = None, create: bool = False) -> None:
-        owners = self.own.owners(cls, attr)
+        owners = self.own._memo.get((cls, attr)) or self.own.owners(cls, attr)
         if not owners:
             if not create or kind == "read" or self.p.member_function(cls, attr):
                 return  # a method / property, or a read of something never set

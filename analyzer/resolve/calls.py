@@ -248,18 +248,18 @@ class CallResolver:
         records.extend(self.implicit_calls(facts))
         return records
 
-    def module_sites(self, facts: ModuleFacts) -> Iterator[tuple[CallRecord, str]]:
+    def module_sites(self, facts: ModuleFacts) -> list[tuple[CallRecord, str]]:
         """`resolve_module`'s records, each with its site (`path:line`), for a caller
         that reads them only: a call whose callee text was resolved at an earlier
         site of the scope comes as that site's record (its edges' lines are the
-        earlier site's; the site given is this one), not as a re-stamped copy."""
+        earlier site's; the site given is this one), not as a re-stamped copy.
+        (A list, not a generator: one resumption per site of the tree saved.)"""
         if self.p.modules.get(facts.module) is not facts:
-            return
-        path = facts.path
-        for site in facts.calls:
-            yield self._resolve_site(facts, site)[0], f"{path}:{site.line}"
-        for rec in (*self.property_reads(facts), *self.implicit_calls(facts)):
-            yield rec, f"{rec.path}:{rec.line}"
+            return []
+        path, resolve = facts.path, self._resolve_site
+        out = [(resolve(facts, site)[0], f"{path}:{site.line}") for site in facts.calls]
+        out += [(rec, f"{rec.path}:{rec.line}") for rec in (*self.property_reads(facts), *self.implicit_calls(facts))]
+        return out
 
     def resolve(self, facts: ModuleFacts, site: CallSite) -> CallRecord:
         rec, shared = self._resolve_site(facts, site)
@@ -405,7 +405,8 @@ class CallResolver:
         return found
 
     def _resolve(self, facts: ModuleFacts, site: CallSite) -> CallRecord:
-        rec = CallRecord(self.owner_of(facts.module, site.scope), site.callee, facts.path, site.line)
+        caller = self._owner_memo.get((facts.module, site.scope)) or self.owner_of(facts.module, site.scope)
+        rec = CallRecord(caller, site.callee, facts.path, site.line)
         node = self.p.parser.parse(site.callee)
         if node is None:
             rec.unresolved = "callee expression could not be read"

@@ -171,8 +171,9 @@ class Project:
             return found
 
         scope_of(MODULE_SCOPE)
+        # (the memo read inline first: a call per import and assignment of the tree saved)
         for imp in facts.imports:
-            sc = scope_of(imp.scope)
+            sc = scopes.get((module, imp.scope)) or scope_of(imp.scope)
             bound = import_target(imp, facts)
             if bound is None:
                 base = import_target(
@@ -187,7 +188,7 @@ class Project:
                 continue
             sc.imports[bound[0]] = bound[1]
         for asg in facts.assignments:
-            sc = scope_of(asg.scope)
+            sc = scopes.get((module, asg.scope)) or scope_of(asg.scope)
             sc.assignments.setdefault(asg.target, []).append(asg)
         attrs: dict[str, list[Assignment]] = {}
         for asg in facts.module_attributes:
