@@ -303,9 +303,11 @@ class _Builder:
         module = facts.module
         for site in facts.calls:
             head, _, method = site.callee.rpartition(".")
-            if (head and head != "self" and head != "cls" and (method in MUTATING_METHODS or method in methods)
-                    and place_like(facts, site.scope, head)):
-                for o in objects(head, module, site.scope):
+            if head and head != "self" and head != "cls" and (method in MUTATING_METHODS or method in methods):
+                known = dotted.get(head) if "." in head else places.get((module, site.scope, head, True))
+                if known is None:
+                    known = place_like(facts, site.scope, head)
+                for o in objects(head, module, site.scope) if known else ():
                     if o.place is None:
                         continue
                     if o.cls is not None and self.p.member_function(o.cls, method):
