@@ -83,6 +83,7 @@ _DUNDER_BUILTINS = {
     "builtins.repr": ("__repr__",), "builtins.hash": ("__hash__",), "builtins.reversed": ("__reversed__",),
     "builtins.abs": ("__abs__",), "builtins.format": ("__format__",), "builtins.round": ("__round__",),
     "builtins.int": ("__int__", "__index__"), "builtins.float": ("__float__",),
+    "builtins.setattr": ("__setattr__",), "builtins.delattr": ("__delattr__",),
 }
 # Builtins that iterate over their (first) argument: `__iter__`/`__next__`, a generator's body.
 _ITERATING_BUILTINS = frozenset(
@@ -153,6 +154,9 @@ def _operator_sites(
             for item in node.items:
                 for name in names:
                     yield item.context_expr, (name,), line
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del):
+            # `obj.x = v` / `del obj.x` run the class's `__setattr__` / `__delattr__`.
+            yield node.value, ("__setattr__" if isinstance(node.ctx, ast.Store) else "__delattr__",), line
         todo.extend(ast.iter_child_nodes(node))
 
 
