@@ -103,6 +103,8 @@ _COMPARE = {
 }
 _UNARY = {ast.USub: ("__neg__",), ast.UAdd: ("__pos__",), ast.Invert: ("__invert__",), ast.Not: ("__bool__", "__len__")}
 _TRUTH = ("__bool__", "__len__")
+_FORMAT = {-1: ("__format__", "__str__", "__repr__"), ord("s"): ("__str__", "__repr__"),
+           ord("r"): ("__repr__",), ord("a"): ("__repr__",)}
 
 
 _CONTEXT = frozenset({"__enter__", "__exit__", "__aenter__", "__aexit__"})
@@ -154,6 +156,9 @@ def _operator_sites(
             for item in node.items:
                 for name in names:
                     yield item.context_expr, (name,), line
+        elif isinstance(node, ast.FormattedValue):
+            # `f"{x}"` is `format(x, spec)`: object's `__format__` runs `str(x)`; `!r`, `!a` run `__repr__`.
+            yield node.value, _FORMAT.get(node.conversion, _FORMAT[-1]), line
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del):
             # `obj.x = v` / `del obj.x` run the class's `__setattr__` / `__delattr__`.
             yield node.value, ("__setattr__" if isinstance(node.ctx, ast.Store) else "__delattr__",), line
