@@ -842,8 +842,6 @@ class Inferrer:
                 return Value("function", sym.name, base.via, bound=True)
             if sym is not None:
                 return Value(sym.kind, sym.name, base.via)
-            if attr == "__class__":
-                return Value("class", base.name, base.via)  # (`self.__class__(...)` builds one more)
             return self.instance_attr(base.name, attr, depth)
         return None
 

@@ -24,18 +24,3 @@ class Counted(Plain):
 Url("a").copy()
 Plain().clone()
 Counted().clone()
-
-
-class Path:
-    def copy(self):
-        return self.__class__()
-
-    def add(self, part):
-        return self
-
-    def __truediv__(self, part):
-        return self.copy().add(part)
-
-
-path = Path()
-path / "x"
