@@ -65,7 +65,7 @@ from analyzer.refs.layout import blank_cjk, flow_steps, has_cjk, holds_no_comman
 from analyzer.refs.links import macro_link, relative_link, sentence_names, with_anchor_names
 from analyzer.refs.listing import Listed, class_outline, constant_listing, field_listing
 from analyzer.refs.models import FLAG, PATH, REQUEST, SYMBOL, Reference
-from analyzer.refs.prose_code import bare_names, prose_names
+from analyzer.refs.prose_code import bare_names, in_formula, prose_names
 from analyzer.refs.shell import last_command, looks_like_command, shell_refs
 
 _GITHUB_RE = re.compile(
@@ -102,6 +102,8 @@ _TEXT_MODULE_RE = re.compile(r"(?<![\w.$/-])((?:vllm|sglang)(?:\.[A-Za-z_][A-Za-
 # A path that starts at a project's package (or its repository's `python/sglang`).
 _PROJECT_PATH_RE = re.compile(r"(?:python/)?(?:vllm|sglang)/[\w.-]+/")
 # A class of two humps or more (`ModelWorkerBatch`, `GPUModelRunner`), not a word in capitals.
+_MODULE_STRING_RE = re.compile(r"(?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+_LONG_SNAKE_RE = re.compile(r"_*[a-z][a-z0-9]*(?:_[a-z0-9]+){2,}")
 _NAME_CHAIN_RE = re.compile(r"[\w.]+(?:\(\))?(?:\s*(?:->|—>|=>|[→⇒⟶])\s*[\w.]+(?:\(\))?)+")
 _STEP_CLASS_RE = re.compile(r"_*(?=[A-Z][A-Za-z0-9]*[a-z])[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*")
 # `_allocate_kv_cache`: one leading underscore, then words joined by underscores, standing alone.
@@ -394,7 +396,14 @@ class _Walker:
             col = self._col(line, item.text, cursor.get(line, 0))
             spans = self._code_span(item.text, line, col, offset + item.start)
             facts = self.facts
-            vouched = item.name in facts.code_spans or item.text in facts.code_spans or item.name in facts.class_words or item.name in facts.fence_words
+            vouched = (
+                item.name in facts.code_spans
+                or item.text in facts.code_spans
+                or item.name in facts.class_words
+                or item.name in facts.fence_words
+                # `determine_num_available_blocks`: nobody's word, unless an operand of a formula.
+                or (_LONG_SNAKE_RE.fullmatch(item.name) is not None and not in_formula(text, item))
+            )
             if not vouched:
                 # `增加 user_id 字段`: the author's own word unless a pin defines it.
                 spans = [replace(p, quiet=True) for p in spans if p.found.kind == SYMBOL]
@@ -982,6 +991,9 @@ class _Walker:
                 env = classify_env(node.value)
                 if env is not None:
                     add(node.lineno, node.value, env, in_scope=None)
+                elif _MODULE_STRING_RE.fullmatch(node.value) and (module := classify_symbol(node.value)) is not None:
+                    # `worker_module_name = "vllm.worker.worker"`: a module imported by name.
+                    add(node.lineno, node.value, module, in_scope=None)
                 elif looks_like_command(node.value):
                     # `launch_server_cmd("python3 -m sglang.launch_server --model-path m ...")`
                     for r in shell_refs(node.value):

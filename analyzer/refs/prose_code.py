@@ -20,6 +20,7 @@ from analyzer.refs.layout import blank_cjk
 _NAME_RE = re.compile(r"(?<![\w./:@#$%-])(_*[a-z][a-z0-9]*(?:[_.][A-Za-z0-9_]+)+)(\((?:[\w, ]*)\))?(?![\w./@-])")
 # `WAITING_FOR_REMOTE_KVS`: capitals joined by underscores (one capitalised word is an acronym).
 _CAPS_RE = re.compile(r"(?<![\w./:@#$%-])([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?![\w./@(-])")
+_PACKAGES = ("vllm", "sglang")
 # File names and hosts, which look dotted: `model_runner.py`, `foo_bar.md`, `api.example.com`.
 _SUFFIX_RE = re.compile(r"\.(?:py|pyi|md|txt|json|ya?ml|toml|cfg|ini|sh|cu|cuh|cc|cpp|h|hpp|rs|com|org|io|ai|net|html?)$")
 
@@ -42,8 +43,8 @@ def prose_names(text: str) -> list[ProseName]:
         out.append(ProseName(m.start(1), m.group(1), m.group(1)))
     for m in _NAME_RE.finditer(masked):
         name, call = m.group(1), m.group(2) or ""
-        if _SUFFIX_RE.search(name) or ("." in name and "_" not in name and not call):
-            continue
+        if _SUFFIX_RE.search(name) or ("." in name and "_" not in name and not call and name.split(".", 1)[0] not in _PACKAGES):
+            continue  # (`vllm.worker.worker`: a module of the projects, underscore or not)
         if "." not in name:
             # A bare `snake_case` word in such prose is as often the author's own (a variable of a
             # formula, a field they add, a typo: `gpu_mem * util%`, `增加 user_id 字段`): only
@@ -67,3 +68,14 @@ def bare_names(text: str) -> list[ProseName]:
     vouches for it."""
     masked = blank_cjk(text)
     return [ProseName(m.start(1), m.group(1) + (m.group(2) or ""), m.group(1)) for m in _BARE_RE.finditer(masked)]
+
+
+_OPERATOR_BEFORE_RE = re.compile(r"[=*/×÷+<>]\s*\(?\s*$")
+_OPERATOR_AFTER_RE = re.compile(r"^\s*\)?\s*[=*/×÷+<>]")
+
+
+def in_formula(text: str, name: ProseName) -> bool:
+    """`kv_cache_block大小 = n_hidden_layer * block_size * ...`: an operand of the author's
+    arithmetic, which may be their own variable whatever its shape."""
+    end = name.start + len(name.text)
+    return _OPERATOR_BEFORE_RE.search(text[: name.start]) is not None or _OPERATOR_AFTER_RE.match(text[end:]) is not None

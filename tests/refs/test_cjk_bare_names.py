@@ -15,7 +15,9 @@ from .fakes import vllm_view
 
 def _check(doc: str, tmp_path: Path) -> dict[tuple[int, str], list[str]]:
     out: dict[tuple[int, str], list[str]] = {}
-    for f in check_references(extract_all([("ch.md", doc)]), [vllm_view(tmp_path)]):
+    view = vllm_view(tmp_path)
+    view.words_path = str(tmp_path / "words" / f"{view.pin}.json")  # what the sources spell: nothing here
+    for f in check_references(extract_all([("ch.md", doc)]), [view]):
         out.setdefault((f.ref.line, f.ref.text), []).append(f.status)
     return out
 
@@ -79,3 +81,31 @@ def test_a_class_name_of_three_words_or_more_is_nobody_s_term(tmp_path: Path) ->
     found = _check(doc, tmp_path)
     assert found[(3, "ModelInputForGPUWithSamplingMetadata")] == [BROKEN]
     assert (3, "FlashInfer") not in found
+
+
+def test_a_module_of_the_projects_is_a_name_without_an_underscore_too(tmp_path: Path) -> None:
+    doc = (
+        "# vLLM\n\n"
+        "```python\n"
+        'if multi_step:\n    worker_module_name = "vllm.worker.worker"\n'
+        'else:\n    worker_module_name = "vllm.v1.core.sched.scheduler"\n'
+        'print("vllm.ai is the site")\n'
+        "```\n\n"
+        "默认配置：模块路径：\"vllm.worker.worker\"，见 docs.vllm.ai。\n"
+    )
+    found = _check(doc, tmp_path)
+    assert found[(5, "vllm.worker.worker")] == [BROKEN]  # a module imported by its name
+    assert found[(7, "vllm.v1.core.sched.scheduler")] == [OK]
+    assert found[(11, "vllm.worker.worker")] == [BROKEN]
+    assert not any("vllm.ai" in text for _, text in found)
+
+
+def test_a_snake_case_name_of_three_words_is_code_unless_in_a_formula(tmp_path: Path) -> None:
+    doc = (
+        "# vLLM\n\n"
+        "4. Profiling 可用内存（determine_num_available_blocks）\n\n"
+        "每层 kv_cache_block大小 = n_hidden_layer * block_size * 数据类型\n"
+    )
+    found = _check(doc, tmp_path)
+    assert found[(3, "determine_num_available_blocks")] == [BROKEN]
+    assert (5, "n_hidden_layer") not in found  # an operand of the author's arithmetic
