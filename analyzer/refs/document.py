@@ -17,7 +17,7 @@ from analyzer.refs.dependencies import STDLIB_MODULES
 from analyzer.refs.framework import document_project
 from analyzer.refs.layout import has_cjk
 from analyzer.refs.links import REPO_PROJECTS, repository_of
-from analyzer.refs.prose_code import bare_names
+from analyzer.refs.prose_code import bare_names, names_only
 from analyzer.refs.pseudocode import reindent
 from analyzer.refs.shell import foreign_flags, foreign_words, looks_like_command
 
@@ -250,9 +250,15 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
     facts.plain_words = set(re.findall(r"(?<![\w./-])[A-Za-z_][A-Za-z0-9_]*(?![\w/(])", prose))
     without_fences = _FENCE_RE.sub(" ", source)
     facts.class_words = {a or b for a, b in _CLASS_SAID_RE.findall(without_fences)}
-    # `ModelInputForGPUWithSamplingMetadata` in CJK prose: a class name of three words or more is
+    # `ModelInputForGPUWithSamplingMetadata` in CJK prose (or on a line of names alone): a class name of three words or more is
     # nobody's term, whatever the sentence calls it (`MyRequestRouter` is the author's own).
-    facts.class_words |= {n.name for line in prose.splitlines() if has_cjk(line) for n in bare_names(line) if _LONG_CLASS_RE.fullmatch(n.name)}
+    facts.class_words |= {
+        n.name
+        for line in prose.splitlines()
+        for part in ([line] if has_cjk(line) else [p for p in line.split("|") if names_only(p)])  # a table's cell alone
+        for n in bare_names(part if has_cjk(part) else part.replace("/", " "))  # `RadixCache/HiRadixCache`
+        if _LONG_CLASS_RE.fullmatch(n.name)
+    }
     facts.fence_words = {w for fence in _FENCE_RE.finditer(source) for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", fence.group(0))}
     copied: dict[str, tuple[str, str]] = {}  # attribute of a snippet's class -> (that class, the class constructed)
     qualified: set[tuple[str, str]] = set()  # (`argparse`, `Namespace`) for `argparse.Namespace`

@@ -65,7 +65,7 @@ from analyzer.refs.layout import blank_cjk, flow_steps, has_cjk, holds_no_comman
 from analyzer.refs.links import macro_link, relative_link, sentence_names, with_anchor_names
 from analyzer.refs.listing import Listed, class_outline, constant_listing, field_listing
 from analyzer.refs.models import FLAG, PATH, REQUEST, SYMBOL, Reference
-from analyzer.refs.prose_code import bare_names, in_formula, prose_names
+from analyzer.refs.prose_code import bare_names, in_formula, names_only, prose_names
 from analyzer.refs.shell import last_command, looks_like_command, shell_refs
 
 _GITHUB_RE = re.compile(
@@ -316,8 +316,10 @@ class _Walker:
         link_codes: list[str] = []
         link_text = ""
         # A paragraph that is only a chain of names (`LLMEngine —> ExecutorBase —> WorkerBase`) is a
-        # call diagram in any language: its names are read as CJK prose's are.
-        cjk = has_cjk(token.content) or _NAME_CHAIN_RE.fullmatch(token.content.strip()) is not None
+        # call diagram in any language, one of names alone (`RadixCache/HiRadixCache`) a list of
+        # them: their names are read as CJK prose's are.
+        content = token.content.strip()
+        cjk = has_cjk(content) or _NAME_CHAIN_RE.fullmatch(content) is not None or names_only(content)
         seek = 0
         for child in token.children or []:
             if child.type in {"softbreak", "hardbreak"}:
@@ -392,7 +394,8 @@ class _Walker:
         for item in prose_names(text):
             col = self._col(line, item.text, cursor.get(line, 0))
             out.extend(self._code_span(item.text, line, col, offset + item.start))
-        for item in bare_names(text):
+        # `RadixCache/HiRadixCache` on a line of names alone: alternatives, not a path.
+        for item in bare_names(text.replace("/", " ") if names_only(text) else text):
             col = self._col(line, item.text, cursor.get(line, 0))
             spans = self._code_span(item.text, line, col, offset + item.start)
             facts = self.facts

@@ -79,3 +79,17 @@ def in_formula(text: str, name: ProseName) -> bool:
     arithmetic, which may be their own variable whatever its shape."""
     end = name.start + len(name.text)
     return _OPERATOR_BEFORE_RE.search(text[: name.start]) is not None or _OPERATOR_AFTER_RE.match(text[end:]) is not None
+
+
+_SEPARATORS_RE = re.compile(r"\s*(?:-+>|—>|=>|[→⇒⟶])\s*|\s+-\s+|[\s/,|、，:：]+")
+_CODE_WORD_RE = re.compile(r"_*[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?")
+_SHAPED_RE = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]|_|\.|\(\)")
+
+
+def names_only(text: str) -> bool:
+    """A paragraph, heading or table cell that holds nothing but code-shaped names
+    (`RayDistributedExecutor`, `RadixCache/HiRadixCache`): names in any language, read as CJK
+    prose's are (a word, `Hierarchical`, makes it prose)."""
+    words = [w.removeprefix("(").removesuffix(")") if w != "()" and not w.endswith("()") else w for w in _SEPARATORS_RE.split(text.strip().strip("*`"))]
+    words = [w for w in words if w]
+    return bool(words) and all(_CODE_WORD_RE.fullmatch(w) and _SHAPED_RE.search(w.lstrip("_")) for w in words)

@@ -63,14 +63,15 @@ def test_a_table_column_s_type_is_not_called_a_class(tmp_path: Path) -> None:
 def test_a_paragraph_that_is_a_chain_of_names_is_read_in_any_language(tmp_path: Path) -> None:
     doc = (
         "# vLLM\n\n"
-        "LLMEngine -> ExecutorBase -> KVCacheManager -> ModelRunnerBase\n\n"
+        "LLMEngine -> ExecutorBase -> KVCacheManager -> RunnerBase -> ModelRunnerBase\n\n"
         "The ExecutorBase class: `vllm/executor/executor_base.py`.\n\n"
         "In English, KVCacheManager and OtherThing are prose.\n"
     )
     found = _check(doc, tmp_path)
     assert found[(3, "ExecutorBase")] == [BROKEN]  # the text calls it a class
     assert found[(3, "KVCacheManager")] == [OK]
-    assert (3, "ModelRunnerBase") not in found  # nothing vouches for it and no pin defines it
+    assert (3, "RunnerBase") not in found  # nothing vouches for it and no pin defines it
+    assert found[(3, "ModelRunnerBase")] == [BROKEN]  # a class by its shape (three words) on a line of names
     assert not any(line == 7 for line, _ in found)
 
 
@@ -109,3 +110,26 @@ def test_a_snake_case_name_of_three_words_is_code_unless_in_a_formula(tmp_path: 
     found = _check(doc, tmp_path)
     assert found[(3, "determine_num_available_blocks")] == [BROKEN]
     assert (5, "n_hidden_layer") not in found  # an operand of the author's arithmetic
+
+
+def test_a_line_of_names_alone_is_read_in_any_language(tmp_path: Path) -> None:
+    doc = (
+        "# vLLM\n\n"
+        "KVCacheManager/BlockPool\n\n"
+        "RayDistributedExecutor\n\n"
+        "| name | role |\n|---|---|\n| SchedulerOutputQueue | holds outputs |\n\n"
+        "KVCacheManager and Hierarchical stay prose here.\n"
+    )
+    found = _check(doc, tmp_path)
+    assert found[(3, "KVCacheManager")] == [OK] and found[(3, "BlockPool")] == [OK]
+    assert found[(5, "RayDistributedExecutor")] == [BROKEN]  # a class of three words, named alone
+    assert (9, "SchedulerOutputQueue") in found  # a cell of names alone (the long name is a class too)
+    assert not any(line == 11 for line, _ in found)
+
+
+def test_which_lines_hold_names_alone() -> None:
+    from analyzer.refs.prose_code import names_only
+
+    assert names_only("RadixCache/HiRadixCache") and names_only("LLMEngine —> ExecutorBase") and names_only("model_runner.forward()")
+    assert not names_only("RadixCache / HiRadixCache(Hierarchical)")  # a word makes it prose
+    assert not names_only("Hello World") and not names_only("GPU") and not names_only("e.g.")
