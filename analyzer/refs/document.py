@@ -379,6 +379,51 @@ def unwrap_myst(source: str) -> str:
     return "".join(lines)
 
 
+_LIQUID_OPEN_RE = re.compile(r"^ {0,3}\{%-?\s*highlight\s+(?P<lang>[\w+-]+)[^%]*%\}\s*$")
+_LIQUID_CLOSE_RE = re.compile(r"^ {0,3}\{%-?\s*endhighlight\s*-?%\}")
+_LINE_NUMBER_RE = re.compile(r"^\d+(?: +|$)")
+
+
+def liquid_highlights(source: str) -> tuple[str, dict[int, int]]:
+    """Jekyll's `{% highlight python %}` ... `{% endhighlight %}` (a blog's code block, often in an
+    HTML `<figure>`): read as a fenced block of that language. The HTML lines that hold it are
+    blanked (CommonMark would read the block as part of the HTML), a copy's line numbers at the
+    start of its lines (`1077     async with ...`) are taken off, and a `...` line (the copy's
+    elision) is blanked. Returns the text and, per 1-based line, how many columns were removed
+    (as `dedent_admonitions` does)."""
+    lines = source.splitlines(keepends=True)
+    shift: dict[int, int] = {}
+    i = 0
+    while i < len(lines):
+        m = _LIQUID_OPEN_RE.match(lines[i])
+        end = next((j for j in range(i + 1, len(lines)) if _LIQUID_CLOSE_RE.match(lines[j])), None) if m else None
+        if m is None or end is None:
+            i += 1
+            continue
+        k = i - 1
+        while k >= 0 and lines[k].lstrip().startswith("<") and not lines[k].lstrip().startswith("<!--"):
+            lines[k] = "\n"
+            k -= 1
+        lines[i], lines[end] = f"```{m.group('lang')}\n", "```\n"
+        k = end + 1
+        while k < len(lines) and lines[k].lstrip().startswith("</"):
+            lines[k] = "\n"
+            k += 1
+        body = range(i + 1, end)
+        numbered = {n: len(hit.group(0)) for n in body if (hit := _LINE_NUMBER_RE.match(lines[n]))}
+        written = [n for n in body if lines[n].strip() and lines[n].strip() != "..."]
+        width = max((len(lines[n].split(" ", 1)[0].strip()) + 1 for n in numbered), default=0)
+        for n in body:
+            if lines[n].strip() == "...":
+                lines[n] = "\n"
+            elif n in numbered and len(numbered) * 2 > len(written):
+                cut = min(width, numbered[n])
+                lines[n] = lines[n][cut:] or "\n"
+                shift[n + 1] = cut
+        i = end + 1
+    return "".join(lines), shift
+
+
 def dedent_admonitions(source: str) -> tuple[str, dict[int, int]]:
     """mkdocs admonitions (`!!! note`, `??? code "..."`) indent their body by four spaces,
     which CommonMark reads as an indented code block: dedent the bodies so they are read

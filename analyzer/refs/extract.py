@@ -56,6 +56,7 @@ from analyzer.refs.document import (
     dotted,
     lead_owner,
     lead_program,
+    liquid_highlights,
     parse_snippet,
     request_keys,
     unwrap_myst,
@@ -216,6 +217,10 @@ class _Pending:
     held_by: str | None = None
     bare_call: bool = False
     quiet: bool = False
+
+
+# MyST directives whose argument is a file the page pulls in (`{literalinclude} path`).
+_INCLUDE_DIRECTIVES = frozenset({"literalinclude", "include"})
 
 
 @dataclass(slots=True)
@@ -579,6 +584,13 @@ class _Walker:
         first = token.map[0] + (2 if token.type == "fence" else 1)  # 1-based line of the block's first content line
         lang = (token.info or "").strip().split(maxsplit=1)[0].lower().strip("{}.") if token.info else ""
         content = token.content
+        if lang in _INCLUDE_DIRECTIVES and token.info and len(token.info.split()) > 1:
+            # ```{literalinclude} ../../../vllm/x.py```: a file of the repository, written relative
+            # to the document's place (a MyST directive's argument, as a link's target is).
+            include = self._other_link(token.info.split()[1], token.map[0] + 1, 0, [], "", None)
+            if include is not None:
+                self._emit([include], "")
+            return
         self.place = located(lead_text)
         header = headed(content, lead_text) if self.place is None and lang in PYTHON_LANGS else None
         self.place = self.place or header
@@ -1249,7 +1261,10 @@ def _listed_with_request_fields(refs: list[Reference], leads: dict[str, list[tup
 def extract_references(file: str, source: str, parser: MarkdownIt | None = None) -> list[Reference]:
     """All references in one Markdown document, in source order."""
     parser = parser or markdown_parser()
-    text, shift = dedent_admonitions(unwrap_myst(source))
+    liquid, numbers = liquid_highlights(unwrap_myst(source))
+    text, shift = dedent_admonitions(liquid)
+    for line, cut in numbers.items():
+        shift[line] = shift.get(line, 0) + cut
     tokens = parser.parse(text)
     walker = _Walker(file, text.splitlines(), document_facts(source, tokens))
     heading_level = 0

@@ -6,6 +6,8 @@
 - a `#L` link to a file that only imports or aliases the class its text names is a warning;
 - the items of a list another program's sentence introduces ("Quark supports ... schemes for
   vLLM:") are that program's names.
+And code that is easy to pass over: a `{literalinclude}`'s file, relative to the page, and a Jekyll
+`{% highlight %}` block (a copy with line numbers, in an HTML figure).
 Each case with its counterpart that stays broken."""
 
 from __future__ import annotations
@@ -129,3 +131,38 @@ def test_the_items_of_a_list_another_program_s_sentence_introduces_are_that_prog
     assert found["w_int8_a_int8_per_tensor_sym"] == NOT_CHECKABLE
     assert found["w_int4_per_group_asym"] == NOT_CHECKABLE
     assert found["kv_scale_sym_gone"] == BROKEN
+
+
+def test_a_literalinclude_s_file_is_the_repository_file_relative_to_the_page(tmp_path: Path) -> None:
+    doc = (
+        "# vLLM server\n\n"
+        "```{literalinclude} ../../../vllm/entrypoints/llm.py\n:language: python\n```\n\n"
+        "```{literalinclude} ../../../vllm/entrypoints/openai/protocol.py\n:language: python\n```\n"
+    )
+    found = _found(doc, _view(tmp_path))
+    assert found[(3, "../../../vllm/entrypoints/llm.py")] == OK
+    assert found[(7, "../../../vllm/entrypoints/openai/protocol.py")] == BROKEN
+
+
+def test_a_jekyll_highlight_block_is_code_of_its_language_without_the_copy_s_line_numbers(tmp_path: Path) -> None:
+    doc = (
+        "# vLLM walkthrough\n\n"  # 1
+        '<figure class="custom-code-block">\n'  # 3
+        "  <figcaption><code>vllm/entrypoints/llm.py</code></figcaption>\n"  # 4
+        "{% highlight python %}\n"  # 5
+        "1  from vllm import LLM\n"  # 6
+        "...\n"  # 7
+        "9  llm = LLM(model=path)\n"  # 8
+        "10 llm.generate(prompt)\n"  # 9
+        "11 llm.generate_all(prompt)\n"  # 10
+        "{% endhighlight %}\n"  # 11
+        "</figure>\n"  # 12
+    )
+    refs = {(r.line, r.text): r for r in extract_all([("doc.md", doc)])}
+    assert refs[(10, "llm.generate_all")].col == doc.splitlines()[9].index("llm.generate_all")
+    found = _found(doc, _view(tmp_path))
+    assert found[(9, "llm.generate")] == OK
+    assert found[(10, "llm.generate_all")] == BROKEN
+    # Without the Liquid tags, the numbered lines are the page's text, not code.
+    plain = _found(doc.replace("{% highlight python %}", "").replace("{% endhighlight %}", ""), _view(tmp_path))
+    assert (10, "llm.generate_all") not in plain
