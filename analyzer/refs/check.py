@@ -574,6 +574,10 @@ def _mirrors(findings: list[Finding]) -> list[Finding]:
         # snippet's own methods and `self.x()` calls say whether it quotes the project's class.
         # Nor do the calls on `self` in a snippet class's methods (`scope`): the vote judges them.
         voters = [f for f in group if not f.ref.spelled and not f.ref.field_of and not (f.ref.scope and f.ref.text.startswith("self."))]
+        if not voters:
+            # A copy of the class's constructor alone (`class RadixCache:` and its `__init__`): the
+            # attributes it sets on `self` say whether it is the project's class.
+            voters = [f for f in group if not f.ref.spelled and not f.ref.field_of and f.ref.text.startswith("self.")]
         ok = sum(f.status == OK for f in voters)
         if any(f.ref.located for f in group):
             continue  # the text says where in the project the copied class lives (`copies.located`)

@@ -7,7 +7,8 @@
 - the items of a list another program's sentence introduces ("Quark supports ... schemes for
   vLLM:") are that program's names.
 And code that is easy to pass over: a `{literalinclude}`'s file, relative to the page, and a Jekyll
-`{% highlight %}` block (a copy with line numbers, in an HTML figure).
+`{% highlight %}` block (a copy with line numbers, in an HTML figure); a copy of a class's
+constructor alone is the project's class when most attributes it sets are the class's.
 Each case with its counterpart that stays broken."""
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ from analyzer.refs.pinview import PinView, SymbolEntry
 _LLM = "vllm/entrypoints/llm.py"
 _ABSTRACT = "vllm/v1/executor/abstract.py"
 _UNIPROC = "vllm/v1/executor/uniproc_executor.py"
+_CACHE = "vllm/v1/core/radix_cache.py"
 
 _SOURCES = {
     "vllm/__init__.py": "from vllm.entrypoints.llm import LLM\n",
     _LLM: "class LLM:\n    def generate(self, prompts):\n        pass\n",
     _ABSTRACT: "class Executor:\n    pass\nfrom vllm.v1.executor.uniproc_executor import UniProcExecutor as _U\nUniProcExecutor = _U\n",
     _UNIPROC: "class UniProcExecutor:\n    pass\nclass GoneExecutor:\n    pass\n",
+    _CACHE: "class RadixCache:\n    def __init__(self, params):\n        self.page_size = params.page_size\n        self.root_node = None\n",
 }
 
 
@@ -43,6 +46,10 @@ def _view(tmp_path: Path) -> PinView:
         SymbolEntry("vllm.v1.executor.abstract.Executor", _ABSTRACT, 1, 2, "class"),
         SymbolEntry("vllm.v1.executor.uniproc_executor.UniProcExecutor", _UNIPROC, 1, 2, "class"),
         SymbolEntry("vllm.v1.executor.uniproc_executor.GoneExecutor", _UNIPROC, 3, 4, "class"),
+        SymbolEntry("vllm.v1.core.radix_cache.RadixCache", _CACHE, 1, 4, "class"),
+        SymbolEntry("vllm.v1.core.radix_cache.RadixCache.__init__", _CACHE, 2, 4, "function"),
+        SymbolEntry("vllm.v1.core.radix_cache.RadixCache.page_size", _CACHE, 3, 3, "attribute"),
+        SymbolEntry("vllm.v1.core.radix_cache.RadixCache.root_node", _CACHE, 4, 4, "attribute"),
     ]
     view = PinView(
         pin="vllm@0.33.0", project="vllm", kind="release", layout_prefix="", packages=("vllm",),
@@ -166,3 +173,25 @@ def test_a_jekyll_highlight_block_is_code_of_its_language_without_the_copy_s_lin
     # Without the Liquid tags, the numbered lines are the page's text, not code.
     plain = _found(doc.replace("{% highlight python %}", "").replace("{% endhighlight %}", ""), _view(tmp_path))
     assert (10, "llm.generate_all") not in plain
+
+
+def test_a_copy_of_a_constructor_alone_is_judged_when_its_attributes_are_the_class_s(tmp_path: Path) -> None:
+    copy = (
+        "# vLLM radix cache\n\n"
+        "```python\n"
+        "class RadixCache:\n"  # 4
+        "    def __init__(\n"
+        "        self,\n"
+        "        params,\n"  # 7
+        "        page_size: int,\n"  # 8
+        "    ):\n"
+        "        self.page_size = page_size\n"
+        "        self.root_node = None\n"
+        "```\n"
+    )
+    found = _found(copy, _view(tmp_path))
+    assert found[(7, "params")] == OK
+    assert found[(8, "page_size")] == BROKEN  # the pin's constructor takes `params` only
+    # A class of the same name whose attributes are not the project's: the author's own.
+    toy = copy.replace("self.page_size = page_size", "self.pages = page_size").replace("self.root_node", "self.tree")
+    assert (8, "page_size") not in _found(toy, _view(tmp_path))
