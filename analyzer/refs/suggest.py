@@ -461,6 +461,12 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
                 for name, ratio in closest(last, members, n=2, cutoff=0.6):
                     why = _spelling_reason(f"closest member of `{owner}`", ratio)
                     out.append(Suggestion(f"{owner}.{name}", _spelling_confidence(ratio), why, None))
+                # Called: written with `()`, called bare in a copy, or a `def` of a copied class.
+                called = "(" in ref.text or ref.bare_call or (ref.mirror is not None and "." not in ref.text)
+                swapped = _one_word_swapped(last, cls, pin, called)
+                if swapped is not None:
+                    why = f"the one member of `{owner}` named as `{last}` with one end word changed, of the same kind"
+                    out.append(Suggestion(f"{owner}.{swapped.last}", 0.6, why, swapped.location))
                 commented = _call_under_old_words(last, cls, set(members), pin)
                 if commented is not None:
                     name, line = commented
@@ -586,6 +592,25 @@ _COMMENT_REACH = 3  # lines above a call that may be its comment
 
 def _words(text: str) -> set[str]:
     return {w for w in _WORD_SPLIT_RE.split(text.lower()) if len(w) >= 3}
+
+
+def _one_word_swapped(old: str, cls: SymbolEntry, pin: PinView, called: bool) -> SymbolEntry | None:
+    """`ModelRunner.init_memory_pool` gone, `ModelRunner.alloc_memory_pool` there: the one member
+    of the class whose name is the old one with its first or its last word changed (three words
+    or more, so two stay), a method for a name the text calls, an attribute otherwise; None when
+    none or several are."""
+    words = old.strip("_").split("_")
+    if len(words) < 3:
+        return None
+    kind = "function" if called else "attribute"
+    hits = []
+    for e in pin.symbols_under(cls.full):
+        new = e.last.strip("_").split("_")
+        if e.kind != kind or len(new) != len(words) or new == words:
+            continue
+        if new[1:] == words[1:] or new[:-1] == words[:-1]:
+            hits.append(e)
+    return hits[0] if len(hits) == 1 else None
 
 
 def _call_under_old_words(old: str, cls: SymbolEntry, members: set[str], pin: PinView) -> tuple[str, int] | None:
