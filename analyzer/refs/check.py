@@ -26,6 +26,7 @@ from analyzer.refs.models import (
     Reference,
     Suggestion,
 )
+from analyzer.refs.neighbour_class import in_the_passage_s_class
 from analyzer.refs.neighbour_homes import neighbour_homes
 from analyzer.refs.new_modules import readers_modules, written_modules
 from analyzer.refs.not_project import not_project
@@ -365,6 +366,7 @@ def check_references(refs: Iterable[Reference], pins: Sequence[PinView], histori
     findings = _setting_rows(_table_columns(_same_name_in_class_context(_enum_siblings(_mirrors(findings), pins))))
     findings = _objects_named_like_a_class(findings, pins, histories or {})
     findings = neighbour_homes(_file_of_the_named_symbol(findings, pins, histories or {}), pins)
+    findings = in_the_passage_s_class(findings, pins, lambda r, p: suggest(r, p, (histories or {}).get(p.pin)))
     findings = not_project(unjudged(findings, pins, histories), pins, histories)
     findings = readers_modules(findings, written_modules(checked, {pkg for p in pins for pkg in p.packages}))
     # Last: it reads the final verdicts (members of a gone class are settled by the passes above).
