@@ -217,6 +217,7 @@ class _Pending:
     held_by: str | None = None
     bare_call: bool = False
     quiet: bool = False
+    annotates: tuple[str, ...] = ()
 
 
 # MyST directives whose argument is a file the page pulls in (`{literalinclude} path`).
@@ -300,6 +301,7 @@ class _Walker:
                     held_by=p.held_by,
                     bare_call=p.bare_call,
                     quiet=p.quiet,
+                    annotates=p.annotates,
                     subject=p.subject or title or (f"its list is introduced as {self.list_program}'s" if self.list_program and p.origin == "inline" else None),
                     paragraph=paragraph,
                     context=self.facts.words,
@@ -977,13 +979,18 @@ class _Walker:
         out: list[_Pending] = []
         seen: set[tuple[int, str]] = set()
 
-        def add(node_line: int, text: str, found: Classified, doc_defined: bool = False, in_scope: str | None = scope, at: int = 0, diagram: bool = False) -> None:
+        def add(
+            node_line: int, text: str, found: Classified, doc_defined: bool = False, in_scope: str | None = scope, at: int = 0, diagram: bool = False,
+            annotates: tuple[str, ...] = (),
+        ) -> None:
             """`at`: the node's column in the snippet; the source line's is at or after it."""
             line = first + node_line - 1
             if (line, text) in seen:
                 return
             seen.add((line, text))
-            out.append(_Pending(line, self._col(line, text, at), text, found, 0, "fence", scope=in_scope, doc_defined=doc_defined, diagram=diagram))
+            out.append(_Pending(line, self._col(line, text, at), text, found, 0, "fence", scope=in_scope, doc_defined=doc_defined, diagram=diagram, annotates=annotates))
+
+        places = _annotated_places(top)
 
         for node in ast.walk(top):
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -1095,11 +1102,18 @@ class _Walker:
                 # `Sequence[int]`: the typing vocabulary, subscripted, is typing's (vLLM V0 had
                 # a class `Sequence` of its own, which an annotation may name unsubscripted).
                 generic = {id(sub.value) for sub in ast.walk(annotation) if isinstance(sub, ast.Subscript)}
+                # A place holding one type (`tokenizer: AnyTokenizer`, `-> Optional[X]`) maps onto the
+                # project's declaration there; a tuple of several (`-> Tuple[A, B]`) does not.
+                types = {sub.id for sub in ast.walk(annotation) if isinstance(sub, ast.Name) and CLASSNAME_RE.match(sub.id) and sub.id not in _TYPING_NAMES}
+                place = places.get(id(node), ()) if len(types) == 1 else ()
                 for sub in ast.walk(annotation):
                     if id(sub) in generic and isinstance(sub, ast.Name) and sub.id in _TYPING_NAMES:
                         continue
                     if isinstance(sub, ast.Name) and CLASSNAME_RE.match(sub.id) and (hit := self._code_name(sub.id)) is not None:
-                        add(sub.lineno, sub.id, hit, doc_defined=sub.id in self.facts.defined, in_scope=None if free else scope, at=sub.col_offset)
+                        add(
+                            sub.lineno, sub.id, hit, doc_defined=sub.id in self.facts.defined, in_scope=None if free else scope, at=sub.col_offset,
+                            annotates=place,
+                        )
         return out
 
     def _class_value(self, node: ast.Name, add: Callable[..., None]) -> None:
@@ -1210,6 +1224,26 @@ class _Walker:
         while self.headings and self.headings[-1][0] >= level:
             self.headings.pop()
         self.headings.append((level, text))
+
+
+def _annotated_places(top: ast.stmt) -> dict[int, tuple[str, ...]]:
+    """For each parameter and method of a snippet's class (by `id` of its node), the places its
+    annotation stands, `Class.method:param` or `Class.method:return`: the class's own, then each
+    base's as written (`class ExampleParser(ToolParser)`: its `__init__` overrides ToolParser's)."""
+    out: dict[int, tuple[str, ...]] = {}
+    for cls in ast.walk(top):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        owners = [cls.name] + [name.rsplit(".", 1)[-1] for b in cls.bases if (name := dotted(b.value if isinstance(b, ast.Subscript) else b))]
+        for fn in cls.body:
+            if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            out[id(fn)] = tuple(f"{o}.{fn.name}:return" for o in owners)
+            args = fn.args
+            for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+                if a is not None:
+                    out[id(a)] = tuple(f"{o}.{fn.name}:{a.arg}" for o in owners)
+    return out
 
 
 def _placed(p: _Pending, place: str) -> _Pending:

@@ -130,6 +130,11 @@ class Reference:
     # A name called bare in a copy that leaves out `self` (`copies.bare_calls`): the copied class's
     # member, unless the pin has a module-level function of that name (then no clear verdict).
     bare_call: bool = False
+    # A type a snippet's signature declares (`def __init__(self, tokenizer: AnyTokenizer)` of a
+    # class `ExampleParser(ToolParser)`): the places it annotates, `Class.method:param` (`return`
+    # for the return type), the snippet's class first, then its bases. A gone type's new home is
+    # what the project's same method declares there now.
+    annotates: tuple[str, ...] = ()
     # The paragraph's Markdown, for a replacement the text names itself ("use `X` instead").
     paragraph: str = field(default="", compare=False, repr=False)
     # Lower-cased words of the whole document (one set shared by its references): picks,

@@ -17,6 +17,7 @@ from rapidfuzz.distance import DamerauLevenshtein
 
 from analyzer.refs.commandflags import command_flags
 from analyzer.refs.commandindex import subcommands
+from analyzer.refs.declared_types import declared_now
 from analyzer.refs.fuzzy import NamePool, closest
 from analyzer.refs.links import anchor_suggestions, moved_link_homes
 from analyzer.refs.models import ENV, FLAG, METRIC, PATH, SYMBOL, Reference, Suggestion
@@ -492,6 +493,10 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
                 out.extend(_renamed_class(owner, pin, history, member=last))
         elif history is not None:
             out.extend(_renamed_class(target, pin, history))
+        if len(parts) == 1 and _CLASS_RE.match(last) and ref.annotates:
+            declared = declared_now(last, ref.annotates, pin)
+            if declared is not None:
+                out.append(Suggestion(declared[0].full, 0.8, declared[1], declared[0].location))
         if len(parts) == 1 and _CLASS_RE.match(last):
             namesake = class_in_its_module(last, pin)
             if namesake is not None:
