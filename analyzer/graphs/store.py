@@ -35,7 +35,7 @@ from analyzer.resolve import CallResolver, Project
 from analyzer.settings import Settings
 from analyzer.snapshots.models import Snapshot
 
-GRAPHS_VERSION = "44"
+GRAPHS_VERSION = "45"
 
 
 # Set to a list in a build process that ends with os._exit (`_build_worker`): what a

@@ -11,7 +11,6 @@ name-only match, which carries every candidate.
 from __future__ import annotations
 
 import ast
-import builtins
 import contextlib
 import re
 import textwrap
@@ -25,7 +24,14 @@ from analyzer.resolve.evaluated import EVALUATING, literal_calls
 from analyzer.resolve.exprs import dotted_name
 from analyzer.resolve.flow import FlowGraph, flow_enabled
 from analyzer.resolve.infer import Ctx, Inferrer
-from analyzer.resolve.models import CallEdge, CallRecord, Value, merge_classes
+from analyzer.resolve.models import (
+    CallEdge,
+    CallRecord,
+    Value,
+    builtin_without,
+    merge_classes,
+    no_builtin_attribute,
+)
 from analyzer.resolve.project import MODULE_SCOPE, FuncDef, Project, Symbol, import_target
 from analyzer.resolve.reaching import (
     OTHER,
@@ -931,6 +937,13 @@ class CallResolver:
                 rec.unresolved = f"{base.name} has no attribute {attr!r}"
             return
         if base.kind == "external":
+            if no_builtin_attribute(base.name, attr):
+                # `self.logger.log()` with `logger = None` the one binding seen, `sock.connect()`
+                # with `sock` a tuple or a socket: no value of that builtin type answers the
+                # call, so the receiver is one this analysis did not see (as for a class below).
+                rec.unresolved = f"{base.name} has no attribute {attr!r}"
+                self._guess(rec, attr, link=False)
+                return
             rec.external.append(f"{base.name}.{attr}")
             return
         if base.kind in ("instance", "class"):
@@ -972,7 +985,7 @@ class CallResolver:
             # A builtin base without the name (`class Path(object)`) does not own it: it
             # is set on the instance at run time, as for a class with no base written.
             external = next(
-                (c for c in p.hierarchy.mro(base.name) if c not in p.classes and not _builtin_without(c, attr)), None
+                (c for c in p.hierarchy.mro(base.name) if c not in p.classes and not builtin_without(c, attr)), None
             )
             if external is not None:
                 rec.external.append(f"{external}.{attr}")
@@ -1254,10 +1267,3 @@ def _literal_slot(node: ast.Dict | ast.List | ast.Tuple, key: Key) -> ast.expr |
 def slot_path_text(node: ast.expr | None) -> bool:
     return isinstance(node, ast.Subscript) and slot_path(node) is not None
 
-
-def _builtin_without(owner: str, attr: str) -> bool:
-    """`owner` is a builtin type (`object`, `builtins.dict`) with no `attr` anywhere on
-    its MRO, read off the running interpreter."""
-    head, _, name = owner.rpartition(".")
-    typ = getattr(builtins, name, None) if head in ("", "builtins") else None
-    return isinstance(typ, type) and not any(attr in vars(t) for t in typ.__mro__)

@@ -34,7 +34,7 @@ from typing import Any
 from analyzer.index.models import CallSite, Flow, ModuleFacts
 from analyzer.resolve.annotations import annotation_types
 from analyzer.resolve.infer import Ctx, Inferrer
-from analyzer.resolve.models import Value
+from analyzer.resolve.models import Value, no_builtin_attribute
 from analyzer.resolve.project import BUILTIN_NAMES, MODULE_SCOPE, FuncDef, Project, Symbol
 from analyzer.resolve.suffixes import (
     bound_once,
@@ -606,6 +606,11 @@ class FlowGraph:
         if fl.kind == "return":
             if isinstance(node, ast.Name) and node.id in self._passthrough.get(f"{m}.{fl.scope}", ()):
                 return  # `return fn`: each call's result is its own argument (see _handed_back)
+            fd = self.p.functions.get(f"{m}.{fl.scope}")
+            if fd is not None and fd.fact.is_property:
+                getter = self.infer.getter(fd).fact
+                if not getter.line <= fl.line <= getter.end_line:
+                    return  # a setter's return: Python discards it, reading the property runs the getter
             vals = self.eval(node, m, fl.scope)
             if vals:
                 self.write(("ret", f"{m}.{fl.scope}"), vals)
@@ -1227,7 +1232,7 @@ class FlowGraph:
                     for owner in p.hierarchy.mro(base.name):
                         if owner in p.classes:
                             out |= set(self.read(("attr", owner, node.attr)))
-            elif base.kind == "external":
+            elif base.kind == "external" and not no_builtin_attribute(base.name, node.attr):
                 out.add(Value("external", f"{base.name}.{node.attr}"))
         return self.resolve_decorated(out)
 

@@ -17,7 +17,7 @@ import re
 from analyzer.index.models import Assignment, CallSite, Class, ModuleFacts
 from analyzer.resolve.annotations import CONTEXT_MANAGER_TYPES, annotation_types
 from analyzer.resolve.exprs import dotted_name
-from analyzer.resolve.models import Value, immutable, merge_classes
+from analyzer.resolve.models import Value, immutable, merge_classes, no_builtin_attribute
 from analyzer.resolve.project import (
     BUILTIN_NAMES,
     MODULE_SCOPE,
@@ -92,7 +92,7 @@ class Inferrer:
         # room below it); otherwise the first asker's depth decides the answer.
         self._cuts = 0
         self._cut_at: dict[object, int] = {}
-        self._returns_by_module: dict[str, dict[str, list[str]]] = {}
+        self._returns_by_module: dict[str, dict[str, list[tuple[int, str]]]] = {}
         self._loops_by_module: dict[str, dict[tuple[str, str], list[str]]] = {}
         self._element_memo: dict[tuple[str, str, str, bool], Value | None] = {}
         # Annotations read only names (lookups whose memos are written once), no
@@ -586,6 +586,8 @@ class Inferrer:
     def returns(self, func: str) -> Value | None:
         if func not in self._return_memo:
             fd = self.p.functions[func]
+            if fd.fact.is_property:
+                fd = self.getter(fd)
             self._return_memo[func] = None
             found = None
             if any(d.rpartition(".")[2] in _CONTEXT_MANAGERS for d in fd.fact.decorators):
@@ -596,8 +598,13 @@ class Inferrer:
                 # No project type in the annotation (`MutableMapping`, none at all):
                 # what its `return` statements build (`return LRUCache(size)`).
                 built: list[Value] = []
+                # Outside objects every other `return` gives (`return paramiko.Transport(sock)`),
+                # None when some return is anything else (a literal, an unknown value).
+                outside: set[Value] | None = set()
                 for text in self._returned(fd):
                     if (text[:1] in _LITERAL_START and not (text[:1] in "{[" and text.endswith("]"))) or text in ("None", "True", "False"):
+                        if text != "None":
+                            outside = None
                         continue  # (but `{"a": self.a, ...}[key]`: a literal subscripted)
                     node = self.p.parser.parse(text)
                     value = self.eval(node, Ctx(fd.module, fd.fact.qualname)) if node is not None else None
@@ -607,8 +614,16 @@ class Inferrer:
                         built.append(value.with_via("return"))
                         if value.kind == "function":
                             break
+                    elif outside is not None and value is not None and value.kind == "external" and value.via == "instance":
+                        outside.add(value)
+                    else:
+                        outside = None
                 # (each class a `return` builds: `return A()` in one branch, `B()` in another)
                 found = merge_classes(built) or found
+                if found is None and outside is not None and len(outside) == 1:
+                    # One outside type for every return: calls on the result are its methods,
+                    # not every project method of that name.
+                    found = outside.pop()
             self._return_memo[func] = found
         return self._return_memo[func]
 
@@ -810,14 +825,30 @@ class Inferrer:
         return merge_classes(found) if len(found) == len(elts[:8]) else None
 
     def _returned(self, fd: FuncDef) -> list[str]:
-        """The values of a function's `return` statements, as source text."""
+        """The values of a function's `return` statements, as source text (of the
+        one definition `fd` names where several share its name: a property's
+        getter and setter)."""
         by_scope = self._returns_by_module.get(fd.module)
         if by_scope is None:
             by_scope = self._returns_by_module[fd.module] = {}
             for fl in self.p.modules[fd.module].flows:
                 if fl.kind == "return" and fl.value:
-                    by_scope.setdefault(fl.scope, []).append(fl.value)
-        return by_scope.get(fd.fact.qualname, [])
+                    by_scope.setdefault(fl.scope, []).append((fl.line, fl.value))
+        found = by_scope.get(fd.fact.qualname, [])
+        if fd.fact.is_property:
+            found = [f for f in found if fd.fact.line <= f[0] <= fd.fact.end_line]
+        return [value for _, value in found]
+
+    def getter(self, fd: FuncDef) -> FuncDef:
+        """A property's getter: reading the attribute runs it, and only its return is
+        the value (`@x.setter`'s return, often `self`, is discarded by Python); the
+        project keeps the last of the definitions sharing the name."""
+        for fn in self.p.modules[fd.module].functions:
+            if fn.qualname == fd.fact.qualname and not any(
+                d.endswith((".setter", ".deleter")) for d in fn.decorators
+            ):
+                return fd if fn is fd.fact else FuncDef(fd.module, fn, fd.path, fd.name)
+        return fd
 
     # -- attributes ---------------------------------------------------------
 
@@ -828,6 +859,8 @@ class Inferrer:
         if base.kind == "module":
             return self.symbol_value(p.lookup_in_module(base.name, attr), depth)
         if base.kind == "external":
+            if no_builtin_attribute(base.name, attr):
+                return None  # `None.log`: the value is one this analysis did not see
             return Value("external", f"{base.name}.{attr}", "local" if base.via == "instance" else base.via)
         if base.kind == "class":
             sym = p.member(Symbol("class", base.name), attr)

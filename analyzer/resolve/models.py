@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass, field
 from typing import TypeVar, dataclass_transform
 
@@ -105,3 +106,17 @@ class CallRecord:
     external: list[str] = field(default_factory=list)  # `torch.cat`, `builtins.print`
     unresolved: str | None = None
     candidates: tuple[str, ...] = ()  # name-only candidates not linked (too many)
+
+
+def builtin_without(owner: str, attr: str) -> bool:
+    """`owner` is a builtin type (`object`, `builtins.dict`, `builtins.None` for
+    NoneType) with no `attr` anywhere on its MRO, read off the running interpreter."""
+    head, _, name = owner.rpartition(".")
+    typ = (type(None) if name == "None" else getattr(builtins, name, None)) if head in ("", "builtins") else None
+    return isinstance(typ, type) and not any(attr in vars(t) for t in typ.__mro__)
+
+
+def no_builtin_attribute(owner: str, attr: str) -> bool:
+    """Neither a value of builtin type `owner` nor the type itself (`type`'s own
+    attributes: `__name__`, `mro`) has `attr`: `None.log`, `(host, port).connect`."""
+    return builtin_without(owner, attr) and not hasattr(type, attr)
