@@ -15,6 +15,7 @@ import contextlib
 import re
 import textwrap
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Protocol
 
 from analyzer.index.models import AttributeAccess, CallSite, ModuleFacts
@@ -210,6 +211,7 @@ class CallResolver:
         self._sub_members: dict[tuple[str, str], list[str]] = {}  # (class, attr) -> what its subclasses resolve attr to
         self._methods_of: dict[str, list[str]] | None = None
         self._protocol_fields: dict[str, tuple[str, ...]] = {}  # Protocol class -> the attributes it declares
+        self._guards: dict[str, dict[str, list[_Guard]]] = {}  # module -> name -> its isinstance guards
 
     @property
     def flow(self) -> FlowGraph:
@@ -299,6 +301,7 @@ class CallResolver:
                 site.callee in (rebound := self._rebound(facts, site.scope))
                 or (site.callee.partition(".")[0] in rebound)  # `x.method()` with x rebound
                 or (site.callee.endswith("]") and slot_path_text(self.p.parser.parse(site.callee)))
+                or self._guard_at(facts, site.callee.partition(".")[0], site.line) is not None  # isinstance narrowing
             ):
                 key = (*key, site.line, site.col)  # each site sees its own bindings (or slot stores)
         done = self._site_memo.get(key)
@@ -435,6 +438,8 @@ class CallResolver:
                 base = self._site_receiver(node.value, ctx)
                 if base is None:
                     base = self.infer.eval_text(receiver, ctx) if receiver else self.infer.eval(node.value, ctx)
+                if isinstance(node.value, ast.Name):
+                    base = self._narrowed(node.value.id, base, facts, ctx)
                 self._attribute_call(rec, base, node.attr, ctx)
                 if (self._flow if self._flow is not None else self.flow).enabled:
                     self._undecorate(rec)
@@ -670,6 +675,38 @@ class CallResolver:
                 return None
             found.append(value)
         return merge_classes(found)
+
+    def _narrowed(self, name: str, base: Value | None, facts: ModuleFacts, ctx: Ctx) -> Value | None:
+        """`x.m()` inside `if isinstance(x, C):` (an `elif`, or one operand of an `and`),
+        with nothing stored to x in that body: x is a C there. Of the classes x may
+        be, those that are C or subclass it; else C itself (`sock` a tuple or a
+        socket, `token` any Token). Per site, so only where the flow stage runs."""
+        site = self._site
+        if site is None or not (self._flow if self._flow is not None else self.flow).enabled:
+            return base
+        guard = self._guard_at(facts, name, site.line)
+        if guard is None:
+            return base
+        types = [self.infer.eval_text(t, ctx) for t in guard.types]
+        if all(t is not None and t.kind == "class" for t in types):
+            names = [t.name for t in types if t is not None]
+            kept = [one for one in (base.each() if base is not None else ())
+                    if one.kind == "instance" and any(n in self.p.hierarchy.mro(one.name) for n in names)]
+            return merge_classes(kept or [Value("instance", n, "isinstance") for n in names])
+        if len(types) == 1 and types[0] is not None and types[0].kind == "external":
+            return Value("external", types[0].name, "instance")
+        return base
+
+    def _guard_at(self, facts: ModuleFacts, name: str, line: int) -> _Guard | None:
+        """The innermost `if isinstance(name, ...):` body holding `line` (source read once per module)."""
+        if self.source is None:
+            return None
+        guards = self._guards.get(facts.module)
+        if guards is None:
+            text = self.source.module_text(facts)
+            guards = self._guards[facts.module] = _isinstance_guards(text) if text and "isinstance(" in text else {}
+        inside = [g for g in guards.get(name, ()) if g.first <= line <= g.last]
+        return max(inside, key=lambda g: g.first) if inside else None
 
     def _imported_value(self, facts: ModuleFacts, scope: str, name: str, line: int) -> Value | None:
         """The function or class value the import of `name` on `line` binds (None: not known)."""
@@ -1239,6 +1276,43 @@ class CallResolver:
         self, rec: CallRecord, target: str, kind: str, confidence: str, cands: tuple[str, ...] = ()
     ) -> None:
         rec.edges.append(CallEdge(rec.caller, target, kind, confidence, rec.path, rec.line, cands))
+
+
+@dataclass(frozen=True, slots=True)
+class _Guard:
+    """An `if` body where a name passed an isinstance test: its lines, the types' texts."""
+
+    first: int
+    last: int
+    types: tuple[str, ...]
+
+
+def _isinstance_guards(text: str) -> dict[str, list[_Guard]]:
+    """name -> the `if isinstance(name, T):` bodies of a module (T a class or a tuple of
+    them; the test may be one operand of an `and`) in which nothing is stored to name."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return {}
+    out: dict[str, list[_Guard]] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If) or not node.body:
+            continue
+        tests = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) else [node.test]
+        for test in tests:
+            if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+                    and len(test.args) == 2 and not test.keywords and isinstance(test.args[0], ast.Name)):
+                continue
+            name, spec = test.args[0].id, test.args[1]
+            elts = spec.elts if isinstance(spec, ast.Tuple) else [spec]
+            if not elts or not all(isinstance(e, ast.Name | ast.Attribute) for e in elts):
+                continue
+            if any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+                   for stmt in node.body for n in ast.walk(stmt)):
+                continue
+            last = max(getattr(stmt, "end_lineno", None) or stmt.lineno for stmt in node.body)
+            out.setdefault(name, []).append(_Guard(node.body[0].lineno, last, tuple(ast.unparse(e) for e in elts)))
+    return out
 
 
 _UNKNOWN_SLOT = ast.Constant(value=None)  # a literal whose slot cannot be told (`{**a}`, `[*xs]`)

@@ -91,3 +91,40 @@ def test_a_loop_runs_its_else_unless_it_breaks() -> None:
     assert graph["main.no_break"] == ["main.third"]
     # What follows the loop: its `else`, or the state at a `break` (not the state before the loop).
     assert set(graph["main.with_break"]) == {"main.second", "main.third"}
+
+
+_PRECISION_ROUND = [
+    "classes/property_setter_return",
+    "classes/isinstance_narrowing",
+    "external/returned_instance",
+]
+
+
+@pytest.mark.parametrize("case_id", _PRECISION_ROUND)
+def test_precision_round_cases_exact(case_id: str) -> None:
+    """Reading a property is its getter's value (not what the setter returns); inside
+    `if isinstance(x, C):` x is a C; a function whose every return is one outside
+    class's object types its result (rules found on Jarvis's macro-benchmark)."""
+    assert _edges(actual(case_id)) == _edges(expected(case_id))
+
+
+def test_no_builtin_method_a_builtin_type_lacks() -> None:
+    graph = actual("builtins/no_such_builtin_attribute")
+    assert not any(c.startswith(("<builtin>.None.", "<**PyTuple**>.")) for cs in graph.values() for c in cs)
+
+
+def test_isinstance_guard_holds_only_without_a_store() -> None:
+    from analyzer.resolve.calls import _isinstance_guards
+
+    guards = _isinstance_guards(
+        "def f(x, y):\n"
+        "    if isinstance(x, A):\n"
+        "        x.m()\n"
+        "    if isinstance(y, (A, b.B)) and y:\n"
+        "        y = other()\n"
+        "        y.m()\n"
+        "    if ready and isinstance(x, A):\n"
+        "        x.n()\n"
+    )
+    assert [(g.first, g.last, g.types) for g in guards["x"]] == [(3, 3, ("A",)), (8, 8, ("A",))]
+    assert "y" not in guards
