@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analyzer.refs.check import check_references, check_upgrade, extract_all
-from analyzer.refs.loader import load_pin, store_renames
+from analyzer.refs.lineage import DEFAULT_PAST
+from analyzer.refs.loader import load_lineages, load_pin, store_renames
 from analyzer.refs.models import BROKEN, OK, Finding
 from analyzer.refs.pinview import PinView
 from analyzer.refs.suggest import History
@@ -379,6 +380,10 @@ def evaluate_upgrade(
     return t
 
 
+def settings_for(args: argparse.Namespace) -> Settings:
+    return Settings(cache_dir=(args.cache_dir or default_cache_dir()).expanduser().resolve())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
@@ -388,9 +393,14 @@ def main() -> int:
     parser.add_argument("--verbose", "-v", action="store_true", help="list every miss, false alarm and wrong home")
     parser.add_argument("--upgrade", action="store_true", help="measure `--from OLD --to NEW` (what broke between each project's two releases) instead")
     parser.add_argument("--source", action="store_true", help="vLLM from its sdists pinned as git commits (vllm@0.30.0-src, vllm@0.33.0-src) instead of its wheels")
+    parser.add_argument(
+        "--past", nargs="*", default=None, metavar="PIN",
+        help="past releases as evidence that a name was the project's (analyzer/refs/lineage.py); no PIN: the default ten (benchmarks/past_pins.py pins them)",
+    )
     args = parser.parse_args()
+    lineages = load_lineages(settings_for(args), args.past or DEFAULT_PAST) if args.past is not None else None
     releases = SOURCE_RELEASES if args.source else RELEASES
-    settings = Settings(cache_dir=(args.cache_dir or default_cache_dir()).expanduser().resolve())
+    settings = settings_for(args)
     parts = PARTS if args.part == "all" else (args.part,)
     views: dict[str, PinView] = {}
     for pins in releases.values():
@@ -414,7 +424,7 @@ def main() -> int:
         for pins in releases.values():
             start = time.perf_counter()
             refs = extract_all(docs.items())
-            findings = check_references(refs, [views[p] for p in pins])
+            findings = check_references(refs, [views[p] for p in pins], lineages=lineages)
             elapsed = time.perf_counter() - start
             release = " + ".join(pins)
             tallies, categories = evaluate(labels, findings, pins, bands, release)

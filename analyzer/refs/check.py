@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from analyzer.refs.classify import OTHER_SYSTEMS_RE, PROJECT_RE
@@ -12,6 +12,8 @@ from analyzer.refs.extract import alternatives, extract_references, markdown_par
 from analyzer.refs.field_homes import field_homes
 from analyzer.refs.fields import judge_field
 from analyzer.refs.formula import formula
+from analyzer.refs.lineage import Lineage, PastName, past_names
+from analyzer.refs.lineage import short_name as lineage_short_name
 from analyzer.refs.models import (
     AMBIGUOUS,
     BROKEN,
@@ -65,7 +67,69 @@ def _with_suggestions(finding: Finding, pin: PinView, history: History | None) -
     return finding
 
 
-def check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str, History] | None = None) -> list[Finding]:
+def check_reference(
+    ref: Reference, pins: Sequence[PinView], histories: dict[str, History] | None = None, lineages: Mapping[str, Lineage] | None = None
+) -> list[Finding]:
+    """The reference's findings at each pin of its project. With `lineages` (past releases,
+    `lineage.py`), a code-shaped name that a past release of the project defined is a reference
+    even where nothing else vouches for it, and one the pin no longer has is broken, with the
+    past definition as the evidence and the checker's suggestions for that name as its homes."""
+    vouched = _past_definitions(ref, pins, lineages or {})
+    if ref.past and not vouched:
+        return []  # a word of English prose nothing vouches for is the author's
+    if vouched and ref.framework == AMBIGUOUS and len(vouched) == 1:
+        ref = replace(ref, framework=next(iter(vouched)))
+    findings = _check_reference(ref, pins, histories, vouched=bool(vouched))
+    if vouched:
+        by_pin = {p.pin: p for p in pins}
+        findings = [_past_evidence(f, vouched, by_pin, histories or {}) for f in findings]
+        if ref.past:
+            findings = [f for f in findings if f.status in {OK, BROKEN}]
+    return findings
+
+
+def _past_definitions(ref: Reference, pins: Sequence[PinView], lineages: Mapping[str, Lineage]) -> dict[str, list[PastName]]:
+    """Project -> where its past releases defined the reference's name, for the projects the
+    reference may be checked against; {} when no lineage is given or the name is not code-shaped."""
+    if not lineages or ref.kind != SYMBOL:
+        return {}
+    projects = {p.project for p in pins if ref.framework in {AMBIGUOUS, p.project}}
+    found = {project: past_names(ref.target, project, lineages) for project in sorted(projects)}
+    if (ref.past or ref.quiet) and _CLASS_WORDS_RE.fullmatch(ref.target):
+        # Out of code font, `ModelRunner` or `MetaData` names a kind the pin has several classes
+        # of (`GPUModelRunner`, `CPUModelRunner`): a term of the prose, not one removed class.
+        found = {project: names for project, names in found.items() if not any(_kinds_of(ref.target, p) for p in pins if p.project == project)}
+    return {project: names for project, names in found.items() if names}
+
+
+_STAND_IN_KINDS = 2  # classes of the pin named `<something><Word>` that make `Word` a category
+
+
+def _kinds_of(word: str, pin: PinView) -> bool:
+    end = word.lower()
+    kinds = {n for n in pin.table.defined_names() if n.lower().endswith(end) and len(n) > len(end)}
+    return len(kinds) >= _STAND_IN_KINDS
+
+
+def _past_evidence(f: Finding, vouched: dict[str, list[PastName]], by_pin: dict[str, PinView], histories: dict[str, History]) -> Finding:
+    """A finding the pins do not resolve whose name a past release defined: broken, with that
+    definition as the evidence and, where the checker found no home, the homes it suggests for the
+    past qualified name (a class's member gone from the class keeps none)."""
+    pin = by_pin.get(f.pin or "")
+    past = vouched.get(pin.project, []) if pin is not None else []
+    if pin is None or not past or f.status == OK:
+        return f
+    if f.status == NOT_CHECKABLE and not f.note.startswith(f"`{f.ref.target}` is defined nowhere in"):
+        return f  # unjudged for a reason of its own (another program's name, a wheel's missing sources)
+    evidence = past[0].evidence
+    f.note = f"{f.note}; {evidence}" if f.status == BROKEN and f.note else f"`{f.ref.target}` is defined nowhere in {f.pin}; {evidence}"
+    f.status = BROKEN
+    if not f.suggestions:
+        f.suggestions = suggest(replace(f.ref, target=lineage_short_name(past[0])), pin, histories.get(pin.pin))
+    return f
+
+
+def _check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str, History] | None = None, *, vouched: bool = False) -> list[Finding]:
     histories = histories or {}
     if ref.framework == AMBIGUOUS:
         candidates = list(pins)
@@ -73,7 +137,7 @@ def check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str
         candidates = [p for p in pins if p.project == ref.framework]
     if not candidates:
         return [Finding(ref, None, NOT_CHECKABLE, note=f"no pin for {ref.framework}", framework=ref.framework)]
-    if ref.quiet and not any(find_symbol(ref.target, pin)[0] for pin in candidates):
+    if ref.quiet and not vouched and not any(find_symbol(ref.target, pin)[0] for pin in candidates):
         return []
     if ref.held_by and any(find_symbol(ref.held_by, pin)[0] for pin in candidates):
         return check_reference(_pin_s_object(ref), pins, histories)
@@ -83,7 +147,7 @@ def check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str
         # Named by the document's own snippet: a citation only if the snippet mirrors the
         # project's code (the project defines the name too); else the author's invention.
         probe = ref.target.split(".", 1)[0] if ref.doc_defined else ref.scope
-        if not any(find_symbol(probe or "", pin)[0] for pin in candidates):
+        if not vouched and not any(find_symbol(probe or "", pin)[0] for pin in candidates):
             return []
     if ref.kind == PATH and ref.diagram and not ref.under:
         return []  # a tree's folder entry whose folder the tree does not say: a name, not a path
@@ -359,9 +423,13 @@ def _enum_siblings(findings: list[Finding], pins: Sequence[PinView]) -> list[Fin
     return out
 
 
-def check_references(refs: Iterable[Reference], pins: Sequence[PinView], histories: dict[str, History] | None = None) -> list[Finding]:
-    checked = [(ref, check_reference(ref, pins, histories)) for ref in refs]
-    checked = settle_by_document(checked, lambda ref: check_reference(ref, pins, histories))
+def check_references(
+    refs: Iterable[Reference], pins: Sequence[PinView], histories: dict[str, History] | None = None, lineages: Mapping[str, Lineage] | None = None
+) -> list[Finding]:
+    """`lineages`: past releases of each project (`lineage.py`, `--past`), evidence that a name
+    the pins no longer define was the project's."""
+    checked = [(ref, check_reference(ref, pins, histories, lineages)) for ref in refs]
+    checked = settle_by_document(checked, lambda ref: check_reference(ref, pins, histories, lineages))
     findings = [f for _, found in checked for f in found]
     findings = _setting_rows(_table_columns(_same_name_in_class_context(_enum_siblings(_mirrors(findings), pins))))
     findings = _objects_named_like_a_class(findings, pins, histories or {})

@@ -217,6 +217,7 @@ class _Pending:
     held_by: str | None = None
     bare_call: bool = False
     quiet: bool = False
+    past: bool = False
     annotates: tuple[str, ...] = ()
 
 
@@ -301,6 +302,7 @@ class _Walker:
                     held_by=p.held_by,
                     bare_call=p.bare_call,
                     quiet=p.quiet,
+                    past=p.past,
                     annotates=p.annotates,
                     subject=p.subject or title or (f"its list is introduced as {self.list_program}'s" if self.list_program and p.origin == "inline" else None),
                     paragraph=paragraph,
@@ -342,6 +344,8 @@ class _Walker:
                     pending.extend(self._prose_paths(child.content, line, len(plain)))
                 if link is None and cjk:
                     pending.extend(self._prose_code(child.content, line, len(plain), cursor))
+                elif link is None:
+                    pending.extend(self._past_prose(child.content, line, len(plain), cursor))
                 plain += child.content
                 if link is not None:
                     link_text += child.content
@@ -387,7 +391,7 @@ class _Walker:
                 if found_link is not None:
                     pending.append(found_link)
                 link = None
-        if lead is not None and not any(p.text == lead.text for p in pending):
+        if lead is not None and not any(p.text == lead.text and not p.past for p in pending):
             pending.insert(0, lead)
         if column is not None:
             pending = [replace(p, column=column) for p in pending]
@@ -418,6 +422,18 @@ class _Walker:
                 # `增加 user_id 字段`: the author's own word unless a pin defines it.
                 spans = [replace(p, quiet=True) for p in spans if p.found.kind == SYMBOL]
             out.extend(spans)
+        return out
+
+    def _past_prose(self, text: str, line: int, offset: int, cursor: dict[int, int]) -> list[_Pending]:
+        """`... calls _run_workers to profile ...`: a code-shaped word of English prose outside code
+        font. English prose is left alone as a rule (a word may be English); such a word is judged
+        only where a past release of the project vouches for it (`Reference.past`, `lineage.py`)."""
+        out: list[_Pending] = []
+        for item in [*bare_names(text), *(n for n in prose_names(text) if "." in n.name)]:
+            if "(" in item.text and "_" not in item.name and "." not in item.name:
+                continue  # `step()`: one lowercase word, a call of anything
+            col = self._col(line, item.text, cursor.get(line, 0))
+            out.extend(replace(p, past=True) for p in self._code_span(item.text, line, col, offset + item.start) if p.found.kind == SYMBOL)
         return out
 
     def _prose_paths(self, text: str, line: int, offset: int) -> list[_Pending]:
@@ -643,7 +659,7 @@ class _Walker:
         start = rows[0].find(first_text) if first_text else -1
         if start < 0 or not is_pasted_outline(rows, start):
             return
-        seen = {(r.line, r.text) for r in self.refs[len(self.refs) - taken :]} if taken else set()
+        seen = {(r.line, r.text) for r in self.refs[len(self.refs) - taken :] if not r.past} if taken else set()
         pending = [p for p in self._text("\n".join(rows), token.map[0] + 1) if (p.line, p.text) not in seen]
         self._emit(pending, "", token.content)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from analyzer.pinned import PinnedTree, TreeError, release_tree
@@ -22,6 +23,7 @@ from analyzer.refs.build import (
     symbols_from_native,
 )
 from analyzer.refs.config import RefsError
+from analyzer.refs.lineage import Lineage, build_lineage, cached_lineage, save_lineage
 from analyzer.refs.pinview import FORMAT_VERSION, PinView
 from analyzer.refs.words import FORMAT as WORDS_FORMAT
 from analyzer.settings import Settings
@@ -83,6 +85,26 @@ def load_pin(settings: Settings, pin: str) -> PinView:
     view.save(cache)
     view.words_path = str(words_cache_path(settings, pin, view.store_commit))
     return view
+
+
+def load_lineages(settings: Settings, past: Sequence[str]) -> dict[str, Lineage]:
+    """Project -> the lineage of its past pins (`lineage.py`): from the cache, else built from
+    each past pin's view (fetched and indexed first when needed, as any pin)."""
+    by_project: dict[str, list[str]] = {}
+    for pin in past:
+        try:
+            name = str(resolve_ref(settings, pin))
+        except SnapshotError as exc:
+            raise RefsError(str(exc)) from None
+        by_project.setdefault(name.split("@", 1)[0], []).append(name)
+    out: dict[str, Lineage] = {}
+    for project, pins in by_project.items():
+        lineage = cached_lineage(settings.cache_dir, project, pins)
+        if lineage is None:
+            lineage = build_lineage(project, [(pin, load_pin(settings, pin).symbols) for pin in pins])
+            save_lineage(settings.cache_dir, project, pins, lineage)
+        out[project] = lineage
+    return out
 
 
 def build_view(tree: PinnedTree) -> PinView:

@@ -91,6 +91,10 @@ class Reference:
     # A bare word of CJK prose shaped like code (`通过 _validate_token_prompt 验证`) that nothing
     # else in the document vouches for: judged only where a pin defines it.
     quiet: bool = False
+    # A code-shaped word of English prose outside code font (`_run_workers`, `CacheEngine`): judged
+    # only where a past release of the document's project defined it (`lineage.py`, `--past`);
+    # without a lineage it is not a reference.
+    past: bool = False
     # Evidence that a name the projects never spell is another program's: the document's title
     # names that program (`# Codex`), or the name links to its pages. Said in the finding's note.
     subject: str | None = None
