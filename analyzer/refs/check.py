@@ -94,7 +94,10 @@ def _past_definitions(ref: Reference, pins: Sequence[PinView], lineages: Mapping
     if not lineages or ref.kind != SYMBOL:
         return {}
     projects = {p.project for p in pins if ref.framework in {AMBIGUOUS, p.project}}
-    found = {project: past_names(ref.target, project, lineages) for project in sorted(projects)}
+    # `self._run_workers(...)` in a snippet's class: the member is the name; the snippet's class
+    # (`LLMEngine`) may not be the one that defined it.
+    name = ref.target.rsplit(".", 1)[-1] if ref.scope and ref.text.startswith("self.") else ref.target
+    found = {project: past_names(name, project, lineages) for project in sorted(projects)}
     if (ref.past or ref.quiet) and _CLASS_WORDS_RE.fullmatch(ref.target):
         # Out of code font, `ModelRunner` or `MetaData` names a kind the pin has several classes
         # of (`GPUModelRunner`, `CPUModelRunner`): a term of the prose, not one removed class.
@@ -102,6 +105,7 @@ def _past_definitions(ref: Reference, pins: Sequence[PinView], lineages: Mapping
     return {project: names for project, names in found.items() if names}
 
 
+_PAST_EVIDENCE_RE = re.compile(r"\bwas `[\w.]+` at \S+ \S+$")  # `PastName.evidence`, ending a note
 _STAND_IN_KINDS = 2  # classes of the pin named `<something><Word>` that make `Word` a category
 
 
@@ -652,7 +656,8 @@ def _mirrors(findings: list[Finding]) -> list[Finding]:
         if any(f.ref.located for f in group):
             continue  # the text says where in the project the copied class lives (`copies.located`)
         if ok < 2 or ok * 2 < len(voters):
-            drop.update(id(f) for f in group if f.status != OK)
+            # A name a past release of the project defined is its code whatever the class (`--past`).
+            drop.update(id(f) for f in group if f.status != OK and not _PAST_EVIDENCE_RE.search(f.note))
     return [f for f in findings if id(f) not in drop]
 
 

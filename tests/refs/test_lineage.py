@@ -1,0 +1,149 @@
+"""The lineage (`lineage.py`): past releases as evidence that a name the pins no longer define was
+the project's. A tiny past release is written and indexed here (no network), its lineage built,
+and a document citing its names checked against today's (fake) pin."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from analyzer.pinned import directory_tree
+from analyzer.refs.build import symbols_and_open_classes
+from analyzer.refs.check import check_references, extract_all
+from analyzer.refs.lineage import (
+    Lineage,
+    build_lineage,
+    cached_lineage,
+    code_shaped,
+    past_names,
+    save_lineage,
+    short_name,
+)
+from analyzer.refs.models import BROKEN, Finding
+from analyzer.refs.symbols import SymbolEntry
+from analyzer.settings import Settings
+
+from .fakes import vllm_view
+
+# A past vLLM in the V0 engine's shape: the worker profiles the blocks, the executor runs workers.
+_PAST_FILES = {
+    "vllm/__init__.py": "",
+    "vllm/worker/__init__.py": "",
+    "vllm/worker/worker.py": (
+        "class Worker:\n"
+        "    def profile_num_available_blocks(self, block_size):\n"
+        "        return 0\n\n"
+        "    def forward(self, x):\n"
+        "        return x\n\n"
+        "    def step(self):\n"
+        "        pass\n"
+    ),
+    "vllm/worker/cache_engine.py": "class CacheEngine:\n    def swap_in(self, src_to_dst):\n        pass\n",
+    "vllm/executor/__init__.py": "",
+    "vllm/executor/executor_base.py": (
+        "class DistributedExecutorBase:\n"
+        "    def _run_workers(self, method, *args):\n"
+        "        return []\n"
+    ),
+    "vllm/worker/model_runner.py": "class ModelRunner:\n    pass\n",
+}
+
+
+def _past_symbols(root: Path) -> list[SymbolEntry]:
+    """The past release written under `root` and indexed as any tree is (read, never imported)."""
+    for rel, text in _PAST_FILES.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    tree = directory_tree(Settings(cache_dir=root.parent / "cache"), root / "vllm", "vllm", read_knobs=False)
+    tree.jobs = 1
+    return symbols_and_open_classes(tree.index.modules.values())[0]
+
+
+@pytest.fixture
+def lineage(tmp_path: Path) -> Lineage:
+    return build_lineage("vllm", [("vllm@0.6.6-src", _past_symbols(tmp_path / "past"))])
+
+
+def _findings(doc: str, tmp_path: Path, lineage: Lineage | None) -> list[Finding]:
+    pin = vllm_view(tmp_path)
+    pin.words_path = str(tmp_path / "words" / f"{pin.pin}.json")  # what the sources spell: nothing
+    return check_references(extract_all([("ch.md", doc)]), [pin], lineages={"vllm": lineage} if lineage else None)
+
+
+_DOC = (
+    "# vLLM's engine, step by step\n\n"
+    "Before serving, the worker calls profile_num_available_blocks to size the KV cache; the\n"
+    "executor fans the call out with _run_workers, and CacheEngine owns the blocks. The forward\n"
+    "pass then takes one step of the model.\n\n"
+    "```python\n"
+    "class LLMEngine:\n"
+    "    def _init_cache(self):\n"
+    "        num_blocks = self._run_workers(\"profile_num_available_blocks\", block_size=16)\n"
+    "```\n"
+)
+
+
+def test_the_lineage_keeps_each_name_at_its_newest_past_release(tmp_path: Path) -> None:
+    old = _past_symbols(tmp_path / "old")
+    lineage = build_lineage("vllm", [("vllm@0.6.6-src", old), ("vllm@0.2.7-src", old)])
+    [past] = lineage["profile_num_available_blocks"]
+    assert (past.release, past.full, past.kind, past.path) == (
+        "vllm@0.6.6-src", "vllm.worker.worker.Worker.profile_num_available_blocks", "function", "vllm/worker/worker.py",
+    )
+    assert past.evidence == "was `vllm.worker.worker.Worker.profile_num_available_blocks` at vllm 0.6.6"
+    assert short_name(past) == "Worker.profile_num_available_blocks"
+    save_lineage(tmp_path / "cache", "vllm", ["vllm@0.6.6-src", "vllm@0.2.7-src"], lineage)
+    assert cached_lineage(tmp_path / "cache", "vllm", ["vllm@0.2.7-src", "vllm@0.6.6-src"]) == lineage
+    assert cached_lineage(tmp_path / "cache", "vllm", ["vllm@0.6.6-src"]) is None  # another set of pins
+
+
+def test_the_precision_guard(lineage: Lineage) -> None:
+    # One lowercase word, a common word or a dotted name ending in one is not vouched for by a past match.
+    for word in ("forward", "step", "self.forward", "swap_in.forward"):
+        assert not code_shaped(word) or past_names(word, "vllm", {"vllm": lineage}) == []
+    assert [p.full for p in past_names("self._run_workers", "vllm", {"vllm": lineage})] == [
+        "vllm.executor.executor_base.DistributedExecutorBase._run_workers"
+    ]
+    assert past_names("Worker.profile_num_available_blocks", "vllm", {"vllm": lineage})
+    assert past_names("Scheduler.profile_num_available_blocks", "vllm", {"vllm": lineage}) == []  # not where it lived
+
+
+def test_a_gone_past_name_in_prose_and_in_a_snippet_is_broken_with_its_evidence(tmp_path: Path, lineage: Lineage) -> None:
+    found = {(f.ref.line, f.ref.text): f for f in _findings(_DOC, tmp_path, lineage)}
+    prose = found[(3, "profile_num_available_blocks")]
+    assert prose.status == BROKEN
+    assert "was `vllm.worker.worker.Worker.profile_num_available_blocks` at vllm 0.6.6" in prose.note
+    assert prose.suggestions == []  # the class and the method are both gone from the pin: no home (`-`)
+    run_workers = found[(4, "_run_workers")]
+    assert run_workers.status == BROKEN
+    assert "was `vllm.executor.executor_base.DistributedExecutorBase._run_workers` at vllm 0.6.6" in run_workers.note
+    assert found[(4, "CacheEngine")].status == BROKEN
+    snippet = found[(10, "self._run_workers")]
+    assert snippet.status == BROKEN
+    assert "was `vllm.executor.executor_base.DistributedExecutorBase._run_workers` at vllm 0.6.6" in snippet.note
+
+
+def test_plain_words_matching_past_names_are_not_flagged(tmp_path: Path, lineage: Lineage) -> None:
+    texts = {f.ref.text for f in _findings(_DOC, tmp_path, lineage)}
+    assert not texts & {"forward", "step", "model"}
+
+
+def test_a_word_for_a_kind_of_class_stays_prose(tmp_path: Path, lineage: Lineage) -> None:
+    # `ModelRunner` out of code font where the pin has several `...ModelRunner` classes: a term.
+    pin = vllm_view(tmp_path)
+    extra = [SymbolEntry(f"vllm.v1.worker.{k.lower()}_model_runner.{k}ModelRunner", f"vllm/v1/worker/{k.lower()}_model_runner.py", 1, 9, "class")
+             for k in ("GPU", "CPU")]
+    pin = replace(pin, symbols=[*pin.symbols, *extra])
+    pin.words_path = str(tmp_path / "words" / f"{pin.pin}.json")
+    doc = "# Engine\n\nThe ModelRunner then executes the batch.\n"
+    assert [f for f in check_references(extract_all([("ch.md", doc)]), [pin], lineages={"vllm": lineage})] == []
+    # Named alone, where no kind of it exists at the pin, the past class is cited.
+    assert [f.status for f in _findings(doc, tmp_path / "plain", lineage)] == [BROKEN]
+
+
+def test_without_a_lineage_prose_words_are_not_references(tmp_path: Path) -> None:
+    texts = {f.ref.text for f in _findings(_DOC, tmp_path, None)}
+    assert not texts & {"profile_num_available_blocks", "CacheEngine"}
