@@ -27,6 +27,11 @@ def register(app: typer.Typer) -> None:
             None, help="Markdown files or folders (default: the manuscript atlas.toml names here)."
         ),
         pin: list[str] = typer.Option([], "--pin", help="PROJECT@VERSION; replaces atlas.toml's pin for that project."),
+        past: list[str] = typer.Option(
+            [], "--past",
+            help="PROJECT@VERSION of a past release (repeat; e.g. vllm@0.6.6-src, see benchmarks/past_pins.py): "
+            "evidence that a name the pins no longer define was the project's; replaces atlas.toml's `past` for that project.",
+        ),
         from_pin: str = typer.Option(None, "--from", help="Old pin: list what breaks when moving to --to."),
         to_pin: str = typer.Option(None, "--to", help="New pin of the same project."),
         json_output: bool = typer.Option(False, "--json", help="Print findings as JSON."),
@@ -63,7 +68,7 @@ def register(app: typer.Typer) -> None:
 
             raise typer.Exit(follow_command(settings, list(paths or []), against, json_output, sarif, show_all))
         try:
-            book, findings, title = run_check(settings, list(paths or []), pin, from_pin, to_pin, load_pin)
+            book, findings, title = run_check(settings, list(paths or []), pin, from_pin, to_pin, load_pin, past)
         except RefsError as exc:
             raise fail(str(exc)) from None
         broken = [f for f in findings if f.status == BROKEN]

@@ -23,6 +23,9 @@ class BookConfig:
     pins: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     files: tuple[Path, ...] = field(default=())
+    # Past releases (`past = ["vllm@0.6.6-src", ...]`): evidence that a name the pins no longer
+    # define was the project's (`lineage.py`); none by default.
+    past: tuple[str, ...] = ()
 
     def ignores(self, ref: Reference) -> bool:
         """Glob patterns matched against the text as written and the normalised target."""
@@ -84,15 +87,16 @@ def _project_manuscript() -> tuple[Path, ...]:
     return project.manuscript
 
 
-def load_book(paths: list[Path], cli_pins: list[str] | None = None) -> BookConfig:
-    """Files to check, and pins: atlas.toml's, with command-line pins replacing those of the same project.
-    Without paths: the manuscript the book project around the working directory names."""
+def load_book(paths: list[Path], cli_pins: list[str] | None = None, cli_past: list[str] | None = None) -> BookConfig:
+    """Files to check, and pins: atlas.toml's, with command-line pins replacing those of the same project
+    (past pins likewise). Without paths: the manuscript the book project around the working directory names."""
     if not paths:
         paths = list(_project_manuscript())
     files = collect_files(paths)
     config_path = find_config(paths[0])
     pins: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
+    past: tuple[str, ...] = ()
     root = None
     if config_path is not None:
         root = config_path.parent
@@ -105,11 +109,18 @@ def load_book(paths: list[Path], cli_pins: list[str] | None = None) -> BookConfi
             raise RefsError(f"{config_path}: [check] must be a table")
         pins = _strings(section.get("pins"), "pins", config_path)
         ignore = _strings(section.get("ignore"), "ignore", config_path)
-    if cli_pins:
-        overridden = {p.partition("@")[0].strip().lower() for p in cli_pins}
-        pins = tuple(p for p in pins if p.partition("@")[0].strip().lower() not in overridden) + tuple(cli_pins)
-    for pin in pins:
+        past = _strings(section.get("past"), "past", config_path)
+    pins, past = _overridden(pins, cli_pins), _overridden(past, cli_past)
+    for pin in (*pins, *past):
         project, sep, version = pin.partition("@")
         if not sep or not project or not version:
             raise RefsError(f"expected PROJECT@VERSION (e.g. vllm@0.30.0), got {pin!r}")
-    return BookConfig(root=root, pins=pins, ignore=ignore, files=files)
+    return BookConfig(root=root, pins=pins, ignore=ignore, files=files, past=past)
+
+
+def _overridden(pins: tuple[str, ...], cli: list[str] | None) -> tuple[str, ...]:
+    """The config's pins less those of a project the command line names, then the command line's."""
+    if not cli:
+        return pins
+    overridden = {p.partition("@")[0].strip().lower() for p in cli}
+    return tuple(p for p in pins if p.partition("@")[0].strip().lower() not in overridden) + tuple(cli)

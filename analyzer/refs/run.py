@@ -46,11 +46,13 @@ def run_check(
     from_pin: str | None,
     to_pin: str | None,
     loader: PinLoader,
+    past: list[str] | None = None,
 ) -> tuple[BookConfig, list[Finding], str]:
-    """Findings for a book, and a title for the report."""
+    """Findings for a book, and a title for the report. `past`: past releases as evidence that a
+    name was the project's (`lineage.py`), replacing the book's `past` for their projects."""
     if (from_pin is None) != (to_pin is None):
         raise RefsError("--from and --to go together")
-    book = load_book(paths, pins)
+    book = load_book(paths, pins, past)
     refs = extract_all(read_documents(book), book.ignores)
     if from_pin is not None and to_pin is not None:
         old, new = loader(settings, from_pin), loader(settings, to_pin)
@@ -63,4 +65,9 @@ def run_check(
     if not book.pins:
         raise RefsError("no pins: add `pins = [\"vllm@0.30.0\", ...]` to atlas.toml or pass --pin")
     views = [loader(settings, p) for p in book.pins]
-    return book, check_references(refs, views), ", ".join(book.pins)
+    lineages = None
+    if book.past:
+        from analyzer.refs.loader import load_lineages
+
+        lineages = load_lineages(settings, book.past)
+    return book, check_references(refs, views, lineages=lineages), ", ".join(book.pins)

@@ -12,6 +12,7 @@ import pytest
 from analyzer.pinned import directory_tree
 from analyzer.refs.build import symbols_and_open_classes
 from analyzer.refs.check import check_references, extract_all
+from analyzer.refs.config import load_book
 from analyzer.refs.lineage import (
     Lineage,
     build_lineage,
@@ -147,3 +148,12 @@ def test_a_word_for_a_kind_of_class_stays_prose(tmp_path: Path, lineage: Lineage
 def test_without_a_lineage_prose_words_are_not_references(tmp_path: Path) -> None:
     texts = {f.ref.text for f in _findings(_DOC, tmp_path, None)}
     assert not texts & {"profile_num_available_blocks", "CacheEngine"}
+
+
+def test_the_book_names_its_past_releases_and_the_command_line_replaces_them(tmp_path: Path) -> None:
+    (tmp_path / "atlas.toml").write_text('[check]\npins = ["vllm@0.30.0"]\npast = ["vllm@0.6.6-src", "sglang@0.3.6-src"]\n', encoding="utf-8")
+    (tmp_path / "ch.md").write_text("# x\n", encoding="utf-8")
+    assert load_book([tmp_path / "ch.md"]).past == ("vllm@0.6.6-src", "sglang@0.3.6-src")
+    assert load_book([tmp_path / "ch.md"], None, ["vllm@0.8.5-src"]).past == ("sglang@0.3.6-src", "vllm@0.8.5-src")
+    (tmp_path / "atlas.toml").write_text('[check]\npins = ["vllm@0.30.0"]\n', encoding="utf-8")
+    assert load_book([tmp_path / "ch.md"]).past == ()  # off unless named
