@@ -170,7 +170,9 @@ def _check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[st
         return [f for pin in candidates if (f := _spelled(ref, pin)) is not None]
     if ref.fragment_of:
         findings = [f for pin in candidates if (f := _fragment_member(ref, pin)) is not None]
-        return [_with_suggestions(f, next(p for p in candidates if p.pin == f.pin), (histories or {}).get(f.pin or "")) for f in findings]
+        if findings or not vouched:
+            return [_with_suggestions(f, next(p for p in candidates if p.pin == f.pin), (histories or {}).get(f.pin or "")) for f in findings]
+        # A quoted method the pins know nowhere, that a past release defined: judged as its name.
     if ref.owner:
         findings = [resolve_member(ref, pin) for pin in candidates]
     else:

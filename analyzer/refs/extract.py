@@ -221,6 +221,7 @@ class _Pending:
     annotates: tuple[str, ...] = ()
 
 
+_IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # MyST directives whose argument is a file the page pulls in (`{literalinclude} path`).
 _INCLUDE_DIRECTIVES = frozenset({"literalinclude", "include"})
 
@@ -874,7 +875,8 @@ class _Walker:
         classes, in a Python snippet. Names inside the snippet's own top-level classes and
         functions carry that scope: checked only when the project defines it too."""
         out: list[_Pending] = []
-        for base, tree in parse_snippet(content):
+        trees = parse_snippet(content)
+        for base, tree in trees:
             for top in tree.body:
                 scope = top.name if isinstance(top, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) else None
                 out.extend(self._python_stmt(top, scope, first + base))
@@ -882,10 +884,34 @@ class _Walker:
                     out.extend(self._named_method(owner, top, first + base))
                 elif isinstance(top, ast.FunctionDef | ast.AsyncFunctionDef):
                     out.extend(self._fragment(top, first + base))
+        # Cited already by another rule (`self.recv_requests()`, `x.f(...)`): not again.
+        taken = {(p.line, p.text.split("(", 1)[0].rsplit(".", 1)[-1]) for p in out} | {(p.line, p.found.target.rsplit(".", 1)[-1]) for p in out}
+        for base, tree in trees:
+            out.extend(p for p in self._past_names(tree, first + base) if (p.line, p.found.target) not in taken)
         # A keyword both of a project call and of a quoted method: once, as the method's.
         quoted = {(p.line, p.text) for p in out if p.spelled and p.fragment_of}
         out = [p for p in out if not (p.spelled and not p.fragment_of and (p.line, p.text) in quoted)]
         return [self._held(p) for p in out]
+
+    def _past_names(self, tree: ast.Module, first: int) -> list[_Pending]:
+        """Names of a snippet no other rule cites, each judged only where a past release of the
+        project defined it (`Reference.past`): a function the snippet defines at its top level (a
+        copy of `def _schedule_prefills(...)`), a `self.x()` called outside any class of the
+        snippet, and a string naming a class or method (`worker_class_name = "MultiStepWorker"`)."""
+        found: dict[tuple[int, str], str] = {}
+        in_class = {id(n) for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for n in ast.walk(c)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node in tree.body:
+                found.setdefault((node.lineno, node.name), node.name)
+            elif isinstance(node, ast.Call) and id(node) not in in_class and (name := dotted(node.func)) and name.count(".") == 1 and name.startswith("self."):
+                found.setdefault((node.lineno, name), name.split(".", 1)[1])
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _IDENTIFIER_RE.fullmatch(node.value):
+                found.setdefault((node.lineno, node.value), node.value)
+        out = []
+        for (node_line, text), name in found.items():
+            line = first + node_line - 1
+            out.append(_Pending(line, self._col(line, text), text, Classified(SYMBOL, name, None, "a past name in a snippet"), 0, "fence", past=True))
+        return out
 
     def _held(self, p: _Pending) -> _Pending:
         """`output_processor.process_outputs`, whose class comes from a copied class's

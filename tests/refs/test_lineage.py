@@ -157,3 +157,25 @@ def test_the_book_names_its_past_releases_and_the_command_line_replaces_them(tmp
     assert load_book([tmp_path / "ch.md"], None, ["vllm@0.8.5-src"]).past == ("sglang@0.3.6-src", "vllm@0.8.5-src")
     (tmp_path / "atlas.toml").write_text('[check]\npins = ["vllm@0.30.0"]\n', encoding="utf-8")
     assert load_book([tmp_path / "ch.md"]).past == ()  # off unless named
+
+
+def test_a_snippet_s_own_names_that_a_past_release_defined(tmp_path: Path, lineage: Lineage) -> None:
+    doc = (
+        "# vLLM's engine\n\n"
+        "```python\n"
+        "def _run_workers(self, method):\n"  # a copy of the past method, pasted alone
+        "    return []\n\n"
+        "def _init_cache(self):\n"
+        "    engine_class_name = \"CacheEngine\"\n"
+        "    self.profile_num_available_blocks()\n"
+        "    make_model_name = \"my_model\"\n"
+        "```\n"
+    )
+    found = {(f.ref.line, f.ref.text): f for f in _findings(doc, tmp_path, lineage)}
+    assert found[(4, "_run_workers")].status == BROKEN
+    assert found[(8, "CacheEngine")].status == BROKEN
+    assert "was `vllm.worker.cache_engine.CacheEngine` at vllm 0.6.6" in found[(8, "CacheEngine")].note
+    assert found[(9, "profile_num_available_blocks")].status == BROKEN
+    assert not any(text in {"my_model", "_init_cache"} for _, text in found)  # no past release defined these
+    # Without a lineage, the same snippet cites none of them.
+    assert not {text for f in _findings(doc, tmp_path / "plain", None) for text in [f.ref.text]} & {"_run_workers", "CacheEngine"}
