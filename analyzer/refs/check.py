@@ -110,9 +110,7 @@ _STAND_IN_KINDS = 2  # classes of the pin named `<something><Word>` that make `W
 
 
 def _kinds_of(word: str, pin: PinView) -> bool:
-    end = word.lower()
-    kinds = {n for n in pin.table.defined_names() if n.lower().endswith(end) and len(n) > len(end)}
-    return len(kinds) >= _STAND_IN_KINDS
+    return len(set(pin.defined_names().ending_with(word.lower()))) >= _STAND_IN_KINDS
 
 
 def _past_evidence(f: Finding, vouched: dict[str, list[PastName]], by_pin: dict[str, PinView], histories: dict[str, History]) -> Finding:

@@ -10,6 +10,7 @@ result object for each), and the window's list is kept per length range.
 
 from __future__ import annotations
 
+import bisect
 from collections import defaultdict
 from collections.abc import Collection, Iterable
 
@@ -27,6 +28,7 @@ class NamePool:
         self._by_length = dict(by_length)
         self._windows: dict[tuple[int, int], list[str]] = {}
         self._lowered: dict[str, list[str]] | None = None
+        self._reversed: list[str] | None = None  # lower-cased names reversed, sorted: `ending_with`
 
     def __len__(self) -> int:
         return sum(len(v) for v in self._by_length.values())
@@ -43,6 +45,20 @@ class NamePool:
                     index[name.lower()].append(name)
             self._lowered = dict(index)
         return self._lowered.get(key, [])
+
+    def ending_with(self, end: str) -> list[str]:
+        """Longer names whose lower-cased form ends with `end`, itself lower case (`gpumodelrunner`
+        for `modelrunner`)."""
+        if self._reversed is None:
+            self.lowered(end)  # builds the index
+            assert self._lowered is not None
+            self._reversed = sorted(key[::-1] for key in self._lowered)
+        # A suffix of the names is a prefix of the reversed names: one bisected range.
+        tail = end[::-1]
+        start = bisect.bisect_left(self._reversed, tail)
+        stop = bisect.bisect_left(self._reversed, tail + "\U0010ffff", start)
+        assert self._lowered is not None
+        return [n for key in self._reversed[start:stop] if len(key) > len(end) for n in self._lowered[key[::-1]]]
 
     def window(self, length: int, cutoff: float) -> list[str]:
         lo = int(length * cutoff / (2 - cutoff))

@@ -13,6 +13,7 @@ from analyzer.pinned import directory_tree
 from analyzer.refs.build import symbols_and_open_classes
 from analyzer.refs.check import check_references, extract_all
 from analyzer.refs.config import load_book
+from analyzer.refs.fuzzy import NamePool
 from analyzer.refs.lineage import (
     Lineage,
     build_lineage,
@@ -179,3 +180,9 @@ def test_a_snippet_s_own_names_that_a_past_release_defined(tmp_path: Path, linea
     assert not any(text in {"my_model", "_init_cache"} for _, text in found)  # no past release defined these
     # Without a lineage, the same snippet cites none of them.
     assert not {text for f in _findings(doc, tmp_path / "plain", None) for text in [f.ref.text]} & {"_run_workers", "CacheEngine"}
+
+
+def test_names_ending_with_a_word() -> None:
+    pool = NamePool(["GPUModelRunner", "CPUModelRunner", "ModelRunner", "Runner", "xmodelrunner"])
+    assert sorted(pool.ending_with("modelrunner")) == ["CPUModelRunner", "GPUModelRunner", "xmodelrunner"]
+    assert pool.ending_with("cacheengine") == []
