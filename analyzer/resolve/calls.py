@@ -688,7 +688,8 @@ class CallResolver:
         if guard is None:
             return base
         types = [self.infer.eval_text(t, ctx) for t in guard.types]
-        if all(t is not None and t.kind == "class" for t in types):
+        if all(t is not None and t.kind == "class" and not self._is_protocol(t.name) for t in types):
+            # (a runtime-checkable Protocol matches by structure, not by the MRO: left as is)
             names = [t.name for t in types if t is not None]
             kept = [one for one in (base.each() if base is not None else ())
                     if one.kind == "instance" and any(n in self.p.hierarchy.mro(one.name) for n in names)]

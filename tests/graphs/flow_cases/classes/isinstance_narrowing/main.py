@@ -1,8 +1,9 @@
 # ruff: noqa  (deliberately unidiomatic: the patterns under test)
 # Inside `if isinstance(x, C):` x is a C: a call on it reaches C's method (and its
 # subclasses'), not every override the declared type allows; an `elif`, a tuple
-# of classes and one operand of an `and` narrow too.
-from typing import List
+# of classes and one operand of an `and` narrow too; a runtime-checkable Protocol
+# (matched by structure, not by the MRO) leaves the type as it was.
+from typing import List, Protocol, runtime_checkable
 
 
 class Node:
@@ -39,10 +40,26 @@ def branches(nodes: List[Node], deep):
             node.visit()
 
 
+@runtime_checkable
+class Closer(Protocol):
+    def close(self): ...
+
+
+class File:
+    def close(self):
+        return 1
+
+
+def shut(f: File):
+    if isinstance(f, Closer):
+        f.close()
+
+
 def run():
     items = [Node(), Leaf(), Branch(), Twig()]
     leaves(items)
     branches(items, True)
+    shut(File())
 
 
 run()
