@@ -86,3 +86,25 @@ def test_scored_against_both(tmp_path: Path) -> None:
 def test_application_only() -> None:
     graph = {"app.f": ["os.path.join", "app.g", "<builtin>.len", "appx.h"]}
     assert application_only(graph, {"app"}) == {"app.f": ["app.g", "<builtin>.len"]}
+
+
+def test_function_lambdas_take_jarvis_names() -> None:
+    from benchmarks.jarvis_macro import function_lambdas
+
+    modules = {"app", "app.main"}
+    kinds = {"app.main.f": "function", "app.main.Box": "class"}
+    ours = {
+        "app.main.f": ["app.main.f.<lambda1>", "app.main.f.<lambda2>"],
+        "app.main.f.<lambda1>": ["<builtin>.len"],
+        "app.main.f.<lambda2>": ["<builtin>.len"],
+        "app.main.Box.<lambda1>": ["app.main.f"],  # a class body's lambda keeps its name
+        "app.main": ["app.main.<lambda1>"],
+    }
+    renamed, touched = function_lambdas(ours, modules, kinds)
+    assert renamed == {
+        "app.main.f": ["app.main.<lambda>"],
+        "app.main.<lambda>": ["<builtin>.len"],
+        "app.main.Box.<lambda1>": ["app.main.f"],
+        "app.main": ["app.main.<lambda1>"],
+    }
+    assert touched == 4
