@@ -10,10 +10,9 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
+from collections.abc import Callable
 
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*")
-# Not yet parsed (a KeyError per new text costs more than the parse of a dotted name).
-_UNSEEN: ast.expr = ast.Name(id="<not parsed>", ctx=ast.Load())
 
 
 def dotted_to_ast(text: str) -> ast.expr:
@@ -46,30 +45,36 @@ def parse_function(source: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None
     return next((n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)), None)
 
 
+def _parse(text: str | None) -> ast.expr | None:
+    if not text:
+        return None
+    if _DOTTED.fullmatch(text):
+        return dotted_to_ast(text)
+    try:
+        return ast.parse(text.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        # Multi-line texts from parenthesised sources parse once wrapped.
+        try:
+            return ast.parse("(" + text.strip() + ")", mode="eval").body
+        except (SyntaxError, ValueError, RecursionError):
+            return None
+
+
+class _Parsed(dict[str | None, ast.expr | None]):
+    """text -> its expression, parsed on first lookup."""
+
+    def __missing__(self, text: str | None) -> ast.expr | None:
+        node = self[text] = _parse(text)
+        return node
+
+
 class ExprParser:
-    """Parses fact texts into expressions; unparsable text yields None."""
+    """Parses fact texts into expressions; unparsable text (or none) yields None."""
 
     def __init__(self) -> None:
-        self._memo: dict[str, ast.expr | None] = {}
+        self._memo = _Parsed()
+        # `parse(text)` is the memo's own lookup: a text seen before (most of the
+        # hundreds of thousands of lookups in a tree) costs no Python call.
+        self.parse: Callable[[str | None], ast.expr | None] = self._memo.__getitem__
         # annotation text -> its type references (`annotations.annotation_types`)
         self.type_refs: dict[str, list] = {}
-
-    def parse(self, text: str | None) -> ast.expr | None:
-        if not text:
-            return None
-        node = self._memo.get(text, _UNSEEN)
-        if node is not _UNSEEN:
-            return node
-        if _DOTTED.fullmatch(text):
-            node = dotted_to_ast(text)
-        else:
-            try:
-                node = ast.parse(text.strip(), mode="eval").body
-            except (SyntaxError, ValueError, RecursionError):
-                # Multi-line texts from parenthesised sources parse once wrapped.
-                try:
-                    node = ast.parse("(" + text.strip() + ")", mode="eval").body
-                except (SyntaxError, ValueError, RecursionError):
-                    node = None
-        self._memo[text] = node
-        return node

@@ -23,6 +23,7 @@ from analyzer.resolve.project import (
     MODULE_SCOPE,
     FuncDef,
     Project,
+    Scope,
     Symbol,
 )
 
@@ -45,6 +46,10 @@ _CAST = {"typing.cast", "typing_extensions.cast"}
 _SELF_TYPES = {"Self", "typing.Self", "typing_extensions.Self"}
 # Via kinds whose target is known for sure (the receiver is `self`/`cls` or a named symbol).
 _FROM_ASSIGNMENT = {"local", "return", "symbol", "self"}
+
+
+# (kind, scope, qualname, function, its Scope): one scope `_name_plan` looks through
+_Frame = tuple[str, str, str, "FuncDef | None", "Scope | None"]
 
 
 @immutable
@@ -99,6 +104,7 @@ class Inferrer:
         # inferred values, so an answer never depends on what was asked before.
         self._annotation_memo: dict[tuple[str, str, str, str, int], Value | None] = {}
         self._name_plans: dict[tuple[str, str, str], tuple[_Binding, ...]] = {}
+        self._frames: dict[tuple[str, str], tuple[_Frame, ...]] = {}  # `_scope_frames`
         self._bindings_by_class: dict[str, dict[str, list[Assignment]]] = {}
         self._lambda_sources_by_module: dict[str, dict[tuple[str, str], tuple[str, str]]] = {}
         self._overloads_by_module: dict[str, dict[str, list[FuncDef]]] = {}
@@ -245,12 +251,11 @@ class Inferrer:
         but a class body's final (see `name`)."""
         p = self.p
         steps: list[_Binding] = []
-        for index, sc in enumerate(p.chain(scope)):
-            if sc == MODULE_SCOPE:
-                break
-            qual = f"{module}.{sc}"
-            fd = p.functions.get(qual)
-            if fd is None and qual in self.lambda_params:
+        frames = self._frames.get((module, scope))
+        if frames is None:
+            frames = self._frames[(module, scope)] = self._scope_frames(module, scope)
+        for kind, sc, qual, fd, sc_facts in frames:
+            if kind == "lambda":
                 if name in self.lambda_params[qual]:
                     # (`map(lambda n: n.visit(), nodes)`: an element of what it is mapped over)
                     src = self._lambda_sources(module).get((qual, name))
@@ -258,15 +263,13 @@ class Inferrer:
                         return (*steps, _Binding("loop", src[0], texts=(src[1],)))
                     return (*steps, _Binding("value"))
                 continue
-            if fd is None:
-                # A class body sees its own names, but methods do not see the class's.
-                if index == 0 and qual in p.classes:
-                    steps.append(_Binding("class", qual))
+            if kind == "class":
+                steps.append(_Binding("class", qual))
                 continue
+            assert fd is not None and sc_facts is not None
             for i, prm in enumerate(fd.fact.params):
                 if prm.name == name:
                     return (*steps, _Binding("param", sc, fd=fd, index=i, annotation=prm.annotation))
-            sc_facts = p.scope(module, sc)
             asgs = sc_facts.assignments.get(name)
             if asgs:
                 return (*steps, _Binding("local", sc, asgs=tuple(asgs)))
@@ -287,6 +290,28 @@ class Inferrer:
         if name in BUILTIN_NAMES:
             return (*steps, _Binding("value", value=Value("external", f"builtins.{name}")))
         return (*steps, _Binding("value"))
+
+    def _scope_frames(self, module: str, scope: str) -> tuple[_Frame, ...]:
+        """The scopes `_name_plan` looks through from `scope`, innermost first, with
+        what it reads of each, worked out once per scope rather than once per name:
+        ("function", scope, qualname, its FuncDef, its Scope), ("lambda", scope,
+        qualname, None, None), ("class", ...) for the innermost scope's class body
+        only (methods do not see their class's names)."""
+        p = self.p
+        frames: list[_Frame] = []
+        for index, sc in enumerate(p.chain(scope)):
+            if sc == MODULE_SCOPE:
+                break
+            qual = f"{module}.{sc}"
+            fd = p.functions.get(qual)
+            if fd is None and qual in self.lambda_params:
+                frames.append(("lambda", sc, qual, None, None))
+            elif fd is None:
+                if index == 0 and qual in p.classes:
+                    frames.append(("class", sc, qual, None, None))
+            else:
+                frames.append(("function", sc, qual, fd, p.scope(module, sc)))
+        return tuple(frames)
 
     def _class_body_name(self, cls: str, name: str, depth: int) -> Value | None:
         qual = f"{cls}.{name}"
@@ -684,6 +709,7 @@ class Inferrer:
     def forget_name_plans(self) -> None:
         """Called once `lambda_params` is filled (a lambda's parameters hide outer names)."""
         self._name_plans.clear()
+        self._frames.clear()
 
     def is_loop_variable(self, module: str, scope: str, name: str) -> bool:
         """`name` is bound by a `for` (or comprehension clause) of `scope`."""
