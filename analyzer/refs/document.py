@@ -181,10 +181,12 @@ def _open_try(lines: list[str], before: int) -> int | None:
 
 
 _DEF_LINE_RE = re.compile(r"\s*(?:async\s+)?def\s+\w+\s*\(")
-# `...` standing for a parameter: after `(` or `,`, before `,` or `)` (not a default `x=...`).
-_DEF_REST_RE = re.compile(r"(?<=[(,])\s*\.{3,}\s*(?=[,)])")
+# `...` standing for a parameter: after `(` or `,`, before `,` or `)` (not a default `x=...`);
+# written twice (`... ...`) or as the CJK ellipsis (`……`), as authors type "and the rest".
+_REST = r"(?:\.{3,}|…+)(?:\s*(?:\.{3,}|…+))*"
+_DEF_REST_RE = re.compile(rf"(?<=[(,])\s*{_REST}\s*(?=[,)])")
 # `...` as one of a call's arguments, with the comma before it.
-_ARG_REST_RE = re.compile(r",\s*\.{3,}\s*(?=[,)])")
+_ARG_REST_RE = re.compile(rf",\s*{_REST}\s*(?=[,)])")
 
 
 def _closes_after(lines: list[str], i: int) -> bool:

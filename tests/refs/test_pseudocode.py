@@ -76,3 +76,13 @@ def test_a_hand_typed_signature_with_notes_and_a_missing_comma() -> None:
     assert _methods(tree) == {"__init__": ["size", "dtype", "block_size", "device"], "clear": []}
     init = tree.body[0].body[0]
     assert isinstance(init, ast.FunctionDef) and init.args.args[3].col_offset == code.splitlines()[1].index("device")  # columns stay
+
+
+def test_the_rest_of_a_signature_written_twice_or_as_a_cjk_ellipsis() -> None:
+    # `... ...` and `……` for "and the other parameters": the method and its body are still code.
+    for rest in ("... ...", "……"):
+        code = f"class Engine:\n    def __init__(self, config, {rest}):\n        self._start(config)\n    def stop(self):\n        pass\n"
+        [(_, tree)] = parse_snippet(code)
+        assert _methods(tree) == {"__init__": ["self", "config"], "stop": ["self"]}
+        init = tree.body[0].body[0]
+        assert isinstance(init, ast.FunctionDef) and isinstance(init.body[0], ast.Expr)  # the body is kept
