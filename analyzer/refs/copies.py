@@ -73,7 +73,7 @@ class SelfMember:
     name: str
 
 
-def self_members(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[SelfMember]:
+def self_members(fn: ast.AST) -> list[SelfMember]:
     """Each `self.x` a copied method reads, writes or calls (`self.swapped`, `self.block_manager =
     ...`, `self._schedule_running(...)`), once per line; dunder names left out. Only the first
     attribute of a chain (`self.scheduler` of `self.scheduler.schedule()`): what follows is a
@@ -90,7 +90,7 @@ def self_members(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[SelfMember]
     return sorted(out, key=lambda m: (m.lineno, m.col))
 
 
-def member_chains(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[SelfMember]:
+def member_chains(fn: ast.AST) -> list[SelfMember]:
     """`self.llm_engine.get_tokenizer_group` in a copied method: the member of a member
     (`llm_engine.get_tokenizer_group`, two names deep), once per line; dunder names left out."""
     out: list[SelfMember] = []

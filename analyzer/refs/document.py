@@ -18,7 +18,7 @@ from analyzer.refs.framework import document_project
 from analyzer.refs.layout import has_cjk
 from analyzer.refs.links import REPO_PROJECTS, repository_of
 from analyzer.refs.prose_code import bare_names, names_only
-from analyzer.refs.pseudocode import reindent
+from analyzer.refs.pseudocode import reindent, unflatten
 from analyzer.refs.shell import foreign_flags, foreign_words, looks_like_command
 
 SHELL_LANGS = {"bash", "sh", "shell", "console", "zsh", "shell-session", "terminal"}
@@ -201,19 +201,60 @@ def parse_snippet(content: str) -> list[tuple[int, ast.Module]]:
     """(line offset, tree) pairs: the whole snippet; when a few lines of prose break it, the
     snippet without them; else, when `...` placeholders or prompts break it, each line that
     parses on its own."""
-    try:
-        return [(0, ast.parse(content))]
-    except SyntaxError:
-        repaired = _repaired(content)
-        if repaired is not None:
-            return [(0, repaired)]
-        trees = []
-        for i, raw in enumerate(content.splitlines()):
-            try:
-                trees.append((i, ast.parse(raw.strip().removeprefix(">>> ").removeprefix("... "))))
-            except SyntaxError:
+    lines = content.splitlines()
+    flat, origin = unflatten(lines)
+    if len(flat) == len(lines):
+        try:
+            return [(0, ast.parse(content))]
+        except SyntaxError:
+            return _loose_trees(content)
+    # Code a re-post flattened onto single lines (which may even parse as it is: `a = bself.c =
+    # d` is one chained assignment): read as the lines it was, each name placed back where the
+    # document writes it.
+    return [(0, _placed_back(tree, base, origin)) for base, tree in _loose_trees("\n".join(flat))]
+
+
+# Fences with no language of their own (a diagram's `mermaid`, a `log` say what they are).
+_UNTYPED_LANGS = {"", "text", "txt", "plain", "plaintext", "none"}
+
+
+def flattened_code(lang: str, content: str) -> bool:
+    """An untyped fence holding Python a re-post flattened onto single lines (`pseudocode.
+    is_flattened`): read as the Python it was, since its names are code, not a diagram's words."""
+    if lang not in _UNTYPED_LANGS:
+        return False
+    lines = content.splitlines()
+    flat, _ = unflatten(lines)
+    return len(flat) > len(lines) and _repaired("\n".join(flat)) is not None
+
+
+def _loose_trees(content: str) -> list[tuple[int, ast.Module]]:
+    """A snippet that does not parse as it is: repaired, else each line that parses alone."""
+    repaired = _repaired(content)
+    if repaired is not None:
+        return [(0, repaired)]
+    trees = []
+    for i, raw in enumerate(content.splitlines()):
+        try:
+            trees.append((i, ast.parse(raw.strip().removeprefix(">>> ").removeprefix("... "))))
+        except SyntaxError:
+            continue
+    return trees
+
+
+def _placed_back(tree: ast.Module, base: int, origin: list[tuple[int, int]]) -> ast.Module:
+    """`tree`, parsed from unflattened lines (`base`: its first line's index among them), with
+    every node's line and column those of the document's flattened line (`origin`)."""
+    for node in ast.walk(tree):
+        for line_attr, col_attr in (("lineno", "col_offset"), ("end_lineno", "end_col_offset")):
+            lineno = getattr(node, line_attr, None)
+            if lineno is None or not 0 < base + lineno <= len(origin):
                 continue
-        return trees
+            index, shift = origin[base + lineno - 1]
+            setattr(node, line_attr, index + 1)
+            if getattr(node, col_attr, None) is not None:
+                setattr(node, col_attr, getattr(node, col_attr) + shift)
+    return tree
 
 
 def request_keys(call: ast.Call) -> list[tuple[str, ast.AST]]:

@@ -54,6 +54,7 @@ from analyzer.refs.document import (
     dedent_admonitions,
     document_facts,
     dotted,
+    flattened_code,
     lead_owner,
     lead_program,
     liquid_highlights,
@@ -615,6 +616,8 @@ class _Walker:
         self.place = self.place or header
         if lang in SHELL_LANGS and holds_no_command(content):
             lang = "text"  # a call chain or file list fenced as `shell` for its colours
+        if flattened_code(lang, content):
+            lang = "python"
         pending: list[_Pending] = []
         if lang in PYTHON_LANGS:
             pending = self._python(content, first)
@@ -876,6 +879,7 @@ class _Walker:
         functions carry that scope: checked only when the project defines it too."""
         out: list[_Pending] = []
         trees = parse_snippet(content)
+        statements: set[tuple[int, str]] = set()
         for base, tree in trees:
             for top in tree.body:
                 scope = top.name if isinstance(top, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) else None
@@ -884,6 +888,11 @@ class _Walker:
                     out.extend(self._named_method(owner, top, first + base))
                 elif isinstance(top, ast.FunctionDef | ast.AsyncFunctionDef):
                     out.extend(self._fragment(top, first + base))
+                elif not isinstance(top, ast.ClassDef) and (cls := _section_class(self.headings)) is not None:
+                    # `self.tp_rank = tp_rank` quoted with no method around it, under a section
+                    # about a class (`## Scheduler初始化`): that class's members, as a copy's.
+                    group = f"{self.file}:{first}:{cls}:statements"
+                    out.extend(self._self_members(cls, top, group, first + base, statements))
         # Cited already by another rule (`self.recv_requests()`, `x.f(...)`): not again.
         taken = {(p.line, p.text.split("(", 1)[0].rsplit(".", 1)[-1]) for p in out} | {(p.line, p.found.target.rsplit(".", 1)[-1]) for p in out}
         for base, tree in trees:
@@ -1181,14 +1190,21 @@ class _Walker:
             at = self._col(line, arg.arg + ":")
             at = at if at >= 0 else self._col(line, arg.arg)
             out.append(_Pending(line, at, arg.arg, found, 0, "fence", scope=cls, mirror=group, field_of=f"{cls}.{fn.name}"))
-        for member in self_members(fn):
+        out.extend(self._self_members(cls, fn, group, first, seen))
+        return out
+
+    def _self_members(self, cls: str, node: ast.AST, group: str, first: int, seen: set[tuple[int, str]]) -> list[_Pending]:
+        """`self.x` members, and members of members, in code copied from `cls` (a method, or
+        statements quoted under a section about the class): judged when the copy mirrors it."""
+        out: list[_Pending] = []
+        for member in self_members(node):
             line, text = first + member.lineno - 1, f"self.{member.name}"
             if (line, text) in seen:
                 continue
             seen.add((line, text))
             found = Classified(SYMBOL, f"{cls}.{member.name}", None, f"a member used on `self` in a copy of `{cls}`")
             out.append(_Pending(line, self._col(line, text, member.col), text, found, 0, "fence", scope=cls, mirror=group))
-        for member in member_chains(fn):
+        for member in member_chains(node):
             # `self.llm_engine.get_tokenizer_group(...)`: a member of the member's object, whose
             # class the copy does not say; every name in it was the project's code, so one the
             # pin's sources never spell is stale (judged by spelling, `Reference.spelled`).
@@ -1315,6 +1331,23 @@ def _heading_class(headings: list[tuple[int, str]]) -> str | None:
         if CLASSNAME_RE.match(name) and name not in FOREIGN_NAMES and not name.isupper():
             return name
     return None
+
+
+# A capitalised ASCII name in a heading (CJK glued to it is not part of it).
+_HEADING_NAME_RE = re.compile(r"(?<![A-Za-z0-9_])_*[A-Z][A-Za-z0-9_]*")
+
+
+def _section_class(headings: list[tuple[int, str]]) -> str | None:
+    """The class the current section is about, for code quoted under it: the class its heading
+    writes in code font, else the heading's one capitalised name, as a CJK heading glues it
+    (`## Scheduler初始化`); None when the heading writes none or several (`Scheduler Init`)."""
+    if (named := _heading_class(headings)) is not None or not headings:
+        return named
+    names = set(_HEADING_NAME_RE.findall(blank_cjk(headings[-1][1])))
+    if len(names) != 1:
+        return None
+    name = names.pop()
+    return None if name.isupper() or name in FOREIGN_NAMES else name
 
 
 def _listed_with_request_fields(refs: list[Reference], leads: dict[str, list[tuple[int, int, str]]]) -> list[Reference]:

@@ -115,3 +115,66 @@ def reindent(lines: list[str]) -> list[str]:
 def _with_body(line: str) -> str:
     """`def f(self):` as `def f(self): ...`; a line with a comment is left as it is."""
     return line if "#" in line else line.rstrip() + " ..."
+
+
+# Code a re-post flattened onto one line: each line break was dropped and the next line's
+# indentation kept (`if x:    self.a = 1else:    self.b = 2`), so a statement at the left margin
+# is glued to the one before it (`tp_rankself.pp_rank = pp_rank`, `...)t.start()`) and a comment
+# runs on into the code after it (`# 省略部分代码self.x = ...`, `# ...if self.y:`).
+_GAP_RE = re.compile(r"(?<=\S) {4,}(?=\S)")  # a line break, then that line's indentation
+_GLUED_RE = re.compile(
+    r"(?<=[A-Za-z0-9_)\]])(?=self\.)"  # `server_argsself.tp_rank`, `[]self.running`
+    r"|(?<=[)\]])(?=[A-Za-z_])"  # `(...)t.start()`: nothing follows a bracket without a space or operator
+    r"|(?<=[A-Za-z0-9_)\]])(?=(?:else|finally|try)\s*:|(?:elif|except)\b)"  # `TpModelWorkerClientelse:`
+)
+# Where code resumes inside a comment run on: `self.`, an ASCII name right after CJK text, a
+# name right after an ellipsis (`# ...if`), after a colon (`# Inside f:self.x`).
+_COMMENT_END_RE = re.compile(r"(?=self\.)|(?<=[\u3000-\u9fff\uff00-\uffef])(?=[A-Za-z_])|(?<=\.\.\.)(?=[A-Za-z_])|(?<=:)(?=[A-Za-z_])")
+# A string literal on one line.
+_LITERAL_RE = re.compile(r"\'\'\'.*?\'\'\'|\"\"\".*?\"\"\"|'(?:\\.|[^'\\\n])*'|\"(?:\\.|[^\"\\\n])*\"")
+
+
+def _breaks(line: str) -> tuple[list[int], bool]:
+    """Where a flattened line's lost line breaks were (before each indentation gap, each glued
+    statement, and where the code after a run-on comment resumes; never inside a string), and
+    whether any is more than a gap (a glued statement, or code resumed after a comment)."""
+    masked = _LITERAL_RE.sub(lambda m: m.group(0)[0] + "x" * (len(m.group(0)) - 2) + m.group(0)[-1], line)
+    cuts: set[int] = set()
+    glued = False
+    at = masked.find("#")
+    while at >= 0:
+        gap = _GAP_RE.search(masked, at)
+        resume = _COMMENT_END_RE.search(masked, at + 1)
+        stop = min([m.start() for m in (gap, resume) if m is not None], default=len(masked))
+        if resume is not None and resume.start() == stop:
+            cuts.add(stop)
+            glued = True
+        masked = masked[:at] + "#" * (stop - at) + masked[stop:]
+        at = masked.find("#", stop)
+    cuts.update(m.start() for m in _GAP_RE.finditer(masked))
+    for m in _GLUED_RE.finditer(masked):
+        cuts.add(m.start())
+        glued = True
+    return sorted(c for c in cuts if 0 < c < len(line)), glued
+
+
+def is_flattened(line: str) -> bool:
+    """A line that reads as several lines of code run together: a block's opening line glued to
+    its indented body (`:    `), or statements glued to each other (two at least)."""
+    cuts, glued = _breaks(line)
+    return len(cuts) >= 2 and (glued or any(line[:c].rstrip().endswith(":") for c in cuts))
+
+
+def unflatten(lines: list[str]) -> tuple[list[str], list[tuple[int, int]]]:
+    """The lines with each flattened one (`is_flattened`) cut where its line breaks were: the
+    new lines, and for each the (index, column) in `lines` where it starts, so that names keep
+    the document's places. A cut at an indentation gap keeps the gap as the line's indentation."""
+    out: list[str] = []
+    origin: list[tuple[int, int]] = []
+    for index, line in enumerate(lines):
+        cuts = _breaks(line)[0] if is_flattened(line) else []
+        starts = [0, *cuts]
+        for start, end in zip(starts, [*cuts, len(line)], strict=True):
+            out.append(line[start:end].rstrip())
+            origin.append((index, start))
+    return out, origin

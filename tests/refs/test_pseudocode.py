@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 
 from analyzer.refs.document import parse_snippet
-from analyzer.refs.pseudocode import reindent
+from analyzer.refs.pseudocode import is_flattened, reindent, unflatten
 
 # A body shifted by a column, a `def` left inside the method before it, a tab among spaces.
 _SLIPPED = """class Pool:
@@ -86,3 +86,25 @@ def test_the_rest_of_a_signature_written_twice_or_as_a_cjk_ellipsis() -> None:
         assert _methods(tree) == {"__init__": ["self", "config"], "stop": ["self"]}
         init = tree.body[0].body[0]
         assert isinstance(init, ast.FunctionDef) and isinstance(init.body[0], ast.Expr)  # the body is kept
+
+
+def test_a_flattened_line_is_cut_where_its_line_breaks_were() -> None:
+    # A re-post dropped each line break and kept the next line's indentation; statements at the
+    # left margin are glued to the one before, a comment runs on into the code after it.
+    flat = "if self.ready:    pool = Pool()# 省略self.pool = poolelse:    self.pool = None(x)t.start()"
+    assert is_flattened(flat)
+    lines, origin = unflatten([flat])
+    assert lines == ["if self.ready:", "    pool = Pool()# 省略", "self.pool = pool", "else:", "    self.pool = None(x)", "t.start()"]
+    assert all(flat[col:].startswith(text) for (_, col), text in zip(origin, lines, strict=True))
+    # Code as written, and a comment aligned after a statement, are not flattened.
+    assert not is_flattened("x = compute(a, b)    # aligned note")
+    assert not is_flattened("class Pool:")
+    assert unflatten(["a = 1", "b = 2"]) == (["a = 1", "b = 2"], [(0, 0), (1, 0)])
+
+
+def test_parse_snippet_reads_a_flattened_line_as_its_lines_at_the_document_s_places() -> None:
+    # `a = bself.c = d` even parses as one chained assignment: it is still read as two lines.
+    flat = "self.size = sizeself.slots = []# set up    self.extra = 1"
+    [(_, tree)] = parse_snippet(flat + "\n")
+    targets = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in {"size", "slots"}]
+    assert {(n.lineno, n.col_offset) for n in targets} == {(1, 0), (1, flat.index("self.slots"))}
