@@ -84,6 +84,9 @@ class DocFacts:
     # Keys of the `extra_body` dicts its snippets send (`extra_body={"guided_json": ...}`): fields
     # of the server's request classes, wherever the prose names them too.
     request_keys: set[str] = field(default_factory=set)
+    # A keyword its Python snippets pass to a call, and the first callee it is passed to
+    # (`calculate_kv_scales` -> `LLM`): whose setting a settings line of that name is.
+    passed: dict[str, str] = field(default_factory=dict)
     repo: str | None = None  # `vllm-project/vllm` when the document says where it lives
     path: str | None = None  # its path in that repository
     # The project whose repository the document shows it sits in (its docs macros, autorefs, a
@@ -257,6 +260,25 @@ def _placed_back(tree: ast.Module, base: int, origin: list[tuple[int, int]]) -> 
     return tree
 
 
+def settings_lines(trees: list[tuple[int, ast.Module]]) -> list[ast.Assign]:
+    """A snippet of settings lines alone (`kv_cache_dtype = "fp8"` over `calculate_kv_scales = False`,
+    the keywords a guide tells the reader to pass, with no call around them): each statement sets
+    one lowercase name to a literal. Empty for any other snippet."""
+    out: list[ast.Assign] = []
+    for _, tree in trees:
+        for top in tree.body:
+            if not (isinstance(top, ast.Assign) and len(top.targets) == 1 and isinstance(top.targets[0], ast.Name)):
+                return []
+            if not top.targets[0].id.islower():
+                return []
+            try:
+                ast.literal_eval(top.value)
+            except ValueError:
+                return []
+            out.append(top)
+    return out
+
+
 def request_keys(call: ast.Call) -> list[tuple[str, ast.AST]]:
     """The top-level keys of the `extra_body` a call sends (`extra_body={"k": v}` or
     `extra_body=dict(k=v)`), each with the node that writes it."""
@@ -340,6 +362,10 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
                     facts.local_names.add(node.arg)  # the snippet's own function's parameter
                 if isinstance(node, ast.Call):
                     facts.request_keys.update(key for key, _ in request_keys(node))
+                    if (callee := dotted(node.func)) is not None:
+                        for kw in node.keywords:
+                            if kw.arg is not None:
+                                facts.passed.setdefault(kw.arg, callee)
                 if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and CLASSNAME_RE.match(node.attr):
                     qualified.add((node.value.id, node.attr))
                 if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and not quoted:

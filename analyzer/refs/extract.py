@@ -60,6 +60,7 @@ from analyzer.refs.document import (
     liquid_highlights,
     parse_snippet,
     request_keys,
+    settings_lines,
     unwrap_myst,
 )
 from analyzer.refs.framework import decide
@@ -880,6 +881,8 @@ class _Walker:
         out: list[_Pending] = []
         trees = parse_snippet(content)
         statements: set[tuple[int, str]] = set()
+        if settings := settings_lines(trees):
+            return self._settings(settings, first)
         for base, tree in trees:
             for top in tree.body:
                 scope = top.name if isinstance(top, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) else None
@@ -921,6 +924,23 @@ class _Walker:
             line = first + node_line - 1
             out.append(_Pending(line, self._col(line, text), text, Classified(SYMBOL, name, None, "a past name in a snippet"), 0, "fence", past=True))
         return out
+
+    def _settings(self, lines: list[ast.Assign], first: int) -> list[_Pending]:
+        """Settings lines (`document.settings_lines`): keywords of the project call the document's
+        snippets pass one of them to (`LLM(..., calculate_kv_scales=True)`), judged as that call's
+        keywords are; nothing when no such call says whose settings they are."""
+        names = [line.targets[0].id for line in lines if isinstance(line.targets[0], ast.Name)]
+        callee = next((self.facts.passed[name] for name in names if name in self.facts.passed), None)
+        if callee is None:
+            return []
+        if callee in self.facts.imported:
+            full = self.facts.imported[callee]
+            hit: Classified | None = Classified(SYMBOL, full, full.split(".", 1)[0], "import")
+        else:
+            hit = self._code_name(callee)
+        if hit is None or hit.tentative or callee.split(".", 1)[0] in self.facts.defined:
+            return []
+        return self._named_keywords([(name, line.lineno) for name, line in zip(names, lines, strict=True)], hit, None, first, set())
 
     def _held(self, p: _Pending) -> _Pending:
         """`output_processor.process_outputs`, whose class comes from a copied class's
@@ -1238,18 +1258,21 @@ class _Walker:
     def _keywords(self, call: ast.Call, callee: Classified, scope: str | None, first: int, seen: set[tuple[int, str]]) -> list[_Pending]:
         """`Scheduler(..., dp_balance_meta=x)`: a keyword passed to the project's class or function
         is a name the project must spell (a parameter, a field); judged by spelling in `check`."""
+        named = [(kw.arg, getattr(kw, "lineno", call.lineno)) for kw in call.keywords if kw.arg is not None]
+        return self._named_keywords(named, callee, scope, first, seen)
+
+    def _named_keywords(self, named: list[tuple[str, int]], callee: Classified, scope: str | None, first: int, seen: set[tuple[int, str]]) -> list[_Pending]:
+        """Keywords of `callee`, each with its (snippet-relative) line, as `_keywords` reads them."""
         out = []
-        for kw in call.keywords:
-            if kw.arg is None:
+        for name, lineno in named:
+            line = first + lineno - 1
+            if (line, name) in seen:
                 continue
-            line = first + getattr(kw, "lineno", call.lineno) - 1
-            if (line, kw.arg) in seen:
-                continue
-            seen.add((line, kw.arg))
-            found = Classified(SYMBOL, kw.arg, callee.framework, f"keyword of `{callee.target}`", tentative=True)
-            out.append(
-                _Pending(line, self._col(line, kw.arg + "="), kw.arg, found, 0, "fence", scope=scope, spelled=True, callee=callee.target, field_of=callee.target)
-            )
+            seen.add((line, name))
+            found = Classified(SYMBOL, name, callee.framework, f"keyword of `{callee.target}`", tentative=True)
+            at = self._col(line, name + "=")
+            at = at if at >= 0 else self._col(line, name)  # a settings line spaced `name = value`
+            out.append(_Pending(line, at, name, found, 0, "fence", scope=scope, spelled=True, callee=callee.target, field_of=callee.target))
         return out
 
     def _code_name(self, name: str, line: int | None = None) -> Classified | None:

@@ -370,3 +370,18 @@ def test_a_gone_name_beside_a_quoted_class_member_is_offered_that_class_s_closes
     assert [s.replacement for s in f.suggestions] == ["Scheduler._preempt_request"]
     (plain,) = _check("In vLLM, `forward_decode` picks v1 or v2.\n", vllm)["forward_decode"]
     assert plain.status == BROKEN and plain.suggestions == []  # no lead: nothing offered, as before
+
+
+def test_settings_lines_are_keywords_of_the_call_the_document_passes_them_to(vllm: PinView) -> None:
+    # `per_layer_sliding_window = 4` / `made_up_scales = False` with no call around them: the reader is
+    # told to pass them, and the document's `LLM(...)` takes one of them, so they are `LLM`'s
+    # keywords, judged as the call's own are.
+    call = '```python\nfrom vllm import LLM\nllm = LLM(model="m", per_layer_sliding_window=4, made_up_scales=True)\n```\n'
+    doc = 'Configure with:\n\n```python\nper_layer_sliding_window=4\nmade_up_scales=False\n```\n\n' + call
+    found = _check(doc, vllm)
+    lines = {(f.ref.line, f.ref.text): f.status for fs in found.values() for f in fs}
+    assert lines[(5, "made_up_scales")] == lines[(10, "made_up_scales")] == BROKEN
+    assert lines.get((4, "per_layer_sliding_window")) == lines.get((10, "per_layer_sliding_window")) != BROKEN
+    # With no call that takes one of them, nothing says whose settings they are.
+    alone = _check('Configure with:\n\n```python\nper_layer_sliding_window=4\nmade_up_scales=False\n```\n', vllm)
+    assert "made_up_scales" not in alone
