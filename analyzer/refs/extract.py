@@ -891,6 +891,7 @@ class _Walker:
                     out.extend(self._named_method(owner, top, first + base))
                 elif isinstance(top, ast.FunctionDef | ast.AsyncFunctionDef):
                     out.extend(self._fragment(top, first + base))
+                    out.extend(self._copied_function(top, first + base))
                 elif not isinstance(top, ast.ClassDef) and (cls := _section_class(self.headings)) is not None:
                     # `self.tp_rank = tp_rank` quoted with no method around it, under a section
                     # about a class (`## Scheduler初始化`): that class's members, as a copy's.
@@ -1002,6 +1003,28 @@ class _Walker:
                 add(node.lineno, node.func.attr)
                 calls.add(id(node.func))
         out.extend(self._quoted_names(fn, group, calls, first))
+        return out
+
+    def _copied_function(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, first: int) -> list[_Pending]:
+        """`async def build_async_engine_client_from_engine_args(engine_args, disable_x: bool = False)`:
+        a module-level function quoted with a name of three words or more, as only the project's own
+        function would be named (judged only where a pin defines it, `scope`): its annotated
+        parameters are that function's (`field_of`), as a copied method's are its class's. A
+        parameter written with its type was pasted from the source; an unannotated list may be the
+        author's sketch of the call (`def run_scheduler_process(server_args, ..., balance_meta)`)."""
+        args = fn.args
+        params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+        if (params and params[0].arg in {"self", "cls"}) or _COPIED_FUNCTION_RE.fullmatch(fn.name) is None:
+            return []
+        out: list[_Pending] = []
+        for arg in params:
+            if arg.annotation is None:
+                continue
+            line = first + arg.lineno - 1
+            found = Classified(SYMBOL, arg.arg, None, f"a parameter of a copy of `{fn.name}`")
+            at = self._col(line, arg.arg + ":")
+            at = at if at >= 0 else self._col(line, arg.arg)
+            out.append(_Pending(line, at, arg.arg, found, 0, "fence", scope=fn.name, field_of=fn.name))
         return out
 
     def _quoted_names(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, group: str, calls: set[int], first: int) -> list[_Pending]:
@@ -1342,6 +1365,11 @@ def _placed(p: _Pending, place: str) -> _Pending:
     if p.scope is not None and p.field_of is None and CLASSNAME_RE.match(p.text.split(".", 1)[0]) and not p.doc_defined:
         return replace(p, scope=None)
     return p
+
+
+# A function's name of three words or more (`build_async_engine_client`): the project's, not a
+# reader's `main` or `run`.
+_COPIED_FUNCTION_RE = re.compile(r"_?[a-z][a-z0-9]*(?:_[a-z0-9]+){2,}")
 
 
 def _heading_class(headings: list[tuple[int, str]]) -> str | None:

@@ -53,6 +53,10 @@ class LLMEngine:
 
     def step(self):
         return self.output_processor.process_outputs(self.model_executor.execute_model(None))
+
+
+def build_engine_client(engine_args, usage_context=None):
+    return LLMEngine(engine_args)
 '''
 
 
@@ -433,3 +437,30 @@ def test_statements_quoted_under_a_section_about_a_class_are_its_members(pin: Pi
     assert got[(6, "self.swapped")] == "broken"
     # A heading with two capitalised names says no one class: nothing judged there.
     assert (12, "self.lost") not in got
+
+
+_FUNCTION_COPY = """# Serving with vLLM
+
+```python
+async def build_engine_client(
+    engine_args: EngineArgs,
+    disable_frontend: bool = False,
+) -> EngineClient:
+    ...
+
+def run_reader_loop(config, made_up_limit):
+    ...
+```
+"""
+
+
+def test_a_copied_function_s_typed_parameters_are_the_project_function_s(pin: PinView) -> None:
+    # A module-level function of three words or more is the project's when a pin defines it; the
+    # parameters pasted with their types are judged against its signature.
+    got = _statuses(_FUNCTION_COPY, pin)
+    assert got[(5, "engine_args")] == "ok"
+    assert got[(6, "disable_frontend")] == "broken"
+    # A function the pin does not define is the author's; an unannotated list is not judged.
+    assert (10, "made_up_limit") not in got
+    sketch = _FUNCTION_COPY.replace("disable_frontend: bool = False", "disable_frontend=False")
+    assert (6, "disable_frontend") not in _statuses(sketch, pin)
