@@ -963,7 +963,9 @@ class _Walker:
         above = next((line.strip() for line in reversed(lines[:start]) if line.strip()), "")
         if above.startswith("#") and (owner := method_owner(above, fn.name)) is not None:
             return owner
-        return method_owner(self.headings[-1][1], fn.name) if self.headings else None
+        if self.headings and (owner := method_owner(self.headings[-1][1], fn.name)) is not None:
+            return owner
+        return _section_class(self.headings)
 
     def _named_method(self, cls: str, fn: ast.FunctionDef | ast.AsyncFunctionDef, first: int) -> list[_Pending]:
         """A method whose class the heading names: a copy of that class's method, judged as a
@@ -1384,6 +1386,8 @@ def _heading_class(headings: list[tuple[int, str]]) -> str | None:
     return None
 
 
+# A name of two capitalised words run together (`TreeNode`, `RadixCache`).
+_CAMEL_RE = re.compile(r"_*[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+")
 # A capitalised ASCII name in a heading (CJK glued to it is not part of it).
 _HEADING_NAME_RE = re.compile(r"(?<![A-Za-z0-9_])_*[A-Z][A-Za-z0-9_]*")
 
@@ -1391,14 +1395,21 @@ _HEADING_NAME_RE = re.compile(r"(?<![A-Za-z0-9_])_*[A-Z][A-Za-z0-9_]*")
 def _section_class(headings: list[tuple[int, str]]) -> str | None:
     """The class the current section is about, for code quoted under it: the class its heading
     writes in code font, else the heading's one capitalised name, as a CJK heading glues it
-    (`## Scheduler初始化`); None when the heading writes none or several (`Scheduler Init`)."""
-    if (named := _heading_class(headings)) is not None or not headings:
-        return named
-    names = set(_HEADING_NAME_RE.findall(blank_cjk(headings[-1][1])))
-    if len(names) != 1:
-        return None
-    name = names.pop()
-    return None if name.isupper() or name in FOREIGN_NAMES else name
+    (`## Scheduler初始化`, `### 2.2 TreeNode`), else its parent section's (`### 2.2 TreeNode` over `#### 2.2.3 节点状态`);
+    None when the nearest heading that writes a name writes several (`Scheduler Init`)."""
+    for at in range(len(headings), 0, -1):
+        if (named := _heading_class(headings[:at])) is not None:
+            return named
+        text = headings[at - 1][1]
+        names = set(_HEADING_NAME_RE.findall(blank_cjk(text)))
+        if not names:
+            continue
+        name = names.pop()
+        # In an English heading a lone capitalised word may open the sentence (`Update the model`):
+        # a class there is written as one (`TreeNode`, two words run together).
+        shaped = has_cjk(text) or _CAMEL_RE.fullmatch(name) is not None
+        return None if names or not shaped or name.isupper() or name in FOREIGN_NAMES else name
+    return None
 
 
 def _listed_with_request_fields(refs: list[Reference], leads: dict[str, list[tuple[int, int, str]]]) -> list[Reference]:

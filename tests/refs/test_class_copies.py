@@ -464,3 +464,29 @@ def test_a_copied_function_s_typed_parameters_are_the_project_function_s(pin: Pi
     assert (10, "made_up_limit") not in got
     sketch = _FUNCTION_COPY.replace("disable_frontend: bool = False", "disable_frontend=False")
     assert (6, "disable_frontend") not in _statuses(sketch, pin)
+
+
+_SECTION_METHOD = """# vLLM notes
+
+### 2.2 Scheduler 类
+
+#### 调度
+
+```python
+def schedule(self):
+    if self.waiting:
+        return self.model_executor
+```
+"""
+
+
+def test_a_method_quoted_under_a_section_about_a_class_is_that_class_s(pin: PinView) -> None:
+    # The nearest heading that names a class (`### 2.2 Scheduler 类` over `#### 调度`) gives the
+    # quoted method its class: its `self.x` are judged on it, as under `#### Scheduler.schedule()`.
+    got = _statuses(_SECTION_METHOD, pin)
+    assert got[(8, "schedule")] == "ok" and got[(9, "self.waiting")] == "ok"
+    assert got[(10, "self.model_executor")] == "broken"  # an engine's member, not the scheduler's
+    # An English heading's first word is no class (`Update`), nor is a plain word (`Scheduling`).
+    for heading in ("### Update the scheduler", "### Scheduling"):
+        plain = _statuses(_SECTION_METHOD.replace("### 2.2 Scheduler 类", heading), pin)
+        assert plain.get((10, "self.model_executor")) != "broken"
