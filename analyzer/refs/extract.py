@@ -503,6 +503,11 @@ class _Walker:
             col = col + (len(text) - len(text.lstrip())) + shift if col >= 0 else -1
             written = found.target
         root = found.target.split(".", 1)[0]
+        if found.tentative and "=" in stripped and (callee := self._passed_to(found.target)) is not None:
+            # `calculate_kv_scales=False` in the prose, a keyword the document's snippets pass to
+            # `LLM(...)`: that call's keyword, judged as it is there (`_keywords`).
+            keyword = Classified(SYMBOL, found.target, callee.framework, f"keyword of `{callee.target}`", tentative=True)
+            return [_Pending(line, col, written, keyword, offset, "inline", spelled=True, callee=callee.target, field_of=callee.target)]
         if found.tentative and found.target in self.facts.request_keys and stripped == found.target:
             # `guided_json` in the prose, sent as an `extra_body` key by the document's snippets:
             # a field of the server's request classes, as there.
@@ -931,17 +936,22 @@ class _Walker:
         snippets pass one of them to (`LLM(..., calculate_kv_scales=True)`), judged as that call's
         keywords are; nothing when no such call says whose settings they are."""
         names = [line.targets[0].id for line in lines if isinstance(line.targets[0], ast.Name)]
-        callee = next((self.facts.passed[name] for name in names if name in self.facts.passed), None)
-        if callee is None:
-            return []
-        if callee in self.facts.imported:
-            full = self.facts.imported[callee]
-            hit: Classified | None = Classified(SYMBOL, full, full.split(".", 1)[0], "import")
-        else:
-            hit = self._code_name(callee)
-        if hit is None or hit.tentative or callee.split(".", 1)[0] in self.facts.defined:
+        hit = next((hit for name in names if (hit := self._passed_to(name)) is not None), None)
+        if hit is None:
             return []
         return self._named_keywords([(name, line.lineno) for name, line in zip(names, lines, strict=True)], hit, None, first, set())
+
+    def _passed_to(self, keyword: str) -> Classified | None:
+        """The project's callable the document's snippets pass `keyword` to (`LLM(...,
+        calculate_kv_scales=True)`), or None (no call takes it, or the callee is the author's)."""
+        callee = self.facts.passed.get(keyword)
+        if callee is None:
+            return None
+        if callee in self.facts.imported:
+            full = self.facts.imported[callee]
+            return Classified(SYMBOL, full, full.split(".", 1)[0], "import")
+        hit = self._code_name(callee)
+        return None if hit is None or hit.tentative or callee.split(".", 1)[0] in self.facts.defined else hit
 
     def _held(self, p: _Pending) -> _Pending:
         """`output_processor.process_outputs`, whose class comes from a copied class's

@@ -385,3 +385,14 @@ def test_settings_lines_are_keywords_of_the_call_the_document_passes_them_to(vll
     # With no call that takes one of them, nothing says whose settings they are.
     alone = _check('Configure with:\n\n```python\nper_layer_sliding_window=4\nmade_up_scales=False\n```\n', vllm)
     assert "made_up_scales" not in alone
+
+
+def test_a_keyword_in_the_prose_is_the_keyword_of_the_call_that_takes_it(vllm: PinView) -> None:
+    # `made_up_scales=False` in a heading, where the document's `LLM(...)` is passed it: that
+    # call's keyword, judged as there; without such a call it is nobody's keyword in particular.
+    call = '```python\nfrom vllm import LLM\nllm = LLM(model="m", made_up_scales=True)\n```\n'
+    doc = "### No calibration (`made_up_scales=False`)\n\n" + call
+    found = _check(doc, vllm)
+    assert [(f.status, f.ref.callee) for f in found["made_up_scales=False"]] == [(BROKEN, "vllm.LLM")]
+    alone = _check("### No calibration (`made_up_scales=False`)\n", vllm)
+    assert all(f.ref.callee is None for f in alone.get("made_up_scales=False", []))
