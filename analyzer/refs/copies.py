@@ -179,3 +179,37 @@ def bare_calls(fn: ast.FunctionDef | ast.AsyncFunctionDef, bound: set[str]) -> l
         seen.add((node.lineno, name))
         out.append(SelfMember(node.lineno, node.func.col_offset, name))
     return sorted(out, key=lambda m: (m.lineno, m.col))
+
+
+# A Google-style docstring's section of parameters, and one entry of it (`model: The name ...`,
+# `dtype (str): ...`).
+_ARGS_HEAD_RE = re.compile(r"(\s*)(?:Args|Arguments|Parameters):\s*$")
+_ARG_ENTRY_RE = re.compile(r"(\s*)([A-Za-z_]\w*)\s*(?:\([^()]*\))?\s*:")
+
+
+def docstring_args(tree: ast.ClassDef) -> list[tuple[int, str]]:
+    """The parameters a copied class's docstring lists under `Args:` (`model: The name or path of
+    ...`), each with its snippet-relative line: the constructor's parameters, as the project's
+    own docstring documents them. Entries are the lines at the first entry's indentation."""
+    out: list[tuple[int, str]] = []
+    for item in tree.body:
+        if not (isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant) and isinstance(item.value.value, str)):
+            continue
+        lines = item.value.value.split("\n")
+        entry: int | None = None
+        head: int | None = None
+        for i, text in enumerate(lines):
+            if not text.strip():
+                continue
+            indent = len(text) - len(text.lstrip())
+            if (m := _ARGS_HEAD_RE.fullmatch(text)) is not None:
+                head, entry = len(m.group(1)), None
+                continue
+            if head is None or indent <= head:
+                head = None
+                continue
+            if entry is None:
+                entry = indent
+            if indent == entry and (m := _ARG_ENTRY_RE.match(text)) is not None:
+                out.append((item.value.lineno + i, m.group(2)))
+    return out

@@ -36,6 +36,7 @@ from analyzer.refs.classify import (
 )
 from analyzer.refs.copies import (
     bare_calls,
+    docstring_args,
     headed,
     located,
     member_chains,
@@ -1147,6 +1148,14 @@ class _Walker:
                                 out.append(_Pending(line, self._col(line, item.name), item.name, found, 0, "fence", scope=node.name, mirror=group))
                         if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and (item.name == "__init__" or not item.name.startswith("__")):
                             out.extend(self._copied_method(node.name, item, group, first, seen))
+                    for lineno, param in docstring_args(node):
+                        # `Args:` of the copy's docstring: its constructor's parameters (`field_of`).
+                        line = first + lineno - 1
+                        if (line, param) not in seen:
+                            seen.add((line, param))
+                            found = Classified(SYMBOL, param, None, f"a parameter the docstring of a copy of `{node.name}` lists")
+                            at = self._col(line, param + ":")
+                            out.append(_Pending(line, at, param, found, 0, "fence", scope=node.name, mirror=group, field_of=node.name))
                     if omits_self(node):
                         # Pseudocode that leaves out `self` paraphrases the project's class of that
                         # name (no one's runnable code): its bare calls are the class's members,

@@ -490,3 +490,31 @@ def test_a_method_quoted_under_a_section_about_a_class_is_that_class_s(pin: PinV
     for heading in ("### Update the scheduler", "### Scheduling"):
         plain = _statuses(_SECTION_METHOD.replace("### 2.2 Scheduler 类", heading), pin)
         assert plain.get((10, "self.model_executor")) != "broken"
+
+
+_DOCSTRING_ARGS = '''# vLLM notes
+
+```python
+class Scheduler:
+    """
+    Args:
+        vllm_config: The engine's configuration.
+        swap_budget (int): Blocks that may be swapped out;
+            more text: not an entry.
+    """
+
+    def schedule(self):
+        return self.has_requests()
+
+    def has_requests(self):
+        return bool(self.waiting)
+```
+'''
+
+
+def test_a_copied_class_s_docstring_args_are_its_constructor_s_parameters(pin: PinView) -> None:
+    # The `Args:` a copy's docstring lists document the project's constructor (`Scheduler(vllm_config, ...)`).
+    got = _statuses(_DOCSTRING_ARGS, pin)
+    assert got[(7, "vllm_config")] == "ok"
+    assert got[(8, "swap_budget")] == "broken"
+    assert not any(line == 9 for line, _ in got)  # a description's continuation line
