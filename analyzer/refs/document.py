@@ -221,6 +221,9 @@ def parse_snippet(content: str) -> list[tuple[int, ast.Module]]:
 _UNTYPED_LANGS = {"", "text", "txt", "plain", "plaintext", "none"}
 
 
+_PYTHON_WORDS_RE = re.compile(r"\bself\.\w|^\s*(?:def|class|if|elif|for|while|return|with|try)\b", re.MULTILINE)
+
+
 def flattened_code(lang: str, content: str) -> bool:
     """An untyped fence holding Python a re-post flattened onto single lines (`pseudocode.
     is_flattened`): read as the Python it was, since its names are code, not a diagram's words."""
@@ -228,7 +231,8 @@ def flattened_code(lang: str, content: str) -> bool:
         return False
     lines = content.splitlines()
     flat, _ = unflatten(lines)
-    return len(flat) > len(lines) and _repaired("\n".join(flat)) is not None
+    # Python's own words, not only its shape: a log's or a table's columns are cut at gaps too.
+    return len(flat) > len(lines) and _PYTHON_WORDS_RE.search("\n".join(flat)) is not None and _repaired("\n".join(flat)) is not None
 
 
 def _loose_trees(content: str) -> list[tuple[int, ast.Module]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from analyzer.refs.document import parse_snippet
+from analyzer.refs.document import flattened_code, parse_snippet
 from analyzer.refs.pseudocode import is_flattened, reindent, unflatten
 
 # A body shifted by a column, a `def` left inside the method before it, a tab among spaces.
@@ -108,3 +108,10 @@ def test_parse_snippet_reads_a_flattened_line_as_its_lines_at_the_document_s_pla
     [(_, tree)] = parse_snippet(flat + "\n")
     targets = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in {"size", "slots"}]
     assert {(n.lineno, n.col_offset) for n in targets} == {(1, 0), (1, flat.index("self.slots"))}
+
+
+def test_an_untyped_fence_is_read_as_flattened_python_only_when_it_is_python() -> None:
+    assert flattened_code("", "if self.ready:    self.pool = Pool()else:    self.pool = None\n")
+    # A log's or a table's columns are cut at gaps too, but they are no Python.
+    assert not flattened_code("", "INFO:    Started    server\nName:    pool    size\n" * 3)
+    assert not flattened_code("mermaid", "if self.ready:    self.pool = Pool()else:    self.pool = None\n")
