@@ -900,7 +900,7 @@ class _Walker:
                     out.extend(self._copied_function(top, first + base))
                 elif not isinstance(top, ast.ClassDef) and (cls := _section_class(self.headings)) is not None:
                     # `self.tp_rank = tp_rank` quoted with no method around it, under a section
-                    # about a class (`## Scheduler初始化`): that class's members, as a copy's.
+                    # about a class (`## RadixCache初始化`): that class's members, as a copy's.
                     group = f"{self.file}:{first}:{cls}:statements"
                     out.extend(self._self_members(cls, top, group, first + base, statements))
         # Cited already by another rule (`self.recv_requests()`, `x.f(...)`): not again.
@@ -974,9 +974,7 @@ class _Walker:
         above = next((line.strip() for line in reversed(lines[:start]) if line.strip()), "")
         if above.startswith("#") and (owner := method_owner(above, fn.name)) is not None:
             return owner
-        if self.headings and (owner := method_owner(self.headings[-1][1], fn.name)) is not None:
-            return owner
-        return _section_class(self.headings)
+        return method_owner(self.headings[-1][1], fn.name) if self.headings else None
 
     def _named_method(self, cls: str, fn: ast.FunctionDef | ast.AsyncFunctionDef, first: int) -> list[_Pending]:
         """A method whose class the heading names: a copy of that class's method, judged as a
@@ -1413,22 +1411,16 @@ _HEADING_NAME_RE = re.compile(r"(?<![A-Za-z0-9_])_*[A-Z][A-Za-z0-9_]*")
 
 def _section_class(headings: list[tuple[int, str]]) -> str | None:
     """The class the current section is about, for code quoted under it: the class its heading
-    writes in code font, else the heading's one capitalised name, as a CJK heading glues it
-    (`## Scheduler初始化`, `### 2.2 TreeNode`), else its parent section's (`### 2.2 TreeNode` over `#### 2.2.3 节点状态`);
-    None when the nearest heading that writes a name writes several (`Scheduler Init`)."""
-    for at in range(len(headings), 0, -1):
-        if (named := _heading_class(headings[:at])) is not None:
-            return named
-        text = headings[at - 1][1]
-        names = set(_HEADING_NAME_RE.findall(blank_cjk(text)))
-        if not names:
-            continue
-        name = names.pop()
-        # In an English heading a lone capitalised word may open the sentence (`Update the model`):
-        # a class there is written as one (`TreeNode`, two words run together).
-        shaped = has_cjk(text) or _CAMEL_RE.fullmatch(name) is not None
-        return None if names or not shaped or name.isupper() or name in FOREIGN_NAMES else name
-    return None
+    writes in code font, else the heading's one name of two capitalised words run together, CJK
+    glued to it or not (`## RadixCache初始化`); None when the heading writes none or several. A
+    single capitalised word is a concept as often as a class (`#### 瓶颈3：Retract频率过高`)."""
+    if (named := _heading_class(headings)) is not None or not headings:
+        return named
+    names = set(_HEADING_NAME_RE.findall(blank_cjk(headings[-1][1])))
+    if len(names) != 1:
+        return None
+    name = names.pop()
+    return name if _CAMEL_RE.fullmatch(name) and name not in FOREIGN_NAMES else None
 
 
 def _listed_with_request_fields(refs: list[Reference], leads: dict[str, list[tuple[int, int, str]]]) -> list[Reference]:
