@@ -886,7 +886,6 @@ class _Walker:
         functions carry that scope: checked only when the project defines it too."""
         out: list[_Pending] = []
         trees = parse_snippet(content)
-        statements: set[tuple[int, str]] = set()
         if settings := settings_lines(trees):
             return self._settings(settings, first)
         for base, tree in trees:
@@ -898,11 +897,6 @@ class _Walker:
                 elif isinstance(top, ast.FunctionDef | ast.AsyncFunctionDef):
                     out.extend(self._fragment(top, first + base))
                     out.extend(self._copied_function(top, first + base))
-                elif not isinstance(top, ast.ClassDef) and (cls := _section_class(self.headings)) is not None:
-                    # `self.tp_rank = tp_rank` quoted with no method around it, under a section
-                    # about a class (`## RadixCache初始化`): that class's members, as a copy's.
-                    group = f"{self.file}:{first}:{cls}:statements"
-                    out.extend(self._self_members(cls, top, group, first + base, statements))
         # Cited already by another rule (`self.recv_requests()`, `x.f(...)`): not again.
         taken = {(p.line, p.text.split("(", 1)[0].rsplit(".", 1)[-1]) for p in out} | {(p.line, p.found.target.rsplit(".", 1)[-1]) for p in out}
         for base, tree in trees:
@@ -1256,8 +1250,8 @@ class _Walker:
         return out
 
     def _self_members(self, cls: str, node: ast.AST, group: str, first: int, seen: set[tuple[int, str]]) -> list[_Pending]:
-        """`self.x` members, and members of members, in code copied from `cls` (a method, or
-        statements quoted under a section about the class): judged when the copy mirrors it."""
+        """`self.x` members, and members of members, in a method copied from `cls`: judged when
+        the copy mirrors the class."""
         out: list[_Pending] = []
         for member in self_members(node):
             line, text = first + member.lineno - 1, f"self.{member.name}"
@@ -1401,26 +1395,6 @@ def _heading_class(headings: list[tuple[int, str]]) -> str | None:
         if CLASSNAME_RE.match(name) and name not in FOREIGN_NAMES and not name.isupper():
             return name
     return None
-
-
-# A name of two capitalised words run together (`TreeNode`, `RadixCache`).
-_CAMEL_RE = re.compile(r"_*[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+")
-# A capitalised ASCII name in a heading (CJK glued to it is not part of it).
-_HEADING_NAME_RE = re.compile(r"(?<![A-Za-z0-9_])_*[A-Z][A-Za-z0-9_]*")
-
-
-def _section_class(headings: list[tuple[int, str]]) -> str | None:
-    """The class the current section is about, for code quoted under it: the class its heading
-    writes in code font, else the heading's one name of two capitalised words run together, CJK
-    glued to it or not (`## RadixCache初始化`); None when the heading writes none or several. A
-    single capitalised word is a concept as often as a class (`#### 瓶颈3：Retract频率过高`)."""
-    if (named := _heading_class(headings)) is not None or not headings:
-        return named
-    names = set(_HEADING_NAME_RE.findall(blank_cjk(headings[-1][1])))
-    if len(names) != 1:
-        return None
-    name = names.pop()
-    return name if _CAMEL_RE.fullmatch(name) and name not in FOREIGN_NAMES else None
 
 
 def _listed_with_request_fields(refs: list[Reference], leads: dict[str, list[tuple[int, int, str]]]) -> list[Reference]:

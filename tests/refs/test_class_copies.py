@@ -413,32 +413,6 @@ def test_a_comment_right_above_a_quoted_method_can_name_its_class(pin: PinView) 
     assert (6, "self._process_model_outputs") not in plain
 
 
-_FLATTENED = """# Notes
-
-## `Scheduler` 初始化
-
-```
-self.waiting = []self.running = []# 省略self.kv_cache_manager = KVCacheManager()if self.waiting:    self.swapped = self.waiting
-```
-
-## Scheduler memo
-
-```
-self.waiting = []self.lost = []
-```
-"""
-
-
-def test_statements_quoted_under_a_section_about_a_class_are_its_members(pin: PinView) -> None:
-    # An untyped fence of flattened Python under ``## `Scheduler` 初始化``: read as Python, its `self.x`
-    # are the Scheduler's, judged when most are (the block's vote).
-    got = _statuses(_FLATTENED, pin)
-    assert got[(6, "self.waiting")] == "ok" and got[(6, "self.kv_cache_manager")] == "ok"
-    assert got[(6, "self.swapped")] == "broken"
-    # A lone capitalised word in a heading may be a concept as well as a class: nothing judged there.
-    assert (12, "self.lost") not in got
-
-
 _FUNCTION_COPY = """# Serving with vLLM
 
 ```python
