@@ -13,13 +13,16 @@ import ast
 import re
 
 from analyzer.refs.fields import _attributes as attributes  # a class's fields, its bases' too
-from analyzer.refs.fields import request_fields, signature
+from analyzer.refs.fields import _function_node, request_fields, signature
 from analyzer.refs.models import REQUEST, Reference, Suggestion
 from analyzer.refs.namesakes import related
 from analyzer.refs.pinview import PinView, SymbolEntry
 from analyzer.refs.resolve import find_symbol
 
 _NAME_RE = re.compile(r"[A-Z]\w*")
+# A parameters object's class by its name (`CacheInitParams`, `EngineArgs`, `ModelConfig`): a held
+# component (`kvcache: KVCache`) has fields of its own, not its holder's old parameters.
+_PARAMS_CLASS_RE = re.compile(r"\w*(?:Params|Parameters|Args|Arguments|Config|Options|Kwargs)")
 # `x: Ann = ...` or `x: Ann`: a field's annotation on its line.
 _ANNOTATED_RE = re.compile(r"^\s*(?P<name>\w+)\s*:\s*(?P<ann>[^=#]+)")
 
@@ -81,11 +84,51 @@ def renamed_parameter(ref: Reference, pin: PinView) -> list[Suggestion]:
     return [Suggestion(new, 0.7, f"the one parameter of `{short}` named `{name}` with words added", None)]
 
 
+def _one_class(annotation: ast.expr | None, pin: PinView) -> SymbolEntry | None:
+    """The one project class an annotation names (`CacheInitParams`, `Optional[X]`), else None."""
+    if annotation is None:
+        return None
+    words = {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(annotation) if isinstance(n, ast.Name | ast.Attribute)}
+    classes = [e for w in sorted(words) if _NAME_RE.fullmatch(w) for e in pin.table.ending_with(w) if e.kind == "class" and e.path.endswith(".py")]
+    return classes[0] if len(classes) == 1 else None
+
+
+def parameter_object(ref: Reference, pin: PinView) -> list[Suggestion]:
+    """`RadixCache.__init__(..., page_size)` where the pin's constructor takes `params:
+    CacheInitParams`, whose class has `page_size`: the parameters were gathered into one
+    parameters object (a habit of both code bases, named so: `...Params`, `...Args`, `...Config`),
+    so the gone one is that class's field of the same name. One such class: a suggestion;
+    several or none: none (a held component's field, `kvcache: KVCache` with its own
+    `page_size`, is not the old parameter)."""
+    if ref.field_of in (None, REQUEST):
+        return []
+    name = ref.target
+    found: dict[str, SymbolEntry] = {}
+    for fn in [e for e in find_symbol(ref.field_of or "", pin)[0] if e.kind == "function"][:3]:
+        lines = pin.read_lines(fn.path)
+        node = _function_node(lines, fn) if lines else None
+        if node is None:
+            continue
+        params = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+        if any(a.arg == name for a in params):
+            return []
+        for a in params:
+            cls = _one_class(a.annotation, pin)
+            if cls is not None and _PARAMS_CLASS_RE.fullmatch(cls.last) and name in attributes(cls, pin):
+                found.setdefault(f"{cls.last}.{name}", cls)
+    if len(found) != 1:
+        return []
+    (replacement, cls), = found.items()
+    short = ".".join((ref.field_of or "").rsplit(".", 2)[-2:])
+    return [Suggestion(replacement, 0.75, f"`{short}` now takes a `{cls.last}`, which has `{name}`", cls.location)]
+
+
 def field_homes(ref: Reference, pin: PinView) -> list[Suggestion]:
     """The member of a class one of the place's fields holds, named as the gone field less its
     first word (or as the whole field); one such member: a suggestion, several: none. Else a
-    parameter renamed by words added (`renamed_parameter`)."""
-    renamed = renamed_parameter(ref, pin)
+    parameter renamed by words added (`renamed_parameter`), or gathered into a parameters
+    object the callable now takes (`parameter_object`)."""
+    renamed = renamed_parameter(ref, pin) or parameter_object(ref, pin)
     if renamed:
         return renamed
     name = ref.target

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from analyzer.refs.check import check_references, extract_all
-from analyzer.refs.pinview import PinView
+from analyzer.refs.pinview import PinView, SymbolEntry
 
 from . import test_fields
 
@@ -79,3 +79,76 @@ def test_a_flat_field_gone_into_a_nested_object_is_suggested_there(pin: PinView)
     # No member of a held object is named like what is left of it: no suggestion, not a guess.
     assert best.get("guided_whitespace_pattern") is None
     assert got["guided_json"].best is not None and got["guided_json"].best.confidence < 0.8  # not applied by --fix
+
+
+_CACHE = "sglang/srt/mem_cache/radix_cache.py"
+_PARAMS = "sglang/srt/mem_cache/cache_init_params.py"
+_CACHE_SOURCES = {
+    "sglang/__init__.py": "",
+    _CACHE: (
+        "class RadixCache:\n"
+        "    def __init__(self, params: CacheInitParams):\n"
+        "        self.page_size = params.page_size\n"
+        "        self.root_node = None\n"
+    ),
+    _PARAMS: "@dataclasses.dataclass\nclass CacheInitParams:\n    page_size: int\n    disable: bool = False\n",
+}
+
+
+def _cache_view(tmp_path: Path, holder: str = "CacheInitParams") -> PinView:
+    """`holder`: the class the constructor's one parameter is annotated with."""
+    sources = {rel: text.replace("CacheInitParams", holder) for rel, text in _CACHE_SOURCES.items()}
+    tree = tmp_path / "sglang-0.5.23"
+    for rel, text in sources.items():
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_text(text, encoding="utf-8")
+    symbols = [
+        SymbolEntry("sglang", "sglang/__init__.py", 1, 1, "module"),
+        SymbolEntry("sglang.srt.mem_cache.radix_cache.RadixCache", _CACHE, 1, 4, "class"),
+        SymbolEntry("sglang.srt.mem_cache.radix_cache.RadixCache.__init__", _CACHE, 2, 4, "function"),
+        SymbolEntry("sglang.srt.mem_cache.radix_cache.RadixCache.page_size", _CACHE, 3, 3, "attribute"),
+        SymbolEntry("sglang.srt.mem_cache.radix_cache.RadixCache.root_node", _CACHE, 4, 4, "attribute"),
+        SymbolEntry("sglang.srt.mem_cache.cache_init_params.CacheInitParams", _PARAMS, 2, 4, "class"),
+        SymbolEntry("sglang.srt.mem_cache.cache_init_params.CacheInitParams.page_size", _PARAMS, 3, 3, "attribute"),
+        SymbolEntry("sglang.srt.mem_cache.cache_init_params.CacheInitParams.disable", _PARAMS, 4, 4, "attribute"),
+    ]
+    symbols = [SymbolEntry(e.full.replace("CacheInitParams", holder), e.path, e.line, e.end_line, e.kind) for e in symbols]
+    view = PinView(
+        pin="sglang@0.5.23", project="sglang", kind="release", layout_prefix="", packages=("sglang",),
+        files=frozenset(_CACHE_SOURCES), symbols=symbols, flags=[], envs=[], tree=str(tree),
+    )
+    view.words_path = str(tmp_path / "words.json")
+    return view
+
+
+_COPY = (
+    "# SGLang radix cache\n\n"
+    "```python\n"
+    "class RadixCache:\n"  # 4
+    "    def __init__(\n"
+    "        self,\n"
+    "        page_size: int,\n"  # 7
+    "        disable: bool = False,\n"  # 8
+    "        token_budget: int = 0,\n"  # 9
+    "    ):\n"
+    "        self.page_size = page_size\n"
+    "        self.root_node = None\n"
+    "```\n"
+)
+
+
+def test_a_constructor_parameter_gathered_into_a_parameters_object_is_suggested_there(tmp_path: Path) -> None:
+    got = {f.ref.text: f for f in check_references(extract_all([("doc.md", _COPY)]), [_cache_view(tmp_path)]) if f.ref.field_of}
+    assert got["page_size"].status == "broken"  # the pin's constructor takes `params` only
+    best = {text: (f.best.replacement if f.best else None) for text, f in got.items()}
+    assert best["page_size"] == "CacheInitParams.page_size"
+    assert best["disable"] == "CacheInitParams.disable"
+    # The parameters object has no such field: no suggestion, not a guess.
+    assert got["token_budget"].status == "broken" and best["token_budget"] is None
+
+
+def test_a_held_component_s_field_is_not_a_gathered_parameter(tmp_path: Path) -> None:
+    # `__init__(self, params: KVCache)`: the pool it is handed has a `page_size` of its own.
+    view = _cache_view(tmp_path, holder="KVCache")
+    got = {f.ref.text: f for f in check_references(extract_all([("doc.md", _COPY)]), [view]) if f.ref.field_of}
+    assert got["page_size"].status == "broken" and got["page_size"].best is None
