@@ -23,6 +23,7 @@ _NAME_RE = re.compile(r"[A-Z]\w*")
 # A parameters object's class by its name (`CacheInitParams`, `EngineArgs`, `ModelConfig`): a held
 # component (`kvcache: KVCache`) has fields of its own, not its holder's old parameters.
 _PARAMS_CLASS_RE = re.compile(r"\w*(?:Params|Parameters|Args|Arguments|Config|Options|Kwargs)")
+_OPPOSITE = {"disable": "enable", "enable": "disable"}
 # `x: Ann = ...` or `x: Ann`: a field's annotation on its line.
 _ANNOTATED_RE = re.compile(r"^\s*(?P<name>\w+)\s*:\s*(?P<ann>[^=#]+)")
 
@@ -67,20 +68,30 @@ def _annotated_classes(cls: SymbolEntry, pin: PinView) -> dict[str, SymbolEntry]
 def renamed_parameter(ref: Reference, pin: PinView) -> list[Suggestion]:
     """`set_kv_buffer(layer, loc, ...)` where the pin's `set_kv_buffer` takes `loc_info`: the one
     parameter of the callable that is the gone one with words added at one end (a signature keeps
-    its parameters' roles when it renames one)."""
+    its parameters' roles when it renames one); or the opposite switch (`disable_x` -> `enable_x`)."""
     if ref.field_of in (None, REQUEST):
         return []
     name = ref.target
+    # A switch turned over (`disable_log_requests` -> `enable_log_requests`, as the flags'
+    # `--disable-x` -> `--no-enable-x`): the same setting, passed negated.
+    head, sep, stem = name.partition("_")
+    flipped = f"{_OPPOSITE[head]}_{stem}" if sep and head in _OPPOSITE else None
     found: set[str] = set()
+    opposite = False
     for fn in [e for e in find_symbol(ref.field_of or "", pin)[0] if e.kind == "function"][:3]:
         sig = signature(fn, pin)
         if sig is None or name in sig.names:
             continue
+        if flipped in sig.names:
+            opposite = True
         found |= {p for p in sig.names if len(p) > len(name) and related(name, p)}
+    short = ".".join(ref.field_of.rsplit(".", 2)[-2:]) if ref.field_of else ""
+    if opposite and flipped is not None:
+        # Under `HIGH_CONFIDENCE`: `--fix` would keep the old value, which must now be negated.
+        return [Suggestion(flipped, 0.7, f"`{short}` takes the opposite switch `{flipped}` (pass it negated)", None)]
     if len(found) != 1:
         return []
     (new,) = found
-    short = ".".join(ref.field_of.rsplit(".", 2)[-2:]) if ref.field_of else ""
     return [Suggestion(new, 0.7, f"the one parameter of `{short}` named `{name}` with words added", None)]
 
 

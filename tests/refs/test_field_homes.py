@@ -83,8 +83,10 @@ def test_a_flat_field_gone_into_a_nested_object_is_suggested_there(pin: PinView)
 
 _CACHE = "sglang/srt/mem_cache/radix_cache.py"
 _PARAMS = "sglang/srt/mem_cache/cache_init_params.py"
+_ENGINE = "sglang/srt/engine.py"
 _CACHE_SOURCES = {
     "sglang/__init__.py": "",
+    _ENGINE: "class Engine:\n    @classmethod\n    def from_config(cls, config, enable_log_requests: bool = False, log_level: str = 'info'):\n        pass\n",
     _CACHE: (
         "class RadixCache:\n"
         "    def __init__(self, params: CacheInitParams):\n"
@@ -104,6 +106,8 @@ def _cache_view(tmp_path: Path, holder: str = "CacheInitParams") -> PinView:
         (tree / rel).write_text(text, encoding="utf-8")
     symbols = [
         SymbolEntry("sglang", "sglang/__init__.py", 1, 1, "module"),
+        SymbolEntry("sglang.srt.engine.Engine", _ENGINE, 1, 4, "class"),
+        SymbolEntry("sglang.srt.engine.Engine.from_config", _ENGINE, 2, 4, "function"),
         SymbolEntry("sglang.srt.mem_cache.radix_cache.RadixCache", _CACHE, 1, 4, "class"),
         SymbolEntry("sglang.srt.mem_cache.radix_cache.RadixCache.__init__", _CACHE, 2, 4, "function"),
         SymbolEntry("sglang.srt.mem_cache.radix_cache.RadixCache.page_size", _CACHE, 3, 3, "attribute"),
@@ -152,3 +156,21 @@ def test_a_held_component_s_field_is_not_a_gathered_parameter(tmp_path: Path) ->
     view = _cache_view(tmp_path, holder="KVCache")
     got = {f.ref.text: f for f in check_references(extract_all([("doc.md", _COPY)]), [view]) if f.ref.field_of}
     assert got["page_size"].status == "broken" and got["page_size"].best is None
+
+
+def test_a_switch_turned_over_is_the_callable_s_opposite_parameter(tmp_path: Path) -> None:
+    doc = (
+        "# Starting the engine\n\n"
+        "```python\n"
+        "from sglang.srt.engine import Engine\n"
+        "engine = Engine.from_config(config, disable_log_requests=args.disable_log_requests, disable_log_level=True)\n"
+        "```\n"
+    )
+    got = {f.ref.text: f for f in check_references(extract_all([("doc.md", doc)]), [_cache_view(tmp_path)]) if f.ref.field_of}
+    assert got["disable_log_requests"].status == "broken"
+    best = got["disable_log_requests"].best
+    assert best is not None and best.replacement == "enable_log_requests"
+    assert best.confidence < 0.8  # not applied by --fix: the value must be negated by hand
+    # No `enable_log_level` to turn over to: no suggestion of that kind.
+    other = got["disable_log_level"].best
+    assert other is None or other.replacement != "enable_log_level"
