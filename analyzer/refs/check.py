@@ -105,7 +105,6 @@ def _past_definitions(ref: Reference, pins: Sequence[PinView], lineages: Mapping
     return {project: names for project, names in found.items() if names}
 
 
-_PAST_EVIDENCE_RE = re.compile(r"\bwas `[\w.]+` at \S+ \S+$")  # `PastName.evidence`, ending a note
 _STAND_IN_KINDS = 2  # classes of the pin named `<something><Word>` that make `Word` a category
 
 
@@ -125,7 +124,7 @@ def _past_evidence(f: Finding, vouched: dict[str, list[PastName]], by_pin: dict[
         return f  # unjudged for a reason of its own (another program's name, a wheel's missing sources)
     evidence = past[0].evidence
     f.note = f"{f.note}; {evidence}" if f.status == BROKEN and f.note else f"`{f.ref.target}` is defined nowhere in {f.pin}; {evidence}"
-    f.status = BROKEN
+    f.status, f.past = BROKEN, evidence
     if not f.suggestions:
         f.suggestions = suggest(replace(f.ref, target=lineage_short_name(past[0])), pin, histories.get(pin.pin))
     return f
@@ -657,7 +656,7 @@ def _mirrors(findings: list[Finding]) -> list[Finding]:
             continue  # the text says where in the project the copied class lives (`copies.located`)
         if ok < 2 or ok * 2 < len(voters):
             # A name a past release of the project defined is its code whatever the class (`--past`).
-            drop.update(id(f) for f in group if f.status != OK and not _PAST_EVIDENCE_RE.search(f.note))
+            drop.update(id(f) for f in group if f.status != OK and f.past is None)
     return [f for f in findings if id(f) not in drop]
 
 

@@ -178,6 +178,7 @@ class Finding:
     suggestions: list[Suggestion] = field(default_factory=list)
     framework: str | None = None  # decided framework when the text left it ambiguous
     previous_status: str | None = None  # in `--from/--to` mode: status at the old pin
+    past: str | None = None  # with `--past`: the past definition that vouches for the name (`PastName.evidence`)
 
     @property
     def best(self) -> Suggestion | None:
