@@ -6,7 +6,13 @@ from pathlib import Path
 
 import networkx as nx
 
-from analyzer.graphs.store import directory_target, load_graphs, load_graphs_many
+from analyzer.graphs.store import (
+    _build_in_children,
+    _source_bytes,
+    directory_target,
+    load_graphs,
+    load_graphs_many,
+)
 from analyzer.settings import Settings
 
 CASES = Path(__file__).parent / "cases"
@@ -32,3 +38,18 @@ def test_cached_targets_are_not_rebuilt(tmp_path: Path) -> None:
     again = load_graphs_many(settings, [target, target])  # a repeated target is built once
     assert cached.stat().st_mtime_ns == stamp
     assert [g.meta for g in again] == [first.meta, first.meta]
+
+
+def test_more_targets_than_workers(tmp_path: Path) -> None:
+    """Three targets on two workers: the third starts when one of the first ends, and
+    each comes out as one process builds it."""
+    names = ("imports_alias", "generators", "lambdas")
+    targets = [directory_target(CASES / name, as_package=False) for name in names]
+    settings = Settings(cache_dir=tmp_path / "pool")
+    _build_in_children(settings, targets, workers=2)
+    for target in targets:
+        got = load_graphs(settings, target)  # read from the cache the children wrote
+        want = load_graphs(Settings(cache_dir=tmp_path / "one"), target)
+        assert got.meta == want.meta
+        assert nx.utils.graphs_equal(got.calls.to_nx(), want.calls.to_nx())
+    assert _source_bytes(targets[0]) == sum((CASES / names[0] / p).stat().st_size for p in targets[0].paths or ())
