@@ -115,12 +115,12 @@ def main() -> int:
 
     settings = Settings(cache_dir=default_cache_dir())
     trees: dict[str, Path] = {}
+    from benchmarks._revision import unpack_analyzer
+
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         if args.baseline:
-            archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.baseline, "analyzer"],
-                                     check=True, capture_output=True).stdout
-            subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+            unpack_analyzer(args.baseline, tmp)
         print("command: atlas diff OLD NEW --no-calls --json; census: ast over both trees")
         print(f"{'pair, analyzer':40} {'defs gone':>9} | {'moves listed as removed':>23} "
               f"{'(namesake existed)':>18} {'+ in removed modules':>20} | claimed moves (census-confirmed)")

@@ -161,11 +161,11 @@ def main() -> int:
     from analyzer.snapshots import open_snapshot
 
     settings = Settings(cache_dir=default_cache_dir())
+    from benchmarks._revision import unpack_analyzer
+
     with tempfile.TemporaryDirectory() as tmp:
         if args.baseline:
-            archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.baseline, "analyzer"],
-                                     check=True, capture_output=True).stdout
-            subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+            unpack_analyzer(args.baseline, tmp)
         print(f"{'release, reader':34} {'strings':9} {'oracle':>6} {'listed':>6} {'right':>6} {'precision':>9} {'recall':>7}")
         for ref in RELEASES:
             root = open_snapshot(settings, ref).package_root

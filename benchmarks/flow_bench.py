@@ -93,10 +93,10 @@ def main() -> int:
         row["wall_s"] = round(time.perf_counter() - t0, 1)
         print(json.dumps(row))
         if args.baseline:
+            from benchmarks._revision import unpack_analyzer
+
             with tempfile.TemporaryDirectory() as tmp:
-                archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.baseline, "analyzer"],
-                                         check=True, capture_output=True).stdout
-                subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+                unpack_analyzer(args.baseline, tmp)
                 base = measure(Path(tmp), cache_dir, t, False)
             print(json.dumps({"baseline": args.baseline, **base}))
             ours = float(row["collect_cpu_s"]) + float(row["solve_cpu_s"])  # type: ignore[arg-type]

@@ -168,10 +168,10 @@ def baseline_build(rev: str, settings: Settings, targets: list[str]) -> tuple[fl
     import subprocess
     import tempfile
 
+    from benchmarks._revision import unpack_analyzer
+
     with tempfile.TemporaryDirectory() as tmp:
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "analyzer"],
-                                 check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        unpack_analyzer(rev, tmp)
         code = (
             "import gc, sys, time, resource, shutil\n"
             "from pathlib import Path\n"

@@ -74,10 +74,11 @@ def _stage(counts: Counts, name: str, fn: Callable[..., T], *args: object) -> T:
 
 def _child_counts(rev: str, targets: list[str], cache_dir: str | None) -> dict[str, Counts]:
     """`count_calls` with the analyzer of `rev` (`git archive` into a temp folder)."""
+    sys.path.insert(0, str(ROOT))  # (here only: the child imports the unpacked analyzer)
+    from benchmarks._revision import unpack_analyzer
+
     with tempfile.TemporaryDirectory() as tmp:
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "analyzer"],
-                                 check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        unpack_analyzer(rev, tmp)
         code = (
             "import json, sys\n"
             f"sys.path.insert(0, {str(ROOT / 'benchmarks')!r})\n"

@@ -70,10 +70,11 @@ def build_canonical(targets: list[str], cache_dir: str | None) -> dict[str, Cano
 def _child_build(rev: str, targets: list[str], cache_dir: str | None) -> dict[str, Canon]:
     """The same build with the analyzer of `rev`, in a child process (this file's
     `canonical` is used on both sides, so only the analyzer differs)."""
+    sys.path.insert(0, str(ROOT))  # (here only: the child imports the unpacked analyzer)
+    from benchmarks._revision import unpack_analyzer
+
     with tempfile.TemporaryDirectory() as tmp:
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "analyzer"],
-                                 check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        unpack_analyzer(rev, tmp)
         dump = Path(tmp) / "canon.pickle"
         code = (
             "import pickle, sys\n"
