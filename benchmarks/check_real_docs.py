@@ -38,7 +38,7 @@ from pathlib import Path
 
 from analyzer.refs.check import check_references, check_upgrade, extract_all
 from analyzer.refs.lineage import DEFAULT_PAST
-from analyzer.refs.loader import load_lineages, load_pin, store_renames
+from analyzer.refs.loader import load_lineages, load_pin, load_successors, store_renames
 from analyzer.refs.models import BROKEN, OK, Finding
 from analyzer.refs.pinview import PinView
 from analyzer.refs.suggest import History
@@ -399,6 +399,7 @@ def main() -> int:
     )
     args = parser.parse_args()
     lineages = load_lineages(settings_for(args), args.past or DEFAULT_PAST) if args.past is not None else None
+    successors = load_successors(settings_for(args), args.past or DEFAULT_PAST) if args.past is not None else None
     releases = SOURCE_RELEASES if args.source else RELEASES
     settings = settings_for(args)
     parts = PARTS if args.part == "all" else (args.part,)
@@ -424,7 +425,7 @@ def main() -> int:
         for pins in releases.values():
             start = time.perf_counter()
             refs = extract_all(docs.items())
-            findings = check_references(refs, [views[p] for p in pins], lineages=lineages)
+            findings = check_references(refs, [views[p] for p in pins], lineages=lineages, successors=successors)
             elapsed = time.perf_counter() - start
             release = " + ".join(pins)
             tallies, categories = evaluate(labels, findings, pins, bands, release)

@@ -31,11 +31,11 @@ def run_diff(
         load_pin_graphs(settings, a, progress=progress)
         load_pin_graphs(settings, b, progress=progress)
     if a.project == b.project and a.project != REFERENCE:
-        return version_diff(a, b, concepts, file_renames=_file_renames(settings, a, b), concept=concept)
+        return version_diff(a, b, concepts, file_renames=file_renames(settings, a, b), concept=concept)
     return design_diff(a, b, concepts, concept=concept)
 
 
-def _file_renames(settings: Settings, a: PinnedTree, b: PinnedTree) -> list[tuple[str, str, int]]:
+def file_renames(settings: Settings, a: PinnedTree, b: PinnedTree) -> list[tuple[str, str, int]]:
     """Git's rename detection between the two stored trees, as package paths."""
     from analyzer.snapshots import SnapshotError, diff_changes
 

@@ -46,6 +46,7 @@ from analyzer.refs.resolve import (
 )
 from analyzer.refs.said_gone import said_gone
 from analyzer.refs.sibling_classes import renamed_siblings
+from analyzer.refs.successors import Successors, deprecated_home, successor_home, written_owner
 from analyzer.refs.suggest import History, member_of_a_quoted_class, spelled_like, suggest
 from analyzer.refs.unjudged import unjudged
 
@@ -68,21 +69,29 @@ def _with_suggestions(finding: Finding, pin: PinView, history: History | None) -
 
 
 def check_reference(
-    ref: Reference, pins: Sequence[PinView], histories: dict[str, History] | None = None, lineages: Mapping[str, Lineage] | None = None
+    ref: Reference,
+    pins: Sequence[PinView],
+    histories: dict[str, History] | None = None,
+    lineages: Mapping[str, Lineage] | None = None,
+    successors: Mapping[str, Successors] | None = None,
 ) -> list[Finding]:
     """The reference's findings at each pin of its project. With `lineages` (past releases,
     `lineage.py`), a code-shaped name that a past release of the project defined is a reference
     even where nothing else vouches for it, and one the pin no longer has is broken, with the
-    past definition as the evidence and the checker's suggestions for that name as its homes."""
+    past definition as the evidence and the checker's suggestions for that name as its homes;
+    with `successors` (`successors.py`), where upstream's own diffs took that name wins over a
+    weaker guess."""
     vouched = _past_definitions(ref, pins, lineages or {})
     if ref.past and not vouched:
         return []  # a word of English prose nothing vouches for is the author's
     if vouched and ref.framework == AMBIGUOUS and len(vouched) == 1:
         ref = replace(ref, framework=next(iter(vouched)))
     findings = _check_reference(ref, pins, histories, vouched=bool(vouched))
+    by_pin = {p.pin: p for p in pins}
+    if successors and ref.kind in {FLAG, SYMBOL}:
+        findings = [_deprecated_for(f, by_pin, successors) for f in findings]
     if vouched:
-        by_pin = {p.pin: p for p in pins}
-        findings = [_past_evidence(f, vouched, by_pin, histories or {}) for f in findings]
+        findings = [_past_evidence(f, vouched, by_pin, histories or {}, successors or {}) for f in findings]
         if ref.past:
             findings = [f for f in findings if f.status in {OK, BROKEN}]
     return findings
@@ -112,7 +121,9 @@ def _kinds_of(word: str, pin: PinView) -> bool:
     return len(set(pin.defined_names().ending_with(word.lower()))) >= _STAND_IN_KINDS
 
 
-def _past_evidence(f: Finding, vouched: dict[str, list[PastName]], by_pin: dict[str, PinView], histories: dict[str, History]) -> Finding:
+def _past_evidence(
+    f: Finding, vouched: dict[str, list[PastName]], by_pin: dict[str, PinView], histories: dict[str, History], successors: Mapping[str, Successors]
+) -> Finding:
     """A finding the pins do not resolve whose name a past release defined: broken, with that
     definition as the evidence and, where the checker found no home, the homes it suggests for the
     past qualified name (a class's member gone from the class keeps none)."""
@@ -127,6 +138,24 @@ def _past_evidence(f: Finding, vouched: dict[str, list[PastName]], by_pin: dict[
     f.status, f.past = BROKEN, evidence
     if not f.suggestions:
         f.suggestions = suggest(replace(f.ref, target=lineage_short_name(past[0])), pin, histories.get(pin.pin))
+    return _upstream_home(f, successor_home(past, successors.get(pin.project, {}), pin, written_owner(f.ref.text)))
+
+
+def _deprecated_for(f: Finding, by_pin: dict[str, PinView], successors: Mapping[str, Successors]) -> Finding:
+    """A broken flag or field whose replacement a past release's deprecation message names."""
+    pin = by_pin.get(f.pin or "")
+    if pin is None or f.status != BROKEN:
+        return f
+    home = deprecated_home(f.ref.target, written_owner(f.ref.text), f.ref.kind == FLAG, successors.get(pin.project, {}), pin)
+    return _upstream_home(f, home)
+
+
+def _upstream_home(f: Finding, home: Suggestion | None) -> Finding:
+    """What upstream's own code says became of the name wins over a weaker guess; the note says
+    which release and which evidence."""
+    if home is not None and (not f.suggestions or f.suggestions[0].confidence < home.confidence):
+        f.note = f"{f.note}; {home.reason}" if f.note else home.reason
+        f.suggestions = [home, *(s for s in f.suggestions if s.replacement != home.replacement)][:5]
     return f
 
 
@@ -427,12 +456,17 @@ def _enum_siblings(findings: list[Finding], pins: Sequence[PinView]) -> list[Fin
 
 
 def check_references(
-    refs: Iterable[Reference], pins: Sequence[PinView], histories: dict[str, History] | None = None, lineages: Mapping[str, Lineage] | None = None
+    refs: Iterable[Reference],
+    pins: Sequence[PinView],
+    histories: dict[str, History] | None = None,
+    lineages: Mapping[str, Lineage] | None = None,
+    successors: Mapping[str, Successors] | None = None,
 ) -> list[Finding]:
     """`lineages`: past releases of each project (`lineage.py`, `--past`), evidence that a name
-    the pins no longer define was the project's."""
-    checked = [(ref, check_reference(ref, pins, histories, lineages)) for ref in refs]
-    checked = settle_by_document(checked, lambda ref: check_reference(ref, pins, histories, lineages))
+    the pins no longer define was the project's; `successors`: where upstream moved such names
+    between those releases (`successors.py`)."""
+    checked = [(ref, check_reference(ref, pins, histories, lineages, successors)) for ref in refs]
+    checked = settle_by_document(checked, lambda ref: check_reference(ref, pins, histories, lineages, successors))
     findings = [f for _, found in checked for f in found]
     findings = _setting_rows(_table_columns(_same_name_in_class_context(_enum_siblings(_mirrors(findings), pins))))
     findings = _objects_named_like_a_class(findings, pins, histories or {})

@@ -53,7 +53,7 @@ class PastName:
 Lineage = dict[str, list[PastName]]  # last component -> past definitions, newest release first
 
 
-def _version_key(pin: str) -> tuple[int, ...]:
+def version_key(pin: str) -> tuple[int, ...]:
     version = pin.split("@", 1)[-1].removesuffix("-src")
     return tuple(int(n) for n in re.findall(r"\d+", version))
 
@@ -64,12 +64,12 @@ def build_lineage(project: str, past: Iterable[tuple[str, Iterable[SymbolEntry]]
     package counts (an sdist's tests and benchmarks are not names a reader cites)."""
     root = PACKAGE_ROOTS.get(project, project)
     newest: dict[str, PastName] = {}
-    for pin, symbols in sorted(past, key=lambda p: _version_key(p[0])):
+    for pin, symbols in sorted(past, key=lambda p: version_key(p[0])):
         for e in symbols:
             if e.kind in _KINDS and e.full.split(".", 1)[0] == root and not is_native(e.path):
                 newest[e.full] = PastName(pin, e.full, e.kind, e.path)
     out: Lineage = {}
-    for name in sorted(newest.values(), key=lambda n: (_version_key(n.release), n.full), reverse=True):
+    for name in sorted(newest.values(), key=lambda n: (version_key(n.release), n.full), reverse=True):
         out.setdefault(name.full.rsplit(".", 1)[-1], []).append(name)
     return out
 

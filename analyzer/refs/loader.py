@@ -7,6 +7,7 @@ is rebuilt.
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from collections.abc import Sequence
@@ -25,6 +26,13 @@ from analyzer.refs.build import (
 from analyzer.refs.config import RefsError
 from analyzer.refs.lineage import Lineage, build_lineage, cached_lineage, save_lineage
 from analyzer.refs.pinview import FORMAT_VERSION, PinView
+from analyzer.refs.successors import (
+    Successors,
+    build_successors,
+    cached_successors,
+    deprecations,
+    save_successors,
+)
 from analyzer.refs.words import FORMAT as WORDS_FORMAT
 from analyzer.settings import Settings
 from analyzer.snapshots import (
@@ -87,9 +95,7 @@ def load_pin(settings: Settings, pin: str) -> PinView:
     return view
 
 
-def load_lineages(settings: Settings, past: Sequence[str]) -> dict[str, Lineage]:
-    """Project -> the lineage of its past pins (`lineage.py`): from the cache, else built from
-    each past pin's view (fetched and indexed first when needed, as any pin)."""
+def _past_by_project(settings: Settings, past: Sequence[str]) -> dict[str, list[str]]:
     by_project: dict[str, list[str]] = {}
     for pin in past:
         try:
@@ -97,6 +103,13 @@ def load_lineages(settings: Settings, past: Sequence[str]) -> dict[str, Lineage]
         except SnapshotError as exc:
             raise RefsError(str(exc)) from None
         by_project.setdefault(name.split("@", 1)[0], []).append(name)
+    return by_project
+
+
+def load_lineages(settings: Settings, past: Sequence[str]) -> dict[str, Lineage]:
+    """Project -> the lineage of its past pins (`lineage.py`): from the cache, else built from
+    each past pin's view (fetched and indexed first when needed, as any pin)."""
+    by_project = _past_by_project(settings, past)
     out: dict[str, Lineage] = {}
     for project, pins in by_project.items():
         lineage = cached_lineage(settings.cache_dir, project, pins)
@@ -104,6 +117,40 @@ def load_lineages(settings: Settings, past: Sequence[str]) -> dict[str, Lineage]
             lineage = build_lineage(project, [(pin, load_pin(settings, pin).symbols) for pin in pins])
             save_lineage(settings.cache_dir, project, pins, lineage)
         out[project] = lineage
+    return out
+
+
+def load_successors(settings: Settings, past: Sequence[str]) -> dict[str, Successors]:
+    """Project -> the moves and renames the diff stage finds between its consecutive past pins
+    (`successors.py`): from the cache, else diffed from the pins' indexes (tens of seconds, once)."""
+    from analyzer.diff.pins import DiffError
+    from analyzer.diff.run import file_renames
+    from analyzer.diff.symbols import compare_symbols, symbol_table
+    from analyzer.refs.classify import PACKAGE_ROOTS
+    from analyzer.refs.lineage import version_key
+
+    out: dict[str, Successors] = {}
+    for project, pins in _past_by_project(settings, past).items():
+        successors = cached_successors(settings.cache_dir, project, pins)
+        if successors is None:
+            chain = sorted(pins, key=version_key)
+            root = PACKAGE_ROOTS.get(project, project)
+            pairs, deprecated = [], []
+            try:
+                for older, newer in itertools.pairwise(chain):
+                    a, b = release_tree(settings, older), release_tree(settings, newer)
+                    pairs.append((older, newer, compare_symbols(a.index, b.index, file_renames(settings, a, b)).moved))
+                for pin in chain:
+                    tree = release_tree(settings, pin)
+                    base = tree.snapshot.package_root if tree.snapshot is not None else None
+                    files = {rel: (base / rel).read_text(encoding="utf-8", errors="replace") for rel in tree.index.modules} if base else {}
+                    classes = [(i.dotted, i.path, i.line, i.end_line) for i in symbol_table(tree.index).values() if i.kind == "class"]
+                    deprecated += deprecations(root, pin, files, classes)
+            except (SnapshotError, TreeError, DiffError, OSError) as exc:
+                raise RefsError(str(exc)) from None
+            successors = build_successors(root, pairs, deprecated)
+            save_successors(settings.cache_dir, project, pins, successors)
+        out[project] = successors
     return out
 
 

@@ -65,9 +65,9 @@ def run_check(
     if not book.pins:
         raise RefsError("no pins: add `pins = [\"vllm@0.30.0\", ...]` to atlas.toml or pass --pin")
     views = [loader(settings, p) for p in book.pins]
-    lineages = None
+    lineages = successors = None
     if book.past:
-        from analyzer.refs.loader import load_lineages
+        from analyzer.refs.loader import load_lineages, load_successors
 
-        lineages = load_lineages(settings, book.past)
-    return book, check_references(refs, views, lineages=lineages), ", ".join(book.pins)
+        lineages, successors = load_lineages(settings, book.past), load_successors(settings, book.past)
+    return book, check_references(refs, views, lineages=lineages, successors=successors), ", ".join(book.pins)
