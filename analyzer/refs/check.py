@@ -621,6 +621,8 @@ def _spelled(ref: Reference, pin: PinView) -> Finding | None:
     if not _quotes_project(ref, pin):
         return None
     parts = ref.text.split(".")[1:] if "." in ref.text else [ref.target]
+    if ref.scope and ref.text.startswith("self.") and len(parts) > 1:
+        parts = parts[1:]  # `self.x.pop` in a class copy: `self.x` is its own reference (`copies.self_members`)
     missing = [p for p in parts if not p.startswith("__") and pin.mentions(p) is False]
     if not missing:
         return None

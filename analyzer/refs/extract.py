@@ -67,7 +67,13 @@ from analyzer.refs.document import (
 from analyzer.refs.framework import decide
 from analyzer.refs.layout import blank_cjk, flow_steps, has_cjk, holds_no_command, is_pasted_outline
 from analyzer.refs.links import macro_link, relative_link, sentence_names, with_anchor_names
-from analyzer.refs.listing import Listed, class_outline, constant_listing, field_listing
+from analyzer.refs.listing import (
+    Listed,
+    class_outline,
+    constant_listing,
+    field_listing,
+    tree_outline,
+)
 from analyzer.refs.models import FLAG, PATH, REQUEST, SYMBOL, Reference
 from analyzer.refs.prose_code import bare_names, in_formula, names_only, prose_names
 from analyzer.refs.shell import last_command, looks_like_command, shell_refs
@@ -245,6 +251,9 @@ class _Walker:
     # Another program the open lists' introducing sentence is about (`document.lead_program`):
     # the evidence whose names the items are, when no pin spells them.
     list_program: str | None = None
+    # (heading level, class) for each class a snippet wrote out (`class ReqToTokenPool:`) under a
+    # heading that names it: the class the section's later bare methods belong to (`_named_owner`).
+    section_classes: list[tuple[int, str]] = field(default_factory=list)
 
     # ----- helpers -------------------------------------------------------
     def _content_offset(self, line: int, raw: str) -> int:
@@ -746,7 +755,7 @@ class _Walker:
         # CJK glued to a name (`CacheEngine.__init__中包含`) is not part of it.
         masked = [blank_cjk(raw) for raw in originals]
         listed: dict[int, list[Listed]] = {}
-        for item in class_outline(originals):
+        for item in [*class_outline(originals), *tree_outline(originals)]:
             listed.setdefault(item.index, []).append(item)
         if owner is not None:
             for index, col, name in field_listing(masked):
@@ -901,6 +910,9 @@ class _Walker:
         taken = {(p.line, p.text.split("(", 1)[0].rsplit(".", 1)[-1]) for p in out} | {(p.line, p.found.target.rsplit(".", 1)[-1]) for p in out}
         for base, tree in trees:
             out.extend(p for p in self._past_names(tree, first + base) if (p.line, p.found.target) not in taken)
+            for top in tree.body:
+                if isinstance(top, ast.ClassDef):
+                    self._section_class(top.name)
         # A keyword both of a project call and of a quoted method: once, as the method's.
         quoted = {(p.line, p.text) for p in out if p.spelled and p.fragment_of}
         out = [p for p in out if not (p.spelled and not p.fragment_of and (p.line, p.text) in quoted)]
@@ -968,7 +980,18 @@ class _Walker:
         above = next((line.strip() for line in reversed(lines[:start]) if line.strip()), "")
         if above.startswith("#") and (owner := method_owner(above, fn.name)) is not None:
             return owner
-        return method_owner(self.headings[-1][1], fn.name) if self.headings else None
+        if self.headings and (owner := method_owner(self.headings[-1][1], fn.name)) is not None:
+            return owner
+        # `### ReqToTokenPool`, its `class ReqToTokenPool:` with the fields, then `#### 核心方法`
+        # with `def alloc(self, ...)`: the section's copy of the class, written in two blocks.
+        return self.section_classes[-1][1] if self.section_classes else None
+
+    def _section_class(self, name: str) -> None:
+        """Record a snippet's class under the innermost open heading that names it."""
+        word = re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
+        level = next((lvl for lvl, text in reversed(self.headings) if word.search(text)), None)
+        if level is not None:
+            self.section_classes.append((level, name))
 
     def _named_method(self, cls: str, fn: ast.FunctionDef | ast.AsyncFunctionDef, first: int) -> list[_Pending]:
         """A method whose class the heading names: a copy of that class's method, judged as a
@@ -1140,6 +1163,10 @@ class _Walker:
                                 out.append(_Pending(line, self._col(line, item.name), item.name, found, 0, "fence", scope=node.name, mirror=group))
                         if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and (item.name == "__init__" or not item.name.startswith("__")):
                             out.extend(self._copied_method(node.name, item, group, first, seen))
+                        elif not isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                            # `self.free_slots: List[int]` in the class body: a copy that lists the
+                            # class's attributes as declarations, read as a method's `self.x` are.
+                            out.extend(self._self_members(node.name, item, group, first, seen))
                     for lineno, param in docstring_args(node):
                         # `Args:` of the copy's docstring: its constructor's parameters (`field_of`).
                         line = first + lineno - 1
@@ -1341,6 +1368,7 @@ class _Walker:
         while self.headings and self.headings[-1][0] >= level:
             self.headings.pop()
         self.headings.append((level, text))
+        self.section_classes = [(lvl, name) for lvl, name in self.section_classes if lvl < level]
 
 
 def _annotated_places(top: ast.stmt) -> dict[int, tuple[str, ...]]:

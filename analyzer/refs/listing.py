@@ -70,6 +70,41 @@ def class_outline(lines: list[str]) -> list[Listed]:
     return sorted(out, key=lambda x: (x.index, x.col))
 
 
+# `----| prepare_for_verify`, `│   ├── schedule()`, `|-- TreeNode`: one name on a line of a drawn
+# tree; how far in the name starts is its depth.
+_TREE_ITEM_RE = re.compile(r"^(?P<prefix>[\s│|`├└─-]*(?:[├└]──|[|`]--|-+\|)\s*)(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\(\))?\s*(?:#.*)?$")
+
+
+def tree_outline(lines: list[str]) -> list[Listed]:
+    """The members a drawn tree nests under a class (`--| EagleVerifyInput` over `----| verify`):
+    each snake_case item one level under a class item, at least two under it. A line that is not
+    a tree item (the file the tree is about) starts a new tree."""
+    out: list[Listed] = []
+    stack: list[tuple[int, str]] = []  # (depth, name) of the open items
+    members: dict[tuple[int, str], list[Listed]] = {}
+
+    def close(upto: int) -> None:
+        while stack and stack[-1][0] >= upto:
+            key = stack.pop()
+            listed = members.pop(key, [])
+            if len(listed) >= 2:
+                out.extend(listed)
+
+    for i, line in enumerate(lines):
+        m = _TREE_ITEM_RE.match(line)
+        if m is None:
+            if line.strip():
+                close(0)
+            continue
+        depth, name = len(m.group("prefix")), m.group("name")
+        close(depth)
+        if stack and _HUMPS_RE.fullmatch(stack[-1][1]) and name[:1].islower():
+            members.setdefault(stack[-1], []).append(Listed(i, m.start("name"), name, stack[-1][1]))
+        stack.append((depth, name))
+    close(0)
+    return sorted(out, key=lambda x: (x.index, x.col))
+
+
 def _type_shaped(text: str) -> bool:
     head = re.split(r"[\[|\s]", text, maxsplit=1)[0]
     return "[" in text or head in _BUILTIN_TYPES or head[:1].isupper() or "." in head

@@ -553,6 +553,13 @@ def resolve_member(ref: Reference, pin: PinView) -> Finding:
     built = open_members(ref.owner, pin)
     if built is not None:
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=built)
+    packages = {o.full.rsplit(".", 2)[0] for o in owners if o.full.count(".") >= 2}
+    for e in pin.table.ending_with(ref.target):
+        # A module-level function of the class's own package listed with its methods (a drawn
+        # tree of a file, `eagle_utils.py` > `EagleVerifyInput` > `build_tree_kernel_efficient`).
+        module = e.parent
+        if e.kind == "function" and module.rsplit(".", 1)[0] in packages and any(k.kind == "module" for k in pin.table.named(module)):
+            return Finding(ref, pin.pin, OK, resolved_at=e.location, note=f"a function of `{module}`, beside `{ref.owner}`")
     if plain.status == OK and (ref.owner_strict or ref.owner_interface):
         # The text lists these as the class's fields (or methods); a field of the same name elsewhere
         # (another class, another subsystem) does not make it one.

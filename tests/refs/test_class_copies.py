@@ -466,3 +466,80 @@ def test_a_copied_class_s_docstring_args_are_its_constructor_s_parameters(pin: P
     assert got[(7, "vllm_config")] == "ok"
     assert got[(8, "swap_budget")] == "broken"
     assert not any(line == 9 for line, _ in got)  # a description's continuation line
+
+
+# A note that writes a class out in two blocks of one section: its attributes as declarations in
+# the class body, then its methods on their own under a sub-heading.
+_SECTION_COPY = """# vLLM V1 notes
+
+### Scheduler - the V1 scheduler
+
+#### Fields
+
+```python
+class Scheduler:
+    self.waiting: Deque[Request]
+    self.running: List[Request]
+    self.swapped: List[Request]
+```
+
+#### Core methods
+
+```python
+def schedule(self, budget):
+    return self.running
+
+def preempt(self, request):
+    self.waiting.append(request)
+    self.swapped_out.has_requests(request)
+```
+"""
+
+
+def test_attributes_declared_in_a_copy_s_class_body_are_judged_as_its_members(pin: PinView) -> None:
+    got = _statuses(_SECTION_COPY, pin)
+    assert got[(9, "self.waiting")] == "ok" and got[(10, "self.running")] == "ok"
+    assert got[(11, "self.swapped")] == "broken"  # neither Scheduler nor its base assigns it
+
+
+def test_bare_methods_of_a_section_belong_to_the_class_its_snippet_wrote_out(pin: PinView) -> None:
+    got = _statuses(_SECTION_COPY, pin)
+    assert got[(17, "schedule")] == "ok"
+    assert got[(17, "budget")] == "broken"  # the pin's `schedule(self)` takes no such parameter
+    assert got[(20, "preempt")] == "broken"  # not a method of the pin's Scheduler
+    assert got[(22, "self.swapped_out")] == "broken"
+    # A method of a member judged on its own line is not a second finding of the member's name.
+    assert got.get((22, "self.swapped_out.has_requests")) != "broken"
+
+
+def test_a_section_class_lasts_only_while_its_heading_is_open(pin: PinView) -> None:
+    # Under a new section the heading does not name, the methods are no longer Scheduler's.
+    doc = _SECTION_COPY.replace("#### Core methods", "### Helpers of my own")
+    got = _statuses(doc, pin)
+    assert got.get((20, "preempt")) != "broken" and got.get((17, "budget")) != "broken"
+
+
+def test_a_class_the_heading_does_not_name_gives_no_owner(pin: PinView) -> None:
+    # A class written under a heading about something else is no section's copy.
+    doc = _SECTION_COPY.replace("### Scheduler - the V1 scheduler", "### How requests wait")
+    got = _statuses(doc, pin)
+    assert got.get((20, "preempt")) != "broken" and got.get((17, "budget")) != "broken"
+
+
+_DRAWN_TREE = """# vLLM V1 scheduler
+
+```
+scheduler.py
+--| SchedulerInterface
+----| has_requests
+----| make_batch
+----| drop_requests
+```
+"""
+
+
+def test_a_drawn_tree_s_items_under_a_class_are_its_members(pin: PinView) -> None:
+    got = _statuses(_DRAWN_TREE, pin)
+    assert got[(6, "has_requests")] == "ok"
+    assert got[(7, "make_batch")] == "ok"  # a function of the class's own package, drawn beside its methods
+    assert got[(8, "drop_requests")] == "broken"

@@ -12,7 +12,7 @@ from analyzer.refs.layout import (
     holds_no_command,
     is_pasted_outline,
 )
-from analyzer.refs.listing import class_outline, constant_listing, field_listing
+from analyzer.refs.listing import class_outline, constant_listing, field_listing, tree_outline
 from analyzer.refs.models import Reference
 
 
@@ -103,6 +103,30 @@ def test_class_outline_members_and_subtitles() -> None:
 def test_a_header_with_one_member_is_not_an_outline() -> None:
     assert class_outline(["SomeThing:", "  only: one line"]) == []
     assert class_outline(["Word:", "  a: x", "  b: y"]) == []  # one hump and no base: a term
+
+
+def test_tree_outline_nests_members_under_their_class() -> None:
+    lines = [
+        "engine.py",
+        "--| EngineCore",
+        "----| step",
+        "----| add_request",
+        "--| run_engine",
+        "----| helper_one",
+        "----| helper_two",
+        "pool.py",
+        "├── BlockPool",
+        "│   ├── get_new_blocks()",
+        "│   └── free_blocks()  # gives them back",
+        "└── KVCacheBlock",
+        "    └── only_one",
+    ]
+    got = [(x.index, x.name, x.owner) for x in tree_outline(lines)]
+    assert got == [
+        (2, "step", "EngineCore"), (3, "add_request", "EngineCore"),
+        (9, "get_new_blocks", "BlockPool"), (10, "free_blocks", "BlockPool"),
+    ]  # a function's children and a class with one item under it are no class's members
+    assert tree_outline(["EngineCore", "  step", "  add_request"]) == []  # indent alone draws no tree
 
 
 def test_field_listing_needs_python_types() -> None:
