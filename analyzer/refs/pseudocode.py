@@ -158,11 +158,17 @@ def _breaks(line: str) -> tuple[list[int], bool]:
     return sorted(c for c in cuts if 0 < c < len(line)), glued
 
 
+def _flattened_cuts(line: str) -> list[int]:
+    """`_breaks`'s cuts of a flattened line (see `is_flattened`); none for any other line."""
+    cuts, glued = _breaks(line)
+    flattened = len(cuts) >= 2 and (glued or any(line[:c].rstrip().endswith(":") for c in cuts))
+    return cuts if flattened else []
+
+
 def is_flattened(line: str) -> bool:
     """A line that reads as several lines of code run together: a block's opening line glued to
     its indented body (`:    `), or statements glued to each other (two at least)."""
-    cuts, glued = _breaks(line)
-    return len(cuts) >= 2 and (glued or any(line[:c].rstrip().endswith(":") for c in cuts))
+    return bool(_flattened_cuts(line))
 
 
 def unflatten(lines: list[str]) -> tuple[list[str], list[tuple[int, int]]]:
@@ -172,7 +178,7 @@ def unflatten(lines: list[str]) -> tuple[list[str], list[tuple[int, int]]]:
     out: list[str] = []
     origin: list[tuple[int, int]] = []
     for index, line in enumerate(lines):
-        cuts = _breaks(line)[0] if is_flattened(line) else []
+        cuts = _flattened_cuts(line)
         starts = [0, *cuts]
         for start, end in zip(starts, [*cuts, len(line)], strict=True):
             out.append(line[start:end].rstrip())
