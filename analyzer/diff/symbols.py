@@ -33,6 +33,11 @@ _NAME_SIMILARITY = 60
 _WORD_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
+def name_words(name: str) -> list[str]:
+    """The lowercase words of a CamelCase or snake_case name (`KVCacheManager` -> kv, cache, manager)."""
+    return [w.lower() for w in _WORD_RE.findall(name)]
+
+
 @dataclass(frozen=True, slots=True)
 class SymbolInfo:
     dotted: str
@@ -317,8 +322,8 @@ def name_similarity(a: str, b: str) -> int:
     """0-100: how many words two identifiers share (snake_case and CamelCase split)."""
     from rapidfuzz import fuzz
 
-    words_a = " ".join(w.lower() for w in _WORD_RE.findall(a))
-    words_b = " ".join(w.lower() for w in _WORD_RE.findall(b))
+    words_a = " ".join(name_words(a))
+    words_b = " ".join(name_words(b))
     return int(fuzz.token_set_ratio(words_a, words_b))
 
 

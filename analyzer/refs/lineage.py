@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from analyzer.refs.classify import BUILTINS, FOREIGN_NAMES, PACKAGE_ROOTS, PYTHON_BUILTINS
 from analyzer.refs.jsoncache import read_record, write_record
@@ -74,9 +75,20 @@ def build_lineage(project: str, past: Iterable[tuple[str, Iterable[SymbolEntry]]
     return out
 
 
-def _cache_path(cache_dir: Path, project: str, pins: Sequence[str]) -> Path:
+def pins_cache_path(cache_dir: Path, project: str, pins: Sequence[str], suffix: str) -> Path:
+    """Where a record drawn from these past pins is cached (one file per project, set of pins and kind)."""
     key = hashlib.sha256("\n".join(sorted(pins)).encode()).hexdigest()[:12]
-    return cache_dir / "refs" / "lineage" / f"{project}.{key}.l{FORMAT}.json"
+    return cache_dir / "refs" / "lineage" / f"{project}.{key}.{suffix}.json"
+
+
+def read_pins_record(path: Path, version: int, pins: Sequence[str]) -> dict[str, Any] | None:
+    """The cached record at `path` when it was drawn from exactly these pins, else None."""
+    record = read_record(path, version)
+    return record if record is not None and record.get("pins") == sorted(pins) else None
+
+
+def _cache_path(cache_dir: Path, project: str, pins: Sequence[str]) -> Path:
+    return pins_cache_path(cache_dir, project, pins, f"l{FORMAT}")
 
 
 def save_lineage(cache_dir: Path, project: str, pins: Sequence[str], lineage: Lineage) -> None:
@@ -85,8 +97,8 @@ def save_lineage(cache_dir: Path, project: str, pins: Sequence[str], lineage: Li
 
 
 def cached_lineage(cache_dir: Path, project: str, pins: Sequence[str]) -> Lineage | None:
-    record = read_record(_cache_path(cache_dir, project, pins), FORMAT)
-    if record is None or record.get("pins") != sorted(pins):
+    record = read_pins_record(_cache_path(cache_dir, project, pins), FORMAT, pins)
+    if record is None:
         return None
     out: Lineage = {}
     for release, full, kind, path in record["names"]:

@@ -13,15 +13,21 @@ Plain data in and out; cached as JSON beside the lineage, per project and set of
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from analyzer.diff.models import SymbolMove
-from analyzer.refs.jsoncache import read_record, write_record
-from analyzer.refs.lineage import PastName, short_name, version_key
+from analyzer.diff.symbols import name_words
+from analyzer.refs.jsoncache import write_record
+from analyzer.refs.lineage import (
+    PastName,
+    pins_cache_path,
+    read_pins_record,
+    short_name,
+    version_key,
+)
 from analyzer.refs.models import Suggestion
 from analyzer.refs.pinview import PinView
 from analyzer.refs.resolve import short_name as pin_short_name
@@ -31,7 +37,6 @@ FORMAT = 2
 _MAX_STEPS = 12
 # A home upstream's own diff vouches for, and that the pin still defines under that name.
 CONFIDENCE = 0.7
-_WORD_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +164,7 @@ def _move_of(name: str, release: str, successors: Successors) -> tuple[Successor
 
 
 def _words(name: str) -> set[str]:
-    return {w.lower() for w in _WORD_RE.findall(name)}
+    return set(name_words(name))
 
 
 def successor_home(past: Sequence[PastName], successors: Successors, pin: PinView, owner: str | None = None) -> Suggestion | None:
@@ -226,8 +231,7 @@ def deprecated_home(target: str, owner: str | None, flag: bool, successors: Succ
 
 
 def _cache_path(cache_dir: Path, project: str, pins: Sequence[str]) -> Path:
-    key = hashlib.sha256("\n".join(sorted(pins)).encode()).hexdigest()[:12]
-    return cache_dir / "refs" / "lineage" / f"{project}.{key}.s{FORMAT}.json"
+    return pins_cache_path(cache_dir, project, pins, f"s{FORMAT}")
 
 
 def save_successors(cache_dir: Path, project: str, pins: Sequence[str], successors: Successors) -> None:
@@ -236,8 +240,8 @@ def save_successors(cache_dir: Path, project: str, pins: Sequence[str], successo
 
 
 def cached_successors(cache_dir: Path, project: str, pins: Sequence[str]) -> Successors | None:
-    record = read_record(_cache_path(cache_dir, project, pins), FORMAT)
-    if record is None or record.get("pins") != sorted(pins):
+    record = read_pins_record(_cache_path(cache_dir, project, pins), FORMAT, pins)
+    if record is None:
         return None
     out: Successors = {}
     for old, new, release, to, kind, evidence in record["moves"]:
