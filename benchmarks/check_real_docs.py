@@ -398,10 +398,11 @@ def main() -> int:
         help="past releases as evidence that a name was the project's (analyzer/refs/lineage.py); no PIN: the default ten (benchmarks/past_pins.py pins them)",
     )
     args = parser.parse_args()
-    lineages = load_lineages(settings_for(args), args.past or DEFAULT_PAST) if args.past is not None else None
-    successors = load_successors(settings_for(args), args.past or DEFAULT_PAST) if args.past is not None else None
-    releases = SOURCE_RELEASES if args.source else RELEASES
     settings = settings_for(args)
+    past = None if args.past is None else args.past or DEFAULT_PAST
+    lineages = load_lineages(settings, past) if past is not None else None
+    successors = load_successors(settings, past) if past is not None else None
+    releases = SOURCE_RELEASES if args.source else RELEASES
     parts = PARTS if args.part == "all" else (args.part,)
     views: dict[str, PinView] = {}
     for pins in releases.values():

@@ -96,8 +96,10 @@ def main() -> int:
     parser.add_argument("--cache-dir", default=None, help="Default: $ATLAS_CACHE_DIR / platform cache.")
     parser.add_argument("--against", metavar="REV", help="Also count with the analyzer of git revision REV.")
     args = parser.parse_args()
-    after = count_calls(args.targets, args.cache_dir)
-    before = _child_counts(args.against, args.targets, args.cache_dir) if args.against else {}
+    # (a directory as an absolute path: the `--against` child runs in a temporary folder)
+    targets = [str(Path(t).resolve()) if Path(t).is_dir() else t for t in args.targets]
+    after = count_calls(targets, args.cache_dir)
+    before = _child_counts(args.against, targets, args.cache_dir) if args.against else {}
     for target, counts in after.items():
         print(target)
         for stage, n in counts.items():

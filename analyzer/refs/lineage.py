@@ -87,13 +87,18 @@ def read_pins_record(path: Path, version: int, pins: Sequence[str]) -> dict[str,
     return record if record is not None and record.get("pins") == sorted(pins) else None
 
 
+def write_pins_record(path: Path, version: int, project: str, pins: Sequence[str], key: str, rows: list[list[str]]) -> None:
+    """Cache `rows` under `key`, with the project and pins they were drawn from (`read_pins_record`)."""
+    write_record(path, version, {"project": project, "pins": sorted(pins), key: rows})
+
+
 def _cache_path(cache_dir: Path, project: str, pins: Sequence[str]) -> Path:
     return pins_cache_path(cache_dir, project, pins, f"l{FORMAT}")
 
 
 def save_lineage(cache_dir: Path, project: str, pins: Sequence[str], lineage: Lineage) -> None:
     rows = [[n.release, n.full, n.kind, n.path] for names in lineage.values() for n in names]
-    write_record(_cache_path(cache_dir, project, pins), FORMAT, {"project": project, "pins": sorted(pins), "names": rows})
+    write_pins_record(_cache_path(cache_dir, project, pins), FORMAT, project, pins, "names", rows)
 
 
 def cached_lineage(cache_dir: Path, project: str, pins: Sequence[str]) -> Lineage | None:

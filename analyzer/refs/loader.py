@@ -7,7 +7,6 @@ is rebuilt.
 
 from __future__ import annotations
 
-import itertools
 import json
 import sys
 from collections.abc import Sequence
@@ -137,11 +136,13 @@ def load_successors(settings: Settings, past: Sequence[str]) -> dict[str, Succes
             root = PACKAGE_ROOTS.get(project, project)
             pairs, deprecated = [], []
             try:
-                for older, newer in itertools.pairwise(chain):
-                    a, b = release_tree(settings, older), release_tree(settings, newer)
-                    pairs.append((older, newer, compare_symbols(a.index, b.index, file_renames(settings, a, b)).moved))
-                for pin in chain:
+                previous: tuple[str, PinnedTree] | None = None
+                for pin in chain:  # each release opened once, two held at a time
                     tree = release_tree(settings, pin)
+                    if previous is not None:
+                        older, a = previous
+                        pairs.append((older, pin, compare_symbols(a.index, tree.index, file_renames(settings, a, tree)).moved))
+                    previous = pin, tree
                     base = tree.snapshot.package_root if tree.snapshot is not None else None
                     files = {rel: (base / rel).read_text(encoding="utf-8", errors="replace") for rel in tree.index.modules} if base else {}
                     classes = [(i.dotted, i.path, i.line, i.end_line) for i in symbol_table(tree.index).values() if i.kind == "class"]

@@ -20,13 +20,13 @@ from pathlib import Path
 
 from analyzer.diff.models import SymbolMove
 from analyzer.diff.symbols import name_words
-from analyzer.refs.jsoncache import write_record
 from analyzer.refs.lineage import (
     PastName,
     pins_cache_path,
     read_pins_record,
     short_name,
     version_key,
+    write_pins_record,
 )
 from analyzer.refs.models import Suggestion
 from analyzer.refs.pinview import PinView
@@ -236,7 +236,7 @@ def _cache_path(cache_dir: Path, project: str, pins: Sequence[str]) -> Path:
 
 def save_successors(cache_dir: Path, project: str, pins: Sequence[str], successors: Successors) -> None:
     rows = [[s.old, s.new, s.release, s.to, s.kind, s.evidence] for moves in successors.values() for s in moves]
-    write_record(_cache_path(cache_dir, project, pins), FORMAT, {"project": project, "pins": sorted(pins), "moves": rows})
+    write_pins_record(_cache_path(cache_dir, project, pins), FORMAT, project, pins, "moves", rows)
 
 
 def cached_successors(cache_dir: Path, project: str, pins: Sequence[str]) -> Successors | None:
