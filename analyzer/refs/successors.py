@@ -172,18 +172,20 @@ def successor_home(past: Sequence[PastName], successors: Successors, pin: PinVie
     definitions (`past`, newest first, as `lineage.past_names` gives them), where `pin` defines
     that name in full. Definitions that went to different homes (`Worker.x` renamed one way,
     `Executor.x` another) are told apart by the class names of the newest release that defined
-    the name (it had a `Worker.x`, not an `Executor.x`) where the reference writes no owner; none
-    when that leaves several, or for a name written after an object (`owner`: `model_executor` of
-    `model_executor.x()`)."""
+    the name (it had a `Worker.x`, not an `Executor.x`), or, where the reference writes an owner
+    (`owner`: `model_executor` of `model_executor.x()`), by the class whose words it all writes;
+    none when that leaves several."""
     found: dict[str, tuple[str, list[Successor]]] = {}  # replacement -> (its past short name, the chain)
     for name in past:
         steps = follow(name, successors)
         entries = pin.table.named(steps[-1].new) if steps else []
         if len(entries) == 1:
             found.setdefault(pin_short_name(entries[0], pin), (short_name(name), steps))
-    if owner is not None and not owner.rsplit(".", 1)[-1][:1].isupper():
-        return None  # an object's name (`model_executor`) does not say which class's chain it is
-    if len(found) > 1 and owner is None:
+    if owner is not None:
+        # `model_executor.x()`: the chain out of a class whose words the owner writes (`Executor.x`).
+        written = _words(owner.rsplit(".", 1)[-1])
+        found = {k: v for k, v in found.items() if "." in v[0] and _words(v[0].rsplit(".", 2)[-2]) <= written}
+    elif len(found) > 1:
         # V0's `Worker` kept `x` to the end while V1's `Worker` renamed it: the newest release's
         # own class names pick the chain a reader of that release's name would follow.
         newest = {short_name(n) for n in past if n.release == past[0].release}

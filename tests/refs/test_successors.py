@@ -119,11 +119,10 @@ def test_a_bare_gone_name_goes_where_the_newest_release_s_class_of_that_name_ren
     assert f.best.location == "vllm/v1/worker/gpu_worker.py:2"
 
 
-def test_a_written_owner_does_not_take_the_newest_release_s_chain(tmp_path: Path) -> None:
-    # `model_executor` may not be the newest release's `Worker`: with two chains, no home from them.
+def test_the_owner_the_text_writes_picks_the_chain(tmp_path: Path) -> None:
     doc = "# KV cache\n\n```python\nnum_gpu_blocks = model_executor.determine_num_available_blocks()\n```\n"
     f = _findings(doc, tmp_path)["model_executor.determine_num_available_blocks"]
-    assert all("renamed it to" not in s.reason for s in f.suggestions)
+    assert f.best is not None and f.best.replacement == "Executor.determine_available_memory"
 
 
 def test_no_home_without_the_diff_s_evidence_or_where_the_pin_lacks_the_successor(tmp_path: Path) -> None:
@@ -140,6 +139,8 @@ def test_several_homes_nothing_tells_apart_give_none(tmp_path: Path) -> None:
     # Only V1's two definitions (no newest-release namesake): two homes, none chosen.
     past = [p for p in lineage["determine_num_available_blocks"] if p.full.startswith("vllm.v1.")]
     assert successor_home(past, successors, _pin(tmp_path)) is None
+    worker = successor_home(past, successors, _pin(tmp_path), owner="driver_worker")
+    assert worker is not None and worker.replacement == "Worker.determine_available_memory"
 
 
 def test_the_successors_are_cached_per_set_of_past_pins(tmp_path: Path) -> None:
