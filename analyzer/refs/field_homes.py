@@ -12,8 +12,10 @@ from __future__ import annotations
 import ast
 import re
 
+from rapidfuzz.distance import DamerauLevenshtein
+
 from analyzer.refs.fields import _attributes as attributes  # a class's fields, its bases' too
-from analyzer.refs.fields import _function_node, request_fields, signature
+from analyzer.refs.fields import _function_node, accepts, request_fields, signature
 from analyzer.refs.models import REQUEST, Reference, Suggestion
 from analyzer.refs.namesakes import related
 from analyzer.refs.pinview import PinView, SymbolEntry
@@ -134,12 +136,54 @@ def parameter_object(ref: Reference, pin: PinView) -> list[Suggestion]:
     return [Suggestion(replacement, 0.75, f"`{short}` now takes a `{cls.last}`, which has `{name}`", cls.location)]
 
 
+# A keyword this short one letter off is as likely another keyword (`tp`/`pp`, `top_k`/`top_p`).
+_TYPO_MIN_LENGTH = 6
+
+
+def _keywords(callee: str, pin: PinView) -> set[str]:
+    """The keywords the pin's `callee` takes (as `fields.accepts` judges them): its classes'
+    fields and `__init__` parameters, its functions' parameters."""
+    names: set[str] = set()
+    for e in find_symbol(callee, pin)[0][:3]:
+        if e.kind == "class":
+            names |= attributes(e, pin)
+            for init in find_symbol(f"{e.last}.__init__", pin)[0][:3]:
+                sig = signature(init, pin) if init.parent == e.full else None
+                names |= sig.names if sig is not None else set()
+        elif e.kind == "function" and (sig := signature(e, pin)) is not None:
+            names |= sig.names
+    return {n for n in names if accepts(callee, n, pin) is True}
+
+
+def misspelled_parameter(ref: Reference, pin: PinView) -> list[Suggestion]:
+    """`EagleVerifyInput(draft_token_=..., retrive_index=...)` where the class takes `draft_token`
+    and `retrieve_index`: the one keyword the callee takes that is the written one less the
+    underscores at its ends (a blog's markup leaves `draft_token\\_=` as `draft_token_=`), else
+    the one a letter off (a typo). Only among the callee's own keywords, a short list an editor
+    reads; none for a short name or for one differing in a number (`_v1`/`_v2`)."""
+    if ref.field_of in (None, REQUEST):
+        return []
+    name = ref.target
+    bare = name.strip("_")
+    taken = _keywords(ref.field_of or "", pin)
+    short = ".".join((ref.field_of or "").rsplit(".", 2)[-2:])
+    if bare != name and bare in taken:
+        return [Suggestion(bare, 0.8, f"`{short}` takes `{bare}` (the written name with stray underscores)", None)]
+    if len(bare) < _TYPO_MIN_LENGTH:
+        return []
+    plain = re.sub(r"\d", "", bare)
+    typos = [k for k in taken if DamerauLevenshtein.distance(bare, k) == 1 and re.sub(r"\d", "", k) != plain]
+    if len(typos) != 1:
+        return []
+    return [Suggestion(typos[0], 0.75, f"the one keyword of `{short}` a letter off", None)]
+
+
 def field_homes(ref: Reference, pin: PinView) -> list[Suggestion]:
     """The member of a class one of the place's fields holds, named as the gone field less its
     first word (or as the whole field); one such member: a suggestion, several: none. Else a
     parameter renamed by words added (`renamed_parameter`), or gathered into a parameters
-    object the callable now takes (`parameter_object`)."""
-    renamed = renamed_parameter(ref, pin) or parameter_object(ref, pin)
+    object the callable now takes (`parameter_object`), or misspelled (`misspelled_parameter`)."""
+    renamed = renamed_parameter(ref, pin) or parameter_object(ref, pin) or misspelled_parameter(ref, pin)
     if renamed:
         return renamed
     name = ref.target

@@ -174,3 +174,21 @@ def test_a_switch_turned_over_is_the_callable_s_opposite_parameter(tmp_path: Pat
     # No `enable_log_level` to turn over to: no suggestion of that kind.
     other = got["disable_log_level"].best
     assert other is None or other.replacement != "enable_log_level"
+
+
+def test_a_keyword_with_stray_underscores_or_a_letter_off_is_the_callee_s_own(tmp_path: Path) -> None:
+    # A blog's markup leaves `page_size\_=` as `page_size_=`; `disabel` is a typo of `disable`.
+    doc = (
+        "# Cache parameters\n\n"
+        "```python\n"
+        "from sglang.srt.mem_cache.cache_init_params import CacheInitParams\n"
+        "params = CacheInitParams(page_size_=16, disabel=False, dsable_x=1, tokens=2)\n"
+        "```\n"
+    )
+    got = {f.ref.target: f for f in check_references(extract_all([("doc.md", doc)]), [_cache_view(tmp_path)]) if f.ref.field_of}
+    assert {t for t, f in got.items() if f.status == "broken"} >= {"page_size_", "disabel", "dsable_x", "tokens"}
+    best = {t: (f.best.replacement if f.best else None) for t, f in got.items()}
+    assert best["page_size_"] == "page_size" and best["disabel"] == "disable"
+    # Two letters off, or nothing near: no guess.
+    assert best["dsable_x"] is None and best["tokens"] is None
+    assert all(f.best is None or f.best.confidence < 0.85 for f in got.values())  # not applied by --fix
