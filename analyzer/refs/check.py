@@ -47,7 +47,13 @@ from analyzer.refs.resolve import (
 from analyzer.refs.said_gone import said_gone
 from analyzer.refs.sibling_classes import renamed_siblings
 from analyzer.refs.successors import Successors, deprecated_home, successor_home, written_owner
-from analyzer.refs.suggest import History, member_of_a_quoted_class, spelled_like, suggest
+from analyzer.refs.suggest import (
+    History,
+    member_of_a_quoted_class,
+    spelled_like,
+    suggest,
+    versioned_home,
+)
 from analyzer.refs.unjudged import unjudged
 
 IgnoreFn = Callable[[Reference], bool]
@@ -138,6 +144,8 @@ def _past_evidence(
     f.status, f.past = BROKEN, evidence
     if not f.suggestions:
         f.suggestions = suggest(replace(f.ref, target=lineage_short_name(past[0])), pin, histories.get(pin.pin))
+    if past[0].kind == "class":
+        f = _upstream_home(f, next(iter(versioned_home(past[0].full.rsplit(".", 1)[-1], past[0].path, pin)), None))
     return _upstream_home(f, successor_home(past, successors.get(pin.project, {}), pin, written_owner(f.ref.text)))
 
 

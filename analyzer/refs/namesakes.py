@@ -11,6 +11,8 @@ other still says where it went. Read from the pin's index only.
   where that class lives.
 - A file gone (`openai/serving_chat.py`): the class named after it with words added in front
   (`OpenAIServingChat`), inside the folder the file was in, is where its code lives now.
+- A class whose file is gone beside a versioned file of that name (`ray_executor.py` ->
+  `ray_executor_v2.py`): the class named after the versioned file (`RayExecutorV2`) took over.
 """
 
 from __future__ import annotations
@@ -130,3 +132,36 @@ def _by_last_word(pin: PinView) -> dict[str, list[str]]:
         cache["namesakes: by last word"] = index
     index_: dict[str, list[str]] = cache["namesakes: by last word"]
     return index_
+
+
+# The second and later versions a project writes beside a file it then drops (`x_v2.py`).
+_LATER_VERSIONS = range(2, 5)
+
+
+def versioned_file(old_path: str, pin: PinView) -> str | None:
+    """`ray_executor.py` gone, `ray_executor_v2.py` in the same folder: the one versioned file of
+    that name that replaced it (package-relative). A bare file name (no folder): the one such file
+    anywhere, where no file of the old name is left. None when the file is still there, or for
+    no or several versioned files."""
+    folder, _, name = old_path.rpartition("/")
+    if not name.endswith(".py") or name == "__init__.py" or pin.has_path(old_path) or (not folder and pin.files_named(name)):
+        return None
+    stem = name.removesuffix(".py")
+    if folder:
+        found = [p for n in _LATER_VERSIONS if pin.has_path(p := f"{folder}/{stem}_v{n}.py")]
+    else:
+        found = [p for n in _LATER_VERSIONS for p in pin.files_named(f"{stem}_v{n}.py") if not p.startswith(("tests/", "test/"))]
+    return found[0] if len(found) == 1 else None
+
+
+def versioned_successor(old_path: str, pin: PinView) -> SymbolEntry | None:
+    """A class of `old_path` (package-relative), a file replaced by a versioned one
+    (`versioned_file`): that file's top-level class named after it (`RayExecutorV2` of
+    `ray_executor_v2.py`, `EAGLEWorkerV2` of `eagle_worker_v2.py`), compared without case or
+    underscores; None when there is no such class."""
+    path = versioned_file(old_path, pin)
+    if path is None or "/" not in old_path:
+        return None
+    key = path.rsplit("/", 1)[-1].removesuffix(".py").replace("_", "")
+    found = [e for e in _top_level_classes(pin, path) if e.last.replace("_", "").lower() == key]
+    return found[0] if len(found) == 1 else None

@@ -26,6 +26,8 @@ from analyzer.refs.namesakes import (
     class_in_its_module,
     file_with_words_dropped,
     module_of_its_class,
+    versioned_file,
+    versioned_successor,
 )
 from analyzer.refs.pinview import PinView, SymbolEntry
 from analyzer.refs.resolve import find_symbol, folders_written, package_path, short_name
@@ -194,6 +196,10 @@ def _paths(ref: Reference, pin: PinView, history: History | None, line_symbol: s
         # module, while the file became `decode_cuda_graph_runner.py`). Alone it is a lead
         # (0.6); inside the package the module became, or agreeing with another rule, it decides.
         out.extend(_where_symbol_lives(ref, old_path, pin, line_symbol, elsewhere=0.6))
+    versioned = versioned_file(old_path, pin)
+    if versioned is not None:
+        why = f"`{old_path.rsplit('/', 1)[-1]}` is gone; its versioned file `{versioned.rsplit('/', 1)[-1]}` replaced it"
+        out.append(Suggestion(_write_path(ref, versioned, pin), 0.75, why, versioned))
     if ref.bare_file:
         return out  # a file name with no folders: nothing to move it to but a spelling guess
     if ref.origin == "link" and not pin.has_path(package_path(ref.target, pin) or ""):
@@ -432,6 +438,9 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
                     why = "same name in a related module" if len(hits) == 1 else "same name in the nearest surviving package" if confidence >= 0.7 else "same name in a related module"
                     out.append(Suggestion(e.full, confidence, why, e.location))
                 break
+        if not out and len(parts) >= 3 and _CLASS_RE.match(parts[-1]):
+            # `sglang.srt.speculative.eagle_worker.EAGLEWorker`: the module replaced by `eagle_worker_v2`.
+            out.extend(versioned_home(parts[-1], "/".join(parts[:-1]) + ".py", pin, dotted=True))
         if not out and len(parts) >= 3 and "_" in parts[-1]:
             # A module of two words or more that moved out of its package
             # (`vllm.entrypoints.openai.reasoning_parsers.abs_reasoning_parsers` ->
@@ -493,6 +502,8 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
                 out.extend(_renamed_class(owner, pin, history, member=last))
         elif history is not None:
             out.extend(_renamed_class(target, pin, history))
+            for old in [e for e in history.old.find_symbol(target) if e.kind == "class"][:1]:
+                out.extend(versioned_home(target, old.path, pin))
         if len(parts) == 1 and _CLASS_RE.match(last) and ref.annotates:
             declared = declared_now(last, ref.annotates, pin)
             if declared is not None:
@@ -667,6 +678,16 @@ def _nearness(old: list[str], new: list[str]) -> tuple[int, int]:
             break
         lead += 1
     return len(set(old[1:]) & set(new[1:])), lead
+
+
+def versioned_home(name: str, old_path: str, pin: PinView, dotted: bool = False) -> list[Suggestion]:
+    """The gone class `name` of `old_path`: the class of the versioned file that replaced that
+    file (`namesakes.versioned_successor`), by its full dotted name when the text wrote one."""
+    cls = versioned_successor(old_path, pin)
+    if cls is None:
+        return []
+    why = f"`{old_path.rsplit('/', 1)[-1]}`, which held `{name}`, is gone; `{cls.last}` of its versioned file took over"
+    return [Suggestion(cls.full if dotted else short_name(cls, pin), 0.75, why, cls.location)]
 
 
 def _renamed_class(old_name: str, pin: PinView, history: History, member: str | None = None) -> list[Suggestion]:

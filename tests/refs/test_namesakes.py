@@ -4,19 +4,28 @@ is gpu_worker.py's `Worker`, `DraftModel` draft_model.py's `DraftModelProposer`,
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from analyzer.index import SnapshotIndex
+from analyzer.index.extract import extract_text
+from analyzer.refs.build import symbols_and_open_classes
 from analyzer.refs.check import check_references, extract_all
+from analyzer.refs.lineage import build_lineage
 from analyzer.refs.namesakes import (
     class_in_its_module,
     file_with_words_dropped,
     module_of_its_class,
     related,
     snake,
+    versioned_file,
+    versioned_successor,
 )
 from analyzer.refs.pinview import PinView, SymbolEntry
+
+from .fakes import vllm_view
 
 _CLASSES = {
     "vllm/v1/worker/gpu_worker.py": [("AsyncIntermediateTensors", ()), ("Worker", ("WorkerBase",))],
@@ -98,3 +107,77 @@ def test_a_gone_file_renamed_without_its_last_words(pin: PinView) -> None:
     assert file_with_words_dropped("vllm/v1/engine/async_llm_engine.py", ["vllm/v1/engine"], pin) == "vllm/v1/engine/async_llm.py"
     assert file_with_words_dropped("vllm/v1/kv_offload/abstract.py", ["vllm/v1/kv_offload"], pin) is None  # one word
     assert file_with_words_dropped("vllm/v1/kv_offload/fifo_manager.py", ["vllm/v1/kv_offload"], pin) is None
+
+
+def _versioned_pin(tmp_path: Path, extra: dict[str, list[tuple[str, tuple[str, ...]]]]) -> PinView:
+    classes = {
+        "vllm/v1/executor/abstract.py": [("Executor", ("ABC",))],
+        "vllm/v1/executor/ray_executor_v2.py": [("RayWorkerHandle", ()), ("RayExecutorV2", ("MultiprocExecutor",))],
+        "vllm/v1/spec/eagle_worker_v2.py": [("EagleDraftWorker", ()), ("EAGLEWorkerV2", ("BaseSpecWorker",))],
+        **extra,
+    }
+    symbols = []
+    for path, found in classes.items():
+        module = path.removesuffix(".py").replace("/", ".")
+        symbols.append(SymbolEntry(module, path, 1, 100, "module"))
+        symbols += [SymbolEntry(f"{module}.{name}", path, 10 + 10 * i, 15 + 10 * i, "class", bases) for i, (name, bases) in enumerate(found)]
+    return PinView(
+        pin="vllm@0.33.0", project="vllm", kind="release", layout_prefix="", packages=("vllm",),
+        files=frozenset([*classes, "vllm/__init__.py"]), symbols=symbols, flags=[], envs=[], tree=str(tmp_path),
+    )
+
+
+def test_a_file_replaced_by_its_versioned_file_and_that_file_s_class(tmp_path: Path) -> None:
+    pin = _versioned_pin(tmp_path, {})
+    assert versioned_file("vllm/v1/executor/ray_executor.py", pin) == "vllm/v1/executor/ray_executor_v2.py"
+    assert versioned_file("ray_executor.py", pin) == "vllm/v1/executor/ray_executor_v2.py"  # a bare name: the one such file
+    cls = versioned_successor("vllm/v1/executor/ray_executor.py", pin)
+    assert cls is not None and cls.last == "RayExecutorV2"  # named after the file, not its helper class
+    cls = versioned_successor("vllm/v1/spec/eagle_worker.py", pin)
+    assert cls is not None and cls.last == "EAGLEWorkerV2"  # compared without case
+    # Still there, no versioned file beside it (another folder's does not count), not a module.
+    assert versioned_file("vllm/v1/executor/abstract.py", pin) is None
+    assert versioned_file("vllm/v1/worker/eagle_worker.py", pin) is None
+    assert versioned_successor("vllm/v1/executor/ray_utils.py", pin) is None
+
+
+def test_no_versioned_home_when_two_versions_or_the_old_name_is_left(tmp_path: Path) -> None:
+    pin = _versioned_pin(tmp_path, {"vllm/v1/executor/ray_executor_v3.py": [("RayExecutorV3", ())], "vllm/v2/eagle_worker.py": [("W", ())]})
+    assert versioned_file("vllm/v1/executor/ray_executor.py", pin) is None  # v2 and v3: which one?
+    assert versioned_file("eagle_worker.py", pin) is None  # a file of the written name is still there
+    # No class named after the versioned file: the file, but no class.
+    pin = _versioned_pin(tmp_path, {"vllm/v1/worker/runner_v2.py": [("GPURunner", ())]})
+    assert versioned_file("vllm/v1/worker/runner.py", pin) == "vllm/v1/worker/runner_v2.py"
+    assert versioned_successor("vllm/v1/worker/runner.py", pin) is None
+
+
+def test_a_gone_dotted_class_goes_to_the_versioned_module_s_class(tmp_path: Path) -> None:
+    doc = "# Workers\n\n```python\nfrom vllm.v1.spec.eagle_worker import EAGLEWorker\n```\n"
+    pin = _versioned_pin(tmp_path, {})
+    got = {f.ref.text: f for f in check_references(extract_all([("doc.md", doc)]), [pin])}
+    f = next(f for text, f in got.items() if text.endswith("EAGLEWorker"))
+    assert f.status == "broken" and f.best is not None
+    assert f.best.replacement == "vllm.v1.spec.eagle_worker_v2.EAGLEWorkerV2" and f.best.confidence < 0.8
+
+
+def test_a_class_a_past_release_defined_goes_to_the_versioned_file_s_class(tmp_path: Path) -> None:
+    # 0.10.2 had `ray_executor.py`'s `RayDistributedExecutor`; today's pin has only `ray_executor_v2.py`.
+    past = {
+        "vllm/__init__.py": "",
+        "vllm/v1/executor/ray_executor.py": "class RayDistributedExecutor:\n    def execute_model(self):\n        return 0\n",
+    }
+    index = SnapshotIndex("t", {p: extract_text(t, p, "0" * 64) for p, t in past.items()})
+    lineage = build_lineage("vllm", [("vllm@0.10.2-src", symbols_and_open_classes(index.modules.values())[0])])
+    pin = vllm_view(tmp_path, "0.33.0")
+    new = "vllm/v1/executor/ray_executor_v2.py"
+    pin = replace(pin, files=pin.files | {new}, symbols=[
+        *pin.symbols,
+        SymbolEntry("vllm.v1.executor.ray_executor_v2", new, 1, 40, "module"),
+        SymbolEntry("vllm.v1.executor.ray_executor_v2.RayWorkerHandle", new, 2, 10, "class"),
+        SymbolEntry("vllm.v1.executor.ray_executor_v2.RayExecutorV2", new, 12, 40, "class"),
+    ])
+    pin.words_path = str(tmp_path / "words.json")
+    doc = "# Executors\n\nWith Ray, `RayDistributedExecutor` drives the workers.\n"
+    [f] = [f for f in check_references(extract_all([("ch.md", doc)]), [pin], lineages={"vllm": lineage}) if f.ref.text == "RayDistributedExecutor"]
+    assert f.status == "broken" and f.best is not None
+    assert f.best.replacement == "RayExecutorV2" and "versioned file" in f.best.reason
