@@ -84,9 +84,10 @@ _GITHUB_RE = re.compile(
 )
 _REPO_FRAMEWORK = {"vllm-project/vllm": "vllm", "sgl-project/sglang": "sglang"}
 _AUTOREF_RE = re.compile(r"^(?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+$")
-# A script named in code font (`toy_proxy_server.py`, `run_cluster.sh`): options written in the
+# A script named in code font (`toy_proxy_server.py`, `run_cluster.sh`), or a shell script linked
+# (`<gh-file:examples/run_cluster.sh>`, `[the helper](.../run_cluster.sh)`): options written in the
 # same sentence are that script's, not the command the passage ran before.
-_SCRIPT_SPAN_RE = re.compile(r"`([\w./-]+\.(?:py|sh))`")
+_SCRIPT_SPAN_RE = re.compile(r"`([\w./-]+\.(?:py|sh))`|(?:<|\]\()[^\s>)]*?([\w.-]+\.sh)[>)]")
 _SENTENCE_END_RE = re.compile(r"[.!?。！？](?:\s|$)|\n\s*\n")
 _NEW_NAME_RE = re.compile(r"\b(?:define|create|write|implement|add|name|call)\s+(?:a|an|your|the)?\s*(?:new|own|custom)\s*$", re.IGNORECASE)
 _INLINE_AUTOREF_RE = re.compile(r"\[([^\]\n]+)\]\[((?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)\]")
@@ -153,7 +154,7 @@ def _sentence_script(content: str, at: int, text: str) -> str | None:
     start = starts[-1] if starts else 0
     end_m = _SENTENCE_END_RE.search(content, at + len(text) + 2)
     sentence = content[start : end_m.start() if end_m else len(content)]
-    names = [m.group(1) for m in _SCRIPT_SPAN_RE.finditer(sentence) if m.group(1) != text.strip()]
+    names = [name for m in _SCRIPT_SPAN_RE.finditer(sentence) if (name := m.group(1) or m.group(2)) != text.strip()]
     return names[0] if len(set(names)) == 1 else None
 
 

@@ -222,13 +222,22 @@ _PROGRAMS_RE = re.compile(
 # "started with", "run it with": the flag is handed to the program named just before.
 _HANDED_RE = re.compile(r"\b(?:with|without|using|passing|pass|add|adding)\b[^.;]*$", re.IGNORECASE)
 _SENTENCE_END_RE = re.compile(r"[.;!?](?=\s|$)|[。；！？]")
+# "the `--cap-add=...` flag to the Docker command", "`--gpus` in your docker run line": the
+# program a sentence hands a flag to, named after it as the command that takes it (no code span
+# in between; "set `--load-format` to tensorizer" names a value, not a receiver).
+_RECEIVER_RE = re.compile(
+    r"[^`]{0,40}?\b(?:to|for|of|into|in)\s+(?:the|a|an|your)\s+(?P<program>[\w.-]+)(?:\s+[\w-]+)?\s+"
+    r"(?:command|commands|CLI|call|invocation|line|container|containers|options|arguments|flags)\b",
+    re.IGNORECASE,
+)
 
 
 def _another_programs_flag(f: Finding) -> str | None:
     """"Start ComfyUI with `--disable-cuda-malloc`", "a Mooncake master started with
     `--enable_multi_tenants=true`": a flag written alone, in a sentence that hands it to another
     program named before it (and names neither project in between, other than as what the run is
-    for: "`nsys profile ...`, with a few recommended flags for vLLM"), is that program's option."""
+    for: "`nsys profile ...`, with a few recommended flags for vLLM"), or after it as the command
+    that takes it ("add the `--cap-add=...` flag to the Docker command"), is that program's option."""
     ref = f.ref
     if ref.origin != "inline" or ref.command or not ref.paragraph:
         return None
@@ -238,10 +247,19 @@ def _another_programs_flag(f: Finding) -> str | None:
     start = max((m.end() for m in _SENTENCE_END_RE.finditer(ref.paragraph, 0, at)), default=0)
     before = ref.paragraph[start:at]
     named = [m for rx in (OTHER_SYSTEMS_RE, _PROGRAMS_RE) for m in rx.finditer(before)]
-    if not named:
+    if named:
+        last = max(named, key=lambda m: m.start())
+        between = FOR_PROJECT_RE.sub(" ", before[last.end():])
+        if not PROJECT_RE.search(between) and _HANDED_RE.search(between):
+            return f"an option handed to {last.group(1)}, another program, in its sentence; not {f.pin}'s flag"
+    # The receiver named after the flag: "add the `--cap-add=...` flag to the Docker command".
+    close = ref.paragraph.find("`", at + 1)
+    end = _SENTENCE_END_RE.search(ref.paragraph, close + 1) if close >= 0 else None
+    after = ref.paragraph[close + 1 : end.start() if end else len(ref.paragraph)] if close >= 0 else ""
+    received = _RECEIVER_RE.match(after)
+    if received is None or PROJECT_RE.search(received.group(0)):
         return None
-    last = max(named, key=lambda m: m.start())
-    between = FOR_PROJECT_RE.sub(" ", before[last.end():])
-    if PROJECT_RE.search(between) or not _HANDED_RE.search(between):
+    program = received.group("program")
+    if not any(rx.fullmatch(program) for rx in (OTHER_SYSTEMS_RE, _PROGRAMS_RE)):
         return None
-    return f"an option handed to {last.group(1)}, another program, in its sentence; not {f.pin}'s flag"
+    return f"an option handed to {program}, another program, in its sentence; not {f.pin}'s flag"

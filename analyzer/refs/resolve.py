@@ -9,6 +9,7 @@ from dataclasses import replace
 from analyzer.refs.classify import REPO_ONLY_DIRS, REPO_ROOT_FILES
 from analyzer.refs.commandflags import command_flags
 from analyzer.refs.commandindex import other_commands, registered_options, subcommands
+from analyzer.refs.generated import builtin_member, class_generated, field_type, foreign_type
 from analyzer.refs.links import check_anchor_names, resolve_docs_page
 from analyzer.refs.models import (
     BROKEN,
@@ -374,7 +375,35 @@ def find_symbol(target: str, pin: PinView, depth: int = 0) -> tuple[list[SymbolE
                     return hits, f"inherited from `{base_name}`"
                 next_frontier.extend(e for e in pin.find_symbol(base_name) if e.kind == "class")
         frontier = next_frontier
+    for cls in (e for e in owners if e.kind == "class"):
+        why = class_generated(cls, member, pin)
+        if why is not None:
+            return [cls], why
+    if depth < _MAX_REEXPORT_DEPTH:
+        for field in (e for e in owners if e.kind == "attribute"):
+            # `Req.output_ids.append`: the member of the type the field is declared or made with.
+            kind = field_type(field, pin)
+            if kind is None:
+                continue
+            if builtin_member(kind, member):
+                return [field], f"`{field.last}` is a `{kind}`; `{member}` is the builtin type's"
+            made = [c for c in pin.find_symbol(kind) if c.kind == "class"] if builtin_member(kind, member) is None else []
+            for cls in made[:1]:
+                hits, how = find_symbol(f"{cls.full}.{member}", pin, depth + 1)
+                if hits:
+                    return hits, f"`{field.last}` is a `{cls.last}`" + (f"; {how}" if how else "")
     return [], ""
+
+
+def foreign_field_member(target: str, pin: PinView) -> str | None:
+    """Why `X.field.member` cannot be judged here: the field holds another library's object
+    (`torch.Tensor`, `asyncio.Queue`), whose members are that library's; else None."""
+    owner = target.rsplit(".", 1)[0] if target.count(".") >= 2 else ""
+    for field in (e for e in pin.find_symbol(owner) if e.kind == "attribute") if owner else ():
+        kind = field_type(field, pin)
+        if kind is not None and foreign_type(kind):
+            return f"`{field.last}` is a `{kind}`, another library's type: its members are that library's"
+    return None
 
 
 def alias_of(entry: SymbolEntry, pin: PinView) -> str | None:
@@ -430,7 +459,7 @@ def _resolve_symbol(ref: Reference, pin: PinView) -> Finding:
             owner = ref.target.rsplit(".", 1)[0]
             note = f"`{owner}` is only a class defined inside a function ({local.location}), which no reader can name"
             return Finding(ref, pin.pin, NOT_CHECKABLE, note=note)
-        built = open_members(ref.target.rsplit(".", 1)[0] if "." in ref.target else "", pin)
+        built = open_members(ref.target.rsplit(".", 1)[0] if "." in ref.target else "", pin) or foreign_field_member(ref.target, pin)
         if built is not None:
             return Finding(ref, pin.pin, NOT_CHECKABLE, note=built)
         return Finding(ref, pin.pin, BROKEN, note=f"`{ref.target}` is not defined in {pin.pin}")

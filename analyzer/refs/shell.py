@@ -24,6 +24,8 @@ _WRAPPERS = {"sudo", "env", "time", "nohup", "exec", "command", "$", ">", "numac
 # `nsys profile -o out --trace cuda vllm serve ...`, `ncu --set full python -m ...`.
 _LAUNCHERS = {"nsys": {"profile", "launch"}, "ncu": set(), "nvprof": set(), "rocprof": set(), "compute-sanitizer": set(), "cuda-gdb": set()}
 _PROJECT_PROGRAMS = {"vllm", "sglang", "python", "python3", "uv", "torchrun"}
+# A package manager's verbs: the words after them name packages (`pip install vllm sglang`).
+_PACKAGE_VERBS = {"install", "uninstall", "download", "show", "add", "remove"}
 _SEPARATORS = {"&&", "||", "|", ";", "&"}
 _ASSIGN_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=")
 _SHORT_FLAG_RE = re.compile(r"-[A-Za-z][A-Za-z0-9]{0,3}(?:=.*)?")
@@ -131,6 +133,25 @@ def _skip_launcher(tokens: list[_Token], i: int) -> int:
     return i
 
 
+def _inner_command(tokens: list[_Token], i: int) -> int:
+    """Index of the project command another program runs (`docker run --privileged IMAGE python3
+    -m sglang.launch_server ...`, `ray job submit -- vllm serve ...`, `drun IMAGE ...`), or `i`:
+    the flags before it are that program's, the ones after it the project command's."""
+    if tokens[i].text.rsplit("/", 1)[-1] in _PROJECT_PROGRAMS or re.fullmatch(r"python[0-9.]*", tokens[i].text.rsplit("/", 1)[-1]):
+        return i
+    for j in range(i + 1, len(tokens)):
+        base = tokens[j].text.rsplit("/", 1)[-1]
+        if tokens[j].text in _PACKAGE_VERBS:
+            return i  # `pip install vllm transformers`: package names, not a command
+        if base in {"vllm", "sglang"} and j + 1 < len(tokens) and _WORD_RE.fullmatch(tokens[j + 1].text):
+            return j
+        if re.fullmatch(r"python[0-9.]*", base) or base in {"uv", "torchrun"}:
+            for k in range(j + 1, len(tokens) - 1):
+                if tokens[k].text == "-m":
+                    return j if tokens[k + 1].text.split(".", 1)[0] in {"vllm", "sglang"} else i
+    return i
+
+
 def _command_refs(
     tokens: list[_Token],
     default: tuple[str, str | None] | None = None,
@@ -155,6 +176,13 @@ def _command_refs(
     if i >= len(tokens):
         return
     i = _skip_launcher(tokens, i)
+    if (inner := _inner_command(tokens, i)) > i:
+        outer = tokens[i + 1 : inner]
+        if foreign is not None:
+            foreign.update(t.text.split("=", 1)[0] for t in outer if t.text.startswith("--") and len(t.text) > 2)
+        if words is not None and _PROGRAM_RE.fullmatch(tokens[i].text.rsplit("/", 1)[-1]):
+            words.update(_foreign_words(outer))
+        i = inner
     program = tokens[i].text.rsplit("/", 1)[-1]
     rest = tokens[i + 1 :]
     command: str | None = None

@@ -1,0 +1,58 @@
+"""A flag belongs to the program that takes it: in a command line, the project command another
+program runs owns the flags after it (`docker run OPTS IMAGE python3 -m sglang.launch_server
+...`); in prose, the program the sentence hands the flag to, named before it or after it ("add
+the `--cap-add` flag to the Docker command"), or a shell script it links."""
+
+from __future__ import annotations
+
+from analyzer.refs.check import check_references, extract_all
+from analyzer.refs.pinview import PinView
+from analyzer.refs.shell import foreign_flags, shell_refs
+
+
+def test_the_project_command_another_program_runs_owns_the_flags_after_it() -> None:
+    line = "docker run --gpus all --privileged -v /d:/d lmsysorg/sglang:latest python3 -m sglang.launch_server --model-path m --tp 2"
+    assert [(r.kind, r.text, r.command) for r in shell_refs(line)] == [
+        ("symbol", "sglang.launch_server", None),
+        ("flag", "--model-path", "sglang.launch_server"),
+        ("flag", "--tp", "sglang.launch_server"),
+    ]
+    assert foreign_flags(line) == {"--gpus", "--privileged"}  # docker's, before the image
+    ray = shell_refs("ray job submit --address=http://head:8265 -- vllm serve m --max-num-seqs 8")
+    assert [(r.text, r.command) for r in ray] == [("--max-num-seqs", "vllm serve")]
+    assert foreign_flags("ray job submit --address=http://head:8265 -- vllm serve m") == {"--address"}
+    # an alias of docker run (its own options come from the alias) with the server after the image
+    drun = shell_refs("drun -p 30000:30000 sglang_image python3 -m sglang.launch_server --chunked-prefill-size 4096")
+    assert [(r.text, r.command) for r in drun if r.kind == "flag"] == [("--chunked-prefill-size", "sglang.launch_server")]
+
+
+def test_no_project_command_inside_another_programs_line() -> None:
+    # package names after a package manager's verb; an image whose entry point the line does not say
+    for line in ("pip install vllm transformers --upgrade", "docker run --gpus all --ipc=host vllm/vllm-openai --model m"):
+        assert shell_refs(line) == [], line
+    assert foreign_flags("pip install vllm transformers --upgrade") == {"--upgrade"}
+
+
+def _broken(doc: str, pin: PinView) -> list[str]:
+    return [f.ref.text for f in check_references(extract_all([("ch.md", doc)]), [pin]) if f.status == "broken"]
+
+
+def test_a_sentence_hands_a_flag_to_the_program_named_after_it(vllm30: PinView) -> None:
+    doc = (
+        "# Ray with vLLM\n\n"
+        "Run `vllm serve m --max-num-seqs 8` on the head node. To enable admin privileges, add the "
+        "`--cap-add=CAP_SYS_ADMIN` flag to the Docker command.\n\n"
+        "Pass `--max-num-seqz` for the Docker deployment.\n\n"
+        "Add the `--max-num-seqx` flag to the vllm serve command.\n"
+    )
+    assert _broken(doc, vllm30) == ["--max-num-seqz", "--max-num-seqx"]  # a deployment is no command
+
+
+def test_options_for_a_linked_shell_script_are_the_scripts(vllm30: PinView) -> None:
+    doc = (
+        "# Cluster\n\n"
+        "Run `vllm serve m --max-num-seqs 8`. To use InfiniBand, append arguments like `--privileged -e NCCL_IB_HCA=mlx5` "
+        "to the <gh-file:examples/online_serving/run_cluster.sh> helper script.\n\n"
+        "Or append `--privilegd` to the server.\n"
+    )
+    assert _broken(doc, vllm30) == ["--privilegd"]
