@@ -680,9 +680,10 @@ def _resolve_flag(ref: Reference, pin: PinView) -> Finding:
 
 
 # What a shorthand may leave out: `--tp` for `--tp-size`, `--model` for `--model-path`,
-# `--cuda-graph-bs` for `--cuda-graph-bs-decode`. A prefix that drops more (`--lora` for
-# `--lora-modules`) names another option by accident, and is not taken as an abbreviation.
-_SHORTHAND_RE = re.compile(r"-(?:size|path|name|mode|type|dir|file|len)")
+# `--nccl-init` for `--nccl-init-addr`: the last word, when it only says what kind of value the
+# option takes. A prefix that drops more (`--lora` for `--lora-modules`) names another option by
+# accident, and is not taken as an abbreviation.
+_SHORTHAND_RE = re.compile(r"-(?:size|path|name|mode|type|dir|file|len|addr|address|url)")
 
 
 def abbreviation_of(flag: str, names: Iterable[str]) -> tuple[str | None, list[str]]:

@@ -10,7 +10,7 @@ from analyzer.refs.check import check_references, extract_all
 from analyzer.refs.extract import extract_references
 from analyzer.refs.pinview import FlagEntry, PinView
 from analyzer.refs.prose_code import prose_names
-from analyzer.refs.resolve import resolve
+from analyzer.refs.resolve import abbreviation_of, resolve
 from analyzer.refs.shell import shell_refs
 from analyzer.refs.symbols import SymbolEntry as Entry
 
@@ -278,6 +278,15 @@ def test_argparse_abbreviations(sglang20: PinView, vllm30: PinView) -> None:
     assert resolve(ref("--gpu-mem", "flag"), vllm30).status == "ok"
     assert resolve(ref("--gpu-memory", "flag"), vllm30).status == "broken"
     assert resolve(ref("--max-num", "flag"), vllm30).status == "broken"  # ambiguous: two options
+
+
+def test_an_abbreviation_may_leave_out_the_kind_of_value() -> None:
+    # SGLang's `--nccl-init` for `--nccl-init-addr`: the last word only says the value is an address.
+    assert abbreviation_of("--nccl-init", ["--nccl-init-addr", "--nnodes"])[0] == "--nccl-init-addr"
+    assert abbreviation_of("--metrics-export", ["--metrics-export-url"])[0] == "--metrics-export-url"
+    # a last word that names what the option is about is no such qualifier
+    assert abbreviation_of("--lora", ["--lora-modules"])[0] is None
+    assert abbreviation_of("--nccl", ["--nccl-init-addr"])[0] is None
 
 
 def test_a_term_the_prose_also_writes_plainly_is_not_broken(vllm30: PinView) -> None:
