@@ -201,6 +201,8 @@ def _check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[st
                 f.suggestions = field_homes(ref, by_name[f.pin or ""])
         return found
     if ref.spelled:
+        if ref.framework == AMBIGUOUS and not (ref.callee or ref.fragment_of or ref.scope):
+            return []  # a loose `self.x` in a text that names no project: whose sources spell it is moot
         return [f for pin in candidates if (f := _spelled(ref, pin)) is not None]
     if ref.fragment_of:
         findings = [f for pin in candidates if (f := _fragment_member(ref, pin)) is not None]
@@ -634,7 +636,7 @@ def _spelled(ref: Reference, pin: PinView) -> Finding | None:
     missing = [p for p in parts if not p.startswith("__") and pin.mentions(p) is False]
     if not missing:
         return None
-    where = f"keyword of `{ref.callee}`" if ref.callee else f"in the quoted `{ref.fragment_of}`" if ref.fragment_of else f"in a copy of `{ref.scope}`"
+    where = f"keyword of `{ref.callee}`" if ref.callee else f"in the quoted `{ref.fragment_of}`" if ref.fragment_of else f"in a copy of `{ref.scope}`" if ref.scope else "a member of `self`"
     return Finding(ref, pin.pin, BROKEN, note=f"`{missing[0]}` ({where}) is neither defined nor used anywhere in {pin.pin}'s sources: removed, or never there")
 
 

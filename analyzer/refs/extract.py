@@ -119,6 +119,9 @@ _NAME_CHAIN_RE = re.compile(r"[\w.]+(?:\(\))?(?:\s*(?:->|—>|=>|[→⇒⟶])\s*
 _STEP_CLASS_RE = re.compile(r"_*(?=[A-Z][A-Za-z0-9]*[a-z])[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*")
 # `_allocate_kv_cache`: one leading underscore, then words joined by underscores, standing alone.
 _PRIVATE_NAME_RE = re.compile(r"(?<![\w.$/{<-])(_[a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w./}>(-])")
+# `self.waiting_queue`, `self.future_map.resolve_future()` written in the prose: a member of the
+# class the passage describes, whichever it is.
+_SELF_MEMBER_RE = re.compile(r"(?P<name>self(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?:\([^()]*\))?")
 # A flow step's leading name (`generate_stream_resp (adapter.py)`, `tokenizer_manager.generate_request`).
 _STEP_RE = re.compile(r"^\s*(?:(?:->|=>|[→⇒⟶])\s*)?((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*)(?:\(\))?(?=\s|$|\()")
 _TEXT_CLASS_RE = re.compile(r"(?<![\w.])(_*(?:[A-Z][a-z0-9]+|[A-Z]{2,}(?=[A-Z][a-z]))(?:[A-Z][A-Za-z0-9]*)+)(?![\w.(])")
@@ -502,6 +505,8 @@ class _Walker:
                 for p in self._code_span(variant, line, col, offset):
                     out.append(replace(p, text=stripped) if p.found.kind == SYMBOL else p)
             return out
+        if found is None and (member := _SELF_MEMBER_RE.fullmatch(stripped)) is not None:
+            return self._loose_self(member.group("name"), line, col, offset, "inline")
         if found is None:
             if _GITHUB_RE.match(stripped):
                 link = self._link(stripped, line, offset, [], "")
@@ -544,6 +549,18 @@ class _Walker:
             found = replace(found, tentative=True)
         defined = found.kind == SYMBOL and root in self.facts.defined
         return [_Pending(line, col, written, found, offset, "inline", doc_defined=defined)]
+
+    def _loose_self(self, name: str, line: int, col: int, offset: int, origin: str) -> list[_Pending]:
+        """`self.tp_rank`, `self.future_map.resolve_future()` in the prose, or in a snippet's lines
+        outside any class or function: members of the project's class the passage is about, whose
+        name the text need not give. Judged by spelling, as a copied method's members of members are
+        (`Reference.spelled`): stale when the pin's sources never spell one of its names; not when
+        the document's own snippets define the name."""
+        members = name.split(".")[1:]
+        if any(m.startswith("__") for m in members) or members[0] in self.facts.defined:
+            return []
+        found = Classified(SYMBOL, members[-1], None, "a member used on `self` outside a copied class", tentative=True)
+        return [_Pending(line, col, name, found, offset, origin, spelled=True)]
 
     def _error_message(self, text: str, line: int, col: int, offset: int) -> list[_Pending]:
         """`AttributeError: 'MLPSpeculatorConfig' object has no attribute ...`: the class a Python
@@ -907,6 +924,14 @@ class _Walker:
                 elif isinstance(top, ast.FunctionDef | ast.AsyncFunctionDef):
                     out.extend(self._fragment(top, first + base))
                     out.extend(self._copied_function(top, first + base))
+                elif scope is None:
+                    # `self.x = ...` lines lifted out of a method: its class's members (a called
+                    # `self.x()` is `_past_names`'s).
+                    called = {(n.func.lineno, n.func.col_offset) for n in ast.walk(top) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+                    for member in [m for m in self_members(top) if (m.lineno, m.col) not in called] + member_chains(top):
+                        line = first + base + member.lineno - 1
+                        text = f"self.{member.name}"
+                        out.extend(self._loose_self(text, line, self._col(line, text, member.col), 0, "fence"))
         # Cited already by another rule (`self.recv_requests()`, `x.f(...)`): not again.
         taken = {(p.line, p.text.split("(", 1)[0].rsplit(".", 1)[-1]) for p in out} | {(p.line, p.found.target.rsplit(".", 1)[-1]) for p in out}
         for base, tree in trees:
