@@ -1193,6 +1193,14 @@ class _Walker:
                             # `self.free_slots: List[int]` in the class body: a copy that lists the
                             # class's attributes as declarations, read as a method's `self.x` are.
                             out.extend(self._self_members(node.name, item, group, first, seen))
+                            if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) and not item.target.id.startswith("__"):
+                                # `hidden_states: Optional[torch.Tensor]` in a dataclass's copy: its
+                                # field, judged as the copy's methods are.
+                                field_name, line = item.target.id, first + item.lineno - 1
+                                if (line, field_name) not in seen:
+                                    seen.add((line, field_name))
+                                    found = Classified(SYMBOL, f"{node.name}.{field_name}", None, "field of a snippet's class")
+                                    out.append(_Pending(line, self._col(line, field_name), field_name, found, 0, "fence", scope=node.name, mirror=group))
                     for lineno, param in docstring_args(node):
                         # `Args:` of the copy's docstring: its constructor's parameters (`field_of`).
                         line = first + lineno - 1
