@@ -1068,8 +1068,10 @@ class _Walker:
         author's sketch of the call (`def run_scheduler_process(server_args, ..., balance_meta)`)."""
         args = fn.args
         params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
-        if (params and params[0].arg in {"self", "cls"}) or _COPIED_FUNCTION_RE.fullmatch(fn.name) is None:
+        if _COPIED_FUNCTION_RE.fullmatch(fn.name) is None:
             return []
+        if params and params[0].arg in {"self", "cls"}:
+            params = params[1:]  # a method quoted on its own (`def load_lora_model(self, ...)`): the same
         out: list[_Pending] = []
         for arg in params:
             if arg.annotation is None:
