@@ -50,23 +50,20 @@ def add_nodes(graph: nx.DiGraph, project: Project) -> None:
         graph.add_node(name, kind=kind, path=fd.path, line=fd.fact.line)
 
 
-def add_record(graph: nx.DiGraph, rec: CallRecord, site: str | None = None) -> None:
-    """`site`: where the call is (`path:line`), when not the record's own line
+def add_record(edges: dict[tuple[str, str], dict], rec: CallRecord, site: str | None = None) -> None:
+    """Merge the record's edges into `edges` ((caller, callee) -> the edge's data).
+    `site`: where the call is (`path:line`), when not the record's own line
     (`CallResolver.module_sites`); every edge of a record is at its call."""
     for edge in rec.edges:
         if site is None:
             site = f"{edge.path}:{edge.line}"
-        data = graph.get_edge_data(edge.caller, edge.callee)
+        key = (edge.caller, edge.callee)
+        data = edges.get(key)
         if data is None:
-            graph.add_edge(
-                edge.caller,
-                edge.callee,
-                kind=edge.kind,
-                confidence=edge.confidence,
-                site=site,
-                sites=[site],
-                candidates=list(edge.candidates),
-            )
+            edges[key] = {
+                "kind": edge.kind, "confidence": edge.confidence, "site": site, "sites": [site],
+                "candidates": list(edge.candidates),
+            }
             continue
         if site not in data["sites"]:
             data["sites"].append(site)
@@ -81,12 +78,16 @@ def build_call_graph(project: Project, resolver: CallResolver | None = None) -> 
     for name, ld in resolver.flow.lambdas.items():
         graph.add_node(name, kind="lambda", path=project.modules[ld.module].path, line=ld.line)
     result = CallGraphResult(graph)
+    # Edges are merged in a plain dict and given to the graph at the end, in the order
+    # first seen (networkx's add_edge and get_edge_data cost Python calls per site).
+    edges: dict[tuple[str, str], dict] = {}
     for facts in project.modules.values():
         for rec, site in resolver.module_sites(facts):
             if rec.edges:
-                add_record(graph, rec, site)
+                add_record(edges, rec, site)
             for name in rec.external:
                 result.external[name] += 1
             if rec.unresolved and not rec.edges and not rec.external:
                 result.unresolved.append(Unresolved(rec.caller, site, rec.expr, rec.unresolved, rec.candidates))
+    graph.add_edges_from((u, v, data) for (u, v), data in edges.items())
     return result

@@ -235,7 +235,7 @@ class _Builder:
         self._aliases: set[tuple[str, str, str]] = set()  # (function, module, local name)
         self._where: dict[tuple[str, str], tuple[str, str | None]] = {}
         self._places: dict[tuple[str, str, str, bool], bool] = {}  # `_place_like` of a plain name
-        self._dotted: dict[str, bool] = {}  # `_place_like` of a dotted text
+        self._dotted: dict[str, bool] = {}  # `_place_like` of a text whatever its scope: dotted, or no name
 
     def record(self, cls: str, attr: str, kind: str, facts: ModuleFacts, scope: str, line: int,
                method: str | None = None, obj: Obj | None = None, create: bool = False) -> None:
@@ -261,7 +261,7 @@ class _Builder:
             if key in seen:
                 continue
             seen.add(key)
-            by = self.own.relation(writer, owner)
+            by = self.own._relations.get((writer, owner)) or self.own.relation(writer, owner)
             if by == "outside" and writer is not None and obj is not None and obj.param == 0 \
                     and self._receiver(facts.module, scope):
                 # `def f(self: Scheduler)` in a class the hierarchy does not place in
@@ -277,11 +277,13 @@ class _Builder:
         return fd is not None and fd.fact.is_method and not fd.fact.is_staticmethod and not fd.fact.is_classmethod
 
     def accesses(self, facts: ModuleFacts) -> None:
+        objects, memo, module = self.tracer.objects, self.tracer._memo, facts.module
         for acc in facts.accesses:
             write = acc.kind in WRITE_KINDS
             if not write and acc.attr not in self.names:
                 continue  # only declared state has readers worth listing
-            objs = self.tracer.objects(acc.base, facts.module, acc.scope)
+            # (the tracer's memo read here first: most bases were traced at an earlier access)
+            objs = memo.get((module, acc.scope, acc.base, True)) or objects(acc.base, module, acc.scope)
             for o in objs:
                 if o.cls is not None and o.cls in self.states:
                     shown = o
@@ -298,16 +300,20 @@ class _Builder:
 
     def calls(self, facts: ModuleFacts) -> None:
         t, m = self.tracer, self.mutation
-        objects, place_like, methods = t.objects, self._place_like, self.p.methods_by_name
+        objects, traced, place_like, methods = t.objects, t._memo, self._place_like, self.p.methods_by_name
         places, dotted = self._places, self._dotted  # `_place_like`'s memos, read here first: one call per argument saved
+        mutated = m._memo  # `mutates`'s memo, likewise (most callees were asked about at an earlier call)
         module = facts.module
         for site in facts.calls:
             head, _, method = site.callee.rpartition(".")
             if head and head != "self" and head != "cls" and (method in MUTATING_METHODS or method in methods):
-                known = dotted.get(head) if "." in head else places.get((module, site.scope, head, True))
+                known = dotted.get(head)
+                if known is None and "." not in head:
+                    known = places.get((module, site.scope, head, True))
                 if known is None:
                     known = place_like(facts, site.scope, head)
-                for o in objects(head, module, site.scope) if known else ():
+                objs = (traced.get((module, site.scope, head, True)) or objects(head, module, site.scope)) if known else ()
+                for o in objs:
                     if o.place is None:
                         continue
                     if o.cls is not None and self.p.member_function(o.cls, method):
@@ -327,7 +333,9 @@ class _Builder:
             for i, arg in bound:
                 if arg == "self" or arg.startswith("*"):
                     continue
-                known = dotted.get(arg) if "." in arg else places.get((module, site.scope, arg, False))
+                known = dotted.get(arg)
+                if known is None and "." not in arg:
+                    known = places.get((module, site.scope, arg, False))
                 if not (place_like(facts, site.scope, arg, loops=False) if known is None else known):
                     continue
                 name: str | None = None
@@ -335,12 +343,15 @@ class _Builder:
                     name = external
                 else:
                     for target, j in m.arg_targets(facts, site, i):
-                        if m.mutates(target, j):  # the first callee that changes it names the write
+                        found = mutated.get((target, j))
+                        if found is None:
+                            found = m.mutates(target, j)
+                        if found:  # the first callee that changes it names the write
                             name = target.rpartition(".")[2]
                             break
                 if name is None:
                     continue
-                for o in objects(arg, module, site.scope, loops=False):
+                for o in traced.get((module, site.scope, arg, False)) or objects(arg, module, site.scope, loops=False):
                     if o.place is None:
                         continue
                     obj = Obj(o.cls, o.place, o.via, o.detail or f"passed to {site.callee}()")
@@ -356,6 +367,7 @@ class _Builder:
                 dotted = self._dotted[text] = _PLACE_LIKE.fullmatch(text) is not None
             return dotted
         if not text.isidentifier():
+            self._dotted[text] = False  # (`f(x)`, `1`: asked again at every call that passes it)
             return False
         key = (facts.module, scope, text, loops)
         found = self._places.get(key)

@@ -176,7 +176,10 @@ _DOTTED_TEXT = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 
 
 def _is_dotted(node: ast.expr) -> bool:
-    return dotted_name(node) is not None
+    """`dotted_name(node) is not None`, without joining the name."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
 
 
 class SourceSegments(Protocol):
