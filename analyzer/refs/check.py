@@ -32,13 +32,14 @@ from analyzer.refs.neighbour_class import in_the_passage_s_class
 from analyzer.refs.neighbour_homes import neighbour_homes
 from analyzer.refs.new_modules import readers_modules, written_modules
 from analyzer.refs.not_project import not_project
-from analyzer.refs.pinview import PinView
+from analyzer.refs.pinview import PinView, SymbolEntry
 from analyzer.refs.placement import place
 from analyzer.refs.qualify import qualifier
 from analyzer.refs.renamed_classes import renamed_classes
 from analyzer.refs.resolve import (
     find_symbol,
     metric_ending,
+    open_members,
     resolve,
     resolve_member,
     resolve_qualified,
@@ -635,9 +636,39 @@ def _spelled(ref: Reference, pin: PinView) -> Finding | None:
         parts = parts[1:]  # `self.x.pop` in a class copy: `self.x` is its own reference (`copies.self_members`)
     missing = [p for p in parts if not p.startswith("__") and pin.mentions(p) is False]
     if not missing:
-        return None
+        return _not_the_quoted_class_s(ref, pin)
     where = f"keyword of `{ref.callee}`" if ref.callee else f"in the quoted `{ref.fragment_of}`" if ref.fragment_of else f"in a copy of `{ref.scope}`" if ref.scope else "a member of `self`"
     return Finding(ref, pin.pin, BROKEN, note=f"`{missing[0]}` ({where}) is neither defined nor used anywhere in {pin.pin}'s sources: removed, or never there")
+
+
+def _writes_self_member(cls: SymbolEntry, member: str, pin: PinView) -> bool:
+    """Whether `self.<member>` is written anywhere in the class's body or in the bodies of the
+    classes its bases name (a mixin may set or read what the class itself never defines)."""
+    said = re.compile(rf"\bself\.{re.escape(member)}\b")
+    classes = [cls, *(b for base in cls.bases for b in pin.find_symbol(base) if b.kind == "class")]
+    for e in classes:
+        lines = pin.read_lines(e.path)
+        if lines is None or any(said.search(line) for line in lines[e.line - 1 : e.end_line]):
+            return True  # an unreadable body is no evidence that the member is gone
+    return False
+
+
+def _not_the_quoted_class_s(ref: Reference, pin: PinView) -> Finding | None:
+    """`self.cur_batch` in a quoted method (`def event_loop_normal(self)`, see `_fragment_member`)
+    whose name the pin spells elsewhere: the quoted method says whose attribute it is. Broken when
+    every project class that defines the method lacks the member: not defined on it or its bases,
+    members not built at import time, and `self.cur_batch` written nowhere in their bodies."""
+    m = re.fullmatch(r"self\.([A-Za-z_]\w*)", ref.text.strip("`"))
+    if ref.fragment_of is None or ref.callee is not None or m is None:
+        return None
+    member = m.group(1)
+    classes = [e for c in _fragment_classes(ref.fragment_of, pin) for e in pin.table.named(c) if e.kind == "class"]
+    if not classes or any(find_symbol(f"{c.full}.{member}", pin)[0] or open_members(c.full, pin) or _writes_self_member(c, member, pin) for c in classes):
+        return None
+    names = ", ".join(f"`{c.last}`" for c in classes[:3])
+    f = Finding(ref, pin.pin, BROKEN, note=f"`{member}` is not a member of {names} (the class that defines the quoted `{ref.fragment_of}`) in {pin.pin}, nor written as `self.{member}` in it or its bases")
+    f.suggestions = suggest(replace(ref, target=f"{classes[0].last}.{member}"), pin, None)
+    return f
 
 
 def _field(ref: Reference, pin: PinView) -> Finding | None:
