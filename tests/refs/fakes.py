@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from analyzer.refs.check import check_references, extract_all
 from analyzer.refs.pinview import EnvEntry, FlagEntry, PinView, SymbolEntry
 
 
@@ -126,3 +127,11 @@ def sglang_view(root: Path, version: str = "0.5.20") -> PinView:
         files=frozenset(files), symbols=symbols, flags=flags, envs=envs,
         upstream_commit="c" * 40, store_commit="d" * 40, tree=str(tree),
     )
+
+
+def statuses(doc: str, *pins: PinView, name: str = "ch.md") -> dict[str, list[str]]:
+    """The statuses `atlas check` gives each reference text of `doc` against `pins`."""
+    out: dict[str, list[str]] = {}
+    for f in check_references(extract_all([(name, doc)]), list(pins)):
+        out.setdefault(f.ref.text, []).append(f.status)
+    return out

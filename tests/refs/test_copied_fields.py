@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analyzer.refs.check import check_references, extract_all
 from analyzer.refs.models import BROKEN, OK
 from analyzer.refs.pinview import PinView, SymbolEntry
+
+from .fakes import statuses
 
 _OUTPUTS = "vllm/v1/outputs.py"
 _SOURCE = "class ModelRunnerOutput:\n    req_ids: list\n    sampled_token_ids: list\n    logprobs: object = None\n"
@@ -33,10 +34,7 @@ def _view(root: Path) -> PinView:
 
 
 def _statuses(doc: str, pin: PinView) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for f in check_references(extract_all([("doc.md", doc)]), [pin]):
-        out.setdefault(f.ref.text, []).append(f.status)
-    return out
+    return statuses(doc, pin, name="doc.md")
 
 
 def test_the_fields_of_a_copied_dataclass_are_judged_on_its_class(tmp_path: Path) -> None:

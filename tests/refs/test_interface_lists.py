@@ -7,18 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analyzer.refs.check import check_references, extract_all
 from analyzer.refs.document import lead_owner
 from analyzer.refs.models import BROKEN, OK
 
-from .fakes import vllm_view
+from .fakes import statuses, vllm_view
 
 
 def _check(doc: str, tmp_path: Path) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for f in check_references(extract_all([("ch.md", doc)]), [vllm_view(tmp_path)]):
-        out.setdefault(f.ref.text, []).append(f.status)
-    return out
+    return statuses(doc, vllm_view(tmp_path))
 
 
 def test_leads_that_name_a_class_s_interface() -> None:

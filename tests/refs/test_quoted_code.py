@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.refs.check import check_references, check_upgrade, extract_all
+from analyzer.refs.check import check_upgrade, extract_all
 from analyzer.refs.document import parse_snippet
 from analyzer.refs.models import BROKEN, OK
 from analyzer.refs.pinview import PinView, SymbolEntry
 from analyzer.refs.suggest import History
+
+from .fakes import statuses
 
 _SCHED = "sglang/srt/managers/scheduler.py"
 _BATCH = "sglang/srt/managers/schedule_batch.py"
@@ -86,10 +88,7 @@ def sglang(tmp_path: Path) -> PinView:
 
 
 def _check(doc: str, pin: PinView) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for f in check_references(extract_all([("notes.md", doc)]), [pin]):
-        out.setdefault(f.ref.text, []).append(f.status)
-    return out
+    return statuses(doc, pin, name="notes.md")
 
 
 _QUOTED = """# SGLang's scheduler loop

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analyzer.refs.check import check_references, extract_all
 from analyzer.refs.models import BROKEN
 from analyzer.refs.pinview import PinView, SymbolEntry
+
+from .fakes import statuses
 
 _SCHED = "sglang/srt/managers/scheduler.py"
 _PP = "sglang/srt/managers/scheduler_pp_mixin.py"
@@ -64,10 +65,7 @@ def _view(tmp_path: Path) -> PinView:
 
 
 def _check(doc: str, tmp_path: Path) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for f in check_references(extract_all([("notes.md", doc)]), [_view(tmp_path)]):
-        out.setdefault(f.ref.text, []).append(f.status)
-    return out
+    return statuses(doc, _view(tmp_path), name="notes.md")
 
 
 _QUOTED = """# SGLang's scheduler loop

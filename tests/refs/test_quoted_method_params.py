@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analyzer.refs.check import check_references, extract_all
 from analyzer.refs.models import BROKEN, OK
 from analyzer.refs.pinview import PinView, SymbolEntry
+
+from .fakes import statuses
 
 _MIXIN = "vllm/v1/worker/lora_model_runner_mixin.py"
 _SOURCE = (
@@ -43,8 +44,6 @@ def test_the_annotated_parameters_of_a_quoted_method_are_the_projects_methods(tm
         "                    device: str) -> nn.Module:\n"
         "    return model\n```\n"
     )
-    found: dict[str, list[str]] = {}
-    for f in check_references(extract_all([("doc.md", doc)]), [_view(tmp_path)]):
-        found.setdefault(f.ref.text, []).append(f.status)
+    found = statuses(doc, _view(tmp_path), name="doc.md")
     assert found["model"] == [OK] and found["device"] == [OK]
     assert found["model_config"] == [BROKEN]

@@ -14,14 +14,12 @@ from analyzer.refs.resolve import abbreviation_of, resolve
 from analyzer.refs.shell import shell_refs
 from analyzer.refs.symbols import SymbolEntry as Entry
 
+from .fakes import statuses
 from .test_resolve import ref
 
 
 def _check(doc: str, *pins: PinView) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for f in check_references(extract_all([("ch.md", doc)]), list(pins)):
-        out.setdefault(f.ref.text, []).append(f.status)
-    return out
+    return statuses(doc, *pins)
 
 
 def test_text_block_names_and_diagram_class_names_cited_in_prose(vllm30: PinView) -> None:
