@@ -21,13 +21,14 @@ _OBJECT_MEMBERS = frozenset(dir(object))
 # What a base class of Python's or msgspec's generates for its subclasses, by the base's last name
 # as written (a dependency's inherited methods, pydantic's `model_dump`, are `not_project`'s to
 # judge, from what the pin imports and calls).
+_ENUM_MEMBERS = frozenset({"name", "value", "_name_", "_value_", "_missing_", "__members__"})
 _BASE_MEMBERS: dict[str, frozenset[str]] = {
     "NamedTuple": frozenset(dir(tuple)) | {"_replace", "_asdict", "_fields", "_make", "_field_defaults"},
     "TypedDict": frozenset(dir(dict)),
     "Struct": frozenset({"__struct_fields__", "__struct_config__", "__struct_defaults__", "__match_args__"}),
-    "Enum": frozenset({"name", "value", "_name_", "_value_", "_missing_", "__members__"}),
-    "IntEnum": frozenset({"name", "value", "_name_", "_value_", "_missing_", "__members__"}) | frozenset(dir(int)),
-    "StrEnum": frozenset({"name", "value", "_name_", "_value_", "_missing_", "__members__"}) | frozenset(dir(str)),
+    "Enum": _ENUM_MEMBERS,
+    "IntEnum": _ENUM_MEMBERS | frozenset(dir(int)),
+    "StrEnum": _ENUM_MEMBERS | frozenset(dir(str)),
 }
 # What a class decorator generates (`__post_init__` is called only when written, so not here).
 _DATACLASS_MEMBERS = frozenset({"__dataclass_fields__", "__dataclass_params__", "__match_args__"})

@@ -385,9 +385,10 @@ def find_symbol(target: str, pin: PinView, depth: int = 0) -> tuple[list[SymbolE
             kind = field_type(field, pin)
             if kind is None:
                 continue
-            if builtin_member(kind, member):
+            builtin = builtin_member(kind, member)
+            if builtin:
                 return [field], f"`{field.last}` is a `{kind}`; `{member}` is the builtin type's"
-            made = [c for c in pin.find_symbol(kind) if c.kind == "class"] if builtin_member(kind, member) is None else []
+            made = [c for c in pin.find_symbol(kind) if c.kind == "class"] if builtin is None else []
             for cls in made[:1]:
                 hits, how = find_symbol(f"{cls.full}.{member}", pin, depth + 1)
                 if hits:
