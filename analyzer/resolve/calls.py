@@ -211,6 +211,7 @@ class CallResolver:
         self._annotated: dict[tuple[str, str], list[str] | None] = {}
         self._special: frozenset[str] | None = None  # special method names project classes define
         self._protocols: dict[str, tuple[str, ...]] = {}  # Protocol class -> the methods it declares
+        self._implementer_classes: dict[str, list[str]] = {}  # Protocol class -> classes implementing it
         self._sub_members: dict[tuple[str, str], list[str]] = {}  # (class, attr) -> what its subclasses resolve attr to
         self._methods_of: dict[str, list[str]] | None = None
         self._protocol_fields: dict[str, tuple[str, ...]] = {}  # Protocol class -> the attributes it declares
@@ -220,7 +221,10 @@ class CallResolver:
     def flow(self) -> FlowGraph:
         """Function-value flow over the whole project, solved on first use."""
         if self._flow is None:
-            self._flow = FlowGraph(self.p, self.infer, enabled=flow_enabled(len(self.p.modules)), source=self.source)
+            self._flow = FlowGraph(
+                self.p, self.infer, enabled=flow_enabled(len(self.p.modules)), source=self.source,
+                implementers=self.implementer_classes,
+            )
             self._flow.solve()
         return self._flow
 
@@ -1056,6 +1060,11 @@ class CallResolver:
             if value.via == "partial":
                 kind = "dynamic"
             self._edge(rec, value.name, kind, self._confidence(value, value.name))
+        elif value.kind == "class" and self._is_protocol(value.name):
+            for name in self._constructors(value.name):
+                self._edge(rec, name, "constructor", "inferred")
+            if not rec.edges:
+                rec.unresolved = f"constructs a class typed by the protocol {value.name}"
         elif value.kind == "class":
             *new, target = self._constructors(value.name)
             conf = "certain" if value.via in ("symbol", "self") else "inferred"
@@ -1100,7 +1109,12 @@ class CallResolver:
 
     def _constructors(self, cls: str) -> list[str]:
         """What calling the class runs: its project `__new__` if any, then its
-        `__init__` (the class itself when no project `__init__` is found)."""
+        `__init__` (the class itself when no project `__init__` is found).
+        A protocol is not instantiated: `cls(...)` with `cls: type[P]` makes an
+        object of a class implementing P, so those classes' project constructors
+        (none where none is known)."""
+        if self._is_protocol(cls):
+            return [n for impl in self.implementer_classes(cls) for n in self._constructors(impl) if n in self.p.functions]
         out: list[str] = []
         new = self.p.member(Symbol("class", cls), "__new__")
         if new is not None and new.kind == "function":
@@ -1110,7 +1124,9 @@ class CallResolver:
         return out
 
     def _method_edges(self, rec: CallRecord, base: Value, target: str, bound_kind: str) -> None:
-        self._edge(rec, target, bound_kind, self._confidence(base, target))
+        stub = base.kind == "instance" and self._protocol_only(target)
+        if not stub:
+            self._edge(rec, target, bound_kind, self._confidence(base, target))
         if base.kind != "instance":
             return
         # Virtual dispatch: overrides in subclasses may run instead, including
@@ -1125,6 +1141,10 @@ class CallResolver:
         for impl in self._implementers(base.name, attr):
             if impl not in have:
                 self._edge(rec, impl, kind, "inferred")
+        if stub and not rec.edges:
+            # An object a Protocol types runs its own class's method, never the
+            # protocol's body (a protocol is not instantiated, nothing inherits it).
+            rec.unresolved = f"calls a method of an object typed by the protocol {base.name}"
 
     def _is_protocol(self, cls: str) -> bool:
         return any(b not in self.p.classes and b.rpartition(".")[2] == "Protocol" for b in self.p.hierarchy.bases_of(cls))
@@ -1141,6 +1161,21 @@ class CallResolver:
             if found is not None and found.name == method and not self._is_protocol(sub):
                 return False
         return True
+
+    def implementer_classes(self, cls: str) -> list[str]:
+        """For a `typing.Protocol` class, the project classes that implement it
+        structurally (every method and attribute it declares), nominal subclasses
+        left out; none for any other class or a protocol of special methods only."""
+        found = self._implementer_classes.get(cls)
+        if found is None:
+            if not self._is_protocol(cls):
+                found = []
+            else:
+                self._implementers(cls, "")  # fills the protocol's members
+                members = self._protocols.get(cls, ())
+                found = [q.rpartition(".")[0] for q in self._implementers(cls, members[0])] if members else []
+            self._implementer_classes[cls] = found
+        return found
 
     def _implementers(self, cls: str, attr: str) -> list[str]:
         """For a `typing.Protocol` class, the `attr` methods of the project
@@ -1270,9 +1305,12 @@ class CallResolver:
                     Value("function", c, bound=not self.p.functions[c].fact.is_staticmethod),
                     len(site.args), site.keywords,
                 ))
-            for cand in fits or cands:
+            # (a Protocol's own method is no object's: nothing inherits it, so no call runs it)
+            linked = [c for c in fits or cands if not self._protocol_only(c)]
+            for cand in linked:
                 self._edge(rec, cand, "dynamic", "guess", cands)
-            return
+            if linked:
+                return
         rec.unresolved = rec.unresolved or "receiver type unknown"
         rec.candidates = cands
 

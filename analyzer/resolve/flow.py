@@ -121,9 +121,19 @@ def _norm(node: ast.AST) -> str:
 class FlowGraph:
     """Solve once per project (`solve()`), then ask `values(...)` at call sites."""
 
-    def __init__(self, project: Project, inferrer: Inferrer, *, enabled: bool = True, source: Any = None) -> None:
+    def __init__(
+        self,
+        project: Project,
+        inferrer: Inferrer,
+        *,
+        enabled: bool = True,
+        source: Any = None,
+        implementers: Callable[[str], list[str]] | None = None,
+    ) -> None:
         self.p = project
         self.enabled = enabled
+        # Protocol class -> the project classes implementing it (calls.CallResolver.implementer_classes)
+        self.implementers = implementers if implementers is not None else (lambda cls: [])
         # Function bodies (calls.SourceSegments), for guards around a getattr dispatch; None: not read.
         self.source = source
         self._line = 0  # the source line of the statement being evaluated (0: not known)
@@ -474,6 +484,11 @@ class FlowGraph:
                 add(fl.scope, fl.value.partition(":")[2].strip() if fl.value else None)
         for asg in facts.assignments:
             add(asg.scope, asg.value)
+        for cls in facts.classes:
+            # A class body runs in its enclosing function and reads its names
+            # (`def create(validators): class V: TABLE = dict(validators)`).
+            for asg in (*cls.class_attributes, *cls.fields):
+                add(cls.qualname, asg.value)
         return words
 
     def solve(self) -> None:
@@ -1229,9 +1244,11 @@ class FlowGraph:
                 elif sym is not None and sym.kind != "variable":
                     out.add(Value(sym.kind, sym.name))
                 else:  # an attribute or a field: what was stored in it, on the class or a base
-                    for owner in p.hierarchy.mro(base.name):
-                        if owner in p.classes:
-                            out |= set(self.read(("attr", owner, node.attr)))
+                    # (a Protocol's object is one of a class implementing it: what that class holds)
+                    for cls in (base.name, *self.implementers(base.name)):
+                        for owner in p.hierarchy.mro(cls):
+                            if owner in p.classes:
+                                out |= set(self.read(("attr", owner, node.attr)))
             elif base.kind == "external" and not no_builtin_attribute(base.name, node.attr):
                 out.add(Value("external", f"{base.name}.{node.attr}"))
         return self.resolve_decorated(out)
@@ -1294,6 +1311,8 @@ class FlowGraph:
             for arg in node.args:
                 out |= {v for v in self.eval(arg, m, scope, d) if v.kind in ("container", "generator")}
             return out
+        if name == "builtins.dict":
+            return self._dict_made(node, m, scope, d)
         if name == "builtins.map" and node.args:
             return {Value("mapped", v.name) for v in self.eval(node.args[0], m, scope, d) if v.kind in ("function", "lambda")}
         if name == "builtins.next" and node.args:
@@ -1308,6 +1327,26 @@ class FlowGraph:
             default = self.eval(node.args[2], m, scope, d) if len(node.args) >= 3 else set()
             return self._computed_getattr(node.args[0], attr, m, scope, d) | default
         return set()
+
+    def _dict_made(self, node: ast.Call, m: str, scope: str, d: int) -> set[Value]:
+        """`dict(mapping, k=v)` is a new dict: the mapping's values under their keys
+        (from a list or tuple of pairs, each pair's second item, key unknown), then
+        each keyword's value under its name."""
+        box = f"{m}:{scope}:{_norm(node)}"
+        sources: list[set[Value]] = [self.eval(a, m, scope, d) for a in node.args[:1]]
+        for kw in node.keywords:
+            if kw.arg is None:  # `dict(**other)`
+                sources.append(self.eval(kw.value, m, scope, d))
+            else:
+                self._store(box, kw.arg, self.eval(kw.value, m, scope, d))
+        for src in (v for vals in sources for v in vals if v.kind == "container"):
+            self.read(("elt", src.name, _ALL))  # re-run as the source gains keys
+            if src.name in self._lengths:
+                self._store(box, None, self.elements(self.elements({src}), key="1"))
+                continue
+            for key, vals in self._slots(src.name):
+                self._store(box, None if key in (_ANY, _ALL) else key, vals)
+        return {Value("container", box)}
 
     def _computed_getattr(self, obj: ast.expr, attr: ast.expr, m: str, scope: str, d: int) -> set[Value]:
         """`getattr(obj, f"visit_{x}")`, also through a local bound once to the

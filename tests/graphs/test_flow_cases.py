@@ -128,3 +128,27 @@ def test_isinstance_guard_holds_only_without_a_store() -> None:
     )
     assert [(g.first, g.last, g.types) for g in guards["x"]] == [(3, 3, ("A",)), (8, 8, ("A",))]
     assert "y" not in guards
+
+
+_JSONSCHEMA_ROUND = [
+    "classes/class_body_closure",
+    "dicts/dict_copy",
+    "classes/protocol_implementer",
+]
+
+
+@pytest.mark.parametrize("case_id", _JSONSCHEMA_ROUND)
+def test_jsonschema_round_cases_exact(case_id: str) -> None:
+    """A class body reads its enclosing function's names (a table handed to a class
+    factory); `dict(...)` copies a mapping's values, pairs' second items and
+    keywords; an object a Protocol types is one of a class implementing it, so its
+    methods, constructor and attributes are that class's, never the protocol's own
+    stubs, and a call on a receiver of unknown type does not guess a stub either
+    (rules found on jsonschema's traced run, `benchmarks/library_trace.py`)."""
+    assert _edges(actual(case_id)) == _edges(expected(case_id))
+
+
+def test_no_protocol_stub_is_an_edge() -> None:
+    graph = actual("classes/protocol_implementer")
+    assert not any(c.startswith("main.Step.") for cs in graph.values() for c in cs)
+    assert graph["main.anything"] == ["main.Doubler.run"]  # a guess by name, the stub left out

@@ -141,12 +141,18 @@ def test_override_of_a_method_that_ran() -> None:
 @pytest.mark.slow
 def test_jsonschema_held_out_against_the_static_graph() -> None:
     """The fifth held-out library (validators built by a class factory, keyword
-    functions in dicts): floors at its blind figures (main 3a72e94), so a change
-    that loses what it had shows; nothing is tuned on its edges."""
+    functions in dicts). Blind on main 3a72e94: recall 0.631, executed-site precision
+    0.535, 0.815 where the callee ran. Floors at the jsonschema round's figures
+    (benchmarks/jsonschema_trace_causes.md): the keyword dispatch it now sees
+    whole lists every draft's keyword functions at one site (feasible, one class
+    statement serves every draft), so precision where the callee ran is below the
+    blind run's, which saw none of that dispatch."""
     pytest.importorskip("jsonschema")
     rep = library_report("jsonschema")
     assert rep["library"] == "jsonschema 4.26.0"
     assert rep["traced_edges"] > 150
-    assert rep["recall"] >= 0.63
-    assert rep["executed_site_precision"] >= 0.53
-    assert rep["ran_callee_precision"] >= 0.81
+    assert rep["recall"] >= 0.88
+    assert rep["executed_site_precision"] >= 0.55
+    assert rep["ran_callee_precision"] >= 0.74
+    # No edge reaches the jsonschema.protocols.Validator Protocol's own stubs.
+    assert not any("protocols.Validator." in w for w in rep["wrong_on_executed_sites"])  # type: ignore[attr-defined]
