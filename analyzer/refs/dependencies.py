@@ -15,12 +15,12 @@ import os
 import re
 import sys
 import typing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from analyzer.refs.jsoncache import read_record, write_record
 
-FORMAT = 2
+FORMAT = 3
 
 # `from flashinfer.decode import (A, B as C)`, `import cache_dit.caching as cd, zmq`.
 _FROM_RE = re.compile(r"^[ \t]*from[ \t]+(?P<module>[A-Za-z_][\w.]*)[ \t]+import[ \t]+(?P<names>\([^)]*\)|[^\n#;]*)", re.MULTILINE)
@@ -43,6 +43,10 @@ class Dependencies:
     roots: frozenset[str]  # `flashinfer`, `cache_dit`, `zmq`: never the project's own packages
     imported: dict[str, str]  # `TransferManagerOnRemote` -> `flexkv.transfer_manager` (the module it comes from)
     declared: frozenset[str]  # normalised Requires-Dist names (`flashinfer_python`)
+    # A name the sources reach only as a member of a dependency's module or of a value it makes
+    # (`xgr.GrammarMatcher(...)`, `self.matcher.accept_token(...)` for `matcher: xgr.GrammarMatcher`)
+    # -> that dependency's module (`xgrammar`).
+    reached: dict[str, str] = field(default_factory=dict)
 
 
 def _normalise(dist: str) -> str:
@@ -59,6 +63,7 @@ def collect(root: Path, own_packages: set[str]) -> Dependencies:
             continue
     roots: set[str] = set()
     imported: dict[str, str] = {}
+    reached: dict[str, str] = {}
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if d not in {".git", "__pycache__"} and not d.endswith(".dist-info")]
         # A script importing a module beside it (`import dumper`) imports the pin's own file.
@@ -71,18 +76,26 @@ def collect(root: Path, own_packages: set[str]) -> Dependencies:
             except OSError:
                 continue
             if "import" in text:
-                _scan(text, local, roots, imported)
+                _scan(text, local, roots, imported, reached)
     roots = {r for r in roots if not keyword.iskeyword(r)}
-    return Dependencies(frozenset(roots), {n: m for n, m in imported.items() if m.split(".", 1)[0] in roots}, frozenset(declared))
+    return Dependencies(
+        frozenset(roots),
+        {n: m for n, m in imported.items() if m.split(".", 1)[0] in roots},
+        frozenset(declared),
+        {n: m for n, m in reached.items() if m.split(".", 1)[0] in roots},
+    )
 
 
-def _scan(text: str, own: set[str], roots: set[str], imported: dict[str, str]) -> None:
+def _scan(text: str, own: set[str], roots: set[str], imported: dict[str, str], reached: dict[str, str]) -> None:
+    bound: dict[str, str] = {}  # the names this file binds to a dependency's module or object
     for m in _IMPORT_RE.finditer(text):
         for part in m.group("modules").split(","):
-            module = part.strip().split()[0] if part.strip() else ""
+            words = part.split()
+            module = words[0] if words else ""
             top = module.split(".", 1)[0]
             if top and top not in own:
                 roots.add(top)
+                bound[words[-1] if len(words) == 3 else module] = module  # `import a.b as c` binds `c`
     for m in _FROM_RE.finditer(text):
         module = m.group("module")
         top = module.split(".", 1)[0]
@@ -93,6 +106,31 @@ def _scan(text: str, own: set[str], roots: set[str], imported: dict[str, str]) -
             words = _NAME_RE.findall(item.split("#", 1)[0])
             if words and words[0] != "import":
                 imported.setdefault(words[0], module)  # `A as B`: the dependency's name is `A`
+                bound[words[-1]] = module
+    bound = {b: m for b, m in bound.items() if m.split(".", 1)[0] not in STDLIB_MODULES}
+    if bound:
+        _reach(text, bound, reached)
+
+
+def _reach(text: str, bound: dict[str, str], reached: dict[str, str]) -> None:
+    """Members this file reaches through a dependency (`bound`: `xgr` -> `xgrammar`): `xgr.X`, and
+    `v.Y` where `v` (or `self.v`) is annotated with or assigned from one (`v: xgr.T`, `v = xgr.f(...)`,
+    `v = T(...)` for an imported `T`). A member's own members are not followed: `torch.ops.x.y`
+    names an op the project may register itself."""
+    names = "|".join(re.escape(b) for b in sorted(bound, key=len, reverse=True))
+    typed: dict[str, str] = {}
+    for m in re.finditer(rf"(?<![\w.])(?P<base>{names})\.(?P<member>[A-Za-z_]\w*)", text):
+        reached.setdefault(m.group("member"), bound[m.group("base")])
+    for m in re.finditer(
+        rf"(?<![\w.])(?:self\.)?(?P<var>[A-Za-z_]\w*)\s*(?::\s*[\"']?(?:Optional\[)?(?P<ann>{names})\b|=\s*(?P<call>{names})\s*(?:\.\s*[A-Za-z_]\w*\s*)?\()",
+        text,
+    ):
+        typed.setdefault(m.group("var"), bound[m.group("ann") or m.group("call")])
+    typed = {v: module for v, module in typed.items() if v not in bound and v != "self"}
+    if typed:
+        variables = "|".join(re.escape(v) for v in sorted(typed, key=len, reverse=True))
+        for m in re.finditer(rf"(?<![\w.])(?:self\.)?(?P<var>{variables})\.(?P<member>[A-Za-z_]\w*)", text):
+            reached.setdefault(m.group("member"), typed[m.group("var")])
 
 
 def load_or_collect(cache: Path, root: Path, own_packages: set[str]) -> Dependencies | None:
@@ -100,11 +138,14 @@ def load_or_collect(cache: Path, root: Path, own_packages: set[str]) -> Dependen
     data = read_record(cache, FORMAT)
     if data is not None:
         try:
-            return Dependencies(frozenset(data["roots"]), dict(data["imported"]), frozenset(data["declared"]))
+            return Dependencies(frozenset(data["roots"]), dict(data["imported"]), frozenset(data["declared"]), dict(data["reached"]))
         except (KeyError, TypeError, ValueError):
             pass  # damaged: collect again
     if not root.is_dir():
         return None
     found = collect(root, own_packages)
-    write_record(cache, FORMAT, {"roots": sorted(found.roots), "imported": dict(sorted(found.imported.items())), "declared": sorted(found.declared)})
+    write_record(cache, FORMAT, {
+        "roots": sorted(found.roots), "imported": dict(sorted(found.imported.items())), "declared": sorted(found.declared),
+        "reached": dict(sorted(found.reached.items())),
+    })
     return found

@@ -143,6 +143,9 @@ _OPTIONS_ONLY_RE = re.compile(r"(?:[ \t]*(?:-[^\n]*|#[^\n]*)?\n?)*")
 # Files only a repository holds (native sources, the build), and sections about the build.
 _REPO_FILES_RE = re.compile(r"\b(?:csrc|tests|examples|benchmarks|tools)/|[\w-]\.(?:cu|cuh|cpp|cc|hpp|h)\b|\bsetup\.py\b|\bCMakeLists\.txt\b")
 _BUILD_HEADING_RE = re.compile(r"\bbuild(?:ing)?\b|\bCMake\b|\bcompil|\btests?\b|\btesting\b|\bbenchmarks?\b|\bCI\b", re.IGNORECASE)
+# A section on the repository's example or benchmark scripts ("# LMCache Examples"): its bare
+# script names are files of those folders, which no wheel holds.
+_SCRIPTS_HEADING_RE = re.compile(r"\bexamples\b|\bbenchmarks\b", re.IGNORECASE)
 
 
 _SITE_RE = re.compile(r"^https?://(?:www\.)?(?P<host>[^/#?]+)(?:/(?P<owner>[^/#?]+)/(?P<repo>[^/#?]+))?")
@@ -277,6 +280,7 @@ class _Walker:
         other = other_system(heading_texts[0]) if heading_texts else None
         title = f"the document is about {other}" if other else None
         repo_context = bool(_REPO_FILES_RE.search(paragraph)) or any(_BUILD_HEADING_RE.search(h) for h in heading_texts)
+        scripts_section = any(_SCRIPTS_HEADING_RE.search(h) for h in heading_texts)
         for p in pending:
             length = len(p.text) if p.origin == "inline" else 0
             decision = decide(p.found.framework, p.found.reason, block, p.offset, siblings, heading_texts, length, self.facts.project)
@@ -306,6 +310,7 @@ class _Walker:
                     docs_page=p.found.docs_page,
                     anchor_names=p.found.anchor_names,
                     repo_context=repo_context and p.origin == "inline",
+                    scripts_section=scripts_section,
                     diagram=p.diagram,
                     in_error=p.in_error,
                     mirror=p.mirror,

@@ -86,6 +86,9 @@ class Reference:
     # The paragraph cites files only a repository holds (`csrc/x.cu`, `setup.py`), or its section
     # is about the build: a name there that a wheel lacks may live in those files.
     repo_context: bool = False
+    # A heading above says the section is about the repository's examples or benchmarks ("# LMCache
+    # Examples"): a bare script name there is a file of those folders, which no wheel holds.
+    scripts_section: bool = False
     diagram: bool = False  # an item of a tree diagram drawn in a text block (a file's structure)
     in_error: bool = False  # a class a quoted Python error names (`'X' object has no attribute`)
     # A bare word of CJK prose shaped like code (`通过 _validate_token_prompt 验证`) that nothing

@@ -9,6 +9,12 @@ from guesses about the name's shape:
   that is no module of the pin's own, or one its wheel's METADATA requires (`flashinfer` for
   `Requires-Dist: flashinfer_python`). Names from the standard library do not count (`Sequence`,
   `Queue` are also words the projects name their own classes with);
+- the pin's sources, which never define the name, use it as a member of such a package's module
+  or of a value that module makes (`xgr.GrammarMatcher(...)` after `import xgrammar as xgr`;
+  `self.matcher.accept_token(...)` where `matcher: xgr.GrammarMatcher`), and the document names
+  that package (elsewhere the name may be the project's own gone one: V0's `Sequence`);
+- the sentence lists the name after a colon, under a subject the pin imports from such a
+  package ("`VllmEngineServicer` wraps `AsyncLLM` with 6 RPCs: `Generate`, ...");
 - a `typing` name (`Sequence`) in a passage that speaks of typing.
 
 (A dotted name rooted at a dependency, `flashinfer.X`, `asyncio.Queue`, is already no citation:
@@ -168,6 +174,12 @@ def _evidence_for(ref: Reference, first: str, parts: list[str], pin: PinView, ol
     source = deps.imported.get(first)
     if source is not None and _dependency_module(source, pin, deps):
         return f"{pin.pin}'s sources import `{first}` from `{source}`, a dependency: the name is {source.split('.', 1)[0]}'s"
+    source = deps.reached.get(first)
+    if source is not None and _dependency_module(source, pin, deps) and _speaks_of(ref, source.split(".", 1)[0]):
+        return f"{pin.pin}'s sources define no `{first}` and use it as a member of `{source}` or of a value it makes, a dependency: the name is {source.split('.', 1)[0]}'s"
+    listed = _listed_under_dependency(ref, first, pin, deps)
+    if listed is not None:
+        return listed
     named = _dependency_named(ref.paragraph or "", pin, deps)
     if named is not None:
         return f"its paragraph speaks of `{named}`, a package {pin.pin} depends on, and never of {pin.project}: the name is {named}'s"
@@ -175,6 +187,41 @@ def _evidence_for(ref: Reference, first: str, parts: list[str], pin: PinView, ol
 
 
 _SPAN_RE = re.compile(r"`([^`]+)`")
+
+
+def _speaks_of(ref: Reference, package: str) -> bool:
+    """Whether the document names the package (`XGrammar` for `xgrammar`, every word of
+    `smg_grpc_servicer`): a name the pin reaches through a dependency is that dependency's only
+    in a text about it; elsewhere it may be the project's own gone name (V0's `Sequence`, which
+    the pin reaches only through `tokenizers`)."""
+    words = [w for w in package.lower().split("_") if w]
+    return bool(words) and all(w in ref.context for w in words)
+
+
+# What may stand between a list's items: commas, `and`/`or`, a word in parentheses ("(streaming)").
+_LIST_GLUE_RE = re.compile(r"(?:[\s,]|\band\b|\bor\b|\([^()`]*\))*")
+
+
+def _listed_under_dependency(ref: Reference, first: str, pin: PinView, deps: Dependencies) -> str | None:
+    """"`VllmEngineServicer` wraps `AsyncLLM` with 6 RPCs: `Generate`, `Embed`, ...": a name the
+    pin does not define, in the list after a colon of a sentence whose subject (its first name in
+    code font) is one the pin imports from a dependency, is that dependency's member."""
+    found = ref.sentence(_SENTENCE_END_RE)
+    if found is None:
+        return None
+    sentence, at = found
+    spans = list(_SPAN_RE.finditer(sentence))
+    colon = sentence.rfind(":", 0, at)
+    if not spans or colon < spans[0].end() or not _LIST_GLUE_RE.fullmatch(_SPAN_RE.sub(" ", sentence[colon + 1 : at])):
+        return None
+    head = _LEADING_NAME_RE.match(spans[0].group(1).strip())
+    subject = head.group(0).split(".", 1)[0] if head else ""
+    source = deps.imported.get(subject)
+    if not subject or source is None or _defines(pin, subject) or not _dependency_module(source, pin, deps):
+        return None
+    return f"listed after `{subject}`, which {pin.pin} imports from `{source}`, a dependency; it defines no `{first}`: {source.split('.', 1)[0]}'s member"
+
+
 _PROSE_NAME_RE = re.compile(r"(?<![\w./-])[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+(?![\w/-])")
 
 

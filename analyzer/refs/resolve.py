@@ -129,6 +129,10 @@ def _resolve_bare_file(ref: Reference, pin: PinView) -> Finding:
         # Named as pytest collects test modules: the repository's suites sit outside the package
         # (`tests/`, `test/`), and a wheel holds the package only, so its absence says nothing.
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"a test module; the project's test suites lie outside the package, and the wheel {pin.pin} holds the package only (a git pin does)")
+    if pin.kind == "release" and ref.scripts_section:
+        # A script of a section on the repository's examples or benchmarks
+        # (`cpu_offload_lmcache_v1.py` under "LMCache Examples"): those folders are no wheel's.
+        return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"a script of a section on the repository's examples or benchmarks; the wheel {pin.pin} holds the package only (a git pin does)")
     return Finding(ref, pin.pin, BROKEN, note=f"no file named {name} in {pin.pin}")
 
 
@@ -400,11 +404,26 @@ def foreign_field_member(target: str, pin: PinView) -> str | None:
     """Why `X.field.member` cannot be judged here: the field holds another library's object
     (`torch.Tensor`, `asyncio.Queue`), whose members are that library's; else None."""
     owner = target.rsplit(".", 1)[0] if target.count(".") >= 2 else ""
-    for field in (e for e in pin.find_symbol(owner) if e.kind == "attribute") if owner else ():
+    return _foreign_field(owner, pin, every=False) if owner else None
+
+
+def _foreign_field(name: str, pin: PinView, every: bool) -> str | None:
+    """Why the members of the field `name` are another library's: one of the pin's fields so
+    named (or, with `every`, each of them, when the text gives no class) is declared or made with
+    another library's type; else None."""
+    fields = [e for e in pin.find_symbol(name) if e.kind == "attribute"]
+    first: tuple[SymbolEntry, str] | None = None
+    for field in fields:
         kind = field_type(field, pin)
         if kind is not None and foreign_type(kind):
-            return f"`{field.last}` is a `{kind}`, another library's type: its members are that library's"
-    return None
+            first = first or (field, kind)
+            if not every:
+                break
+        elif every:
+            return None
+    if first is None:
+        return None
+    return f"`{first[0].last}` is a `{first[1].split('[', 1)[0]}`, another library's type: its members are that library's"
 
 
 def alias_of(entry: SymbolEntry, pin: PinView) -> str | None:
@@ -556,6 +575,10 @@ def through_instance(finding: Finding, pin: PinView) -> Finding:
         # `TreeCacheBuildContext` of a builder): the object may still be one of the classes its
         # last word names (`RadixCache`), tried next.
         tried.extend(classes[:3])
+    if tried and (foreign := _foreign_field(instance, pin, every=True)) is not None:
+        # `input_queue.get()` where every `input_queue` of the pin is a `queue.Queue`: the method
+        # is the library's, whatever the project's classes named like a queue define.
+        return Finding(ref, pin.pin, NOT_CHECKABLE, note=foreign)
     if tried:
         where = ", ".join(f"`{short_name(e, pin)}`" for e in defs[:2]) or "elsewhere"
         shown = ", ".join(f"`{n}`" for n in dict.fromkeys(tried))
