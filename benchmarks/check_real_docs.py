@@ -22,6 +22,9 @@ per release and per kind of reference:
 `all` leaves out `heldout3` to `heldout9` on purpose: those parts are kept blind for whoever tunes the
 checker (run them only with `--part heldout3` / `heldout4` / `heldout5` / `heldout6` / `heldout7` / `heldout8` / `heldout9`, and only to measure).
 
+`--dropped` adds, per part and release, the broken rows the checker missed with no finding although it
+extracted a reference there, grouped by why it dropped them (`drop_reason`; `-v` lists them).
+
 Needs the four pins indexed in the cache (`atlas demo` does it).
 """
 
@@ -32,15 +35,17 @@ import re
 import sys
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analyzer.refs.check import check_references, check_upgrade, extract_all
-from analyzer.refs.lineage import DEFAULT_PAST
+from analyzer.refs.check import check_reference, check_references, check_upgrade, extract_all
+from analyzer.refs.fields import accepts
+from analyzer.refs.lineage import DEFAULT_PAST, Lineage
 from analyzer.refs.loader import load_lineages, load_pin, load_successors, store_renames
-from analyzer.refs.models import BROKEN, OK, Finding
+from analyzer.refs.models import AMBIGUOUS, BROKEN, OK, Finding, Reference
 from analyzer.refs.pinview import PinView
+from analyzer.refs.successors import Successors
 from analyzer.refs.suggest import History
 from analyzer.settings import Settings, default_cache_dir
 
@@ -380,6 +385,75 @@ def evaluate_upgrade(
     return t
 
 
+def drop_reason(ref: Reference, pins: list[PinView], judged: list[Finding]) -> str:
+    """Why the checker extracted a reference and then reported nothing on it, by the reference's
+    shape (the early returns of `check._check_reference`) or by the pass that removed its finding."""
+    if judged:
+        return f"judged {'/'.join(sorted({f.status for f in judged}))}, removed by a later pass (block vote, siblings, ...)"
+    mine = [p for p in pins if ref.framework in {AMBIGUOUS, p.project}]
+    if ref.callee or (ref.field_of and ref.spelled):
+        callee = ref.callee or ref.field_of or ""
+        verdicts = {accepts(callee, ref.target, p) for p in mine}
+        if ref.framework == AMBIGUOUS:
+            return "keyword: text names no project"
+        if verdicts == {None}:
+            return "keyword: callee's signature undecided (not found, opaque **kwargs), name spelled elsewhere"
+        return f"keyword: other ({sorted(map(str, verdicts))})"
+    if ref.field_of:
+        return "field/parameter: place undecided or ambiguous project"
+    if ref.past:
+        return "prose word no past release defines"
+    if ref.quiet:
+        return "quiet CJK word no pin defines"
+    if ref.spelled and ref.text.startswith("self."):
+        return "loose/quoted self.x: spelled somewhere (or text names no project)"
+    if ref.spelled and ref.fragment_of and "." not in ref.text:
+        return "keyword of a call in a quoted method: callee not recorded, name spelled somewhere"
+    if ref.spelled:
+        return "quoted attribute: spelled somewhere / code not the project's"
+    if ref.fragment_of:
+        return "member of a quoted method no project class defines"
+    if ref.bare_call:
+        return "bare call: a module function of that name exists"
+    if ref.doc_defined or ref.scope:
+        return "snippet's own name/class the project does not define"
+    if ref.diagram:
+        return "tree entry without its folder"
+    if ref.held_by:
+        return "held_by"
+    return "other"
+
+
+def dropped(
+    labels: list[Label], refs: list[Reference], findings: list[Finding], pins: tuple[str, ...], views: dict[str, PinView],
+    lineages: Mapping[str, Lineage] | None, successors: Mapping[str, Successors] | None,
+) -> list[tuple[str, str]]:
+    """(reason, row) for every broken row the checker missed with no finding although it extracted
+    a reference there (same document, line and text): the extracted-then-dropped misses."""
+    claimed, _ = match(labels, findings)
+    project_pin = {p.partition("@")[0]: p for p in pins}
+    by_line: dict[tuple[str, int], list[Reference]] = defaultdict(list)
+    for r in refs:
+        by_line[(r.file, r.line)].append(r)
+    out = []
+    for i, label in enumerate(labels):
+        pin = project_pin[label.project]
+        if label.at(pin) != "broken" or i in claimed:
+            continue
+        here = by_line.get((label.doc, label.line), [])
+        head = re.split(r"\s*[=:]", label.text.strip("`"), maxsplit=1)[0]  # a keyword row's name: `best_of=1`
+        ref = next(
+            (r for want in (label.text.strip("`"), head) for r in here if r.text.strip("`") == want),
+            next((r for r in here if _texts_match(label.text, r.text)), None),
+        )
+        if ref is None:
+            continue
+        judged = [f for f in check_reference(ref, [views[p] for p in pins], None, lineages, successors) if f.pin == pin]
+        reason = drop_reason(ref, [views[pin]], judged)
+        out.append((reason, f"{label.doc}:{label.line} `{label.text}` [{pin}] {ref.kind} callee={ref.callee} field_of={ref.field_of}"))
+    return out
+
+
 def settings_for(args: argparse.Namespace) -> Settings:
     return Settings(cache_dir=(args.cache_dir or default_cache_dir()).expanduser().resolve())
 
@@ -397,6 +471,7 @@ def main() -> int:
         "--past", nargs="*", default=None, metavar="PIN",
         help="past releases as evidence that a name was the project's (analyzer/refs/lineage.py); no PIN: the default ten (benchmarks/past_pins.py pins them)",
     )
+    parser.add_argument("--dropped", action="store_true", help="per part: broken rows missed with no finding that the checker did extract, by why it dropped them")
     args = parser.parse_args()
     settings = settings_for(args)
     past = None if args.past is None else args.past or DEFAULT_PAST
@@ -433,6 +508,14 @@ def main() -> int:
             title = f"[{part}] {release}"
             grand.add(report(f"{title}  ({len(docs)} documents, {elapsed:.2f} s)", tallies, args.verbose))
             report_categories(title, categories)
+            if args.dropped:
+                rows = dropped(labels, refs, findings, pins, views, lineages, successors)
+                print(f"\n{title}: extracted, then dropped (broken rows with no finding): {len(rows)}")
+                for reason, n in Counter(r for r, _ in rows).most_common():
+                    print(f"  {n:>4}  {reason}")
+                if args.verbose:
+                    for reason, row in sorted(rows):
+                        print(f"    dropped: {row}: {reason}")
         print(f"\n[{part}] both releases: broken precision {_ratio(grand.tp, grand.tp + grand.fp)}, recall {_ratio(grand.tp, grand.tp + grand.fn)}, "
               f"false alarms per 100 distractors {100 * grand.false_alarms / max(1, grand.distractors):.1f}, "
               f"extraction {_ratio(grand.found, grand.refs)}, right home {_ratio(grand.right_homes, grand.homes)}")

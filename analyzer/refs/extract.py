@@ -553,7 +553,35 @@ class _Walker:
             # (unless the text calls it a class, `ExecutorBase 类`, or it is one by its length).
             found = replace(found, tentative=True)
         defined = found.kind == SYMBOL and root in self.facts.defined
-        return [_Pending(line, col, written, found, offset, "inline", doc_defined=defined)]
+        span = _Pending(line, col, written, found, offset, "inline", doc_defined=defined)
+        if found.kind != SYMBOL or defined:
+            return [span]
+        return [span, *self._span_keywords(stripped, line, col + len(text) - len(text.lstrip()) if col >= 0 else -1, offset)]
+
+    def _span_keywords(self, code: str, line: int, col: int, offset: int) -> list[_Pending]:
+        """`EagleDraftInput(hidden_states=..., verified_id=...)` quoted in the prose: each keyword
+        is one passed to the project's callable, judged against its signature at the pin as a
+        snippet's call's are (`_keywords`); none for the author's or another package's callable."""
+        if "=" not in code or not code.endswith(")"):
+            return []
+        try:
+            node = ast.parse(code, mode="eval").body
+        except SyntaxError:
+            return []
+        name = dotted(node.func) if isinstance(node, ast.Call) else None
+        if not isinstance(node, ast.Call) or name is None or not any(kw.arg for kw in node.keywords):
+            return []
+        hit = self._passed_callee(name)
+        if hit is None:
+            return []
+        out = []
+        for kw in node.keywords:
+            if kw.arg is None:
+                continue
+            at = code.find(f"{kw.arg}=", kw.col_offset) if kw.col_offset >= 0 else code.find(f"{kw.arg}=")
+            found = Classified(SYMBOL, kw.arg, hit.framework, f"keyword of `{hit.target}`", tentative=True)
+            out.append(_Pending(line, col + at if col >= 0 and at >= 0 else -1, kw.arg, found, offset, "inline", spelled=True, callee=hit.target, field_of=hit.target))
+        return out
 
     def _loose_self(self, name: str, line: int, col: int, offset: int, origin: str) -> list[_Pending]:
         """`self.tp_rank`, `self.future_map.resolve_future()` in the prose, or in a snippet's lines
@@ -944,9 +972,15 @@ class _Walker:
             for top in tree.body:
                 if isinstance(top, ast.ClassDef):
                     self._section_class(top.name)
-        # A keyword both of a project call and of a quoted method: once, as the method's.
+        # A keyword both of a project call and of a quoted method: once, as the method's, judged
+        # against the callee's signature at the pin (`fields.accepts`), not by spelling alone.
         quoted = {(p.line, p.text) for p in out if p.spelled and p.fragment_of}
-        out = [p for p in out if not (p.spelled and not p.fragment_of and (p.line, p.text) in quoted)]
+        callees = {(p.line, p.text): p for p in out if p.spelled and not p.fragment_of and p.callee}
+        out = [
+            replace(p, callee=kw.callee, field_of=kw.field_of) if p.spelled and p.fragment_of and (kw := callees.get((p.line, p.text))) else p
+            for p in out
+            if not (p.spelled and not p.fragment_of and (p.line, p.text) in quoted)
+        ]
         return [self._held(p) for p in out]
 
     def _past_names(self, tree: ast.Module, first: int) -> list[_Pending]:
@@ -983,13 +1017,26 @@ class _Walker:
         """The project's callable the document's snippets pass `keyword` to (`LLM(...,
         calculate_kv_scales=True)`), or None (no call takes it, or the callee is the author's)."""
         callee = self.facts.passed.get(keyword)
-        if callee is None:
-            return None
+        return None if callee is None else self._passed_callee(callee)
+
+    def _passed_callee(self, callee: str) -> Classified | None:
+        """The project's callable a call written `callee(...)` names (through the document's
+        imports), or None for the author's own, a local's, a dependency's."""
         if callee in self.facts.imported:
             full = self.facts.imported[callee]
             return Classified(SYMBOL, full, full.split(".", 1)[0], "import")
-        hit = self._code_name(callee)
+        hit = self._code_name(callee) or self._called_class(callee)
         return None if hit is None or hit.tentative or callee.split(".", 1)[0] in self.facts.defined else hit
+
+    def _called_class(self, name: str) -> Classified | None:
+        """`LLM(...)`: a name in capitals that is called is a class (an acronym), not a constant
+        (`_code_name` leaves capitals to constants); none when the document binds the name."""
+        facts = self.facts
+        if not _CALLED_CAPS_RE.fullmatch(name) or name in facts.assigned or name in facts.defined or name in facts.local_names or name in facts.foreign:
+            return None
+        if name in FOREIGN_NAMES or name in BUILTINS or name in FOREIGN_ROOTS:
+            return None
+        return Classified(SYMBOL, name, None, "a class called by its name in capitals")
 
     def _held(self, p: _Pending) -> _Pending:
         """`output_processor.process_outputs`, whose class comes from a copied class's
@@ -1245,7 +1292,7 @@ class _Walker:
                         at = max(self._col(line, f'"{key}"'), self._col(line, f"'{key}'"))
                         at = at + 1 if at >= 0 else self._col(line, key + "=")
                         out.append(_Pending(line, at, key, found, 0, "fence", field_of=REQUEST))
-                if name and (hit := self._code_name(name, first + node.lineno - 1)) is not None:
+                if name and (hit := self._code_name(name, first + node.lineno - 1) or self._called_class(name)) is not None:
                     add(node.lineno, name, hit, doc_defined=hit.target.split(".", 1)[0] in self.facts.defined or name.split(".", 1)[0] in self.facts.defined)
                     if not hit.tentative and name.split(".", 1)[0] not in self.facts.defined:
                         out.extend(self._keywords(node, hit, scope, first, seen))
@@ -1410,6 +1457,10 @@ class _Walker:
             self.headings.pop()
         self.headings.append((level, text))
         self.section_classes = [(lvl, name) for lvl, name in self.section_classes if lvl < level]
+
+
+# An acronym called as a class (`LLM(...)`, `MLP(...)`): capitals, no underscore.
+_CALLED_CAPS_RE = re.compile(r"[A-Z][A-Z0-9]+")
 
 
 def _annotated_places(top: ast.stmt) -> dict[int, tuple[str, ...]]:

@@ -58,6 +58,8 @@ def _annotated_classes(cls: SymbolEntry, pin: PinView) -> dict[str, SymbolEntry]
             ann = ast.parse(m.group("ann").strip().rstrip(","), mode="eval")
         except SyntaxError:
             continue
+        if any(isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id in {"type", "Type"} for n in ast.walk(ann)):
+            continue  # `_manager_cls: type[LRUCacheLoRAModelManager]` holds a class, not an object with fields
         words = {n.id for n in ast.walk(ann) if isinstance(n, ast.Name) and _NAME_RE.fullmatch(n.id)}
         for word in sorted(words):
             # Python classes only: a git pin's native index holds Rust structs of the same name.

@@ -15,6 +15,7 @@ import textwrap
 from dataclasses import dataclass
 
 from analyzer.refs.document import dotted
+from analyzer.refs.generated import decorated_dataclass
 from analyzer.refs.models import BROKEN, NOT_CHECKABLE, OK, REQUEST, Finding, Reference
 from analyzer.refs.pinview import PinView, SymbolEntry
 from analyzer.refs.resolve import find_symbol
@@ -104,7 +105,10 @@ def _class_takes(cls: SymbolEntry, name: str, pin: PinView, depth: int) -> bool 
     fields = _attributes(cls, pin)
     inits = [e for e in find_symbol(f"{cls.last}.__init__", pin)[0] if e.kind == "function" and e.parent.rsplit(".", 1)[-1] in {cls.last, *_base_names(cls)}]
     own_init = bool(inits) and inits[0].parent == cls.full
-    if name in fields and not own_init:
+    # An `__init__` a base writes is the class's constructor too (`LRUCacheWorkerLoRAManager`
+    # takes what `WorkerLoRAManager.__init__` does, not the attributes that sets), unless the
+    # class is a dataclass, whose decorator writes one over its fields.
+    if name in fields and (not inits or (not own_init and decorated_dataclass(cls, pin))):
         return True  # a dataclass, pydantic or msgspec field, or a class attribute
     if inits:
         # The class's own `__init__` says what it takes: an attribute it sets later

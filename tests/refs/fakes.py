@@ -3,6 +3,7 @@ and SGLang 0.5.20/0.5.23: the same files, names and renames, far fewer of them).
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 from analyzer.refs.check import check_references, extract_all
@@ -135,3 +136,40 @@ def statuses(doc: str, *pins: PinView, name: str = "ch.md") -> dict[str, list[st
     for f in check_references(extract_all([(name, doc)]), list(pins)):
         out.setdefault(f.ref.text, []).append(f.status)
     return out
+
+
+def source_view(root: Path, sources: dict[str, str], pin: str = "vllm@0.30.0") -> PinView:
+    """A pin whose files are the given Python sources on disk (signatures and words are read from
+    them), indexed as the real index is: modules, top-level functions and classes, methods, the
+    attributes a class body declares and those its methods assign on `self`."""
+    project = pin.partition("@")[0]
+    tree = root / pin.replace("@", "-")
+    symbols = []
+    for rel, text in sources.items():
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_text(text, encoding="utf-8")
+        module = rel.removesuffix(".py").replace("/", ".")
+        symbols.append(_sym(module, rel, 1, len(text.splitlines()), "module"))
+        for node in ast.parse(text).body:
+            if isinstance(node, ast.FunctionDef):
+                symbols.append(_sym(f"{module}.{node.name}", rel, node.lineno, node.end_lineno or node.lineno))
+            if not isinstance(node, ast.ClassDef):
+                continue
+            cls = f"{module}.{node.name}"
+            symbols.append(_sym(cls, rel, node.lineno, node.end_lineno or node.lineno, "class", tuple(ast.unparse(b) for b in node.bases)))
+            for item in node.body:
+                if isinstance(item, ast.AnnAssign | ast.Assign):
+                    target = item.target if isinstance(item, ast.AnnAssign) else item.targets[0]
+                    if isinstance(target, ast.Name):
+                        symbols.append(_sym(f"{cls}.{target.id}", rel, item.lineno, item.lineno, "attribute"))
+                elif isinstance(item, ast.FunctionDef):
+                    symbols.append(_sym(f"{cls}.{item.name}", rel, item.lineno, item.end_lineno or item.lineno))
+                    for sub in ast.walk(item):
+                        if isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Store) and isinstance(sub.value, ast.Name) and sub.value.id == "self":
+                            symbols.append(_sym(f"{cls}.{sub.attr}", rel, sub.lineno, sub.lineno, "attribute"))
+    view = PinView(
+        pin=pin, project=project, kind="release", layout_prefix="", packages=(project,),
+        files=frozenset(sources), symbols=symbols, flags=[], envs=[], tree=str(tree),
+    )
+    view.words_path = str(root / f"{pin}.words.json")
+    return view
