@@ -1292,10 +1292,15 @@ class _Walker:
                         at = max(self._col(line, f'"{key}"'), self._col(line, f"'{key}'"))
                         at = at + 1 if at >= 0 else self._col(line, key + "=")
                         out.append(_Pending(line, at, key, found, 0, "fence", field_of=REQUEST))
-                if name and (hit := self._code_name(name, first + node.lineno - 1) or self._called_class(name)) is not None:
+                if name and (hit := self._code_name(name, first + node.lineno - 1)) is not None:
                     add(node.lineno, name, hit, doc_defined=hit.target.split(".", 1)[0] in self.facts.defined or name.split(".", 1)[0] in self.facts.defined)
                     if not hit.tentative and name.split(".", 1)[0] not in self.facts.defined:
                         out.extend(self._keywords(node, hit, scope, first, seen))
+                elif name and (hit := self._called_class(name)) is not None:
+                    # Reported only where a pin defines it (`UUID(...)` is another library's); its
+                    # keywords are judged only where the class resolves (`check._quotes_project`).
+                    add(node.lineno, name, replace(hit, tentative=True))
+                    out.extend(self._keywords(node, hit, scope, first, seen))
                 elif name and scope is None and object_call(name, self.facts.local_names | self.facts.defined | self.facts.foreign):
                     # `model_executor.determine_num_available_blocks()` at a snippet's top level: a
                     # method on an object the project names so (`resolve.through_instance` judges

@@ -103,7 +103,10 @@ def accepts(callee: str, name: str, pin: PinView, depth: int = 0) -> bool | None
 
 def _class_takes(cls: SymbolEntry, name: str, pin: PinView, depth: int) -> bool | None:
     fields = _attributes(cls, pin)
-    inits = [e for e in find_symbol(f"{cls.last}.__init__", pin)[0] if e.kind == "function" and e.parent.rsplit(".", 1)[-1] in {cls.last, *_base_names(cls)}]
+    # The class's own `__init__`, else one a base writes; not that of another class of the same
+    # name (a test's stand-in `class DenoisingStage` with `def __init__(self)`).
+    found = [e for e in find_symbol(f"{cls.last}.__init__", pin)[0] if e.kind == "function"]
+    inits = [e for e in found if e.parent == cls.full] or [e for e in found if e.parent.rsplit(".", 1)[-1] in _base_names(cls)]
     own_init = bool(inits) and inits[0].parent == cls.full
     # An `__init__` a base writes is the class's constructor too (`LRUCacheWorkerLoRAManager`
     # takes what `WorkerLoRAManager.__init__` does, not the attributes that sets), unless the

@@ -58,6 +58,17 @@ class EagleDraftInput:
     hidden_states: object = None
     bonus_tokens: object = None
 '''
+_STAGES = '''
+class DenoisingStage(PipelineStage):
+    def __init__(self, transformer, scheduler, pipeline=None):
+        self.transformer = transformer
+'''
+# A test's stand-in of the same name, which the wheel ships too.
+_STAND_IN = '''
+class DenoisingStage(PipelineStage):
+    def __init__(self):
+        pass
+'''
 _ARGS = '''
 @dataclass
 class EngineArgs:
@@ -76,6 +87,8 @@ def pin(tmp_path: Path) -> PinView:
     return source_view(
         tmp_path,
         {
+            "vllm/test_stages.py": _STAND_IN,
+            "vllm/multimodal_gen/pipelines/stages/denoising.py": _STAGES,
             "vllm/lora/worker_manager.py": _LORA,
             "vllm/v1/worker/lora_model_runner_mixin.py": _RUNNER,
             "vllm/v1/spec_decode/eagle.py": _SPEC,
@@ -98,6 +111,9 @@ def test_an_inherited_init_says_what_a_subclass_takes(pin: PinView) -> None:
     assert accepts("LRUCacheWorkerLoRAManager", "max_num_seqs", pin) is False
     # A dataclass writes its own `__init__` over its fields, whatever its base's.
     assert accepts("LoRAMapping", "index_mapping", pin) is True
+    # Each class of the name by its own `__init__`, not its namesake's: the real one takes them.
+    assert accepts("DenoisingStage", "transformer", pin) is True and accepts("DenoisingStage", "pipeline", pin) is True
+    assert accepts("DenoisingStage", "vae", pin) is False
 
 
 _QUOTED = """# vLLM LoRA loading (vLLM)
@@ -155,6 +171,7 @@ llm = LLM(model="intfloat/e5-mistral-7b-instruct", task="embed")
 ```python
 LIMIT = make_limit()
 LIMIT(task=1)
+run_id = UUID(hex="12345678123456781234567812345678")
 ```
 """
 
@@ -165,3 +182,5 @@ def test_a_class_named_in_capitals_is_called_with_keywords(pin: PinView) -> None
     assert got[(4, "model")][0] == "ok"
     assert got[(4, "LLM")][0] == "ok"
     assert (10, "task") not in got  # a name the document binds is its own object
+    # Another library's class in capitals, which the pin does not define: no verdict on it or its keywords.
+    assert got.get((11, "UUID"), ("not-checkable",))[0] != "broken" and (11, "hex") not in got
