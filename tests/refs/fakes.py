@@ -140,10 +140,12 @@ def statuses(doc: str, *pins: PinView, name: str = "ch.md") -> dict[str, list[st
 
 def source_view(root: Path, sources: dict[str, str], pin: str = "vllm@0.30.0") -> PinView:
     """A pin whose files are the given Python sources on disk (signatures and words are read from
-    them), indexed as the real index is: modules, top-level functions and classes, methods, the
-    attributes a class body declares and those its methods assign on `self`."""
+    them) beside the package's `__init__.py`, indexed as the real index is: modules, top-level
+    functions and classes, methods, the attributes a class body declares and those its methods
+    assign on `self`."""
     project = pin.partition("@")[0]
     tree = root / pin.replace("@", "-")
+    init = f"{project}/__init__.py"
     symbols = []
     for rel, text in sources.items():
         (tree / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -169,7 +171,7 @@ def source_view(root: Path, sources: dict[str, str], pin: str = "vllm@0.30.0") -
                             symbols.append(_sym(f"{cls}.{sub.attr}", rel, sub.lineno, sub.lineno, "attribute"))
     view = PinView(
         pin=pin, project=project, kind="release", layout_prefix="", packages=(project,),
-        files=frozenset(sources), symbols=symbols, flags=[], envs=[], tree=str(tree),
+        files=frozenset([*sources, init]), symbols=symbols, flags=[], envs=[], tree=str(tree),
     )
     view.words_path = str(root / f"{pin}.words.json")
     return view

@@ -14,7 +14,8 @@ import pytest
 from analyzer.refs.check import check_references, extract_all
 from analyzer.refs.copies import constructed, headed, located, self_members
 from analyzer.refs.document import parse_snippet
-from analyzer.refs.pinview import PinView, SymbolEntry
+from analyzer.refs.pinview import PinView
+from tests.refs.fakes import source_view
 
 _SCHEDULER = '''
 class SchedulerInterface:
@@ -81,38 +82,12 @@ class RMSNorm:
 def _view(root: Path) -> PinView:
     """A vLLM pin whose index holds, as the real one does, the attributes `__init__` assigns, and
     whose sources' words are read from disk (`PinView.mentions`)."""
-    sources = {
+    return source_view(root, {
         "vllm/v1/core/sched/scheduler.py": _SCHEDULER,
         "vllm/v1/engine/llm_engine.py": _ENGINE,
         "vllm/model_executor/layers/layernorm.py": _LAYERS,
         "vllm/model_executor/models/toy.py": _MODEL,
-    }
-    tree = root / "vllm-0.30.0"
-    symbols = []
-    for rel, text in sources.items():
-        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tree / rel).write_text(text, encoding="utf-8")
-        module = rel.removesuffix(".py").replace("/", ".")
-        symbols.append(SymbolEntry(module, rel, 1, len(text.splitlines()), "module"))
-        for node in ast.parse(text).body:
-            if isinstance(node, ast.FunctionDef):
-                symbols.append(SymbolEntry(f"{module}.{node.name}", rel, node.lineno, node.end_lineno or node.lineno, "function"))
-                continue
-            assert isinstance(node, ast.ClassDef)
-            cls = f"{module}.{node.name}"
-            symbols.append(SymbolEntry(cls, rel, node.lineno, node.end_lineno or node.lineno, "class", tuple(ast.unparse(b) for b in node.bases)))
-            for item in node.body:
-                assert isinstance(item, ast.FunctionDef)
-                symbols.append(SymbolEntry(f"{cls}.{item.name}", rel, item.lineno, item.end_lineno or item.lineno, "function"))
-                for sub in ast.walk(item):
-                    if isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Store):
-                        symbols.append(SymbolEntry(f"{cls}.{sub.attr}", rel, sub.lineno, sub.lineno, "attribute"))
-    view = PinView(
-        pin="vllm@0.30.0", project="vllm", kind="release", layout_prefix="", packages=("vllm",),
-        files=frozenset([*sources, "vllm/__init__.py"]), symbols=symbols, flags=[], envs=[], tree=str(tree),
-    )
-    view.words_path = str(root / "words.json")
-    return view
+    })
 
 
 @pytest.fixture
