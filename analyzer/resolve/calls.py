@@ -790,20 +790,23 @@ class CallResolver:
 
     def implicit_calls(self, facts: ModuleFacts) -> list[CallRecord]:
         """Calls no call expression shows: applying a decorator, `for x in obj`
-        (`__iter__`, `__next__`) and `raise Err` with a bare class."""
+        and `yield from obj` (`__iter__`, `__next__`, a generator's body) and
+        `raise Err` with a bare class."""
         out: list[CallRecord] = []
         m = facts.module
         flow = self.flow
         for fl in facts.flows:
-            if fl.kind not in ("for", "raise"):
+            if fl.kind not in ("for", "yield_from", "raise"):
                 continue
             node = self.p.parser.parse(fl.value)
             if node is None:
                 continue
             rec = CallRecord(self.owner_of(m, fl.scope), fl.value or "", facts.path, fl.line)
-            if fl.kind == "for":
+            if fl.kind in ("for", "yield_from"):  # `yield from obj` iterates obj as `for` does
                 for target in flow.iteration_calls(node, m, fl.scope):
                     self._edge(rec, target, "method", "inferred")
+                if flow.enabled and isinstance(node, ast.Call):
+                    self._returned_generators(rec, facts, fl.scope, fl.line, node)
             elif not isinstance(node, ast.Call):
                 value = self.infer.eval(node, Ctx(m, fl.scope, fl.line))
                 if value is not None and value.kind == "class":
@@ -838,6 +841,23 @@ class CallResolver:
             out.extend(self.operator_calls(facts))
         return out
 
+    def _returned_generators(self, rec: CallRecord, facts: ModuleFacts, scope: str, line: int, node: ast.Call) -> None:
+        """`for x in f(...)` / `yield from f(...)`: the generators f returns run here, where
+        they are iterated, with f as the call resolver found it (a method of an untyped
+        receiver guessed by name too, at the guess's confidence)."""
+        func = ast.unparse(node.func).replace(" ", "")
+        site = next(
+            (s for s in facts.calls if s.line == line and s.scope == scope and s.callee.replace(" ", "") == func), None
+        )
+        if site is None:
+            return
+        have = {e.callee for e in rec.edges}
+        for call in self.site_record(facts, site).edges:
+            for body in self.flow.returned_generators(call.callee):
+                if body not in have:
+                    have.add(body)
+                    self._edge(rec, body, "method", call.confidence)
+
     def operator_calls(self, facts: ModuleFacts) -> list[CallRecord]:
         """Special methods that operators, subscripts, truth tests and `with`
         run (`cache[k] = v` runs `__setitem__`, `a != b` `__ne__` or else
@@ -869,6 +889,8 @@ class CallResolver:
             records: dict[int, CallRecord] = {}
             seen: set[tuple[int, str]] = set()
             for operand, methods, line in _operator_sites(func):
+                if methods == ("__getitem__",) and _is_dotted(operand):
+                    self._missing_key(records, operand, m, scope, facts.path, line + offset)
                 if not self._special.intersection(methods):
                     continue
                 # `with Lock() as f:` enters the object the call makes; other
@@ -893,6 +915,21 @@ class CallResolver:
                         break
             out.extend(records.values())
         return out
+
+    def _missing_key(
+        self, records: dict[int, CallRecord], operand: ast.expr, m: str, scope: str, path: str, line: int
+    ) -> None:
+        """`d[k]` on a `defaultdict(factory)`: a missing key calls the factory."""
+        for factory in self.flow.missing_factories(operand, m, scope):
+            rec = records.get(line)
+            if rec is None:
+                rec = records[line] = CallRecord(self.owner_of(m, scope), "<__missing__>", path, line)
+            if any(e.callee == factory.name for e in rec.edges):
+                continue
+            if factory.kind == "class":
+                self._value_call(rec, factory, "constructor")
+            else:
+                self._edge(rec, factory.name, "dynamic", "inferred")
 
     def property_reads(self, facts: ModuleFacts) -> list[CallRecord]:
         """Reading a property runs its getter: `self.num_free_blocks` is a call."""

@@ -1313,6 +1313,8 @@ class FlowGraph:
             return out
         if name == "builtins.dict":
             return self._dict_made(node, m, scope, d)
+        if name == "collections.defaultdict":
+            return self._defaultdict_made(node, m, scope, d)
         if name == "builtins.map" and node.args:
             return {Value("mapped", v.name) for v in self.eval(node.args[0], m, scope, d) if v.kind in ("function", "lambda")}
         if name == "builtins.next" and node.args:
@@ -1328,11 +1330,11 @@ class FlowGraph:
             return self._computed_getattr(node.args[0], attr, m, scope, d) | default
         return set()
 
-    def _dict_made(self, node: ast.Call, m: str, scope: str, d: int) -> set[Value]:
+    def _dict_made(self, node: ast.Call, m: str, scope: str, d: int, box: str | None = None) -> set[Value]:
         """`dict(mapping, k=v)` is a new dict: the mapping's values under their keys
         (from a list or tuple of pairs, each pair's second item, key unknown), then
         each keyword's value under its name."""
-        box = f"{m}:{scope}:{_norm(node)}"
+        box = box or f"{m}:{scope}:{_norm(node)}"
         sources: list[set[Value]] = [self.eval(a, m, scope, d) for a in node.args[:1]]
         for kw in node.keywords:
             if kw.arg is None:  # `dict(**other)`
@@ -1347,6 +1349,37 @@ class FlowGraph:
             for key, vals in self._slots(src.name):
                 self._store(box, None if key in (_ANY, _ALL) else key, vals)
         return {Value("container", box)}
+
+    def _defaultdict_made(self, node: ast.Call, m: str, scope: str, d: int) -> set[Value]:
+        """`defaultdict(factory, mapping, k=v)`: a dict (the rest as `dict(...)`)
+        whose missing keys the factory fills, so reading `d[k]` may call it
+        (`missing_factories`) and any key may hold what it returns."""
+        box = f"{m}:{scope}:{_norm(node)}"
+        self._dict_made(ast.Call(func=node.func, args=node.args[1:], keywords=node.keywords), m, scope, d, box)
+        if not node.args:
+            return {Value("container", box)}
+        factory = node.args[0]
+        found = {v for v in self.eval(factory, m, scope, d) if v.kind in ("function", "lambda", "class")}
+        if not found and isinstance(factory, ast.Attribute) and factory.attr == "__class__":
+            # `defaultdict(self.__class__)`: the receiver's class
+            found = {Value("class", v.name) for v in self._receiver(factory.value, m, scope, d) if v.kind == "instance"}
+        self.write(("factory", box), found)
+        made: set[Value] = set()
+        for f in found:
+            made |= {Value("instance", f.name)} if f.kind == "class" else set(self.read(("ret", f.name)))
+        self._store(box, None, made)
+        return {Value("container", box)}
+
+    def missing_factories(self, node: ast.expr, m: str, scope: str) -> list[Value]:
+        """The factories of the defaultdicts `node` may be: `node[k]` calls one
+        when k is missing."""
+        if not self.enabled:
+            return []
+        found: set[Value] = set()
+        for v in self.eval(node, m, scope):
+            if v.kind == "container":
+                found |= self.pts.get(("factory", v.name), _EMPTY)
+        return sorted(found, key=lambda v: (v.kind, v.name))
 
     def _computed_getattr(self, obj: ast.expr, attr: ast.expr, m: str, scope: str, d: int) -> set[Value]:
         """`getattr(obj, f"visit_{x}")`, also through a local bound once to the
@@ -1535,6 +1568,11 @@ class FlowGraph:
         """Generator functions whose generator `node` may be: their bodies run
         as the generator is iterated, not where it was made."""
         found = self.eval(node, m, scope) if self.enabled else set()
+        return sorted({v.name for v in found if v.kind == "generator" and v.name in self.p.functions})
+
+    def returned_generators(self, func: str) -> list[str]:
+        """Generator functions whose generators `func` returns (`return self.descend(...)`)."""
+        found = self.pts.get(("ret", func), _EMPTY) if self.enabled else _EMPTY
         return sorted({v.name for v in found if v.kind == "generator" and v.name in self.p.functions})
 
     def instances(self, node: ast.expr, m: str, scope: str, text: str | None = None) -> list[Value]:
