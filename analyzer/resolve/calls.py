@@ -445,6 +445,9 @@ class CallResolver:
                 base = self._site_receiver(node.value, ctx)
                 if base is None:
                     base = self.infer.eval_text(receiver, ctx) if receiver else self.infer.eval(node.value, ctx)
+                if base is None and isinstance(node.value, ast.Name):
+                    # a parameter of a function called through a value: the objects passed there
+                    base = merge_classes(self.flow.handed_receiver(node.value.id, facts.module, site.scope))
                 if isinstance(node.value, ast.Name):
                     base = self._narrowed(node.value.id, base, facts, ctx)
                 self._attribute_call(rec, base, node.attr, ctx)

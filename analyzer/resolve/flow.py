@@ -168,6 +168,8 @@ class FlowGraph:
         # Parameters a `for` iterates: the objects callers pass are followed there (their
         # `__iter__` runs), from every call this stage sees, through a name or a value.
         self._iterated_params: set[Loc] = set()
+        self._receiver_params: set[Loc] = set()  # (a subset: see `_collect_receiver_params`)
+        self._open_receivers: set[Loc] = set()  # ... that some caller passes an unknown object
         if enabled:
             self._collect()
         else:
@@ -182,10 +184,13 @@ class FlowGraph:
             {fd.fact.name for fd in p.functions.values()} | {cd.fact.name for cd in p.classes.values()}
         )
         self._returners: frozenset[str] = frozenset()
-        self._fn_names = self._fn_names | self._attribute_words()
+        self._attr_words = self._attribute_words()
+        self._fn_names = self._fn_names | self._attr_words
         sites: list[tuple[ModuleFacts, CallSite]] = []
         self._collect_entered()
         iterating = self._collect_iterated_params()
+        receivers = self._collect_receiver_params()
+        iterating |= receivers
         classes = frozenset(cd.fact.name for cd in p.classes.values())
         for facts in p.modules.values():
             m = facts.module
@@ -255,13 +260,22 @@ class FlowGraph:
                             for w in _CALL_WORD.finditer(t)
                         )
                     )
+                    or (
+                        # any object, for a function whose parameter's methods it calls, called
+                        # by name or through a value (`for check in table: check(self, x)`)
+                        receivers
+                        and (site.callee.rpartition(".")[2] in receivers or self._value_call_site(m, site.scope, site.callee))
+                    )
                 )
             )
             for fn in facts.functions:
                 fd = p.functions.get(f"{m}.{fn.qualname}")
                 if fd is None:
                     continue
-                self._relevant[fd.name] = frozenset(prm.name for prm in fn.params if prm.name in words.get(fn.qualname, ()))
+                self._relevant[fd.name] = frozenset(
+                    prm.name for prm in fn.params
+                    if prm.name in words.get(fn.qualname, ()) or ("var", m, fn.qualname, prm.name) in self._receiver_params
+                )
                 if fn.decorators:
                     self._decorated.add(fd.name)
                     self._constraints.append(("decorate", facts, fd.name))
@@ -317,6 +331,52 @@ class FlowGraph:
                         self._iterated_params.add(("var", facts.module, fl.scope, fl.value))
                         names.add(fd.fact.name)
         return frozenset(names)
+
+    def _collect_receiver_params(self) -> frozenset[str]:
+        """Unannotated parameters whose methods a function calls, where the function is
+        handed around as a value (`def minimum(validator, ...): validator.is_type(...)`,
+        kept in a table and called through it): the inferrer's callers rule cannot see
+        those calls, so the objects passed there are followed (see `write`) and type the
+        receiver (`handed_receiver`). Returns the functions' names."""
+        handed = self.infer.value_words()
+        names: set[str] = set()
+        for facts in self.p.modules.values():
+            for site in facts.calls:
+                head, _, attr = site.callee.partition(".")
+                if not attr or "." in attr or not head.isidentifier():
+                    continue
+                fd = self.p.functions.get(f"{facts.module}.{site.scope}")
+                # (a method may also be called through a receiver this stage does not know)
+                if fd is None or fd.fact.name not in handed or fd.fact.decorators or fd.fact.is_method:
+                    continue
+                fn = fd.fact
+                for prm in fn.params:
+                    if prm.name != head or prm.annotation or prm.default or prm.kind.startswith("var"):
+                        continue
+                    loc = ("var", facts.module, site.scope, head)
+                    self._iterated_params.add(loc)
+                    self._receiver_params.add(loc)
+                    names.add(fn.name)
+        return frozenset(names)
+
+    def handed_receiver(self, name: str, m: str, scope: str) -> list[Value]:
+        """The objects passed to a parameter `_collect_receiver_params` follows, where
+        every caller this stage sees passes a known object and none is outside code."""
+        loc = ("var", m, scope, name)
+        if loc not in self._receiver_params or loc in self._open_receivers:
+            return []
+        found = self.pts.get(loc, _EMPTY)
+        if any(v.kind != "instance" for v in found):
+            return []
+        return sorted(found, key=lambda v: v.name)
+
+    def _open(self, tmod: str, tqual: str, names: Iterable[str]) -> None:
+        """A caller passes these parameters what this stage cannot name: they are not
+        typed by their callers (`handed_receiver`)."""
+        for name in names:
+            loc = ("var", tmod, tqual, name)
+            if loc in self._receiver_params:
+                self._open_receivers.add(loc)
 
     def _attribute_words(self) -> frozenset[str]:
         """Attribute names that may hold a function value or a container of them
@@ -429,9 +489,23 @@ class FlowGraph:
             last = callee.rpartition(".")[2] if _HEAD.fullmatch(callee.replace(".", "_")) else None
             if last is not None and last not in names:
                 head = callee.partition(".")[0]
-                if "." in callee or not self._may_be_local(facts.module, site.scope, head):
+                if self._receiver_params and self._value_call_site(facts.module, site.scope, callee):
+                    pass  # it may call a function whose parameters' callers are counted (`handed_receiver`)
+                elif "." in callee or not self._may_be_local(facts.module, site.scope, head):
                     continue
             self._constraints.append(("call", facts, site))
+
+    def _value_call_site(self, m: str, scope: str, callee: str) -> bool:
+        """A call that may go through a function value: a computed callee, a name bound
+        here or imported under another name, an attribute that may hold a function."""
+        if not _HEAD.fullmatch(callee.replace(".", "_")):
+            return True
+        if "." in callee:
+            return callee.rpartition(".")[2] in self._attr_words
+        if self._may_be_local(m, scope, callee):
+            return True
+        target = self.p.scope(m, MODULE_SCOPE).imports.get(callee)
+        return target is not None and target.rpartition(".")[2] != callee
 
     def _may_be_local(self, m: str, scope: str, name: str) -> bool:
         for sc in self.p.chain(scope):
@@ -807,6 +881,12 @@ class FlowGraph:
         self, callee: Value, args: list[ast.expr | None], kwargs: list[tuple[str, ast.expr | None]], m: str, scope: str
     ) -> None:
         if callee.kind == "external":
+            if self._receiver_params:  # outside code may call a function handed to it with anything
+                for arg in (*args, *(a for _, a in kwargs)):
+                    for v in self.eval(arg.value if isinstance(arg, ast.Starred) else arg, m, scope) if arg is not None else ():
+                        if v.kind == "function" and v.name in self.p.functions:
+                            fmod, fqual = self._split(v.name)
+                            self._open(fmod, fqual, (prm.name for prm in self.p.functions[v.name].fact.params))
             self._higher_order(callee.name, args, kwargs, m, scope)
             return
         target, skip = self._code_of(callee)
@@ -832,12 +912,15 @@ class FlowGraph:
                 continue  # the parameter it lands in never reaches a call
             if isinstance(arg, ast.Starred):
                 vals = self.elements(self.eval(arg.value, m, scope))
+                self._open(tmod, tqual, positional[i:])
                 for name in positional[i:]:
                     self.write(("var", tmod, tqual, name), vals)
                 if sig.var_positional:
                     self._star_param(tmod, tqual, sig.var_positional, vals)
                 break
             vals = self.eval(arg, m, scope)
+            if i < len(positional) and not any(v.kind == "instance" for v in vals):
+                self._open(tmod, tqual, positional[i : i + 1])
             if not vals:
                 continue
             if i < len(positional):
@@ -850,9 +933,12 @@ class FlowGraph:
             vals = self.eval(arg, m, scope)
             if key == "**":
                 vals = self.elements(vals)
+                self._open(tmod, tqual, (*positional, *sig.keyword))
                 for name in (*positional, *sig.keyword):
                     self.write(("var", tmod, tqual, name), vals)
                 continue
+            if not any(v.kind == "instance" for v in vals):
+                self._open(tmod, tqual, (key,))
             if not vals:
                 continue
             if key in positional or key in sig.keyword:

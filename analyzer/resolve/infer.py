@@ -426,6 +426,9 @@ class Inferrer:
                         self._sites.setdefault(last, []).append((facts, site))
         return self._sites
 
+    def value_words(self) -> frozenset[str]:
+        return self._value_words()
+
     def _value_words(self) -> frozenset[str]:
         """Names read somewhere as a value, not called there (`f` in `run(f)`, `self.m`
         in `x = self.m`, a class handed to a factory): the last part of each."""
