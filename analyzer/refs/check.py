@@ -114,6 +114,9 @@ def _past_definitions(ref: Reference, pins: Sequence[PinView], lineages: Mapping
     # (`LLMEngine`) may not be the one that defined it.
     name = ref.target.rsplit(".", 1)[-1] if ref.scope and ref.text.startswith("self.") else ref.target
     found = {project: past_names(name, project, lineages) for project in sorted(projects)}
+    if ref.past_kinds:
+        # `def swap_out(...)`: a past function vouches for it, not a past module of that name.
+        found = {project: [n for n in names if n.kind in ref.past_kinds] for project, names in found.items()}
     if (ref.past or ref.quiet) and _CLASS_WORDS_RE.fullmatch(ref.target):
         # Out of code font, `ModelRunner` or `MetaData` names a kind the pin has several classes
         # of (`GPUModelRunner`, `CPUModelRunner`): a term of the prose, not one removed class.

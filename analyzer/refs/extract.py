@@ -27,6 +27,7 @@ from analyzer.refs.classify import (
     FOREIGN_NAMES,
     FOREIGN_ROOTS,
     PROJECT_RE,
+    PYTHON_BUILTINS,
     Classified,
     classify,
     classify_env,
@@ -234,10 +235,15 @@ class _Pending:
     bare_call: bool = False
     quiet: bool = False
     past: bool = False
+    past_kinds: tuple[str, ...] = ()
     annotates: tuple[str, ...] = ()
 
 
 _IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# The kinds of past definition (`lineage.py`) that vouch for a snippet's name (`Reference.past_kinds`):
+# a `def`'s name or a `self.x()` is a function's; a name called bare may be a class's too.
+_FUNCTION = ("function",)
+_CALLABLE = ("function", "class")
 # MyST directives whose argument is a file the page pulls in (`{literalinclude} path`).
 _INCLUDE_DIRECTIVES = frozenset({"literalinclude", "include"})
 
@@ -325,6 +331,7 @@ class _Walker:
                     bare_call=p.bare_call,
                     quiet=p.quiet,
                     past=p.past,
+                    past_kinds=p.past_kinds,
                     annotates=p.annotates,
                     subject=p.subject or title or (f"its list is introduced as {self.list_program}'s" if self.list_program and p.origin == "inline" else None),
                     paragraph=paragraph,
@@ -987,21 +994,36 @@ class _Walker:
         """Names of a snippet no other rule cites, each judged only where a past release of the
         project defined it (`Reference.past`): a function the snippet defines at its top level (a
         copy of `def _schedule_prefills(...)`), a `self.x()` called outside any class of the
-        snippet, and a string naming a class or method (`worker_class_name = "MultiStepWorker"`)."""
-        found: dict[tuple[int, str], str] = {}
+        snippet, a string naming a class or method (`worker_class_name = "MultiStepWorker"`), and a
+        bare call of a name the document neither defines, imports nor binds (`can_swap_out(seq_group)`
+        in a sketch of V0's `swap_out`: `_free_call`)."""
+        found: dict[tuple[int, str], tuple[str, tuple[str, ...]]] = {}
         in_class = {id(n) for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for n in ast.walk(c)}
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node in tree.body:
-                found.setdefault((node.lineno, node.name), node.name)
+                found.setdefault((node.lineno, node.name), (node.name, _FUNCTION))
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and self._free_call(node.func.id):
+                found.setdefault((node.lineno, node.func.id), (node.func.id, _CALLABLE))
             elif isinstance(node, ast.Call) and id(node) not in in_class and (name := dotted(node.func)) and name.count(".") == 1 and name.startswith("self."):
-                found.setdefault((node.lineno, name), name.split(".", 1)[1])
+                found.setdefault((node.lineno, name), (name.split(".", 1)[1], _FUNCTION))
             elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _IDENTIFIER_RE.fullmatch(node.value):
-                found.setdefault((node.lineno, node.value), node.value)
+                found.setdefault((node.lineno, node.value), (node.value, ()))
         out = []
-        for (node_line, text), name in found.items():
+        for (node_line, text), (name, kinds) in found.items():
             line = first + node_line - 1
-            out.append(_Pending(line, self._col(line, text), text, Classified(SYMBOL, name, None, "a past name in a snippet"), 0, "fence", past=True))
+            found_as = Classified(SYMBOL, name, None, "a past name in a snippet")
+            out.append(_Pending(line, self._col(line, text), text, found_as, 0, "fence", past=True, past_kinds=kinds))
         return out
+
+    def _free_call(self, name: str) -> bool:
+        """`can_swap_out(...)` called bare in a snippet: a function the author names but neither
+        defines, imports nor binds anywhere in the document, nor Python's or another library's. The
+        name of a function the author re-types from the project's code, or of a helper the author
+        invents; only a past release of the project that defined it tells them apart (`past`)."""
+        facts = self.facts
+        if name in facts.defined or name in facts.imported or name in facts.foreign or name in facts.assigned or name in facts.local_names:
+            return False
+        return not (name in FOREIGN_NAMES or name in BUILTINS or name in FOREIGN_ROOTS or name in PYTHON_BUILTINS)
 
     def _settings(self, lines: list[ast.Assign], first: int) -> list[_Pending]:
         """Settings lines (`document.settings_lines`): keywords of the project call the document's

@@ -117,6 +117,9 @@ _COMMON = frozenset({"forward", "config", "model", "step", "run", "init", "gener
 # `snake_case` with an underscore, a class of two humps or more, or a dotted name.
 _SHAPED_RE = re.compile(r"_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+|_*[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|_*[A-Z]{2,}[a-z][A-Za-z0-9]*")
 
+# A private name of one word (`_preempt`, not `__init__` nor `_x`).
+_PRIVATE_RE = re.compile(r"_[a-z][a-z0-9]{3,}")
+
 
 def code_shaped(name: str) -> bool:
     """Whether a name reads as code by its shape alone (`_run_workers`, `CacheEngine`,
@@ -127,6 +130,8 @@ def code_shaped(name: str) -> bool:
     last = parts[-1]
     if last in _COMMON or last in BUILTINS or last in PYTHON_BUILTINS or last in FOREIGN_NAMES:
         return False
+    if _PRIVATE_RE.fullmatch(last) and last[1:] not in _COMMON:
+        return True  # `_preempt`: no word of a sentence starts with an underscore
     return (len(parts) > 1 and ("_" in last.strip("_") or _SHAPED_RE.fullmatch(last) is not None)) or _SHAPED_RE.fullmatch(last) is not None
 
 

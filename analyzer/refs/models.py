@@ -98,6 +98,10 @@ class Reference:
     # only where a past release of the document's project defined it (`lineage.py`, `--past`);
     # without a lineage it is not a reference.
     past: bool = False
+    # With `past`, in a snippet: the kinds of past definition that vouch for the name (`lineage.py`
+    # kinds): a `def`'s name or a called name is a function's (or a class's, when called bare), never
+    # a module's. Empty: any kind.
+    past_kinds: tuple[str, ...] = ()
     # Evidence that a name the projects never spell is another program's: the document's title
     # names that program (`# Codex`), or the name links to its pages. Said in the finding's note.
     subject: str | None = None
