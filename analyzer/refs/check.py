@@ -12,6 +12,7 @@ from analyzer.refs.extract import alternatives, extract_references, markdown_par
 from analyzer.refs.field_homes import field_homes
 from analyzer.refs.fields import judge_field
 from analyzer.refs.formula import formula
+from analyzer.refs.generated import field_type, foreign_type
 from analyzer.refs.lineage import Lineage, PastName, past_names
 from analyzer.refs.lineage import short_name as lineage_short_name
 from analyzer.refs.models import (
@@ -185,6 +186,8 @@ def _check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[st
         return check_reference(_pin_s_object(ref), pins, histories)
     if ref.bare_call and any(_module_function(ref.text, pin) for pin in candidates):
         return []  # `init_cublas()` without `self`: the class's member or the module's function
+    if ref.receiver:
+        return _receiver_findings(ref, candidates, histories)
     if ref.doc_defined or ref.scope:
         # Named by the document's own snippet: a citation only if the snippet mirrors the
         # project's code (the project defines the name too); else the author's invention.
@@ -258,6 +261,69 @@ def _check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[st
         best.note = "; ".join(x for x in (best.note, "defined in neither project") if x)
         return [best]
     return out
+
+
+def _receiver_findings(ref: Reference, candidates: Sequence[PinView], histories: dict[str, History]) -> list[Finding]:
+    """A declared variable's attribute (`Reference.receiver`) at each pin that has the class. In a
+    text that names no project, only the pins that know the class judge it, and a member one of
+    them defines is not called broken on the other's word."""
+    found = [(f, pin) for pin in candidates if (f := _receiver_member(ref, pin)) is not None]
+    if ref.framework == AMBIGUOUS:
+        if any(f.status == OK for f, _ in found):
+            found = [(f, pin) for f, pin in found if f.status == OK]
+        for f, pin in found:
+            f.framework = pin.project
+    return [f if f.suggestions else _with_suggestions(f, pin, histories.get(pin.pin)) for f, pin in found]
+
+
+def _receiver_member(ref: Reference, pin: PinView) -> Finding | None:
+    """`req.fill_ids` where the snippet declares `req: Req`: judged against the pin's classes named
+    `Req`, as a quoted method's `self.x` is (`_not_the_quoted_class_s`). Ok when one of them or a
+    base defines the member (a field, a method, a property, a `self.x` the index knows), a dataclass
+    or namedtuple generates it, or `self.x` is written in its body or a base's; not checkable when
+    its members are built at import time; broken when every class of the name lacks it. None where
+    the pin has no class of the name: the annotation's own reference carries that."""
+    assert ref.receiver is not None
+    member = ref.target.rsplit(".", 1)[-1]
+    classes = [e for e in pin.find_symbol(ref.receiver) if e.kind == "class"]
+    if not classes:
+        return None
+    for cls in classes:
+        hits, how = find_symbol(f"{cls.full}.{member}", pin)
+        if hits:
+            return Finding(ref, pin.pin, OK, resolved_at=hits[0].location, note=how or f"a member of `{cls.last}`")
+        if _writes_self_member(cls, member, pin):
+            return Finding(ref, pin.pin, OK, resolved_at=cls.location, note=f"`self.{member}` is written in `{cls.last}` or a base")
+    built = next((why for cls in classes if (why := open_members(cls.full, pin))), None)
+    if built is not None:
+        return Finding(ref, pin.pin, NOT_CHECKABLE, note=built)
+    names = ", ".join(f"`{c.last}`" for c in classes[:3])
+    f = Finding(ref, pin.pin, BROKEN, note=f"`{member}` is not a member of {names} (the class `{ref.text.split('.', 1)[0]}` is declared with) in {pin.pin}, nor written as `self.{member}` in it or its bases")
+    home = _through_a_field(classes, member, pin)
+    f.suggestions = [home] if home is not None else []
+    return f
+
+
+def _through_a_field(classes: list[SymbolEntry], member: str, pin: PinView) -> Suggestion | None:
+    """`Req.req_pool_idx` gone, where `Req.kv` is declared a `ReqKvInfo` that has `req_pool_idx`: the
+    member moved into the object one field holds (`req.kv.req_pool_idx`). Only when exactly one field
+    of the classes leads to it."""
+    found: list[tuple[SymbolEntry, SymbolEntry, SymbolEntry]] = []
+    for cls in classes:
+        for field in (e for e in pin.symbols_under(cls.full) if e.kind == "attribute"):
+            kind = field_type(field, pin)
+            if kind is None or foreign_type(kind):
+                continue
+            for holder in [c for c in pin.find_symbol(kind.rsplit(".", 1)[-1]) if c.kind == "class"][:1]:
+                hits, _ = find_symbol(f"{holder.full}.{member}", pin)
+                if hits:
+                    found.append((field, holder, hits[0]))
+    if len({(h.full, f.last) for f, h, _ in found}) != 1:
+        return None
+    field, holder, hit = found[0]
+    var = field.parent.rsplit(".", 1)[-1].lower()
+    why = f"`{field.parent.rsplit('.', 1)[-1]}.{field.last}` holds a `{holder.last}`, which has `{member}`: `{var}.{field.last}.{member}`"
+    return Suggestion(f"{holder.last}.{member}", 0.85, why, hit.location)
 
 
 def _module_function(name: str, pin: PinView) -> bool:
@@ -775,7 +841,14 @@ def check_upgrade(refs: Iterable[Reference], old: PinView, new: PinView, history
             after.note = f"spelled in {old.pin}'s sources; {after.note}"
             findings.append(after)
             continue
-        if ref.fragment_of:
+        if ref.receiver:
+            # A declared variable's attribute: on the class it is declared with.
+            was = _receiver_member(ref, old)
+            if was is None or was.status != OK:
+                continue  # not the old pin's class, or not its member either
+            before = was
+            after = _receiver_member(ref, new) or Finding(ref, new.pin, BROKEN, note=f"`{ref.receiver}` is not defined in {new.pin}")
+        elif ref.fragment_of:
             # A quoted method and what it calls on `self`: on the class that defines it.
             was = _fragment_member(ref, old)
             if was is None or was.status != OK:

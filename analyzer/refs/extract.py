@@ -77,6 +77,7 @@ from analyzer.refs.listing import (
 )
 from analyzer.refs.models import FLAG, PATH, REQUEST, SYMBOL, Reference
 from analyzer.refs.prose_code import bare_names, in_formula, names_only, prose_names
+from analyzer.refs.receivers import receivers
 from analyzer.refs.shell import last_command, looks_like_command, shell_refs
 
 _GITHUB_RE = re.compile(
@@ -237,6 +238,7 @@ class _Pending:
     past: bool = False
     past_kinds: tuple[str, ...] = ()
     annotates: tuple[str, ...] = ()
+    receiver: str | None = None
 
 
 _IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -333,6 +335,7 @@ class _Walker:
                     past=p.past,
                     past_kinds=p.past_kinds,
                     annotates=p.annotates,
+                    receiver=p.receiver,
                     subject=p.subject or title or (f"its list is introduced as {self.list_program}'s" if self.list_program and p.origin == "inline" else None),
                     paragraph=paragraph,
                     context=self.facts.words,
@@ -972,6 +975,11 @@ class _Walker:
                         line = first + base + member.lineno - 1
                         text = f"self.{member.name}"
                         out.extend(self._loose_self(text, line, self._col(line, text, member.col), 0, "fence"))
+        # `req.fill_ids` where the snippet declares `req: Req`: the class's member, in place of what
+        # other rules read there (a quoted method's attribute judged by spelling alone).
+        typed = [p for base, tree in trees for p in self._typed_receivers(tree, first + base)]
+        declared = {(p.line, p.text) for p in typed}
+        out = [p for p in out if (p.line, p.text) not in declared] + typed
         # Cited already by another rule (`self.recv_requests()`, `x.f(...)`): not again.
         taken = {(p.line, p.text.split("(", 1)[0].rsplit(".", 1)[-1]) for p in out} | {(p.line, p.found.target.rsplit(".", 1)[-1]) for p in out}
         for base, tree in trees:
@@ -989,6 +997,34 @@ class _Walker:
             if not (p.spelled and not p.fragment_of and (p.line, p.text) in quoted)
         ]
         return [self._held(p) for p in out]
+
+    def _typed_receivers(self, tree: ast.Module, first: int) -> list[_Pending]:
+        """`req.req_pool_idx` where the snippet declares `req: Req` (a parameter of its `def`, a
+        variable annotated `x: Req = ...`) and `Req` is the project's class: that class's member
+        (`Reference.receiver`), judged against it at each pin (`check._receiver_member`)."""
+        out: list[_Pending] = []
+        seen: set[tuple[int, str]] = set()
+        for r in receivers(tree):
+            cls = self._project_class(r.cls)
+            line, text = first + r.lineno - 1, f"{r.var}.{r.member}"
+            if cls is None or (line, text) in seen:
+                continue
+            seen.add((line, text))
+            found = Classified(SYMBOL, f"{cls}.{r.member}", None, f"`{r.var}` is declared a `{cls}`")
+            out.append(_Pending(line, self._col(line, text, r.col), text, found, 0, "fence", receiver=cls))
+        return out
+
+    def _project_class(self, name: str) -> str | None:
+        """The class a snippet's annotation names, by its short name, when it may be the project's:
+        not the document's own class, a variable, the standard library's or a dependency's."""
+        facts = self.facts
+        if name in facts.imported:
+            return facts.imported[name].rsplit(".", 1)[-1]
+        if not CLASSNAME_RE.match(name) or name.isupper() or name in _TYPING_NAMES:
+            return None
+        if name in facts.defined or name in facts.assigned or name in facts.foreign or name in FOREIGN_NAMES or name in BUILTINS or name in FOREIGN_ROOTS:
+            return None
+        return name
 
     def _past_names(self, tree: ast.Module, first: int) -> list[_Pending]:
         """Names of a snippet no other rule cites, each judged only where a past release of the
@@ -1065,7 +1101,7 @@ class _Walker:
         `self.output_processor = ...`: the attribute that holds it (`Reference.held_by`)."""
         root, _, member = p.text.partition(".")
         holder = self.facts.held.get(root)
-        if holder is None or not member or "." in member or p.found.target != f"{self.facts.instances[root].rsplit('.', 1)[-1]}.{member}":
+        if holder is None or p.receiver or not member or "." in member or p.found.target != f"{self.facts.instances[root].rsplit('.', 1)[-1]}.{member}":
             return p
         return replace(p, held_by=holder)
 

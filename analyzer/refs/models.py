@@ -146,6 +146,10 @@ class Reference:
     # for the return type), the snippet's class first, then its bases. A gone type's new home is
     # what the project's same method declares there now.
     annotates: tuple[str, ...] = ()
+    # A snippet variable's attribute (`req.fill_ids`) where the snippet declares the variable's class
+    # (`def f(self, req: Req)`, `x: Req = ...`; `receivers.py`): that class's short name. The target
+    # is `Req.fill_ids`, judged against the pin's classes of that name only (`check._receiver_member`).
+    receiver: str | None = None
     # The paragraph's Markdown, for a replacement the text names itself ("use `X` instead").
     paragraph: str = field(default="", compare=False, repr=False)
     # Lower-cased words of the whole document (one set shared by its references): picks,
