@@ -554,12 +554,29 @@ def check_references(
     findings = in_the_passage_s_class(findings, pins, lambda r, p: suggest(r, p, (histories or {}).get(p.pin)))
     findings = not_project(unjudged(findings, pins, histories), pins, histories)
     findings = readers_modules(findings, written_modules(checked, {pkg for p in pins for pkg in p.packages}))
+    findings = _passed_through(findings)
     # Last: it reads the final verdicts (members of a gone class are settled by the passes above).
     keywords: dict[str, set[str]] = {}
     for ref, _ in checked:
         if ref.spelled and ref.callee:
             keywords.setdefault(ref.callee, set()).add(ref.target)
     return renamed_siblings(renamed_classes(said_gone(findings), pins), pins, keywords)
+
+
+def _passed_through(findings: list[Finding]) -> list[Finding]:
+    """`disable_log_requests=engine_args.disable_log_requests`: a setting passed through under its own
+    name. Where the keyword's reference is broken at the pin, the line is one fix, said once (by
+    the keyword, with its new name); the declared variable's attribute is reported on its own only
+    where the keyword is not broken."""
+    keywords: set[tuple[str, int, str | None, str]] = set()
+    for f in findings:
+        if f.status == BROKEN and f.ref.callee and not f.ref.receiver:
+            keywords.add((f.ref.file, f.ref.line, f.pin, f.ref.text))
+    return [
+        f
+        for f in findings
+        if not (f.ref.receiver and f.status == BROKEN and (f.ref.file, f.ref.line, f.pin, f.ref.target.rsplit(".", 1)[-1]) in keywords)
+    ]
 
 
 def _objects_named_like_a_class(findings: list[Finding], pins: Sequence[PinView], histories: dict[str, History]) -> list[Finding]:

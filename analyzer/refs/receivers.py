@@ -83,8 +83,9 @@ def _scope_receivers(scope: ast.AST) -> list[Receiver]:
             declared[node.id] = None
     out: list[Receiver] = []
     for node in nodes:
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and (cls := declared.get(node.value.id)):
-            if not node.attr.startswith("__"):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and not node.attr.startswith("__"):
+            cls = declared.get(node.value.id)
+            if cls:
                 out.append(Receiver(node.lineno, node.col_offset, node.value.id, node.attr, cls))
     return out
 
