@@ -23,6 +23,7 @@ from analyzer.resolve.annotations import annotation_types
 from analyzer.resolve.decorators import Decorators
 from analyzer.resolve.evaluated import EVALUATING, literal_calls
 from analyzer.resolve.exprs import dotted_name
+from analyzer.resolve.fields import FieldDef, FieldWalker, parse_function
 from analyzer.resolve.flow import FlowGraph, flow_enabled
 from analyzer.resolve.infer import Ctx, Inferrer
 from analyzer.resolve.models import (
@@ -199,6 +200,12 @@ class CallResolver:
         self._bound_twice: dict[str, dict[str, dict[str, dict[int, str]]]] = {}  # module -> scope -> rebound names
         self._reaching: dict[tuple[str, str, str], dict[tuple[int, int], set[int]] | None] = {}
         self._slots: dict[tuple[str, str, str, tuple[Key, ...]], dict[tuple[int, int], set[SlotDef]] | None] = {}
+        # module-level field stores (fields.FieldWalker): (module, name, attr) -> call site -> stores
+        self._fields: dict[tuple[str, str, str], dict[tuple[int, int], frozenset[FieldDef]]] = {}
+        self._field_names: dict[str, frozenset[str]] = {}  # module -> names bound to a call at top level
+        self._module_trees: dict[str, ast.Module | None] = {}
+        self._function_trees: dict[str, ast.FunctionDef | None] = {}
+        self._bound_names: dict[str, dict[str, int]] = {}
         self.infer = Inferrer(project)
         self.infer.follow_callers = flow_enabled(len(project.modules))
         self._caller_memo: dict[tuple[str, str], str] = {}
@@ -308,6 +315,7 @@ class CallResolver:
                 site.callee in (rebound := self._rebound(facts, site.scope))
                 or (site.callee.partition(".")[0] in rebound)  # `x.method()` with x rebound
                 or (site.callee.endswith("]") and slot_path_text(self.p.parser.parse(site.callee)))
+                or (site.scope == MODULE_SCOPE and self._field_sites(facts.module, site.callee) is not None)
                 or self._guard_at(facts, site.callee.partition(".")[0], site.line) is not None  # isinstance narrowing
             ):
                 key = (*key, site.line, site.col)  # each site sees its own bindings (or slot stores)
@@ -450,6 +458,11 @@ class CallResolver:
                     base = merge_classes(self.flow.handed_receiver(node.value.id, facts.module, site.scope))
                 if isinstance(node.value, ast.Name):
                     base = self._narrowed(node.value.id, base, facts, ctx)
+                if (self._flow if self._flow is not None else self.flow).enabled and (
+                    self._field_values(node, ctx, self._site) is not None
+                ):
+                    self._flow_call(rec, node, ctx)  # (only the field's last store reaches this site)
+                    return rec
                 self._attribute_call(rec, base, node.attr, ctx)
                 if (self._flow if self._flow is not None else self.flow).enabled:
                     self._undecorate(rec)
@@ -496,6 +509,8 @@ class CallResolver:
         values = self._site_values(node, ctx, site) if isinstance(node, ast.Name) and site is not None else None
         if isinstance(node, ast.Subscript) and site is not None:
             values = self._slot_values(node, ctx, site)
+        if isinstance(node, ast.Attribute) and site is not None:
+            values = self._field_values(node, ctx, site)
         if values is None:
             values = self.flow.callees(node, ctx.module, ctx.scope, site.line if site is not None else 0)
         unfit: set[Value] = set()
@@ -731,6 +746,64 @@ class CallResolver:
             value = self.infer.symbol_value(sym) if sym is not None and sym.kind == "variable" else None
             return value if value is not None and value.kind in ("function", "class") else None
         return None
+
+    def _module_tree(self, module: str) -> ast.Module | None:
+        if module not in self._module_trees:
+            facts = self.p.modules.get(module)
+            text = self.source.module_text(facts) if facts is not None and self.source is not None else None
+            try:
+                self._module_trees[module] = ast.parse(text) if text is not None else None
+            except (SyntaxError, ValueError, RecursionError):
+                self._module_trees[module] = None
+        return self._module_trees[module]
+
+    def _function_tree(self, fd: FuncDef) -> ast.FunctionDef | None:
+        if fd.name not in self._function_trees:
+            facts = self.p.modules.get(fd.module)
+            text = self.source.segment(facts, fd) if facts is not None and self.source is not None else None
+            self._function_trees[fd.name] = parse_function(text)
+        return self._function_trees[fd.name]
+
+    def _field_sites(self, module: str, callee: str) -> dict[tuple[int, int], frozenset[FieldDef]] | None:
+        """For a module-level call `name.attr(...)`, where `name` is bound at the module's top level
+        to a call: the sites of such calls where the field's last store is known (None: none)."""
+        name, dot, attr = callee.partition(".")
+        if not dot or "." in attr or not name.isidentifier() or not attr.isidentifier() or self.source is None:
+            return None
+        names = self._field_names.get(module)
+        if names is None:
+            tree = self._module_tree(module)
+            names = self._field_names[module] = frozenset(
+                t.id
+                for s in (tree.body if tree is not None else ())
+                if isinstance(s, ast.Assign) and isinstance(s.value, ast.Call)
+                for t in s.targets
+                if isinstance(t, ast.Name)
+            )
+        if name not in names:
+            return None
+        key = (module, name, attr)
+        if key not in self._fields:
+            walker = FieldWalker(self.p, module, name, attr, self._module_tree, self._function_tree, self._bound_names)
+            self._fields[key] = walker.walk()
+        return self._fields[key] or None
+
+    def _field_values(self, node: ast.Attribute, ctx: Ctx, site: CallSite | None) -> set[Value] | None:
+        """`c.f()` at module level where the field's last store is known (fields.FieldWalker):
+        what that store put there. None: not known at this site."""
+        if site is None or ctx.scope != MODULE_SCOPE or not isinstance(node.value, ast.Name):
+            return None
+        sites = self._field_sites(ctx.module, site.callee)
+        defs = sites.get((site.line, site.col)) if sites is not None else None
+        if defs is None:
+            return None
+        out: set[Value] = set()
+        for d in defs:
+            parsed = self.p.parser.parse(ast.unparse(d.value))
+            if parsed is None:
+                return None
+            out |= self.flow.callees(parsed, d.module, d.scope)
+        return out
 
     def _slot_values(self, node: ast.Subscript, ctx: Ctx, site: CallSite) -> set[Value] | None:
         """`d["k"]()` on a container local to its scope: only what the stores that
