@@ -48,6 +48,7 @@ from analyzer.refs.resolve import (
 )
 from analyzer.refs.said_gone import said_gone
 from analyzer.refs.sibling_classes import renamed_siblings
+from analyzer.refs.subclass_members import on_a_subclass
 from analyzer.refs.successors import Successors, deprecated_home, successor_home, written_owner
 from analyzer.refs.suggest import (
     History,
@@ -548,7 +549,7 @@ def check_references(
     checked = [(ref, check_reference(ref, pins, histories, lineages, successors)) for ref in refs]
     checked = settle_by_document(checked, lambda ref: check_reference(ref, pins, histories, lineages, successors))
     findings = [f for _, found in checked for f in found]
-    findings = _setting_rows(_table_columns(_same_name_in_class_context(_enum_siblings(_mirrors(findings), pins))))
+    findings = _setting_rows(_table_columns(_same_name_in_class_context(_enum_siblings(_mirrors(findings, pins), pins))))
     findings = _objects_named_like_a_class(findings, pins, histories or {})
     findings = neighbour_homes(_file_of_the_named_symbol(findings, pins, histories or {}), pins)
     findings = in_the_passage_s_class(findings, pins, lambda r, p: suggest(r, p, (histories or {}).get(p.pin)))
@@ -796,16 +797,17 @@ def _fragment_member(ref: Reference, pin: PinView) -> Finding | None:
     return Finding(ref, pin.pin, BROKEN, note=f"`{ref.target}` is not a member of {names} (the class that defines `{ref.fragment_of}`) in {pin.pin}")
 
 
-def _mirrors(findings: list[Finding]) -> list[Finding]:
+def _mirrors(findings: list[Finding], pins: Sequence[PinView] = ()) -> list[Finding]:
     """Methods of a snippet's class: when most of them (and at least two) exist on the project's
     class of that name, the snippet quotes it and a missing one is broken; otherwise the class is
     the author's own (a toy `Scheduler`) and its methods are not citations."""
+    by_pin = {p.pin: p for p in pins}
     groups: dict[tuple[str, str | None], list[Finding]] = {}
     for f in findings:
         if f.ref.mirror:
             groups.setdefault((f.ref.mirror, f.pin), []).append(f)
     drop: set[int] = set()
-    for group in groups.values():
+    for (_, at), group in groups.items():
         # Attributes and keywords judged by spelling (`Reference.spelled`) do not vote: the
         # snippet's own methods and `self.x()` calls say whether it quotes the project's class.
         # Nor do the calls on `self` in a snippet class's methods (`scope`): the vote judges them.
@@ -814,7 +816,10 @@ def _mirrors(findings: list[Finding]) -> list[Finding]:
             # A copy of the class's constructor alone (`class RadixCache:` and its `__init__`): the
             # attributes it sets on `self` say whether it is the project's class.
             voters = [f for f in group if not f.ref.spelled and not f.ref.field_of and f.ref.text.startswith("self.")]
-        ok = sum(f.status == OK for f in voters)
+        # A member the pin keeps on a subclass of the class (`KVCacheSpec.num_kv_heads`, on
+        # `AttentionSpec`) is the project's code too: it votes for the copy, and stays as judged.
+        pin = by_pin.get(at or "")
+        ok = sum(f.status == OK or (f.status == BROKEN and pin is not None and on_a_subclass(f.ref.target, pin)) for f in voters)
         if any(f.ref.located for f in group):
             continue  # the text says where in the project the copied class lives (`copies.located`)
         if ok < 2 or ok * 2 < len(voters):
