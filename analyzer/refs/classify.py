@@ -188,6 +188,11 @@ def classify_path(text: str) -> Classified | None:
         first_line = int(anchor.group("start"))
         last_line = int(anchor.group("end") or first_line)
         return Classified(PATH, found.target, found.framework, found.reason, (first_line, last_line), found.repo_layout)
+    if text.startswith(("/", "~/")):
+        tail = checkout_tail(text)
+        if tail is None:
+            return None  # `/v1/completions`, `/path/to/model`: an endpoint or a machine's path
+        text = tail
     m = _PATH_RE.match(text)
     if m is None or "//" in text:
         return None
@@ -212,6 +217,33 @@ def classify_path(text: str) -> Classified | None:
     reason = "path prefix" if framework else ""
     symbol = suffix if suffix and not suffix[0].isdigit() else None
     return Classified(PATH, path, framework, reason, line_range, repo_layout, symbol=symbol)
+
+
+_INSTALL_DIRS = ("site-packages", "dist-packages")
+
+
+def checkout_tail(text: str) -> str | None:
+    """The project part of an absolute path into a checkout or an install
+    (`/data/u/gitrepos/vllm/vllm/core/scheduler.py` -> `vllm/core/scheduler.py`,
+    `/home/u/sglang/python/sglang/srt/` -> `python/sglang/srt/`), or None when nothing in it
+    shows where the project starts. A lone `vllm/` segment is not enough: it may be the
+    checkout's root (`/src/vllm/benchmarks/x.py` is a repository file, not `vllm.benchmarks`)."""
+    segments = text.split("/")
+    for i in range(1, len(segments) - 1):
+        seg = segments[i]
+        if seg not in PACKAGE_ROOTS:
+            continue
+        before, after = segments[i - 1], segments[i + 1]
+        if after == seg:  # the checkout folder, then the package
+            return "/".join(segments[i + 1 :])
+        prefix = REPO_PREFIXES[seg]
+        if prefix and "/".join(segments[i + 1 : i + 3]) == prefix + seg:  # the checkout, then python/sglang
+            return "/".join(segments[i + 1 :])
+        if prefix and before + "/" == prefix:  # `/python/sglang/...` written from the repository root
+            return "/".join(segments[i - 1 :])
+        if i == 1 or before in _INSTALL_DIRS:  # `/vllm/core/x.py`, `.../site-packages/vllm/...`
+            return "/".join(segments[i:])
+    return None
 
 
 def _bare_file(name: str, suffix: str | None) -> Classified | None:

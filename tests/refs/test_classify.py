@@ -96,3 +96,27 @@ def test_a_path_with_a_github_line_anchor_in_code_font() -> None:
     assert found is not None and found.kind == "path"
     assert (found.target, found.line_range, found.framework) == ("python/sglang/srt/managers/scheduler.py", (120, 180), "sglang")
     assert classify("notes#L3") is None  # no folders: not a source path
+
+
+@pytest.mark.parametrize(
+    ("text", "target", "framework"),
+    [
+        ("/home/ann/src/vllm/vllm/v1/core/kv_cache_manager.py", "vllm/v1/core/kv_cache_manager.py", "vllm"),
+        ("/srv/ci/sglang/python/sglang/srt/mem_cache/", "python/sglang/srt/mem_cache", "sglang"),
+        ("/python/sglang/srt/server_args.py", "python/sglang/srt/server_args.py", "sglang"),
+        ("/opt/venv/lib/python3.12/site-packages/vllm/config/cache.py", "vllm/config/cache.py", "vllm"),
+        ("/vllm/engine/arg_utils.py", "vllm/engine/arg_utils.py", "vllm"),
+    ],
+)
+def test_absolute_path_into_a_checkout_is_read_from_its_package(text: str, target: str, framework: str) -> None:
+    c = classify(text)
+    assert c is not None and (c.kind, c.target, c.framework) == ("path", target, framework)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["/v1/chat/completions", "/path/to/model", "/dev/shm", "~/.cache/huggingface/hub", "/home/ann/vllm/benchmarks/run.py"],
+)
+def test_absolute_path_with_no_package_start_is_not_a_reference(text: str) -> None:
+    # the last: a lone `vllm/` may be the checkout's root, so nothing says where the package starts
+    assert classify(text) is None
