@@ -113,7 +113,7 @@ OTHER_SYSTEMS_RE = re.compile(
 )
 
 
-PROJECT_RE = re.compile(r"(?<![\w-])(vllm|sglang)(?![\w-])", re.IGNORECASE)
+PROJECT_RE = re.compile(r"(?<![A-Za-z0-9_-])(vllm|sglang)(?![A-Za-z0-9_-])", re.IGNORECASE)  # ASCII: "vLLM的" names vLLM
 # "recommended flags for vLLM", "schemes for vLLM": what another program's run or output is for,
 # not the project taking the name.
 FOR_PROJECT_RE = re.compile(r"\b(?:for|when (?:profiling|running|debugging))\s+(?:vllm|sglang)\b(?!\s+(?:serve|bench)\b)", re.IGNORECASE)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from analyzer.refs.block_locals import bound_names, enumerated
 from analyzer.refs.classify import (
     BUILTINS,
     FOREIGN_NAMES,
@@ -822,6 +823,7 @@ class _Walker:
             for index, col, name in field_listing(masked):
                 listed.setdefault(index, []).append(Listed(index, col, name, owner))
         steps = flow_steps(masked)
+        bound = bound_names(masked)  # the block's own variables (pasted code): never the project's
         for i, raw in enumerate(masked):
             line = first + i
             if raw.lstrip().startswith(("$ ", "# ", "pip ", "curl ")):
@@ -874,6 +876,9 @@ class _Walker:
                 name = m.group(1)
                 root = name.split(".", 1)[0]
                 if not free(*m.span(1)) or (root in FOREIGN_ROOTS and root != "self") or root in BUILTINS or root in FOREIGN_NAMES:
+                    continue
+                if name in bound and name not in self.facts.instances:  # `model_executable(...)` after `model_executable = self.model`
+                    spans.append(m.span(1))
                     continue
                 if root == "self" and name.count(".") == 1:
                     # `self.recv_requests()` in a call flow: the method, by its name.
@@ -928,7 +933,7 @@ class _Walker:
                 # A file's structure drawn as a tree: its items are the file's names.
                 for m in _TREE_NAME_RE.finditer(raw):
                     name = m.group(1)
-                    if not free(*m.span(1)) or name.split("_", 1)[0] in FOREIGN_ROOTS or name in BUILTINS:
+                    if not free(*m.span(1)) or name.split("_", 1)[0] in FOREIGN_ROOTS or name in BUILTINS or enumerated(name, raw):
                         continue
                     spans.append(m.span(1))
                     found = Classified(SYMBOL, name, None, "", tentative=True)

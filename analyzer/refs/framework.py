@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 from analyzer.refs.models import AMBIGUOUS
 
-# `nano-vllm` / `mini-sglang` are other projects: the look-behind keeps them out.
-_MENTION_RE = re.compile(r"(?<![\w-])(vllm|sglang)(?![\w-])", re.IGNORECASE)
+# `nano-vllm` / `mini-sglang` are other projects: the look-behind keeps them out. ASCII word
+# characters only: Chinese prose writes the name against its words ("vLLM的Scheduler").
+_MENTION_RE = re.compile(r"(?<![A-Za-z0-9_-])(vllm|sglang)(?![A-Za-z0-9_-])", re.IGNORECASE)
 # Words that only one project uses for its own parts.
 VOCABULARY = {
     "vllm": ("PagedAttention", "EngineCore", "KVCacheManager", "BlockPool", "AsyncLLM", "vllm serve", "GPUModelRunner"),
