@@ -53,6 +53,7 @@ from analyzer.refs.successors import Successors, deprecated_home, successor_home
 from analyzer.refs.suggest import (
     History,
     member_of_a_quoted_class,
+    privacy_changed,
     spelled_like,
     suggest,
     versioned_home,
@@ -473,7 +474,7 @@ def _undefined(ref: Reference, findings: list[Finding], by_pin: dict[str, PinVie
             f.status = BROKEN
             f.note = f"`{ref.target}` is neither defined nor used anywhere in {f.pin}'s sources: removed, or never there"
             # Only the one lead such a name has: a member of the class its sentence quotes.
-            f.suggestions = [*member_of_a_quoted_class(ref, pin), *spelled_like(ref.target, pin)] if pin is not None else []
+            f.suggestions = [*member_of_a_quoted_class(ref, pin), *spelled_like(ref.target, pin), *privacy_changed(ref.target, pin)] if pin is not None else []
         elif not bare:
             continue  # a name in a diagram the sources use: nothing to say
         else:

@@ -601,6 +601,27 @@ def spelled_like(name: str, pin: PinView) -> list[Suggestion]:
     return [Suggestion(typos[0], _TYPO_CONFIDENCE, "the one name the sources spell a letter off", None)]
 
 
+_PRIVACY_CONFIDENCE = 0.7
+
+
+def privacy_changed(name: str, pin: PinView) -> list[Suggestion]:
+    """`_initialize_model` gone and `initialize_model` defined once (or the reverse): the helper
+    made public or private, nothing else changed. Names of two words or more only (`_x` -> `x`
+    says little), and only one definition of the other spelling (a module's function before
+    methods of the name), not an attribute."""
+    if not _SNAKE_RE.fullmatch(name) or name.startswith("__") or "_" not in name.strip("_"):
+        return []
+    other = name[1:] if name.startswith("_") else f"_{name}"
+    hits = [e for e in pin.find_symbol(other) if e.last == other and e.kind in ("function", "class")]
+    # A module's own function first: methods of that name are other classes' hooks.
+    top = [e for e in hits if e.full.rsplit(".", 1)[0] == e.path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")]
+    hits = top or hits
+    if len({e.full for e in hits}) != 1:
+        return []
+    what = "public" if name.startswith("_") else "private"
+    return [Suggestion(other, _PRIVACY_CONFIDENCE, f"the one definition of the name made {what} (`{hits[0].full}`)", hits[0].location)]
+
+
 _WORD_SPLIT_RE = re.compile(r"[^a-z0-9]+")
 _SELF_CALL_RE = re.compile(r"\bself\.([A-Za-z_]\w*)\s*\(")
 _COMMENT_REACH = 3  # lines above a call that may be its comment
