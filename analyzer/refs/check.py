@@ -52,6 +52,7 @@ from analyzer.refs.subclass_members import on_a_subclass
 from analyzer.refs.successors import Successors, deprecated_home, successor_home, written_owner
 from analyzer.refs.suggest import (
     History,
+    case_variant,
     member_of_a_quoted_class,
     privacy_changed,
     spelled_like,
@@ -475,6 +476,11 @@ def _undefined(ref: Reference, findings: list[Finding], by_pin: dict[str, PinVie
             f.note = f"`{ref.target}` is neither defined nor used anywhere in {f.pin}'s sources: removed, or never there"
             # Only the one lead such a name has: a member of the class its sentence quotes.
             f.suggestions = [*member_of_a_quoted_class(ref, pin), *spelled_like(ref.target, pin), *privacy_changed(ref.target, pin)] if pin is not None else []
+        elif not mentioned and pin is not None and (variant := case_variant(ref.target, pin)):
+            # Not a term nor a removed name: the class is there, its name miswritten.
+            f.status = BROKEN
+            f.note = f"`{ref.target}` is not defined in {f.pin}; `{variant[0].replacement}` is, spelled in another case"
+            f.suggestions = variant
         elif not bare:
             continue  # a name in a diagram the sources use: nothing to say
         else:

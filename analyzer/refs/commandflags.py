@@ -78,9 +78,38 @@ def command_flags(pin: PinView, command: str) -> CommandFlags | None:
     from analyzer.refs.commandindex import project_index
 
     index = project_index(pin)
-    result = index.commands[command] if command in index.commands else read_literal(pin, command)
+    if command in index.commands:
+        result = index.commands[command]
+    else:
+        result = read_literal(pin, command)
+        if result is not None and not result.flags and (target := delegate(pin, command)) is not None:
+            # A deprecated `python -m` path kept as a shim: its parser is the module it runs.
+            found = interpret(pin, target)
+            if found is not None:
+                result = CommandFlags(target, found.flags, found.complete, result.server, found.prefixes, found.suffixes)
     cache[command] = result
     return result
+
+
+def delegate(pin: PinView, module: str) -> str | None:
+    """The project module a shim's main block runs (`if __name__ == "__main__": from
+    vllm.entrypoints.launchers.run_batch import main, parse_args`), when the shim itself
+    registers no option; None for any other module."""
+    path = _module_file(pin, module)
+    if path is None or pin.tree is None:
+        return None
+    try:
+        tree = ast.parse((Path(pin.tree) / path).read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for stmt in tree.body:
+        if not (isinstance(stmt, ast.If) and "__name__" in ast.unparse(stmt.test)):
+            continue
+        for node in ast.walk(stmt):
+            target = _resolve_relative(module, node) if isinstance(node, ast.ImportFrom) else None
+            if target and target.split(".", 1)[0] in pin.packages and target != module and _module_file(pin, target) is not None:
+                return target
+    return None
 
 
 def interpret(pin: PinView, module: str) -> CommandFlags | None:

@@ -622,6 +622,26 @@ def privacy_changed(name: str, pin: PinView) -> list[Suggestion]:
     return [Suggestion(other, _PRIVACY_CONFIDENCE, f"the one definition of the name made {what} (`{hits[0].full}`)", hits[0].location)]
 
 
+_CASE_CONFIDENCE = 0.8
+_CAMEL_NAME_RE = re.compile(r"_*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*")
+
+
+def case_variant(name: str, pin: PinView) -> list[Suggestion]:
+    """`MultiProcExecutor` where the class is `MultiprocExecutor`: a class name the sources never
+    spell, and the one class name that differs from it only in case. Python's names are
+    case-sensitive, so the name as written imports nothing; the author meant that class."""
+    if not _CAMEL_NAME_RE.fullmatch(name) or len(name) < 8:
+        return []
+    names = {n for n in pin.defined_names().lowered(name.lower()) if n != name}
+    if len(names) != 1:
+        return []
+    (other,) = names
+    classes = [e for e in pin.table.ending_with(other) if e.last == other and e.kind == "class"]
+    if not classes:
+        return []
+    return [Suggestion(other, _CASE_CONFIDENCE, f"the one class whose name differs only in case (`{classes[0].full}`)", classes[0].location)]
+
+
 _WORD_SPLIT_RE = re.compile(r"[^a-z0-9]+")
 _SELF_CALL_RE = re.compile(r"\bself\.([A-Za-z_]\w*)\s*\(")
 _COMMENT_REACH = 3  # lines above a call that may be its comment
