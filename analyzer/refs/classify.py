@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import builtins
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from analyzer.refs.models import ENV, FLAG, METRIC, PATH, SYMBOL
 
@@ -365,6 +365,36 @@ def classify_metric(text: str) -> Classified | None:
     return Classified(METRIC, f"{m.group('project')}:{m.group('name')}", m.group("project"), "metric name")
 
 
+# `List[SequenceGroupMetadata]`, `Optional[Req]`: a container type in code font around one class.
+_GENERIC_RE = re.compile(
+    r"^(?:typing\.)?(?:List|Optional|Dict|Tuple|Set|FrozenSet|Sequence|Iterable|Iterator|Deque|Type|list|dict|tuple|set|type|deque)\[(?P<args>.+)\]$"
+)
+_TYPE_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def classify_type_expression(text: str) -> Classified | None:
+    """The one class a container type names (`List[PhysicalTokenBlock]` -> `PhysicalTokenBlock`):
+    the type cites it as its own name would. Types of other libraries (`torch.Tensor`), typing's
+    names and builtins say nothing; two classes or more (`Dict[SeqId, BlockTable]`) are not read."""
+    m = _GENERIC_RE.match(text)
+    if m is None:
+        return None
+    names = set()
+    for name in _TYPE_NAME_RE.findall(m.group("args")):
+        root, last = name.split(".", 1)[0], name.rsplit(".", 1)[-1]
+        if root in FOREIGN_ROOTS or last in FOREIGN_NAMES or last in PYTHON_BUILTINS or _GENERIC_RE.match(f"{last}[x]"):
+            continue
+        if not _CAMEL_RE.match(last):
+            return None  # `Dict[seq_id, ...]`: a name of the author's
+        names.add(name)
+    if len(names) != 1:
+        return None
+    found = classify_symbol(names.pop())
+    if found is None or found.kind != SYMBOL:
+        return None
+    return replace(found, reason=found.reason or "a container type's element")
+
+
 def classify(text: str) -> Classified | None:
     """Classify one code span's text; None when it is not a reference."""
     text = text.strip()
@@ -377,5 +407,6 @@ def classify(text: str) -> Classified | None:
         or classify_scoped(text)
         or classify_path(text)
         or classify_symbol(text)
+        or classify_type_expression(text)
         or classify_param(text)
     )

@@ -114,6 +114,7 @@ _TREE_NAME_RE = re.compile(r"(?<![\w./{<$-])([A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9
 # `worker:vllm.worker.worker.Worker`: a dotted name from a project's package.
 _TEXT_MODULE_RE = re.compile(r"(?<![\w.$/-])((?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?![\w(/-])")
 # A path that starts at a project's package (or its repository's `python/sglang`).
+_SOURCE_FILE_RE = re.compile(r"_*[a-z][a-z0-9_]*\.py")
 _PROJECT_PATH_RE = re.compile(r"(?:python/)?(?:vllm|sglang)/[\w.-]+/")
 # A class of two humps or more (`ModelWorkerBatch`, `GPUModelRunner`), not a word in capitals.
 _MODULE_STRING_RE = re.compile(r"(?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
@@ -375,6 +376,12 @@ class _Walker:
                         pending.append(_Pending(line, self._col(line, m.group(2)), m.group(2), found, len(plain) + m.start(2), "link"))
                 if link is None:
                     pending.extend(self._prose_paths(child.content, line, len(plain)))
+                    if child.content.strip() == content and _SOURCE_FILE_RE.fullmatch(content):
+                        # `## block_manager.py`, `- sequence.py`: a heading or item that is a file's
+                        # name alone cites that file, code font or not.
+                        found = classify_path(content)
+                        if found is not None and found.kind == PATH:
+                            pending.append(_Pending(line, self._col(line, content), content, found, len(plain), "inline"))
                 if link is None and cjk:
                     pending.extend(self._prose_code(child.content, line, len(plain), cursor))
                 elif link is None:

@@ -55,3 +55,9 @@ def test_project_named_against_chinese_words() -> None:
     assert [fw for _, fw in mentions("vLLM的Scheduler和最终调用vllm/core文件")] == ["vllm", "vllm"]
     assert document_project("vLLM使用如下。vLLM代码结构。最终调用vllm/model_executor中的函数。")[0] == "vllm"
     assert mentions("nano-vllm的代码") == []
+
+
+def test_a_heading_that_is_a_file_name_cites_the_file() -> None:
+    doc = "# vLLM 源码\n\n## block_manager.py\n\n- BlockTable: 页表\n\n## 总结 scheduler.py 很长\n"
+    paths = [(r.line, r.text) for r in extract_all([("n.md", doc)]) if r.kind == "path"]
+    assert paths == [(3, "block_manager.py")]  # a heading that only mentions a file among words is prose

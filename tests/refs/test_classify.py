@@ -120,3 +120,18 @@ def test_absolute_path_into_a_checkout_is_read_from_its_package(text: str, targe
 def test_absolute_path_with_no_package_start_is_not_a_reference(text: str) -> None:
     # the last: a lone `vllm/` may be the checkout's root, so nothing says where the package starts
     assert classify(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "target"),
+    [("List[SequenceGroupMetadata]", "SequenceGroupMetadata"), ("Optional[Req]", "Req"), ("Dict[str, SequenceData]", "SequenceData")],
+)
+def test_container_type_cites_its_one_class(text: str, target: str) -> None:
+    c = classify(text)
+    assert c is not None and (c.kind, c.target) == ("symbol", target)
+
+
+@pytest.mark.parametrize("text", ["List[int]", "List[torch.Tensor]", "Dict[seq_id, BlockTable]", "Tuple[Req, Batch]", "Optional[List[str]] = None"])
+def test_container_type_of_builtins_or_several_names_is_not_read(text: str) -> None:
+    c = classify(text)
+    assert c is None or c.kind != "symbol"
