@@ -265,7 +265,7 @@ class _Walker:
     leads: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)
     # The project path the paragraph before the current code block gives as its place (`copies.located`).
     place: str | None = None
-    # The paragraph right before the current code block (`The core loop in \`EngineCore.step()\`:`).
+    # The paragraph right before the current code block ("The core loop in `EngineCore.step()`:").
     lead_text: str | None = None
     # Another program the open lists' introducing sentence is about (`document.lead_program`):
     # the evidence whose names the items are, when no pin spells them.
@@ -1123,7 +1123,7 @@ class _Walker:
     def _named_owner(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str], base: int) -> str | None:
         """The class of a method quoted on its own when the comment line right above it, the
         paragraph right before the block or the section's heading names it as that class's
-        (`# EngineCore.step() 的核心循环` or `The core loop in \`EngineCore.step()\`:` over `def
+        (`# EngineCore.step() 的核心循环` or "The core loop in EngineCore.step():" over `def
         step(self):`, `#### LLMEngine.step() - ...`)."""
         args = fn.args.posonlyargs + fn.args.args
         if not args or args[0].arg != "self":
@@ -1132,7 +1132,7 @@ class _Walker:
         above = next((line.strip() for line in reversed(lines[:start]) if line.strip()), "")
         if above.startswith("#") and (owner := method_owner(above, fn.name)) is not None:
             return owner
-        # `The core loop in \`EngineCore.step()\`:` right before `def step(self):`.
+        # "The core loop in `EngineCore.step()`:" right before `def step(self):`.
         if self.lead_text and (owner := method_owner(self.lead_text, fn.name)) is not None:
             return owner
         if self.headings and (owner := method_owner(self.headings[-1][1], fn.name)) is not None:

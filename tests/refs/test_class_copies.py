@@ -388,6 +388,18 @@ def test_a_comment_right_above_a_quoted_method_can_name_its_class(pin: PinView) 
     assert (6, "self._process_model_outputs") not in plain
 
 
+def test_the_paragraph_right_before_a_quoted_method_can_name_its_class(pin: PinView) -> None:
+    doc = (
+        "# vLLM\n\nEach iteration runs `LLMEngine.step()`:\n\n"
+        "```python\ndef step(self):\n    out = self.model_executor.execute_model(None)\n    return self._process_model_outputs(out)\n```\n"
+    )
+    got = _statuses(doc, pin)
+    assert got[(6, "step")] == "ok" and got[(7, "self.model_executor")] == "ok" and got[(8, "self._process_model_outputs")] == "broken"
+    # The paragraph names another method of the class, or a method with no class: nothing said.
+    for lead in ("Each iteration runs `LLMEngine.run()`:", "Each iteration runs `step()`:"):
+        assert (8, "self._process_model_outputs") not in _statuses(doc.replace("Each iteration runs `LLMEngine.step()`:", lead), pin)
+
+
 _FUNCTION_COPY = """# Serving with vLLM
 
 ```python
