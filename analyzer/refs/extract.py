@@ -113,8 +113,9 @@ _FOLDER_ENTRY_RE = re.compile(r"[A-Za-z_][\w.-]*/")
 _TREE_NAME_RE = re.compile(r"(?<![\w./{<$-])([A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+)(?![\w./}>-])")
 # `worker:vllm.worker.worker.Worker`: a dotted name from a project's package.
 _TEXT_MODULE_RE = re.compile(r"(?<![\w.$/-])((?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?![\w(/-])")
-# A path that starts at a project's package (or its repository's `python/sglang`).
+# A Python source file's name alone (`block_manager.py`), as a heading or a list item.
 _SOURCE_FILE_RE = re.compile(r"_*[a-z][a-z0-9_]*\.py")
+# A path that starts at a project's package (or its repository's `python/sglang`).
 _PROJECT_PATH_RE = re.compile(r"(?:python/)?(?:vllm|sglang)/[\w.-]+/")
 # A class of two humps or more (`ModelWorkerBatch`, `GPUModelRunner`), not a word in capitals.
 _MODULE_STRING_RE = re.compile(r"(?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
