@@ -669,7 +669,10 @@ class FlowGraph:
         elif kind == "defaults":
             fd = self.p.functions[item]
             scope = fd.fact.qualname.rpartition(".")[0] or MODULE_SCOPE
+            passed = self.infer.always_passed(fd)
             for prm in fd.fact.params:
+                if prm.name in passed:
+                    continue
                 node = self.p.parser.parse(prm.default)
                 if node is not None:
                     vals = self.eval(node, m, scope)

@@ -114,6 +114,7 @@ class Inferrer:
         self._caller_memo: dict[tuple[str, int], Value | None] = {}
         self._sites: dict[str, list[tuple[ModuleFacts, CallSite]]] | None = None
         self._values: frozenset[str] | None = None
+        self._passed: dict[str, frozenset[str]] = {}  # always_passed, per function
 
     # -- entry points -------------------------------------------------------
 
@@ -334,6 +335,10 @@ class Inferrer:
                 return Value("class" if is_cls else "instance", cls, "self")
         found = self.annotation(annotation, fd.module, _parent(fn.qualname), "annotation") if annotation else None
         default = fn.params[index].default
+        if default and self.follow_callers and fn.params[index].name in self.always_passed(fd):
+            # every call names the parameter, its default never arrives (only where the
+            # flow stage carries the arguments in: without it the default is all there is)
+            default = None
         if (found is None or found.kind == "external") and default and _DOTTED.fullmatch(default):
             # `renderer_cls: Callable[..., R] = RendererHTML`: the annotation names no
             # project type; the default is one value the parameter really holds.
@@ -425,6 +430,66 @@ class Inferrer:
                     if last.isidentifier():
                         self._sites.setdefault(last, []).append((facts, site))
         return self._sites
+
+    def always_passed(self, fd: FuncDef) -> frozenset[str]:
+        """Parameters every call of `fd` names, so that its default never flows in
+        (`def run(step=warmup)` always called as `run(step=main)` calls only `main`).
+
+        Closed world, as FlowGraph.handed_receiver: the calls are those this stage sees, found by
+        the callee's last name (over-counting sites is safe). A function read anywhere as
+        a value (`value_words`), decorated, never called here (outside code may omit the
+        argument), or called with `*args` / `**kwargs` keeps all its defaults; so does an
+        `__init__` whose class has subclasses, is handed around, or is made as `cls(...)`.
+        """
+        found = self._passed.get(fd.name)
+        if found is None:
+            found = self._passed[fd.name] = self._always_passed(fd)
+        return found
+
+    def _always_passed(self, fd: FuncDef) -> frozenset[str]:
+        fn = fd.fact
+        if fn.decorators and not (fn.is_classmethod or fn.is_staticmethod):
+            return frozenset()
+        values = self.value_words()
+        cls_name = ""
+        if fn.is_method:
+            cls_qual = fn.qualname.rpartition(".")[0]
+            cd = self.p.classes.get(f"{fd.module}.{cls_qual}")
+            if cd is None:
+                return frozenset()
+            cls_name = cd.fact.name
+        if fn.name == "__init__":
+            if cls_name in values or self.p.hierarchy.children().get(f"{fd.module}.{cls_qual}"):
+                return frozenset()
+            # `cls(...)` / `self.__class__(...)` in its own methods make one with any arguments
+            own = (s for n in ("cls", "__class__") for f, s in self._sites_by_name().get(n, ()) if f.module == fd.module)
+            if any(s.scope.startswith(f"{cls_qual}.") for s in own):
+                return frozenset()
+            names = {cls_name, "__init__"}
+        elif fn.name in values:
+            return frozenset()
+        else:
+            names = {fn.name}
+        params = [prm for prm in fn.params if prm.kind not in ("var_positional", "var_keyword")]
+        positional = [prm.name for prm in params if prm.kind in ("positional_only", "positional")]
+        passed = {prm.name for prm in params if prm.default}
+        seen = False
+        for site in (site for n in names for _, site in self._sites_by_name().get(n, ())):
+            head, _, last = site.callee.rpartition(".")
+            if any(a.startswith("*") for a in site.args) or "**" in site.keywords:
+                return frozenset()
+            if not fn.is_method or fn.is_staticmethod:
+                bound = 0
+            elif fn.is_classmethod or (fn.name == "__init__" and last != "__init__"):
+                bound = 1
+            else:  # `obj.m(x)` binds self; `Cls.m(obj, x)` and `super().__init__(x)` differ
+                bound = 0 if head.rpartition(".")[2] == cls_name else 1
+                if head.startswith("super()"):
+                    bound = 1
+            given = set(positional[: max(0, len(site.args) + bound)]) | set(site.keywords)
+            passed &= given
+            seen = True
+        return frozenset(passed) if seen else frozenset()
 
     def value_words(self) -> frozenset[str]:
         return self._value_words()

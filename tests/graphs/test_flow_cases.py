@@ -108,6 +108,16 @@ def test_precision_round_cases_exact(case_id: str) -> None:
     assert _edges(actual(case_id)) == _edges(expected(case_id))
 
 
+@pytest.mark.parametrize("case_id", ["args/default_always_passed", "args/default_kept"])
+def test_a_default_flows_only_where_a_call_may_omit_it(case_id: str) -> None:
+    """A parameter every seen call names never holds its default (`run(step=other)`,
+    `Worker(main_step)`, `Tool.use(t, x)`, a staticmethod); the default is kept where a
+    call omits it, the function is handed around as a value, the class has a subclass
+    or makes itself with `cls()`, or a call passes `*args` (rule found on Jarvis's
+    micro-benchmark: `new_arguments/*_default_args`, `kwargs/chained_call`)."""
+    assert _edges(actual(case_id)) == _edges(expected(case_id))
+
+
 def test_no_builtin_method_a_builtin_type_lacks() -> None:
     graph = actual("builtins/no_such_builtin_attribute")
     assert not any(c.startswith(("<builtin>.None.", "<**PyTuple**>.")) for cs in graph.values() for c in cs)
