@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from analyzer.index.extract import module_name
 from analyzer.refs.block_locals import bound_names, enumerated
 from analyzer.refs.classify import (
     BUILTINS,
@@ -1574,7 +1575,7 @@ def _placed(p: _Pending, place: str) -> _Pending:
     if p.mirror is not None and p.field_of is not None and place.endswith(".py") and p.field_of.count(".") == 1:
         # A copied method's parameter: the method of the class in the file the text names (vLLM
         # has several `RMSNorm`s; `fields.accepts` falls back to the name alone if the file moved).
-        module = place.removeprefix("python/").removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        module = module_name(place.removeprefix("python/"))
         return replace(p, located=place, field_of=f"{module}.{p.field_of}")
     if p.mirror is not None:
         return replace(p, located=place)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from analyzer.index.extract import module_name
 from analyzer.refs.pinview import PinView, SymbolEntry
 
 _HUMP_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -37,7 +38,7 @@ def related(old: str, new: str) -> bool:
 
 
 def _top_level_classes(pin: PinView, path: str) -> list[SymbolEntry]:
-    module = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    module = module_name(path)
     return [e for e in pin.definitions_in(path) if e.kind == "class" and e.parent == module]
 
 
@@ -80,7 +81,7 @@ def base_class_successor(name: str, pin: PinView) -> SymbolEntry | None:
     core = m.group("head") or m.group("tail")
     hits = [
         e for e in pin.table.ending_with(core)
-        if e.kind == "class" and e.last == core and e.parent == e.path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        if e.kind == "class" and e.last == core and e.parent == module_name(e.path)
         and not e.path.startswith(("tests/", "test/")) and {b.split("[", 1)[0].rsplit(".", 1)[-1] for b in e.bases} & _ABSTRACT_BASES
     ]
     return hits[0] if len(hits) == 1 else None
@@ -97,7 +98,7 @@ def module_of_its_class(old_path: str, folders: list[str], pin: PinView) -> tupl
     names = [n for n in _by_last_word(pin).get(stem.rsplit("_", 1)[-1], ()) if snake(n).endswith(tail)]
     hits = [
         e for n in names for e in pin.table.ending_with(n)
-        if e.kind == "class" and e.path.endswith(".py") and e.parent == e.path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        if e.kind == "class" and e.path.endswith(".py") and e.parent == module_name(e.path)
         and any(e.path.startswith(f + "/") for f in folders)
     ]
     if len({e.path for e in hits}) != 1:

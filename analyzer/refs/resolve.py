@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import replace
 
+from analyzer.index.extract import module_name
 from analyzer.refs.classify import REPO_ONLY_DIRS, REPO_ROOT_FILES
 from analyzer.refs.commandflags import command_flags
 from analyzer.refs.commandindex import other_commands, registered_options, subcommands
@@ -163,7 +164,7 @@ def _platform_only(named: list[str], ref: Reference) -> str | None:
 
 def _defines(pin: PinView, path: str, symbol: str) -> bool:
     suffix = "." + symbol
-    module = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    module = module_name(path)
     return any(e.full.endswith(suffix) for e in pin.definitions_in(path)) or bool(pin.table.named(f"{module}.{symbol}"))
 
 
@@ -275,7 +276,7 @@ def enclosing(defs: list[SymbolEntry], line: int) -> SymbolEntry | None:
 
 def short_name(entry: SymbolEntry, pin: PinView) -> str:
     """`vllm.v1.core.kv_cache_manager.KVCacheManager.allocate_slots` -> `KVCacheManager.allocate_slots`."""
-    module = entry.path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    module = module_name(entry.path)
     return entry.full.removeprefix(module + ".")
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from rapidfuzz import fuzz
 from rapidfuzz.distance import DamerauLevenshtein
 
+from analyzer.index.extract import module_name
 from analyzer.refs.commandflags import command_flags
 from analyzer.refs.commandindex import subcommands
 from analyzer.refs.declared_types import declared_now
@@ -455,7 +456,7 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
                 out.append(Suggestion(moved[0].full, 0.7, "the one module of that name in a folder named with the old folders' words", moved[0].location))
         if not out and len(parts) >= 2:
             # A module that moved under a new folder: `sglang.bench_one_batch` -> `sglang.benchmark.one_batch`.
-            modules = [f.removesuffix(".py").removesuffix("/__init__").replace("/", ".") for f in pin.files if f.endswith(".py")]
+            modules = [module_name(f) for f in pin.files if f.endswith(".py")]
             for name, ratio in closest(target, modules, n=2, cutoff=0.85):
                 out.append(Suggestion(name, round(0.65 * ratio, 2), "closest module path", None))
     else:
@@ -614,7 +615,7 @@ def privacy_changed(name: str, pin: PinView) -> list[Suggestion]:
     other = name[1:] if name.startswith("_") else f"_{name}"
     hits = [e for e in pin.find_symbol(other) if e.last == other and e.kind in ("function", "class")]
     # A module's own function first: methods of that name are other classes' hooks.
-    top = [e for e in hits if e.full.rsplit(".", 1)[0] == e.path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")]
+    top = [e for e in hits if e.full.rsplit(".", 1)[0] == module_name(e.path)]
     hits = top or hits
     if len({e.full for e in hits}) != 1:
         return []
