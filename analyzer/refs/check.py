@@ -94,7 +94,10 @@ def check_reference(
     weaker guess."""
     vouched = _past_definitions(ref, pins, lineages or {})
     if ref.past and not vouched:
-        return []  # a word of English prose nothing vouches for is the author's
+        # A word of English prose nothing vouches for is the author's, unless it is a class of
+        # the pin miswritten in another case (`MultiProcExecutor` in a heading): a reader who
+        # searches the sources for it finds nothing, and the class it means is beyond doubt.
+        return _miscased_class(ref, pins)
     if vouched and ref.framework == AMBIGUOUS and len(vouched) == 1:
         ref = replace(ref, framework=next(iter(vouched)))
     findings = _check_reference(ref, pins, histories, vouched=bool(vouched))
@@ -106,6 +109,25 @@ def check_reference(
         if ref.past:
             findings = [f for f in findings if f.status in {OK, BROKEN}]
     return findings
+
+
+def _miscased_class(ref: Reference, pins: Sequence[PinView]) -> list[Finding]:
+    """Broken at each pin of the reference's project where its name, of two words or more, is
+    defined nowhere and differs only in case from one class's name (`suggest.case_variant`)."""
+    if "." in ref.target or not _CLASS_WORDS_RE.fullmatch(ref.target):
+        return []
+    out = []
+    for pin in pins:
+        if ref.framework not in {AMBIGUOUS, pin.project} or pin.mentions(ref.target):
+            continue
+        variant = case_variant(ref.target, pin)
+        if variant:
+            note = f"`{ref.target}` is not defined in {pin.pin}; `{variant[0].replacement}` is, spelled in another case"
+            framework = pin.project if ref.framework == AMBIGUOUS else None
+            out.append(Finding(ref, pin.pin, BROKEN, note=note, suggestions=variant, framework=framework))
+    if ref.framework == AMBIGUOUS and len({f.pin for f in out}) != 1:
+        return []  # the text named no project: only one that has the class says whose it is
+    return out
 
 
 def _past_definitions(ref: Reference, pins: Sequence[PinView], lineages: Mapping[str, Lineage]) -> dict[str, list[PastName]]:

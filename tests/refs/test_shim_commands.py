@@ -71,3 +71,14 @@ def test_a_class_name_in_another_case(tmp_path: Path) -> None:
     (f,) = [f for f in check_references(extract_all([("c.md", doc)]), [_view(tmp_path)]) if f.ref.text == "MultiProcExecutor"]
     assert f.status == BROKEN
     assert [s.replacement for s in f.suggestions] == ["MultiprocExecutor"]
+
+
+def test_a_class_name_in_another_case_in_plain_prose(tmp_path: Path) -> None:
+    """Out of code font (a heading), the miswritten class is still the reader's reference; a prose
+    word that is no class in any case (`ProcessExecutor`) stays the author's word."""
+    doc = "# vLLM: from MultiProcExecutor to ProcessExecutor\n\nIn vLLM the MultiprocExecutor runs workers.\n"
+    found = {f.ref.text: f for f in check_references(extract_all([("d.md", doc)]), [_view(tmp_path)])}
+    assert found["MultiProcExecutor"].status == BROKEN
+    assert [s.replacement for s in found["MultiProcExecutor"].suggestions] == ["MultiprocExecutor"]
+    assert "ProcessExecutor" not in found
+    assert found.get("MultiprocExecutor") is None or found["MultiprocExecutor"].status == OK
