@@ -1,6 +1,6 @@
 """Ships the toolkit's data folders inside the wheel.
 
-`snapshots/` (lock files), `mappings/` (concept catalogue, with the book's contents in
+`snapshots/` (lock files, the past releases' evidence `atlas check` ships), `mappings/` (concept catalogue, with the book's contents in
 `mappings/book/`) and `examples/` (the sample book `atlas demo` checks, whose pins are
 the walkthrough's default columns) sit at the repository root, outside any package;
 `build_py` copies them, subfolders included, to `analyzer/_bundled/`, where
@@ -17,7 +17,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 DATA_FOLDERS = {
-    "snapshots": ("*.toml", "*.md"),
+    "snapshots": ("*.toml", "*.md", "*.json.gz"),
     "mappings": ("*.toml", "*.md"),
     "examples": ("*.toml", "*.md", "*.yml"),
 }

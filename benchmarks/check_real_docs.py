@@ -44,6 +44,7 @@ from analyzer.refs.fields import accepts
 from analyzer.refs.lineage import DEFAULT_PAST, Lineage
 from analyzer.refs.loader import load_lineages, load_pin, load_successors, store_renames
 from analyzer.refs.models import AMBIGUOUS, BROKEN, OK, Finding, Reference
+from analyzer.refs.past_bundle import read_bundle
 from analyzer.refs.pinview import PinView
 from analyzer.refs.successors import Successors
 from analyzer.refs.suggest import History
@@ -471,12 +472,22 @@ def main() -> int:
         "--past", nargs="*", default=None, metavar="PIN",
         help="past releases as evidence that a name was the project's (analyzer/refs/lineage.py); no PIN: the default ten (benchmarks/past_pins.py pins them)",
     )
+    parser.add_argument(
+        "--shipped-past", action="store_true",
+        help="the past-release evidence the toolkit ships (snapshots/past/, what `atlas check` reads by default) instead of --past's pins",
+    )
     parser.add_argument("--dropped", action="store_true", help="per part: broken rows missed with no finding that the checker did extract, by why it dropped them")
     args = parser.parse_args()
     settings = settings_for(args)
     past = None if args.past is None else args.past or DEFAULT_PAST
     lineages = load_lineages(settings, past) if past is not None else None
     successors = load_successors(settings, past) if past is not None else None
+    if args.shipped_past:
+        if past is not None:
+            parser.error("--shipped-past and --past exclude each other")
+        shipped = {project: found for project in ("vllm", "sglang") if (found := read_bundle(project)) is not None}
+        lineages = {project: lineage for project, (_, lineage, _) in shipped.items()}
+        successors = {project: moves for project, (_, _, moves) in shipped.items()}
     releases = SOURCE_RELEASES if args.source else RELEASES
     parts = PARTS if args.part == "all" else (args.part,)
     views: dict[str, PinView] = {}

@@ -8,8 +8,11 @@ sdist is its `python/` folder, so it is placed there to keep the repository's la
 
     python benchmarks/past_pins.py [vllm@0.6.6 ...]   # default: PAST below
     atlas index vllm@0.6.6-src -j 1                   # then index each, one at a time
+    python benchmarks/past_pins.py --bundle           # then rebuild snapshots/past/*.json.gz
 
-Re-running is a no-op for what is pinned already.
+Re-running is a no-op for what is pinned already. `--bundle` writes the lineage and the
+successors of the default past pins (`DEFAULT_PAST`, pinned and indexed as above) to the files
+`atlas check` reads when no past release is named (`analyzer/refs/past_bundle.py`).
 """
 
 from __future__ import annotations
@@ -62,12 +65,32 @@ def pin_past(settings: Settings, ref: str, work: Path) -> str:
     return name
 
 
+def bundle(settings: Settings) -> int:
+    """The shipped evidence, rebuilt from the default past pins (their cached lineage and
+    successors when `--past` has read them already)."""
+    from analyzer.refs.loader import load_lineages, load_successors
+    from analyzer.refs.past_bundle import bundle_path, write_bundle
+
+    root = Path(__file__).resolve().parent.parent / "snapshots"
+    lineages, successors = load_lineages(settings, list(DEFAULT_PAST)), load_successors(settings, list(DEFAULT_PAST))
+    for project in sorted(lineages):
+        pins = [p for p in DEFAULT_PAST if p.startswith(f"{project}@")]
+        path = bundle_path(project, root)
+        write_bundle(path, project, pins, lineages[project], successors.get(project, {}))
+        moves = sum(len(v) for v in successors.get(project, {}).values())
+        print(f"{path}: {sum(len(v) for v in lineages[project].values())} names, {moves} moves, {path.stat().st_size} bytes")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("refs", nargs="*", default=list(PAST))
     parser.add_argument("--cache-dir", type=Path, default=None)
+    parser.add_argument("--bundle", action="store_true", help="write snapshots/past/<project>.json.gz from DEFAULT_PAST")
     args = parser.parse_args()
     settings = Settings(cache_dir=args.cache_dir or default_cache_dir())
+    if args.bundle:
+        return bundle(settings)
     for ref in args.refs:
         with tempfile.TemporaryDirectory() as tmp:
             try:

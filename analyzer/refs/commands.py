@@ -30,7 +30,11 @@ def register(app: typer.Typer) -> None:
         past: list[str] = typer.Option(
             [], "--past",
             help="PROJECT@VERSION of a past release (repeat; e.g. vllm@0.6.6-src, see benchmarks/past_pins.py): "
-            "evidence that a name the pins no longer define was the project's; replaces atlas.toml's `past` for that project.",
+            "evidence that a name the pins no longer define was the project's; replaces atlas.toml's `past` for that project. "
+            "Without it, the evidence of the default past releases that ships with the toolkit is read.",
+        ),
+        no_past: bool = typer.Option(
+            False, "--no-past", help="Judge against the pins alone: no past release as evidence (neither atlas.toml's `past` nor the shipped evidence).",
         ),
         from_pin: str = typer.Option(None, "--from", help="Old pin: list what breaks when moving to --to."),
         to_pin: str = typer.Option(None, "--to", help="New pin of the same project."),
@@ -68,7 +72,9 @@ def register(app: typer.Typer) -> None:
 
             raise typer.Exit(follow_command(settings, list(paths or []), against, json_output, sarif, show_all))
         try:
-            book, findings, title = run_check(settings, list(paths or []), pin, from_pin, to_pin, load_pin, past)
+            if no_past and past:
+                raise RefsError("--no-past and --past exclude each other")
+            book, findings, title = run_check(settings, list(paths or []), pin, from_pin, to_pin, load_pin, past, use_past=not no_past)
         except RefsError as exc:
             raise fail(str(exc)) from None
         broken = [f for f in findings if f.status == BROKEN]

@@ -8,9 +8,12 @@ from pathlib import Path
 
 from analyzer.refs.check import check_references, check_upgrade, extract_all
 from analyzer.refs.config import BookConfig, RefsError, load_book
+from analyzer.refs.lineage import Lineage
 from analyzer.refs.models import Finding
 from analyzer.refs.notebook import notebook_markdown
+from analyzer.refs.past_bundle import read_bundle
 from analyzer.refs.pinview import PinView
+from analyzer.refs.successors import Successors
 from analyzer.refs.suggest import History
 from analyzer.settings import Settings
 
@@ -47,9 +50,13 @@ def run_check(
     to_pin: str | None,
     loader: PinLoader,
     past: list[str] | None = None,
+    *,
+    use_past: bool = True,
 ) -> tuple[BookConfig, list[Finding], str]:
     """Findings for a book, and a title for the report. `past`: past releases as evidence that a
-    name was the project's (`lineage.py`), replacing the book's `past` for their projects."""
+    name was the project's (`lineage.py`), replacing the book's `past` for their projects; for
+    the other projects, the evidence the toolkit ships (`past_bundle.py`). `use_past` off: the
+    pins alone judge (no past release, the book's or the shipped)."""
     if (from_pin is None) != (to_pin is None):
         raise RefsError("--from and --to go together")
     book = load_book(paths, pins, past)
@@ -65,9 +72,16 @@ def run_check(
     if not book.pins:
         raise RefsError("no pins: add `pins = [\"vllm@0.30.0\", ...]` to atlas.toml or pass --pin")
     views = [loader(settings, p) for p in book.pins]
-    lineages = successors = None
-    if book.past:
+    lineages: dict[str, Lineage] = {}
+    successors: dict[str, Successors] = {}
+    if book.past and use_past:
         from analyzer.refs.loader import load_lineages, load_successors
 
         lineages, successors = load_lineages(settings, book.past), load_successors(settings, book.past)
-    return book, check_references(refs, views, lineages=lineages, successors=successors), ", ".join(book.pins)
+    if use_past:
+        # A project whose past releases the book does not name: the evidence the toolkit ships.
+        for project in sorted({v.project for v in views} - set(lineages)):
+            found = read_bundle(project)
+            if found is not None:
+                _, lineages[project], successors[project] = found
+    return book, check_references(refs, views, lineages=lineages or None, successors=successors or None), ", ".join(book.pins)
