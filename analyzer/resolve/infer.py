@@ -451,14 +451,14 @@ class Inferrer:
         if fn.decorators and not (fn.is_classmethod or fn.is_staticmethod):
             return frozenset()
         values = self.value_words()
-        cls_name = ""
+        cls_name = cls_qual = ""
         if fn.is_method:
             cls_qual = fn.qualname.rpartition(".")[0]
             cd = self.p.classes.get(f"{fd.module}.{cls_qual}")
             if cd is None:
                 return frozenset()
             cls_name = cd.fact.name
-        if fn.name == "__init__":
+        if fn.name == "__init__" and cls_name:
             if cls_name in values or self.p.hierarchy.children().get(f"{fd.module}.{cls_qual}"):
                 return frozenset()
             # `cls(...)` / `self.__class__(...)` in its own methods make one with any arguments
