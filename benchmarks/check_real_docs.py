@@ -102,6 +102,9 @@ class Label:
         return self.labels.get(pin, self.labels.get("*", "skip"))
 
 
+_CELL_SPLIT_RE = re.compile(r"(?<!\\)\|")
+
+
 def parse_labels(path: Path) -> list[Label]:
     """Rows of one label file; ValueError naming the line on a malformed row."""
     out: list[Label] = []
@@ -114,7 +117,8 @@ def parse_labels(path: Path) -> list[Label]:
         if header:
             doc, project = header.group("doc"), header.group("project")
             continue
-        cells = [c.strip() for c in line.split("|", 5)]
+        # A cell may hold a `|` written `\|` (`<\|grounding\|>`, a model's prompt token).
+        cells = [c.strip().replace("\\|", "|") for c in _CELL_SPLIT_RE.split(line, maxsplit=5)]
         if len(cells) != 6 or not doc:
             raise ValueError(f"{path.name}:{number}: expected 6 cells under a [doc] header: {raw!r}")
         line_no, kind, text, label, home, note = cells

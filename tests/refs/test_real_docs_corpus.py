@@ -137,3 +137,10 @@ def test_a_repeated_text_on_a_labelled_line_is_not_an_unlabelled_alarm() -> None
     found = [_finding(3, "gone"), _finding(3, "gone"), _finding(3, "other")]
     claimed, unclaimed = bench.match(rows, found)
     assert claimed[0] is found[0] and unclaimed == [found[2]]
+
+
+def test_a_pipe_inside_a_cell_is_written_escaped(tmp_path: Path) -> None:
+    path = tmp_path / "labels_x.txt"
+    path.write_text("[x/a.md] project=sglang\n24 | none | <\\|grounding\\|> | not-ref | | a prompt token | of the model\n", encoding="utf-8")
+    (label,) = bench.parse_labels(path)
+    assert (label.text, label.labels, label.note) == ("<|grounding|>", {"*": "not-ref"}, "a prompt token | of the model")
