@@ -474,7 +474,7 @@ def main() -> int:
     parser.add_argument("--source", action="store_true", help="vLLM from its sdists pinned as git commits (vllm@0.30.0-src, vllm@0.33.0-src) instead of its wheels")
     parser.add_argument(
         "--past", nargs="*", default=None, metavar="PIN",
-        help="past releases as evidence that a name was the project's (analyzer/refs/lineage.py); no PIN: the default ten (benchmarks/past_pins.py pins them)",
+        help="past releases as evidence that a name was the project's (analyzer/refs/lineage.py); no PIN: the default thirteen (benchmarks/past_pins.py pins them)",
     )
     parser.add_argument(
         "--shipped-past", action="store_true",
