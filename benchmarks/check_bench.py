@@ -34,7 +34,7 @@ from analyzer.refs.check import check_references, extract_all
 from analyzer.refs.classify import classify
 from analyzer.refs.loader import load_pin
 from analyzer.refs.models import BROKEN, NOT_CHECKABLE, WARNING
-from analyzer.refs.past_bundle import read_bundle
+from analyzer.refs.past_bundle import shipped_past
 from analyzer.refs.pinview import PinView, SymbolEntry
 from analyzer.refs.resolve import find_symbol, short_name
 from analyzer.settings import Settings, default_cache_dir
@@ -252,13 +252,11 @@ def main() -> int:
         c1, t1 = time.process_time(), time.perf_counter()
         pins = [load_pin(settings, name) for name in PINS.values()]
         # The past releases' evidence `atlas check` reads by default (`--no-past`: without it).
-        shipped = {} if args.no_past else {p: found for p in PINS if (found := read_bundle(p)) is not None}
-        lineages = {p: lineage for p, (_, lineage, _) in shipped.items()} or None
-        successors = {p: moves for p, (_, _, moves) in shipped.items()} or None
+        lineages, successors = shipped_past(() if args.no_past else PINS)
         c2, t2 = time.process_time(), time.perf_counter()
         refs = extract_all(documents)
         c3, t3 = time.process_time(), time.perf_counter()
-        findings = check_references(refs, pins, lineages=lineages, successors=successors)
+        findings = check_references(refs, pins, lineages=lineages or None, successors=successors or None)
         c4, t4 = time.process_time(), time.perf_counter()
 
     def key(f: object) -> tuple[str, int, str]:

@@ -44,7 +44,7 @@ from analyzer.refs.fields import accepts
 from analyzer.refs.lineage import DEFAULT_PAST, Lineage
 from analyzer.refs.loader import load_lineages, load_pin, load_successors, store_renames
 from analyzer.refs.models import AMBIGUOUS, BROKEN, OK, Finding, Reference
-from analyzer.refs.past_bundle import read_bundle
+from analyzer.refs.past_bundle import shipped_past
 from analyzer.refs.pinview import PinView
 from analyzer.refs.successors import Successors
 from analyzer.refs.suggest import History
@@ -489,9 +489,7 @@ def main() -> int:
     if args.shipped_past:
         if past is not None:
             parser.error("--shipped-past and --past exclude each other")
-        shipped = {project: found for project in ("vllm", "sglang") if (found := read_bundle(project)) is not None}
-        lineages = {project: lineage for project, (_, lineage, _) in shipped.items()}
-        successors = {project: moves for project, (_, _, moves) in shipped.items()}
+        lineages, successors = shipped_past(("vllm", "sglang"))
     releases = SOURCE_RELEASES if args.source else RELEASES
     parts = PARTS if args.part == "all" else (args.part,)
     views: dict[str, PinView] = {}

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from analyzer.paths import bundled_dir
@@ -68,3 +68,13 @@ def read_bundle(project: str, root: Path | None = None) -> tuple[list[str], Line
     except (OSError, EOFError, gzip.BadGzipFile, ValueError, KeyError, TypeError) as exc:
         raise RefsError(f"cannot read the shipped past-release evidence {path}: {exc} (check with --no-past)") from None
 
+
+def shipped_past(projects: Iterable[str], root: Path | None = None) -> tuple[dict[str, Lineage], dict[str, Successors]]:
+    """(lineages, successors) the toolkit ships, for those of `projects` it ships any for."""
+    lineages: dict[str, Lineage] = {}
+    successors: dict[str, Successors] = {}
+    for project in sorted(set(projects)):
+        found = read_bundle(project, root)
+        if found is not None:
+            _, lineages[project], successors[project] = found
+    return lineages, successors

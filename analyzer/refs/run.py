@@ -11,7 +11,7 @@ from analyzer.refs.config import BookConfig, RefsError, load_book
 from analyzer.refs.lineage import Lineage
 from analyzer.refs.models import Finding
 from analyzer.refs.notebook import notebook_markdown
-from analyzer.refs.past_bundle import read_bundle
+from analyzer.refs.past_bundle import shipped_past
 from analyzer.refs.pinview import PinView
 from analyzer.refs.successors import Successors
 from analyzer.refs.suggest import History
@@ -80,8 +80,6 @@ def run_check(
         lineages, successors = load_lineages(settings, book.past), load_successors(settings, book.past)
     if use_past:
         # A project whose past releases the book does not name: the evidence the toolkit ships.
-        for project in sorted({v.project for v in views} - set(lineages)):
-            found = read_bundle(project)
-            if found is not None:
-                _, lineages[project], successors[project] = found
+        shipped_lineages, shipped_successors = shipped_past({v.project for v in views} - set(lineages))
+        lineages, successors = {**lineages, **shipped_lineages}, {**successors, **shipped_successors}
     return book, check_references(refs, views, lineages=lineages or None, successors=successors or None), ", ".join(book.pins)
