@@ -37,6 +37,7 @@ from analyzer.resolve.infer import Ctx, Inferrer
 from analyzer.resolve.models import Value, no_builtin_attribute
 from analyzer.resolve.project import BUILTIN_NAMES, MODULE_SCOPE, FuncDef, Project, Symbol
 from analyzer.resolve.suffixes import (
+    as_fstring,
     bound_once,
     guarded_values,
     lowered,
@@ -1471,11 +1472,12 @@ class FlowGraph:
         return sorted(found, key=lambda v: (v.kind, v.name))
 
     def _computed_getattr(self, obj: ast.expr, attr: ast.expr, m: str, scope: str, d: int) -> set[Value]:
-        """`getattr(obj, f"visit_{x}")`, also through a local bound once to the
-        f-string and folded to lower case (`func_name = f"_process_{...}"`,
-        `getattr(self, func_name.lower(), ...)`): the prefix's method family."""
+        """`getattr(obj, f"visit_{x}")` (or `"visit_{}".format(x)`, `"visit_%s" % x`), also
+        through a local bound once to it and folded to lower case (`func_name =
+        "_process_{cls}".format(cls=...)`, `getattr(self, func_name.lower(), ...)`): the
+        prefix's method family."""
         inner = lowered(attr)
-        spelt = attr if inner is None else inner
+        spelt = as_fstring(attr if inner is None else inner)
         aliased = False
         if isinstance(spelt, ast.Name) and self.source is not None:
             fd = self.p.functions.get(f"{m}.{scope}")
@@ -1483,7 +1485,7 @@ class FlowGraph:
             value = bound_once(text, spelt.id) if text is not None else None
             if value is None:
                 return set()
-            spelt, aliased = value, True
+            spelt, aliased = as_fstring(value), True
         prefix = _fstring_prefix(spelt)
         if prefix is None:
             return set()

@@ -37,6 +37,12 @@ _OPERATOR_METHODS: dict[type, str] = {
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _LITERAL_START = frozenset("'\"[{(0123456789-")
 _BUILTIN_TYPES = frozenset({"list", "dict", "set", "frozenset", "tuple", "str", "bytes", "bytearray"})
+# Methods of `str` that return a `str` (`name.format(...).lower()` is a str's `lower`).
+_STR_TO_STR = frozenset({
+    "format", "format_map", "lower", "upper", "casefold", "capitalize", "title", "swapcase", "strip", "lstrip",
+    "rstrip", "replace", "join", "removeprefix", "removesuffix", "center", "ljust", "rjust", "zfill",
+    "expandtabs", "translate",
+})
 _CALLER_LIMIT = 32  # calls of one name looked at for a parameter's value
 # A dotted name read as a value (not called): its last part.
 _VALUE_WORD = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\s*\.\s*)*([A-Za-z_]\w*)\b(?!\s*\()")
@@ -1085,6 +1091,8 @@ class Inferrer:
             head, _, last = func.name.rpartition(".")
             if head == "builtins" and last in _BUILTIN_TYPES:
                 return Value("external", func.name, "local")
+            if head == "builtins.str" and last in _STR_TO_STR:
+                return Value("external", "builtins.str", "local")
             if head and head != "builtins" and last[:1].isupper() and func.via != "instance":
                 # `Client()` of an external package: by convention a class, so
                 # `c.fetch()` is that class's method (`ext.Client.fetch`).

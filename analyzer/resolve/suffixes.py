@@ -21,6 +21,7 @@ prefix alone decides, as before):
 from __future__ import annotations
 
 import ast
+import string
 from collections.abc import Callable, Iterator
 
 from analyzer.resolve.exprs import dotted_name, parse_function
@@ -32,6 +33,54 @@ _INERT_METHODS = frozenset({
     "items", "keys", "values", "copy", "index", "count", "join", "split", "strip", "startswith", "endswith",
     "lower", "upper", "format",
 })
+
+
+def as_fstring(node: ast.expr) -> ast.expr:
+    """`"visit_{}".format(x)`, `"visit_{kind}".format(kind=x)` or `"visit_%s" % x` -> the
+    f-string it spells (`f"visit_{x}"`), so the rules below read all three spellings of a
+    dispatch name alike; any other expression (a conversion, a format spec, a field that
+    is no plain argument, several `%` directives) comes back as it is."""
+    if (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format"
+        and isinstance(node.func.value, ast.Constant) and isinstance(node.func.value.value, str)
+    ):
+        return _formatted(node.func.value.value, node) or node
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
+        head, sep, tail = node.left.value.partition("%s")
+        right = node.right.elts[0] if isinstance(node.right, ast.Tuple) and len(node.right.elts) == 1 else node.right
+        if not sep or "%" in head + tail or isinstance(right, ast.Tuple | ast.Dict | ast.Starred):
+            return node
+        values: list[ast.expr] = [ast.Constant(head)] if head else []
+        values.append(ast.FormattedValue(value=right, conversion=-1, format_spec=None))
+        return ast.JoinedStr(values=[*values, ast.Constant(tail)] if tail else values)
+    return node
+
+
+def _formatted(template: str, call: ast.Call) -> ast.JoinedStr | None:
+    """The f-string `template.format(*call.args, **call.keywords)` spells, or None."""
+    try:
+        pieces = list(string.Formatter().parse(template))
+    except ValueError:
+        return None
+    values: list[ast.expr] = []
+    auto = 0
+    for literal, field, spec, conversion in pieces:
+        if literal:
+            values.append(ast.Constant(literal))
+        if field is None:
+            continue
+        if spec or conversion:
+            return None
+        if field == "":
+            field, auto = str(auto), auto + 1
+        if field.isdigit():
+            arg = call.args[int(field)] if int(field) < len(call.args) else None
+        else:
+            arg = next((k.value for k in call.keywords if k.arg == field), None)
+        if arg is None or isinstance(arg, ast.Starred):
+            return None
+        values.append(ast.FormattedValue(value=arg, conversion=-1, format_spec=None))
+    return ast.JoinedStr(values=values)
 
 
 def split_fstring(node: ast.expr) -> tuple[str, ast.expr, str] | None:

@@ -96,3 +96,20 @@ def test_an_exit_guard_before_the_getattr() -> None:
     # a guard whose body does not leave bounds nothing (the second function is not the first one)
     other = "\n".join(source.splitlines()[lines[0] + 1 :])
     assert guarded_values(other, lines[0] + 2, lines[1], kind, lambda n: None, lambda m: True) is None
+
+
+def test_format_and_percent_spell_the_same_fstring() -> None:
+    from analyzer.resolve.suffixes import as_fstring
+
+    def spelt(code: str) -> tuple[str, str, str] | None:
+        parts = split_fstring(as_fstring(ast.parse(code, mode="eval").body))
+        return None if parts is None else (parts[0], ast.unparse(parts[1]), parts[2])
+
+    assert spelt('"_process_{cls}".format(cls=type(t).__name__)') == ("_process_", "type(t).__name__", "")
+    assert spelt('"visit_{}_end".format(kind)') == ("visit_", "kind", "_end")
+    assert spelt('"visit_{0}".format(kind)') == ("visit_", "kind", "")
+    assert spelt('"parse_%s" % name') == ("parse_", "name", "")
+    assert spelt('"parse_%s" % (name,)') == ("parse_", "name", "")
+    # a conversion, a format spec, a missing or starred argument, two directives: not a dispatch name
+    for code in ('"v_{!r}".format(k)', '"v_{:>3}".format(k)', '"v_{x}".format(k)', '"v_{}".format(*ks)', '"v_%s_%d" % (a, b)', '"v_%s" % (a, b)'):
+        assert spelt(code) is None, code
