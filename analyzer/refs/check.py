@@ -774,11 +774,12 @@ def _not_the_quoted_class_s(ref: Reference, pin: PinView) -> Finding | None:
     whose name the pin spells elsewhere: the quoted method says whose attribute it is. Broken when
     every project class that defines the method lacks the member: not defined on it or its bases,
     members not built at import time, and `self.cur_batch` written nowhere in their bodies."""
-    m = re.fullmatch(r"self\.([A-Za-z_]\w*)", ref.text.strip("`"))
+    # (`self.graph_runner.replay` reads the quoted class's `graph_runner` first.)
+    m = re.fullmatch(r"self\.([A-Za-z_]\w*)(?:\.[A-Za-z_]\w*)*", ref.text.strip("`"))
     if ref.fragment_of is None or ref.callee is not None or m is None:
         return None
     member = m.group(1)
-    classes = [e for c in _fragment_classes(ref.fragment_of, pin) for e in pin.table.named(c) if e.kind == "class"]
+    classes = [e for c in _fragment_classes(ref.fragment_of, pin, ref.fragment_file) for e in pin.table.named(c) if e.kind == "class"]
     if not classes or any(find_symbol(f"{c.full}.{member}", pin)[0] or open_members(c.full, pin) or _writes_self_member(c, member, pin) for c in classes):
         return None
     names = ", ".join(f"`{c.last}`" for c in classes[:3])
@@ -801,20 +802,38 @@ def _quotes_project(ref: Reference, pin: PinView) -> bool:
     method is a method of one of the pin's classes."""
     if ref.callee is not None and not find_symbol(ref.callee, pin)[0]:
         return False
-    return ref.fragment_of is None or bool(_fragment_classes(ref.fragment_of, pin))
+    return ref.fragment_of is None or bool(_fragment_classes(ref.fragment_of, pin, ref.fragment_file))
 
 
-def _fragment_classes(method: str, pin: PinView) -> list[str]:
-    """The project's classes that define a method a snippet quotes on its own."""
+def _fragment_classes(method: str, pin: PinView, file: str | None = None) -> list[str]:
+    """The project's classes that define a method a snippet quotes on its own; only those in the
+    file a comment above it names (`Reference.fragment_file`), where that file has one."""
     classes = sorted({e.parent for e in pin.find_symbol(method) if e.kind == "function" and e.parent and "." in e.parent})
-    return [c for c in classes if any(k.kind == "class" for k in pin.table.named(c))]
+    classes = [c for c in classes if any(k.kind == "class" for k in pin.table.named(c))]
+    filed = [c for c in classes if file and any(k.kind == "class" and _in_file(k.path, file) for k in pin.table.named(c))]
+    return filed or classes
+
+
+def _in_file(path: str, file: str) -> bool:
+    return path == file or path.endswith("/" + file)
+
+
+def _filed_fragment(ref: Reference, pin: PinView | None) -> bool:
+    """A quoted method whose comment names the file of a pin's class that defines it: that class's
+    code, whatever its block's vote (as a located copy is)."""
+    if pin is None or ref.fragment_of is None or ref.fragment_file is None:
+        return False
+    return any(
+        k.kind == "class" and _in_file(k.path, ref.fragment_file)
+        for c in _fragment_classes(ref.fragment_of, pin) for k in pin.table.named(c)
+    )
 
 
 def _fragment_member(ref: Reference, pin: PinView) -> Finding | None:
     """A quoted method, or a method it calls on `self`, on the project's classes that define the
     quoted method; None when none does (the author's own code)."""
     assert ref.fragment_of is not None
-    classes = _fragment_classes(ref.fragment_of, pin)
+    classes = _fragment_classes(ref.fragment_of, pin, ref.fragment_file)
     if not classes:
         return None
     for cls in classes:
@@ -849,7 +868,7 @@ def _mirrors(findings: list[Finding], pins: Sequence[PinView] = ()) -> list[Find
         # `AttentionSpec`) is the project's code too: it votes for the copy, and stays as judged.
         pin = by_pin.get(at or "")
         ok = sum(f.status == OK or (f.status == BROKEN and pin is not None and on_a_subclass(f.ref.target, pin)) for f in voters)
-        if any(f.ref.located for f in group):
+        if any(f.ref.located or _filed_fragment(f.ref, pin) for f in group):
             continue  # the text says where in the project the copied class lives (`copies.located`)
         if ok < 2 or ok * 2 < len(voters):
             # A name a past release of the project defined is its code whatever the class (`--past`).

@@ -230,6 +230,7 @@ class _Pending:
     mirror: str | None = None
     subject: str | None = None
     fragment_of: str | None = None
+    fragment_file: str | None = None
     spelled: bool = False
     callee: str | None = None
     writes: str | None = None
@@ -246,6 +247,9 @@ class _Pending:
 
 
 _IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# A comment that only names a Python file (`# model_runner.py`, `# From: vllm/worker/worker.py`,
+# `# 文件: python/sglang/srt/managers/scheduler.py`).
+_FILE_COMMENT_RE = re.compile(r"#\s*(?:[^\s:：/]{1,12}\s*[:：]\s*)?`?([\w./-]*\w\.py)`?\s*")
 # The kinds of past definition (`lineage.py`) that vouch for a snippet's name (`Reference.past_kinds`):
 # a `def`'s name or a `self.x()` is a function's; a name called bare may be a class's too.
 _FUNCTION = ("function",)
@@ -329,6 +333,7 @@ class _Walker:
                     in_error=p.in_error,
                     mirror=p.mirror,
                     fragment_of=p.fragment_of,
+                    fragment_file=p.fragment_file,
                     spelled=p.spelled,
                     callee=p.callee,
                     writes=p.writes,
@@ -1172,6 +1177,7 @@ class _Walker:
         group = f"{self.file}:{first + fn.lineno - 1}:{fn.name}"
         out: list[_Pending] = []
         seen: set[str] = set()
+        filed = self._file_above(fn, first)
 
         def add(lineno: int, name: str) -> None:
             if name in seen or name.startswith("__"):
@@ -1179,7 +1185,7 @@ class _Walker:
             seen.add(name)
             line = first + lineno - 1
             found = Classified(SYMBOL, name, None, "method of a quoted method's class")
-            out.append(_Pending(line, self._col(line, name), name, found, 0, "fence", mirror=group, fragment_of=fn.name))
+            out.append(_Pending(line, self._col(line, name), name, found, 0, "fence", mirror=group, fragment_of=fn.name, fragment_file=filed))
 
         add(fn.lineno, fn.name)
         calls: set[int] = set()
@@ -1187,8 +1193,16 @@ class _Walker:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) and node.func.value.id == "self":
                 add(node.lineno, node.func.attr)
                 calls.add(id(node.func))
-        out.extend(self._quoted_names(fn, group, calls, first))
+        out.extend(replace(p, fragment_file=filed) for p in self._quoted_names(fn, group, calls, first))
         return out
+
+    def _file_above(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, first: int) -> str | None:
+        """`# model_runner.py` or `# From: vllm/worker/worker.py` on the line right above a
+        method quoted on its own: the name of the file it was copied from."""
+        start = min([fn.lineno, *(d.lineno for d in fn.decorator_list)]) + first - 2  # 0-based line of the def
+        above = next((line.strip() for line in reversed(self.lines[:start]) if line.strip()), "")
+        m = _FILE_COMMENT_RE.fullmatch(above)
+        return m.group(1).rsplit("/", 1)[-1] if m else None
 
     def _copied_function(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, first: int) -> list[_Pending]:
         """`async def build_async_engine_client_from_engine_args(engine_args, disable_x: bool = False)`:

@@ -112,6 +112,9 @@ class Reference:
     # A method quoted on its own (`def event_loop_normal(self):`): the name of that method, for
     # the method itself and for the `self.x()` it calls, checked on the project's class that has it.
     fragment_of: str | None = None
+    # The file a comment right above that method names (`# model_runner.py`, `# From: x/worker.py`):
+    # the method is the one the class in that file defines, where the pin has such a class.
+    fragment_file: str | None = None
     # Quoted code's attribute or keyword (`batch.launch_done` in a quoted method, `x=` passed to
     # the project's class): judged by spelling alone. A name the pin's sources never spell is
     # stale; one they spell says nothing (its owner's type is unknown).
