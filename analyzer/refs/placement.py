@@ -58,6 +58,10 @@ def _tree_folder(lines: list[str], index: int, name: str, heading: str | None) -
             root = top.group("root") if top else None
             if top is None:
                 return None  # prose or code above the drawing: not a tree this module reads
+            if _checkout_root(lines, i, root):
+                # The repository's own root: its entries are paths from there (`tile_spec/` beside
+                # `python/` is a folder of the repository, not of the package).
+                return "/".join(reversed(chain)) or "."
             break
         at = entry.start("name")
         if at < col:
@@ -71,6 +75,30 @@ def _tree_folder(lines: list[str], index: int, name: str, heading: str | None) -
     parts = [root.strip("/")] if root else []
     parts += reversed(chain)
     return "/".join(p for p in parts if p) or None
+
+
+def _checkout_root(lines: list[str], at: int, root: str | None) -> bool:
+    """Whether the tree's root line (`lines[at]`) names a checkout of the repository: one of its
+    first-level entries is the package's source folder (`python/`, `python/sglang/srt/`) or a
+    folder named as the root (`vllm/` under `vllm/`), so the root is not the package."""
+    if root is None:
+        return False
+    name = root.strip("/").rsplit("/", 1)[-1]
+    entries: list[tuple[int, str]] = []
+    for line in lines[at + 1 :]:
+        if _FENCE_RE.match(line):
+            break
+        entry = _ENTRY_RE.match(line)
+        if entry is None:
+            if _CONNECTOR_RE.fullmatch(line):
+                continue
+            break
+        entries.append((entry.start("name"), entry.group("name").strip("`").strip("/")))
+    if not entries:
+        return False
+    first = min(col for col, _ in entries)
+    tops = [entry for col, entry in entries if col == first]
+    return any(top == name or top == "python" or top.startswith("python/") for top in tops)
 
 
 def _heading_folder(heading: str) -> str | None:
@@ -170,6 +198,7 @@ def place(source: str, refs: Iterable[Reference]) -> list[Reference]:
             full = spelled.get(ref.target) if ref.bare_file else None
             out.append(replace(ref, written_at=full) if full else ref)
             continue
-        target = f"{folder.strip('/')}/{ref.text}"
-        out.append(replace(ref, target=target, bare_file=False, under=folder.strip("/")))
+        # (`.`: the root of a drawn checkout, where the name is a path from the repository's root.)
+        target = ref.text if folder == "." else f"{folder.strip('/')}/{ref.text}"
+        out.append(replace(ref, target=target, bare_file=False, under=folder.strip("/") or "."))
     return out

@@ -105,3 +105,34 @@ def test_list_items_under_nested_folder_headings(vllm30: PinView) -> None:
     assert got["14:scheduler.py"][0][0] == "broken"
     refs = {(r.line, r.text): r for r in place(NESTED, extract_references("ch.md", NESTED))}
     assert refs[(14, "scheduler.py")].target == "vllm/core/scheduler.py"
+
+
+CHECKOUT = (
+    "# SGLang with a fork's feature\n\n## Repository Structure\n\n"
+    "```\n"
+    "sglang/\n"
+    "├── python/sglang/srt/          # core runtime\n"
+    "│   └── speculative/\n"
+    "│       └── eagle_utils.py\n"
+    "├── tile_spec/                  # benchmarks and tests\n"
+    "│   └── run_bench.py\n"
+    "└── test/\n"
+    "```\n\n"
+    "```\n"
+    "sglang/\n"
+    "├── srt/\n"
+    "│   └── server_args.py\n"
+    "└── lang/\n"
+    "```\n"
+)
+
+
+def test_a_tree_drawn_from_a_checkout_s_root_gives_repository_paths() -> None:
+    """A root line over `python/sglang/srt/` is the repository, not the package: its other entries
+    are the repository's folders (`tile_spec/`, not `sglang/tile_spec/`); a root over the package's
+    own folders (`srt/`, `lang/`) is still the package."""
+    refs = {(r.line, r.text): r for r in place(CHECKOUT, extract_references("ch.md", CHECKOUT))}
+    assert refs[(9, "eagle_utils.py")].target == "python/sglang/srt/speculative/eagle_utils.py"
+    assert refs[(10, "tile_spec/")].target == "tile_spec/" and refs[(10, "tile_spec/")].under == "."
+    assert refs[(11, "run_bench.py")].target == "tile_spec/run_bench.py"
+    assert refs[(18, "server_args.py")].target == "sglang/srt/server_args.py"
