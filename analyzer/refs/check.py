@@ -261,6 +261,7 @@ def _check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[st
         return _undefined(ref, findings, by_pin={p.pin: p for p in candidates})
     if ref.kind == SYMBOL and ref.origin == "inline" and findings and all(f.status == BROKEN for f in findings):
         findings = _another_programs_class(ref, findings, {p.pin: p for p in candidates})
+        findings = _beside_repository_files(ref, findings, {p.pin: p for p in candidates})
     if ref.framework == AMBIGUOUS:
         # The text named no single project: the pins that know the reference decide.
         oks = [f for f in findings if f.status == OK]
@@ -448,6 +449,20 @@ def _listed_value(ref: Reference) -> str | None:
     if re.search(rf"`[^`]+`\s*(?:,|,?\s+(?:and|or))\s*`{name}`|`{name}`\s*(?:,|,?\s+(?:and|or))\s*`[^`]+`", ref.paragraph):
         return f"listed with other values in a paragraph on `{setting.group(1)}`"
     return None
+
+
+def _beside_repository_files(ref: Reference, findings: list[Finding], by_pin: dict[str, PinView]) -> list[Finding]:
+    """A name written among repository files (`kernels in `sgl-kernel/`:` over a list of kernels)
+    that a wheel's sources never spell: the wheel cannot hold it, so not broken on its word."""
+    if not ref.repo_context:
+        return findings
+    for f in findings:
+        pin = by_pin.get(f.pin or "")
+        if f.status == BROKEN and pin is not None and pin.kind == "release" and pin.mentions(ref.target) is False:
+            f.status = NOT_CHECKABLE
+            f.note = f"`{ref.target}` is named beside repository files (native sources, the build); the wheel {f.pin} holds no such sources (a git pin does)"
+            f.suggestions = []
+    return findings
 
 
 def _undefined(ref: Reference, findings: list[Finding], by_pin: dict[str, PinView]) -> list[Finding]:

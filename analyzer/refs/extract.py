@@ -147,7 +147,7 @@ _PROJECT_SERVERS = {"vllm serve": "vllm", "sglang.launch_server": "sglang"}
 _OPTIONS_ONLY_RE = re.compile(r"(?:[ \t]*(?:-[^\n]*|#[^\n]*)?\n?)*")
 
 # Files only a repository holds (native sources, the build), and sections about the build.
-_REPO_FILES_RE = re.compile(r"\b(?:csrc|tests|examples|benchmarks|tools)/|[\w-]\.(?:cu|cuh|cpp|cc|hpp|h)\b|\bsetup\.py\b|\bCMakeLists\.txt\b")
+_REPO_FILES_RE = re.compile(r"\b(?:csrc|tests|examples|benchmarks|tools|sgl-kernel|sgl-router)/|[\w-]\.(?:cu|cuh|cpp|cc|hpp|h)\b|\bsetup\.py\b|\bCMakeLists\.txt\b")
 _BUILD_HEADING_RE = re.compile(r"\bbuild(?:ing)?\b|\bCMake\b|\bcompil|\btests?\b|\btesting\b|\bbenchmarks?\b|\bCI\b", re.IGNORECASE)
 # A section on the repository's example or benchmark scripts ("# LMCache Examples"): its bare
 # script names are files of those folders, which no wheel holds.
@@ -276,6 +276,8 @@ class _Walker:
     # Another program the open lists' introducing sentence is about (`document.lead_program`):
     # the evidence whose names the items are, when no pin spells them.
     list_program: str | None = None
+    # The open list's introducing sentence names repository files (`kernels in `sgl-kernel/`:`).
+    list_repo: bool = False
     # (heading level, class) for each class a snippet wrote out (`class ReqToTokenPool:`) under a
     # heading that names it: the class the section's later bare methods belong to (`_named_owner`).
     section_classes: list[tuple[int, str]] = field(default_factory=list)
@@ -297,7 +299,7 @@ class _Walker:
         heading_texts = [text for _, text in self.headings]
         other = other_system(heading_texts[0]) if heading_texts else None
         title = f"the document is about {other}" if other else None
-        repo_context = bool(_REPO_FILES_RE.search(paragraph)) or any(_BUILD_HEADING_RE.search(h) for h in heading_texts)
+        repo_context = bool(_REPO_FILES_RE.search(paragraph)) or self.list_repo or any(_BUILD_HEADING_RE.search(h) for h in heading_texts)
         scripts_section = any(_SCRIPTS_HEADING_RE.search(h) for h in heading_texts)
         for p in pending:
             length = len(p.text) if p.origin == "inline" else 0
@@ -1646,6 +1648,7 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
     owners: list[tuple[str, bool, bool] | None] = []  # per open list
     lists: list[str] = []  # per open list: its key, for the bold lead names of its items
     programs: list[str | None] = []  # per open list: another program its introducing sentence is about
+    repo_lists: list[bool] = []  # per open list: its introducing sentence names repository files
     item_start = False
     in_paragraph = False
     table: str | None = None  # the open table's key, and the cell's column in it
@@ -1666,12 +1669,16 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
             lists.append(f"{file}:{(token.map or [0])[0] + 1}:list")
             programs.append(lead_program(lead[1]) if lead else None)
             walker.list_program = next((p for p in reversed(programs) if p), None)
+            repo_lists.append(bool(lead and _REPO_FILES_RE.search(lead[1])))
+            walker.list_repo = any(repo_lists)
             lead = None
         elif token.type in {"bullet_list_close", "ordered_list_close"}:
             owners.pop() if owners else None
             lists.pop() if lists else None
             programs.pop() if programs else None
             walker.list_program = next((p for p in reversed(programs) if p), None)
+            repo_lists.pop() if repo_lists else None
+            walker.list_repo = any(repo_lists)
         elif token.type == "list_item_open":
             item_start = True
         elif token.type == "paragraph_open":

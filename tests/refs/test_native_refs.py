@@ -139,3 +139,17 @@ are gone.
     wheel = _by_text(check_references(extract_all([("ch.md", doc)]), [vllm_view(tmp_path)]))
     assert wheel["vllm::paged_attention_v1_kernel"].status == NOT_CHECKABLE
     assert wheel["csrc/attention/attention_kernels.cu"].status == NOT_CHECKABLE
+
+
+def test_a_list_of_kernels_introduced_by_a_repository_folder_is_not_judged_by_a_wheel(sglang20, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`Key kernels in `sgl-kernel/`:` then a list of names: a name the wheel never spells is a
+    kernel of sources it does not hold (not-checkable), even shaped like a class; the same list
+    introduced by plain prose judges it as before."""
+    sglang20.words_path = str(tmp_path / "words.json")  # what the wheel's sources spell
+    listed = "# SGLang\n\n{lead}\n\n- `TreeSamplingTargetOnlyKernel`: target-only sampling\n- `RadixCache`: the tree\n"
+    found = _by_text(check_references(extract_all([("k.md", listed.format(lead="Key kernels in `sgl-kernel/`:"))]), [sglang20]))
+    assert found["TreeSamplingTargetOnlyKernel"].status == NOT_CHECKABLE
+    assert "repository files" in found["TreeSamplingTargetOnlyKernel"].note
+    assert found["RadixCache"].status == OK
+    plain = _by_text(check_references(extract_all([("k.md", listed.format(lead="Key classes:"))]), [sglang20]))
+    assert plain["TreeSamplingTargetOnlyKernel"].status == BROKEN
