@@ -133,6 +133,8 @@ _STEP_RE = re.compile(r"^\s*(?:(?:->|=>|[→⇒⟶])\s*)?((?:[A-Za-z_][A-Za-z0-9
 _TEXT_CLASS_RE = re.compile(r"(?<![\w.])(_*(?:[A-Z][a-z0-9]+|[A-Z]{2,}(?=[A-Z][a-z]))(?:[A-Z][A-Za-z0-9]*)+)(?![\w.(])")
 
 # A bold list lead that is written like code: a class of two words or more, or a snake_case name.
+# A Python source file as a list item names it (`eagle_worker.py`, `v1/core/sched/scheduler.py`).
+_SOURCE_FILE_RE = re.compile(r"[\w./-]*\w\.py")
 _BOLD_NAME_RE = re.compile(r"_*(?=[A-Z][A-Za-z0-9]*[a-z])[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*|_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
 # `paged_attention_v1/v2`, `ops.forward_v1/v2()`: one name and the variants of its last part.
 _ALTERNATION_RE = re.compile(r"(?P<name>(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*?)(?P<alts>(?:/[A-Za-z0-9]{1,3})+)(?P<call>\(\))?")
@@ -514,7 +516,18 @@ class _Walker:
         if not _BOLD_NAME_RE.fullmatch(bare) or bare in FOREIGN_NAMES or bare in BUILTINS:
             return None
         found = Classified(SYMBOL, bare, None, "", tentative=True)
-        return _Pending(line, self._col(line, name), name if call else bare, found, 0, "inline", diagram=True, mirror=item_list)
+        # `**EagleWorker** (`eagle_worker.py`)`: the item names the file the class lives in, so the
+        # name is code whatever its siblings' vote (as a copy the text locates, `copies.located`).
+        rest = children[3:6]
+        filed = (
+            len(rest) == 3 and rest[0].type == "text" and rest[0].content.strip() in ("(", "（")
+            and rest[1].type == "code_inline" and _SOURCE_FILE_RE.fullmatch(rest[1].content) is not None
+            and rest[2].type == "text" and rest[2].content.lstrip().startswith((")", "）"))
+        )
+        return _Pending(
+            line, self._col(line, name), name if call else bare, found, 0, "inline", diagram=True, mirror=item_list,
+            located=rest[1].content if filed else None,
+        )
 
     def _code_span(self, text: str, line: int, col: int, offset: int, script: str | None = None) -> list[_Pending]:
         if looks_like_command(text):

@@ -38,6 +38,24 @@ def test_bold_terms_of_a_list_that_names_no_class_are_not_judged(tmp_path: Path)
     assert all(s != BROKEN for statuses in found.values() for s in statuses), found
 
 
+def test_a_bold_name_written_with_its_file_is_judged_whatever_the_list(tmp_path: Path) -> None:
+    """`**LookupBuffer** (`lookup_buffer.py`)`: the item says where the class lives, so the name is
+    code without two siblings of the project's to vouch for it; the same list without the files
+    stays a list of terms."""
+    doc = (
+        "# SGLang concepts\n\n"
+        "1. **Scheduler** (`scheduler.py`) runs the loop.\n"
+        "2. **LookupBuffer** (`lookup_buffer.py`) stores KV.\n"
+        "3. **ScheduleBatch** (`schedule_batch.py`) holds a batch.\n"
+    )
+    view = _view(tmp_path)
+    found = _check(doc, view)
+    assert found["LookupBuffer"] == [BROKEN]
+    assert BROKEN not in found.get("ScheduleBatch", [])
+    unfiled = _check(doc.replace(" (`lookup_buffer.py`)", "").replace(" (`schedule_batch.py`)", ""), view)
+    assert BROKEN not in unfiled.get("LookupBuffer", [])
+
+
 def test_a_slash_alternation_checks_every_variant(tmp_path: Path) -> None:
     view = _view(tmp_path, source=_SOURCE + "\n\ndef decode(q):\n    return torch.ops.aiter.paged_attention_v1(q)\n")
     found = _check("In SGLang, decode uses `paged_attention_v1/v2`; `input/output` are tensors.\n", view)
