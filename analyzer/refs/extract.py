@@ -149,6 +149,7 @@ _PROJECT_SERVERS = {"vllm serve": "vllm", "sglang.launch_server": "sglang"}
 _OPTIONS_ONLY_RE = re.compile(r"(?:[ \t]*(?:-[^\n]*|#[^\n]*)?\n?)*")
 
 # Files only a repository holds (native sources, the build), and sections about the build.
+_PY_FILE_RE = re.compile(r"\w\.py\b")
 _REPO_FILES_RE = re.compile(r"\b(?:csrc|tests|examples|benchmarks|tools|sgl-kernel|sgl-router)/|[\w-]\.(?:cu|cuh|cpp|cc|hpp|h)\b|\bsetup\.py\b|\bCMakeLists\.txt\b")
 _BUILD_HEADING_RE = re.compile(r"\bbuild(?:ing)?\b|\bCMake\b|\bcompil|\btests?\b|\btesting\b|\bbenchmarks?\b|\bCI\b", re.IGNORECASE)
 # A section on the repository's example or benchmark scripts ("# LMCache Examples"): its bare
@@ -1682,7 +1683,9 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
             lists.append(f"{file}:{(token.map or [0])[0] + 1}:list")
             programs.append(lead_program(lead[1]) if lead else None)
             walker.list_program = next((p for p in reversed(programs) if p), None)
-            repo_lists.append(bool(lead and _REPO_FILES_RE.search(lead[1])))
+            # (A sentence that also names a Python file, `ops/paged_attn.py` → `csrc/...cu`, may be
+            # introducing the Python side: its items keep their plain judgement.)
+            repo_lists.append(bool(lead and _REPO_FILES_RE.search(lead[1]) and not _PY_FILE_RE.search(lead[1])))
             walker.list_repo = any(repo_lists)
             lead = None
         elif token.type in {"bullet_list_close", "ordered_list_close"}:
