@@ -794,7 +794,7 @@ def _not_the_quoted_class_s(ref: Reference, pin: PinView) -> Finding | None:
     if ref.fragment_of is None or ref.callee is not None or m is None:
         return None
     member = m.group(1)
-    classes = [e for c in _fragment_classes(ref.fragment_of, pin, ref.fragment_file) for e in pin.table.named(c) if e.kind == "class"]
+    classes = [e for c in _fragment_classes(ref.fragment_of, pin, ref.quoted_file) for e in pin.table.named(c) if e.kind == "class"]
     if not classes or any(find_symbol(f"{c.full}.{member}", pin)[0] or open_members(c.full, pin) or _writes_self_member(c, member, pin) for c in classes):
         return None
     names = ", ".join(f"`{c.last}`" for c in classes[:3])
@@ -817,12 +817,12 @@ def _quotes_project(ref: Reference, pin: PinView) -> bool:
     method is a method of one of the pin's classes."""
     if ref.callee is not None and not find_symbol(ref.callee, pin)[0]:
         return False
-    return ref.fragment_of is None or bool(_fragment_classes(ref.fragment_of, pin, ref.fragment_file))
+    return ref.fragment_of is None or bool(_fragment_classes(ref.fragment_of, pin, ref.quoted_file))
 
 
 def _fragment_classes(method: str, pin: PinView, file: str | None = None) -> list[str]:
     """The project's classes that define a method a snippet quotes on its own; only those in the
-    file a comment above it names (`Reference.fragment_file`), where that file has one."""
+    file a comment above it names (`Reference.quoted_file`), where that file has one."""
     classes = sorted({e.parent for e in pin.find_symbol(method) if e.kind == "function" and e.parent and "." in e.parent})
     classes = [c for c in classes if any(k.kind == "class" for k in pin.table.named(c))]
     filed = [c for c in classes if file and any(k.kind == "class" and _in_file(k.path, file) for k in pin.table.named(c))]
@@ -833,22 +833,27 @@ def _in_file(path: str, file: str) -> bool:
     return path == file or path.endswith("/" + file)
 
 
-def _filed_fragment(ref: Reference, pin: PinView | None) -> bool:
-    """A quoted method whose comment names the file of a pin's class that defines it: that class's
-    code, whatever its block's vote (as a located copy is)."""
-    if pin is None or ref.fragment_of is None or ref.fragment_file is None:
+def _filed_copy(ref: Reference, pin: PinView | None) -> bool:
+    """Quoted code whose file the text names (`Reference.quoted_file`), where the pin's class it
+    quotes is in a file of that name (the class defining the quoted method, or the copy's class):
+    that class's code, whatever its block's vote (as a located copy is)."""
+    file = ref.quoted_file
+    if pin is None or file is None:
         return False
-    return any(
-        k.kind == "class" and _in_file(k.path, ref.fragment_file)
-        for c in _fragment_classes(ref.fragment_of, pin) for k in pin.table.named(c)
-    )
+    if ref.fragment_of is not None:
+        classes = [k for c in _fragment_classes(ref.fragment_of, pin) for k in pin.table.named(c)]
+    elif ref.scope is not None:
+        classes = pin.find_symbol(ref.scope)
+    else:
+        return False
+    return any(k.kind == "class" and _in_file(k.path, file) for k in classes)
 
 
 def _fragment_member(ref: Reference, pin: PinView) -> Finding | None:
     """A quoted method, or a method it calls on `self`, on the project's classes that define the
     quoted method; None when none does (the author's own code)."""
     assert ref.fragment_of is not None
-    classes = _fragment_classes(ref.fragment_of, pin, ref.fragment_file)
+    classes = _fragment_classes(ref.fragment_of, pin, ref.quoted_file)
     if not classes:
         return None
     for cls in classes:
@@ -883,7 +888,7 @@ def _mirrors(findings: list[Finding], pins: Sequence[PinView] = ()) -> list[Find
         # `AttentionSpec`) is the project's code too: it votes for the copy, and stays as judged.
         pin = by_pin.get(at or "")
         ok = sum(f.status == OK or (f.status == BROKEN and pin is not None and on_a_subclass(f.ref.target, pin)) for f in voters)
-        if any(f.ref.located or _filed_fragment(f.ref, pin) for f in group):
+        if any(f.ref.located or _filed_copy(f.ref, pin) for f in group):
             continue  # the text says where in the project the copied class lives (`copies.located`)
         if ok < 2 or ok * 2 < len(voters):
             # A name a past release of the project defined is its code whatever the class (`--past`).

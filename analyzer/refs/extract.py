@@ -233,7 +233,7 @@ class _Pending:
     mirror: str | None = None
     subject: str | None = None
     fragment_of: str | None = None
-    fragment_file: str | None = None
+    quoted_file: str | None = None
     spelled: bool = False
     callee: str | None = None
     writes: str | None = None
@@ -250,6 +250,10 @@ class _Pending:
 
 
 _IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# A Python file named in code font in a paragraph (`engine.py`, `python/sglang/srt/x.py`); a paragraph
+# longer than this is prose about more than the snippet below it.
+_LEAD_FILE_RE = re.compile(r"`([\w./-]*\w\.py)`")
+_MAX_LEAD_TEXT = 200
 # A comment that only names a Python file (`# model_runner.py`, `# From: vllm/worker/worker.py`,
 # `# 文件: python/sglang/srt/managers/scheduler.py`).
 _FILE_COMMENT_RE = re.compile(r"#\s*(?:[^\s:：/]{1,12}\s*[:：]\s*)?`?([\w./-]*\w\.py)`?\s*")
@@ -276,6 +280,8 @@ class _Walker:
     place: str | None = None
     # The paragraph right before the current code block ("The core loop in `EngineCore.step()`:").
     lead_text: str | None = None
+    # The source file, by name, the paragraph before the current block or its first comment says it quotes.
+    quoted_file: str | None = None
     # Another program the open lists' introducing sentence is about (`document.lead_program`):
     # the evidence whose names the items are, when no pin spells them.
     list_program: str | None = None
@@ -338,7 +344,7 @@ class _Walker:
                     in_error=p.in_error,
                     mirror=p.mirror,
                     fragment_of=p.fragment_of,
-                    fragment_file=p.fragment_file,
+                    quoted_file=p.quoted_file,
                     spelled=p.spelled,
                     callee=p.callee,
                     writes=p.writes,
@@ -723,6 +729,7 @@ class _Walker:
             return
         self.place = located(lead_text)
         self.lead_text = lead_text
+        self.quoted_file = _named_file(lead_text, content) if lang in PYTHON_LANGS else None
         header = headed(content, lead_text) if self.place is None and lang in PYTHON_LANGS else None
         self.place = self.place or header
         if lang in SHELL_LANGS and holds_no_command(content):
@@ -734,6 +741,8 @@ class _Walker:
             pending = self._python(content, first)
             if self.place is not None:
                 pending = [_placed(p, self.place) for p in pending]
+            if self.quoted_file is not None:
+                pending = [replace(p, quoted_file=p.quoted_file or self.quoted_file) if p.mirror else p for p in pending]
             if owner is not None:
                 # An enumeration's members quoted under a heading about it (`ForwardMode` enum).
                 for index, col, name in constant_listing(content.splitlines()):
@@ -1193,7 +1202,7 @@ class _Walker:
         group = f"{self.file}:{first + fn.lineno - 1}:{fn.name}"
         out: list[_Pending] = []
         seen: set[str] = set()
-        filed = self._file_above(fn, first)
+        filed = self._file_above(fn, first) or self.quoted_file
 
         def add(lineno: int, name: str) -> None:
             if name in seen or name.startswith("__"):
@@ -1201,7 +1210,7 @@ class _Walker:
             seen.add(name)
             line = first + lineno - 1
             found = Classified(SYMBOL, name, None, "method of a quoted method's class")
-            out.append(_Pending(line, self._col(line, name), name, found, 0, "fence", mirror=group, fragment_of=fn.name, fragment_file=filed))
+            out.append(_Pending(line, self._col(line, name), name, found, 0, "fence", mirror=group, fragment_of=fn.name, quoted_file=filed))
 
         add(fn.lineno, fn.name)
         calls: set[int] = set()
@@ -1209,7 +1218,7 @@ class _Walker:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) and node.func.value.id == "self":
                 add(node.lineno, node.func.attr)
                 calls.add(id(node.func))
-        out.extend(replace(p, fragment_file=filed) for p in self._quoted_names(fn, group, calls, first))
+        out.extend(replace(p, quoted_file=filed) for p in self._quoted_names(fn, group, calls, first))
         return out
 
     def _file_above(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, first: int) -> str | None:
@@ -1595,6 +1604,19 @@ def _annotated_places(top: ast.stmt) -> dict[int, tuple[str, ...]]:
                 if a is not None:
                     out[id(a)] = tuple(f"{o}.{fn.name}:{a.arg}" for o in owners)
     return out
+
+
+def _named_file(lead_text: str | None, content: str) -> str | None:
+    """The one Python file, by name, that a short paragraph right before a snippet names in code
+    font (`**关键代码** (`engine.py`):`), or the snippet's first line names as a comment alone
+    (`# model_runner.py`)."""
+    if lead_text and len(lead_text) <= _MAX_LEAD_TEXT:
+        files = set(_LEAD_FILE_RE.findall(lead_text))
+        if len(files) == 1:
+            return files.pop().rsplit("/", 1)[-1]
+    first = next((line.strip() for line in content.splitlines() if line.strip()), "")
+    m = _FILE_COMMENT_RE.fullmatch(first)
+    return m.group(1).rsplit("/", 1)[-1] if m else None
 
 
 def _placed(p: _Pending, place: str) -> _Pending:

@@ -112,9 +112,10 @@ class Reference:
     # A method quoted on its own (`def event_loop_normal(self):`): the name of that method, for
     # the method itself and for the `self.x()` it calls, checked on the project's class that has it.
     fragment_of: str | None = None
-    # The file a comment right above that method names (`# model_runner.py`, `# From: x/worker.py`):
-    # the method is the one the class in that file defines, where the pin has such a class.
-    fragment_file: str | None = None
+    # The file, by its name, the text says quoted code comes from (`# model_runner.py` right above a
+    # method, `**关键代码** (`engine.py`):` before the block, its first line's comment): the quoted
+    # method or class is the pin's one in a file of that name, where the pin has one there.
+    quoted_file: str | None = None
     # Quoted code's attribute or keyword (`batch.launch_done` in a quoted method, `x=` passed to
     # the project's class): judged by spelling alone. A name the pin's sources never spell is
     # stale; one they spell says nothing (its owner's type is unknown).

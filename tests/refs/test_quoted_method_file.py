@@ -89,3 +89,28 @@ def test_without_a_file_any_class_with_the_method_vouches_for_its_members(tmp_pa
     for comment in ("# the forward pass", "# my_runner.py"):  # no file, or one no class of the pin is in
         found = _check(comment, tmp_path)
         assert BROKEN not in [s for statuses_ in found.values() for s in statuses_], (comment, found)
+
+
+_COPY = """# SGLang's model runner
+
+{lead}
+
+```python
+class ModelRunner:
+    def forward(self, forward_batch):
+        self.graph_runner = make_runner()
+        return self.model.forward(forward_batch)
+```
+"""
+
+
+def test_a_class_copy_whose_file_the_paragraph_names_needs_no_vote(tmp_path: Path) -> None:
+    """One method is too few for a copy's vote (two of the project's methods at least); the file
+    named right before it says the copy is the pin's class in that file, so a member it lacks is
+    broken. Named nowhere, or named where the pin has no such class, the copy stays the author's."""
+    view = _view(tmp_path)
+    found = statuses(_COPY.format(lead="**Key code** (`model_runner.py`):"), view, name="notes.md")
+    assert found.get("self.graph_runner") == [BROKEN]
+    assert BROKEN not in found.get("self.model", [])
+    for lead in ("**Key code**:", "**Key code** (`runner_utils.py`):"):
+        assert BROKEN not in statuses(_COPY.format(lead=lead), view, name="notes.md").get("self.graph_runner", []), lead
