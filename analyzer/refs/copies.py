@@ -45,6 +45,12 @@ def located(lead_text: str | None) -> str | None:
     return None
 
 
+def new_code(text: str) -> bool:
+    """Whether a line or paragraph says the code near it is the reader's new code or an example
+    (`# 概念示例`, "a simplified version of our ..."), not the project's as it is."""
+    return _NEW_CODE_RE.search(text) is not None
+
+
 # A comment line of a snippet.
 _COMMENT_RE = re.compile(r"\s*#(.*)")
 

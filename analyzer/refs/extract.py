@@ -44,6 +44,7 @@ from analyzer.refs.copies import (
     located,
     member_chains,
     method_owner,
+    new_code,
     object_call,
     omits_self,
     self_members,
@@ -1227,7 +1228,7 @@ class _Walker:
         start = min([fn.lineno, *(d.lineno for d in fn.decorator_list)]) + first - 2  # 0-based line of the def
         above = next((line.strip() for line in reversed(self.lines[:start]) if line.strip()), "")
         m = _FILE_COMMENT_RE.fullmatch(above)
-        return m.group(1).rsplit("/", 1)[-1] if m else None
+        return m.group(1).rsplit("/", 1)[-1] if m and not new_code(above) else None
 
     def _copied_function(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, first: int) -> list[_Pending]:
         """`async def build_async_engine_client_from_engine_args(engine_args, disable_x: bool = False)`:
@@ -1609,12 +1610,14 @@ def _annotated_places(top: ast.stmt) -> dict[int, tuple[str, ...]]:
 def _named_file(lead_text: str | None, content: str) -> str | None:
     """The one Python file, by name, that a short paragraph right before a snippet names in code
     font (`**关键代码** (`engine.py`):`), or the snippet's first line names as a comment alone
-    (`# model_runner.py`)."""
+    (`# model_runner.py`); none where either calls the snippet an example or new code."""
+    first = next((line.strip() for line in content.splitlines() if line.strip()), "")
+    if (lead_text and new_code(lead_text)) or (first.startswith("#") and new_code(first)):
+        return None  # the text calls it an example (`# ... (概念示例)`), not the project's code
     if lead_text and len(lead_text) <= _MAX_LEAD_TEXT:
         files = set(_LEAD_FILE_RE.findall(lead_text))
         if len(files) == 1:
             return files.pop().rsplit("/", 1)[-1]
-    first = next((line.strip() for line in content.splitlines() if line.strip()), "")
     m = _FILE_COMMENT_RE.fullmatch(first)
     return m.group(1).rsplit("/", 1)[-1] if m else None
 

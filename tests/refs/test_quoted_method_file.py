@@ -112,5 +112,5 @@ def test_a_class_copy_whose_file_the_paragraph_names_needs_no_vote(tmp_path: Pat
     found = statuses(_COPY.format(lead="**Key code** (`model_runner.py`):"), view, name="notes.md")
     assert found.get("self.graph_runner") == [BROKEN]
     assert BROKEN not in found.get("self.model", [])
-    for lead in ("**Key code**:", "**Key code** (`runner_utils.py`):"):
+    for lead in ("**Key code**:", "**Key code** (`runner_utils.py`):", "**A simplified example** (`model_runner.py`):"):
         assert BROKEN not in statuses(_COPY.format(lead=lead), view, name="notes.md").get("self.graph_runner", []), lead
