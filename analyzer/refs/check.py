@@ -605,7 +605,43 @@ def check_references(
     for ref, _ in checked:
         if ref.spelled and ref.callee:
             keywords.setdefault(ref.callee, set()).add(ref.target)
-    return renamed_siblings(renamed_classes(said_gone(findings), pins), pins, keywords)
+    findings = renamed_siblings(renamed_classes(said_gone(findings), pins), pins, keywords)
+    return _past_in_another_case(findings, pins, lineages or {}, successors or {})
+
+
+def _past_in_another_case(
+    findings: list[Finding], pins: Sequence[PinView], lineages: Mapping[str, Lineage], successors: Mapping[str, Successors]
+) -> list[Finding]:
+    """`EagleWorker`, broken with no good home, where a past release defined the one class
+    `EAGLEWorker`: the author's casing of that class, so its homes are that class's (its versioned
+    file's class, where upstream took it). Only homes change; the verdict was made without it."""
+    by_pin = {p.pin: p for p in pins}
+    folded: dict[str, dict[str, list[str]]] = {}
+    for f in findings:
+        pin = by_pin.get(f.pin or "")
+        target = f.ref.target
+        if pin is None or f.status != BROKEN or f.ref.kind != SYMBOL or f.past or "." in target or not _CLASS_WORDS_RE.fullmatch(target):
+            continue
+        if f.best is not None and f.best.confidence >= _CONFIDENT_HOME:
+            continue
+        lineage = lineages.get(pin.project)
+        if not lineage:
+            continue
+        if pin.project not in folded:
+            index: dict[str, list[str]] = {}
+            for name in lineage:
+                index.setdefault(name.lower(), []).append(name)
+            folded[pin.project] = index
+        names = [n for n in folded[pin.project].get(target.lower(), []) if n != target]
+        past = [p for n in names for p in lineage[n] if p.kind == "class"] if len(names) == 1 else []
+        if not past:
+            continue
+        f = _upstream_home(f, next(iter(versioned_home(names[0], past[0].path, pin)), None))
+        _upstream_home(f, successor_home(past, successors.get(pin.project, {}), pin, None))
+    return findings
+
+
+_CONFIDENT_HOME = 0.3  # a best home below this is a guess by spelling alone
 
 
 def _passed_through(findings: list[Finding]) -> list[Finding]:

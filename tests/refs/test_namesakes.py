@@ -181,3 +181,30 @@ def test_a_class_a_past_release_defined_goes_to_the_versioned_file_s_class(tmp_p
     [f] = [f for f in check_references(extract_all([("ch.md", doc)]), [pin], lineages={"vllm": lineage}) if f.ref.text == "RayDistributedExecutor"]
     assert f.status == "broken" and f.best is not None
     assert f.best.replacement == "RayExecutorV2" and "versioned file" in f.best.reason
+
+
+def test_a_class_a_past_release_defined_in_another_case_gets_that_class_s_home(tmp_path: Path) -> None:
+    """`RayDistributedexecutor` (the author's casing) is broken by itself; the one past class it
+    matches but for case, `RayDistributedExecutor`, says where it went (the versioned file's
+    class). A name matching no past class in any case keeps its own guesses."""
+    past = {
+        "vllm/__init__.py": "",
+        "vllm/v1/executor/ray_executor.py": "class RayDistributedExecutor:\n    def execute_model(self):\n        return 0\n",
+    }
+    index = SnapshotIndex("t", {p: extract_text(t, p, "0" * 64) for p, t in past.items()})
+    lineage = build_lineage("vllm", [("vllm@0.10.2-src", symbols_and_open_classes(index.modules.values())[0])])
+    pin = vllm_view(tmp_path, "0.33.0")
+    new = "vllm/v1/executor/ray_executor_v2.py"
+    pin = replace(pin, files=pin.files | {new}, symbols=[
+        *pin.symbols,
+        SymbolEntry("vllm.v1.executor.ray_executor_v2", new, 1, 40, "module"),
+        SymbolEntry("vllm.v1.executor.ray_executor_v2.RayExecutorV2", new, 12, 40, "class"),
+    ])
+    pin.words_path = str(tmp_path / "words.json")
+    doc = "# vLLM executors\n\nIn vLLM, `RayDistributedexecutor` drives the workers; `RayClusterWorkerPool` too.\n"
+    got = {f.ref.text: f for f in check_references(extract_all([("ch.md", doc)]), [pin], lineages={"vllm": lineage})}
+    f = got["RayDistributedexecutor"]
+    assert f.status == "broken" and f.best is not None and f.best.replacement == "RayExecutorV2"
+    assert f.past is None  # the verdict is its own: the past class only gave the home
+    other = got["RayClusterWorkerPool"]
+    assert other.best is None or other.best.replacement != "RayExecutorV2"
