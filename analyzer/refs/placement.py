@@ -201,4 +201,20 @@ def place(source: str, refs: Iterable[Reference]) -> list[Reference]:
         # (`.`: the root of a drawn checkout, where the name is a path from the repository's root.)
         target = ref.text if folder == "." else f"{folder.strip('/')}/{ref.text}"
         out.append(replace(ref, target=target, bare_file=False, under=folder.strip("/") or "."))
+    return _drawn_in_full(out)
+
+
+def _drawn_in_full(refs: list[Reference]) -> list[Reference]:
+    """`tile_spec/core.py` in a table, where the document's tree draws one file whose path ends so
+    (`python/sglang/srt/speculative/tile_spec/core.py`): that path (`Reference.written_at`), for
+    when the short one is not the package's."""
+    drawn = {r.target.strip("/") for r in refs if r.kind == PATH and r.origin != "link" and r.under is not None and not r.bare_file}
+    out = []
+    for ref in refs:
+        tail = ref.target.strip("/")
+        if ref.kind == PATH and ref.origin != "link" and not ref.bare_file and not ref.written_at and ref.under is None and "/" in tail:
+            full = [d for d in drawn if d.endswith("/" + tail)]
+            if len(full) == 1:
+                ref = replace(ref, written_at=full[0])
+        out.append(ref)
     return out

@@ -185,6 +185,12 @@ def _resolve_written_path(ref: Reference, pin: PinView) -> Finding:
     if _repo_only(ref, pin):
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"a repository folder; {pin.pin} is a wheel snapshot" if pin.kind == "release" else "a repository folder")
     path = package_path(ref.target, pin)
+    if path is None and ref.written_at and not ref.bare_file:
+        # `tile_spec/core.py` where the document's tree draws it in full: judged as drawn there.
+        there = _resolve_written_path(replace(ref, target=ref.written_at, written_at=None), pin)
+        there.ref = ref
+        there.note = "; ".join(x for x in (f"the document draws it as {ref.written_at}", there.note) if x)
+        return there
     if path is None:
         tails = suffix_matches(ref.target, pin) if "/" in ref.target else []
         if tails:

@@ -136,3 +136,14 @@ def test_a_tree_drawn_from_a_checkout_s_root_gives_repository_paths() -> None:
     assert refs[(10, "tile_spec/")].target == "tile_spec/" and refs[(10, "tile_spec/")].under == "."
     assert refs[(11, "run_bench.py")].target == "tile_spec/run_bench.py"
     assert refs[(18, "server_args.py")].target == "sglang/srt/server_args.py"
+
+
+def test_a_short_path_the_document_s_tree_draws_in_full_carries_that_path() -> None:
+    """`speculative/eagle_utils.py` in prose after a tree that draws
+    `python/sglang/srt/speculative/eagle_utils.py`: judged as drawn (`written_at`); a short path
+    two drawn files end with, or none, is left as written."""
+    doc = CHECKOUT + "\nSee `speculative/eagle_utils.py`, `tile_spec/run_bench.py` and `srt/other.py`.\n"
+    refs = {r.text: r for r in place(doc, extract_references("ch.md", doc)) if r.line == 22}
+    assert refs["speculative/eagle_utils.py"].written_at == "python/sglang/srt/speculative/eagle_utils.py"
+    assert refs["tile_spec/run_bench.py"].written_at is None  # drawn exactly so: nothing to add
+    assert refs["srt/other.py"].written_at is None
