@@ -151,7 +151,8 @@ _OPTIONS_ONLY_RE = re.compile(r"(?:[ \t]*(?:-[^\n]*|#[^\n]*)?\n?)*")
 
 # Files only a repository holds (native sources, the build), and sections about the build.
 _PY_FILE_RE = re.compile(r"\w\.py\b")
-_REPO_FILES_RE = re.compile(r"\b(?:csrc|tests|examples|benchmarks|tools|sgl-kernel|sgl-router)/|[\w-]\.(?:cu|cuh|cpp|cc|hpp|h)\b|\bsetup\.py\b|\bCMakeLists\.txt\b")
+# (A folder at a path's start: `benchmarks/` inside `sglang/multimodal_gen/benchmarks/x.py` is the package's.)
+_REPO_FILES_RE = re.compile(r"(?<![\w/.-])(?:(?:vllm|sglang)/)?(?:csrc|tests|examples|benchmarks|tools|sgl-kernel|sgl-router)/|[\w-]\.(?:cu|cuh|cpp|cc|hpp|h)\b|\bsetup\.py\b|\bCMakeLists\.txt\b")
 _BUILD_HEADING_RE = re.compile(r"\bbuild(?:ing)?\b|\bCMake\b|\bcompil|\btests?\b|\btesting\b|\bbenchmarks?\b|\bCI\b", re.IGNORECASE)
 # A section on the repository's example or benchmark scripts ("# LMCache Examples"): its bare
 # script names are files of those folders, which no wheel holds.

@@ -153,3 +153,15 @@ def test_a_list_of_kernels_introduced_by_a_repository_folder_is_not_judged_by_a_
     assert found["RadixCache"].status == OK
     plain = _by_text(check_references(extract_all([("k.md", listed.format(lead="Key classes:"))]), [sglang20]))
     assert plain["TreeSamplingTargetOnlyKernel"].status == BROKEN
+
+
+def test_a_package_folder_named_like_a_repository_folder_is_no_repository_context(sglang20, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`benchmarks/` inside a package path (`sglang/multimodal_gen/benchmarks/x.py`) is the
+    package's folder: the paragraph is not about repository files, so a name the wheel never
+    spells there is broken; `benchmarks/` at a path's start is the repository's."""
+    sglang20.words_path = str(tmp_path / "words.json")
+    doc = "# SGLang\n\nIn SGLang, `TreeSamplingTargetOnlyKernel` runs;\nthe code is in `{path}`.\n"
+    inside = _by_text(check_references(extract_all([("k.md", doc.format(path="python/sglang/multimodal_gen/benchmarks/x.py"))]), [sglang20]))
+    assert inside["TreeSamplingTargetOnlyKernel"].status == BROKEN
+    outside = _by_text(check_references(extract_all([("k.md", doc.format(path="benchmarks/bench_serving.py"))]), [sglang20]))
+    assert outside["TreeSamplingTargetOnlyKernel"].status == NOT_CHECKABLE
