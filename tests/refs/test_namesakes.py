@@ -13,7 +13,7 @@ from analyzer.index import SnapshotIndex
 from analyzer.index.extract import extract_text
 from analyzer.refs.build import symbols_and_open_classes
 from analyzer.refs.check import check_references, extract_all
-from analyzer.refs.lineage import build_lineage
+from analyzer.refs.lineage import Lineage, build_lineage
 from analyzer.refs.namesakes import (
     class_in_its_module,
     file_with_words_dropped,
@@ -160,8 +160,8 @@ def test_a_gone_dotted_class_goes_to_the_versioned_module_s_class(tmp_path: Path
     assert f.best.replacement == "vllm.v1.spec.eagle_worker_v2.EAGLEWorkerV2" and f.best.confidence < 0.8
 
 
-def test_a_class_a_past_release_defined_goes_to_the_versioned_file_s_class(tmp_path: Path) -> None:
-    # 0.10.2 had `ray_executor.py`'s `RayDistributedExecutor`; today's pin has only `ray_executor_v2.py`.
+def _ray_executor_v2(tmp_path: Path) -> tuple[Lineage, PinView]:
+    """0.10.2 had `ray_executor.py`'s `RayDistributedExecutor`; today's pin has only `ray_executor_v2.py`."""
     past = {
         "vllm/__init__.py": "",
         "vllm/v1/executor/ray_executor.py": "class RayDistributedExecutor:\n    def execute_model(self):\n        return 0\n",
@@ -177,6 +177,11 @@ def test_a_class_a_past_release_defined_goes_to_the_versioned_file_s_class(tmp_p
         SymbolEntry("vllm.v1.executor.ray_executor_v2.RayExecutorV2", new, 12, 40, "class"),
     ])
     pin.words_path = str(tmp_path / "words.json")
+    return lineage, pin
+
+
+def test_a_class_a_past_release_defined_goes_to_the_versioned_file_s_class(tmp_path: Path) -> None:
+    lineage, pin = _ray_executor_v2(tmp_path)
     doc = "# Executors\n\nWith Ray, `RayDistributedExecutor` drives the workers.\n"
     [f] = [f for f in check_references(extract_all([("ch.md", doc)]), [pin], lineages={"vllm": lineage}) if f.ref.text == "RayDistributedExecutor"]
     assert f.status == "broken" and f.best is not None
@@ -187,20 +192,7 @@ def test_a_class_a_past_release_defined_in_another_case_gets_that_class_s_home(t
     """`RayDistributedexecutor` (the author's casing) is broken by itself; the one past class it
     matches but for case, `RayDistributedExecutor`, says where it went (the versioned file's
     class). A name matching no past class in any case keeps its own guesses."""
-    past = {
-        "vllm/__init__.py": "",
-        "vllm/v1/executor/ray_executor.py": "class RayDistributedExecutor:\n    def execute_model(self):\n        return 0\n",
-    }
-    index = SnapshotIndex("t", {p: extract_text(t, p, "0" * 64) for p, t in past.items()})
-    lineage = build_lineage("vllm", [("vllm@0.10.2-src", symbols_and_open_classes(index.modules.values())[0])])
-    pin = vllm_view(tmp_path, "0.33.0")
-    new = "vllm/v1/executor/ray_executor_v2.py"
-    pin = replace(pin, files=pin.files | {new}, symbols=[
-        *pin.symbols,
-        SymbolEntry("vllm.v1.executor.ray_executor_v2", new, 1, 40, "module"),
-        SymbolEntry("vllm.v1.executor.ray_executor_v2.RayExecutorV2", new, 12, 40, "class"),
-    ])
-    pin.words_path = str(tmp_path / "words.json")
+    lineage, pin = _ray_executor_v2(tmp_path)
     doc = "# vLLM executors\n\nIn vLLM, `RayDistributedexecutor` drives the workers; `RayClusterWorkerPool` too.\n"
     got = {f.ref.text: f for f in check_references(extract_all([("ch.md", doc)]), [pin], lineages={"vllm": lineage})}
     f = got["RayDistributedexecutor"]
