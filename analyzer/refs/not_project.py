@@ -99,12 +99,27 @@ def not_project(findings: list[Finding], pins: Sequence[PinView], histories: dic
         if f.ref.kind == FLAG:
             note = _another_programs_flag(f)
         elif f.ref.kind == SYMBOL:
-            note = _evidence(f, pin, history.old if history is not None else None)
+            note = _evidence(f, pin, history.old if history is not None else None) or _standard_library(f, pin)
         else:
             continue
         if note:
             f.status, f.note, f.suggestions = NOT_CHECKABLE, note, []
     return findings
+
+
+def _standard_library(f: Finding, pin: PinView) -> str | None:
+    """`status_code: HTTPStatus` in a copied function: a class the pin's sources import from the
+    standard library (`from http import HTTPStatus`) and never define, that no past release of the
+    project defined either (`f.past`: V0's `Sequence` was vLLM's own). `typing`'s names, which the
+    projects reuse for classes of their own, keep the rule on passages about typing."""
+    name = f.ref.target
+    if f.past is not None or "." in name or not name[:1].isupper() or name in TYPING_NAMES or _defines(pin, name):
+        return None
+    deps = dependencies(pin)
+    source = deps.imported.get(name) if deps is not None else None
+    if source is None or source.split(".", 1)[0] not in STDLIB_MODULES:
+        return None
+    return f"{pin.pin}'s sources import `{name}` from `{source}`, the standard library, and never define it: the name is Python's"
 
 
 def _defines(view: PinView | None, name: str) -> bool:

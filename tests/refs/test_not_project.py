@@ -30,6 +30,7 @@ from runner.pytest_runner import SuiteRunner
 import dumper
 from dumper import Dumper
 from collections.abc import Sequence
+from http import HTTPStatus
 from fastapi import FastAPI
 from pydantic import BaseModel
 
@@ -184,3 +185,14 @@ def test_a_member_inherited_from_a_dependencys_base_class(vllm: PinView) -> None
     # generated book's `X.forward_impl` on nn.Module subclasses): still judged.
     assert [g.status for g in found["CarDescription.model_dump_legacy()"]] == [BROKEN]
     assert [g.status for g in found["CarDescription.has_requests()"]] == [BROKEN]
+
+
+def test_a_class_the_sources_import_from_the_standard_library(vllm: PinView) -> None:
+    """`status_code: HTTPStatus` in a copied function: the pin imports it from `http` and never
+    defines it, so it is Python's; `typing`'s names (`Sequence`) stay judged outside a passage
+    on typing, since the projects name classes of their own so."""
+    doc = "In vLLM:\n\n```python\ndef prepare_abort(req, status_code: HTTPStatus, seqs: Sequence):\n    pass\n```\n"
+    found = _check(doc, vllm)
+    (f,) = found["HTTPStatus"]
+    assert f.status == NOT_CHECKABLE and "standard library" in f.note
+    assert all(g.status != NOT_CHECKABLE or "standard library" not in g.note for g in found.get("Sequence", []))
