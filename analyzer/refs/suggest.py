@@ -469,7 +469,13 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
             # The member under another name in the same class.
             for cls in owners[:2]:
                 members = [e.full.rsplit(".", 1)[-1] for e in pin.symbols_under(cls.full)]
-                for name, ratio in closest(last, members, n=2, cutoff=0.6):
+                inherited = _inherited_members(cls, pin, set(members))
+                for name, ratio in closest(last, [*members, *inherited], n=2, cutoff=0.6):
+                    if name in inherited:
+                        # (Named where it is defined: `IntermediateTensors.tensors` for a subclass's `self._tensors`.)
+                        why = _spelling_reason(f"closest member of `{owner}`, inherited from `{inherited[name]}`", ratio)
+                        out.append(Suggestion(f"{inherited[name]}.{name}", _spelling_confidence(ratio), why, None))
+                        continue
                     why = _spelling_reason(f"closest member of `{owner}`", ratio)
                     out.append(Suggestion(f"{owner}.{name}", _spelling_confidence(ratio), why, None))
                 # Called: written with `()`, called bare in a copy, or a `def` of a copied class.
@@ -603,6 +609,27 @@ def spelled_like(name: str, pin: PinView) -> list[Suggestion]:
 
 
 _PRIVACY_CONFIDENCE = 0.7
+
+
+_BASE_DEPTH = 3  # how far up a class's bases inherited members are looked for
+
+
+def _inherited_members(cls: SymbolEntry, pin: PinView, own: set[str]) -> dict[str, str]:
+    """Member name -> the base class (short name) it comes from, for the members `cls` inherits
+    from the pin's classes its bases name (nearest first, a few levels up), its own left out."""
+    out: dict[str, str] = {}
+    level = [cls]
+    seen = {cls.full}
+    for _ in range(_BASE_DEPTH):
+        bases = [b for c in level for written in c.bases for b in pin.find_symbol(written.rsplit(".", 1)[-1].split("[", 1)[0]) if b.kind == "class" and b.full not in seen]
+        for base in bases:
+            seen.add(base.full)
+            for e in pin.symbols_under(base.full):
+                name = e.full.rsplit(".", 1)[-1]
+                if name not in own and not name.startswith("__"):
+                    out.setdefault(name, base.last)
+        level = bases
+    return out
 
 
 def privacy_changed(name: str, pin: PinView) -> list[Suggestion]:

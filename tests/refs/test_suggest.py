@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
-from analyzer.refs.pinview import PinView
+from analyzer.refs.pinview import PinView, SymbolEntry
 from analyzer.refs.suggest import History, suggest
 
+from .fakes import vllm_view
 from .test_resolve import ref
 
 
@@ -101,3 +103,19 @@ def test_an_arrow_names_a_replacement_only_where_the_text_speaks_of_one(vllm30: 
 def test_moved_file_goes_where_its_folders_are_kept(vllm33: PinView) -> None:
     found = suggest(ref("vllm/core/kv_cache_manager.py", "path"), vllm33)
     assert found[0].replacement == "vllm/v1/core/kv_cache_manager.py" and found[0].confidence >= 0.85
+
+
+def test_a_gone_member_s_closest_name_may_be_inherited(tmp_path: Path) -> None:
+    """`self._tensors` in a copy of `AsyncTensors(Tensors)`: the class has no `_tensors`, its base
+    has `tensors`: the home is named where it is defined (`Tensors.tensors`)."""
+    pin = vllm_view(tmp_path, "0.30.0")
+    path = "vllm/sequence.py"
+    pin = replace(pin, files=pin.files | {path}, symbols=[
+        *pin.symbols,
+        SymbolEntry("vllm.sequence.Tensors", path, 1, 10, "class"),
+        SymbolEntry("vllm.sequence.Tensors.tensors", path, 2, 2, "attribute"),
+        SymbolEntry("vllm.sequence.AsyncTensors", path, 12, 20, "class", bases=("Tensors",)),
+        SymbolEntry("vllm.sequence.AsyncTensors.wait_for_comm", path, 13, 15, "function"),
+    ])
+    found = suggest(ref("AsyncTensors._tensors", "symbol"), pin)
+    assert found and found[0].replacement == "Tensors.tensors" and "inherited" in found[0].reason
