@@ -609,6 +609,9 @@ def check_references(
     return _past_in_another_case(findings, pins, lineages or {}, successors or {})
 
 
+_CONFIDENT_HOME = 0.3  # a best home below this is a guess by spelling alone
+
+
 def _past_in_another_case(
     findings: list[Finding], pins: Sequence[PinView], lineages: Mapping[str, Lineage], successors: Mapping[str, Successors]
 ) -> list[Finding]:
@@ -636,12 +639,10 @@ def _past_in_another_case(
         past = [p for n in names for p in lineage[n] if p.kind == "class"] if len(names) == 1 else []
         if not past:
             continue
-        f = _upstream_home(f, next(iter(versioned_home(names[0], past[0].path, pin)), None))
+        # (`_upstream_home` sets the finding's homes in place.)
+        _upstream_home(f, next(iter(versioned_home(names[0], past[0].path, pin)), None))
         _upstream_home(f, successor_home(past, successors.get(pin.project, {}), pin, None))
     return findings
-
-
-_CONFIDENT_HOME = 0.3  # a best home below this is a guess by spelling alone
 
 
 def _passed_through(findings: list[Finding]) -> list[Finding]:
@@ -858,7 +859,7 @@ def _quotes_project(ref: Reference, pin: PinView) -> bool:
 
 def _fragment_classes(method: str, pin: PinView, file: str | None = None) -> list[str]:
     """The project's classes that define a method a snippet quotes on its own; only those in the
-    file a comment above it names (`Reference.quoted_file`), where that file has one."""
+    file the text names (`Reference.quoted_file`), where that file has one."""
     classes = sorted({e.parent for e in pin.find_symbol(method) if e.kind == "function" and e.parent and "." in e.parent})
     classes = [c for c in classes if any(k.kind == "class" for k in pin.table.named(c))]
     filed = [c for c in classes if file and any(k.kind == "class" and _in_file(k.path, file) for k in pin.table.named(c))]
