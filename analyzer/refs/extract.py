@@ -133,9 +133,9 @@ _SELF_MEMBER_RE = re.compile(r"(?P<name>self(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?:\([
 _STEP_RE = re.compile(r"^\s*(?:(?:->|=>|[→⇒⟶])\s*)?((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*)(?:\(\))?(?=\s|$|\()")
 _TEXT_CLASS_RE = re.compile(r"(?<![\w.])(_*(?:[A-Z][a-z0-9]+|[A-Z]{2,}(?=[A-Z][a-z]))(?:[A-Z][A-Za-z0-9]*)+)(?![\w.(])")
 
-# A bold list lead that is written like code: a class of two words or more, or a snake_case name.
 # A Python source file as a list item names it (`eagle_worker.py`, `v1/core/sched/scheduler.py`).
 _SOURCE_FILE_RE = re.compile(r"[\w./-]*\w\.py")
+# A bold list lead that is written like code: a class of two words or more, or a snake_case name.
 _BOLD_NAME_RE = re.compile(r"_*(?=[A-Z][A-Za-z0-9]*[a-z])[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*|_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
 # `paged_attention_v1/v2`, `ops.forward_v1/v2()`: one name and the variants of its last part.
 _ALTERNATION_RE = re.compile(r"(?P<name>(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*?)(?P<alts>(?:/[A-Za-z0-9]{1,3})+)(?P<call>\(\))?")
@@ -149,9 +149,10 @@ _PROJECT_SERVERS = {"vllm serve": "vllm", "sglang.launch_server": "sglang"}
 # A block of options alone: every line that is not blank or a comment starts with `-`.
 _OPTIONS_ONLY_RE = re.compile(r"(?:[ \t]*(?:-[^\n]*|#[^\n]*)?\n?)*")
 
-# Files only a repository holds (native sources, the build), and sections about the build.
+# A Python file named in a sentence (`ops/paged_attn.py`).
 _PY_FILE_RE = re.compile(r"\w\.py\b")
-# (A folder at a path's start: `benchmarks/` inside `sglang/multimodal_gen/benchmarks/x.py` is the package's.)
+# Files only a repository holds (native sources, the build), and sections about the build. (A folder
+# at a path's start: `benchmarks/` inside `sglang/multimodal_gen/benchmarks/x.py` is the package's.)
 _REPO_FILES_RE = re.compile(r"(?<![\w/.-])(?:(?:vllm|sglang)/)?(?:csrc|tests|examples|benchmarks|tools|sgl-kernel|sgl-router)/|[\w-]\.(?:cu|cuh|cpp|cc|hpp|h)\b|\bsetup\.py\b|\bCMakeLists\.txt\b")
 _BUILD_HEADING_RE = re.compile(r"\bbuild(?:ing)?\b|\bCMake\b|\bcompil|\btests?\b|\btesting\b|\bbenchmarks?\b|\bCI\b", re.IGNORECASE)
 # A section on the repository's example or benchmark scripts ("# LMCache Examples"): its bare
