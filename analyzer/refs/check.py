@@ -451,6 +451,13 @@ def _listed_value(ref: Reference) -> str | None:
     return None
 
 
+_BESIDE_REPOSITORY_FILES = "named beside repository files (native sources, the build)"
+
+
+def _not_in_a_wheel(name: str, what: str, pin: str | None) -> str:
+    return f"`{name}` is {what}; the wheel {pin} holds no such sources (a git pin does)"
+
+
 def _beside_repository_files(ref: Reference, findings: list[Finding], by_pin: dict[str, PinView]) -> list[Finding]:
     """A name written among repository files (`kernels in `sgl-kernel/`:` over a list of kernels)
     that a wheel's sources never spell: the wheel cannot hold it, so not broken on its word."""
@@ -459,9 +466,7 @@ def _beside_repository_files(ref: Reference, findings: list[Finding], by_pin: di
     for f in findings:
         pin = by_pin.get(f.pin or "")
         if f.status == BROKEN and pin is not None and pin.kind == "release" and pin.mentions(ref.target) is False:
-            f.status = NOT_CHECKABLE
-            f.note = f"`{ref.target}` is named beside repository files (native sources, the build); the wheel {f.pin} holds no such sources (a git pin does)"
-            f.suggestions = []
+            f.status, f.note, f.suggestions = NOT_CHECKABLE, _not_in_a_wheel(ref.target, _BESIDE_REPOSITORY_FILES, f.pin), []
     return findings
 
 
@@ -502,8 +507,7 @@ def _undefined(ref: Reference, findings: list[Finding], by_pin: dict[str, PinVie
         elif mentioned is False and pin is not None and pin.kind == "release" and (native or (ref.repo_context and not ref.mirror)):
             # (A name its siblings vouch for, `mirror`, is in the package as they are.)
             f.status = NOT_CHECKABLE
-            what = "a C++/CUDA name" if native else "named beside repository files (native sources, the build)"
-            f.note = f"`{ref.target}` is {what}; the wheel {f.pin} holds no such sources (a git pin does)"
+            f.note = _not_in_a_wheel(ref.target, "a C++/CUDA name" if native else _BESIDE_REPOSITORY_FILES, f.pin)
         elif mentioned is False and pin is not None and (metric := metric_ending(ref.target, pin)) is not None:
             # A metrics page's short name: the sources spell the metric in full only.
             f.status = OK

@@ -36,7 +36,7 @@ def located(lead_text: str | None) -> str | None:
     """The project path (a file or a folder) that the paragraph right before a snippet gives as
     its place (`**位置**: \\`vllm/core/scheduler.py\\``); None when the paragraph gives none, is
     long prose, or says the code is the reader's new code."""
-    if not lead_text or len(lead_text) > _MAX_LEAD or _NEW_CODE_RE.search(lead_text):
+    if not lead_text or len(lead_text) > _MAX_LEAD or new_code(lead_text):
         return None
     for m in _PATH_RE.finditer(lead_text):
         found = classify_path(m.group(0).rstrip("."))
@@ -53,6 +53,17 @@ def new_code(text: str) -> bool:
 
 # A comment line of a snippet.
 _COMMENT_RE = re.compile(r"\s*#(.*)")
+# A comment that only names a Python file (`# model_runner.py`, `# From: vllm/worker/worker.py`,
+# `# 文件: python/sglang/srt/managers/scheduler.py`).
+_FILE_COMMENT_RE = re.compile(r"\s*#\s*(?:[^\s:：/]{1,12}\s*[:：]\s*)?`?([\w./-]*\w\.py)`?\s*")
+
+
+def commented_file(line: str) -> str | None:
+    """The name of the one Python file a comment line names and nothing else (`# model_runner.py`
+    over a quoted method: the file it was copied from); None for any other line, or where the
+    comment calls the code new or an example."""
+    m = _FILE_COMMENT_RE.fullmatch(line)
+    return m.group(1).rsplit("/", 1)[-1] if m and not new_code(line) else None
 
 
 def headed(content: str, lead_text: str | None) -> str | None:
@@ -62,10 +73,10 @@ def headed(content: str, lead_text: str | None) -> str | None:
     the code is the reader's new code (`# 在 vllm/attention/ 下创建 ...`, `# .../my_model.py`)."""
     first = next((line for line in content.splitlines() if line.strip()), "")
     m = _COMMENT_RE.match(first)
-    if m is None or (lead_text and _NEW_CODE_RE.search(lead_text)):
+    if m is None or (lead_text and new_code(lead_text)):
         return None
     comment = m.group(1)
-    if _NEW_CODE_RE.search(re.sub(r"[_/.]", " ", comment)):
+    if new_code(re.sub(r"[_/.]", " ", comment)):
         return None  # the reader's own file (`my_model.py`)
     return located(comment)
 

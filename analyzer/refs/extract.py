@@ -39,6 +39,7 @@ from analyzer.refs.classify import (
 )
 from analyzer.refs.copies import (
     bare_calls,
+    commented_file,
     docstring_args,
     headed,
     located,
@@ -257,9 +258,6 @@ _IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # longer than this is prose about more than the snippet below it.
 _LEAD_FILE_RE = re.compile(r"`([\w./-]*\w\.py)`")
 _MAX_LEAD_TEXT = 200
-# A comment that only names a Python file (`# model_runner.py`, `# From: vllm/worker/worker.py`,
-# `# 文件: python/sglang/srt/managers/scheduler.py`).
-_FILE_COMMENT_RE = re.compile(r"#\s*(?:[^\s:：/]{1,12}\s*[:：]\s*)?`?([\w./-]*\w\.py)`?\s*")
 # The kinds of past definition (`lineage.py`) that vouch for a snippet's name (`Reference.past_kinds`):
 # a `def`'s name or a `self.x()` is a function's; a name called bare may be a class's too.
 _FUNCTION = ("function",)
@@ -1228,9 +1226,8 @@ class _Walker:
         """`# model_runner.py` or `# From: vllm/worker/worker.py` on the line right above a
         method quoted on its own: the name of the file it was copied from."""
         start = min([fn.lineno, *(d.lineno for d in fn.decorator_list)]) + first - 2  # 0-based line of the def
-        above = next((line.strip() for line in reversed(self.lines[:start]) if line.strip()), "")
-        m = _FILE_COMMENT_RE.fullmatch(above)
-        return m.group(1).rsplit("/", 1)[-1] if m and not new_code(above) else None
+        above = next((line for line in reversed(self.lines[:start]) if line.strip()), "")
+        return commented_file(above)
 
     def _copied_function(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, first: int) -> list[_Pending]:
         """`async def build_async_engine_client_from_engine_args(engine_args, disable_x: bool = False)`:
@@ -1613,15 +1610,14 @@ def _named_file(lead_text: str | None, content: str) -> str | None:
     """The one Python file, by name, that a short paragraph right before a snippet names in code
     font (`**关键代码** (`engine.py`):`), or the snippet's first line names as a comment alone
     (`# model_runner.py`); none where either calls the snippet an example or new code."""
-    first = next((line.strip() for line in content.splitlines() if line.strip()), "")
-    if (lead_text and new_code(lead_text)) or (first.startswith("#") and new_code(first)):
+    first = next((line for line in content.splitlines() if line.strip()), "")
+    if (lead_text and new_code(lead_text)) or (first.lstrip().startswith("#") and new_code(first)):
         return None  # the text calls it an example (`# ... (概念示例)`), not the project's code
     if lead_text and len(lead_text) <= _MAX_LEAD_TEXT:
         files = set(_LEAD_FILE_RE.findall(lead_text))
         if len(files) == 1:
             return files.pop().rsplit("/", 1)[-1]
-    m = _FILE_COMMENT_RE.fullmatch(first)
-    return m.group(1).rsplit("/", 1)[-1] if m else None
+    return commented_file(first)
 
 
 def _placed(p: _Pending, place: str) -> _Pending:
