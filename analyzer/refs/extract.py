@@ -80,7 +80,7 @@ from analyzer.refs.listing import (
     tree_outline,
 )
 from analyzer.refs.models import FLAG, PATH, REQUEST, SYMBOL, Reference
-from analyzer.refs.prose_code import bare_names, in_formula, names_only, prose_names
+from analyzer.refs.prose_code import bare_names, in_formula, in_quotient, names_only, prose_names
 from analyzer.refs.receivers import receivers
 from analyzer.refs.shell import last_command, looks_like_command, shell_refs
 
@@ -922,6 +922,9 @@ class _Walker:
                     continue
                 if name in bound and name not in self.facts.instances:  # `model_executable(...)` after `model_executable = self.model`
                     spans.append(m.span(1))
+                    continue
+                if "." not in name and CLASSNAME_RE.match(name) and in_quotient(raw, m.start(1), raw.find(")", m.end(1)) + 1 or m.end(1)):
+                    spans.append(m.span(1))  # `E[x] / Latency(y)`: the author's formula
                     continue
                 if root == "self" and name.count(".") == 1:
                     # `self.recv_requests()` in a call flow: the method, by its name.

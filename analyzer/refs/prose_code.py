@@ -81,6 +81,16 @@ def in_formula(text: str, name: ProseName) -> bool:
     return _OPERATOR_BEFORE_RE.search(text[: name.start]) is not None or _OPERATOR_AFTER_RE.match(text[end:]) is not None
 
 
+_QUOTIENT_BEFORE_RE = re.compile(r"[*/×÷]\s*\(?\s*$")
+_QUOTIENT_AFTER_RE = re.compile(r"^\s*\)?\s*[*/×÷]")
+
+
+def in_quotient(text: str, start: int, end: int) -> bool:
+    """`maximize E[accepted] / Latency(total)`: a factor of a product or quotient. A class is
+    constructed, never divided, so a capitalised call there is the author's math, not code."""
+    return _QUOTIENT_BEFORE_RE.search(text[:start]) is not None or _QUOTIENT_AFTER_RE.match(text[end:]) is not None
+
+
 _SEPARATORS_RE = re.compile(r"\s*(?:-+>|—>|=>|[→⇒⟶])\s*|\s+-\s+|[\s/,|、，:：]+")
 _CODE_WORD_RE = re.compile(r"_*[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?")
 _SHAPED_RE = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]|_|\.|\(\)")

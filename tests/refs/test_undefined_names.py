@@ -352,6 +352,15 @@ def test_the_name_a_formula_assigns_is_the_authors(vllm: PinView) -> None:
     assert [g.status for g in found["forward_decode = True"]] == [BROKEN]
 
 
+def test_a_class_shaped_factor_of_a_formula_in_a_text_block_is_the_authors(vllm: PinView) -> None:
+    # A fork's notes (held-out 17): an objective written as a quotient, not a constructor.
+    doc = "In vLLM the drafter picks the draft length:\n\n```\nObjective: maximize E[accepted] / Latency(total_tokens)\nthen GoneBuilder(config)\n```\n"
+    found = _check(doc, vllm)
+    assert "Latency" not in found and "Latency(total_tokens)" not in found
+    # a class called on its own line of the same block is still read as code
+    assert any(text.startswith("GoneBuilder") for text in found), sorted(found)
+
+
 def test_a_name_beside_the_projects_own_code_is_judged_though_its_sentence_names_another_program(vllm: PinView) -> None:
     # The fake pin's Scheduler has `schedule`: quoted beside the name, nearer than TRL.
     near = _check("In vLLM, for TRL runs: `Scheduler.schedule` + `use_trl_knob`.\n", vllm)
