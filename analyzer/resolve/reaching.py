@@ -93,9 +93,10 @@ def _breaks(body: list[ast.stmt]) -> bool:
 
 
 class _Walker:
-    def __init__(self, name: str, offset: int) -> None:
+    def __init__(self, name: str, offset: int, indent: int = 0) -> None:
         self.name = name
         self.offset = offset  # added to the parsed line numbers: the body's first line in its file
+        self.indent = indent  # added to the parsed columns: what dedenting a method's text took off
         self.sites: dict[tuple[int, int], set[int]] = {}
         self.break_states: list[set[int]] = []  # per enclosing loop, innermost last: the states at its `break`s
 
@@ -116,7 +117,7 @@ class _Walker:
                     and sub.func.value.id == self.name
                 )
             ):
-                key = (sub.lineno + self.offset, sub.col_offset)
+                key = (sub.lineno + self.offset, sub.col_offset + self.indent)
                 self.sites.setdefault(key, set()).update(state)
         return state
 
@@ -260,7 +261,9 @@ def reaching_bindings(source: str, first_line: int, name: str, params: set[str])
     func = parse_function(source)
     if func is None:
         return None
-    walker = _Walker(name, first_line - 1)
+    # Call sites are keyed by the file's columns; a method's text was parsed dedented.
+    first = source.split("\n", 1)[0]
+    walker = _Walker(name, first_line - 1, len(first) - len(first.lstrip()))
     try:
         # A local not yet bound on entry has no value (calling it raises); a parameter has the caller's.
         walker.block(func.body, frozenset({OTHER}) if name in params else frozenset())

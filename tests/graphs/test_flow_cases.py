@@ -162,3 +162,10 @@ def test_no_protocol_stub_is_an_edge() -> None:
     graph = actual("classes/protocol_implementer")
     assert not any(c.startswith("main.Step.") for cs in graph.values() for c in cs)
     assert graph["main.anything"] == ["main.Doubler.run"]  # a guess by name, the stub left out
+
+
+def test_per_site_bindings_hold_inside_methods() -> None:
+    """`per_site` in a class's methods: `x = f1; x(); x = f2` calls only f1, and a receiver
+    bound in both arms of an `if` reaches both classes (the sites of an indented method
+    were once looked up at the wrong columns, so each fell back to the name's whole set)."""
+    assert _edges(actual("assignments/per_site_method")) == _edges(expected("assignments/per_site_method"))

@@ -181,3 +181,11 @@ def test_what_follows_a_loop_is_its_else_or_the_state_at_a_break() -> None:
                 x = g
             x()
         """) == {10: {5, 9}, 15: {14}}
+
+
+def test_a_methods_calls_are_keyed_by_the_files_columns() -> None:
+    # A method's text is indented; the call sites the resolver asks about carry the file's
+    # columns, so the dedented parse's columns are shifted back.
+    method = "    def run(self):\n        x = a\n        x()\n        return x.go()\n"
+    found = reaching_bindings(method, 10, "x", set())
+    assert found == {(12, 8): {11}, (13, 15): {11}}
