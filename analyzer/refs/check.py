@@ -56,6 +56,7 @@ from analyzer.refs.suggest import (
     member_of_a_quoted_class,
     privacy_changed,
     spelled_like,
+    style_changed,
     suggest,
     versioned_home,
 )
@@ -258,7 +259,7 @@ def _check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[st
             for f in findings:
                 f.status, f.note = NOT_CHECKABLE, _CAPS_PENDING
             return findings
-        return _undefined(ref, findings, by_pin={p.pin: p for p in candidates})
+        return _undefined(ref, findings, by_pin={p.pin: p for p in candidates}, vouched=vouched)
     if ref.kind == SYMBOL and ref.origin == "inline" and findings and all(f.status == BROKEN for f in findings):
         findings = _another_programs_class(ref, findings, {p.pin: p for p in candidates})
         findings = _beside_repository_files(ref, findings, {p.pin: p for p in candidates})
@@ -470,14 +471,17 @@ def _beside_repository_files(ref: Reference, findings: list[Finding], by_pin: di
     return findings
 
 
-def _undefined(ref: Reference, findings: list[Finding], by_pin: dict[str, PinView]) -> list[Finding]:
+def _undefined(ref: Reference, findings: list[Finding], by_pin: dict[str, PinView], *, vouched: bool = False) -> list[Finding]:
     """A name no pin defines, written the way code is written (a bare `snake_case` name in code
     font, a call or a name in a diagram). A careful editor calls it broken when the project's
     sources never spell it at all; it stays unjudged (not-checkable, with the reason) when they
     use it without defining it (a keyword, a config key, a dependency's function) or when the
-    pin cannot hold it (a kernel, a build helper, in a wheel)."""
+    pin cannot hold it (a kernel, a build helper, in a wheel). An object's member no pin knows
+    (`future_map.resolve_future`) is judged only where a past release defined it (`vouched`)."""
     written = ref.text.split("(", 1)[0].split("=", 1)[0].strip()
     bare = ref.origin == "inline" and ref.kind == SYMBOL and (ref.target == written or ref.target in alternatives(written))
+    member = vouched and ref.free_receiver and written.endswith(f".{ref.target}")
+    bare = bare or member
     judged = ref.kind == SYMBOL and (bare or (ref.diagram and ref.framework != AMBIGUOUS))
     if not judged or _MATH_NAME_RE.match(ref.target):
         return []  # ordinary code, another program's flag, an object's member no pin knows, a formula
@@ -516,7 +520,7 @@ def _undefined(ref: Reference, findings: list[Finding], by_pin: dict[str, PinVie
             f.status = BROKEN
             f.note = f"`{ref.target}` is neither defined nor used anywhere in {f.pin}'s sources: removed, or never there"
             # Only the one lead such a name has: a member of the class its sentence quotes.
-            f.suggestions = [*member_of_a_quoted_class(ref, pin), *spelled_like(ref.target, pin), *privacy_changed(ref.target, pin)] if pin is not None else []
+            f.suggestions = [*member_of_a_quoted_class(ref, pin), *spelled_like(ref.target, pin), *privacy_changed(ref.target, pin), *style_changed(ref.target, pin)] if pin is not None else []
         elif not mentioned and pin is not None and (variant := case_variant(ref.target, pin)):
             # Not a term nor a removed name: the class is there, its name miswritten.
             f.status = BROKEN

@@ -129,6 +129,7 @@ _STEP_CLASS_RE = re.compile(r"_*(?=[A-Z][A-Za-z0-9]*[a-z])[A-Z][A-Za-z0-9]*[A-Z]
 _PRIVATE_NAME_RE = re.compile(r"(?<![\w.$/{<-])(_[a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w./}>(-])")
 # `self.waiting_queue`, `self.future_map.resolve_future()` written in the prose: a member of the
 # class the passage describes, whichever it is.
+_QUALIFIED_MEMBER_RE = re.compile(r"(_*[A-Z][A-Za-z0-9]*)\.([A-Za-z_][A-Za-z0-9_]*)(?:\([^()]*\))?")
 _SELF_MEMBER_RE = re.compile(r"(?P<name>self(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?:\([^()]*\))?")
 # A flow step's leading name (`generate_stream_resp (adapter.py)`, `tokenizer_manager.generate_request`).
 _STEP_RE = re.compile(r"^\s*(?:(?:->|=>|[→⇒⟶])\s*)?((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*)(?:\(\))?(?=\s|$|\()")
@@ -251,6 +252,7 @@ class _Pending:
     past_kinds: tuple[str, ...] = ()
     annotates: tuple[str, ...] = ()
     receiver: str | None = None
+    free_receiver: bool = False
 
 
 _IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -359,6 +361,7 @@ class _Walker:
                     past_kinds=p.past_kinds,
                     annotates=p.annotates,
                     receiver=p.receiver,
+                    free_receiver=p.free_receiver,
                     subject=p.subject or title or (f"its list is introduced as {self.list_program}'s" if self.list_program and p.origin == "inline" else None),
                     paragraph=paragraph,
                     context=self.facts.words,
@@ -603,7 +606,9 @@ class _Walker:
             # (unless the text calls it a class, `ExecutorBase 类`, or it is one by its length).
             found = replace(found, tentative=True)
         defined = found.kind == SYMBOL and root in self.facts.defined
-        span = _Pending(line, col, written, found, offset, "inline", doc_defined=defined)
+        # `future_map.resolve_future`: a member of an object the document never binds.
+        free = found.reason.startswith("instance:") and self._free_call(found.reason.removeprefix("instance:"))
+        span = _Pending(line, col, written, found, offset, "inline", doc_defined=defined, free_receiver=free)
         if found.kind != SYMBOL or defined:
             return [span]
         return [span, *self._span_keywords(stripped, line, col + len(text) - len(text.lstrip()) if col >= 0 else -1, offset)]
@@ -642,8 +647,27 @@ class _Walker:
         members = name.split(".")[1:]
         if any(m.startswith("__") for m in members) or members[0] in self.facts.defined:
             return []
+        owner = self._written_owner(members[0]) if len(members) == 1 else None
+        if owner is not None:
+            # `self.stream_output(...)` where the text also writes `Scheduler.stream_output()`:
+            # the author's own word for whose member it is.
+            found = Classified(SYMBOL, f"{owner}.{members[0]}", None, f"the text writes it `{owner}.{members[0]}`")
+            return [_Pending(line, col, name, found, offset, origin)]
         found = Classified(SYMBOL, members[-1], None, "a member used on `self` outside a copied class", tentative=True)
         return [_Pending(line, col, name, found, offset, origin, spelled=True)]
+
+    def _written_owner(self, member: str) -> str | None:
+        """The one class the document's code spans write `member` on (`Scheduler.stream_output()`),
+        where that class is not the document's own."""
+        owners = {
+            m.group(1)
+            for span in self.facts.code_spans
+            if (m := _QUALIFIED_MEMBER_RE.fullmatch(span)) is not None and m.group(2) == member
+        }
+        if len(owners) != 1:
+            return None
+        owner = owners.pop()
+        return None if owner in self.facts.defined or owner in FOREIGN_NAMES else owner
 
     def _error_message(self, text: str, line: int, col: int, offset: int) -> list[_Pending]:
         """`AttributeError: 'MLPSpeculatorConfig' object has no attribute ...`: the class a Python
@@ -786,6 +810,12 @@ class _Walker:
             return
         seen = {(r.line, r.text) for r in self.refs[len(self.refs) - taken :] if not r.past} if taken else set()
         pending = [p for p in self._text("\n".join(rows), token.map[0] + 1) if (p.line, p.text) not in seen]
+        if taken:
+            # The prose walk's `model_executor.f` where the block reading cites `model_executor.f()`:
+            # one citation, the block's.
+            cited = {(p.line, p.text.split("(", 1)[0]): p.text for p in pending}
+            own = self.refs[len(self.refs) - taken :]
+            self.refs[len(self.refs) - taken :] = [r for r in own if cited.get((r.line, r.text.split("(", 1)[0]), r.text) == r.text]
         self._emit(pending, "", token.content)
 
     def _project_server(self, lang: str, content: str) -> tuple[str, str | None] | None:
@@ -1092,6 +1122,10 @@ class _Walker:
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and self._free_call(node.func.id):
                 found.setdefault((node.lineno, node.func.id), (node.func.id, _CALLABLE))
             elif isinstance(node, ast.Call) and id(node) not in in_class and (name := dotted(node.func)) and name.count(".") == 1 and name.startswith("self."):
+                found.setdefault((node.lineno, name), (name.split(".", 1)[1], _FUNCTION))
+            elif isinstance(node, ast.Call) and id(node) not in in_class and (name := dotted(node.func)) and name.count(".") == 1 and self._free_call(name.split(".", 1)[0]):
+                # `batch.get_model_worker_batch()` on a variable nothing in the document binds: the
+                # object the quoted code works on, its method judged by name as `self.x()` is.
                 found.setdefault((node.lineno, name), (name.split(".", 1)[1], _FUNCTION))
             elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _IDENTIFIER_RE.fullmatch(node.value):
                 found.setdefault((node.lineno, node.value), (node.value, ()))

@@ -154,6 +154,9 @@ class Reference:
     # (`def f(self, req: Req)`, `x: Req = ...`; `receivers.py`): that class's short name. The target
     # is `Req.fill_ids`, judged against the pin's classes of that name only (`check._receiver_member`).
     receiver: str | None = None
+    # A member of an object the document never binds (`future_map.resolve_future` in the prose):
+    # where no pin knows the member, judged by a past release that defined it (`check._undefined`).
+    free_receiver: bool = False
     # The paragraph's Markdown, for a replacement the text names itself ("use `X` instead").
     paragraph: str = field(default="", compare=False, repr=False)
     # Lower-cased words of the whole document (one set shared by its references): picks,

@@ -529,6 +529,8 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
             out.extend(_mixin_component(last, pin))
         if len(parts) == 1 and not ref.owner:
             out.extend(member_of_a_quoted_class(ref, pin))
+        if len(parts) == 1:
+            out.extend(style_changed(last, pin))
         # Spelling neighbours (a plural at 0.85, else guesses below 0.1) cannot outrank a
         # suggestion above 0.85 already found: the scan over every defined name is skipped.
         confident = any(s.confidence > 0.85 for s in out)
@@ -650,6 +652,26 @@ def privacy_changed(name: str, pin: PinView) -> list[Suggestion]:
     return [Suggestion(other, _PRIVACY_CONFIDENCE, f"the one definition of the name made {what} (`{hits[0].full}`)", hits[0].location)]
 
 
+def style_changed(name: str, pin: PinView) -> list[Suggestion]:
+    """`_compute_slot_mapping_kernel` gone and the one class `ComputeSlotMappingKernel` there (or a
+    class gone and the one function of its words): the same words in the other style, the
+    function made a class or the class a function. Three words or more, so that the words say
+    what it does (`Sampler` / `sampler` is any variable)."""
+    if _SNAKE_RE.fullmatch(name) and len(words := [w for w in name.split("_") if w]) >= 3:
+        kind, others = "class", pin.defined_names().lowered("".join(words).lower())
+    elif _CAMEL_NAME_RE.fullmatch(name) and len(words := re.findall(r"[A-Z]+(?![a-z])|[A-Z][a-z0-9]*", name.lstrip("_"))) >= 3:
+        snake = "_".join(w.lower() for w in words)
+        kind, others = "function", [snake, f"_{snake}"]
+    else:
+        return []
+    hits = [e for other in others for e in pin.table.ending_with(other) if e.last == other and e.kind == kind]
+    if len({e.full for e in hits}) != 1:
+        return []
+    made = "a class" if kind == "class" else "a function"
+    return [Suggestion(hits[0].last, _STYLE_CONFIDENCE, f"the one name of the same words made {made} (`{hits[0].full}`)", hits[0].location)]
+
+
+_STYLE_CONFIDENCE = 0.75
 _CASE_CONFIDENCE = 0.8
 _CAMEL_NAME_RE = re.compile(r"_*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*")
 

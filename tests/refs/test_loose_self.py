@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from analyzer.refs.check import extract_all
-from analyzer.refs.models import BROKEN
+from analyzer.refs.models import BROKEN, OK
 
 from .test_quoted_code import _check, _view
 
@@ -51,3 +51,20 @@ def test_a_dunder_or_a_name_the_document_defines_is_not_a_member_reference() -> 
 def test_a_loose_self_member_in_a_text_that_names_no_project_is_not_judged(tmp_path: Path) -> None:
     found = _check("# Notes\n\nThe loop reads `self.future_map.resolve_future()` first.\n", _view(tmp_path))
     assert "self.future_map.resolve_future" not in found
+
+
+def test_a_self_member_the_text_also_writes_on_its_class_is_that_class_s(tmp_path: Path) -> None:
+    # Held-out 19: `self.stream_output(...)` in a note that also writes `Scheduler.stream_output()`.
+    # The pin's sources spell `copy` (ScheduleBatch's), so by spelling alone nothing is said; the
+    # author's own `Scheduler.copy()` says whose member it is, and the Scheduler has none.
+    doc = (
+        "# SGLang's scheduler\n\n"
+        "See `Scheduler.copy()` and `Scheduler.run_batch()`.\n\n"
+        "Then the SGLang scheduler calls `self.copy()` and `self.run_batch(batch)`.\n"
+    )
+    found = _check(doc, _view(tmp_path))
+    assert found["self.copy"] == [BROKEN]
+    assert found["self.run_batch"] == [OK]  # the Scheduler has it
+    # Written on two classes, or on none: judged by spelling as before.
+    two = "# SGLang\n\nSee `Scheduler.copy()` and `ScheduleBatch.copy()`; the SGLang scheduler calls `self.copy()`.\n"
+    assert "self.copy" not in _check(two, _view(tmp_path / "two"))

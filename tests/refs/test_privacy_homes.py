@@ -33,3 +33,27 @@ def test_one_word_names_get_no_such_home(tmp_path: Path) -> None:
     # `_schedule` -> `schedule` says little: one word names many things.
     homes = _homes("In vLLM, `_schedulex` and `_schedule_all` run a step.\n", tmp_path)
     assert homes.get("_schedule_all") == []
+
+
+def test_a_function_made_a_class_of_the_same_words(tmp_path: Path) -> None:
+    # Held-out 19: `_compute_slot_mapping_kernel` became the kernel class `ComputeSlotMappingKernel`
+    # in the same file; a closer spelling elsewhere (`_compute_slot_mappings_kernel`) is a guess.
+    from dataclasses import replace
+
+    from analyzer.refs.pinview import SymbolEntry
+    from analyzer.refs.suggest import style_changed
+
+    pin = vllm_view(tmp_path)
+    table = "vllm/v1/worker/block_table.py"
+    pin = replace(pin, symbols=[
+        *pin.symbols,
+        SymbolEntry("vllm.v1.worker.block_table.ComputeSlotMappingKernel", table, 397, 450, "class"),
+        SymbolEntry("vllm.v1.worker.gpu.block_table._compute_slot_mappings_kernel", "vllm/v1/worker/gpu/block_table.py", 277, 300, "function"),
+        SymbolEntry("vllm.v1.worker.block_table.make_block_rows", table, 20, 30, "function"),
+    ])
+    (found,) = style_changed("_compute_slot_mapping_kernel", pin)
+    assert found.replacement == "ComputeSlotMappingKernel" and found.location == f"{table}:397"
+    # and back: a class gone, the one function of its words there
+    assert [s.replacement for s in style_changed("MakeBlockRows", pin)] == ["make_block_rows"]
+    # two words say too little; a name with no such counterpart gets none
+    assert style_changed("block_rows", pin) == [] and style_changed("_compute_slot_kernel", pin) == []

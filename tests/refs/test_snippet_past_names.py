@@ -144,3 +144,26 @@ def test_a_how_to_page_s_own_code_is_never_reported(tmp_path: Path, lineage: Lin
 def test_without_a_lineage_the_sketch_cites_none_of_them(tmp_path: Path) -> None:
     found = _findings(_SKETCH, tmp_path, None)
     assert not {text for _, text in found} & {"can_swap_out", "get_num_free_gpu_blocks", "get_gpu_blocks", "swap_planner"}
+
+
+def test_a_method_called_on_an_unbound_variable_is_judged_by_its_past_definition(tmp_path: Path, lineage: Lineage) -> None:
+    # A note's core lines of V0's scheduler (held-out 19's `batch.get_model_worker_batch()`): the
+    # object is the project's, the method a past release's; an object the page binds is its own.
+    doc = (
+        "# vLLM 调度器\n\n"
+        "```python\n"
+        "blocks = block_manager.can_swap_out(seq_group)\n"  # 4: V0's, on an object nothing binds
+        "planner = make_planner()\n"
+        "planner.can_swap_out(seq_group)\n"  # 6: the page's own object
+        "```\n\n"
+        "Then `block_manager.get_num_free_gpu_blocks()` counts, and `planner.swap_out()` plans.\n"  # 9
+    )
+    found = _findings(doc, tmp_path, lineage)
+    assert found[(4, "block_manager.can_swap_out")].status == BROKEN
+    assert "was `vllm.core.block_manager.BlockSpaceManager.can_swap_out`" in found[(4, "block_manager.can_swap_out")].note
+    assert not {(line, text) for line, text in found if line == 6}
+    # In the prose: an object's member no pin knows, judged only by a past definition.
+    assert found[(9, "block_manager.get_num_free_gpu_blocks()")].status == BROKEN
+    assert (9, "planner.swap_out()") not in found
+    # Without a lineage, nothing vouches for the prose's member.
+    assert not {text for line, text in _findings(doc, tmp_path / "bare", None) if line == 9}
