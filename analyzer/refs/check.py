@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from analyzer.refs.classify import OTHER_SYSTEMS_RE, PROJECT_RE
+from analyzer.refs.copied_bases import homes_from_copied_bases
 from analyzer.refs.docproject import settle_by_document
 from analyzer.refs.extract import alternatives, extract_references, markdown_parser
 from analyzer.refs.field_homes import field_homes
@@ -614,6 +615,7 @@ def check_references(
         if ref.spelled and ref.callee:
             keywords.setdefault(ref.callee, set()).add(ref.target)
     findings = renamed_siblings(renamed_classes(said_gone(findings), pins), pins, keywords)
+    findings = homes_from_copied_bases(findings, pins)
     return _past_in_another_case(findings, pins, lineages or {}, successors or {})
 
 

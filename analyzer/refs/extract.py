@@ -253,6 +253,7 @@ class _Pending:
     annotates: tuple[str, ...] = ()
     receiver: str | None = None
     free_receiver: bool = False
+    base_of: str | None = None
 
 
 _IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -362,6 +363,7 @@ class _Walker:
                     annotates=p.annotates,
                     receiver=p.receiver,
                     free_receiver=p.free_receiver,
+                    base_of=p.base_of,
                     subject=p.subject or title or (f"its list is introduced as {self.list_program}'s" if self.list_program and p.origin == "inline" else None),
                     paragraph=paragraph,
                     context=self.facts.words,
@@ -482,11 +484,20 @@ class _Walker:
                 # `determine_num_available_blocks`: nobody's word, unless an operand of a formula.
                 or (_LONG_SNAKE_RE.fullmatch(item.name) is not None and not in_formula(text, item))
             )
+            if item.name not in facts.code_spans and self._short_for_a_cited_class(item.name):
+                vouched = False  # `P0のSenderCache`: maybe the author's short form of a class cited in full
             if not vouched:
                 # `增加 user_id 字段`: the author's own word unless a pin defines it.
                 spans = [replace(p, quiet=True) for p in spans if p.found.kind == SYMBOL]
             out.extend(spans)
         return out
+
+    def _short_for_a_cited_class(self, name: str) -> bool:
+        """`SenderCache` in a text that cites `MultiModalProcessorSenderCache` in code font: the
+        class's last words, the author's shorthand for it."""
+        if not CLASSNAME_RE.match(name) or sum(c.isupper() for c in name) < 2:
+            return False
+        return any(len(span) > len(name) and span.endswith(name) and span[-len(name) - 1].isalpha() for span in self.facts.code_spans)
 
     def _past_prose(self, text: str, line: int, offset: int, cursor: dict[int, int]) -> list[_Pending]:
         """`... calls _run_workers to profile ...`: a code-shaped word of English prose outside code
@@ -752,7 +763,10 @@ class _Walker:
             if include is not None:
                 self._emit([include], "")
             return
-        self.place = located(lead_text)
+        info = self._info_refs(token)
+        if info:
+            self._emit(info, "")
+        self.place = located(lead_text) or next((p.found.target for p in info if p.origin == "fence" and p.found.framework), None)
         self.lead_text = lead_text
         self.quoted_file = _named_file(lead_text, content) if lang in PYTHON_LANGS else None
         header = headed(content, lead_text) if self.place is None and lang in PYTHON_LANGS else None
@@ -797,6 +811,25 @@ class _Walker:
             taken = {(p.line, p.text) for p in pending}
             pending.extend(p for p in self._text(content, first, owner) if (p.line, p.text) not in taken)
         self._emit(pending, "", content if lang in TEXT_LANGS else "")
+
+    def _info_refs(self, token: Token) -> list[_Pending]:
+        """```` ```python vllm/x.py https://github.com/.../x.py#L1-L9 ````, ```` ```py title="vllm/x.py" ````:
+        the file a code block's info string names after its language (a blog's code-block title
+        and permalink, mkdocs' `title=`): a path and a link of the project, and the block's place."""
+        words = (token.info or "").split()[1:]
+        if not words or not token.map:
+            return []
+        line = token.map[0] + 1
+        out: list[_Pending] = []
+        for word in words:
+            word = word.removeprefix("title=").strip("\"'")
+            if _GITHUB_RE.match(word):
+                link = self._link(word, line, 0, [], "")
+                if link is not None:
+                    out.append(link)
+            elif (found := classify_path(word)) is not None and found.kind == PATH and found.framework is not None:
+                out.append(_Pending(line, self._col(line, word), word, found, 0, "fence"))
+        return out
 
     def outline(self, token: Token, taken: int) -> None:
         """A paragraph that is a pasted outline (`is_pasted_outline`): its source lines are read as
@@ -1338,14 +1371,19 @@ class _Walker:
 
         def add(
             node_line: int, text: str, found: Classified, doc_defined: bool = False, in_scope: str | None = scope, at: int = 0, diagram: bool = False,
-            annotates: tuple[str, ...] = (),
+            annotates: tuple[str, ...] = (), base_of: str | None = None,
         ) -> None:
             """`at`: the node's column in the snippet; the source line's is at or after it."""
             line = first + node_line - 1
             if (line, text) in seen:
                 return
             seen.add((line, text))
-            out.append(_Pending(line, self._col(line, text, at), text, found, 0, "fence", scope=in_scope, doc_defined=doc_defined, diagram=diagram, annotates=annotates))
+            out.append(
+                _Pending(
+                    line, self._col(line, text, at), text, found, 0, "fence", scope=in_scope, doc_defined=doc_defined, diagram=diagram,
+                    annotates=annotates, base_of=base_of,
+                )
+            )
 
         places = _annotated_places(top)
 
@@ -1427,7 +1465,7 @@ class _Walker:
                 for b in node.bases:
                     name = dotted(b.value if isinstance(b, ast.Subscript) else b)
                     if name and (hit := self._code_name(name)) is not None:
-                        add(b.lineno, name, hit, doc_defined=name.split(".", 1)[0] in self.facts.defined, in_scope=None)
+                        add(b.lineno, name, hit, doc_defined=name.split(".", 1)[0] in self.facts.defined, in_scope=None, base_of=node.name)
             elif isinstance(node, ast.Assign | ast.Return) and isinstance(node.value, ast.Name):
                 # `executor_class = RayDistributedExecutor`, `return UniProcExecutor`: a class as a value.
                 self._class_value(node.value, add)

@@ -157,6 +157,9 @@ class Reference:
     # A member of an object the document never binds (`future_map.resolve_future` in the prose):
     # where no pin knows the member, judged by a past release that defined it (`check._undefined`).
     free_receiver: bool = False
+    # A snippet's `class X(Base)`: for `Base`, the class the copy derives from it (`X`). Where
+    # `Base` is gone and the pin's `X` has one base, that base is its home (`copied_bases.py`).
+    base_of: str | None = None
     # The paragraph's Markdown, for a replacement the text names itself ("use `X` instead").
     paragraph: str = field(default="", compare=False, repr=False)
     # Lower-cased words of the whole document (one set shared by its references): picks,

@@ -217,6 +217,12 @@ def _resolve_written_path(ref: Reference, pin: PinView) -> Finding:
     if path is None and pin.kind == "git" and pin.has_path(ref.target.strip("/").split("/", 1)[0]):
         # `csrc/...`, `sgl-router/src/...`: the pin holds that folder, not this file.
         return Finding(ref, pin.pin, BROKEN, note=f"no such file or folder in {pin.pin}")
+    if path is None and (inner := _inside_checkout(ref.target, pin)) is not None:
+        # `target/vllm/vllm/multimodal/cache.py`: a checkout's folder under some folder of the author's.
+        # (The finding keeps the repository path as its target: its homes are looked for from there.)
+        there = _resolve_written_path(replace(ref, target=inner), pin)
+        there.note = "; ".join(x for x in (f"written with the checkout's folder `{pin.project}/` in front", there.note) if x)
+        return there
     if path is None:
         first = ref.target.lstrip("/").removeprefix(pin.layout_prefix).split("/", 1)[0]
         in_repo_only = first in REPO_ONLY_DIRS.get(pin.project, ()) or ref.target.split("/", 1)[0] in REPO_ONLY_DIRS.get(pin.project, ())
@@ -228,8 +234,8 @@ def _resolve_written_path(ref: Reference, pin: PinView) -> Finding:
     if not pin.has_path(path) and (inner := _inside_checkout(ref.target, pin)) is not None:
         # `vllm/vllm/entrypoints/cli/main.py`, `vllm/pyproject.toml`: the path from the root of a
         # checkout, its folder written in front; judged as the repository path it names.
+        # (The finding keeps the repository path as its target: its homes are looked for from there.)
         there = _resolve_written_path(replace(ref, target=inner), pin)
-        there.ref = ref
         there.note = "; ".join(x for x in (f"written with the checkout's folder `{pin.project}/` in front", there.note) if x)
         return there
     if not pin.has_path(path):
@@ -254,12 +260,15 @@ def _inside_checkout(target: str, pin: PinView) -> str | None:
     """The repository path under a checkout's folder (`vllm/` + `vllm/entrypoints/...`, `pyproject.toml`,
     `tests/...`; `sglang/` + `python/sglang/...`): what follows the folder named after the project is
     itself written from the repository's root (its package, a root file, a repository-only folder)."""
-    first, _, rest = target.strip("/").partition("/")
-    if first != pin.project or not rest:
-        return None
-    in_package = rest.startswith(pin.layout_prefix) and rest.removeprefix(pin.layout_prefix).split("/", 1)[0] in pin.packages
-    if in_package or rest in REPO_ROOT_FILES or rest.split("/", 1)[0] in REPO_ONLY_DIRS.get(pin.project, ()):
-        return rest
+    parts = target.strip("/").split("/")
+    # (Under folders of the author's too: `target/vllm/vllm/...`, `~/src/sglang/python/sglang/...`.)
+    for i, first in enumerate(parts[:-1]):
+        if first != pin.project:
+            continue
+        rest = "/".join(parts[i + 1 :])
+        in_package = rest.startswith(pin.layout_prefix) and rest.removeprefix(pin.layout_prefix).split("/", 1)[0] in pin.packages
+        if in_package or rest in REPO_ROOT_FILES or rest.split("/", 1)[0] in REPO_ONLY_DIRS.get(pin.project, ()):
+            return rest
     return None
 
 

@@ -134,7 +134,10 @@ def _write_path(ref: Reference, new_package_path: str, pin: PinView, anchor: str
         return head + prefix + new_package_path + anchor
     if ref.repo_layout or (pin.layout_prefix and ref.target.startswith(pin.layout_prefix)):
         return prefix + new_package_path
-    return new_package_path
+    # `target/vllm/vllm/x.py`: the folders the author wrote in front of the repository path stay.
+    written = re.split(r"[:#]", ref.text, maxsplit=1)[0]
+    head = written[: len(written) - len(ref.target)] if written.endswith(ref.target) and written != ref.target else ""
+    return head + new_package_path if head.endswith("/") else new_package_path
 
 
 def _revision(commit: str, pin: PinView) -> str:
@@ -469,7 +472,7 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
             # The member under another name in the same class.
             for cls in owners[:2]:
                 members = [e.full.rsplit(".", 1)[-1] for e in pin.symbols_under(cls.full)]
-                inherited = _inherited_members(cls, pin, set(members))
+                inherited = inherited_members(cls, pin, set(members))
                 for name, ratio in closest(last, [*members, *inherited], n=2, cutoff=0.6):
                     if name in inherited:
                         # (Named where it is defined: `IntermediateTensors.tensors` for a subclass's `self._tensors`.)
@@ -616,7 +619,7 @@ _PRIVACY_CONFIDENCE = 0.7
 _BASE_DEPTH = 3  # how far up a class's bases inherited members are looked for
 
 
-def _inherited_members(cls: SymbolEntry, pin: PinView, own: set[str]) -> dict[str, str]:
+def inherited_members(cls: SymbolEntry, pin: PinView, own: set[str]) -> dict[str, str]:
     """Member name -> the base class (short name) it comes from, for the members `cls` inherits
     from the pin's classes its bases name (nearest first, a few levels up), its own left out."""
     out: dict[str, str] = {}

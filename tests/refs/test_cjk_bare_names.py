@@ -133,3 +133,18 @@ def test_which_lines_hold_names_alone() -> None:
     assert names_only("RadixCache/HiRadixCache") and names_only("LLMEngine —> ExecutorBase") and names_only("model_runner.forward()")
     assert not names_only("RadixCache / HiRadixCache(Hierarchical)")  # a word makes it prose
     assert not names_only("Hello World") and not names_only("GPU") and not names_only("e.g.")
+
+
+def test_a_cited_classs_last_words_in_the_prose_are_the_authors_shorthand(tmp_path: Path) -> None:
+    # Held-out 20: `MultiModalProcessorSenderCache` in code font, then "P0のSenderCacheと": the class,
+    # shortened; a class name that is no cited class's ending is still judged.
+    doc = (
+        "# vLLM のキャッシュ\n\n"
+        "`MultiModalProcessorSenderCache` は P0 側、`AsyncKVCacheManager` は別。\n\n"
+        "P1 は P0 の SenderCache と同じ順序を保つ。GoneReceiverCache も同じ。KVCacheManager が割り当てる。\n"
+    )
+    got = _check(doc, tmp_path)
+    assert (5, "SenderCache") not in got
+    assert got[(5, "GoneReceiverCache")] == [BROKEN]
+    # a cited class's ending that is a class of its own at the pin is still that class
+    assert got[(5, "KVCacheManager")] == [OK]

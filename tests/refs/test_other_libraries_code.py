@@ -195,3 +195,12 @@ def test_a_copy_of_a_constructor_alone_is_judged_when_its_attributes_are_the_cla
     # A class of the same name whose attributes are not the project's: the author's own.
     toy = copy.replace("self.page_size = page_size", "self.pages = page_size").replace("self.root_node", "self.tree")
     assert (8, "page_size") not in _found(toy, _view(tmp_path))
+
+
+def test_a_checkout_under_the_authors_own_folders(tmp_path: Path) -> None:
+    # Held-out 20's `target/vllm/vllm/multimodal/cache.py`: the checkout's folder under a folder of
+    # the author's; the repository path under it is judged, and its home keeps the author's folders.
+    doc = "# vLLM CLI\n\nSee `target/vllm/vllm/entrypoints/llm.py` and `work/vllm/vllm/entrypoints/gone.py`.\n"
+    found = {text: status for (_, text), status in _found(doc, _view(tmp_path)).items()}
+    assert found["target/vllm/vllm/entrypoints/llm.py"] == OK
+    assert found["work/vllm/vllm/entrypoints/gone.py"] == BROKEN

@@ -468,3 +468,26 @@ def test_options_of_a_script_named_in_the_same_sentence(vllm30: PinView) -> None
     assert "--privileged -e NCCL_IB_HCA=mlx5" not in got and "--privileged" not in got  # docker's, via the shell script
     # The next sentence names no script: its flags are the server's again.
     assert got["--max-num-seqs"] == ["ok", "ok"] and got["--max-num-seqq"] == ["broken"]
+
+
+def test_a_code_blocks_title_and_permalink_in_its_info_string(vllm30: PinView) -> None:
+    # A blog's fenced code with its file and a tag permalink after the language (held-out 20),
+    # and mkdocs' `title="..."`: the file and the link are cited, judged like any path.
+    doc = (
+        "# vLLM's chat server\n\n"
+        "```python vllm/entrypoints/openai/serving_chat.py https://github.com/vllm-project/vllm/blob/v0.9.0.1/vllm/entrypoints/openai/serving_chat.py#L120-L132\n"
+        "class OpenAIServingChat:\n"
+        "    ...\n"
+        "```\n\n"
+        '```py title="vllm/v1/core/sched/scheduler.py"\n'
+        "x = 1\n"
+        "```\n\n"
+        "```python {linenos=true}\n"
+        "y = 2\n"
+        "```\n"
+    )
+    got = _check(doc, vllm30)
+    assert got["vllm/entrypoints/openai/serving_chat.py"] == ["broken"]
+    assert got["https://github.com/vllm-project/vllm/blob/v0.9.0.1/vllm/entrypoints/openai/serving_chat.py#L120-L132"] == ["broken"]
+    assert got["vllm/v1/core/sched/scheduler.py"] == ["ok"]
+    assert not {k for k in got if "linenos" in k}
