@@ -47,6 +47,8 @@ _LONG_CLASS_RE = re.compile(r"(?!My|Your|Custom|Dummy|Example|Toy|Fake|Mock)_*(?
 _NAMED_LIST_RE = re.compile(
     r"(?:\*\*)?(_*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*)\s*(?:类|接口|的(?:接口|方法|成员|核心方法|关键方法)|(?:class|interface)(?:\s+methods)?|methods|API)(?:\*\*)?\s*[:：]"
 )
+# A paragraph that opens with a class's name in bold, alone or with its file (`**InputBatch（`x.py:91`）**`).
+_BOLD_CLASS_LEAD_RE = re.compile(r"\*\*(_*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*)\s*(?:[（(][^）)]*[）)])?\s*\*\*")
 _KEY_RE = re.compile(r"""["']([A-Za-z_][A-Za-z0-9_]*)["']\s*:""")
 
 
@@ -542,6 +544,8 @@ def lead_owner(codes: list[str], text: str) -> tuple[str, bool, bool] | None:
     names = [c.strip() for c in codes if CLASSNAME_RE.match(c.strip()) and c.strip() not in FOREIGN_NAMES]
     if not names and (m := _NAMED_LIST_RE.fullmatch(text.strip())) is not None and m.group(1) not in FOREIGN_NAMES:
         names = [m.group(1)]  # `**Executor 接口**：`, "Worker class methods:": the list's class, out of code font
+    if not names and (m := _BOLD_CLASS_LEAD_RE.match(text.strip())) is not None and m.group(1) not in FOREIGN_NAMES and sum(c.isupper() for c in m.group(1)) >= 2:
+        names = [m.group(1)]  # `**InputBatch（`gpu_input_batch.py:91`）** 是一个持久对象：...`: the paragraph is about it
     if not names:
         return None
     return names[-1], bool(_FIELDS_RE.search(text)), bool(_INTERFACE_RE.search(text))

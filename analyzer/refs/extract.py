@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import collections.abc
+import functools
 import io
 import posixpath
 import re
@@ -130,6 +131,11 @@ _PRIVATE_NAME_RE = re.compile(r"(?<![\w.$/{<-])(_[a-z][a-z0-9]*(?:_[a-z0-9]+)+)(
 # `self.waiting_queue`, `self.future_map.resolve_future()` written in the prose: a member of the
 # class the passage describes, whichever it is.
 _QUALIFIED_MEMBER_RE = re.compile(r"(_*[A-Z][A-Za-z0-9]*)\.([A-Za-z_][A-Za-z0-9_]*)(?:\([^()]*\))?")
+# A field written with its type (`token_ids_cpu_tensor: (max_num_reqs, max_model_len) int32`):
+# a name of two words or more, then a type that is no sentence.
+_TYPED_FIELD_RE = re.compile(r"(_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+)\s*:\s*[\w(\[][^:;=，。]*")
+# What the prose of an item holds when it lists code spans only (`a`、`b`, `a`, `b` and `c`).
+_ITEM_SEPARATORS_RE = re.compile(r"[\s、,，/;；]|\band\b|和|与")
 _SELF_MEMBER_RE = re.compile(r"(?P<name>self(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?:\([^()]*\))?")
 # A flow step's leading name (`generate_stream_resp (adapter.py)`, `tokenizer_manager.generate_request`).
 _STEP_RE = re.compile(r"^\s*(?:(?:->|=>|[→⇒⟶])\s*)?((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*)(?:\(\))?(?=\s|$|\()")
@@ -430,7 +436,13 @@ class _Walker:
                     # "Define a new `Processor` class": a name for the reader's own code; a
                     # citation only if the project has it.
                     spans = [replace(p, found=replace(p.found, tentative=True)) if p.found.kind == SYMBOL else p for p in spans]
-                if owner is not None and not plain.strip():
+                # `a: T`、`b: T`: an item listing several typed fields gives each the list's class.
+                leading = not plain.strip() or (
+                    _TYPED_FIELD_RE.fullmatch(text.strip()) is not None
+                    and all(_TYPED_FIELD_RE.fullmatch(c.strip()) for c in codes[:-1])
+                    and not _ITEM_SEPARATORS_RE.sub("", functools.reduce(lambda rest, c: rest.replace(c, "", 1), codes[:-1], plain))
+                )
+                if owner is not None and leading:
                     # An interface's items are its methods, called (`load_model()`) or not.
                     spans = [
                         replace(p, owner=owner[0], owner_strict=owner[1], owner_interface=owner[2])
@@ -576,6 +588,13 @@ class _Walker:
             return out
         if found is None and (member := _SELF_MEMBER_RE.fullmatch(stripped)) is not None:
             return self._loose_self(member.group("name"), line, col, offset, "inline")
+        if found is None and (typed := _TYPED_FIELD_RE.fullmatch(stripped)) is not None:
+            # `num_computed_tokens_cpu: (max_num_reqs,) int32`: a field written with its type; the
+            # name is the reference (judged as a bare name is, or as the list's class's member).
+            field_name = typed.group(1)
+            at = col + (len(text) - len(text.lstrip())) if col >= 0 else -1
+            declared = Classified(SYMBOL, field_name, None, "a field written with its type", tentative=True)
+            return [_Pending(line, at, field_name, declared, offset, "inline")]
         if found is None:
             if _GITHUB_RE.match(stripped):
                 link = self._link(stripped, line, offset, [], "")

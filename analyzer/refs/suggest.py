@@ -466,6 +466,7 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
         last = parts[-1]
         if ref.owner and len(parts) == 1:
             out.extend(_member_of_a_related_class(last, ref.owner, pin))
+            out.extend(_owner_member_with_a_word_added(last, ref.owner, pin))
         if len(parts) >= 2:
             owner = ".".join(parts[:-1])
             owners = [e for e in pin.find_symbol(owner) if e.kind == "class"]
@@ -903,6 +904,30 @@ def _member_of_a_related_class(member: str, owner: str, pin: PinView) -> list[Su
         return []
     (found, entry), = holders.items()
     return [Suggestion(found, 0.75, f"`{member}` of `{found.rsplit('.', 1)[0]}`, a part of `{name}` in its module", entry.location)]
+
+
+_ADDED_WORD_RE = re.compile(r"[a-z]{3,}")
+
+
+def _owner_member_with_a_word_added(member: str, owner: str, pin: PinView) -> list[Suggestion]:
+    """A field the text gives `owner` (`num_prompt_tokens_cpu` under **InputBatch**) that the
+    owner's class now names with one word added at an end (`num_prompt_tokens_cpu_tensor`): the
+    one such member of the class, its own or inherited."""
+    if "_" not in member.strip("_") or not member.islower():
+        return []
+    found: set[str] = set()
+    for cls in [e for e in pin.find_symbol(owner) if e.kind == "class" and e.last == owner.rsplit(".", 1)[-1]]:
+        own = {e.last for e in pin.symbols_under(cls.full)}
+        members = {name: cls.last for name in own} | inherited_members(cls, pin, own)
+        # A word, not a privacy mark or a version (`_x`, `x_v2`).
+        found |= {
+            f"{members[name]}.{name}" for name in members
+            if (name.startswith(member + "_") and _ADDED_WORD_RE.fullmatch(name[len(member) + 1 :]))
+            or (name.endswith("_" + member) and _ADDED_WORD_RE.fullmatch(name[: -len(member) - 1]))
+        }
+    if len(found) != 1:
+        return []
+    return [Suggestion(found.pop(), 0.7, f"the one member of `{owner}` named `{member}` with a word added", None)]
 
 
 def _related_class(old: str, new: str) -> bool:
