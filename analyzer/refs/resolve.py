@@ -261,13 +261,14 @@ def _inside_checkout(target: str, pin: PinView) -> str | None:
     `tests/...`; `sglang/` + `python/sglang/...`): what follows the folder named after the project is
     itself written from the repository's root (its package, a root file, a repository-only folder)."""
     parts = target.strip("/").split("/")
-    # (Under folders of the author's too: `target/vllm/vllm/...`, `~/src/sglang/python/sglang/...`.)
+    # (Under folders of the author's too, `target/vllm/vllm/...`, where what follows is the package;
+    # not the package's own layout, `python/sglang/benchmark/...`.)
     for i, first in enumerate(parts[:-1]):
-        if first != pin.project:
+        if first != pin.project or (i and "/".join(parts[:i]) + "/" == pin.layout_prefix):
             continue
         rest = "/".join(parts[i + 1 :])
         in_package = rest.startswith(pin.layout_prefix) and rest.removeprefix(pin.layout_prefix).split("/", 1)[0] in pin.packages
-        if in_package or rest in REPO_ROOT_FILES or rest.split("/", 1)[0] in REPO_ONLY_DIRS.get(pin.project, ()):
+        if in_package or (i == 0 and (rest in REPO_ROOT_FILES or rest.split("/", 1)[0] in REPO_ONLY_DIRS.get(pin.project, ()))):
             return rest
     return None
 

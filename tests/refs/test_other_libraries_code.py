@@ -204,3 +204,16 @@ def test_a_checkout_under_the_authors_own_folders(tmp_path: Path) -> None:
     found = {text: status for (_, text), status in _found(doc, _view(tmp_path)).items()}
     assert found["target/vllm/vllm/entrypoints/llm.py"] == OK
     assert found["work/vllm/vllm/entrypoints/gone.py"] == BROKEN
+
+
+def test_the_packages_own_layout_is_no_checkout_folder(tmp_path: Path) -> None:
+    # `python/sglang/benchmark/...` is SGLang's package (its `python/` layout), not a checkout
+    # folder `sglang/` holding the repository's `benchmark/` (check_bench's planted path caught it).
+    from analyzer.refs.resolve import _inside_checkout
+
+    from .test_quoted_code import _view as sglang_view
+
+    pin = sglang_view(tmp_path)
+    assert _inside_checkout("python/sglang/benchmark/datasets/old.py", pin) is None
+    assert _inside_checkout("work/sglang/python/sglang/srt/managers/scheduler.py", pin) == "python/sglang/srt/managers/scheduler.py"
+    assert _inside_checkout("sglang/benchmark/x.py", pin) == "benchmark/x.py"  # a checkout's repository folder
