@@ -165,6 +165,9 @@ class Inferrer:
             # `self.layers[i]`, `table[k]`: an element of an annotated (or built) container.
             if (base is None or base.kind == "external") and isinstance(node.value, ast.Name | ast.Attribute):
                 return self._element(node.value, ctx, d, item=True)
+            if base is None and isinstance(node.value, ast.Subscript) and isinstance(node.value.value, ast.Name | ast.Attribute):
+                # `self._body[i][1]` with `_body: list[tuple[Key, Item]]`: a tuple element's slot.
+                return self._tuple_slot(node.value.value, node.slice, ctx, d)
             return None
         if isinstance(node, ast.Lambda):
             return Value("lambda", "<lambda>", "local")
@@ -834,6 +837,46 @@ class Inferrer:
         self._note_cut(key, found, cuts, depth)
         return found
 
+    def _tuple_slot(self, node: ast.expr, index: ast.expr, ctx: Ctx, depth: int) -> Value | None:
+        """The `index`-th slot of the tuples the container `node` holds, where its annotation says
+        each element is a `tuple[A, B, ...]` of fixed length and `index` is a constant."""
+        if not (isinstance(index, ast.Constant) and isinstance(index.value, int) and not isinstance(index.value, bool)):
+            return None
+        for annotation, module, scope in self._element_sources(node, ctx, depth):
+            inner = _element_annotation(self.p.parser.parse(annotation), item=True)
+            slot = _tuple_arg(self.p.parser.parse(inner) if inner else None, index.value)
+            if slot is not None:
+                found = self.annotation(slot, module, scope, "annotation")
+                if found is not None and found.kind == "instance":
+                    return found
+        return None
+
+    def _element_sources(self, node: ast.expr, ctx: Ctx, depth: int) -> list[tuple[str, str, str]]:
+        """(annotation, module, scope it is written in) of what declares the container `node`:
+        a parameter or local, or an attribute of the instance it is read on."""
+        where: list[tuple[str, str, str]] = []
+        if isinstance(node, ast.Name):
+            for sc in self.p.chain(ctx.scope):
+                fd = self.p.functions.get(f"{ctx.module}.{sc}")
+                if fd is None:
+                    continue
+                where += [(prm.annotation, fd.module, _parent(fd.fact.qualname)) for prm in fd.fact.params if prm.name == node.id and prm.annotation]
+                where += [(a.annotation, ctx.module, sc) for a in self.p.scope(ctx.module, sc).assignments.get(node.id, []) if a.annotation]
+                break
+        elif isinstance(node, ast.Attribute):
+            base = self.eval(node.value, ctx, depth + 1)
+            if base is not None and base.kind == "instance":
+                for owner in self.p.hierarchy.mro(base.name):
+                    cd = self.p.classes.get(owner)
+                    if cd is None:
+                        continue
+                    where += [(a.annotation, cd.module, cd.fact.qualname) for a in cd.fact.fields if a.target == node.attr and a.annotation]
+                    bound = self._instance_bindings(cd.name, cd.fact).get(node.attr, ())
+                    where += [(a.annotation, cd.module, a.scope) for a in bound if a.annotation]
+                    if where:
+                        break
+        return where
+
     def _element_of(self, node: ast.expr, ctx: Ctx, depth: int, *, item: bool = False) -> Value | None:
         """An element of the iterable `node`, from the annotation of what it
         names: a parameter or local, an attribute, or a call's return; for an
@@ -1254,6 +1297,17 @@ def _element_annotation(node: ast.expr | None, depth: int = 0, *, item: bool = F
     if item and last in _MAPPINGS:
         return ast.unparse(args[1]) if len(args) == 2 else None
     return ast.unparse(args[0])
+
+
+def _tuple_arg(node: ast.expr | None, index: int) -> str | None:
+    """`tuple[Key | None, Item]`, index 1 -> `Item`; None for a tuple of any length (`tuple[X, ...]`)
+    or an index out of its range."""
+    if not isinstance(node, ast.Subscript) or (dotted_name(node.value) or "").rpartition(".")[2] not in ("tuple", "Tuple"):
+        return None
+    args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    if any(isinstance(a, ast.Constant) and a.value is Ellipsis for a in args) or not -len(args) <= index < len(args):
+        return None
+    return ast.unparse(args[index])
 
 
 def _literal_values(node: ast.expr | None) -> list[object] | None:

@@ -169,3 +169,9 @@ def test_per_site_bindings_hold_inside_methods() -> None:
     bound in both arms of an `if` reaches both classes (the sites of an indented method
     were once looked up at the wrong columns, so each fell back to the name's whole set)."""
     assert _edges(actual("assignments/per_site_method")) == _edges(expected("assignments/per_site_method"))
+
+
+def test_a_tuple_slot_of_a_declared_container_is_its_declared_type() -> None:
+    """`self._body[i][1]` with `_body: list[tuple[Key, Item]]` is an `Item` (tomlkit's
+    `Container.unwrap`): no guess by name reaches an unrelated class's `unwrap`."""
+    assert _edges(actual("lists/tuple_slot")) == _edges(expected("lists/tuple_slot"))
