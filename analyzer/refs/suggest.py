@@ -502,7 +502,13 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
             for rank, e in enumerate(related[:3]):
                 confidence = 0.8 if len(related) == 1 else 0.7 if rank == 0 and _context_pick(related, old_cls, ref, pin) else 0.5
                 out.append(Suggestion(short_name(e, pin), confidence, f"`{last}` of a class named like `{owner}`", e.location))
-            for e in [m for m in movers if m not in related][:3]:
+            neighbours = [e for e in movers if e not in related and e.path in {o.path for o in owners}]
+            beside = neighbours if not related and len(neighbours) == 1 else []
+            for e in beside:
+                # `MultimodalDataItem.merge` gone, `MultimodalInputs.merge` in the same module: the
+                # member moved to the class beside it.
+                out.append(Suggestion(short_name(e, pin), 0.6, f"the one class beside `{owner}` in its module that has `{last}`", e.location))
+            for e in [m for m in movers if m not in related and m not in beside][:3]:
                 # The last name alone, on a class not named like the old one (`CacheEngine.x.append`
                 # -> `FlatLogprobs.append`): wrong 4 times in 4 on the labelled parts. A guess.
                 confidence = round(_GUESS_WEIGHT * (1.0 if len(movers) == 1 else 0.6), 2)
@@ -653,7 +659,11 @@ def privacy_changed(name: str, pin: PinView) -> list[Suggestion]:
     if len({e.full for e in hits}) != 1:
         return []
     what = "public" if name.startswith("_") else "private"
-    return [Suggestion(other, _PRIVACY_CONFIDENCE, f"the one definition of the name made {what} (`{hits[0].full}`)", hits[0].location)]
+    # A method is named with its class (`SchedulerOutputStreamer._stream_output_generation`): the
+    # reader learns where it went, as the other homes of a moved member say.
+    owner = hits[0].full.rsplit(".", 2)[-2] if hits[0] not in top and hits[0].kind == "function" else None
+    replacement = f"{owner}.{other}" if owner and owner[:1].isupper() else other
+    return [Suggestion(replacement, _PRIVACY_CONFIDENCE, f"the one definition of the name made {what} (`{hits[0].full}`)", hits[0].location)]
 
 
 def style_changed(name: str, pin: PinView) -> list[Suggestion]:

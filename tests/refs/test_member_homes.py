@@ -38,3 +38,21 @@ def test_a_member_moved_into_a_part_of_its_class(tmp_path: Path) -> None:
     assert best.replacement == "ReqKvInfo.kv_committed_len" and best.confidence < 0.8
     # `HiRadixCache` is gone: a class whose name it holds (`RadixCache`) is not a part split off it.
     assert all(s.confidence < 0.5 for s in suggest(ref("evict", "symbol", framework="sglang", owner="HiRadixCache"), pin))
+
+
+def test_a_method_moved_to_the_class_beside_it_in_its_module(tmp_path: Path) -> None:
+    # Held-out 20: `MultimodalDataItem.merge()` gone, `MultimodalInputs.merge` in the same module;
+    # another class elsewhere has a `merge` too (a guess by name would pick either).
+    from dataclasses import replace
+
+    pin = _pin(tmp_path)
+    pin = replace(pin, symbols=[
+        *pin.symbols,
+        SymbolEntry("sglang.srt.managers.schedule_batch.MultimodalDataItem", BATCH, 100, 150, "class"),
+        SymbolEntry("sglang.srt.managers.schedule_batch.MultimodalInputs", BATCH, 160, 300, "class"),
+        SymbolEntry("sglang.srt.managers.schedule_batch.MultimodalInputs.merge", BATCH, 250, 280, "function"),
+        SymbolEntry("sglang.srt.mem_cache.radix_cache.OutputDelta", RADIX, 430, 450, "class"),
+        SymbolEntry("sglang.srt.mem_cache.radix_cache.OutputDelta.merge", RADIX, 440, 445, "function"),
+    ])
+    best = suggest(ref("MultimodalDataItem.merge", "symbol", framework="sglang"), pin)[0]
+    assert best.replacement == "MultimodalInputs.merge" and best.confidence == 0.6

@@ -26,7 +26,8 @@ def test_a_function_made_public_and_a_method_made_private(tmp_path: Path) -> Non
     doc = "In vLLM, `_hash_block_tokens` hashes a block, and `preempt_request` frees a request's blocks.\n"
     homes = _homes(doc, tmp_path)
     assert homes["_hash_block_tokens"] == [("hash_block_tokens", "vllm/v1/core/kv_cache_utils.py:5")]
-    assert homes["preempt_request"] == [("_preempt_request", "vllm/v1/core/sched/scheduler.py:130")]
+    # a method is named with its class
+    assert homes["preempt_request"] == [("Scheduler._preempt_request", "vllm/v1/core/sched/scheduler.py:130")]
 
 
 def test_one_word_names_get_no_such_home(tmp_path: Path) -> None:
