@@ -209,8 +209,18 @@ class TypeReader:
         if base in {"Annotated", "A", "Required", "NotRequired", "Final"}:
             return self.atoms(args[0], module, depth + 1)
         if base == "Literal":
-            values = tuple(a.value for a in args if isinstance(a, ast.Constant))
-            return {Atom("literal", values)}
+            # `Literal["auto", RunnerType]`: a Literal alias among the values is flattened into
+            # them (as typing does); anything else read there leaves the choices unknown.
+            values: list[object] = []
+            for a in args:
+                if isinstance(a, ast.Constant):
+                    values.append(a.value)
+                    continue
+                inner = self.atoms(a, module, depth + 1)
+                if not inner or any(x.kind != "literal" for x in inner):
+                    return {Atom("other", (ast.unparse(expr),))}
+                values.extend(v for x in sorted(inner, key=lambda x: str(x.detail)) for v in x.detail)
+            return {Atom("literal", tuple(values))}
         kind = TYPING_ALIASES.get(base, base)
         if kind in {"list", "set", "tuple", "dict", "frozenset"}:
             return {Atom("set" if kind == "frozenset" else kind, tuple(ast.unparse(a) for a in args))}

@@ -170,7 +170,10 @@ def flags_from(items: Iterable[Any]) -> list[FlagEntry]:
     for f in items:
         aliases = tuple(a for a in (_get(f, "aliases") or ()) if a != _get(f, "flag"))
         aliases += tuple(a for a in (_get(f, "negative_aliases") or ()) if a not in aliases)
-        out.append(FlagEntry(_get(f, "flag"), aliases, _get(f, "dest"), _get(f, "defined_at")))
+        # Only choices the flag index could read as literal values (not an expression it kept as text).
+        listed = _get(f, "choices")
+        choices = tuple(str(c) for c in listed) if isinstance(listed, list | tuple) else ()
+        out.append(FlagEntry(_get(f, "flag"), aliases, _get(f, "dest"), _get(f, "defined_at"), choices))
     return out
 
 

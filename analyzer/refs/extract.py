@@ -136,6 +136,8 @@ _QUALIFIED_MEMBER_RE = re.compile(r"(_*[A-Z][A-Za-z0-9]*)\.([A-Za-z_][A-Za-z0-9_
 _TYPED_FIELD_RE = re.compile(r"(_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+)\s*:\s*[\w(\[][^:;=，。]*")
 # What the prose of an item holds when it lists code spans only (`a`、`b`, `a`, `b` and `c`).
 _ITEM_SEPARATORS_RE = re.compile(r"[\s、,，/;；]|\band\b|和|与")
+# A flag written with its value in code font (`--kv-cache-dtype fp8`, `--dtype=half`).
+_FLAG_VALUE_RE = re.compile(r"(--[A-Za-z0-9][\w-]*)(?:=|\s+)([^\s-][^\s]*)")
 _SELF_MEMBER_RE = re.compile(r"(?P<name>self(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?:\([^()]*\))?")
 # A flow step's leading name (`generate_stream_resp (adapter.py)`, `tokenizer_manager.generate_request`).
 _STEP_RE = re.compile(r"^\s*(?:(?:->|=>|[→⇒⟶])\s*)?((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*)(?:\(\))?(?=\s|$|\()")
@@ -260,6 +262,7 @@ class _Pending:
     receiver: str | None = None
     free_receiver: bool = False
     base_of: str | None = None
+    flag_value: str | None = None
 
 
 _IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -370,6 +373,7 @@ class _Walker:
                     receiver=p.receiver,
                     free_receiver=p.free_receiver,
                     base_of=p.base_of,
+                    flag_value=p.flag_value,
                     subject=p.subject or title or (f"its list is introduced as {self.list_program}'s" if self.list_program and p.origin == "inline" else None),
                     paragraph=paragraph,
                     context=self.facts.words,
@@ -571,7 +575,7 @@ class _Walker:
                 inner = col + ref.col if col >= 0 and ref.col >= 0 else -1
                 if not ref.server_flag and ref.kind == "flag":
                     shell = replace(shell, reason=f"flag of {ref.command}")
-                out.append(_Pending(line, inner, ref.text, shell, offset, "inline", ref.command))
+                out.append(_Pending(line, inner, ref.text, shell, offset, "inline", ref.command, flag_value=ref.value))
             return out
         stripped = text.strip()
         classified = classify(text)
@@ -601,6 +605,9 @@ class _Walker:
                 return [link] if link else []
             return self._error_message(text, line, col, offset)
         written = stripped
+        value = None
+        if found.kind == FLAG and (m := _FLAG_VALUE_RE.fullmatch(written)) is not None and m.group(1) == found.target:
+            value = m.group(2)  # `--kv-cache-dtype fp8`: judged against the flag's choices
         if found.kind in {"env", "flag"} and found.target in written:
             # `VLLM_X=1`, `$VLLM_X`, `--flag=value`: the name alone is what a fix replaces.
             shift = written.find(found.target)
@@ -638,7 +645,7 @@ class _Walker:
         defined = found.kind == SYMBOL and root in self.facts.defined
         # `future_map.resolve_future`: a member of an object the document never binds.
         free = found.reason.startswith("instance:") and self._free_call(found.reason.removeprefix("instance:"))
-        span = _Pending(line, col, written, found, offset, "inline", doc_defined=defined, free_receiver=free)
+        span = _Pending(line, col, written, found, offset, "inline", doc_defined=defined, free_receiver=free, flag_value=value)
         if found.kind != SYMBOL or defined:
             return [span]
         return [span, *self._span_keywords(stripped, line, col + len(text) - len(text.lstrip()) if col >= 0 else -1, offset)]
@@ -818,7 +825,7 @@ class _Walker:
                 col = self._col(line, ref.text) if ref.col >= 0 else -1
                 reason = f"command {ref.command}" if ref.command else "text"
                 found = Classified(ref.kind, ref.target, ref.framework, reason)
-                pending.append(_Pending(line, col, ref.text, found, 0, "fence", ref.command))
+                pending.append(_Pending(line, col, ref.text, found, 0, "fence", ref.command, flag_value=ref.value))
         if lang in PYTHON_LANGS or lang in SHELL_LANGS:
             taken = {(p.line, p.text) for p in pending}
             comment_paths = self._comment_paths(content, first, lang in PYTHON_LANGS)

@@ -160,6 +160,9 @@ class Reference:
     # A snippet's `class X(Base)`: for `Base`, the class the copy derives from it (`X`). Where
     # `Base` is gone and the pin's `X` has one base, that base is its home (`copied_bases.py`).
     base_of: str | None = None
+    # A flag's value as written (`--kv-cache-dtype fp8`): where the pin's parser lists the flag's
+    # choices, a value outside them is broken (`resolve._resolve_flag`).
+    flag_value: str | None = None
     # The paragraph's Markdown, for a replacement the text names itself ("use `X` instead").
     paragraph: str = field(default="", compare=False, repr=False)
     # Lower-cased words of the whole document (one set shared by its references): picks,

@@ -25,7 +25,7 @@ from analyzer.refs.models import (
     Finding,
     Reference,
 )
-from analyzer.refs.pinview import PinView, SymbolEntry
+from analyzer.refs.pinview import FlagEntry, PinView, SymbolEntry
 from analyzer.refs.qualify import Qualifier
 from analyzer.refs.reexports import owner_reexports, reexport_targets
 from analyzer.refs.shell import SERVER_COMMANDS
@@ -702,7 +702,7 @@ def _resolve_flag(ref: Reference, pin: PinView) -> Finding:
         entry = pin.flag_map.get(flag.replace("_", "-"))
         note = "underscore spelling accepted by vLLM's parser"
     if entry is not None:
-        return Finding(ref, pin.pin, OK, resolved_at=entry.defined_at, note=note)
+        return _with_value(Finding(ref, pin.pin, OK, resolved_at=entry.defined_at, note=note), entry)
     if ref.command and ref.command not in SERVER_COMMANDS:
         return _resolve_command_flag(ref, pin)
     other = _other_parser_flag(ref, pin)
@@ -770,6 +770,20 @@ def _other_parser_flag(ref: Reference, pin: PinView) -> Finding | None:
         if script is not None:
             return Finding(ref, pin.pin, OK, resolved_at=script, note=f"an option of {script}, one of the project's scripts")
     return None
+
+
+def _with_value(found: Finding, entry: FlagEntry) -> Finding:
+    """`--kv-cache-dtype fp4_e2m1` where the pin's parser lists the flag's choices and the value is
+    none of them (in any case: some parsers lower-case first): broken. A
+    value the reader fills in (`$DTYPE`, `<dtype>`, `{...}`) is not judged."""
+    value = (found.ref.flag_value or "").strip("'\"")
+    if not entry.choices or not value or value[0] in "$<{[(" or "${" in value:
+        return found
+    if value.lower() in {c.lower() for c in entry.choices}:
+        return found
+    found.status = BROKEN
+    found.note = f"`{value}` is not one of the choices of {entry.flag} at {found.pin}"
+    return found
 
 
 def _resolve_command_flag(ref: Reference, pin: PinView) -> Finding:

@@ -50,6 +50,7 @@ class ShellRef:
     framework: str | None
     command: str | None
     server_flag: bool = False  # a flag of a server-launching command (checkable against flags)
+    value: str | None = None  # a flag's value as written (`--kv-cache-dtype fp8`, `--x=y`)
 
 
 @dataclass(slots=True)
@@ -247,10 +248,12 @@ def _command_refs(
     server = command in SERVER_COMMANDS
     if seen is not None:
         seen.append((tokens[0].line, command, framework, server))
-    for tok in rest:
+    for k, tok in enumerate(rest):
         if tok.text.startswith("--") and len(tok.text) > 2:
-            flag = tok.text.split("=", 1)[0]
-            yield ShellRef(tok.line, tok.col, flag, FLAG, flag, framework, command, server)
+            flag, eq, value = tok.text.partition("=")
+            if not eq and k + 1 < len(rest) and not rest[k + 1].text.startswith("-"):
+                value = rest[k + 1].text
+            yield ShellRef(tok.line, tok.col, flag, FLAG, flag, framework, command, server, value or None)
         elif _SHORT_FLAG_RE.fullmatch(tok.text):
             # `-tp 2`, `-O3`: short options are the parser's too.
             flag = tok.text.split("=", 1)[0]

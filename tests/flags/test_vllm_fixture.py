@@ -173,3 +173,19 @@ def test_unresolvable_spots_are_reported_not_dropped(tmp_path: Path) -> None:
 
 def test_package_dir_itself_is_accepted(root: Path) -> None:
     assert len(extract_flags(root / "vllm")) == len(extract_flags(root))
+
+
+def test_a_literal_alias_inside_a_literal_is_flattened_into_the_choices(tmp_path: Path) -> None:
+    # vLLM's `RunnerOption = Literal["auto", RunnerType]` with `RunnerType = Literal["generate", ...]`:
+    # the choices are all four values (once read as `["auto"]`, which made `--runner generate`
+    # look invalid to the checker); a name that is no Literal leaves the choices unknown.
+    files = dict(VLLM_FILES)
+    files[CACHE] = files[CACHE].replace(
+        'cache_dtype: Literal["auto", "fp8"] | None = "auto"  # FIELD cache_dtype',
+        'cache_dtype: Literal["auto", KvDtype] | None = "auto"  # FIELD cache_dtype',
+    ).replace("BlockSize = Literal[8, 16, 32]", 'BlockSize = Literal[8, 16, 32]\n        KvDtype = Literal["fp8", "fp8_e4m3"]')
+    flags = by_flag(extract_flags(write_tree(tmp_path / "nested", files), "vllm"))
+    assert flags["--kv-cache-dtype"].choices == ["auto", "fp8", "fp8_e4m3", "None"]  # (`| None`, as before)
+    files[CACHE] = files[CACHE].replace('KvDtype = Literal["fp8", "fp8_e4m3"]', "KvDtype = str")
+    flags = by_flag(extract_flags(write_tree(tmp_path / "opaque", files), "vllm"))
+    assert not flags["--kv-cache-dtype"].choices
