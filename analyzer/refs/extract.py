@@ -128,8 +128,7 @@ _NAME_CHAIN_RE = re.compile(r"[\w.]+(?:\(\))?(?:\s*(?:->|—>|=>|[→⇒⟶])\s*
 _STEP_CLASS_RE = re.compile(r"_*(?=[A-Z][A-Za-z0-9]*[a-z])[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*")
 # `_allocate_kv_cache`: one leading underscore, then words joined by underscores, standing alone.
 _PRIVATE_NAME_RE = re.compile(r"(?<![\w.$/{<-])(_[a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w./}>(-])")
-# `self.waiting_queue`, `self.future_map.resolve_future()` written in the prose: a member of the
-# class the passage describes, whichever it is.
+# A class's member written in code font (`Scheduler.stream_output()`): whose member a loose `self.x` is.
 _QUALIFIED_MEMBER_RE = re.compile(r"(_*[A-Z][A-Za-z0-9]*)\.([A-Za-z_][A-Za-z0-9_]*)(?:\([^()]*\))?")
 # A field written with its type (`token_ids_cpu_tensor: (max_num_reqs, max_model_len) int32`):
 # a name of two words or more, then a type that is no sentence.
@@ -138,6 +137,8 @@ _TYPED_FIELD_RE = re.compile(r"(_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+)\s*:\s*[\w(\[][^
 _ITEM_SEPARATORS_RE = re.compile(r"[\s、,，/;；]|\band\b|和|与")
 # A flag written with its value in code font (`--kv-cache-dtype fp8`, `--dtype=half`).
 _FLAG_VALUE_RE = re.compile(r"(--[A-Za-z0-9][\w-]*)(?:=|\s+)([^\s-][^\s]*)")
+# `self.waiting_queue`, `self.future_map.resolve_future()` written in the prose: a member of the
+# class the passage describes, whichever it is.
 _SELF_MEMBER_RE = re.compile(r"(?P<name>self(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?:\([^()]*\))?")
 # A flow step's leading name (`generate_stream_resp (adapter.py)`, `tokenizer_manager.generate_request`).
 _STEP_RE = re.compile(r"^\s*(?:(?:->|=>|[→⇒⟶])\s*)?((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*)(?:\(\))?(?=\s|$|\()")

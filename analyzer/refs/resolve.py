@@ -218,11 +218,7 @@ def _resolve_written_path(ref: Reference, pin: PinView) -> Finding:
         # `csrc/...`, `sgl-router/src/...`: the pin holds that folder, not this file.
         return Finding(ref, pin.pin, BROKEN, note=f"no such file or folder in {pin.pin}")
     if path is None and (inner := _inside_checkout(ref.target, pin)) is not None:
-        # `target/vllm/vllm/multimodal/cache.py`: a checkout's folder under some folder of the author's.
-        # (The finding keeps the repository path as its target: its homes are looked for from there.)
-        there = _resolve_written_path(replace(ref, target=inner), pin)
-        there.note = "; ".join(x for x in (f"written with the checkout's folder `{pin.project}/` in front", there.note) if x)
-        return there
+        return _in_checkout(ref, inner, pin)  # `target/vllm/vllm/x.py`: under some folder of the author's
     if path is None:
         first = ref.target.lstrip("/").removeprefix(pin.layout_prefix).split("/", 1)[0]
         in_repo_only = first in REPO_ONLY_DIRS.get(pin.project, ()) or ref.target.split("/", 1)[0] in REPO_ONLY_DIRS.get(pin.project, ())
@@ -234,10 +230,7 @@ def _resolve_written_path(ref: Reference, pin: PinView) -> Finding:
     if not pin.has_path(path) and (inner := _inside_checkout(ref.target, pin)) is not None:
         # `vllm/vllm/entrypoints/cli/main.py`, `vllm/pyproject.toml`: the path from the root of a
         # checkout, its folder written in front; judged as the repository path it names.
-        # (The finding keeps the repository path as its target: its homes are looked for from there.)
-        there = _resolve_written_path(replace(ref, target=inner), pin)
-        there.note = "; ".join(x for x in (f"written with the checkout's folder `{pin.project}/` in front", there.note) if x)
-        return there
+        return _in_checkout(ref, inner, pin)
     if not pin.has_path(path):
         return Finding(ref, pin.pin, BROKEN, note=f"no such file or folder in {pin.pin}")
     finding = Finding(ref, pin.pin, OK, resolved_at=path)
@@ -254,6 +247,14 @@ def _resolve_written_path(ref: Reference, pin: PinView) -> Finding:
         # The link itself may be fine at its own commit; what matters to the book is the pin.
         finding.note = "; ".join(x for x in (finding.note, f"link names {ref.commit}, checked against {pin.pin}") if x)
     return finding
+
+
+def _in_checkout(ref: Reference, inner: str, pin: PinView) -> Finding:
+    """The repository path `inner` a checkout-prefixed path names, judged; the finding keeps it as
+    its target, so its homes are looked for from there (`suggest._write_path` puts the folders back)."""
+    there = _resolve_written_path(replace(ref, target=inner), pin)
+    there.note = "; ".join(x for x in (f"written with the checkout's folder `{pin.project}/` in front", there.note) if x)
+    return there
 
 
 def _inside_checkout(target: str, pin: PinView) -> str | None:
@@ -774,8 +775,8 @@ def _other_parser_flag(ref: Reference, pin: PinView) -> Finding | None:
 
 def _with_value(found: Finding, entry: FlagEntry) -> Finding:
     """`--kv-cache-dtype fp4_e2m1` where the pin's parser lists the flag's choices and the value is
-    none of them (in any case: some parsers lower-case first): broken. A
-    value the reader fills in (`$DTYPE`, `<dtype>`, `{...}`) is not judged."""
+    none of them (in any case: some parsers lower-case first): broken. A value the reader fills in
+    (`$DTYPE`, `<dtype>`, `{...}`) is not judged."""
     value = (found.ref.flag_value or "").strip("'\"")
     if not entry.choices or not value or value[0] in "$<{[(" or "${" in value:
         return found
