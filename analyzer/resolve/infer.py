@@ -842,7 +842,7 @@ class Inferrer:
         each element is a `tuple[A, B, ...]` of fixed length and `index` is a constant."""
         if not (isinstance(index, ast.Constant) and isinstance(index.value, int) and not isinstance(index.value, bool)):
             return None
-        for annotation, module, scope in self._element_sources(node, ctx, depth):
+        for annotation, module, scope in self._element_sources(node, ctx, depth)[0]:
             inner = _element_annotation(self.p.parser.parse(annotation), item=True)
             slot = _tuple_arg(self.p.parser.parse(inner) if inner else None, index.value)
             if slot is not None:
@@ -851,42 +851,13 @@ class Inferrer:
                     return found
         return None
 
-    def _element_sources(self, node: ast.expr, ctx: Ctx, depth: int) -> list[tuple[str, str, str]]:
-        """(annotation, module, scope it is written in) of what declares the container `node`:
-        a parameter or local, or an attribute of the instance it is read on."""
+    def _element_sources(self, node: ast.expr, ctx: Ctx, depth: int) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
+        """What declares the container `node` (a parameter or local, an attribute of the instance
+        it is read on): (annotation, module, scope it is written in) of each annotation, and, where
+        none is written, (value, module, scope) of what it is assigned (an attribute's, the first
+        class in the MRO that binds it; a local's, for the copies `_element_of` follows)."""
         where: list[tuple[str, str, str]] = []
-        if isinstance(node, ast.Name):
-            for sc in self.p.chain(ctx.scope):
-                fd = self.p.functions.get(f"{ctx.module}.{sc}")
-                if fd is None:
-                    continue
-                where += [(prm.annotation, fd.module, _parent(fd.fact.qualname)) for prm in fd.fact.params if prm.name == node.id and prm.annotation]
-                where += [(a.annotation, ctx.module, sc) for a in self.p.scope(ctx.module, sc).assignments.get(node.id, []) if a.annotation]
-                break
-        elif isinstance(node, ast.Attribute):
-            base = self.eval(node.value, ctx, depth + 1)
-            if base is not None and base.kind == "instance":
-                for owner in self.p.hierarchy.mro(base.name):
-                    cd = self.p.classes.get(owner)
-                    if cd is None:
-                        continue
-                    where += [(a.annotation, cd.module, cd.fact.qualname) for a in cd.fact.fields if a.target == node.attr and a.annotation]
-                    bound = self._instance_bindings(cd.name, cd.fact).get(node.attr, ())
-                    where += [(a.annotation, cd.module, a.scope) for a in bound if a.annotation]
-                    if where:
-                        break
-        return where
-
-    def _element_of(self, node: ast.expr, ctx: Ctx, depth: int, *, item: bool = False) -> Value | None:
-        """An element of the iterable `node`, from the annotation of what it
-        names: a parameter or local, an attribute, or a call's return; for an
-        attribute with no annotation, the elements of the list it is built from
-        (`nn.ModuleList([Layer(...) for ...])`). `item`: what `node[k]`,
-        `node.pop()`, `node.get(k)` give (a mapping's values, not its keys)."""
-        if depth > _MAX_DEPTH:
-            return None
-        where: list[tuple[str, str, str]] = []  # (annotation, module, scope it is written in)
-        built: list[tuple[str, str, str]] = []  # (value, module, scope) of unannotated attributes
+        built: list[tuple[str, str, str]] = []
         if isinstance(node, ast.Name):
             for sc in self.p.chain(ctx.scope):
                 fd = self.p.functions.get(f"{ctx.module}.{sc}")
@@ -897,13 +868,7 @@ class Inferrer:
                 local = self.p.scope(ctx.module, sc).assignments.get(node.id, [])
                 where += [(a.annotation, ctx.module, sc) for a in local if a.annotation]
                 if not where:
-                    # `ordered = sorted(stages)`: the elements of what it copies.
-                    for a in local:
-                        value = self.p.parser.parse(a.value) if a.value else None
-                        if isinstance(value, ast.Call) and self._copies_elements(value, Ctx(ctx.module, sc), depth):
-                            found = self._element(value.args[0], Ctx(ctx.module, sc), depth + 1, item=item)
-                            if found is not None:
-                                return found
+                    built += [(a.value, ctx.module, sc) for a in local if a.value]
                 break
         elif isinstance(node, ast.Attribute):
             base = self.eval(node.value, ctx, depth + 1)
@@ -919,6 +884,29 @@ class Inferrer:
                     built += [(a.value, cd.module, a.scope) for a in bound if not a.annotation and a.value]
                     if where or built:
                         break
+        return where, built
+
+    def _element_of(self, node: ast.expr, ctx: Ctx, depth: int, *, item: bool = False) -> Value | None:
+        """An element of the iterable `node`, from the annotation of what it
+        names: a parameter or local, an attribute, or a call's return; for an
+        attribute with no annotation, the elements of the list it is built from
+        (`nn.ModuleList([Layer(...) for ...])`). `item`: what `node[k]`,
+        `node.pop()`, `node.get(k)` give (a mapping's values, not its keys)."""
+        if depth > _MAX_DEPTH:
+            return None
+        where: list[tuple[str, str, str]] = []  # (annotation, module, scope it is written in)
+        built: list[tuple[str, str, str]] = []  # (value, module, scope) of unannotated attributes
+        if isinstance(node, ast.Name):
+            where, assigned = self._element_sources(node, ctx, depth)
+            for text, module, scope in assigned:
+                # `ordered = sorted(stages)`: the elements of what it copies.
+                value = self.p.parser.parse(text)
+                if isinstance(value, ast.Call) and self._copies_elements(value, Ctx(module, scope), depth):
+                    found = self._element(value.args[0], Ctx(module, scope), depth + 1, item=item)
+                    if found is not None:
+                        return found
+        elif isinstance(node, ast.Attribute):
+            where, built = self._element_sources(node, ctx, depth)
         elif isinstance(node, ast.Call):
             if self._copies_elements(node, ctx, depth):
                 return self._element(node.args[0], ctx, depth + 1, item=item)
