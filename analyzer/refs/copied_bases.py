@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from analyzer.refs.models import BROKEN, SYMBOL, Finding, Suggestion
 from analyzer.refs.pinview import PinView, SymbolEntry
-from analyzer.refs.suggest import inherited_members
+from analyzer.refs.resolve import find_symbol
 
 _CONFIDENCE = 0.7
 _SURE = 0.5  # a home at or above this stays first
@@ -55,7 +55,7 @@ def homes_from_copied_bases(findings: list[Finding], pins: Sequence[PinView]) ->
             continue
         if member:
             # `OpenAIServing._check_model()`: the member where the new base has it, its own or inherited.
-            owner = _owner_of(member, home.replacement.rsplit(".", 1)[-1], pin) if "." not in member else None
+            owner = _owner_of(member, home.replacement, pin) if "." not in member else None
             if owner is None:
                 continue
             home = Suggestion(f"{owner}.{member}", _CONFIDENCE, f"`{member}` of {home.reason}", None)
@@ -64,11 +64,8 @@ def homes_from_copied_bases(findings: list[Finding], pins: Sequence[PinView]) ->
 
 
 def _owner_of(member: str, cls: str, pin: PinView) -> str | None:
-    """The class, `cls` or one of its bases, that defines `member` at the pin."""
-    classes = [e for e in pin.find_symbol(cls) if e.kind == "class" and e.last == cls]
-    if len(classes) != 1:
-        return None
-    own = {e.last for e in pin.symbols_under(classes[0].full)}
-    if member in own:
-        return cls
-    return inherited_members(classes[0], pin, own).get(member)
+    """The class, `cls` or one of its bases, that defines `member` at the pin (`resolve.find_symbol`
+    follows the bases)."""
+    hits, _ = find_symbol(f"{cls}.{member}", pin)
+    owners = {e.full.rsplit(".", 2)[-2] for e in hits if e.parent and any(c.kind == "class" for c in pin.table.named(e.parent))}
+    return owners.pop() if len(owners) == 1 else None

@@ -70,25 +70,27 @@ def bare_names(text: str) -> list[ProseName]:
     return [ProseName(m.start(1), m.group(1) + (m.group(2) or ""), m.group(1)) for m in _BARE_RE.finditer(masked)]
 
 
-_OPERATOR_BEFORE_RE = re.compile(r"[=*/×÷+<>]\s*\(?\s*$")
-_OPERATOR_AFTER_RE = re.compile(r"^\s*\)?\s*[=*/×÷+<>]")
+# The operators an operand stands beside: any arithmetic or comparison, or only a product's.
+_OPERATORS = "=*/×÷+<>"
+_PRODUCT_OPERATORS = "*/×÷"
+
+
+def _beside_operator(text: str, start: int, end: int, operators: str) -> bool:
+    """Whether `text[start:end]` has one of `operators` right before or after it (a parenthesis between allowed)."""
+    ops = re.escape(operators)
+    return re.search(rf"[{ops}]\s*\(?\s*$", text[:start]) is not None or re.match(rf"^\s*\)?\s*[{ops}]", text[end:]) is not None
 
 
 def in_formula(text: str, name: ProseName) -> bool:
     """`kv_cache_block大小 = n_hidden_layer * block_size * ...`: an operand of the author's
     arithmetic, which may be their own variable whatever its shape."""
-    end = name.start + len(name.text)
-    return _OPERATOR_BEFORE_RE.search(text[: name.start]) is not None or _OPERATOR_AFTER_RE.match(text[end:]) is not None
-
-
-_QUOTIENT_BEFORE_RE = re.compile(r"[*/×÷]\s*\(?\s*$")
-_QUOTIENT_AFTER_RE = re.compile(r"^\s*\)?\s*[*/×÷]")
+    return _beside_operator(text, name.start, name.start + len(name.text), _OPERATORS)
 
 
 def in_quotient(text: str, start: int, end: int) -> bool:
     """`maximize E[accepted] / Latency(total)`: a factor of a product or quotient. A class is
     constructed, never divided, so a capitalised call there is the author's math, not code."""
-    return _QUOTIENT_BEFORE_RE.search(text[:start]) is not None or _QUOTIENT_AFTER_RE.match(text[end:]) is not None
+    return _beside_operator(text, start, end, _PRODUCT_OPERATORS)
 
 
 _SEPARATORS_RE = re.compile(r"\s*(?:-+>|—>|=>|[→⇒⟶])\s*|\s+-\s+|[\s/,|、，:：]+")
