@@ -226,6 +226,19 @@ _UNTYPED_LANGS = {"", "text", "txt", "plain", "plaintext", "none"}
 _PYTHON_WORDS_RE = re.compile(r"\bself\.\w|^\s*(?:def|class|if|elif|for|while|return|with|try)\b", re.MULTILINE)
 
 
+def mislabelled_python(lang: str, content: str) -> bool:
+    """A fence typed as another language (```` ```cpp ```` for its colours) that holds Python: the
+    whole block parses as Python and defines a function or class at its top level, which no C++,
+    JSON or YAML block does."""
+    if lang in PYTHON_LANGS or lang in SHELL_LANGS or lang in TEXT_LANGS or lang in _UNTYPED_LANGS:
+        return False
+    try:
+        tree = ast.parse(content)
+    except (SyntaxError, ValueError):
+        return False
+    return any(isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) for node in tree.body)
+
+
 def flattened_code(lang: str, content: str) -> bool:
     """An untyped fence holding Python a re-post flattened onto single lines (`pseudocode.
     is_flattened`): read as the Python it was, since its names are code, not a diagram's words."""
@@ -341,6 +354,7 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
         if token.type not in {"fence", "code_block"}:
             continue
         lang = (token.info or "").strip().split(maxsplit=1)[0].lower() if token.info else ""
+        lang = "python" if mislabelled_python(lang, token.content) else lang
         if lang in SHELL_LANGS or lang in TEXT_LANGS:
             facts.foreign_flags |= foreign_flags(token.content)
         if lang in SHELL_LANGS:

@@ -62,6 +62,7 @@ from analyzer.refs.document import (
     document_facts,
     dotted,
     flattened_code,
+    mislabelled_python,
     lead_owner,
     lead_program,
     liquid_highlights,
@@ -795,6 +796,8 @@ class _Walker:
             self._emit(info, "")
         self.place = located(lead_text) or next((p.found.target for p in info if p.origin == "fence" and p.found.framework), None)
         self.lead_text = lead_text
+        if mislabelled_python(lang, content):
+            lang = "python"
         self.quoted_file = _named_file(lead_text, content) if lang in PYTHON_LANGS else None
         header = headed(content, lead_text) if self.place is None and lang in PYTHON_LANGS else None
         self.place = self.place or header
