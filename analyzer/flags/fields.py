@@ -196,6 +196,30 @@ class TypeReader:
             return self.atoms(value, sym.module, depth + 1)
         return {Atom("other", (name,))}
 
+    def checking_literal(self, field: FieldInfo) -> list[object] | None:
+        """The values of a `Literal` alias the field's annotation imports only for type checkers
+        (vLLM's `quantization: QuantizationMethods | str | None`, with `QuantizationMethods = str`
+        outside `if TYPE_CHECKING:`): argparse takes any string, the config then checks it
+        against that list (plus what plugins register). None when the annotation names none."""
+        names = {n.id for n in ast.walk(field.annotation) if isinstance(n, ast.Name)}
+        for stmt in field.module.tree.body:
+            if not (isinstance(stmt, ast.If) and "TYPE_CHECKING" in ast.unparse(stmt.test)):
+                continue
+            for imp in stmt.body:
+                if not isinstance(imp, ast.ImportFrom):
+                    continue
+                for alias in imp.names:
+                    if (alias.asname or alias.name) not in names:
+                        continue
+                    base = self.tree.absolute(field.module, imp.level, imp.module)
+                    sym = self.tree.resolve_qualified(base, alias.name)
+                    if sym is None or sym.kind != "value" or not isinstance(sym.node, ast.expr):
+                        continue
+                    atoms = self.atoms(sym.node, sym.module)
+                    if len(atoms) == 1 and (atom := next(iter(atoms))).kind == "literal":
+                        return list(atom.detail)
+        return None
+
     def _generic(self, expr: ast.Subscript, module: Module, depth: int) -> set[Atom]:
         base = _last_name(expr.value) or ""
         args = list(expr.slice.elts) if isinstance(expr.slice, ast.Tuple) else [expr.slice]

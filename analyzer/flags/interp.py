@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from analyzer.flags.actions import as_kwargs, registry_key, stdlib_base, stdlib_init
-from analyzer.flags.fields import FieldInfo
+from analyzer.flags.fields import FieldInfo, TypeReader
 from analyzer.flags.models import Flag, Positional
 from analyzer.flags.options import build_flag, build_positional
 from analyzer.flags.pyops import (
@@ -809,8 +809,11 @@ class Interpreter:
         registered = module.where(node)
         spelled_here = _names_spelled_literally(node)
         defined = registered if spelled_here or field_info is None else field_info.where
-        return self.record_option(parser, names, kwargs, defined_at=defined, registered_at=registered,
-                                  field_at=field_info.where if field_info else None)
+        handle = self.record_option(parser, names, kwargs, defined_at=defined, registered_at=registered,
+                                    field_at=field_info.where if field_info else None)
+        if field_info is not None and handle.flag is not None and handle.flag.choices is None:
+            handle.flag.typed_values = TypeReader(self.tree).checking_literal(field_info)
+        return handle
 
     def record_option(self, parser: ParserV, names: list[str], kwargs: dict[str, Any], *,
                       defined_at: str, registered_at: str, field_at: str | None) -> ActionV:

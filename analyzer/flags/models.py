@@ -40,6 +40,9 @@ class Flag:
     condition: str | None = None  # source text of an `if` the registration sits under
     registered_at: str | None = None
     field_at: str | None = None
+    # Values a type checker's `Literal` lists where argparse takes any string (vLLM's
+    # `QuantizationMethods`, bound to `str` at run time): the config checks the value against them.
+    typed_values: list[Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -173,7 +173,8 @@ def flags_from(items: Iterable[Any]) -> list[FlagEntry]:
         # Only choices the flag index could read as literal values (not an expression it kept as text).
         listed = _get(f, "choices")
         choices = tuple(str(c) for c in listed) if isinstance(listed, list | tuple) else ()
-        out.append(FlagEntry(_get(f, "flag"), aliases, _get(f, "dest"), _get(f, "defined_at"), choices))
+        typed = tuple(str(v) for v in _get(f, "typed_values") or ())
+        out.append(FlagEntry(_get(f, "flag"), aliases, _get(f, "dest"), _get(f, "defined_at"), choices, typed))
     return out
 
 

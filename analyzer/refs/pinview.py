@@ -29,7 +29,7 @@ from analyzer.refs.symbols import (
 )
 from analyzer.refs.words import SourceWords, load_or_collect
 
-FORMAT_VERSION = 11
+FORMAT_VERSION = 12
 
 __all__ = ["EnvEntry", "FlagEntry", "PinView", "SymbolEntry"]
 
@@ -58,6 +58,9 @@ class FlagEntry:
     dest: str | None = None
     defined_at: str | None = None
     choices: tuple[str, ...] = ()  # the values argparse accepts, where the parser lists them
+    # Where argparse takes any string: the values the config checks it against, as a type
+    # checker's `Literal` lists them (`Flag.typed_values`; plugins may register more).
+    typed_values: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,7 +218,7 @@ class PinView:
             "upstream_commit": self.upstream_commit,
             "store_commit": self.store_commit,
             "tree": self.tree,
-            "flags": [[f.flag, list(f.aliases), f.dest, f.defined_at, list(f.choices)] for f in self.flags],
+            "flags": [[f.flag, list(f.aliases), f.dest, f.defined_at, list(f.choices), list(f.typed_values)] for f in self.flags],
             "envs": [[v.name, v.defined_at, list(v.deprecated_names)] for v in self.envs],
             "env_literals": sorted(self.env_literals),
             "repo_tree": self.repo_tree,
@@ -268,7 +271,7 @@ class PinView:
             packages=tuple(header["packages"]),
             files=files,
             symbols=SqliteSymbols(conn),
-            flags=[FlagEntry(f[0], tuple(f[1]), f[2], f[3], tuple(f[4])) for f in header["flags"]],
+            flags=[FlagEntry(f[0], tuple(f[1]), f[2], f[3], tuple(f[4]), tuple(f[5])) for f in header["flags"]],
             envs=[EnvEntry(v[0], v[1], tuple(v[2])) for v in header["envs"]],
             env_literals=frozenset(header.get("env_literals", ())),
             upstream_commit=header.get("upstream_commit"),

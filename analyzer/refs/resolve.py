@@ -703,7 +703,7 @@ def _resolve_flag(ref: Reference, pin: PinView) -> Finding:
         entry = pin.flag_map.get(flag.replace("_", "-"))
         note = "underscore spelling accepted by vLLM's parser"
     if entry is not None:
-        return _with_value(Finding(ref, pin.pin, OK, resolved_at=entry.defined_at, note=note), entry)
+        return _with_value(Finding(ref, pin.pin, OK, resolved_at=entry.defined_at, note=note), entry, pin)
     if ref.command and ref.command not in SERVER_COMMANDS:
         return _resolve_command_flag(ref, pin)
     other = _other_parser_flag(ref, pin)
@@ -773,17 +773,25 @@ def _other_parser_flag(ref: Reference, pin: PinView) -> Finding | None:
     return None
 
 
-def _with_value(found: Finding, entry: FlagEntry) -> Finding:
+def _with_value(found: Finding, entry: FlagEntry, pin: PinView) -> Finding:
     """`--kv-cache-dtype fp4_e2m1` where the pin's parser lists the flag's choices and the value is
-    none of them (in any case: some parsers lower-case first): broken. A value the reader fills in
-    (`$DTYPE`, `<dtype>`, `{...}`) is not judged."""
+    none of them (in any case: some parsers lower-case first): broken. So is a value of a flag that
+    takes any string where the config checks it against a list (`--quantization lut_b_moe`,
+    `Flag.typed_values`) and the sources spell it nowhere (so no plugin of the project's own
+    registers it). A value the reader fills in (`$DTYPE`, `<dtype>`, `{...}`) is not judged."""
     value = (found.ref.flag_value or "").strip("'\"")
-    if not entry.choices or not value or value[0] in "$<{[(" or "${" in value:
+    listed = entry.choices or entry.typed_values
+    if not listed or not value or value[0] in "$<{[(" or "${" in value:
         return found
-    if value.lower() in {c.lower() for c in entry.choices}:
+    if value.lower() in {c.lower() for c in listed}:
+        return found
+    if entry.choices:
+        found.note = f"`{value}` is not one of the choices of {entry.flag} at {found.pin}"
+    elif pin.mentions(value) is False:
+        found.note = f"`{value}` is none of the {len(listed)} values {entry.flag} is checked against at {found.pin}, and its sources spell it nowhere"
+    else:
         return found
     found.status = BROKEN
-    found.note = f"`{value}` is not one of the choices of {entry.flag} at {found.pin}"
     return found
 
 

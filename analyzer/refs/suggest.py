@@ -990,11 +990,12 @@ def _flag_pool(ref: Reference, pin: PinView) -> tuple[dict[str, str | None], boo
 def _flags(ref: Reference, pin: PinView, history: History | None) -> list[Suggestion]:
     flag = ref.target
     entry = pin.flag_map.get(flag)
-    if entry is not None and entry.choices and ref.flag_value:
+    if entry is not None and (entry.choices or entry.typed_values) and ref.flag_value:
         # The flag is there, its value is not one of its choices: the closest choices.
         value = ref.flag_value.strip("'\"")
         why = f"closest choice of {entry.flag} (`{value}` is none of them)"
-        return [Suggestion(f"{flag} {c}", round(0.6 * r, 2), why, entry.defined_at) for c, r in closest(value, list(entry.choices), n=3, cutoff=0.5)]
+        listed = list(entry.choices or entry.typed_values)
+        return [Suggestion(f"{flag} {c}", round(0.6 * r, 2), why, entry.defined_at) for c, r in closest(value, listed, n=3, cutoff=0.5)]
     out: list[Suggestion] = []
     pool, is_server = _flag_pool(ref, pin)
     if "_" in flag and flag.replace("_", "-") in pool:

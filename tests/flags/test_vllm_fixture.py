@@ -189,3 +189,21 @@ def test_a_literal_alias_inside_a_literal_is_flattened_into_the_choices(tmp_path
     files[CACHE] = files[CACHE].replace('KvDtype = Literal["fp8", "fp8_e4m3"]', "KvDtype = str")
     flags = by_flag(extract_flags(write_tree(tmp_path / "opaque", files), "vllm"))
     assert not flags["--kv-cache-dtype"].choices
+
+
+def test_a_literal_imported_only_for_type_checkers_gives_the_values_the_config_checks(tmp_path: Path) -> None:
+    # vLLM's `quantization: QuantizationMethods | str | None`, with `QuantizationMethods = str`
+    # outside `if TYPE_CHECKING:`: argparse takes any string (no choices), the config checks the
+    # value against the Literal (`typed_values`, read by `atlas check` for `--quantization x`).
+    files = dict(VLLM_FILES)
+    files["vllm/config/dtypes.py"] = 'from typing import Literal\n\nKvDtype = Literal["fp8", "fp8_e4m3"]\n'
+    files[CACHE] = files[CACHE].replace(
+        "from vllm.config.utils import config\n",
+        "from typing import TYPE_CHECKING\n\n        from vllm.config.utils import config\n\n"
+        "        if TYPE_CHECKING:\n            from vllm.config.dtypes import KvDtype\n        else:\n            KvDtype = str\n",
+        1,
+    ).replace('cache_dtype: Literal["auto", "fp8"] | None = "auto"', 'cache_dtype: KvDtype | str | None = "auto"')
+    flags = by_flag(extract_flags(write_tree(tmp_path / "typed", files), "vllm"))
+    assert not flags["--kv-cache-dtype"].choices
+    assert flags["--kv-cache-dtype"].typed_values == ["fp8", "fp8_e4m3"]
+    assert flags["--block-size"].typed_values is None  # real choices: nothing more to say

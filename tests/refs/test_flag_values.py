@@ -47,3 +47,22 @@ def test_choices_kept_as_an_expression_are_not_choices() -> None:
     assert entry.choices == ()
     (listed,) = flags_from([{"flag": "--block-size", "choices": [8, 16, 32]}])
     assert listed.choices == ("8", "16", "32")
+
+
+def test_a_value_the_config_checks_against_a_typed_list_is_broken_only_where_spelled_nowhere(tmp_path: Path) -> None:
+    # Held-out 21's `--quantization lut_b_moe`: vLLM's parser takes any string for --quantization,
+    # its config then checks it against `QuantizationMethods` (`typed_values`). A value the sources
+    # spell nowhere is no method of the project's; one they spell (a plugin may register it) is
+    # left alone, as is any value of a flag with no list.
+    from .test_undefined_names import _with_words
+
+    pin = _with_words(vllm_view(tmp_path), tmp_path, source='REGISTERED = "my_quant"\n')
+    quant = FlagEntry("--quantization", ("-q",), "quantization", "vllm/engine/arg_utils.py:60", (), ("awq", "fp8", "fp8_per_tensor"))
+    pin = replace(pin, flags=[*pin.flags, quant])
+    doc = "# vLLM\n\nRun `--quantization fp8_per_tensor`, `--quantization lut_b_moe`, `--quantization my_quant` or `--quantization FP8`.\n"
+    from analyzer.refs.check import check_references, extract_all
+
+    found = {f.ref.flag_value: f.status for f in check_references(extract_all([("ch.md", doc)]), [pin]) if f.ref.text == "--quantization"}
+    assert found == {"fp8_per_tensor": "ok", "lut_b_moe": "broken", "my_quant": "ok", "FP8": "ok"}
+    (entry,) = flags_from([{"flag": "--quantization", "choices": None, "typed_values": ["awq", "fp8"]}])
+    assert entry.typed_values == ("awq", "fp8") and entry.choices == ()
