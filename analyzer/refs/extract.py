@@ -1667,7 +1667,10 @@ class _Walker:
         if root in self.facts.imported:
             full = self.facts.imported[root]
             if len(parts) == 1:
-                return None  # the import line is the citation
+                # Each use cites it again (`EAGLEWorker(...)` under its import): a reader who
+                # fixes a gone class fixes every place the snippet names it. By its name alone: a
+                # module that moved is the import line's fix, not the use's.
+                return Classified(SYMBOL, full.rsplit(".", 1)[-1], full.split(".", 1)[0], "import")
             # `SamplingParams.extra_args`: the member through the class's short name.
             return Classified(SYMBOL, ".".join([full.rsplit(".", 1)[-1], *parts[1:]]), full.split(".", 1)[0], "import")
         if root in self.facts.instances and len(parts) == 2:
