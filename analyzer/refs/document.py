@@ -119,6 +119,9 @@ def dotted(node: ast.expr) -> str | None:
 _MAX_REPAIRS = 8
 
 
+_CUT_BRANCH_RE = re.compile(r"^(\s*)(elif(?=\s)|else(?=\s*:))")
+
+
 def _repaired(content: str) -> ast.Module | None:
     """The snippet parsed with the few lines that break it blanked: real notes paste a line of
     prose or an output marker into a quoted method, and the method around it is still code."""
@@ -133,6 +136,11 @@ def _repaired(content: str) -> ast.Module | None:
     # `def __init__(self, vllm_config, executor_class, ...):`: the same "and the rest" among a
     # copied method's parameters. Blanked in place, so columns stay those of the document.
     lines = [_DEF_REST_RE.sub(lambda m: " " * len(m.group(0)), line) if _DEF_LINE_RE.match(line) else line for line in lines]
+    # `elif self.is_hybrid_gdn:` / `else:` opening the snippet: a branch cut from its `if`, read
+    # as an `if` of its own (rewritten in place, same length, so columns stay the document's).
+    opening = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if opening is not None:
+        lines[opening] = _CUT_BRANCH_RE.sub(lambda m: m.group(1) + ("if  " if m.group(2) == "elif" else "if 1"), lines[opening], count=1)
     # Only a few lines, and a small share of the snippet: more is not code with notes in it.
     budget = min(_MAX_REPAIRS, sum(1 for line in lines if line.strip()) // 4)
     blanked = 0

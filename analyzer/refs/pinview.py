@@ -29,7 +29,7 @@ from analyzer.refs.symbols import (
 )
 from analyzer.refs.words import SourceWords, load_or_collect
 
-FORMAT_VERSION = 12
+FORMAT_VERSION = 13
 
 __all__ = ["EnvEntry", "FlagEntry", "PinView", "SymbolEntry"]
 
@@ -87,6 +87,9 @@ class PinView:
     # Every `"VLLM_..."` / `"SGLANG_..."` string literal in the sources: env vars read through
     # helpers (`get_bool_env_var("SGLANG_X")`) that the env var index does not list.
     env_literals: frozenset[str] = frozenset()
+    # Ops the sources register with torch under the project's namespace (`op_name="x"` of
+    # `direct_register_custom_op`, `custom_op("vllm::x")`), name -> where: `build.custom_ops`.
+    custom_ops: dict[str, str] = field(default_factory=dict)
     # A git pin whose package sits below the repository root (SGLang's `python/`): the files
     # outside the package (`sgl-kernel/csrc/...`, `sgl-router/src/...`), repository-relative,
     # and the repository's root on disk. Their native symbols carry these paths too.
@@ -221,6 +224,7 @@ class PinView:
             "flags": [[f.flag, list(f.aliases), f.dest, f.defined_at, list(f.choices), list(f.typed_values)] for f in self.flags],
             "envs": [[v.name, v.defined_at, list(v.deprecated_names)] for v in self.envs],
             "env_literals": sorted(self.env_literals),
+            "custom_ops": dict(sorted(self.custom_ops.items())),
             "repo_tree": self.repo_tree,
             "open_classes": self.open_classes,
         }
@@ -274,6 +278,7 @@ class PinView:
             flags=[FlagEntry(f[0], tuple(f[1]), f[2], f[3], tuple(f[4]), tuple(f[5])) for f in header["flags"]],
             envs=[EnvEntry(v[0], v[1], tuple(v[2])) for v in header["envs"]],
             env_literals=frozenset(header.get("env_literals", ())),
+            custom_ops=dict(header.get("custom_ops", {})),
             upstream_commit=header.get("upstream_commit"),
             store_commit=header.get("store_commit"),
             tree=header.get("tree"),

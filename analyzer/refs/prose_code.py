@@ -54,10 +54,11 @@ def prose_names(text: str) -> list[ProseName]:
     return sorted(out, key=lambda n: n.start)
 
 
-# `ExecutorBase`, `LLMEngine`: a class name (capitals inside the word, a lower-case letter); `_create_worker`,
-# `input_preprocessor`: a `snake_case` name; `step()`: a called name. Not part of a path or a dotted name.
+# `ExecutorBase`, `LLMEngine`: a class name (capitals inside the word, a word of two lower-case letters
+# or more: `MoE`, `LoRA` are acronyms); `_create_worker`, `input_preprocessor`: a `snake_case` name;
+# `step()`: a called name. Not part of a path or a dotted name.
 _BARE_RE = re.compile(
-    r"(?<![\w./:@#$%\\-])(_*(?=[A-Z][A-Za-z0-9]*[a-z])[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*|_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+|_*[a-z][a-z0-9]*(?=\(\)))(\(\))?(?![\w./@(-])"
+    r"(?<![\w./:@#$%\\-])(_*(?=[A-Z][A-Za-z0-9]*[a-z]{2})[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*|_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+|_*[a-z][a-z0-9]*(?=\(\)))(\(\))?(?![\w./@(-])"
 )
 
 

@@ -500,11 +500,31 @@ def _resolve_symbol(ref: Reference, pin: PinView) -> Finding:
         built = open_members(ref.target.rsplit(".", 1)[0] if "." in ref.target else "", pin) or foreign_field_member(ref.target, pin)
         if built is not None:
             return Finding(ref, pin.pin, NOT_CHECKABLE, note=built)
+        beside = _beside_the_index(ref, pin)
+        if beside is not None:
+            return beside
         return Finding(ref, pin.pin, BROKEN, note=f"`{ref.target}` is not defined in {pin.pin}")
     notes = [how] if how else []
     if len(found) > 1:
         notes.append(f"{len(found)} definitions")
     return Finding(ref, pin.pin, OK, resolved_at=found[0].location, note="; ".join(notes))
+
+
+def _beside_the_index(ref: Reference, pin: PinView) -> Finding | None:
+    """Names no definition of the index stands for, that are still the pin's (or no one's to
+    judge): a custom op the project registers with torch (`vllm.unified_attention_with_output`,
+    run as `torch.ops.vllm.unified_attention_with_output`), an enum member's `.value` / `.name`
+    (Python's `Enum` attributes), and a test's name, which a release does not ship."""
+    parts = ref.target.split(".")
+    if len(parts) == 2 and parts[0] in pin.packages and parts[1] in pin.custom_ops:
+        return Finding(ref, pin.pin, OK, resolved_at=pin.custom_ops[parts[1]], note=f"a custom op {pin.pin} registers (`torch.ops.{parts[0]}.{parts[1]}`)")
+    if len(parts) >= 3 and parts[-1] in {"value", "name"} and parts[-2].isupper():
+        found, _ = find_symbol(".".join(parts[:-1]), pin)
+        if found:
+            return Finding(ref, pin.pin, OK, resolved_at=found[0].location, note=f"`.{parts[-1]}` of the enum member `{parts[-2]}`")
+    if parts[-1].startswith("test_") and pin.kind == "release":
+        return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"`{parts[-1]}` is a test's name; the release {pin.pin} ships no tests")
+    return None
 
 
 _INSTANCE_CALL_RE = re.compile(r"^(?:self\.)?(?:[a-z_][a-z0-9_]*\.)*(?P<instance>[a-z][a-z0-9_]*)\.(?P<member>[a-z_][a-z0-9_]*)$")

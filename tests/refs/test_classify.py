@@ -50,6 +50,8 @@ def test_references(text: str, kind: str, target: str, framework: str | None) ->
         "https://example.com/x",
         "np.zeros(3)",
         "",
+        "q(·)",  # a formula's function of one letter (held-out 22)
+        "f(x)",
     ],
 )
 def test_ordinary_code_is_not_a_reference(text: str) -> None:
@@ -135,3 +137,10 @@ def test_container_type_cites_its_one_class(text: str, target: str) -> None:
 def test_container_type_of_builtins_or_several_names_is_not_read(text: str) -> None:
     c = classify(text)
     assert c is None or c.kind != "symbol"
+
+
+def test_a_comparison_names_the_field_it_tests_not_a_keyword() -> None:
+    # Held-out 23: "only nodes with `mamba_lock_ref == 0`" (a field), `page_size == 1` (no keyword).
+    found = classify("mamba_lock_ref == 0")
+    assert found is not None and (found.kind, found.target, found.tentative, found.reason) == (SYMBOL, "mamba_lock_ref", True, "compared")
+    assert classify("x == 1") is None  # one word: a formula's variable

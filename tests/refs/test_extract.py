@@ -110,8 +110,8 @@ def test_section_heading_decides() -> None:
 def test_python_snippet_with_placeholders_still_yields_imports() -> None:
     doc = "```python\nfrom sglang.srt.managers.scheduler import Scheduler\nscheduler = Scheduler(...)\n    ...broken indent\n```\n"
     refs = extract_references("x.md", doc)
-    # The `from` line cites its module as well as the name it imports.
-    assert [(r.target, r.line) for r in refs] == [("sglang.srt.managers.scheduler", 2), ("sglang.srt.managers.scheduler.Scheduler", 2)]
+    # The `from` line cites its module as well as the name it imports; the call cites the name again.
+    assert [(r.target, r.line) for r in refs] == [("sglang.srt.managers.scheduler", 2), ("sglang.srt.managers.scheduler.Scheduler", 2), ("Scheduler", 3)]
 
 
 def test_inline_command_span() -> None:

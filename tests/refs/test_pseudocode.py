@@ -115,3 +115,15 @@ def test_an_untyped_fence_is_read_as_flattened_python_only_when_it_is_python() -
     # A log's or a table's columns are cut at gaps too, but they are no Python.
     assert not flattened_code("", "INFO:    Started    server\nName:    pool    size\n" * 3)
     assert not flattened_code("mermaid", "if self.ready:    self.pool = Pool()else:    self.pool = None\n")
+
+
+def test_a_snippet_that_opens_with_a_cut_branch_parses_as_its_own_if() -> None:
+    # Held-out 23's "In `scheduler.py`:" over `elif self.is_hybrid_gdn:` (its `if` left out): the
+    # branch is still code; read as an `if`, in place, so columns stay the document's.
+    snippet = "elif self.is_hybrid_gdn:\n    self.tree_cache = MambaRadixCache(params)\nelse:\n    self.tree_cache = None\n"
+    ((_, tree),) = parse_snippet(snippet)
+    test = tree.body[0]
+    assert isinstance(test, ast.If) and ast.unparse(test.test) == "self.is_hybrid_gdn"
+    assert test.test.col_offset == 5  # `self` where the document writes it (after `elif `)
+    ((_, other),) = parse_snippet("else:\n    self.ready = True\n")
+    assert isinstance(other.body[0], ast.If)

@@ -52,6 +52,7 @@ def test_the_class_of_the_module_that_takes_the_keywords_passed(tmp_path: Path) 
     assert best == {
         (1, "GuidedDecodingParams"): "vllm.sampling_params.StructuredOutputsParams",
         (4, "vllm.sampling_params.GuidedDecodingParams"): "vllm.sampling_params.StructuredOutputsParams",
+        (6, "GuidedDecodingParams"): "vllm.sampling_params.StructuredOutputsParams",  # the call, cited again
     }
 
 
