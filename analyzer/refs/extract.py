@@ -242,6 +242,7 @@ class _Pending:
     owner: str | None = None
     owner_strict: bool = False
     owner_interface: bool = False
+    owner_section: bool = False
     scope: str | None = None
     doc_defined: bool = False
     diagram: bool = False
@@ -306,6 +307,9 @@ class _Walker:
     # (heading level, class) for each class a snippet wrote out (`class ReqToTokenPool:`) under a
     # heading that names it: the class the section's later bare methods belong to (`_named_owner`).
     section_classes: list[tuple[int, str]] = field(default_factory=list)
+    # The class the current section's heading names alone in code font (`_section_owner`), for
+    # the `self.x = ...` lines a block lifts out of it.
+    section_owner: str | None = None
 
     # ----- helpers -------------------------------------------------------
     def _content_offset(self, line: int, raw: str) -> int:
@@ -349,6 +353,7 @@ class _Walker:
                     owner=p.owner,
                     owner_strict=p.owner_strict,
                     owner_interface=p.owner_interface,
+                    owner_section=p.owner_section,
                     scope=p.scope,
                     doc_defined=p.doc_defined,
                     bare_file=p.found.bare_file,
@@ -797,6 +802,7 @@ class _Walker:
             self._emit(info, "")
         self.place = located(lead_text) or next((p.found.target for p in info if p.origin == "fence" and p.found.framework), None)
         self.lead_text = lead_text
+        self.section_owner = _section_owner(self.headings)
         if mislabelled_python(lang, content):
             lang = "python"
         self.quoted_file = _named_file(lead_text, content) if lang in PYTHON_LANGS else None
@@ -1114,12 +1120,17 @@ class _Walker:
                     out.extend(self._copied_function(top, first + base))
                 elif scope is None:
                     # `self.x = ...` lines lifted out of a method: its class's members (a called
-                    # `self.x()` is `_past_names`'s).
+                    # `self.x()` is `_past_names`'s); the class the section's heading names, if any.
                     called = {(n.func.lineno, n.func.col_offset) for n in ast.walk(top) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
                     for member in [m for m in self_members(top) if (m.lineno, m.col) not in called] + member_chains(top):
                         line = first + base + member.lineno - 1
                         text = f"self.{member.name}"
-                        out.extend(self._loose_self(text, line, self._col(line, text, member.col), 0, "fence"))
+                        col = self._col(line, text, member.col)
+                        if self.section_owner is not None and "." not in member.name and member.name not in self.facts.defined:
+                            found = Classified(SYMBOL, member.name, None, f"a `self` member in the section on `{self.section_owner}`", tentative=True)
+                            out.append(_Pending(line, col, text, found, 0, "fence", owner=self.section_owner, owner_section=True))
+                        else:
+                            out.extend(self._loose_self(text, line, col, 0, "fence"))
         # `req.fill_ids` where the snippet declares `req: Req`: the class's member, in place of what
         # other rules read there (a quoted method's attribute judged by spelling alone).
         typed = [p for base, tree in trees for p in self._typed_receivers(tree, first + base)]
@@ -1759,6 +1770,24 @@ def _placed(p: _Pending, place: str) -> _Pending:
 _COPIED_FUNCTION_RE = re.compile(r"_?[a-z][a-z0-9]*(?:_[a-z0-9]+){2,}")
 
 
+# A table's first column headed as a class's fields or attributes.
+_FIELDS_HEADER_RE = re.compile(r"字段|字段名|属性|成员|fields?|attributes?|members?", re.IGNORECASE)
+# `##### `Req`（`managers/schedule_batch.py`）`: a class in code font, a file in parentheses at most.
+_SECTION_OWNER_RE = re.compile(r"#*\s*(?:[\d.]+\s*)?`(?P<cls>_*[A-Z][A-Za-z0-9_]*)`\s*(?:[（(]\s*`[^`\n]+`\s*[）)])?\s*")
+
+
+def _section_owner(headings: list[tuple[int, str]]) -> str | None:
+    """The class a heading is nothing but (`Req`, with its file: `##### `Req`（`schedule_batch.py`）`):
+    the section describes that class, so its field table's names and a block's `self.x` lines are
+    its members. A heading with words of its own ("`Req` and its pool") says less."""
+    if not headings:
+        return None
+    m = _SECTION_OWNER_RE.fullmatch(headings[-1][1].strip())
+    if m is None or m.group("cls") in FOREIGN_NAMES or m.group("cls").isupper() or not CLASSNAME_RE.match(m.group("cls")):
+        return None
+    return m.group("cls")
+
+
 def _heading_class(headings: list[tuple[int, str]]) -> str | None:
     """The class the current section is about: the first class name its heading writes in
     code font (`### `Req` — the request object`)."""
@@ -1807,15 +1836,19 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
     in_paragraph = False
     table: str | None = None  # the open table's key, and the cell's column in it
     column = 0
+    header_cell = False  # the next inline is a header cell's
+    fields_table = False  # the open table's first column is headed "字段" / "Field": a class's fields
     for token in tokens:
         if token.type == "table_open":
             table = f"{file}:{(token.map or [0])[0] + 1}:table"
+            fields_table = False
         elif token.type == "table_close":
             table = None
         elif token.type == "tr_open":
             column = 0
         elif token.type in {"td_open", "th_open"}:
             column += 1
+            header_cell = token.type == "th_open" and column == 1
         if token.type == "heading_open":
             heading_level = int(token.tag[1:])
         elif token.type in {"bullet_list_open", "ordered_list_open"}:
@@ -1850,8 +1883,17 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
                 continue
             owner = owners[-1] if owners and item_start else None
             cell = f"{table}:{column}" if table is not None else None
+            if header_cell:
+                fields_table = _FIELDS_HEADER_RE.fullmatch(token.content.strip()) is not None
+                header_cell = False
+            section = _section_owner(walker.headings) if table is not None and fields_table and column == 1 else None
+            if section is not None:
+                owner = (section, False, False)
             before = len(walker.refs)
             codes = walker.inline(token, owner, lists[-1] if lists and item_start else None, cell)
+            if section is not None:
+                # The section's class's own fields: judged on it where the pin has it (`owner_section`).
+                walker.refs[before:] = [replace(r, owner_section=True) if r.owner == section else r for r in walker.refs[before:]]
             if in_paragraph and cell is None:
                 walker.outline(token, len(walker.refs) - before)
             if in_paragraph and not owners:

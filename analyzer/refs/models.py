@@ -63,6 +63,9 @@ class Reference:
     # The text lists the owner's interface ("**Executor 接口**："): where the pin has that class, a
     # same-named definition elsewhere is not the one listed.
     owner_interface: bool = False
+    # The owner is the class the section's heading names (`##### \`Req\`（\`schedule_batch.py\`）`
+    # over a field table or `self.x = ...` lines): judged on it where the pin has it, else not at all.
+    owner_section: bool = False
     # In a Python snippet: the snippet's own top-level class or function the name sits in.
     # A snippet that mirrors the project's code (`def add_request` of `LLMEngine`) is checked;
     # the author's own code (`class PriorityQueue`) is not a citation.

@@ -629,6 +629,8 @@ def resolve_member(ref: Reference, pin: PinView) -> Finding:
     assert ref.owner is not None
     plain = resolve(ref, pin)
     owners = [e for e in pin.find_symbol(ref.owner) if e.kind == "class"]
+    if not owners and ref.owner_section:
+        return plain  # the section's class is gone: its members say nothing more than their names
     if not owners:
         if plain.status == OK and ref.owner_strict:
             # The text lists these as the class's members and the class is gone: a same-named
@@ -651,7 +653,7 @@ def resolve_member(ref: Reference, pin: PinView) -> Finding:
         module = e.parent
         if e.kind == "function" and module.rsplit(".", 1)[0] in packages and any(k.kind == "module" for k in pin.table.named(module)):
             return Finding(ref, pin.pin, OK, resolved_at=e.location, note=f"a function of `{module}`, beside `{ref.owner}`")
-    if plain.status == OK and (ref.owner_strict or ref.owner_interface):
+    if plain.status == OK and (ref.owner_strict or ref.owner_interface or ref.owner_section):
         # The text lists these as the class's fields (or methods); a field of the same name elsewhere
         # (another class, another subsystem) does not make it one.
         return Finding(ref, pin.pin, BROKEN, note=f"`{ref.owner}` has no member `{ref.target}` in {pin.pin} (one is defined at {plain.resolved_at})")

@@ -567,3 +567,36 @@ def test_a_drawn_tree_s_items_under_a_class_are_its_members(pin: PinView) -> Non
     assert got[(6, "has_requests")] == "ok"
     assert got[(7, "make_batch")] == "ok"  # a function of the class's own package, drawn beside its methods
     assert got[(8, "drop_requests")] == "broken"
+
+
+_SECTIONS = """# SGLang's hybrid caches
+
+##### `Scheduler`（`vllm/v1/core/sched/scheduler.py`）
+
+| 字段 | 含义 |
+|------|------|
+| `kv_cache_manager` | its cache |
+| `model_executor` | another class's field |
+
+```python
+# scheduler.py fields
+self.running = []
+self.output_processor = None
+```
+
+##### `GoneBlockTable`（`vllm/core/block/block_table.py`）
+
+| Field | Meaning |
+|------|------|
+| `kv_cache_manager` | a member of a class the pin no longer has, defined on another |
+"""
+
+
+def test_a_section_on_a_class_gives_its_field_table_and_lifted_lines_to_it(pin: PinView) -> None:
+    # Held-out 25's `##### `Req`（`managers/schedule_batch.py`）` over a "字段 | 含义" table and
+    # `self.swa_evicted_seqlen = 0` lines: the fields are `Req`'s, judged on it (another class's
+    # field of that name does not make them current). A gone class's section says nothing more.
+    got = _statuses(_SECTIONS, pin)
+    assert got[(7, "kv_cache_manager")] == "ok" and got[(12, "self.running")] == "ok"
+    assert got[(8, "model_executor")] == "broken" and got[(13, "self.output_processor")] == "broken"
+    assert got[(20, "kv_cache_manager")] == "ok"  # judged by its name alone, as before
