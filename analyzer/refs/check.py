@@ -40,6 +40,7 @@ from analyzer.refs.qualify import qualifier
 from analyzer.refs.renamed_classes import renamed_classes
 from analyzer.refs.resolve import (
     find_symbol,
+    is_unshipped_test,
     metric_ending,
     open_members,
     resolve,
@@ -513,8 +514,7 @@ def _undefined(ref: Reference, findings: list[Finding], by_pin: dict[str, PinVie
             # (A name its siblings vouch for, `mirror`, is in the package as they are.)
             f.status = NOT_CHECKABLE
             f.note = _not_in_a_wheel(ref.target, "a C++/CUDA name" if native else _BESIDE_REPOSITORY_FILES, f.pin)
-        elif mentioned is False and pin is not None and pin.kind == "release" and ref.target.startswith("test_"):
-            # `test_hicache_kernel_keeps_...`: a test's name, and a wheel ships no tests.
+        elif mentioned is False and pin is not None and is_unshipped_test(ref.target, pin):
             f.status = NOT_CHECKABLE
             f.note = _not_in_a_wheel(ref.target, "a test's name", f.pin)
         elif mentioned is False and pin is not None and (metric := metric_ending(ref.target, pin)) is not None:
