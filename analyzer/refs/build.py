@@ -189,16 +189,7 @@ def env_literals(package_root: Path, packages: Iterable[str] = ()) -> frozenset[
     """Env var names the project's own sources spell as string literals (read statically, never
     imported). With `packages`, only their folders count: a git pin's CI scripts, tests and
     examples (`.buildkite/`, `tests/`) set variables the project itself may no longer read."""
-    found: set[str] = set()
-    roots = [package_root / p for p in packages if (package_root / p).is_dir()] or [package_root]
-    for path in (f for root in roots for f in root.rglob("*.py")):
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        if "VLLM_" in text or "SGL" in text:
-            found.update(_ENV_LITERAL_RE.findall(text))
-    return frozenset(found)
+    return source_literals(package_root, packages)[0]
 
 
 # `op_name="unified_attention_with_output"` (vLLM's and SGLang's `direct_register_custom_op`),
@@ -210,19 +201,27 @@ def custom_ops(package_root: Path, packages: Iterable[str] = ()) -> dict[str, st
     """Ops the project's sources register with torch, name -> `path:line` (read statically): a
     document writes them as `vllm.unified_attention` (a `splitting_ops` entry) or through
     `torch.ops.vllm.x`, names no Python definition stands for."""
-    found: dict[str, str] = {}
+    return source_literals(package_root, packages)[1]
+
+
+def source_literals(package_root: Path, packages: Iterable[str] = ()) -> tuple[frozenset[str], dict[str, str]]:
+    """`env_literals` and `custom_ops` in one pass over the packages' Python files: a pin view
+    reads a tree of thousands of files once, not once per kind of literal."""
+    envs: set[str] = set()
+    ops: dict[str, str] = {}
     roots = [package_root / p for p in packages if (package_root / p).is_dir()] or [package_root]
     for path in sorted(f for root in roots for f in root.rglob("*.py")):
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        if "op_name" not in text and "custom_op(" not in text:
-            continue
-        for m in _OP_NAME_RE.finditer(text):
-            line = text.count("\n", 0, m.start()) + 1
-            found.setdefault(m.group(1) or m.group(2), f"{path.relative_to(package_root).as_posix()}:{line}")
-    return found
+        if "VLLM_" in text or "SGL" in text:
+            envs.update(_ENV_LITERAL_RE.findall(text))
+        if "op_name" in text or "custom_op(" in text:
+            for m in _OP_NAME_RE.finditer(text):
+                line = text.count("\n", 0, m.start()) + 1
+                ops.setdefault(m.group(1) or m.group(2), f"{path.relative_to(package_root).as_posix()}:{line}")
+    return frozenset(envs), ops
 
 
 def list_files(package_root: Path) -> frozenset[str]:

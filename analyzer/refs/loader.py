@@ -14,12 +14,11 @@ from pathlib import Path
 
 from analyzer.pinned import PinnedTree, TreeError, release_tree
 from analyzer.refs.build import (
-    custom_ops,
-    env_literals,
     envs_from,
     flags_from,
     list_files,
     registry_architectures,
+    source_literals,
     symbols_and_open_classes,
     symbols_from_native,
 )
@@ -175,6 +174,7 @@ def build_view(tree: PinnedTree) -> PinView:
         # Flags and env vars then come out not-checkable, never broken.
         print(f"warning: {snapshot.name}: flags/env vars not extracted: {exc}", file=sys.stderr)
     root = snapshot.package_root
+    env_names, ops = source_literals(root, snapshot.packages or (snapshot.ref.project,))
     symbols, open_classes = symbols_and_open_classes(index.modules.values())
     # C/C++/CUDA/Rust definitions (tree-sitter): kernels inside the package, and for a git pin
     # whose package sits below the root (`python/`), the repository's other folders too
@@ -201,8 +201,8 @@ def build_view(tree: PinnedTree) -> PinView:
         ),
         flags=flags_from(flags),
         envs=envs_from(envs),
-        env_literals=env_literals(root, snapshot.packages or (snapshot.ref.project,)),
-        custom_ops=custom_ops(root, snapshot.packages or (snapshot.ref.project,)),
+        env_literals=env_names,
+        custom_ops=ops,
         upstream_commit=snapshot.upstream_commit,
         store_commit=snapshot.store_commit,
         tree=str(root),
