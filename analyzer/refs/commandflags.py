@@ -71,7 +71,7 @@ def command_flags(pin: PinView, command: str) -> CommandFlags | None:
     """The flags a command other than the server's own parser accepts at this pin (a
     benchmark's, `sglang generate`'s, the diffusion side of `sglang serve`), or None when the
     command's module is not in the snapshot (or the snapshot's sources are not on disk)."""
-    cache = pin.command_flag_cache
+    cache = pin.memo
     if command in cache:
         return cache[command]
     # Imported here: the index reads the parsers through this module.

@@ -39,7 +39,7 @@ class CommandIndex:
 
 
 def project_index(pin: PinView) -> CommandIndex:
-    cache = pin.command_flag_cache
+    cache = pin.memo
     if _KEY not in cache:
         path = _cache_path(pin)
         index = _load(path) if path is not None else None

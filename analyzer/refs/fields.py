@@ -167,7 +167,7 @@ def request_fields(pin: PinView) -> dict[str, str]:
     """Field name -> the request class declaring it, over the OpenAI-compatible server's request
     models: classes named `...Request` in a `protocol` module (both projects keep their request
     schemas there), with their bases' fields. Built once per pin."""
-    cache = pin.command_flag_cache  # per-pin memo (its other keys are commands)
+    cache = pin.memo
     if "request fields" not in cache:
         fields: dict[str, str] = {}
         for name in sorted({n for n in pin.table.defined_names() if n.endswith("Request")}):

@@ -124,7 +124,7 @@ def file_with_words_dropped(old_path: str, folders: list[str], pin: PinView) -> 
 def _by_last_word(pin: PinView) -> dict[str, list[str]]:
     """The pin's defined names by the last word of their snake spelling (`OpenAIServingChat` under
     `chat`), built once per pin: a file is matched against the few names ending like it."""
-    cache = pin.command_flag_cache  # per-pin memo (its other keys are commands)
+    cache = pin.memo
     if "namesakes: by last word" not in cache:
         index: dict[str, list[str]] = {}
         for name in pin.table.defined_names():

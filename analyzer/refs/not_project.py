@@ -44,14 +44,11 @@ from analyzer.refs.suggest import History
 
 _LEADING_NAME_RE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _TYPING_RE = re.compile(r"\btyping\b|type hints?|annotat", re.IGNORECASE)
-_CACHE: dict[tuple[str, str | None], Dependencies | None] = {}
-_MODULES: dict[tuple[str, frozenset[str], frozenset[str]], frozenset[str]] = {}
 
 
 def dependencies(pin: PinView) -> Dependencies | None:
     """The pin's dependencies, read once from its tree (cached beside its words)."""
-    key = (pin.pin, pin.words_path)
-    if key not in _CACHE:
+    if "dependencies" not in pin.memo:
         root = pin.repo_tree or pin.tree
         found = None
         if root and pin.words_path:
@@ -59,24 +56,25 @@ def dependencies(pin: PinView) -> Dependencies | None:
             cache = words.parent.parent / "deps" / f"{words.name.rsplit('.w', 1)[0]}.d{FORMAT}.json"
             # The release tree's root holds the package and its dist-info; `tree` may be the package's parent.
             found = load_or_collect(cache, Path(root), set(pin.packages))
-        _CACHE[key] = found
-    return _CACHE[key]
+        pin.memo["dependencies"] = found
+    result: Dependencies | None = pin.memo["dependencies"]
+    return result
 
 
 def _module_paths(pin: PinView) -> frozenset[str]:
     """Every dotted run of folders and file stems in the pin's paths (`mooncake`,
     `disaggregation.mooncake.conn`, `runner.pytest_runner`): the modules a script that puts a
     folder of the pin on its path could import as its own."""
-    key = (pin.pin, pin.files, pin.outside_files)  # (a frozenset keeps its hash once computed)
-    if key not in _MODULES:
+    if "module paths" not in pin.memo:
         runs: set[str] = set()
         for path in (*pin.files, *pin.outside_files):
             parts = [p.split(".", 1)[0] for p in path.split("/")]
             for i in range(len(parts)):
                 for j in range(i + 1, len(parts) + 1):
                     runs.add(".".join(parts[i:j]))
-        _MODULES[key] = frozenset(runs)
-    return _MODULES[key]
+        pin.memo["module paths"] = frozenset(runs)
+    result: frozenset[str] = pin.memo["module paths"]
+    return result
 
 
 def _dependency_module(module: str, pin: PinView, deps: Dependencies) -> bool:

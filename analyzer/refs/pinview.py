@@ -110,8 +110,9 @@ class PinView:
     _name_pool: NamePool | None = field(init=False, repr=False, default=None)
     _path_pool: NamePool | None = field(init=False, repr=False, default=None)
     _basenames: dict[str, list[str]] | None = field(init=False, repr=False, default=None)
-    # Flags of non-server commands (`vllm bench serve`), read from the sources on first use.
-    command_flag_cache: dict[str, Any] = field(init=False, repr=False, default_factory=dict)
+    # Tables derived from the view on first use, keyed by what they hold: flags of non-server
+    # commands (`vllm bench serve`), request fields, the pin's dependencies, ...
+    memo: dict[str, Any] = field(init=False, repr=False, default_factory=dict)
     _by_last_word: dict[str, list[str]] | None = field(init=False, repr=False, default=None)
     _words: SourceWords | None = field(init=False, repr=False, default=None)
     _words_read: bool = field(init=False, repr=False, default=False)

@@ -606,7 +606,7 @@ def spelled_like(name: str, pin: PinView) -> list[Suggestion]:
     is as likely another name) or for one that differs in a number (another version)."""
     if not _SNAKE_RE.fullmatch(name) or len(name) < 8:
         return []
-    cache = pin.command_flag_cache  # per-pin memo (its other keys are commands)
+    cache = pin.memo
     if "suggest: spelled snake names" not in cache:
         words = pin.source_words()
         cache["suggest: spelled snake names"] = NamePool(w for w in (words.words if words is not None else ()) if _SNAKE_RE.fullmatch(w))
