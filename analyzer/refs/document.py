@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from markdown_it.token import Token
@@ -306,18 +307,39 @@ def settings_lines(trees: list[tuple[int, ast.Module]]) -> list[ast.Assign]:
     return out
 
 
-def request_keys(call: ast.Call) -> list[tuple[str, ast.AST]]:
-    """The top-level keys of the `extra_body` a call sends (`extra_body={"k": v}` or
-    `extra_body=dict(k=v)`), each with the node that writes it."""
+def request_keys(call: ast.Call, bindings: Mapping[str, ast.Dict] | None = None) -> list[tuple[str, ast.AST]]:
+    """The top-level keys of the request body a call sends, each with the node that writes it:
+    an OpenAI client's `extra_body={"k": v}` / `extra_body=dict(k=v)`, and the JSON body of an
+    HTTP call to the server (`requests.post(url, json={...})`, `httpx.post(..., json=payload)`
+    with `payload = {...}` bound in the same snippet, `bindings`)."""
     out: list[tuple[str, ast.AST]] = []
+    http = isinstance(call.func, ast.Attribute) and call.func.attr in _HTTP_METHODS
     for kw in call.keywords:
-        if kw.arg != "extra_body":
+        if kw.arg != "extra_body" and not (http and kw.arg == "json"):
             continue
         value = kw.value
+        if isinstance(value, ast.Name) and kw.arg == "json" and bindings is not None:
+            value = bindings.get(value.id, value)
         if isinstance(value, ast.Dict):
             out.extend((k.value, k) for k in value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value.isidentifier())
         elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict":
             out.extend((k.arg, k) for k in value.keywords if k.arg is not None)
+    return out
+
+
+# The HTTP verbs whose `json=` is a request body (`requests`, `httpx`, `aiohttp` sessions).
+_HTTP_METHODS = frozenset({"post", "put", "patch"})
+
+
+def dict_bindings(tree: ast.AST) -> dict[str, ast.Dict]:
+    """`payload = {...}` in a snippet: the dict each name is bound to (the last binding wins,
+    as it does for the call after it in the usual request example)."""
+    out: dict[str, ast.Dict] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    out[target.id] = node.value
     return out
 
 
@@ -382,6 +404,7 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
         lead = None
         first = (token.map or [0])[0] + (2 if token.type == "fence" else 1)  # 1-based line of the block's first line
         for offset, tree in parse_snippet(token.content):
+            bindings = dict_bindings(tree)
             for node in ast.walk(tree):
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                     facts.local_names.add(node.id)
@@ -389,7 +412,7 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
                 elif isinstance(node, ast.arg):
                     facts.local_names.add(node.arg)  # the snippet's own function's parameter
                 if isinstance(node, ast.Call):
-                    facts.request_keys.update(key for key, _ in request_keys(node))
+                    facts.request_keys.update(key for key, _ in request_keys(node, bindings))
                     if (callee := dotted(node.func)) is not None:
                         for kw in node.keywords:
                             if kw.arg is not None:

@@ -60,6 +60,7 @@ from analyzer.refs.document import (
     TEXT_LANGS,
     DocFacts,
     dedent_admonitions,
+    dict_bindings,
     document_facts,
     dotted,
     flattened_code,
@@ -135,6 +136,8 @@ _QUALIFIED_MEMBER_RE = re.compile(r"(_*[A-Z][A-Za-z0-9]*)\.([A-Za-z_][A-Za-z0-9_
 # A field written with its type (`token_ids_cpu_tensor: (max_num_reqs, max_model_len) int32`):
 # a name of two words or more, then a type that is no sentence.
 _TYPED_FIELD_RE = re.compile(r"(_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+)\s*:\s*[\w(\[][^:;=，。]*")
+# `output_mode: "tokens"`, `"stream": true`: a body's key written with its value.
+_SENT_KEY_RE = re.compile(r"""["']?([A-Za-z_]\w*)["']?\s*:\s*["'\w\[{-][^:;]*""")
 # What the prose of an item holds when it lists code spans only (`a`、`b`, `a`, `b` and `c`).
 _ITEM_SEPARATORS_RE = re.compile(r"[\s、,，/;；]|\band\b|和|与")
 # A flag written with its value in code font (`--kv-cache-dtype fp8`, `--dtype=half`).
@@ -310,6 +313,8 @@ class _Walker:
     # The class the current section's heading names alone in code font (`_section_owner`), for
     # the `self.x = ...` lines a block lifts out of it.
     section_owner: str | None = None
+    # `payload = {...}` in the Python snippet being read: the body a later `json=payload` sends.
+    _dict_bindings: dict[str, ast.Dict] = field(default_factory=dict)
 
     # ----- helpers -------------------------------------------------------
     def _content_offset(self, line: int, raw: str) -> int:
@@ -607,6 +612,11 @@ class _Walker:
             at = col + (len(text) - len(text.lstrip())) if col >= 0 else -1
             declared = Classified(SYMBOL, field_name, None, "a field written with its type", tentative=True)
             return [_Pending(line, at, field_name, declared, offset, "inline")]
+        if found is None and (sent := _SENT_KEY_RE.fullmatch(stripped)) is not None and sent.group(1) in self.facts.request_keys:
+            # `output_mode: "tokens"`: a key of the body the document's snippets send, with a value.
+            at = col + (len(text) - len(text.lstrip())) if col >= 0 else -1
+            key = Classified(SYMBOL, sent.group(1), None, "a key of the request body", tentative=True)
+            return [_Pending(line, at, sent.group(1), key, offset, "inline", field_of=REQUEST)]
         if found is None:
             if _GITHUB_RE.match(stripped):
                 link = self._link(stripped, line, offset, [], "")
@@ -1110,6 +1120,7 @@ class _Walker:
         if settings := settings_lines(trees):
             return self._settings(settings, first)
         for base, tree in trees:
+            self._dict_bindings = dict_bindings(tree)  # `payload = {...}` sent later as `json=payload`
             for top in tree.body:
                 scope = top.name if isinstance(top, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) else None
                 out.extend(self._python_stmt(top, scope, first + base))
@@ -1522,7 +1533,7 @@ class _Walker:
                     # handed over as a value is cited as a called one is.
                     if isinstance(arg, ast.Name):
                         self._class_value(arg, add)
-                for key, where in request_keys(node):
+                for key, where in request_keys(node, self._dict_bindings):
                     # `extra_body={"guided_choice": [...]}`: a field of the server's request.
                     found = Classified(SYMBOL, key, None, "a key of `extra_body`")
                     line = first + getattr(where, "lineno", node.lineno) - 1

@@ -163,18 +163,24 @@ def _attributes(cls: SymbolEntry, pin: PinView, depth: int = 0) -> set[str]:
     return names
 
 
+# Request model classes by name ending, and the file each project keeps them in.
+_REQUEST_CLASSES = {"Request": "protocol.py", "ReqInput": "io_struct.py"}
+
+
 def request_fields(pin: PinView) -> dict[str, str]:
-    """Field name -> the request class declaring it, over the OpenAI-compatible server's request
-    models: classes named `...Request` in a `protocol` module (both projects keep their request
-    schemas there), with their bases' fields. Built once per pin."""
+    """Field name -> the request class declaring it, over the server's request models, with
+    their bases' fields: classes named `...Request` in a `protocol` module (both projects keep
+    their OpenAI-compatible schemas there) and SGLang's native `...ReqInput` in `io_struct.py`
+    (the body of `/generate`). Built once per pin."""
     cache = pin.memo
     if "request fields" not in cache:
         fields: dict[str, str] = {}
-        for name in sorted({n for n in pin.table.defined_names() if n.endswith("Request")}):
-            for cls in pin.table.ending_with(name):
-                if cls.kind == "class" and cls.path.rsplit("/", 1)[-1] == "protocol.py":
-                    for field in sorted(_attributes(cls, pin)):
-                        fields.setdefault(field, cls.last)
+        for suffix, module in _REQUEST_CLASSES.items():
+            for name in sorted({n for n in pin.table.defined_names() if n.endswith(suffix)}):
+                for cls in pin.table.ending_with(name):
+                    if cls.kind == "class" and cls.path.rsplit("/", 1)[-1] == module:
+                        for field in sorted(_attributes(cls, pin)):
+                            fields.setdefault(field, cls.last)
         cache["request fields"] = fields
     return dict(cache["request fields"])
 

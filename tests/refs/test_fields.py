@@ -161,6 +161,37 @@ def test_extra_body_keys_and_the_same_words_in_prose_are_request_fields(pin: Pin
     assert not any(text in {"model", "messages"} for line, text in got if line < 20)  # the OpenAI client's keywords
 
 
+# vLLM's tokens-in/tokens-out page (2026) sends its body with `httpx.post(..., json=...)`;
+# SGLang's native-API notebooks bind it first (`data = {...}` then `requests.post(url, json=data)`).
+_HTTP_DOC = """# Tokens in vLLM
+
+The request field `guided_json` selects the schema; `stop` cuts the text.
+
+```python
+import httpx, requests
+
+response = httpx.post(
+    "http://localhost:8000/v1/chat/completions",
+    json={"guided_json": {}, "stop": ["x"], "messages": []},
+).json()
+data = {"structured_outputs": {}, "top_k_tokens": 3}
+requests.post(url, json=data)
+requests.get(url, json={"not_sent_by_post": 1})
+```
+
+- `guided_json: {...}` is rejected; `stop: ["x"]` is kept.
+"""
+
+
+def test_the_json_body_of_an_http_call_holds_request_fields(pin: PinView) -> None:
+    got = _statuses(_HTTP_DOC, pin)
+    assert got[(3, "guided_json")] == "broken"  # the prose names what the body sends
+    assert got[(10, "guided_json")] == "broken" and got[(10, "stop")] == "ok" and got[(10, "messages")] == "ok"
+    assert got[(12, "structured_outputs")] == "ok" and got[(12, "top_k_tokens")] == "broken"  # bound, then sent
+    assert not any(text == "not_sent_by_post" for _, text in got)  # a GET's `json=` is no body of ours to judge
+    assert got[(17, "guided_json")] == "broken" and got[(17, "stop")] == "ok"  # `key: value` in code font
+
+
 def test_keywords_of_imported_classes_follow_kwargs_to_the_class_they_reach(pin: PinView) -> None:
     got = _statuses(_DOC, pin)
     assert got[(27, "model")] == "ok" and got[(27, "max_model_len")] == "ok"  # LLM(**kwargs) -> EngineArgs
