@@ -170,7 +170,9 @@ def _past_evidence(
     past = vouched.get(pin.project, []) if pin is not None else []
     if pin is None or not past or f.status == OK:
         return f
-    if f.status == NOT_CHECKABLE and not f.note.startswith(f"`{f.ref.target}` is defined nowhere in"):
+    # (`RayDistributedExecutor.execute_model` is unjudged for its class, `_another_programs_class`.)
+    undefined = {f.ref.target, f.ref.target.split(".", 1)[0]}
+    if f.status == NOT_CHECKABLE and not any(f.note.startswith(f"`{name}` is defined nowhere in") for name in undefined):
         return f  # unjudged for a reason of its own (another program's name, a wheel's missing sources)
     evidence = past[0].evidence
     f.note = f"{f.note}; {evidence}" if f.status == BROKEN and f.note else f"`{f.ref.target}` is defined nowhere in {f.pin}; {evidence}"

@@ -186,3 +186,13 @@ def test_names_ending_with_a_word() -> None:
     pool = NamePool(["GPUModelRunner", "CPUModelRunner", "ModelRunner", "Runner", "xmodelrunner"])
     assert sorted(pool.ending_with("modelrunner")) == ["CPUModelRunner", "GPUModelRunner", "xmodelrunner"]
     assert pool.ending_with("cacheengine") == []
+
+
+def test_a_past_class_s_member_in_a_document_about_another_program_is_broken(tmp_path: Path, lineage: Lineage) -> None:
+    # A note on vLLM's Ray executor: its title names Ray, so a class the pin never spells reads as
+    # Ray's, unless a past release of the project defined it (the member's finding carries the class).
+    doc = "# Ray executors\n\nIn vLLM, each step goes through `DistributedExecutorBase._run_workers` to the workers.\n"
+    [alone] = [f for f in _findings(doc, tmp_path, None) if f.ref.text == "DistributedExecutorBase._run_workers"]
+    assert alone.status == "not-checkable" and "about Ray" in alone.note
+    [past] = [f for f in _findings(doc, tmp_path, lineage) if f.ref.text == "DistributedExecutorBase._run_workers"]
+    assert past.status == BROKEN and "was `vllm.executor.executor_base.DistributedExecutorBase._run_workers` at vllm 0.6.6" in past.note
