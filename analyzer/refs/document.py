@@ -307,7 +307,7 @@ def settings_lines(trees: list[tuple[int, ast.Module]]) -> list[ast.Assign]:
     return out
 
 
-def request_keys(call: ast.Call, bindings: Mapping[str, ast.Dict] | None = None) -> list[tuple[str, ast.AST]]:
+def request_keys(call: ast.Call, bindings: Mapping[str, ast.expr] | None = None) -> list[tuple[str, ast.AST]]:
     """The top-level keys of the request body a call sends, each with the node that writes it:
     an OpenAI client's `extra_body={"k": v}` / `extra_body=dict(k=v)`, and the JSON body of an
     HTTP call to the server (`requests.post(url, json={...})`, `httpx.post(..., json=payload)`
@@ -331,16 +331,100 @@ def request_keys(call: ast.Call, bindings: Mapping[str, ast.Dict] | None = None)
 _HTTP_METHODS = frozenset({"post", "put", "patch"})
 
 
-def dict_bindings(tree: ast.AST) -> dict[str, ast.Dict]:
-    """`payload = {...}` in a snippet: the dict each name is bound to (the last binding wins,
-    as it does for the call after it in the usual request example)."""
-    out: dict[str, ast.Dict] = {}
+# `curl http://localhost:8000/v1/completions ... -d '{...}'`: a request to a server over HTTP.
+_HTTP_COMMAND_RE = re.compile(r"\bcurl\b[^\n]*\bhttps?://")
+
+
+def payload_keys(content: str) -> list[tuple[int, str, str | None]]:
+    """The top-level keys of each JSON body a `curl` command sends to a server (`-d '{...}'`),
+    as (offset in `content`, key, the URL's path): the request's fields, as `json=` keys are (nested objects are
+    the values of those fields: a message's `role`, a template's kwargs)."""
+    out: list[tuple[int, str, str | None]] = []
+    for command in _HTTP_COMMAND_RE.finditer(content):
+        payload = _PAYLOAD_RE.search(content, command.start())
+        # The body of this command: before the next command begins.
+        if payload is None or _HTTP_COMMAND_RE.search(content, command.end(), payload.start()):
+            continue
+        url = re.search(r"https?://\S+", content[command.start() : payload.start()])
+        endpoint = url_path(url.group(0).strip("'\"")) if url else None
+        depth, i, text, base = 0, 0, payload.group(1), payload.start(1)
+        while i < len(text):
+            c = text[i]
+            if c == '"':
+                end = text.find('"', i + 1)
+                while end > 0 and text[end - 1] == "\\":
+                    end = text.find('"', end + 1)
+                if end < 0:
+                    break
+                key = text[i + 1 : end]
+                if depth == 1 and key.isidentifier() and re.match(r"\s*:", text[end + 1 :]):
+                    out.append((base + i + 1, key, endpoint))
+                i = end + 1
+                continue
+            depth += {"{": 1, "[": 1, "}": -1, "]": -1}.get(c, 0)
+            i += 1
+    return out
+
+
+def value_bindings(tree: ast.AST) -> dict[str, ast.expr]:
+    """`payload = {...}`, `url = f"http://localhost:{port}/generate"` in a snippet: the value each
+    name is bound to (the last binding wins, as it does for the call after it in the usual
+    request example)."""
+    out: dict[str, ast.expr] = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
+        if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     out[target.id] = node.value
     return out
+
+
+# The routes the OpenAI client's calls go to.
+_CLIENT_ROUTES = (
+    ("chat.completions.create", "/v1/chat/completions"),
+    ("completions.create", "/v1/completions"),
+    ("embeddings.create", "/v1/embeddings"),
+    ("responses.create", "/v1/responses"),
+)
+
+
+def request_endpoint(call: ast.Call, bindings: Mapping[str, ast.expr] | None = None) -> str | None:
+    """The route a request call goes to, where the snippet says: the URL's path of an HTTP call
+    (`requests.post(f"{url}/generate", ...)`, through a bound `url`), the route of an OpenAI
+    client's method (`client.chat.completions.create`)."""
+    name = dotted(call.func) or ""
+    for method, route in _CLIENT_ROUTES:
+        if name.endswith(method):
+            return route
+    if not (isinstance(call.func, ast.Attribute) and call.func.attr in _HTTP_METHODS):
+        return None
+    url = call.args[0] if call.args else next((kw.value for kw in call.keywords if kw.arg == "url"), None)
+    return url_path(_string_text(url, bindings or {})) if url is not None else None
+
+
+def _string_text(node: ast.expr, bindings: Mapping[str, ast.expr], depth: int = 0) -> str:
+    """The text a string expression builds, `{}` for each part the snippet does not spell."""
+    if depth > 3:
+        return "{}"
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(_string_text(v, bindings, depth + 1) if isinstance(v, ast.Constant) else "{}" for v in node.values)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _string_text(node.left, bindings, depth + 1) + _string_text(node.right, bindings, depth + 1)
+    if isinstance(node, ast.Name) and node.id in bindings:
+        return _string_text(bindings[node.id], bindings, depth + 1)
+    return "{}"
+
+
+_URL_PATH_RE = re.compile(r"(?:https?://[^/\s'\"]*|\{\})(/[\w/.-]*)(?:$|[?#])")
+
+
+def url_path(url: str) -> str | None:
+    """`/v1/chat/completions` of `http://localhost:8000/v1/chat/completions?x=1` or of
+    `{}/v1/chat/completions`; None when the path is not spelled out (`/v1/models/{}`)."""
+    m = _URL_PATH_RE.match(url.strip())
+    return (m.group(1).rstrip("/") or None) if m else None
 
 
 def document_facts(source: str, tokens: list[Token]) -> DocFacts:
@@ -396,6 +480,7 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
             # whose keys are the project's own field names).
             for payload in _PAYLOAD_RE.findall(token.content):
                 facts.local_names.update(_KEY_RE.findall(payload))
+            facts.request_keys.update(key for _, key, _ in payload_keys(token.content))
         if lang not in PYTHON_LANGS:
             continue
         # A copy whose first line says where in the project it lives (`copies.headed`) defines
@@ -404,7 +489,7 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
         lead = None
         first = (token.map or [0])[0] + (2 if token.type == "fence" else 1)  # 1-based line of the block's first line
         for offset, tree in parse_snippet(token.content):
-            bindings = dict_bindings(tree)
+            bindings = value_bindings(tree)
             for node in ast.walk(tree):
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                     facts.local_names.add(node.id)

@@ -60,7 +60,6 @@ from analyzer.refs.document import (
     TEXT_LANGS,
     DocFacts,
     dedent_admonitions,
-    dict_bindings,
     document_facts,
     dotted,
     flattened_code,
@@ -69,9 +68,12 @@ from analyzer.refs.document import (
     liquid_highlights,
     mislabelled_python,
     parse_snippet,
+    payload_keys,
+    request_endpoint,
     request_keys,
     settings_lines,
     unwrap_myst,
+    value_bindings,
 )
 from analyzer.refs.framework import decide
 from analyzer.refs.layout import blank_cjk, flow_steps, has_cjk, holds_no_command, is_pasted_outline
@@ -259,6 +261,7 @@ class _Pending:
     writes: str | None = None
     column: str | None = None
     field_of: str | None = None
+    endpoint: str | None = None
     located: str | None = None
     held_by: str | None = None
     bare_call: bool = False
@@ -313,8 +316,9 @@ class _Walker:
     # The class the current section's heading names alone in code font (`_section_owner`), for
     # the `self.x = ...` lines a block lifts out of it.
     section_owner: str | None = None
-    # `payload = {...}` in the Python snippet being read: the body a later `json=payload` sends.
-    _dict_bindings: dict[str, ast.Dict] = field(default_factory=dict)
+    # `payload = {...}`, `url = ...` in the Python snippet being read: what a later
+    # `requests.post(url, json=payload)` sends, and where.
+    _bindings: dict[str, ast.expr] = field(default_factory=dict)
 
     # ----- helpers -------------------------------------------------------
     def _content_offset(self, line: int, raw: str) -> int:
@@ -376,6 +380,7 @@ class _Walker:
                     writes=p.writes,
                     column=p.column,
                     field_of=p.field_of,
+                    endpoint=p.endpoint,
                     located=p.located,
                     held_by=p.held_by,
                     bare_call=p.bare_call,
@@ -847,6 +852,12 @@ class _Walker:
                 reason = f"command {ref.command}" if ref.command else "text"
                 found = Classified(ref.kind, ref.target, ref.framework, reason)
                 pending.append(_Pending(line, col, ref.text, found, 0, "fence", ref.command, flag_value=ref.value))
+        if lang in SHELL_LANGS:
+            for offset, key, endpoint in payload_keys(content):
+                # `curl ... -d '{"extra_body": ...}'`: a field of the server's request, as `json=` keys are.
+                line = first + content.count("\n", 0, offset)
+                sent = Classified(SYMBOL, key, None, "a key of the request body")
+                pending.append(_Pending(line, self._col(line, f'"{key}"') + 1, key, sent, 0, "fence", field_of=REQUEST, endpoint=endpoint))
         if lang in PYTHON_LANGS or lang in SHELL_LANGS:
             taken = {(p.line, p.text) for p in pending}
             comment_paths = self._comment_paths(content, first, lang in PYTHON_LANGS)
@@ -1120,7 +1131,7 @@ class _Walker:
         if settings := settings_lines(trees):
             return self._settings(settings, first)
         for base, tree in trees:
-            self._dict_bindings = dict_bindings(tree)  # `payload = {...}` sent later as `json=payload`
+            self._bindings = value_bindings(tree)
             for top in tree.body:
                 scope = top.name if isinstance(top, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) else None
                 out.extend(self._python_stmt(top, scope, first + base))
@@ -1533,15 +1544,16 @@ class _Walker:
                     # handed over as a value is cited as a called one is.
                     if isinstance(arg, ast.Name):
                         self._class_value(arg, add)
-                for key, where in request_keys(node, self._dict_bindings):
-                    # `extra_body={"guided_choice": [...]}`: a field of the server's request.
-                    found = Classified(SYMBOL, key, None, "a key of `extra_body`")
+                endpoint = request_endpoint(node, self._bindings)
+                for key, where in request_keys(node, self._bindings):
+                    # `extra_body={"guided_choice": [...]}`, `json={...}`: a field of the server's request.
+                    found = Classified(SYMBOL, key, None, "a key of the request body")
                     line = first + getattr(where, "lineno", node.lineno) - 1
                     if (line, key) not in seen:
                         seen.add((line, key))
                         at = max(self._col(line, f'"{key}"'), self._col(line, f"'{key}'"))
                         at = at + 1 if at >= 0 else self._col(line, key + "=")
-                        out.append(_Pending(line, at, key, found, 0, "fence", field_of=REQUEST))
+                        out.append(_Pending(line, at, key, found, 0, "fence", field_of=REQUEST, endpoint=endpoint))
                 if name and (hit := self._code_name(name, first + node.lineno - 1)) is not None:
                     add(node.lineno, name, hit, doc_defined=hit.target.split(".", 1)[0] in self.facts.defined or name.split(".", 1)[0] in self.facts.defined)
                     if not hit.tentative and name.split(".", 1)[0] not in self.facts.defined:

@@ -1,8 +1,10 @@
 """Fields and parameters: a lower-case name that a document passes to the project's code.
 
 A `snake_case` word alone says nothing (it may be a variable, a config key, English); its place
-says what it names. A key of the `extra_body` dict the OpenAI client sends is a field of the
-server's request classes; a keyword of a call to the project's class is one of that class's
+says what it names. A key of the `extra_body` dict the OpenAI client sends, or of the JSON body
+an HTTP call sends (`requests.post(url, json=...)`, `curl -d '{...}'`), is a field of the
+server's request classes (of the request class its route's handler takes, where the pin's
+sources say); a keyword of a call to the project's class is one of that class's
 fields or `__init__` parameters; a parameter of a document's copy of a project method is one of
 that method's. Each is judged against what the pin defines there, read from its index and, for
 a signature, from the source file (parsed, never run).
@@ -11,8 +13,10 @@ a signature, from the source file (parsed, never run).
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 from dataclasses import dataclass
+from pathlib import Path
 
 from analyzer.refs.document import dotted
 from analyzer.refs.generated import decorated_dataclass
@@ -185,12 +189,111 @@ def request_fields(pin: PinView) -> dict[str, str]:
     return dict(cache["request fields"])
 
 
+# Route decorators of FastAPI apps and routers (`@router.post("/v1/...")`, `@app.api_route(...)`).
+_ROUTE_METHODS = frozenset({"post", "put", "patch", "api_route"})
+
+
+def route_classes(pin: PinView) -> dict[str, tuple[str, ...]]:
+    """Route -> the project's classes its handlers take as parameters (`@router.post(
+    "/v1/chat/completions")` over `async def create_chat_completion(request: ChatCompletionRequest,
+    raw_request: Request)`, starlette's `Request` not being the project's), read from the sources
+    (parsed, never imported); () where every handler of the route reads the raw body. Built once
+    per pin."""
+    cache = pin.memo
+    if "routes" not in cache:
+        routes: dict[str, tuple[str, ...]] = {}
+        for tree in _route_modules(pin):
+            foreign = _foreign_imports(tree, pin)
+            for node in ast.walk(tree):
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    taken = [c for c in _annotated_classes(node) if c not in foreign and _is_class(c, pin)]
+                    for path in _decorated_routes(node):
+                        known = routes.get(path, ())
+                        routes[path] = (*known, *(c for c in taken if c not in known))
+        cache["routes"] = routes
+    result: dict[str, tuple[str, ...]] = cache["routes"]
+    return result
+
+
+# `@router.post(`, `@app.api_route(`: a module that declares routes.
+_ROUTE_DECORATOR_RE = re.compile(r"^\s*@\w+\.(?:post|put|patch|api_route)\(", re.M)
+
+
+def _route_modules(pin: PinView) -> list[ast.Module]:
+    """The pin's modules that declare routes, parsed (a file that cannot be read is skipped)."""
+    if not pin.tree:
+        return []
+    root, out = Path(pin.tree), []
+    for rel in sorted(f for f in pin.files if f.endswith(".py")):
+        try:
+            text = (root / rel).read_text(encoding="utf-8", errors="replace")
+            if _ROUTE_DECORATOR_RE.search(text):
+                out.append(ast.parse(text))
+        except (OSError, SyntaxError, ValueError):
+            continue
+    return out
+
+
+def _foreign_imports(tree: ast.Module, pin: PinView) -> set[str]:
+    """Names a module imports from outside the project (`from fastapi import Request`)."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and node.module.split(".", 1)[0] not in pin.packages:
+            out.update(a.asname or a.name for a in node.names)
+    return out
+
+
+def _decorated_routes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    out = []
+    for dec in fn.decorator_list:
+        if isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute) and dec.func.attr in _ROUTE_METHODS and dec.args:
+            first = dec.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value.startswith("/"):
+                out.append(first.value.rstrip("/") or "/")
+    return out
+
+
+def _annotated_classes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """The class names a handler's parameters are annotated with (`A | B`, `Union[A, B]` each)."""
+    out: list[str] = []
+    for arg in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]:
+        for node in ast.walk(arg.annotation) if arg.annotation is not None else ():
+            name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+            if name and name[:1].isupper() and name not in out:
+                out.append(name)
+    return out
+
+
+def _is_class(name: str, pin: PinView) -> bool:
+    return any(e.kind == "class" for e in pin.table.ending_with(name))
+
+
+def _route_fields(classes: tuple[str, ...], pin: PinView) -> dict[str, str]:
+    fields: dict[str, str] = {}
+    for name in classes:
+        for cls in (e for e in pin.table.ending_with(name) if e.kind == "class"):
+            for field in sorted(_attributes(cls, pin)):
+                fields.setdefault(field, cls.last)
+    return fields
+
+
 def judge_field(ref: Reference, pin: PinView) -> Finding | None:
     """A name in a field's place (`Reference.field_of`) against the pin; None when the place
     is not the pin's (the callee is gone: its own reference carries that)."""
     assert ref.field_of is not None
     name = ref.target
     if ref.field_of == REQUEST:
+        routes = route_classes(pin)
+        if ref.endpoint is not None and ref.endpoint in routes:
+            # The body of a route the pin serves: its handler's request classes, or nothing to
+            # judge where the handler reads the raw body (`/collective_rpc`'s `raw_request.json()`).
+            if not routes[ref.endpoint]:
+                return None
+            fields = _route_fields(routes[ref.endpoint], pin)
+            if name in fields:
+                return Finding(ref, pin.pin, OK, note=f"a field of `{fields[name]}`, which `{ref.endpoint}` takes")
+            taken = " / ".join(f"`{c}`" for c in routes[ref.endpoint])
+            return Finding(ref, pin.pin, BROKEN, note=f"`{name}` is not a field of {taken}, which `{ref.endpoint}` takes in {pin.pin}")
         fields = request_fields(pin)
         if not fields:
             return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"{pin.pin} defines no request classes of an OpenAI-compatible server")

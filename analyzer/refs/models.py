@@ -136,6 +136,9 @@ class Reference:
     # request classes), a keyword of the project's callable, a parameter of a copied method
     # (`LLM.__init__`): judged against what that place takes at the pin.
     field_of: str | None = None
+    # For a key of a request body sent to a server over HTTP: the route it goes to
+    # (`/v1/chat/completions`), whose handler's request class takes it (`fields.route_classes`).
+    endpoint: str | None = None
     # A snippet's class or method whose lead paragraph says where in the project it lives
     # (`copies.located`: `**File**: \`vllm/core/scheduler.py\``): the project path written there.
     # Such a copy is the project's class whatever the block's vote (`check._mirrors`).

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from analyzer.refs.check import check_references, check_upgrade, extract_all
-from analyzer.refs.fields import accepts, request_fields
+from analyzer.refs.fields import accepts, request_fields, route_classes
 from analyzer.refs.pinview import PinView, SymbolEntry
 from analyzer.refs.suggest import History
 
@@ -61,6 +61,26 @@ def load_plugin(**kwargs):
 '''
 
 
+# The server's routes: a handler taking a request model, and one reading the raw body.
+_ROUTER = '''
+from fastapi import APIRouter, Request
+
+from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+
+router = APIRouter()
+
+
+@router.post("/v1/chat/completions", dependencies=[])
+async def create_chat_completion(request: ChatCompletionRequest, raw_request: Request):
+    return None
+
+
+@router.post("/collective_rpc")
+async def collective_rpc(raw_request: Request):
+    return await raw_request.json()
+'''
+
+
 _WORKER = '''
 class WorkerWrapper:
     config = None
@@ -79,6 +99,7 @@ def _view(root: Path, version: str, guided: bool) -> PinView:
         "vllm/engine/arg_utils.py": _ARGS,
         "vllm/entrypoints/llm.py": _LLM,
         "vllm/worker/worker_base.py": _WORKER,
+        "vllm/entrypoints/openai/api_router.py": _ROUTER,
     }
     tree = root / f"vllm-{version}"
     symbols = [SymbolEntry("vllm.LLM", "vllm/__init__.py", 1, 1, "import"), SymbolEntry("vllm.SamplingParams", "vllm/__init__.py", 2, 2, "import")]
@@ -192,6 +213,36 @@ def test_the_json_body_of_an_http_call_holds_request_fields(pin: PinView) -> Non
     assert got[(17, "guided_json")] == "broken" and got[(17, "stop")] == "ok"  # `key: value` in code font
 
 
+# SGLang's model pages send raw HTTP bodies with curl, where `extra_body` is no field (2026).
+_CURL_DOC = """# Serving with vLLM
+
+```bash
+curl http://localhost:8000/v1/chat/completions \\
+  -H "Content-Type: application/json" \\
+  -d '{
+    "messages": [{"role": "user", "content": "Hi"}],
+    "extra_body": {"chat_template_kwargs": {"thinking": false}}
+  }'
+vllm serve m --override-generation-config '{"guided_json": 1}'
+curl -X POST http://localhost:8000/collective_rpc -d '{"method": "reload_weights"}'
+```
+"""
+
+
+def test_the_body_a_curl_command_sends_holds_request_fields(pin: PinView) -> None:
+    got = _statuses(_CURL_DOC, pin)
+    assert got[(7, "messages")] == "ok" and got[(8, "extra_body")] == "broken"
+    assert not any(text in {"role", "content", "chat_template_kwargs", "thinking"} for _, text in got)  # inside the fields
+    assert (10, "guided_json") not in got  # a flag's JSON is a config, not a request
+    assert (11, "method") not in got  # a route whose handler reads the raw body: nothing to judge the key by
+
+
+def test_routes_and_the_request_classes_their_handlers_take(pin: PinView) -> None:
+    routes = route_classes(pin)
+    assert routes["/v1/chat/completions"] == ("ChatCompletionRequest",)  # starlette's `Request` is not the project's
+    assert routes["/collective_rpc"] == ()
+
+
 def test_keywords_of_imported_classes_follow_kwargs_to_the_class_they_reach(pin: PinView) -> None:
     got = _statuses(_DOC, pin)
     assert got[(27, "model")] == "ok" and got[(27, "max_model_len")] == "ok"  # LLM(**kwargs) -> EngineArgs
@@ -289,3 +340,19 @@ def test_a_list_of_request_fields_judges_its_other_items_as_fields(pin: PinView)
     assert got[(7, "guided_whitespace_pattern")] == "broken"  # listed with two fields the snippet sends
     assert got[(6, "structured_outputs")] == "ok"
     assert got.get((13, "my_variable")) != "broken"  # not in the list: a word, as before
+
+
+def test_the_route_a_request_call_goes_to() -> None:
+    from analyzer.refs.document import request_endpoint, url_path, value_bindings
+
+    tree = ast.parse(
+        'url = f"http://localhost:{port}/generate"\n'
+        "requests.post(url, json=data)\n"
+        'requests.post(base + "/v1/embeddings/", json={})\n'
+        "requests.post(f'{host}/v1/models/{name}', json={})\n"
+        "client.chat.completions.create(model='m', extra_body={})\n"
+    )
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
+    bindings = value_bindings(tree)
+    assert [request_endpoint(c, bindings) for c in calls] == ["/generate", "/v1/embeddings", None, "/v1/chat/completions"]
+    assert url_path("http://localhost:8000/v1/completions?x=1") == "/v1/completions" and url_path("localhost") is None
