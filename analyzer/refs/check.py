@@ -101,7 +101,9 @@ def check_reference(
         # the pin miswritten in another case (`MultiProcExecutor` in a heading): a reader who
         # searches the sources for it finds nothing, and the class it means is beyond doubt.
         return _miscased_class(ref, pins)
-    if vouched and ref.framework == AMBIGUOUS and len(vouched) == 1:
+    if vouched and ref.framework == AMBIGUOUS and len(vouched) == 1 and not any(find_symbol(ref.target, pin)[0] for pin in pins):
+        # A past release says whose name it was, unless a pin of either project defines it now
+        # (`can_schedule` in an SGLang note: SGLang's today, an old vLLM scheduler's once).
         ref = replace(ref, framework=next(iter(vouched)))
     findings = _check_reference(ref, pins, histories, vouched=bool(vouched))
     by_pin = {p.pin: p for p in pins}
@@ -174,6 +176,10 @@ def _past_evidence(
     undefined = {f.ref.target, f.ref.target.split(".", 1)[0]}
     if f.status == NOT_CHECKABLE and not any(f.note.startswith(f"`{name}` is defined nowhere in") for name in undefined):
         return f  # unjudged for a reason of its own (another program's name, a wheel's missing sources)
+    if f.status == NOT_CHECKABLE and _SPELLED_ONLY in f.note and all(p.kind == "module" for p in past):
+        # `deepseek_v3` in a table of reasoning parsers: a past model module's name that the pin's
+        # sources still spell (a registry key), which the text more likely means than the module.
+        return f
     evidence = past[0].evidence
     f.note = f"{f.note}; {evidence}" if f.status == BROKEN and f.note else f"`{f.ref.target}` is defined nowhere in {f.pin}; {evidence}"
     f.status, f.past = BROKEN, evidence
@@ -537,13 +543,17 @@ def _undefined(ref: Reference, findings: list[Finding], by_pin: dict[str, PinVie
             continue  # a name in a diagram the sources use: nothing to say
         else:
             f.status = NOT_CHECKABLE
-            how = "used in the sources but defined nowhere (a keyword, a config key, a dependency's name)" if mentioned else "a variable's name, or a removed one"
+            how = f"{_SPELLED_ONLY} (a keyword, a config key, a dependency's name)" if mentioned else "a variable's name, or a removed one"
             f.note = f"`{ref.target}` is defined nowhere in {f.pin}: {how}"
         out.append(f)
     if ref.framework == AMBIGUOUS and len(out) > 1 and all(f.status == BROKEN for f in out):
         out[0].note += " (in neither project)"
         return out[:1]  # one broken reference, reported once
     return out
+
+
+# A name the pin's sources spell without defining it (`_undefined`).
+_SPELLED_ONLY = "used in the sources but defined nowhere"
 
 
 # How far apart, in lines, names in capitals listed in items of their own are still siblings:
@@ -941,6 +951,10 @@ def _mirrors(findings: list[Finding], pins: Sequence[PinView] = ()) -> list[Find
         # `AttentionSpec`) is the project's code too: it votes for the copy, and stays as judged.
         pin = by_pin.get(at or "")
         ok = sum(f.status == OK or (f.status == BROKEN and pin is not None and on_a_subclass(f.ref.target, pin)) for f in voters)
+        # A copied signature the pin's method takes whole (`__init__(self, server_args,
+        # task_pipes_to_slaves, result_pipes_from_slaves)`, two parameters or more) is one vote more.
+        taken = [f for f in group if f.ref.field_of and f.ref.scope and f.ref.field_of.startswith(f"{f.ref.scope}.")]
+        ok += len(taken) >= 2 and all(f.status == OK for f in taken)
         if any(f.ref.located or _filed_copy(f.ref, pin) for f in group):
             continue  # the text says where in the project the copied class lives (`copies.located`)
         if ok < 2 or ok * 2 < len(voters):

@@ -75,7 +75,7 @@ from analyzer.refs.document import (
     unwrap_myst,
     value_bindings,
 )
-from analyzer.refs.framework import decide
+from analyzer.refs.framework import decide, mentions
 from analyzer.refs.layout import blank_cjk, flow_steps, has_cjk, holds_no_command, is_pasted_outline
 from analyzer.refs.links import macro_link, relative_link, sentence_names, with_anchor_names
 from analyzer.refs.listing import (
@@ -316,6 +316,8 @@ class _Walker:
     # The class the current section's heading names alone in code font (`_section_owner`), for
     # the `self.x = ...` lines a block lifts out of it.
     section_owner: str | None = None
+    # The project the open table cell's column header names alone (`| SGLang | vLLM |`).
+    column_project: str | None = None
     # `payload = {...}`, `url = ...` in the Python snippet being read: what a later
     # `requests.post(url, json=payload)` sends, and where.
     _bindings: dict[str, ast.expr] = field(default_factory=dict)
@@ -341,7 +343,11 @@ class _Walker:
         scripts_section = any(_SCRIPTS_HEADING_RE.search(h) for h in heading_texts)
         for p in pending:
             length = len(p.text) if p.origin == "inline" else 0
-            decision = decide(p.found.framework, p.found.reason, block, p.offset, siblings, heading_texts, length, self.facts.project)
+            own, reason = p.found.framework, p.found.reason
+            if own is None and self.column_project is not None and not mentions(block):
+                # `| 维度 | SGLang(17-lora) | vLLM(13-lora) |`: a comparison's column is its header's project.
+                own, reason = self.column_project, "its table column's header names the project"
+            decision = decide(own, reason, block, p.offset, siblings, heading_texts, length, self.facts.project)
             self.refs.append(
                 Reference(
                     file=self.file,
@@ -1861,10 +1867,13 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
     column = 0
     header_cell = False  # the next inline is a header cell's
     fields_table = False  # the open table's first column is headed "字段" / "Field": a class's fields
+    in_header = False  # the open cell is a header cell
+    column_projects: dict[int, str] = {}  # the open table's columns whose header names one project
     for token in tokens:
         if token.type == "table_open":
             table = f"{file}:{(token.map or [0])[0] + 1}:table"
             fields_table = False
+            column_projects = {}
         elif token.type == "table_close":
             table = None
         elif token.type == "tr_open":
@@ -1872,6 +1881,7 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
         elif token.type in {"td_open", "th_open"}:
             column += 1
             header_cell = token.type == "th_open" and column == 1
+            in_header = token.type == "th_open"
         if token.type == "heading_open":
             heading_level = int(token.tag[1:])
         elif token.type in {"bullet_list_open", "ordered_list_open"}:
@@ -1909,6 +1919,9 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
             if header_cell:
                 fields_table = _FIELDS_HEADER_RE.fullmatch(token.content.strip()) is not None
                 header_cell = False
+            if table is not None and in_header and len(named := {m.group(1).lower() for m in PROJECT_RE.finditer(token.content)}) == 1:
+                column_projects[column] = named.pop()
+            walker.column_project = column_projects.get(column) if table is not None and not in_header else None
             section = _section_owner(walker.headings) if table is not None and fields_table and column == 1 else None
             if section is not None:
                 owner = (section, False, False)

@@ -29,6 +29,7 @@ from analyzer.refs.pinview import FlagEntry, PinView, SymbolEntry
 from analyzer.refs.qualify import Qualifier
 from analyzer.refs.reexports import owner_reexports, reexport_targets
 from analyzer.refs.shell import SERVER_COMMANDS
+from analyzer.refs.subclass_members import on_a_subclass
 
 _MAX_BASE_DEPTH = 4
 _MAX_REEXPORT_DEPTH = 3  # `pkg.X` -> `pkg.sub.X` -> `pkg.sub.impl.X`
@@ -614,6 +615,10 @@ def through_instance(finding: Finding, pin: PinView) -> Finding:
             found, how = find_symbol(f"{name}.{member}", pin)
             if found:
                 return Finding(ref, pin.pin, OK, resolved_at=found[0].location, note=f"`{instance}` is a `{name}`; {how}" if how else "")
+            if on_a_subclass(f"{name}.{member}", pin):
+                # `finished_reason.matched`: the object is one of `BaseFinishReason`'s subclasses,
+                # and `FINISH_MATCHED_STR` has it.
+                return Finding(ref, pin.pin, OK, note=f"`{instance}` is a `{name}`, and a subclass of it has `{member}`")
         # None of the classes named by all the object's words has it (`tree_cache`: the
         # `TreeCacheBuildContext` of a builder): the object may still be one of the classes its
         # last word names (`RadixCache`), tried next.

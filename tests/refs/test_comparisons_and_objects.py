@@ -1,0 +1,98 @@
+"""Forms of held-out 28 (a Chinese note comparing SGLang's LoRA serving with vLLM's, a vLLM page's
+table of reasoning parsers, a note on SGLang's detokenizer): a comparison table's columns, a name
+both a pin defines today and an old release of the other project defined, a past module's name
+that the pin's sources still spell as a registry key, and an object's member that a subclass of
+the class the object is named after defines."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from analyzer.refs.check import check_references, extract_all
+from analyzer.refs.extract import extract_references
+from analyzer.refs.lineage import build_lineage
+from analyzer.refs.pinview import SymbolEntry
+
+from .fakes import sglang_view, source_view, statuses, vllm_view
+from .test_undefined_names import _with_words
+
+
+def test_a_comparison_table_s_columns_belong_to_the_projects_their_headers_name() -> None:
+    doc = (
+        "# LoRA 与适配器总览\n\n"
+        "| 维度 | SGLang(17-lora) | vLLM(13-lora) |\n|---|---|---|\n"
+        "| 缓存组织 | `LoRAMemoryPool` 单级 GPU 池 | 注册缓存(`max_cpu_loras`) |\n"
+        "| 内核 | `BaseLoRABackend`,与 vLLM 的 `PunicaWrapper` 不同 | `PunicaWrapper` |\n"
+    )
+    found = {(r.line, r.text): r.framework for r in extract_references("ch.md", doc)}
+    assert found[(5, "LoRAMemoryPool")] == "sglang" and found[(5, "max_cpu_loras")] == "vllm"
+    assert found[(6, "PunicaWrapper")] == "vllm"  # the cell's own words say so first
+    assert found[(6, "BaseLoRABackend")] in {"sglang", "vllm"}
+
+
+def test_a_name_a_pin_defines_now_is_not_given_to_the_project_that_once_did(tmp_path: Path) -> None:
+    vllm, sglang = vllm_view(tmp_path), sglang_view(tmp_path)
+    past = [SymbolEntry("vllm.core.scheduler.Scheduler.get_next_batch_to_run", "vllm/core/scheduler.py", 5, 9, "function")]
+    lineages = {"vllm": build_lineage("vllm", [("vllm@0.6.6-src", past)])}
+    doc = "# Notes\n\nEach step the loop calls `get_next_batch_to_run` first.\n"
+    found = check_references(extract_all([("ch.md", doc)]), [vllm, sglang], lineages=lineages)
+    assert [(f.pin, f.status) for f in found if f.ref.text == "get_next_batch_to_run"] == [("sglang@0.5.20", "ok")]
+
+
+def test_a_past_module_s_name_the_sources_still_spell_is_not_broken(tmp_path: Path) -> None:
+    pin = _with_words(vllm_view(tmp_path), tmp_path, source='ReasoningParserManager.register_module("deepseek_v3")\n')
+    past = [SymbolEntry("vllm.model_executor.models.deepseek_v3", "vllm/model_executor/models/deepseek_v3.py", 1, 900, "module")]
+    lineages = {"vllm": build_lineage("vllm", [("vllm@0.6.6-src", past)])}
+    doc = "# vLLM reasoning parsers\n\n| Model | Parser |\n|---|---|\n| DeepSeek V3.1 | `deepseek_v3` |\n"
+    [found] = [f for f in check_references(extract_all([("ch.md", doc)]), [pin], lineages=lineages) if f.ref.text == "deepseek_v3"]
+    assert found.status == "not-checkable"  # spelled as a parser's key; the old model module is not what the table names
+
+
+def test_an_object_s_member_that_a_subclass_of_its_class_defines(tmp_path: Path) -> None:
+    pin = vllm_view(tmp_path)
+    mod = "vllm/v1/engine/finish.py"
+    pin = replace(
+        pin,
+        symbols=[
+            *pin.table,
+            SymbolEntry("vllm.v1.engine.finish.BaseFinishReason", mod, 1, 5, "class"),
+            SymbolEntry("vllm.v1.engine.finish.FinishMatchedStr", mod, 6, 12, "class", ("BaseFinishReason",)),
+            SymbolEntry("vllm.v1.engine.finish.FinishMatchedStr.matched", mod, 8, 8, "attribute"),
+            SymbolEntry("vllm.v1.engine.request.Request.finished_reason", "vllm/v1/engine/request.py", 3, 3, "attribute"),
+            SymbolEntry("vllm.v1.engine.output.Output.to_json_dict", "vllm/v1/engine/output.py", 3, 9, "function"),
+        ],
+    )
+    found = statuses("# vLLM\n\nIt trims by `finished_reason.matched`, then sends `finished_reason.to_json_dict()`.\n", pin)
+    assert found["finished_reason.matched"] == ["ok"]  # `FinishMatchedStr`'s, a `BaseFinishReason`
+    assert found["finished_reason.to_json_dict()"] == ["broken"]  # only an unrelated class has it
+
+
+_DIFFUSION_SCHEDULER = '''
+class Scheduler:
+    def __init__(self, server_args, task_pipes_to_slaves, result_pipes_from_slaves):
+        self.worker = None
+        self.task_pipes_to_slaves = task_pipes_to_slaves
+
+    def event_loop(self):
+        pass
+'''
+
+
+def test_a_copied_signature_the_pin_s_method_takes_says_the_copy_is_the_project_s_class(tmp_path: Path) -> None:
+    # Held-out 29's Chinese note on SGLang Diffusion copies its `Scheduler` with two methods: the
+    # constructor (every class has one) and `event_loop`; the constructor's three parameters are
+    # the pin's, so the copy's `self.x` the class lacks are stale, not the author's own toy's.
+    pin = source_view(tmp_path, {"sglang/multimodal_gen/runtime/managers/scheduler.py": _DIFFUSION_SCHEDULER}, "sglang@0.5.20")
+    doc = (
+        "# SGLang Diffusion\n\n```python\nclass Scheduler:\n"
+        "    def __init__(self, server_args, task_pipes_to_slaves, result_pipes_from_slaves):\n"
+        "        self.gpu_worker = GPUWorker()\n"
+        "        self.task_pipes = task_pipes_to_slaves\n\n"
+        "    def event_loop(self):\n"
+        "        req = self.zmq_socket.recv_pyobj()\n```\n"
+    )
+    found = statuses(doc, pin)
+    assert found["self.task_pipes"] == ["broken"] and found["self.zmq_socket"] == ["broken"]
+    toy = doc.replace("task_pipes_to_slaves, result_pipes_from_slaves", "config, pipes")
+    assert "self.task_pipes" not in statuses(toy, pin)  # one method alike: the author's own class
