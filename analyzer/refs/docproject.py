@@ -7,7 +7,8 @@ excerpt (a vLLM configuration reference starting at its section 2) leaves every 
 whichever pin offers the closer replacement, so gone flags of the same page were judged against
 SGLang or vLLM flag by flag. A reader decides once per document: when every reference of it that
 resolves resolves in one project only, the document is that project's, and a reference the text
-left ambiguous that resolves in neither is judged against that project alone.
+left ambiguous that resolves in neither is judged against that project alone. A document that
+cites both projects (a comparison) is read by the references its text left ambiguous alone.
 """
 
 from __future__ import annotations
@@ -31,20 +32,24 @@ def resolved_projects(ref: Reference, findings: Sequence[Finding]) -> set[str]:
 def document_projects(checked: Sequence[Checked]) -> dict[str, tuple[str, int]]:
     """file -> (project, how many references resolve there) for every document whose resolving
     references all resolve in that one project (a name both projects define says nothing), with at
-    least `MIN_EVIDENCE` of them; documents that resolve in both projects are left out."""
-    seen: dict[str, dict[str, int]] = {}
+    least `MIN_EVIDENCE` of them; documents that resolve in both projects are left out, unless
+    the references the text left ambiguous all resolve in one (an SGLang note whose comparison
+    table cites vLLM's classes under a vLLM column: its own unattributed names are SGLang's)."""
+    every: dict[str, dict[str, int]] = {}
+    unattributed: dict[str, dict[str, int]] = {}
     for ref, findings in checked:
         projects = resolved_projects(ref, findings)
         if len(projects) == 1:
-            counts = seen.setdefault(ref.file, {})
             project = next(iter(projects))
-            counts[project] = counts.get(project, 0) + 1
-    return {
-        file: (project, n)
-        for file, counts in seen.items()
-        if len(counts) == 1 and (n := next(iter(counts.values()))) >= MIN_EVIDENCE
-        for project in counts
-    }
+            for seen in (every, unattributed) if ref.framework == AMBIGUOUS else (every,):
+                counts = seen.setdefault(ref.file, {})
+                counts[project] = counts.get(project, 0) + 1
+    out = {}
+    for seen in (unattributed, every):  # the whole document's references first
+        for file, counts in seen.items():
+            if len(counts) == 1 and (n := next(iter(counts.values()))) >= MIN_EVIDENCE:
+                out[file] = (next(iter(counts)), n)
+    return out
 
 
 def settle_by_document(checked: list[Checked], recheck: Callable[[Reference], list[Finding]]) -> list[Checked]:

@@ -49,3 +49,13 @@ def test_too_few_resolving_references_say_nothing(vllm30: PinView, sglang20: Pin
     assert MIN_EVIDENCE > 1
     findings = check_references(extract_all([("config.md", page)]), [vllm30, sglang20])
     assert all(f.ref.framework == "ambiguous" for f in findings if f.ref.text == "--num-scheduler-steps")
+
+
+def test_a_comparison_s_named_column_does_not_hide_the_document_s_own_project(vllm30: PinView, sglang20: PinView) -> None:
+    # Held-out 28's SGLang note with a "vs vLLM" table: the vLLM column's cells are vLLM's by their
+    # header; the references the text leaves ambiguous all resolve in vLLM here, so the gone one is
+    # judged against vLLM alone, not against whichever pin offers the closer replacement.
+    page = CONFIG_PAGE + "\n| 维度 | SGLang | vLLM |\n|---|---|---|\n| flag | `--chunked-prefill-size` | `--max-num-seqs` |\n"
+    findings = check_references(extract_all([("config.md", page)]), [vllm30, sglang20])
+    gone = [f for f in findings if f.ref.text == "--num-scheduler-steps"]
+    assert [(f.pin, f.status) for f in gone] == [("vllm@0.30.0", "broken")]
