@@ -337,8 +337,8 @@ _HTTP_COMMAND_RE = re.compile(r"\bcurl\b[^\n]*\bhttps?://")
 
 def payload_keys(content: str) -> list[tuple[int, str, str | None]]:
     """The top-level keys of each JSON body a `curl` command sends to a server (`-d '{...}'`),
-    as (offset in `content`, key, the URL's path): the request's fields, as `json=` keys are (nested objects are
-    the values of those fields: a message's `role`, a template's kwargs)."""
+    as (offset in `content`, key, the URL's path): the request's fields, as `json=` keys are
+    (nested objects are the values of those fields: a message's `role`, a template's kwargs)."""
     out: list[tuple[int, str, str | None]] = []
     for command in _HTTP_COMMAND_RE.finditer(content):
         payload = _PAYLOAD_RE.search(content, command.start())
@@ -347,22 +347,29 @@ def payload_keys(content: str) -> list[tuple[int, str, str | None]]:
             continue
         url = re.search(r"https?://\S+", content[command.start() : payload.start()])
         endpoint = url_path(url.group(0).strip("'\"")) if url else None
-        depth, i, text, base = 0, 0, payload.group(1), payload.start(1)
-        while i < len(text):
-            c = text[i]
-            if c == '"':
-                end = text.find('"', i + 1)
-                while end > 0 and text[end - 1] == "\\":
-                    end = text.find('"', end + 1)
-                if end < 0:
-                    break
-                key = text[i + 1 : end]
-                if depth == 1 and key.isidentifier() and re.match(r"\s*:", text[end + 1 :]):
-                    out.append((base + i + 1, key, endpoint))
-                i = end + 1
-                continue
-            depth += {"{": 1, "[": 1, "}": -1, "]": -1}.get(c, 0)
-            i += 1
+        out.extend((payload.start(1) + at, key, endpoint) for at, key in _top_level_keys(payload.group(1)))
+    return out
+
+
+def _top_level_keys(body: str) -> list[tuple[int, str]]:
+    """(offset, key) of each key of a JSON object's own (`{"a": {"b": 1}}` gives `a` alone),
+    read by scanning: a body with `...` or a shell variable in it is no valid JSON."""
+    out: list[tuple[int, str]] = []
+    depth, i = 0, 0
+    while i < len(body):
+        if body[i] == '"':
+            end = body.find('"', i + 1)
+            while end > 0 and body[end - 1] == "\\":
+                end = body.find('"', end + 1)
+            if end < 0:
+                break
+            key = body[i + 1 : end]
+            if depth == 1 and key.isidentifier() and re.match(r"\s*:", body[end + 1 :]):
+                out.append((i + 1, key))
+            i = end + 1
+            continue
+        depth += {"{": 1, "[": 1, "}": -1, "]": -1}.get(body[i], 0)
+        i += 1
     return out
 
 
