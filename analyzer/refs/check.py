@@ -955,6 +955,11 @@ def _mirrors(findings: list[Finding], pins: Sequence[PinView] = ()) -> list[Find
         # task_pipes_to_slaves, result_pipes_from_slaves)`, two parameters or more) is one vote more.
         taken = [f for f in group if f.ref.field_of and f.ref.scope and f.ref.field_of.startswith(f"{f.ref.scope}.")]
         ok += len(taken) >= 2 and all(f.status == OK for f in taken)
+        # So is a copy whose `self.x` are mostly the class's (three at least): `DPBudget`'s
+        # `total_requests`, `total_tokens`, `last_timestamp` beside a renamed `dp_size`.
+        members = {f.ref.target: f.status for f in group if f.ref.scope and f.ref.text.startswith("self.") and not f.ref.spelled}
+        held = sum(status == OK for status in members.values())
+        ok += held >= 3 and held * 2 > len(members)
         if any(f.ref.located or _filed_copy(f.ref, pin) for f in group):
             continue  # the text says where in the project the copied class lives (`copies.located`)
         if ok < 2 or ok * 2 < len(voters):

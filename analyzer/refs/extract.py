@@ -161,6 +161,8 @@ _ALTERNATION_RE = re.compile(r"(?P<name>(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A
 # The typing vocabulary (`Sequence`, `Mapping`, `Awaitable`), read from this interpreter: a
 # snippet's annotation may use it without importing it.
 _TYPING_NAMES = frozenset(typing.__all__) | frozenset(collections.abc.__all__)
+# Special forms no project names a class after: typing's wherever an annotation writes them.
+_TYPING_FORMS = frozenset({"Self", "Any", "Never", "NoReturn", "LiteralString", "TypeAlias"})
 
 # Each project's server, whose flags an options-only shell block of a document about it sets.
 _PROJECT_SERVERS = {"vllm serve": "vllm", "sglang.launch_server": "sglang"}
@@ -424,7 +426,13 @@ class _Walker:
         content = token.content.strip()
         cjk = has_cjk(content) or _NAME_CHAIN_RE.fullmatch(content) is not None or names_only(content)
         seek = 0
-        for child in token.children or []:
+        children = token.children or []
+        split = _split_flags(children)
+        for index, child in enumerate(children):
+            if index in split.values():
+                # The rest of a flag split across a `<br/>` (`recorder-mode`): judged with its head.
+                plain += child.content
+                continue
             if child.type in {"softbreak", "hardbreak"}:
                 line += 1
                 plain += "\n"
@@ -460,6 +468,10 @@ class _Walker:
                 at = token.content.find(f"`{text}`", seek)
                 seek = max(seek, at + 1)
                 spans = self._code_span(text, line, col, len(plain), _sentence_script(token.content, at, text))
+                if index in split:
+                    # `--expert-distribution-`<br/>`recorder-mode`: the flag is the two joined.
+                    whole = text + children[split[index]].content
+                    spans = [replace(p, text=text, found=replace(p.found, target=whole)) for p in self._code_span(whole, line, col, len(plain)) if p.found.kind == FLAG]
                 if _NEW_NAME_RE.search(plain[-60:]):
                     # "Define a new `Processor` class": a name for the reader's own code; a
                     # citation only if the project has it.
@@ -648,7 +660,7 @@ class _Walker:
             # `LLM(...)`: that call's keyword, judged as it is there (`_keywords`).
             keyword = Classified(SYMBOL, found.target, callee.framework, f"keyword of `{callee.target}`", tentative=True)
             return [_Pending(line, col, written, keyword, offset, "inline", spelled=True, callee=callee.target, field_of=callee.target)]
-        if found.tentative and found.target in self.facts.request_keys and stripped == found.target:
+        if found.tentative and found.target in self.facts.request_keys and (stripped == found.target or found.reason == "keyword"):
             # `guided_json` in the prose, sent as an `extra_body` key by the document's snippets:
             # a field of the server's request classes, as there.
             return [_Pending(line, col, written, found, offset, "inline", field_of=REQUEST)]
@@ -1608,6 +1620,8 @@ class _Walker:
                 for sub in ast.walk(annotation):
                     if id(sub) in generic and isinstance(sub, ast.Name) and sub.id in _TYPING_NAMES:
                         continue
+                    if isinstance(sub, ast.Name) and sub.id in _TYPING_FORMS:
+                        continue  # `-> Self`: typing's, subscripted or not
                     if isinstance(sub, ast.Name) and CLASSNAME_RE.match(sub.id) and (hit := self._code_name(sub.id)) is not None:
                         add(
                             sub.lineno, sub.id, hit, doc_defined=sub.id in self.facts.defined, in_scope=None if free else scope, at=sub.col_offset,
@@ -1827,6 +1841,24 @@ def _heading_class(headings: list[tuple[int, str]]) -> str | None:
         if CLASSNAME_RE.match(name) and name not in FOREIGN_NAMES and not name.isupper():
             return name
     return None
+
+
+_BREAK_TAG_RE = re.compile(r"<br\s*/?>", re.IGNORECASE)
+
+
+def _split_flags(children: list[Token]) -> dict[int, int]:
+    """`--hicache-storage-`<br/>`backend` in a table cell: a flag's name broken over two code
+    spans for the column's width; index of its head -> index of its rest."""
+    out: dict[int, int] = {}
+    for i in range(len(children) - 2):
+        head, tag, rest = children[i : i + 3]
+        if (
+            head.type == "code_inline" and head.content.startswith("--") and head.content.endswith("-")
+            and tag.type == "html_inline" and _BREAK_TAG_RE.fullmatch(tag.content.strip())
+            and rest.type == "code_inline" and re.fullmatch(r"[a-z0-9][a-z0-9-]*", rest.content)
+        ):
+            out[i] = i + 2
+    return out
 
 
 def _listed_with_request_fields(refs: list[Reference], leads: dict[str, list[tuple[int, int, str]]]) -> list[Reference]:

@@ -1,8 +1,9 @@
-"""Forms of held-out 28 (a Chinese note comparing SGLang's LoRA serving with vLLM's, a vLLM page's
-table of reasoning parsers, a note on SGLang's detokenizer): a comparison table's columns, a name
-both a pin defines today and an old release of the other project defined, a past module's name
-that the pin's sources still spell as a registry key, and an object's member that a subclass of
-the class the object is named after defines."""
+"""Forms of held-out 28 to 30: a comparison table's columns (a Chinese note comparing SGLang's
+LoRA serving with vLLM's), a name a pin defines today that an old release of the other project
+defined, a past module's name the pin's sources still spell as a registry key (a table of
+reasoning parsers), an object's member that a subclass of the class the object is named after
+defines, a copied signature or mostly matching `self.x` that say a class copy is the project's,
+a flag split over a table cell's `<br/>`, and typing's `Self`."""
 
 from __future__ import annotations
 
@@ -96,3 +97,53 @@ def test_a_copied_signature_the_pin_s_method_takes_says_the_copy_is_the_project_
     assert found["self.task_pipes"] == ["broken"] and found["self.zmq_socket"] == ["broken"]
     toy = doc.replace("task_pipes_to_slaves, result_pipes_from_slaves", "config, pipes")
     assert "self.task_pipes" not in statuses(toy, pin)  # one method alike: the author's own class
+
+
+def test_a_flag_split_over_a_table_cell_s_break_is_judged_whole(tmp_path: Path) -> None:
+    # Held-out 30's SGLang Ascend page breaks long flags for the column's width.
+    pin = sglang_view(tmp_path)
+    doc = (
+        "# SGLang on Ascend\n\n| Argument | Default |\n|---|---|\n"
+        "| `--chunked-prefill-`<br/>`size` | `8192` |\n| `--chunked-prefill-`<br/>`budget` | `None` |\n"
+    )
+    found = check_references(extract_all([("ch.md", doc)]), [pin])
+    got = [(f.ref.line, f.ref.text, f.ref.target, f.status) for f in found if f.ref.kind == "flag"]
+    assert got == [
+        (5, "--chunked-prefill-", "--chunked-prefill-size", "ok"),
+        (6, "--chunked-prefill-", "--chunked-prefill-budget", "broken"),
+    ]
+    assert not any(f.ref.text in {"size", "budget"} for f in found)
+
+
+def test_typing_s_special_forms_in_an_annotation_are_typing_s(tmp_path: Path) -> None:
+    doc = "# vLLM\n\n```python\n@model_validator(mode=\"after\")\ndef _validate(self) -> Self:\n    return self\n```\n"
+    assert "Self" not in statuses(doc, vllm_view(tmp_path))
+
+
+_BUDGET = '''
+class DPBudget:
+    def __init__(self, num_dp_ranks):
+        self.num_dp_ranks = num_dp_ranks
+        self.total_requests = [0] * num_dp_ranks
+        self.total_tokens = [0] * num_dp_ranks
+        self.last_timestamp = [0.0] * num_dp_ranks
+
+    def dispatch(self, method):
+        return 0
+'''
+
+
+def test_a_copy_whose_self_members_are_mostly_the_class_s_is_the_project_s(tmp_path: Path) -> None:
+    # Held-out 30's note copies SGLang's `DPBudget` from before `dp_size` became `num_dp_ranks`:
+    # one method beside the constructor, and three of its four `self.x` still the class's.
+    pin = source_view(tmp_path, {"sglang/srt/managers/data_parallel_controller.py": _BUDGET}, "sglang@0.5.23")
+    copy = (
+        "# SGLang DP\n\n```python\nclass DPBudget:\n    def __init__(self, dp_size: int):\n"
+        "        self.dp_size = dp_size\n        self.total_requests = [0] * dp_size\n"
+        "        self.total_tokens = [0] * dp_size\n        self.last_timestamp = [0.0] * dp_size\n\n"
+        "    def dispatch(self, method):\n        return self.dp_size\n```\n"
+    )
+    found = statuses(copy, pin)
+    assert found["self.dp_size"] == ["broken", "broken"] and found["dp_size"] == ["broken"]
+    toy = copy.replace("self.total_tokens", "self.my_tokens").replace("self.last_timestamp", "self.my_time")
+    assert "self.dp_size" not in statuses(toy, pin)  # one member alike: the author's own class

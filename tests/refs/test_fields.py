@@ -201,6 +201,7 @@ requests.get(url, json={"not_sent_by_post": 1})
 ```
 
 - `guided_json: {...}` is rejected; `stop: ["x"]` is kept.
+- Retry with `guided_json=false`.
 """
 
 
@@ -211,6 +212,7 @@ def test_the_json_body_of_an_http_call_holds_request_fields(pin: PinView) -> Non
     assert got[(12, "structured_outputs")] == "ok" and got[(12, "top_k_tokens")] == "broken"  # bound, then sent
     assert not any(text == "not_sent_by_post" for _, text in got)  # a GET's `json=` is no body of ours to judge
     assert got[(17, "guided_json")] == "broken" and got[(17, "stop")] == "ok"  # `key: value` in code font
+    assert got[(18, "guided_json=false")] == "broken"  # `key=value`
 
 
 # SGLang's model pages send raw HTTP bodies with curl, where `extra_body` is no field (2026).
