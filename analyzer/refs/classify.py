@@ -45,7 +45,8 @@ FOREIGN_NAMES = frozenset(
         # Standard library and dependencies a serving text names next to the projects' own.
         "ProfilerActivity", "DataLoader", "OrderedDict", "Literal", "Annotated", "Generic", "TypeVar", "Awaitable", "AsyncIterator", "AsyncGenerator",
         "Generator", "Future", "Event", "Lock", "Condition", "Semaphore", "ProcessPoolExecutor",
-        "PreTrainedModel", "PretrainedConfig", "GenerationConfig", "AutoProcessor", "AutoModel",
+        "PreTrainedModel", "PretrainedConfig", "GenerationConfig", "AutoProcessor", "AutoModel", "PreTrainedTokenizerFast",
+        "PreTrainedTokenizerBase", "ProcessorMixin", "BatchFeature",
         "APIRouter", "HTTPException", "Depends", "ORJSONResponse", "ConfigDict", "RLock", "ZMQ", "PyNccl", "NCCL",
         "CUDAGraph", "CUDA", "ROCm", "PagedAttention", "FlashAttention2", "FlashAttention3",
         "HuggingFace", "TensorRT", "JSONDecodeError", "OSError", "TimeoutError", "ImportError",
@@ -68,9 +69,15 @@ BUILTINS = frozenset(
         "frozenset", "slice", "callable", "exec", "eval", "compile", "globals", "locals", "dir",
     }
 )
+# The standard library's lower-case containers and decorators, called like builtins
+# (`deque(maxlen=4)`, `partial(f, x)`); not `cache` or `reduce`, words a text uses for its own
+# objects, nor capitalised ones (`Counter`), names the projects reuse for classes of their own.
+_STDLIB_CALLABLES = frozenset(
+    {"deque", "defaultdict", "namedtuple", "partial", "partialmethod", "lru_cache", "cached_property", "wraps", "total_ordering", "singledispatch"}
+)
 # Every name Python itself defines (`EOFError`, `ModuleNotFoundError`, `len`), read from this
-# interpreter's `builtins` module: never the projects' own.
-PYTHON_BUILTINS = frozenset(n for n in dir(builtins) if not n.startswith("_"))
+# interpreter's `builtins` module, and those above: never the projects' own.
+PYTHON_BUILTINS = frozenset(n for n in dir(builtins) if not n.startswith("_")) | _STDLIB_CALLABLES
 # Attributes every module has (`sglang.__file__`): a citation of the module alone.
 _MODULE_DUNDERS = frozenset({"__file__", "__path__", "__name__", "__doc__", "__version__", "__spec__", "__package__", "__all__"})
 # Env vars and words in capitals that belong to other programs or to prose.

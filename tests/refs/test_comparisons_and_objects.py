@@ -1,9 +1,10 @@
-"""Forms of held-out 28 to 30: a comparison table's columns (a Chinese note comparing SGLang's
+"""Forms of held-out 28 to 33: a comparison table's columns (a Chinese note comparing SGLang's
 LoRA serving with vLLM's), a name a pin defines today that an old release of the other project
 defined, a past module's name the pin's sources still spell as a registry key (a table of
 reasoning parsers), an object's member that a subclass of the class the object is named after
 defines, a copied signature or mostly matching `self.x` that say a class copy is the project's,
-a flag split over a table cell's `<br/>`, and typing's `Self`."""
+a flag split over a table cell's `<br/>`, typing's `Self`, the standard library's `deque` and
+transformers' tokenizer classes."""
 
 from __future__ import annotations
 
@@ -147,3 +148,15 @@ def test_a_copy_whose_self_members_are_mostly_the_class_s_is_the_project_s(tmp_p
     assert found["self.dp_size"] == ["broken", "broken"] and found["dp_size"] == ["broken"]
     toy = copy.replace("self.total_tokens", "self.my_tokens").replace("self.last_timestamp", "self.my_time")
     assert "self.dp_size" not in statuses(toy, pin)  # one member alike: the author's own class
+
+
+def test_the_standard_library_s_containers_called_in_prose_are_python_s(tmp_path: Path) -> None:
+    # Held-out 32's Japanese note: "最近 4 件を `deque(maxlen=4)` に保持".
+    found = statuses("# vLLM\n\nIt keeps the last four in a `deque(maxlen=4)`, made by `partial(make, 4)`.\n", vllm_view(tmp_path))
+    assert not {"deque(maxlen=4)", "partial(make, 4)"} & set(found)
+
+
+def test_transformers_tokenizer_classes_are_transformers(tmp_path: Path) -> None:
+    # Held-out 33's note on Qwen3-VL chat templates: "tokenizer 是 `PreTrainedTokenizerFast`".
+    found = statuses("# vLLM\n\nThe tokenizer is a `PreTrainedTokenizerFast`, its base `PreTrainedTokenizerBase`.\n", vllm_view(tmp_path))
+    assert not {"PreTrainedTokenizerFast", "PreTrainedTokenizerBase"} & set(found)
