@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -178,14 +179,14 @@ def request_fields(pin: PinView) -> dict[str, str]:
     (the body of `/generate`). Built once per pin."""
     cache = pin.memo
     if "request fields" not in cache:
-        fields: dict[str, str] = {}
-        for suffix, module in _REQUEST_CLASSES.items():
-            for name in sorted({n for n in pin.table.defined_names() if n.endswith(suffix)}):
-                for cls in pin.table.ending_with(name):
-                    if cls.kind == "class" and cls.path.rsplit("/", 1)[-1] == module:
-                        for field in sorted(_attributes(cls, pin)):
-                            fields.setdefault(field, cls.last)
-        cache["request fields"] = fields
+        classes = [
+            cls
+            for suffix, module in _REQUEST_CLASSES.items()
+            for name in sorted({n for n in pin.table.defined_names() if n.endswith(suffix)})
+            for cls in pin.table.ending_with(name)
+            if cls.kind == "class" and cls.path.rsplit("/", 1)[-1] == module
+        ]
+        cache["request fields"] = _fields_of(classes, pin)
     return dict(cache["request fields"])
 
 
@@ -268,12 +269,12 @@ def _is_class(name: str, pin: PinView) -> bool:
     return any(e.kind == "class" for e in pin.table.ending_with(name))
 
 
-def _route_fields(classes: tuple[str, ...], pin: PinView) -> dict[str, str]:
+def _fields_of(classes: Iterable[SymbolEntry], pin: PinView) -> dict[str, str]:
+    """Field name -> the first of `classes` that declares it (with its bases' fields)."""
     fields: dict[str, str] = {}
-    for name in classes:
-        for cls in (e for e in pin.table.ending_with(name) if e.kind == "class"):
-            for field in sorted(_attributes(cls, pin)):
-                fields.setdefault(field, cls.last)
+    for cls in classes:
+        for field in sorted(_attributes(cls, pin)):
+            fields.setdefault(field, cls.last)
     return fields
 
 
@@ -289,7 +290,7 @@ def judge_field(ref: Reference, pin: PinView) -> Finding | None:
             # judge where the handler reads the raw body (`/collective_rpc`'s `raw_request.json()`).
             if not routes[ref.endpoint]:
                 return None
-            fields = _route_fields(routes[ref.endpoint], pin)
+            fields = _fields_of((e for name in routes[ref.endpoint] for e in pin.table.ending_with(name) if e.kind == "class"), pin)
             if name in fields:
                 return Finding(ref, pin.pin, OK, note=f"a field of `{fields[name]}`, which `{ref.endpoint}` takes")
             taken = " / ".join(f"`{c}`" for c in routes[ref.endpoint])
