@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from analyzer.refs.pinview import EnvEntry, FlagEntry, PinView, SymbolEntry
+from analyzer.refs.routes import module_routes
 
 _CONSTRUCTED_RE = re.compile(r"^\s*(?:[A-Za-z_][A-Za-z0-9_]*\.)*(_*[A-Z][A-Za-z0-9_]*)\(")
 
@@ -189,7 +191,7 @@ def env_literals(package_root: Path, packages: Iterable[str] = ()) -> frozenset[
     """Env var names the project's own sources spell as string literals (read statically, never
     imported). With `packages`, only their folders count: a git pin's CI scripts, tests and
     examples (`.buildkite/`, `tests/`) set variables the project itself may no longer read."""
-    return source_literals(package_root, packages)[0]
+    return source_literals(package_root, packages).envs
 
 
 # `op_name="unified_attention_with_output"` (vLLM's and SGLang's `direct_register_custom_op`),
@@ -201,14 +203,25 @@ def custom_ops(package_root: Path, packages: Iterable[str] = ()) -> dict[str, st
     """Ops the project's sources register with torch, name -> `path:line` (read statically): a
     document writes them as `vllm.unified_attention` (a `splitting_ops` entry) or through
     `torch.ops.vllm.x`, names no Python definition stands for."""
-    return source_literals(package_root, packages)[1]
+    return source_literals(package_root, packages).ops
 
 
-def source_literals(package_root: Path, packages: Iterable[str] = ()) -> tuple[frozenset[str], dict[str, str]]:
-    """`env_literals` and `custom_ops` in one pass over the packages' Python files: a pin view
-    reads a tree of thousands of files once, not once per kind of literal."""
+@dataclass(frozen=True)
+class SourceLiterals:
+    """What a pin view reads off the sources' text besides the index, in one pass."""
+
+    envs: frozenset[str]  # `env_literals`
+    ops: dict[str, str]  # `custom_ops`
+    routes: dict[str, tuple[str, ...]]  # route -> names its handlers take (`routes.module_routes`)
+
+
+def source_literals(package_root: Path, packages: Iterable[str] = ()) -> SourceLiterals:
+    """`env_literals`, `custom_ops` and the HTTP routes in one pass over the packages' Python
+    files: a pin view reads a tree of thousands of files once, not once per kind of literal."""
+    packages = tuple(packages)
     envs: set[str] = set()
     ops: dict[str, str] = {}
+    routes: dict[str, tuple[str, ...]] = {}
     roots = [package_root / p for p in packages if (package_root / p).is_dir()] or [package_root]
     for path in sorted(f for root in roots for f in root.rglob("*.py")):
         try:
@@ -221,7 +234,10 @@ def source_literals(package_root: Path, packages: Iterable[str] = ()) -> tuple[f
             for m in _OP_NAME_RE.finditer(text):
                 line = text.count("\n", 0, m.start()) + 1
                 ops.setdefault(m.group(1) or m.group(2), f"{path.relative_to(package_root).as_posix()}:{line}")
-    return frozenset(envs), ops
+        for route, names in module_routes(text, packages).items():
+            known = routes.get(route, ())
+            routes[route] = (*known, *(n for n in names if n not in known))
+    return SourceLiterals(frozenset(envs), ops, routes)
 
 
 def list_files(package_root: Path) -> frozenset[str]:

@@ -13,11 +13,9 @@ a signature, from the source file (parsed, never run).
 from __future__ import annotations
 
 import ast
-import re
 import textwrap
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
 from analyzer.refs.document import dotted
 from analyzer.refs.generated import decorated_dataclass
@@ -190,79 +188,15 @@ def request_fields(pin: PinView) -> dict[str, str]:
     return dict(cache["request fields"])
 
 
-# Route decorators of FastAPI apps and routers (`@router.post("/v1/...")`, `@app.api_route(...)`).
-_ROUTE_METHODS = frozenset({"post", "put", "patch", "api_route"})
-
-
 def route_classes(pin: PinView) -> dict[str, tuple[str, ...]]:
-    """Route -> the project's classes its handlers take as parameters (`@router.post(
-    "/v1/chat/completions")` over `async def create_chat_completion(request: ChatCompletionRequest,
-    raw_request: Request)`, starlette's `Request` not being the project's), read from the sources
-    (parsed, never imported); () where every handler of the route reads the raw body. Built once
-    per pin."""
+    """Route -> the project's classes its handlers take as parameters, from the routes the view
+    read off the sources at build time (`PinView.routes`, `routes.module_routes`): names the
+    pin defines as classes only; () where every handler of the route reads the raw body."""
     cache = pin.memo
     if "routes" not in cache:
-        routes: dict[str, tuple[str, ...]] = {}
-        for tree in _route_modules(pin):
-            foreign = _foreign_imports(tree, pin)
-            for node in ast.walk(tree):
-                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                    taken = [c for c in _annotated_classes(node) if c not in foreign and _is_class(c, pin)]
-                    for path in _decorated_routes(node):
-                        known = routes.get(path, ())
-                        routes[path] = (*known, *(c for c in taken if c not in known))
-        cache["routes"] = routes
+        cache["routes"] = {path: tuple(c for c in names if _is_class(c, pin)) for path, names in pin.routes.items()}
     result: dict[str, tuple[str, ...]] = cache["routes"]
     return result
-
-
-# `@router.post(`, `@app.api_route(`: a module that declares routes.
-_ROUTE_DECORATOR_RE = re.compile(r"^\s*@\w+\.(?:post|put|patch|api_route)\(", re.M)
-
-
-def _route_modules(pin: PinView) -> list[ast.Module]:
-    """The pin's modules that declare routes, parsed (a file that cannot be read is skipped)."""
-    if not pin.tree:
-        return []
-    root, out = Path(pin.tree), []
-    for rel in sorted(f for f in pin.files if f.endswith(".py")):
-        try:
-            text = (root / rel).read_text(encoding="utf-8", errors="replace")
-            if _ROUTE_DECORATOR_RE.search(text):
-                out.append(ast.parse(text))
-        except (OSError, SyntaxError, ValueError):
-            continue
-    return out
-
-
-def _foreign_imports(tree: ast.Module, pin: PinView) -> set[str]:
-    """Names a module imports from outside the project (`from fastapi import Request`)."""
-    out: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and node.module.split(".", 1)[0] not in pin.packages:
-            out.update(a.asname or a.name for a in node.names)
-    return out
-
-
-def _decorated_routes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
-    out = []
-    for dec in fn.decorator_list:
-        if isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute) and dec.func.attr in _ROUTE_METHODS and dec.args:
-            first = dec.args[0]
-            if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value.startswith("/"):
-                out.append(first.value.rstrip("/") or "/")
-    return out
-
-
-def _annotated_classes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
-    """The class names a handler's parameters are annotated with (`A | B`, `Union[A, B]` each)."""
-    out: list[str] = []
-    for arg in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]:
-        for node in ast.walk(arg.annotation) if arg.annotation is not None else ():
-            name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
-            if name and name[:1].isupper() and name not in out:
-                out.append(name)
-    return out
 
 
 def _is_class(name: str, pin: PinView) -> bool:

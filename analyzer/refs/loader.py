@@ -174,7 +174,7 @@ def build_view(tree: PinnedTree) -> PinView:
         # Flags and env vars then come out not-checkable, never broken.
         print(f"warning: {snapshot.name}: flags/env vars not extracted: {exc}", file=sys.stderr)
     root = snapshot.package_root
-    env_names, ops = source_literals(root, snapshot.packages or (snapshot.ref.project,))
+    literals = source_literals(root, snapshot.packages or (snapshot.ref.project,))
     symbols, open_classes = symbols_and_open_classes(index.modules.values())
     # C/C++/CUDA/Rust definitions (tree-sitter): kernels inside the package, and for a git pin
     # whose package sits below the root (`python/`), the repository's other folders too
@@ -201,8 +201,9 @@ def build_view(tree: PinnedTree) -> PinView:
         ),
         flags=flags_from(flags),
         envs=envs_from(envs),
-        env_literals=env_names,
-        custom_ops=ops,
+        env_literals=literals.envs,
+        custom_ops=literals.ops,
+        routes=literals.routes,
         upstream_commit=snapshot.upstream_commit,
         store_commit=snapshot.store_commit,
         tree=str(root),

@@ -29,7 +29,7 @@ from analyzer.refs.symbols import (
 )
 from analyzer.refs.words import SourceWords, load_or_collect
 
-FORMAT_VERSION = 13
+FORMAT_VERSION = 14
 
 __all__ = ["EnvEntry", "FlagEntry", "PinView", "SymbolEntry"]
 
@@ -90,6 +90,9 @@ class PinView:
     # Ops the sources register with torch under the project's namespace (`op_name="x"` of
     # `direct_register_custom_op`, `custom_op("vllm::x")`), name -> where: `build.custom_ops`.
     custom_ops: dict[str, str] = field(default_factory=dict)
+    # HTTP routes the sources declare, route -> the capitalised names its handlers' parameters
+    # are annotated with, outside imports left out (`routes.module_routes`): `fields.route_classes`.
+    routes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # A git pin whose package sits below the repository root (SGLang's `python/`): the files
     # outside the package (`sgl-kernel/csrc/...`, `sgl-router/src/...`), repository-relative,
     # and the repository's root on disk. Their native symbols carry these paths too.
@@ -226,6 +229,7 @@ class PinView:
             "envs": [[v.name, v.defined_at, list(v.deprecated_names)] for v in self.envs],
             "env_literals": sorted(self.env_literals),
             "custom_ops": dict(sorted(self.custom_ops.items())),
+            "routes": {k: list(v) for k, v in sorted(self.routes.items())},
             "repo_tree": self.repo_tree,
             "open_classes": self.open_classes,
         }
@@ -280,6 +284,7 @@ class PinView:
             envs=[EnvEntry(v[0], v[1], tuple(v[2])) for v in header["envs"]],
             env_literals=frozenset(header.get("env_literals", ())),
             custom_ops=dict(header.get("custom_ops", {})),
+            routes={k: tuple(v) for k, v in header.get("routes", {}).items()},
             upstream_commit=header.get("upstream_commit"),
             store_commit=header.get("store_commit"),
             tree=header.get("tree"),

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from analyzer.refs.build import source_literals
 from analyzer.refs.check import check_references, check_upgrade, extract_all
 from analyzer.refs.fields import accepts, request_fields, route_classes
 from analyzer.refs.pinview import PinView, SymbolEntry
@@ -126,6 +127,7 @@ def _view(root: Path, version: str, guided: bool) -> PinView:
     return PinView(
         pin=f"vllm@{version}", project="vllm", kind="release", layout_prefix="", packages=("vllm",),
         files=frozenset([*sources, "vllm/__init__.py"]), symbols=symbols, flags=[], envs=[], tree=str(tree),
+        routes=source_literals(tree, ("vllm",)).routes,  # as the loader reads them at build time
     )
 
 

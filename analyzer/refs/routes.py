@@ -1,0 +1,69 @@
+"""An HTTP server's routes and the classes their handlers take, read from a module's source.
+
+`@router.post("/v1/chat/completions")` over `async def create_chat_completion(request:
+ChatCompletionRequest, raw_request: Request)`: the route's body is a `ChatCompletionRequest`
+(starlette's `Request`, imported from outside the project, is not). Parsed, never imported; read
+by `build.source_literals` in its one pass over a pin's sources, judged by `fields.judge_field`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+
+# `@router.post(`, `@app.api_route(`: a module that declares routes.
+ROUTE_DECORATOR_RE = re.compile(r"^\s*@\w+\.(?:post|put|patch|api_route)\(", re.M)
+# Route decorators of FastAPI apps and routers (`@router.post("/v1/...")`, `@app.api_route(...)`).
+_ROUTE_METHODS = frozenset({"post", "put", "patch", "api_route"})
+
+
+def module_routes(text: str, packages: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """Route -> the capitalised names its handlers' parameters are annotated with, less those the
+    module imports from outside `packages`; () where every handler reads the raw body. {} for a
+    module that declares no route or does not parse."""
+    if not ROUTE_DECORATOR_RE.search(text):
+        return {}
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return {}
+    foreign = _foreign_imports(tree, frozenset(packages))
+    routes: dict[str, tuple[str, ...]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            taken = [c for c in _annotated_classes(node) if c not in foreign]
+            for path in _decorated_routes(node):
+                known = routes.get(path, ())
+                routes[path] = (*known, *(c for c in taken if c not in known))
+    return routes
+
+
+def _foreign_imports(tree: ast.Module, packages: frozenset[str]) -> set[str]:
+    """Names a module imports from outside the project (`from fastapi import Request`)."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and node.module.split(".", 1)[0] not in packages:
+            out.update(a.asname or a.name for a in node.names)
+    return out
+
+
+def _decorated_routes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    out = []
+    for dec in fn.decorator_list:
+        if isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute) and dec.func.attr in _ROUTE_METHODS and dec.args:
+            first = dec.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value.startswith("/"):
+                out.append(first.value.rstrip("/") or "/")
+    return out
+
+
+def _annotated_classes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """The class names a handler's parameters are annotated with (`A | B`, `Union[A, B]` each)."""
+    out: list[str] = []
+    for arg in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]:
+        for node in ast.walk(arg.annotation) if arg.annotation is not None else ():
+            name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+            if name and name[:1].isupper() and name not in out:
+                out.append(name)
+    return out
