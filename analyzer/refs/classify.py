@@ -172,8 +172,12 @@ def classify_flag(text: str) -> Classified | None:
     return Classified(FLAG, m.group("flag"), None, "")
 
 
+# `$VLLM_CACHE_ROOT/modules/...`: a path under a folder the variable names.
+_ENV_LEADS_PATH_RE = re.compile(r"^\$\{?(?P<name>[A-Z][A-Z0-9_]*[A-Z0-9])\}?/\S*$")
+
+
 def classify_env(text: str) -> Classified | None:
-    m = _ENV_RE.match(text)
+    m = _ENV_RE.match(text) or _ENV_LEADS_PATH_RE.match(text)
     if m is None:
         return None
     framework = env_framework(m.group("name"))

@@ -153,6 +153,22 @@ def _inner_command(tokens: list[_Token], i: int) -> int:
     return i
 
 
+def _option_envs(tokens: list[_Token]) -> Iterator[ShellRef]:
+    """Env vars another program sets for what it runs (`docker run -e VLLM_X=1 ...`, `--env
+    VLLM_X`, `--env=VLLM_X=1`): the project's settings whichever program passes them on."""
+    for k, tok in enumerate(tokens):
+        if tok.text in {"-e", "--env"} and k + 1 < len(tokens):
+            where, col, value = tokens[k + 1], tokens[k + 1].col, tokens[k + 1].text
+        elif tok.text.startswith("--env="):
+            where, col, value = tok, tok.col + len("--env="), tok.text[len("--env=") :]
+        else:
+            continue
+        name = value.strip("'\"").split("=", 1)[0]
+        env = classify_env(name)
+        if env is not None:
+            yield ShellRef(where.line, col, name, ENV, env.target, env.framework, None)
+
+
 def _command_refs(
     tokens: list[_Token],
     default: tuple[str, str | None] | None = None,
@@ -179,6 +195,7 @@ def _command_refs(
     i = _skip_launcher(tokens, i)
     if (inner := _inner_command(tokens, i)) > i:
         outer = tokens[i + 1 : inner]
+        yield from _option_envs(outer)
         if foreign is not None:
             foreign.update(t.text.split("=", 1)[0] for t in outer if t.text.startswith("--") and len(t.text) > 2)
         if words is not None and _PROGRAM_RE.fullmatch(tokens[i].text.rsplit("/", 1)[-1]):
@@ -234,6 +251,7 @@ def _command_refs(
                 yield ShellRef(script_tok.line, script_tok.col, script_tok.text, PATH, path.target, path.framework, None)
             rest = rest[1:]
     if command is None:
+        yield from _option_envs(tokens[i:])
         if foreign is not None:
             foreign.update(t.text.split("=", 1)[0] for t in tokens[i + 1 :] if t.text.startswith("--") and len(t.text) > 2)
             if program == "alias":

@@ -33,6 +33,16 @@ def test_no_project_command_inside_another_programs_line() -> None:
     assert foreign_flags("pip install vllm transformers --upgrade") == {"--upgrade"}
 
 
+def test_env_vars_another_program_passes_on_are_the_projects() -> None:
+    # docker's `-e` / `--env` options set the project's variables for the server in the image
+    line = "docker run -e VLLM_X=1 --env SGLANG_Y --env=VLLM_Z=a -e HF_TOKEN=t img python3 -m sglang.launch_server --tp 2"
+    assert [(r.kind, r.text) for r in shell_refs(line) if r.kind == "env"] == [("env", "VLLM_X"), ("env", "SGLANG_Y"), ("env", "VLLM_Z")]
+    # a fragment of docker options, no command after it
+    assert [(r.kind, r.text) for r in shell_refs("-e VLLM_RAW_DUMP=/dump  -v /data/dump:/dump")] == [("env", "VLLM_RAW_DUMP")]
+    # a path under the folder a variable names, in code font
+    assert [(r.kind, r.target) for r in extract_all([("ch.md", "Dumps go to `$VLLM_DUMP_DIR/<id>/out.txt`.\n")])] == [("env", "VLLM_DUMP_DIR")]
+
+
 def _broken(doc: str, pin: PinView) -> list[str]:
     return [f.ref.text for f in check_references(extract_all([("ch.md", doc)]), [pin]) if f.status == "broken"]
 
