@@ -14,6 +14,7 @@ from analyzer.refs.field_homes import field_homes
 from analyzer.refs.fields import judge_field
 from analyzer.refs.formula import formula
 from analyzer.refs.generated import field_type, foreign_type
+from analyzer.refs.gone_module_imports import imported_from_gone_modules
 from analyzer.refs.lineage import Lineage, PastName, past_names
 from analyzer.refs.lineage import short_name as lineage_short_name
 from analyzer.refs.models import (
@@ -334,7 +335,7 @@ def _receiver_member(ref: Reference, pin: PinView) -> Finding | None:
     built = next((why for cls in classes if (why := open_members(cls.full, pin))), None)
     if built is not None:
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=built)
-    names = ", ".join(f"`{c.last}`" for c in classes[:3])
+    names = ", ".join(list(dict.fromkeys(f"`{c.last}`" for c in classes))[:3])
     f = Finding(ref, pin.pin, BROKEN, note=f"`{member}` is not a member of {names} (the class `{ref.text.split('.', 1)[0]}` is declared with) in {pin.pin}, nor written as `self.{member}` in it or its bases")
     home = _through_a_field(classes, member, pin)
     f.suggestions = [home] if home is not None else []
@@ -624,7 +625,7 @@ def check_references(
     findings = in_the_passage_s_class(findings, pins, lambda r, p: suggest(r, p, (histories or {}).get(p.pin)))
     findings = not_project(unjudged(findings, pins, histories), pins, histories)
     findings = readers_modules(findings, written_modules(checked, {pkg for p in pins for pkg in p.packages}))
-    findings = _passed_through(findings)
+    findings = imported_from_gone_modules(_passed_through(findings), pins)
     # Last: it reads the final verdicts (members of a gone class are settled by the passes above).
     keywords: dict[str, set[str]] = {}
     for ref, _ in checked:
@@ -858,9 +859,12 @@ def _not_the_quoted_class_s(ref: Reference, pin: PinView) -> Finding | None:
         return None
     member = m.group(1)
     classes = [e for c in _fragment_classes(ref.fragment_of, pin, ref.quoted_file) for e in pin.table.named(c) if e.kind == "class"]
-    if not classes or any(find_symbol(f"{c.full}.{member}", pin)[0] or open_members(c.full, pin) or _writes_self_member(c, member, pin) for c in classes):
-        return None
-    names = ", ".join(f"`{c.last}`" for c in classes[:3])
+    if not classes or any(
+        find_symbol(f"{c.full}.{member}", pin)[0] or open_members(c.full, pin) or _writes_self_member(c, member, pin) or on_a_subclass(f"{c.full}.{member}", pin)
+        for c in classes
+    ):
+        return None  # (a mixin's `self` is the class that mixes it in: `SchedulerPPMixin` -> `Scheduler`)
+    names = ", ".join(list(dict.fromkeys(f"`{c.last}`" for c in classes))[:3])
     f = Finding(ref, pin.pin, BROKEN, note=f"`{member}` is not a member of {names} (the class that defines the quoted `{ref.fragment_of}`) in {pin.pin}, nor written as `self.{member}` in it or its bases")
     f.suggestions = suggest(replace(ref, target=f"{classes[0].last}.{member}"), pin, None)
     return f
@@ -924,7 +928,12 @@ def _fragment_member(ref: Reference, pin: PinView) -> Finding | None:
         found, how = find_symbol(f"{short}.{ref.target}", pin)
         if found:
             return Finding(ref, pin.pin, OK, resolved_at=found[0].location, note=how or f"member of `{short}`")
-    names = ", ".join(f"`{c.rsplit('.', 1)[-1]}`" for c in classes[:3])
+    for cls in classes:
+        if on_a_subclass(f"{cls}.{ref.target}", pin):
+            # A mixin's method runs on the class that mixes it in (`SchedulerPPMixin.event_loop_pp`
+            # calls `self.get_next_batch_to_run()`, a method of `Scheduler`).
+            return Finding(ref, pin.pin, OK, note=f"a member of a class deriving from `{cls.rsplit('.', 1)[-1]}`")
+    names = ", ".join(list(dict.fromkeys(f"`{c.rsplit('.', 1)[-1]}`" for c in classes))[:3])
     return Finding(ref, pin.pin, BROKEN, note=f"`{ref.target}` is not a member of {names} (the class that defines `{ref.fragment_of}`) in {pin.pin}")
 
 

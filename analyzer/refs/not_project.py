@@ -61,13 +61,20 @@ def dependencies(pin: PinView) -> Dependencies | None:
     return result
 
 
+# Files Python imports: sources, stubs and compiled extensions (`_C.abi3.so`).
+_MODULE_SUFFIXES = (".py", ".pyi", ".so", ".pyd")
+
+
 def _module_paths(pin: PinView) -> frozenset[str]:
-    """Every dotted run of folders and file stems in the pin's paths (`mooncake`,
+    """Every dotted run of folders and file stems in the pin's Python paths (`mooncake`,
     `disaggregation.mooncake.conn`, `runner.pytest_runner`): the modules a script that puts a
-    folder of the pin on its path could import as its own."""
+    folder of the pin on its path could import as its own. A folder of C++ headers
+    (`kernels/jit/include/sgl_kernel/`) is no module: `sgl_kernel` stays the dependency's."""
     if "module paths" not in pin.memo:
         runs: set[str] = set()
         for path in (*pin.files, *pin.outside_files):
+            if not path.endswith(_MODULE_SUFFIXES):
+                continue
             parts = [p.split(".", 1)[0] for p in path.split("/")]
             for i in range(len(parts)):
                 for j in range(i + 1, len(parts) + 1):

@@ -617,7 +617,11 @@ def spelled_like(name: str, pin: PinView) -> list[Suggestion]:
     typos = [n for n in near if DamerauLevenshtein.distance(name, n) == 1 and n.count("_") == name.count("_") and re.sub(r"\d", "", n) != plain]
     if len(typos) != 1:
         return []
-    return [Suggestion(typos[0], _TYPO_CONFIDENCE, "the one name the sources spell a letter off", None)]
+    # A member of one class is named with it (`DSAMetadata.dsa_cu_seqlens_k`): where to look.
+    owners = {e.parent.rsplit(".", 1)[-1] for e in pin.find_symbol(typos[0]) if e.last == typos[0] and e.parent}
+    classes = [o for o in owners if any(c.kind == "class" for c in pin.find_symbol(o))]
+    home = f"{classes[0]}.{typos[0]}" if len(owners) == 1 and classes else typos[0]
+    return [Suggestion(home, _TYPO_CONFIDENCE, "the one name the sources spell a letter off", None)]
 
 
 _PRIVACY_CONFIDENCE = 0.7

@@ -1,0 +1,100 @@
+"""Forms written from held-out 34 and 35 (blind parts): a mixin's `self` is the class that mixes
+it in; a name imported from a gone module is the project's where it still defines it, and the
+module's home is where the names live now; a folder of C++ headers is no Python module (names a
+pin imports from the dependency of that name stay the dependency's); a renamed field's home
+names its class."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from analyzer.refs.check import check_references, extract_all
+from analyzer.refs.not_project import _module_paths
+from analyzer.refs.pinview import PinView
+from tests.refs.fakes import source_view
+
+_SCHEDULER = '''
+class SchedulerPPMixin:
+    def event_loop_pp(self):
+        self.mbs = []
+        recv_reqs = self.request_receiver.recv_requests()
+        self.process_input_requests(recv_reqs)
+
+
+class Scheduler(SchedulerPPMixin):
+    def __init__(self):
+        self.request_receiver = None
+
+    def process_input_requests(self, reqs):
+        return reqs
+'''
+
+_DOC = '''# Pipeline parallel loop
+
+```python
+def event_loop_pp(self):
+    self.mbs = []
+    recv_reqs = self.request_receiver.recv_requests()
+    self.process_input_requests(recv_reqs)
+    self.get_next_batch_to_run()
+```
+'''
+
+
+def _findings(doc: str, pin: PinView) -> dict[tuple[int, str], str]:
+    return {(f.ref.line, f.ref.text): f.status for f in check_references(extract_all([("ch.md", doc)]), [pin])}
+
+
+def test_a_mixins_self_is_the_class_that_mixes_it_in(tmp_path: Path) -> None:
+    pin = source_view(tmp_path, {"sglang/srt/managers/scheduler.py": _SCHEDULER, "sglang/srt/managers/io.py": "def recv_requests():\n    pass\n"}, "sglang@0.5.20")
+    got = _findings(_DOC, pin)
+    broken = {text for (_, text), status in got.items() if status == "broken"}
+    # `request_receiver` and `process_input_requests` are `Scheduler`'s, which derives from the mixin
+    assert not any("request_receiver" in t or "process_input_requests" in t for t in broken), got
+    assert any("get_next_batch_to_run" in t for t in broken), got  # no class of the family has it
+
+
+_PROTOCOL = '''
+from dataclasses import dataclass
+
+
+@dataclass
+class StreamingInput:
+    prompt: str
+'''
+
+
+def test_a_name_imported_from_a_gone_module_is_the_projects_and_the_module_goes_where_it_lives(tmp_path: Path) -> None:
+    pin = source_view(tmp_path, {"vllm/engine/protocol.py": _PROTOCOL, "vllm/inputs/__init__.py": ""})
+    doc = "```python\nfrom vllm.inputs.data import StreamingInput, Gone\n```\n"
+    findings = check_references(extract_all([("ch.md", doc)]), [pin])
+    by_text = {f.ref.text: f for f in findings}
+    assert by_text["vllm.inputs.data"].status == "broken"
+    assert by_text["vllm.inputs.data"].best is not None and by_text["vllm.inputs.data"].best.replacement == "vllm.engine.protocol"
+    assert by_text["StreamingInput"].status == "ok"
+    assert by_text["Gone"].status == "broken"  # defined nowhere: still reported
+
+
+def test_a_folder_of_cpp_headers_is_no_python_module(tmp_path: Path) -> None:
+    # (a folder of its own: the dependency table is cached beside the views, per pin name)
+    base = source_view(tmp_path / "pin", {"sglang/srt/ops.py": "from sgl_kernel import fast_topk\n\n\ndef topk(x):\n    return fast_topk(x)\n"}, "sglang@0.5.20")
+    # the kernels' C++ include folder is called `sgl_kernel` too
+    pin = replace(base, files=frozenset([*base.files, "sglang/kernels/include/sgl_kernel/topk.cuh"]))
+    pin.words_path = base.words_path
+    assert "sgl_kernel" not in _module_paths(pin) and "srt.ops" in _module_paths(pin)
+    got = _findings("The top-k kernel is `fast_topk(...)`.\n", pin)
+    assert got[(1, "fast_topk(...)")] != "broken"  # sgl_kernel's, which the pin imports it from
+
+
+_METADATA = '''
+class DSAMetadata:
+    dsa_cu_seqlens_k: int = 0
+'''
+
+
+def test_a_renamed_fields_home_names_its_class(tmp_path: Path) -> None:
+    pin = source_view(tmp_path, {"sglang/srt/layers/attention/dsa_backend.py": _METADATA}, "sglang@0.5.20")
+    findings = check_references(extract_all([("ch.md", "The field `nsa_cu_seqlens_k` holds the lengths.\n")]), [pin])
+    f = next(f for f in findings if f.ref.text == "nsa_cu_seqlens_k")
+    assert f.status == "broken" and f.best is not None and f.best.replacement == "DSAMetadata.dsa_cu_seqlens_k"
