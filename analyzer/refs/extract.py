@@ -146,6 +146,13 @@ _ITEM_SEPARATORS_RE = re.compile(r"[\s、,，/;；]|\band\b|和|与")
 _FLAG_VALUE_RE = re.compile(r"(--[A-Za-z0-9][\w-]*)(?:=|\s+)([^\s-][^\s]*)")
 # `self.waiting_queue`, `self.future_map.resolve_future()` written in the prose: a member of the
 # class the passage describes, whichever it is.
+# `self.use_nsa = is_deepseek_nsa(...)`, `assert self.use_nsa, "..."`: a statement quoted in the
+# prose; each side that is a name or a call is a reference of its own. (Spaces around `=`: a
+# `NAME=VALUE` is a shell assignment or a keyword, read as such elsewhere.)
+_NAME_OR_CALL = r"[A-Za-z_][\w.]*(?:\([^()]*\))?"
+_INLINE_STATEMENT_RE = re.compile(
+    rf"(?P<left>{_NAME_OR_CALL})\s+(?:[-+*/|&]?=)\s+(?P<right>{_NAME_OR_CALL})|assert\s+(?:not\s+)?(?P<tested>{_NAME_OR_CALL})\s*(?:,.*)?"
+)
 _SELF_MEMBER_RE = re.compile(r"(?P<name>self(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?:\([^()]*\))?")
 # A flow step's leading name (`generate_stream_resp (adapter.py)`, `tokenizer_manager.generate_request`).
 _STEP_RE = re.compile(r"^\s*(?:(?:->|=>|[→⇒⟶])\s*)?((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*)(?:\(\))?(?=\s|$|\()")
@@ -625,6 +632,14 @@ class _Walker:
             for variant in variants:
                 for p in self._code_span(variant, line, col, offset):
                     out.append(replace(p, text=stripped) if p.found.kind == SYMBOL else p)
+            return out
+        if found is None and (statement := _INLINE_STATEMENT_RE.fullmatch(stripped)) is not None:
+            lead = len(text) - len(text.lstrip())
+            out = []
+            for side in ("left", "right", "tested"):
+                if statement.group(side):
+                    at = col + lead + statement.start(side) if col >= 0 else -1
+                    out.extend(self._code_span(statement.group(side), line, at, offset))
             return out
         if found is None and (member := _SELF_MEMBER_RE.fullmatch(stripped)) is not None:
             return self._loose_self(member.group("name"), line, col, offset, "inline")

@@ -98,3 +98,13 @@ def test_a_renamed_fields_home_names_its_class(tmp_path: Path) -> None:
     findings = check_references(extract_all([("ch.md", "The field `nsa_cu_seqlens_k` holds the lengths.\n")]), [pin])
     f = next(f for f in findings if f.ref.text == "nsa_cu_seqlens_k")
     assert f.status == "broken" and f.best is not None and f.best.replacement == "DSAMetadata.dsa_cu_seqlens_k"
+
+
+def test_each_side_of_a_statement_quoted_in_the_prose_is_a_reference(tmp_path: Path) -> None:
+    pin = source_view(tmp_path, {"sglang/srt/configs/model_config.py": "def is_deepseek_dsa(config):\n    return True\n"}, "sglang@0.5.20")
+    doc = "The backend checks:\n\n- `self.use_nsa = is_deepseek_nsa(...)`\n- `assert is_deepseek_dsa(config), \"only DeepSeek\"`\n"
+    got = _findings(doc, pin)
+    assert got[(3, "is_deepseek_nsa(...)")] == "broken"
+    assert got[(4, "is_deepseek_dsa(config)")] == "ok"
+    # a shell assignment, not a statement: another program's variable and its value
+    assert not any("TRITON_ATTN" in text for _, text in _findings("Set `E_MM_ATTN_BACKEND=TRITON_ATTN` there.\n", pin))
