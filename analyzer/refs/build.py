@@ -206,6 +206,10 @@ def custom_ops(package_root: Path, packages: Iterable[str] = ()) -> dict[str, st
     return source_literals(package_root, packages).ops
 
 
+# `"FP8_PB_WO"`, `'MXFP8'`: a name in capitals written as a string, a value the code compares with.
+_CAPS_VALUE_RE = re.compile(r"""["']([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)["']""")
+
+
 @dataclass(frozen=True)
 class SourceLiterals:
     """What a pin view reads off the sources' text besides the index, in one pass."""
@@ -213,6 +217,7 @@ class SourceLiterals:
     envs: frozenset[str]  # `env_literals`
     ops: dict[str, str]  # `custom_ops`
     routes: dict[str, tuple[str, ...]]  # route -> names its handlers take (`routes.module_routes`)
+    values: frozenset[str]  # quoted names in capitals (`"FP8_PB_WO"`): values the code knows
 
 
 def source_literals(package_root: Path, packages: Iterable[str] = ()) -> SourceLiterals:
@@ -222,6 +227,7 @@ def source_literals(package_root: Path, packages: Iterable[str] = ()) -> SourceL
     envs: set[str] = set()
     ops: dict[str, str] = {}
     routes: dict[str, tuple[str, ...]] = {}
+    values: set[str] = set()
     roots = [package_root / p for p in packages if (package_root / p).is_dir()] or [package_root]
     for path in sorted(f for root in roots for f in root.rglob("*.py")):
         try:
@@ -234,10 +240,11 @@ def source_literals(package_root: Path, packages: Iterable[str] = ()) -> SourceL
             for m in _OP_NAME_RE.finditer(text):
                 line = text.count("\n", 0, m.start()) + 1
                 ops.setdefault(m.group(1) or m.group(2), f"{path.relative_to(package_root).as_posix()}:{line}")
+        values.update(_CAPS_VALUE_RE.findall(text))
         for route, names in module_routes(text, packages).items():
             known = routes.get(route, ())
             routes[route] = (*known, *(n for n in names if n not in known))
-    return SourceLiterals(frozenset(envs), ops, routes)
+    return SourceLiterals(frozenset(envs), ops, routes, frozenset(values))
 
 
 def list_files(package_root: Path) -> frozenset[str]:

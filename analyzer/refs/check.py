@@ -598,7 +598,10 @@ def _enum_siblings(findings: list[Finding], pins: Sequence[PinView]) -> list[Fin
         # another program's variable or constant, not a missing member of the pin's env registry.
         family = heads.get(key, set())
         outside = len(family) == 1 and "_" in f.ref.target and f.ref.target.split("_", 1)[0] not in family
-        if len(owners) == 1 and f.ref.paragraph and not outside:
+        # A name the sources write as a string (`"FP8_PB_WO"` in a list of algorithms) is one of
+        # the values the text lists, not a missing member: said nothing about.
+        value = (pin := by_pin.get(f.pin or "")) is not None and f.ref.target in pin.values
+        if len(owners) == 1 and f.ref.paragraph and not outside and not value:
             owner = next(iter(owners))
             f.status = BROKEN
             f.note = f"not a member of `{owner.rsplit('.', 1)[-1]}`, unlike the other names listed with it"

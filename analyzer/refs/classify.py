@@ -75,9 +75,19 @@ BUILTINS = frozenset(
 _STDLIB_CALLABLES = frozenset(
     {"deque", "defaultdict", "namedtuple", "partial", "partialmethod", "lru_cache", "cached_property", "wraps", "total_ordering", "singledispatch"}
 )
+# The standard library's own exceptions a serving loop catches or raises (`asyncio.CancelledError`
+# written bare, `subprocess.CalledProcessError`): distinctive names no pin defines.
+_STDLIB_EXCEPTIONS = frozenset(
+    {
+        "CancelledError", "InvalidStateError", "QueueEmpty", "QueueFull", "IncompleteReadError", "LimitOverrunError",
+        "BrokenExecutor", "BrokenProcessPool", "BrokenBarrierError", "CalledProcessError", "SubprocessError",
+        "TimeoutExpired", "JSONDecodeError", "PickleError", "PicklingError", "UnpicklingError", "SSLError",
+        "HTTPError", "URLError", "HTTPException", "RemoteDisconnected", "AuthenticationError", "BadZipFile",
+    }
+)
 # Every name Python itself defines (`EOFError`, `ModuleNotFoundError`, `len`), read from this
 # interpreter's `builtins` module, and those above: never the projects' own.
-PYTHON_BUILTINS = frozenset(n for n in dir(builtins) if not n.startswith("_")) | _STDLIB_CALLABLES
+PYTHON_BUILTINS = frozenset(n for n in dir(builtins) if not n.startswith("_")) | _STDLIB_CALLABLES | _STDLIB_EXCEPTIONS
 # Attributes every module has (`sglang.__file__`): a citation of the module alone.
 _MODULE_DUNDERS = frozenset({"__file__", "__path__", "__name__", "__doc__", "__version__", "__spec__", "__package__", "__all__"})
 # Env vars and words in capitals that belong to other programs or to prose.

@@ -1740,6 +1740,8 @@ class _Walker:
         root = parts[0]
         if root in self.facts.foreign or root in FOREIGN_ROOTS or root in FOREIGN_NAMES or root in BUILTINS:
             return None
+        if root[:1].isupper() and root in PYTHON_BUILTINS:
+            return None  # `raise SystemExit()`, `except CancelledError:`: Python's own classes
         if line is not None and len(parts) > 1 and self.facts.foreign_object(root, line):
             return None
         if root in self.facts.imported:

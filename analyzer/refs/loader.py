@@ -204,6 +204,7 @@ def build_view(tree: PinnedTree) -> PinView:
         env_literals=literals.envs,
         custom_ops=literals.ops,
         routes=literals.routes,
+        values=literals.values,
         upstream_commit=snapshot.upstream_commit,
         store_commit=snapshot.store_commit,
         tree=str(root),

@@ -29,7 +29,7 @@ from analyzer.refs.symbols import (
 )
 from analyzer.refs.words import SourceWords, load_or_collect
 
-FORMAT_VERSION = 14
+FORMAT_VERSION = 15
 
 __all__ = ["EnvEntry", "FlagEntry", "PinView", "SymbolEntry"]
 
@@ -93,6 +93,8 @@ class PinView:
     # HTTP routes the sources declare, route -> the capitalised names its handlers' parameters
     # are annotated with, outside imports left out (`routes.module_routes`): `fields.route_classes`.
     routes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Names in capitals the sources write as strings (`"FP8_PB_WO"`): values, `build.source_literals`.
+    values: frozenset[str] = frozenset()
     # A git pin whose package sits below the repository root (SGLang's `python/`): the files
     # outside the package (`sgl-kernel/csrc/...`, `sgl-router/src/...`), repository-relative,
     # and the repository's root on disk. Their native symbols carry these paths too.
@@ -230,6 +232,7 @@ class PinView:
             "env_literals": sorted(self.env_literals),
             "custom_ops": dict(sorted(self.custom_ops.items())),
             "routes": {k: list(v) for k, v in sorted(self.routes.items())},
+            "values": sorted(self.values),
             "repo_tree": self.repo_tree,
             "open_classes": self.open_classes,
         }
@@ -285,6 +288,7 @@ class PinView:
             env_literals=frozenset(header.get("env_literals", ())),
             custom_ops=dict(header.get("custom_ops", {})),
             routes={k: tuple(v) for k, v in header.get("routes", {}).items()},
+            values=frozenset(header.get("values", ())),
             upstream_commit=header.get("upstream_commit"),
             store_commit=header.get("store_commit"),
             tree=header.get("tree"),

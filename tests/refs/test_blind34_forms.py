@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from analyzer.refs.build import source_literals
 from analyzer.refs.check import check_references, extract_all
 from analyzer.refs.not_project import _module_paths
 from analyzer.refs.pinview import PinView
@@ -108,3 +109,34 @@ def test_each_side_of_a_statement_quoted_in_the_prose_is_a_reference(tmp_path: P
     assert got[(4, "is_deepseek_dsa(config)")] == "ok"
     # a shell assignment, not a statement: another program's variable and its value
     assert not any("TRITON_ATTN" in text for _, text in _findings("Set `E_MM_ATTN_BACKEND=TRITON_ATTN` there.\n", pin))
+
+
+_QUANT = '''
+import enum
+
+
+class KVQuantMode(enum.Enum):
+    FP8 = 1
+    NVFP4 = 2
+
+
+LINEAR_ALGOS = ["FP8", "NVFP4", "FP8_PB_WO"]  # MXFP9 is planned
+'''
+
+
+def test_a_value_the_sources_spell_is_not_a_missing_member_of_its_siblings_enum(tmp_path: Path) -> None:
+    base = source_view(tmp_path / "v", {"vllm/model_executor/layers/quantization/modelopt.py": _QUANT})
+    # the quoted names in capitals, as the loader reads them at build time
+    pin = replace(base, values=source_literals(Path(base.tree or ""), ("vllm",)).values)
+    pin.words_path = base.words_path
+    doc = "# vLLM\n\nThe algorithms are `FP8`, `NVFP4`, `FP8_PB_WO` and `MXFP9`.\n"
+    got = _findings(doc, pin)
+    assert got[(3, "NVFP4")] == "ok"
+    assert (3, "FP8_PB_WO") not in got  # a value of `LINEAR_ALGOS`, which the sources spell
+    assert got[(3, "MXFP9")] == "broken"  # in a comment only, not a value: a missing member
+
+
+def test_pythons_own_exceptions_are_not_the_projects() -> None:
+    doc = "# vLLM\n\n```python\ntry:\n    run()\nexcept CancelledError:\n    raise SystemExit()\n```\n"
+    texts = {r.text for r in extract_all([("ch.md", doc)])}
+    assert "SystemExit" not in texts and "CancelledError" not in texts
