@@ -146,6 +146,15 @@ def _past_definitions(ref: Reference, pins: Sequence[PinView], lineages: Mapping
     # (`LLMEngine`) may not be the one that defined it.
     name = ref.target.rsplit(".", 1)[-1] if ref.scope and ref.text.startswith("self.") else ref.target
     found = {project: past_names(name, project, lineages) for project in sorted(projects)}
+    if name != ref.target and ref.scope:
+        # ... unless the snippet's class is the author's own: no pin and no past release has a
+        # class of that name (`CustomEnginePublisher` in a page on Dynamo), so its `self.block_size`
+        # is the author's attribute, whichever class of the project once had one.
+        owner = ref.scope.rsplit(".", 1)[-1]
+        if not any(e.kind == "class" for p in pins for e in p.find_symbol(owner)) and not any(
+            n.kind == "class" for project in projects for n in past_names(owner, project, lineages)
+        ):
+            return {}
     if ref.past_kinds:
         # `def swap_out(...)`: a past function vouches for it, not a past module of that name.
         found = {project: [n for n in names if n.kind in ref.past_kinds] for project, names in found.items()}
@@ -297,6 +306,9 @@ def _check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[st
         # with the most confident suggestion.
         best = max(out, key=lambda f: f.best.confidence if f.best else -1.0)
         best.note = "; ".join(x for x in (best.note, "defined in neither project") if x)
+        if ref.subject:
+            # ... in a text that says whose it is (the document is about Dynamo): that program's.
+            best.status, best.note, best.suggestions = NOT_CHECKABLE, f"{best.note}; {ref.subject}", []
         return [best]
     return out
 
@@ -549,6 +561,8 @@ def _undefined(ref: Reference, findings: list[Finding], by_pin: dict[str, PinVie
         out.append(f)
     if ref.framework == AMBIGUOUS and len(out) > 1 and all(f.status == BROKEN for f in out):
         out[0].note += " (in neither project)"
+        if ref.subject:
+            out[0].status, out[0].note, out[0].suggestions = NOT_CHECKABLE, f"{out[0].note}; {ref.subject}", []
         return out[:1]  # one broken reference, reported once
     return out
 

@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 
 from markdown_it.token import Token
 
-from analyzer.refs.classify import FOR_PROJECT_RE, FOREIGN_NAMES, FOREIGN_ROOTS, other_system
+from analyzer.refs.classify import (
+    FOR_PROJECT_RE,
+    FOREIGN_NAMES,
+    FOREIGN_ROOTS,
+    PROJECT_RE,
+    other_system,
+)
 from analyzer.refs.copies import constructed, headed
 from analyzer.refs.dependencies import STDLIB_MODULES
 from analyzer.refs.framework import document_project
@@ -95,6 +101,10 @@ class DocFacts:
     # The project whose repository the document shows it sits in (its docs macros, autorefs, a
     # relative link climbing into the package): its relative links are that repository's (`links.py`).
     repository: str | None = None
+    # Another program the document is about, though no heading says so: its snippets import from
+    # that program's package and its prose names it more often than vLLM and SGLang together (a
+    # page on Dynamo's `from dynamo.llm import KvEventPublisher`); `None` otherwise.
+    subject: str | None = None
 
     def foreign_object(self, var: str, line: int) -> bool:
         """Whether `var`, at `line`, holds an object another package's callable made (its last
@@ -469,6 +479,7 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
     qualified: set[tuple[str, str]] = set()  # (`argparse`, `Namespace`) for `argparse.Namespace`
     lead: str | None = None  # the paragraph before the next block
     made_by: list[tuple[str, int, str]] = []  # (variable, line, root of the callable that made it)
+    foreign_roots: set[str] = set()  # packages other than the projects its snippets import from
     for i, token in enumerate(tokens):
         if token.type == "inline" and i and tokens[i - 1].type == "paragraph_open":
             lead = token.content
@@ -520,10 +531,12 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
                             facts.imported[name] = f"{node.module}.{alias.name}"
                         else:
                             facts.foreign.add(name)
+                            foreign_roots.add(node.module.split(".")[0])
                 elif isinstance(node, ast.Import):
                     for alias in node.names:
                         if alias.name.split(".")[0] not in ROOTS:
                             facts.foreign.add((alias.asname or alias.name).split(".")[0])
+                            foreign_roots.add(alias.name.split(".")[0])
                         elif alias.asname:
                             facts.imported[alias.asname] = alias.name  # `import sglang as sgl`
                 elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
@@ -557,7 +570,30 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
         if cls not in facts.foreign and cls not in FOREIGN_NAMES and attr not in facts.instances:
             facts.instances[attr] = facts.imported.get(cls, cls)
             facts.held[attr] = f"{holder}.{attr}"
+    facts.subject = _imported_subject(source, foreign_roots, bool(facts.imported))
     return facts
+
+
+_HTML_COMMENT_RE = re.compile(r"<!--.*?-->", re.S)
+_MIN_SUBJECT_MENTIONS = 3
+# Libraries a page on vLLM or SGLang uses as tools (`from openai import OpenAI` in a serving guide
+# that says "OpenAI-compatible" throughout): never what the page is about.
+_TOOL_LIBRARIES = frozenset({"torch", "transformers", "openai", "fastapi", "uvicorn", "requests", "huggingface_hub"})
+
+
+def _imported_subject(source: str, roots: set[str], imports_project: bool) -> str | None:
+    """The other program a document is about (`DocFacts.subject`): one whose package its snippets
+    import from, named in its prose at least three times, and more often than vLLM and SGLang or
+    by snippets that import nothing from them."""
+    prose = _HTML_COMMENT_RE.sub("", source)
+    ours = len(PROJECT_RE.findall(prose))
+    for root in sorted(roots - STDLIB_MODULES - _TOOL_LIBRARIES):
+        if other_system(root) is None:
+            continue  # a library (`torch`, `requests`), not a program a page is written about
+        named = len(re.findall(rf"(?<![\w-]){re.escape(root)}(?![\w-])", prose, re.IGNORECASE))
+        if named >= _MIN_SUBJECT_MENTIONS and (named > ours or not imports_project):
+            return other_system(root)
+    return None
 
 
 def _foreign_module(root: str, facts: DocFacts) -> bool:

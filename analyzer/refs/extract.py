@@ -105,6 +105,8 @@ _NEW_NAME_RE = re.compile(r"\b(?:define|create|write|implement|add|name|call)\s+
 _INLINE_AUTOREF_RE = re.compile(r"\[([^\]\n]+)\]\[((?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)\]")
 # In text blocks: `a.b.c(`, `Foo.bar`, paths, and class names of two humps or more.
 _TEXT_CALL_RE = re.compile(r"(?<![\w.$/-])((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*)\(")
+# `cur_size=4` inside a diagram message's parentheses (not `==`).
+_MESSAGE_KEYWORD_RE = re.compile(r"(?<![\w.])([a-z_][a-z0-9_]*)\s*=(?!=)")
 _TEXT_DOTTED_RE = re.compile(r"(?<![\w.$/-])(_*[A-Z][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?![\w(])")
 _TEXT_PATH_RE = re.compile(
     r"(?<![\w./-])((?:[A-Za-z0-9_.-]+/)+[A-Za-z0-9_.-]*|[A-Za-z0-9_-]+\.(?:py|cu|cuh|cpp|cc|h|hpp|rs))(?::\d+(?:-\d+)?)?(?![\w/])"
@@ -346,7 +348,7 @@ class _Walker:
     def _emit(self, pending: list[_Pending], block: str, paragraph: str = "") -> None:
         siblings = [p.found.framework for p in pending]
         heading_texts = [text for _, text in self.headings]
-        other = other_system(heading_texts[0]) if heading_texts else None
+        other = (other_system(heading_texts[0]) if heading_texts else None) or self.facts.subject
         title = f"the document is about {other}" if other else None
         repo_context = bool(_REPO_FILES_RE.search(paragraph)) or self.list_repo or any(_BUILD_HEADING_RE.search(h) for h in heading_texts)
         scripts_section = any(_SCRIPTS_HEADING_RE.search(h) for h in heading_texts)
@@ -731,6 +733,20 @@ class _Walker:
             out.append(_Pending(line, col + at if col >= 0 and at >= 0 else -1, kw.arg, found, offset, "inline", spelled=True, callee=hit.target, field_of=hit.target))
         return out
 
+    def _message_keywords(self, raw: str, opened: int, callee: Classified, line: int, base: int) -> list[_Pending]:
+        """`load_model(eep_scale_up=True)` as a diagram's message: each keyword is one passed to the
+        callee, judged against its signature at the pin as a snippet's call's are (nothing where
+        the callee does not resolve: the author's own call)."""
+        close = raw.find(")", opened)
+        if close < 0:
+            return []
+        out = []
+        for km in _MESSAGE_KEYWORD_RE.finditer(raw, opened + 1, close):
+            name = km.group(1)
+            found = Classified(SYMBOL, name, callee.framework, f"keyword of `{callee.target}`", tentative=True)
+            out.append(_Pending(line, base + km.start(1), name, found, 0, "fence", spelled=True, callee=callee.target, field_of=callee.target))
+        return out
+
     def _loose_self(self, name: str, line: int, col: int, offset: int, origin: str) -> list[_Pending]:
         """`self.tp_rank`, `self.future_map.resolve_future()` in the prose, or in a snippet's lines
         outside any class or function: members of the project's class the passage is about, whose
@@ -1104,6 +1120,8 @@ class _Walker:
                         diagram=on_tree or voted, mirror=group if voted else None,
                     )
                 )
+                if root not in self.facts.defined and not on_tree:
+                    out.extend(self._message_keywords(raw, m.end(1), found, line, base))
             for m in _TEXT_MODULE_RE.finditer(raw):
                 if not free(*m.span(1)) or (found := classify_symbol(m.group(1))) is None:
                     continue

@@ -140,3 +140,59 @@ def test_pythons_own_exceptions_are_not_the_projects() -> None:
     doc = "# vLLM\n\n```python\ntry:\n    run()\nexcept CancelledError:\n    raise SystemExit()\n```\n"
     texts = {r.text for r in extract_all([("ch.md", doc)])}
     assert "SystemExit" not in texts and "CancelledError" not in texts
+
+
+_EPLB = '''
+class EplbState:
+    def rearrange(self, is_profile=False, rank_mapping=None):
+        return None
+'''
+
+
+def test_a_diagram_messages_keywords_are_the_callees(tmp_path: Path) -> None:
+    pin = source_view(tmp_path / "p", {"vllm/distributed/eplb/eplb_state.py": _EPLB})
+    doc = (
+        "# vLLM EPLB\n\n```mermaid\nsequenceDiagram\n"
+        "    Worker->>EPLB: rearrange(model, execute_shuffle=True, rank_mapping=m)\n"
+        "    Worker->>Me: my_helper(flag=True)\n```\n"
+    )
+    got = _findings(doc, pin)
+    assert got[(5, "execute_shuffle")] == "broken" and got[(5, "rank_mapping")] == "ok"
+    assert (6, "flag") not in got  # the author's own call: nothing says what it takes
+
+
+_ANOTHER_PROGRAMS_PAGE = """## Overview
+
+The Dynamo event plane carries KV events; Dynamo's router reads them. Engines call
+`publish_stored()` on Dynamo's `KvEventPublisher`, and vLLM or SGLang relay theirs over ZMQ.
+
+```python
+from dynamo.llm import KvEventPublisher
+
+class CustomEnginePublisher:
+    def __init__(self, block_size):
+        self.block_size = block_size
+        self.kv_publisher = KvEventPublisher(kv_block_size=block_size)
+```
+
+```mermaid
+flowchart LR
+    pub["KvEventPublisher"] --> router["Dynamo router"]
+```
+"""
+
+
+def test_a_page_about_another_program_that_its_snippets_import_from(tmp_path: Path) -> None:
+    # no heading names Dynamo; the snippets import from `dynamo` and the prose names it 4 times
+    pins = [
+        source_view(tmp_path / "v", {"vllm/distributed/kv_events.py": "class BlockStored:\n    block_size: int = 0\n"}),
+        source_view(tmp_path / "s", {"sglang/srt/disaggregation/kv_events.py": "class BlockStored:\n    block_size: int = 0\n"}, "sglang@0.5.20"),
+    ]
+
+    def broken(doc: str) -> list[str]:
+        return [f.ref.text for f in check_references(extract_all([("ch.md", doc)]), pins) if f.status == "broken"]
+
+    assert broken(_ANOTHER_PROGRAMS_PAGE) == []  # Dynamo's names, and the author's class's own attribute
+    # the same page citing a name vLLM lacks in a snippet that imports from vLLM: still judged
+    own = _ANOTHER_PROGRAMS_PAGE.replace("from dynamo.llm import KvEventPublisher", "from vllm.distributed.kv_events import GoneEvent")
+    assert "GoneEvent" in broken(own)

@@ -50,6 +50,9 @@ _PAST_FILES = {
         "        return []\n"
     ),
     "vllm/worker/model_runner.py": "class ModelRunner:\n    pass\n",
+    # V0's engine, which the documents below copy (its `_run_workers` was the executor's by then)
+    "vllm/engine/__init__.py": "",
+    "vllm/engine/llm_engine.py": "class LLMEngine:\n    def add_request(self, request):\n        pass\n",
 }
 
 
