@@ -19,7 +19,9 @@ from analyzer.refs.models import BROKEN, NOT_CHECKABLE, Finding
 _GONE_AFTER_RE = re.compile(
     r"^`?(?:\s+[\w-]+){0,3}\s+(?:has|have|had)\s+been\s+\W*(?:removed|deleted|dropped)\b"
     r"|^`?(?:\s+[\w-]+){0,3}\s+(?:was|were)\s+\W*(?:removed|deleted)\b"
-    r"|^`?(?:\s+[\w-]+){0,3}\s+no\s+longer\s+exists?\b",
+    r"|^`?(?:\s+[\w-]+){0,3}\s+no\s+longer\s+exists?\b"
+    # "The `--rope-scaling` parameter used in older versions of vLLM is no longer supported."
+    r"|^`?(?:\s+[\w-]+){0,8}\s+(?:is|are)\s+no\s+longer\s+(?:supported|available)\b",
     re.IGNORECASE,
 )
 # Right before the name: "the former `X`", "there is no (separate) `X`".

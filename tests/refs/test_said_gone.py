@@ -17,6 +17,8 @@ As of the RFC finale the legacy `vllm.old_kernels` package has been **removed**:
 
 There is no separate `VideoSchedulerConfig` class.
 
+The `--rope-scaling` parameter used in older versions of vLLM is no longer supported.
+
 Multi-node runs used `--worker-use-ray` (deprecated, use `--distributed-executor-backend`).
 
 Use `Scheduler` instead of `OldSchedulerBackend`.
@@ -29,7 +31,7 @@ def test_a_name_the_sentence_says_is_gone_is_not_reported(vllm30: PinView) -> No
     for f in check_references(extract_all([("ch.md", DOC)]), [vllm30]):
         found.setdefault(f.ref.text, []).append(f.status)
         notes[f.ref.text] = f.note
-    for text in ("vllm.old_kernels", "vllm.core.OldSchedulerBase", "VideoSchedulerConfig"):
+    for text in ("vllm.old_kernels", "vllm.core.OldSchedulerBase", "VideoSchedulerConfig", "--rope-scaling"):
         assert found[text] == [NOT_CHECKABLE], (text, found.get(text), notes.get(text))
         assert "the text itself says" in notes[text]
     # Deprecated is still there for the reader; "use A instead of B" may be the stale advice itself.
