@@ -32,15 +32,20 @@ def imported_from_gone_modules(findings: list[Finding], pins: Sequence[PinView])
         gone = modules.get((f.ref.file, f.ref.line, f.pin, module))
         if gone is None or f.ref.text != name:
             continue
-        defined = sorted({e.parent for e in pin.find_symbol(name) if e.last == name and e.kind in {"class", "function"} and _at_module_level(e)})
+        entries = [e for e in pin.find_symbol(name) if e.last == name and _at_module_level(e)]
+        defined = sorted({e.parent for e in entries if e.kind in {"class", "function"}})
         if not defined:
             continue
         f.status, f.suggestions = OK, []
         f.note = f"`{name}` is {pin.pin}'s (`{defined[0]}.{name}`); the module it is imported from is gone (said on `{module}`)"
-        homes[id(gone)].update(defined)
+        # The package that re-exports it beside the gone module (`vllm.inputs` for `vllm.inputs.llm`'s
+        # `TokensPrompt`) is where a reader imports it from; else the module that defines it.
+        exported = sorted({e.parent for e in entries if e.kind == "import" and any(d.startswith(f"{e.parent}.") for d in defined)}, key=len)
+        near = [m for m in exported if module.startswith(f"{m}.")]
+        homes[id(gone)].add(near[-1] if near else defined[0] if len(defined) == 1 else "")
     for gone in modules.values():
         where = homes.get(id(gone), set())
-        if len(where) == 1 and (gone.best is None or gone.best.confidence < _HOME_CONFIDENCE):
+        if len(where) == 1 and "" not in where and (gone.best is None or gone.best.confidence < _HOME_CONFIDENCE):
             home = next(iter(where))
             gone.suggestions = [Suggestion(home, _HOME_CONFIDENCE, "the module the names it imports are defined in now", None), *gone.suggestions]
     return findings

@@ -12,7 +12,7 @@ from pathlib import Path
 from analyzer.refs.build import source_literals
 from analyzer.refs.check import check_references, extract_all
 from analyzer.refs.not_project import _module_paths
-from analyzer.refs.pinview import PinView
+from analyzer.refs.pinview import PinView, SymbolEntry
 from tests.refs.fakes import source_view
 
 _SCHEDULER = '''
@@ -196,3 +196,13 @@ def test_a_page_about_another_program_that_its_snippets_import_from(tmp_path: Pa
     # the same page citing a name vLLM lacks in a snippet that imports from vLLM: still judged
     own = _ANOTHER_PROGRAMS_PAGE.replace("from dynamo.llm import KvEventPublisher", "from vllm.distributed.kv_events import GoneEvent")
     assert "GoneEvent" in broken(own)
+
+
+def test_a_gone_modules_home_is_the_package_that_re_exports_its_names(tmp_path: Path) -> None:
+    base = source_view(tmp_path / "p", {"vllm/inputs/llm.py": "class TokensPrompt:\n    pass\n", "vllm/inputs/__init__.py": ""})
+    # `vllm/inputs/__init__.py` re-exports it, as the index records an import
+    pin = replace(base, symbols=[*base.table, SymbolEntry("vllm.inputs.TokensPrompt", "vllm/inputs/__init__.py", 1, 1, "import")])
+    pin.words_path = base.words_path
+    findings = check_references(extract_all([("ch.md", "```python\nfrom vllm.inputs.data import TokensPrompt\n```\n")]), [pin])
+    gone = next(f for f in findings if f.ref.text == "vllm.inputs.data")
+    assert gone.best is not None and gone.best.replacement == "vllm.inputs"
