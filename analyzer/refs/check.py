@@ -306,11 +306,21 @@ def _check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[st
         # with the most confident suggestion.
         best = max(out, key=lambda f: f.best.confidence if f.best else -1.0)
         best.note = "; ".join(x for x in (best.note, "defined in neither project") if x)
-        if ref.subject:
-            # ... in a text that says whose it is (the document is about Dynamo): that program's.
-            best.status, best.note, best.suggestions = NOT_CHECKABLE, f"{best.note}; {ref.subject}", []
-        return [best]
+        return [_to_its_subject(best)]
     return out
+
+
+def _to_its_subject(f: Finding) -> Finding:
+    """A name defined in neither project, in a text that says whose it is (the document is about
+    Dynamo, its list is another program's): that program's, not checkable, rather than broken."""
+    if f.ref.subject:
+        f.status, f.note, f.suggestions = NOT_CHECKABLE, f"{f.note}; {f.ref.subject}", []
+    return f
+
+
+def _listed(names: Iterable[str]) -> str:
+    """`A`, `B`, `C`: the first three distinct class names, for a note."""
+    return ", ".join(f"`{n}`" for n in list(dict.fromkeys(names))[:3])
 
 
 def _receiver_findings(ref: Reference, candidates: Sequence[PinView], histories: dict[str, History]) -> list[Finding]:
@@ -347,7 +357,7 @@ def _receiver_member(ref: Reference, pin: PinView) -> Finding | None:
     built = next((why for cls in classes if (why := open_members(cls.full, pin))), None)
     if built is not None:
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=built)
-    names = ", ".join(list(dict.fromkeys(f"`{c.last}`" for c in classes))[:3])
+    names = _listed(c.last for c in classes)
     f = Finding(ref, pin.pin, BROKEN, note=f"`{member}` is not a member of {names} (the class `{ref.text.split('.', 1)[0]}` is declared with) in {pin.pin}, nor written as `self.{member}` in it or its bases")
     home = _through_a_field(classes, member, pin)
     f.suggestions = [home] if home is not None else []
@@ -561,9 +571,7 @@ def _undefined(ref: Reference, findings: list[Finding], by_pin: dict[str, PinVie
         out.append(f)
     if ref.framework == AMBIGUOUS and len(out) > 1 and all(f.status == BROKEN for f in out):
         out[0].note += " (in neither project)"
-        if ref.subject:
-            out[0].status, out[0].note, out[0].suggestions = NOT_CHECKABLE, f"{out[0].note}; {ref.subject}", []
-        return out[:1]  # one broken reference, reported once
+        return [_to_its_subject(out[0])]  # one broken reference, reported once
     return out
 
 
@@ -881,7 +889,7 @@ def _not_the_quoted_class_s(ref: Reference, pin: PinView) -> Finding | None:
         for c in classes
     ):
         return None  # (a mixin's `self` is the class that mixes it in: `SchedulerPPMixin` -> `Scheduler`)
-    names = ", ".join(list(dict.fromkeys(f"`{c.last}`" for c in classes))[:3])
+    names = _listed(c.last for c in classes)
     f = Finding(ref, pin.pin, BROKEN, note=f"`{member}` is not a member of {names} (the class that defines the quoted `{ref.fragment_of}`) in {pin.pin}, nor written as `self.{member}` in it or its bases")
     f.suggestions = suggest(replace(ref, target=f"{classes[0].last}.{member}"), pin, None)
     return f
@@ -950,7 +958,7 @@ def _fragment_member(ref: Reference, pin: PinView) -> Finding | None:
             # A mixin's method runs on the class that mixes it in (`SchedulerPPMixin.event_loop_pp`
             # calls `self.get_next_batch_to_run()`, a method of `Scheduler`).
             return Finding(ref, pin.pin, OK, note=f"a member of a class deriving from `{cls.rsplit('.', 1)[-1]}`")
-    names = ", ".join(list(dict.fromkeys(f"`{c.rsplit('.', 1)[-1]}`" for c in classes))[:3])
+    names = _listed(c.rsplit(".", 1)[-1] for c in classes)
     return Finding(ref, pin.pin, BROKEN, note=f"`{ref.target}` is not a member of {names} (the class that defines `{ref.fragment_of}`) in {pin.pin}")
 
 

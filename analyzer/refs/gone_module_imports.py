@@ -2,9 +2,10 @@
 
 `from vllm.inputs.data import StreamingInput` at a pin without `vllm/inputs/data.py`, whose
 `StreamingInput` now lives in `vllm.engine.protocol`: the line is one fix, the module's path. The
-module's own reference says so (broken), and its home is the module the names it imports live in
-now; the imported name is the project's, so it is not reported a second time. A name the pin
-defines nowhere stays broken. Plain findings in, the same findings out (verdicts and homes set in
+module's own reference says so (broken), and its home is where the names it imports are imported
+from now (the package beside it that re-exports them, else the module that defines them); the
+imported name is the project's, so it is not reported a second time. A name the pin defines
+nowhere stays broken. Plain findings in, the same findings out (verdicts and homes set in
 place); run after the passes that settle verdicts.
 """
 
@@ -47,7 +48,7 @@ def imported_from_gone_modules(findings: list[Finding], pins: Sequence[PinView])
         where = homes.get(id(gone), set())
         if len(where) == 1 and "" not in where and (gone.best is None or gone.best.confidence < _HOME_CONFIDENCE):
             home = next(iter(where))
-            gone.suggestions = [Suggestion(home, _HOME_CONFIDENCE, "the module the names it imports are defined in now", None), *gone.suggestions]
+            gone.suggestions = [Suggestion(home, _HOME_CONFIDENCE, "where the names it imports are defined or re-exported now", None), *gone.suggestions]
     return findings
 
 
