@@ -3,7 +3,7 @@
 `from vllm.inputs.data import StreamingInput` at a pin without `vllm/inputs/data.py`, whose
 `StreamingInput` now lives in `vllm.engine.protocol`: the line is one fix, the module's path. The
 module's own reference says so (broken), and its home is where the names it imports are imported
-from now (the package beside it that re-exports them, else the module that defines them); the
+from now (the nearest package above their module that re-exports them, else that module); the
 imported name is the project's, so it is not reported a second time. A name the pin defines
 nowhere stays broken. Plain findings in, the same findings out (verdicts and homes set in
 place); run after the passes that settle verdicts.
@@ -39,11 +39,10 @@ def imported_from_gone_modules(findings: list[Finding], pins: Sequence[PinView])
             continue
         f.status, f.suggestions = OK, []
         f.note = f"`{name}` is {pin.pin}'s (`{defined[0]}.{name}`); the module it is imported from is gone (said on `{module}`)"
-        # The package that re-exports it beside the gone module (`vllm.inputs` for `vllm.inputs.llm`'s
-        # `TokensPrompt`) is where a reader imports it from; else the module that defines it.
-        exported = sorted({e.parent for e in entries if e.kind == "import" and any(d.startswith(f"{e.parent}.") for d in defined)}, key=len)
-        near = [m for m in exported if module.startswith(f"{m}.")]
-        homes[id(gone)].add(near[-1] if near else defined[0] if len(defined) == 1 else "")
+        # The nearest package above its module that re-exports it (`vllm.inputs` for `vllm.inputs.llm`'s
+        # `TokensPrompt`, not `vllm`) is where a reader imports it from; else the module itself.
+        exported = sorted({e.parent for e in entries if e.kind == "import" and len(defined) == 1 and defined[0].startswith(f"{e.parent}.")}, key=len)
+        homes[id(gone)].add(exported[-1] if exported else defined[0] if len(defined) == 1 else "")
     for gone in modules.values():
         where = homes.get(id(gone), set())
         if len(where) == 1 and "" not in where and (gone.best is None or gone.best.confidence < _HOME_CONFIDENCE):

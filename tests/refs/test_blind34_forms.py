@@ -200,8 +200,10 @@ def test_a_page_about_another_program_that_its_snippets_import_from(tmp_path: Pa
 
 def test_a_gone_modules_home_is_the_package_that_re_exports_its_names(tmp_path: Path) -> None:
     base = source_view(tmp_path / "p", {"vllm/inputs/llm.py": "class TokensPrompt:\n    pass\n", "vllm/inputs/__init__.py": ""})
-    # `vllm/inputs/__init__.py` re-exports it, as the index records an import
-    pin = replace(base, symbols=[*base.table, SymbolEntry("vllm.inputs.TokensPrompt", "vllm/inputs/__init__.py", 1, 1, "import")])
+    # `vllm/inputs/__init__.py` re-exports it, as the index records an import, and so does `vllm`: the
+    # nearest package above its module is where a reader imports it from
+    exports = [SymbolEntry("vllm.inputs.TokensPrompt", "vllm/inputs/__init__.py", 1, 1, "import"), SymbolEntry("vllm.TokensPrompt", "vllm/__init__.py", 1, 1, "import")]
+    pin = replace(base, symbols=[*base.table, *exports])
     pin.words_path = base.words_path
     findings = check_references(extract_all([("ch.md", "```python\nfrom vllm.inputs.data import TokensPrompt\n```\n")]), [pin])
     gone = next(f for f in findings if f.ref.text == "vllm.inputs.data")
