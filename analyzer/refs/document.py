@@ -102,7 +102,7 @@ class DocFacts:
     # relative link climbing into the package): its relative links are that repository's (`links.py`).
     repository: str | None = None
     # Another program the document is about, though no heading says so: its snippets import from
-    # that program's package and its prose names it more often than vLLM and SGLang together (a
+    # that program's package and the text names it more often than vLLM and SGLang together (a
     # page on Dynamo's `from dynamo.llm import KvEventPublisher`); `None` otherwise.
     subject: str | None = None
 
@@ -583,8 +583,8 @@ _TOOL_LIBRARIES = frozenset({"torch", "transformers", "openai", "fastapi", "uvic
 
 def _imported_subject(source: str, roots: set[str], imports_project: bool) -> str | None:
     """The other program a document is about (`DocFacts.subject`): one whose package its snippets
-    import from, named in its prose at least three times, and more often than vLLM and SGLang or
-    by snippets that import nothing from them."""
+    import from, named in the document (its code included, HTML comments not) at least three
+    times, and more often than vLLM and SGLang or by snippets that import nothing from them."""
     prose = _HTML_COMMENT_RE.sub("", source)
     ours = len(PROJECT_RE.findall(prose))
     for root in sorted(roots - STDLIB_MODULES - _TOOL_LIBRARIES):
