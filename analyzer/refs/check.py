@@ -17,6 +17,7 @@ from analyzer.refs.generated import field_type, foreign_type
 from analyzer.refs.gone_module_imports import imported_from_gone_modules
 from analyzer.refs.lineage import Lineage, PastName, past_names
 from analyzer.refs.lineage import short_name as lineage_short_name
+from analyzer.refs.mirrored_envs import mirrored_envs
 from analyzer.refs.models import (
     AMBIGUOUS,
     BROKEN,
@@ -319,7 +320,7 @@ def _to_its_subject(f: Finding) -> Finding:
 
 
 def _listed(names: Iterable[str]) -> str:
-    """`A`, `B`, `C`: the first three distinct class names, for a note."""
+    """`A`, `B`, `C`: the first three distinct names, for a note."""
     return ", ".join(f"`{n}`" for n in list(dict.fromkeys(names))[:3])
 
 
@@ -644,7 +645,7 @@ def check_references(
     checked = [(ref, check_reference(ref, pins, histories, lineages, successors)) for ref in refs]
     checked = settle_by_document(checked, lambda ref: check_reference(ref, pins, histories, lineages, successors))
     findings = [f for _, found in checked for f in found]
-    findings = _setting_rows(_table_columns(_same_name_in_class_context(_enum_siblings(_mirrors(findings, pins), pins))))
+    findings = _numbered_series(_setting_rows(_table_columns(_same_name_in_class_context(_enum_siblings(_mirrors(findings, pins), pins)))))
     findings = _objects_named_like_a_class(findings, pins, histories or {})
     findings = neighbour_homes(_file_of_the_named_symbol(findings, pins, histories or {}), pins)
     findings = in_the_passage_s_class(findings, pins, lambda r, p: suggest(r, p, (histories or {}).get(p.pin)))
@@ -656,7 +657,7 @@ def check_references(
     for ref, _ in checked:
         if ref.spelled and ref.callee:
             keywords.setdefault(ref.callee, set()).add(ref.target)
-    findings = renamed_siblings(renamed_classes(said_gone(findings), pins), pins, keywords)
+    findings = renamed_siblings(renamed_classes(said_gone(mirrored_envs(findings, pins)), pins), pins, keywords)
     findings = homes_from_copied_bases(findings, pins)
     return _past_in_another_case(findings, pins, lineages or {}, successors or {})
 
@@ -800,6 +801,29 @@ def _table_columns(findings: list[Finding]) -> list[Finding]:
             if f.status == BROKEN and _NEVER_SPELLED in f.note:
                 f.status = NOT_CHECKABLE
                 f.note += f"; no name in its table column is {f.pin}'s (another program's table?)"
+    return findings
+
+
+# `tok_1a`, `submod_0`: a stem, an underscore, a number (and a letter).
+_NUMBERED_RE = re.compile(r"(?P<stem>[A-Za-z]\w*?_)\d+[a-z]?")
+
+
+def _numbered_series(findings: list[Finding]) -> list[Finding]:
+    """`tok_1a`, `tok_2a`, `tok_1c`; `submod_0`, `submod_1`: two names or more of one numbered
+    series that no pin spells (nor any past release, where known) are the author's placeholders
+    for the items of a drawing, not stale names: unjudged (not-checkable, with the reason). One
+    such name alone is judged as any other."""
+    series: dict[tuple[str, str | None, str], set[str]] = {}
+    for f in findings:
+        m = _NUMBERED_RE.fullmatch(f.ref.target) if f.ref.kind == SYMBOL else None
+        if m is not None and f.status == BROKEN and _NEVER_SPELLED in f.note and not f.past:
+            series.setdefault((f.ref.file, f.pin, m.group("stem")), set()).add(f.ref.target)
+    for f in findings:
+        m = _NUMBERED_RE.fullmatch(f.ref.target) if f.ref.kind == SYMBOL and f.status == BROKEN else None
+        names = series.get((f.ref.file, f.pin, m.group("stem")), set()) if m is not None else set()
+        if len(names) > 1 and f.ref.target in names:
+            f.status = NOT_CHECKABLE
+            f.note += f"; one of a numbered series ({_listed(sorted(names))}): the author's placeholders"
     return findings
 
 

@@ -1585,9 +1585,11 @@ class _Walker:
                     name = dotted(b.value if isinstance(b, ast.Subscript) else b)
                     if name and (hit := self._code_name(name)) is not None:
                         add(b.lineno, name, hit, doc_defined=name.split(".", 1)[0] in self.facts.defined, in_scope=None, base_of=node.name)
-            elif isinstance(node, ast.Assign | ast.Return) and isinstance(node.value, ast.Name):
-                # `executor_class = RayDistributedExecutor`, `return UniProcExecutor`: a class as a value.
-                self._class_value(node.value, add)
+            elif isinstance(node, ast.Assign | ast.Return) and node.value is not None:
+                # `executor_class = RayDistributedExecutor`, `return UniProcExecutor`, and each
+                # branch of `return EAGLEWorkerV2 if overlap else EAGLEWorker`: a class as a value.
+                for value in _branches(node.value):
+                    self._class_value(value, add)
             elif isinstance(node, ast.Call):
                 name = dotted(node.func)
                 for arg in node.args:
@@ -1824,6 +1826,13 @@ def _named_file(lead_text: str | None, content: str) -> str | None:
         if len(files) == 1:
             return files.pop().rsplit("/", 1)[-1]
     return commented_file(first)
+
+
+def _branches(value: ast.expr) -> list[ast.Name]:
+    """The names a value may be: itself, or each branch of a conditional expression."""
+    if isinstance(value, ast.IfExp):
+        return _branches(value.body) + _branches(value.orelse)
+    return [value] if isinstance(value, ast.Name) else []
 
 
 def _placed(p: _Pending, place: str) -> _Pending:

@@ -577,6 +577,17 @@ def _mapping_attribute(name: str, pin: PinView) -> str | None:
     return found[0] if found else None
 
 
+def _declared_class(field: str, member: str, pin: PinView) -> str | None:
+    """The class one of the pin's fields named `field` is declared or made with (`self.x:
+    Buffer`, `self.x = Buffer(...)`), when that class has `member`; else None."""
+    for entry in pin.find_symbol(field):
+        kind = field_type(entry, pin) if entry.kind == "attribute" else None
+        name = kind.split("[", 1)[0].rsplit(".", 1)[-1] if kind else ""
+        if name[:1].isupper() and (find_symbol(f"{name}.{member}", pin)[0] or on_a_subclass(f"{name}.{member}", pin)):
+            return name
+    return None
+
+
 def through_instance(finding: Finding, pin: PinView) -> Finding:
     """`model_executor.initialize_cache()`: a method written on an object whose name says what
     it is. The name is ok only when a class named like the object has the method (its own or
@@ -627,6 +638,10 @@ def through_instance(finding: Finding, pin: PinView) -> Finding:
         # `input_queue.get()` where every `input_queue` of the pin is a `queue.Queue`: the method
         # is the library's, whatever the project's classes named like a queue define.
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=foreign)
+    if tried and (declared := _declared_class(instance, member, pin)) is not None:
+        # `all_token_ids.gpu`: the pin makes its `all_token_ids` a `StagedWriteTensor`, which has
+        # `gpu`; what the object is called does not outweigh what the code makes it.
+        return Finding(ref, pin.pin, OK, note=f"the pin's `{instance}` is a `{declared}`, which has `{member}`")
     if tried:
         where = ", ".join(f"`{short_name(e, pin)}`" for e in defs[:2]) or "elsewhere"
         shown = ", ".join(f"`{n}`" for n in dict.fromkeys(tried))

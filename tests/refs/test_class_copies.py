@@ -360,6 +360,14 @@ def test_a_class_assigned_or_returned_as_a_value_is_cited(pin: PinView) -> None:
     assert got[(8, "GoneExecutor")] == "broken" and got[(9, "Scheduler")] == "ok"
 
 
+def test_each_branch_of_a_conditional_class_value_is_cited(pin: PinView) -> None:
+    # `return EAGLEWorkerV2 if enable_overlap else EAGLEWorker` names two classes (held-out 41).
+    doc = "# vLLM\n\n**File**: `vllm/v1/engine/llm_engine.py`\n\n```python\nclass LLMEngine:\n    def step(self, overlap):\n        executor_class = Scheduler if overlap else GoneExecutor\n        return GoneRunner if overlap else Scheduler\n```\n"
+    got = _statuses(doc, pin)
+    assert got[(8, "Scheduler")] == "ok" and got[(8, "GoneExecutor")] == "broken"
+    assert got[(9, "GoneRunner")] == "broken" and got[(9, "Scheduler")] == "ok"
+
+
 _TREE = """# vLLM objects
 
 ```text

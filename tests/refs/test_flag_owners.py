@@ -5,8 +5,10 @@ the `--cap-add` flag to the Docker command"), or a shell script it links."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from analyzer.refs.check import check_references, extract_all
-from analyzer.refs.pinview import PinView
+from analyzer.refs.pinview import EnvEntry, FlagEntry, PinView
 from analyzer.refs.shell import foreign_flags, shell_refs
 
 
@@ -66,3 +68,40 @@ def test_options_for_a_linked_shell_script_are_the_scripts(vllm30: PinView) -> N
         "Or append `--privilegd` to the server.\n"
     )
     assert _broken(doc, vllm30) == ["--privilegd"]
+
+
+_WRAPPER = """# Serving Voxtral behind our gateway
+
+Most vLLM knobs are read from the environment by this repo at startup:
+
+| Variable | Default |
+|---------|---------|
+| `VLLM_MAX_NUM_SEQS` | `128` |
+| `VLLM_MAX_MODEL_LEN` | `1024` |
+| `VLLM_ENFORCE_EAGER` | `false` |
+| `VLLM_USE_GONE_KNOB` | `1` |
+"""
+
+_UPGRADE = """# Upgrading vLLM
+
+Set `VLLM_ATTENTION_BACKEND` and `VLLM_USE_V1=0` and `VLLM_SOME_OLD_KNOB` as before; keep `VLLM_HOST_IP`.
+"""
+
+
+def test_env_vars_named_after_the_pins_flags_are_a_wrappers_settings(vllm30: PinView) -> None:
+    flags = [FlagEntry(f) for f in ("--max-num-seqs", "--max-model-len", "--enforce-eager", "--attention-backend")]
+    pin = replace(vllm30, flags=flags, envs=[EnvEntry("VLLM_HOST_IP", "vllm/envs.py")])
+
+    def statuses(doc: str) -> dict[str, str]:
+        return {f.ref.text: f.status for f in check_references(extract_all([("ch.md", doc)]), [pin]) if f.ref.kind == "env"}
+
+    # three of the page's four unknown env vars are the server's flags in capitals: the wrapper's own
+    got = statuses(_WRAPPER)
+    assert got["VLLM_MAX_NUM_SEQS"] == got["VLLM_MAX_MODEL_LEN"] == got["VLLM_ENFORCE_EAGER"] == "not-checkable", got
+    assert got["VLLM_USE_GONE_KNOB"] == "broken"  # no flag says whose it is
+    # one such name among others the pin lacks is a removed env var of the project's (now a flag)
+    got = statuses(_UPGRADE)
+    assert got["VLLM_ATTENTION_BACKEND"] == "broken" and got["VLLM_HOST_IP"] == "ok", got
+    # two are not enough evidence
+    got = statuses(_WRAPPER.replace("| `VLLM_ENFORCE_EAGER` | `false` |\n", ""))
+    assert got["VLLM_MAX_NUM_SEQS"] == "broken", got

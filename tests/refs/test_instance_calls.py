@@ -3,9 +3,12 @@ judged on the classes named like the object, not on any class that has a method 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from analyzer.refs.check import check_references, extract_all
 from analyzer.refs.models import BROKEN, OK
 from analyzer.refs.pinview import PinView, SymbolEntry
+from tests.refs.fakes import source_view
 
 _EXE = "vllm/v1/executor/abstract.py"
 _UNI = "vllm/v1/executor/uniproc_executor.py"
@@ -71,3 +74,17 @@ def test_classes_named_by_all_the_object_s_words_that_lack_it_leave_its_last_wor
     doc = "In SGLang the scheduler calls `tree_cache.cache_unfinished_req(req)` and `tree_cache.evict_all()`.\n"
     got = {f.ref.text: f.status for f in check_references(extract_all([("ch.md", doc)]), [view])}
     assert got["tree_cache.cache_unfinished_req(req)"] == OK
+
+
+def test_the_class_the_pin_makes_the_object_with_outweighs_its_name(tmp_path: Path) -> None:
+    # `all_token_ids.gpu`: `TokenIdsState` is named like the object but lacks `gpu`; the pin makes
+    # its `all_token_ids` a `StagedWriteTensor`, which has it. A member that class lacks stays broken.
+    sources = {
+        "vllm/v1/worker/gpu/buffer_utils.py": "class StagedWriteTensor:\n    def __init__(self, n):\n        self.gpu = n\n\n\nclass CpuGpuBuffer:\n    def __init__(self):\n        self.gpu = None\n        self.cpu_copy = None\n",
+        "vllm/v1/worker/gpu/states.py": "class TokenIdsState:\n    def __init__(self):\n        self.ids = []\n\n\nclass RequestState:\n    def __init__(self):\n        self.all_token_ids = StagedWriteTensor(\n            4,\n        )\n",
+    }
+    view = source_view(tmp_path / "p", sources, "vllm@0.33.0")
+    doc = "In vLLM the runner reads `all_token_ids.gpu` and `all_token_ids.cpu_copy`.\n"
+    got = {f.ref.text: f for f in check_references(extract_all([("ch.md", doc)]), [view])}
+    assert got["all_token_ids.gpu"].status == OK and "StagedWriteTensor" in got["all_token_ids.gpu"].note
+    assert got["all_token_ids.cpu_copy"].status == BROKEN

@@ -1,0 +1,31 @@
+"""Names a drawing numbers (`tok_1a`, `tok_2a`; `submod_0`, `submod_1`) that no pin spells are the
+author's placeholders, not stale references; one such name alone is judged as any other."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from analyzer.refs.check import check_references, extract_all
+from tests.refs.fakes import source_view
+
+_DOC = """# SGLang speculation tree
+
+EAGLE builds a **speculation tree** (not just a chain):
+
+```
+Root
+├── Branch A: [tok_1a, tok_2a]
+└── Branch B: [tok_1b, old_step_1]
+```
+
+The runner calls `stage_2` after `prepare_batch`.
+"""
+
+
+def test_a_numbered_series_no_pin_spells_is_the_authors_placeholders(tmp_path: Path) -> None:
+    pin = source_view(tmp_path / "p", {"sglang/srt/runner.py": "def prepare_batch():\n    pass\n"}, "sglang@0.5.20")
+    got = {f.ref.text: f.status for f in check_references(extract_all([("ch.md", _DOC)]), [pin])}
+    assert got["tok_1a"] == got["tok_2a"] == got["tok_1b"] == "not-checkable", got
+    # alone in its series: judged as any name the pin lacks
+    assert got["old_step_1"] == "broken" and got["stage_2"] == "broken", got
+    assert got["prepare_batch"] == "ok"
