@@ -140,9 +140,11 @@ def _miscased_class(ref: Reference, pins: Sequence[PinView]) -> list[Finding]:
 def _past_definitions(ref: Reference, pins: Sequence[PinView], lineages: Mapping[str, Lineage]) -> dict[str, list[PastName]]:
     """Project -> where its past releases defined the reference's name, for the projects the
     reference may be checked against; {} when no lineage is given or the name is not code-shaped."""
+    projects = {p.project for p in pins if ref.framework in {AMBIGUOUS, p.project}}
+    if lineages and ref.kind == PATH and ref.past:
+        return _past_files(ref.target, projects, lineages)  # `nixl_connector.py` in prose
     if not lineages or ref.kind != SYMBOL:
         return {}
-    projects = {p.project for p in pins if ref.framework in {AMBIGUOUS, p.project}}
     # `self._run_workers(...)` in a snippet's class: the member is the name; the snippet's class
     # (`LLMEngine`) may not be the one that defined it.
     name = ref.target.rsplit(".", 1)[-1] if ref.scope and ref.text.startswith("self.") else ref.target
@@ -164,6 +166,16 @@ def _past_definitions(ref: Reference, pins: Sequence[PinView], lineages: Mapping
         # of (`GPUModelRunner`, `CPUModelRunner`): a term of the prose, not one removed class.
         found = {project: names for project, names in found.items() if not any(_kinds_of(ref.target, p) for p in pins if p.project == project)}
     return {project: names for project, names in found.items() if names}
+
+
+def _past_files(path: str, projects: Iterable[str], lineages: Mapping[str, Lineage]) -> dict[str, list[PastName]]:
+    """Project -> its past releases' modules kept in a file of that name (`nixl_connector.py`)."""
+    base = path.rsplit("/", 1)[-1]
+    return {
+        project: names
+        for project in sorted(projects)
+        if (names := [n for n in past_names(base.removesuffix(".py"), project, lineages) if n.kind == "module" and n.path.endswith(f"/{base}")])
+    }
 
 
 _STAND_IN_KINDS = 2  # classes of the pin named `<something><Word>` that make `Word` a category

@@ -126,6 +126,8 @@ _TREE_NAME_RE = re.compile(r"(?<![\w./{<$-])([A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9
 _TEXT_MODULE_RE = re.compile(r"(?<![\w.$/-])((?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?![\w(/-])")
 # A Python source file's name alone (`block_manager.py`), as a heading or a list item.
 _SOURCE_FILE_RE = re.compile(r"_*[a-z][a-z0-9_]*\.py")
+# The same in a sentence, with its line numbers (`nixl_connector.py:316-518`): two words or more.
+_PROSE_FILE_RE = re.compile(r"(?<![\w./`-])_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+\.py(?::\d+(?:-\d+)?)?(?![\w/`-])")
 # A path that starts at a project's package (or its repository's `python/sglang`).
 _PROJECT_PATH_RE = re.compile(r"(?:python/)?(?:vllm|sglang)/[\w.-]+/")
 # A class of two humps or more (`ModelWorkerBatch`, `GPUModelRunner`), not a word in capitals.
@@ -570,6 +572,12 @@ class _Walker:
                 continue  # `step()`: one lowercase word, a call of anything
             col = self._col(line, item.text, cursor.get(line, 0))
             out.extend(replace(p, past=True) for p in self._code_span(item.text, line, col, offset + item.start) if p.found.kind == SYMBOL)
+        for m in _PROSE_FILE_RE.finditer(text):
+            # `... the nixl_connector.py file`: a module's file named in prose, judged as the
+            # words above are (where a past release had a module of that name).
+            found = classify_path(m.group(0))
+            if found is not None and found.kind == PATH:
+                out.append(_Pending(line, self._col(line, m.group(0), cursor.get(line, 0)), m.group(0), found, offset + m.start(), "inline", past=True))
         return out
 
     def _prose_paths(self, text: str, line: int, offset: int) -> list[_Pending]:

@@ -174,7 +174,8 @@ def request_fields(pin: PinView) -> dict[str, str]:
     """Field name -> the request class declaring it, over the server's request models, with
     their bases' fields: classes named `...Request` in a `protocol` module (both projects keep
     their OpenAI-compatible schemas there) and SGLang's native `...ReqInput` in `io_struct.py`
-    (the body of `/generate`). Built once per pin."""
+    (the body of `/generate`), then the classes any route's handler takes wherever they live
+    (vLLM's `GenerativeScoringRequest` beside its handler). Built once per pin."""
     cache = pin.memo
     if "request fields" not in cache:
         classes = [
@@ -184,6 +185,8 @@ def request_fields(pin: PinView) -> dict[str, str]:
             for cls in pin.table.ending_with(name)
             if cls.kind == "class" and cls.path.rsplit("/", 1)[-1] == module
         ]
+        taken = sorted({name for names in route_classes(pin).values() for name in names})
+        classes += [cls for name in taken for cls in pin.table.ending_with(name) if cls.kind == "class" and cls not in classes]
         cache["request fields"] = _fields_of(classes, pin)
     return dict(cache["request fields"])
 

@@ -29,7 +29,7 @@ from analyzer.refs.symbols import (
 )
 from analyzer.refs.words import SourceWords, load_or_collect
 
-FORMAT_VERSION = 15
+FORMAT_VERSION = 16
 
 __all__ = ["EnvEntry", "FlagEntry", "PinView", "SymbolEntry"]
 

@@ -577,6 +577,15 @@ def _mapping_attribute(name: str, pin: PinView) -> str | None:
     return found[0] if found else None
 
 
+def _outside_class(words: list[str], pin: PinView) -> str | None:
+    """`NixlWrapper` for the words of `nixl_wrapper`: the object's name in CamelCase, when the
+    pin's sources spell it but define no class of it; else None."""
+    camel = "".join(w[:1].upper() + w[1:] for w in words)
+    if pin.mentions(camel) and not any(e.kind == "class" for e in pin.find_symbol(camel)):
+        return camel
+    return None
+
+
 def _declared_class(field: str, member: str, pin: PinView) -> str | None:
     """The class one of the pin's fields named `field` is declared or made with (`self.x:
     Buffer`, `self.x = Buffer(...)`), when that class has `member`; else None."""
@@ -596,9 +605,17 @@ def through_instance(finding: Finding, pin: PinView) -> Finding:
     `CompilerManager.initialize_cache`) does not make it current. Unchanged when no class is
     named like the object (a local variable, another program's object)."""
     ref = finding.ref
-    m = _INSTANCE_CALL_RE.match(ref.text.strip("`").split("(", 1)[0].strip())
+    written = ref.text.strip("`").split("(", 1)[0].strip()
+    m = _INSTANCE_CALL_RE.match(written)
     if finding.status != OK or m is None or ref.target != m.group("member") or ref.owner or ref.spelled or ref.fragment_of:
         return finding
+    parts = written.split(".")
+    if len(parts) > 2 and parts[0] != "self":
+        # `forward_batch.token_to_kv_pool.set_kv_buffer()`: the chain holds only if its first
+        # hop does (`ForwardBatch` has no `token_to_kv_pool`), whatever has the last name.
+        head = through_instance(Finding(replace(ref, text=".".join(parts[:2]), target=parts[1]), pin.pin, OK), pin)
+        if head.status == BROKEN:
+            return Finding(ref, pin.pin, BROKEN, note=head.note)
     instance, member = m.group("instance"), m.group("member")
     # Only an object the project itself names so (an attribute `model_executor` of its classes),
     # of two words or more: a lone word (`batch`, `plugin`) or a module (`sgl_kernel`) says too
@@ -638,6 +655,10 @@ def through_instance(finding: Finding, pin: PinView) -> Finding:
         # `input_queue.get()` where every `input_queue` of the pin is a `queue.Queue`: the method
         # is the library's, whatever the project's classes named like a queue define.
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=foreign)
+    if tried and (outside := _outside_class(words, pin)) is not None:
+        # `nixl_wrapper.transfer()`: the pin spells `NixlWrapper` but defines no class of that
+        # name (it binds NIXL's agent to it): the object is that library's, as are its members.
+        return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"`{instance}` is a `{outside}`, a name {pin.pin} uses but defines no class of (another library's): its members are that library's")
     if tried and (declared := _declared_class(instance, member, pin)) is not None:
         # `all_token_ids.gpu`: the pin makes its `all_token_ids` a `StagedWriteTensor`, which has
         # `gpu`; what the object is called does not outweigh what the code makes it.

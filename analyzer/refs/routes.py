@@ -19,8 +19,9 @@ _ROUTE_METHODS = frozenset({"post", "put", "patch", "api_route"})
 
 
 def module_routes(text: str, packages: Iterable[str]) -> dict[str, tuple[str, ...]]:
-    """Route -> the capitalised names its handlers' parameters are annotated with, less those the
-    module imports from outside `packages`; () where every handler reads the raw body. {} for a
+    """Route -> the capitalised names its handlers' parameters are annotated with or that they build
+    from the raw body (`GenerativeScoringRequest(**raw_body)`, where no parameter names one), less those the module imports from
+    outside `packages`; () where every handler reads the raw body alone. {} for a
     module that declares no route or does not parse."""
     if not ROUTE_DECORATOR_RE.search(text):
         return {}
@@ -33,6 +34,8 @@ def module_routes(text: str, packages: Iterable[str]) -> dict[str, tuple[str, ..
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             taken = [c for c in _annotated_classes(node) if c not in foreign]
+            # (Only where the parameters name no model of the project's: a handler may build others.)
+            taken = taken or [c for c in _built_classes(node) if c not in foreign]
             for path in _decorated_routes(node):
                 known = routes.get(path, ())
                 routes[path] = (*known, *(c for c in taken if c not in known))
@@ -67,3 +70,44 @@ def _annotated_classes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
             if name and name[:1].isupper() and name not in out:
                 out.append(name)
     return out
+
+
+# Pydantic's constructors from a mapping or a JSON text (`X.model_validate(body)`).
+_VALIDATORS = frozenset({"model_validate", "model_validate_json", "parse_obj", "parse_raw"})
+
+
+def _built_classes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """The classes a handler builds from the request's JSON body: `X(**raw_body)` or
+    `X.model_validate(raw_body)` where `raw_body = await raw_request.json()` (or the call itself
+    in place of the name): the body's model, where the parameters say only `Request`."""
+    bodies = {
+        target.id
+        for node in ast.walk(fn)
+        if isinstance(node, ast.Assign) and _is_json_body(node.value)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+
+    def is_body(value: ast.expr) -> bool:
+        return (isinstance(value, ast.Name) and value.id in bodies) or _is_json_body(value)
+
+    out: list[str] = []
+    for node in ast.walk(fn):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and any(k.arg is None and is_body(k.value) for k in node.keywords):
+            name = func.id
+        elif isinstance(func, ast.Attribute) and func.attr in _VALIDATORS and isinstance(func.value, ast.Name) and node.args and is_body(node.args[0]):
+            name = func.value.id
+        else:
+            continue
+        if name[:1].isupper() and name not in out:
+            out.append(name)
+    return out
+
+
+def _is_json_body(value: ast.expr) -> bool:
+    """`await raw_request.json()` or `raw_request.json()`."""
+    call = value.value if isinstance(value, ast.Await) else value
+    return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "json" and not call.args

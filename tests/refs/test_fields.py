@@ -15,6 +15,7 @@ from analyzer.refs.build import source_literals
 from analyzer.refs.check import check_references, check_upgrade, extract_all
 from analyzer.refs.fields import accepts, request_fields, route_classes
 from analyzer.refs.pinview import PinView, SymbolEntry
+from analyzer.refs.routes import module_routes
 from analyzer.refs.suggest import History
 
 _PROTOCOL = '''
@@ -91,6 +92,22 @@ class WorkerWrapper:
 '''
 
 
+# A route whose handler builds its model from the raw body, the model beside it (not in a protocol module).
+_SCORING = '''
+from fastapi import Request
+from pydantic import BaseModel
+
+
+class GenerativeScoringRequest(BaseModel):
+    label_token_ids: list[int]
+
+
+@router.post("/generative_scoring")
+async def create_generative_scoring(raw_request: Request):
+    return GenerativeScoringRequest(**(await raw_request.json()))
+'''
+
+
 def _view(root: Path, version: str, guided: bool) -> PinView:
     """A vLLM pin: `guided` adds the old `guided_json` request field."""
     protocol = _PROTOCOL + ("    guided_json: dict | None = None\n" if guided else "")
@@ -101,6 +118,7 @@ def _view(root: Path, version: str, guided: bool) -> PinView:
         "vllm/entrypoints/llm.py": _LLM,
         "vllm/worker/worker_base.py": _WORKER,
         "vllm/entrypoints/openai/api_router.py": _ROUTER,
+        "vllm/entrypoints/generate/scoring.py": _SCORING,
     }
     tree = root / f"vllm-{version}"
     symbols = [SymbolEntry("vllm.LLM", "vllm/__init__.py", 1, 1, "import"), SymbolEntry("vllm.SamplingParams", "vllm/__init__.py", 2, 2, "import")]
@@ -245,6 +263,9 @@ def test_routes_and_the_request_classes_their_handlers_take(pin: PinView) -> Non
     routes = route_classes(pin)
     assert routes["/v1/chat/completions"] == ("ChatCompletionRequest",)  # starlette's `Request` is not the project's
     assert routes["/collective_rpc"] == ()
+    assert routes["/generative_scoring"] == ("GenerativeScoringRequest",)  # built from the raw body
+    # the server's request classes include those its routes take, wherever they live
+    assert request_fields(pin)["label_token_ids"] == "GenerativeScoringRequest"
 
 
 def test_keywords_of_imported_classes_follow_kwargs_to_the_class_they_reach(pin: PinView) -> None:
@@ -360,3 +381,46 @@ def test_the_route_a_request_call_goes_to() -> None:
     bindings = value_bindings(tree)
     assert [request_endpoint(c, bindings) for c in calls] == ["/generate", "/v1/embeddings", None, "/v1/chat/completions"]
     assert url_path("http://localhost:8000/v1/completions?x=1") == "/v1/completions" and url_path("localhost") is None
+
+
+_BUILT = '''
+from fastapi import Request
+from fastapi.responses import JSONResponse
+from vllm.protocol import ScoreResponse
+
+
+@router.post("/generative_scoring")
+async def create_generative_scoring(raw_request: Request):
+    raw_body = await raw_request.json()
+    from vllm.serving import GenerativeScoringRequest
+    gen_request = GenerativeScoringRequest(**raw_body)
+    return ScoreResponse(**gen_request.model_dump())
+
+
+@router.post("/add_corpus")
+async def add_corpus(request: Request):
+    obj = AddCorpusReqInput.model_validate(await request.json())
+    return JSONResponse(**{"content": obj})
+
+
+@router.post("/edits")
+async def edits(request: Request):
+    return ImageResponse(**await build(request))
+
+
+@router.post("/collective_rpc")
+async def collective_rpc(raw_request: Request):
+    body = await raw_request.json()
+    return body["method"]
+'''
+
+
+def test_a_route_takes_the_class_its_handler_builds_from_the_json_body() -> None:
+    # `GenerativeScoringRequest(**raw_body)` where the parameter is starlette's `Request`; a
+    # response built from anything else, or a body read by key, names no model of the route's.
+    assert module_routes(_BUILT, ["vllm"]) == {
+        "/generative_scoring": ("GenerativeScoringRequest",),
+        "/add_corpus": ("AddCorpusReqInput",),
+        "/edits": (),
+        "/collective_rpc": (),
+    }

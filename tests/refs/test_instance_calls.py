@@ -88,3 +88,35 @@ def test_the_class_the_pin_makes_the_object_with_outweighs_its_name(tmp_path: Pa
     got = {f.ref.text: f for f in check_references(extract_all([("ch.md", doc)]), [view])}
     assert got["all_token_ids.gpu"].status == OK and "StagedWriteTensor" in got["all_token_ids.gpu"].note
     assert got["all_token_ids.cpu_copy"].status == BROKEN
+
+
+def test_an_object_named_after_a_class_the_pin_only_imports_is_that_librarys(tmp_path: Path) -> None:
+    # `nixl_wrapper.transfer()`: the pin binds NIXL's agent to `NixlWrapper` and defines no class
+    # of that name, so `transfer` is NIXL's; `graph_wrapper` names nothing the pin spells, and the
+    # wrappers it does define lack `transfer`.
+    sources = {
+        "vllm/distributed/nixl_utils.py": "from nixl import nixl_agent as NixlWrapper\n",
+        "vllm/compilation/wrapper.py": "class CUDAGraphWrapper:\n    def __call__(self):\n        pass\n",
+        "vllm/distributed/kv.py": "class KVTransfer:\n    def transfer(self):\n        pass\n\n\nclass Worker:\n    def __init__(self):\n        self.nixl_wrapper = None\n        self.graph_wrapper = None\n",
+    }
+    view = source_view(tmp_path / "p", sources, "vllm@0.33.0")
+    doc = "In vLLM the worker calls `nixl_wrapper.transfer(handle)` and `graph_wrapper.transfer()`.\n"
+    got = {f.ref.text: f for f in check_references(extract_all([("ch.md", doc)]), [view])}
+    assert got["nixl_wrapper.transfer(handle)"].status == "not-checkable" and "NixlWrapper" in got["nixl_wrapper.transfer(handle)"].note
+    assert got["graph_wrapper.transfer()"].status == BROKEN
+
+
+def test_a_chain_holds_only_if_its_first_hop_does(tmp_path: Path) -> None:
+    # `forward_batch.token_to_kv_pool.set_kv_buffer()`: the KV pools have `set_kv_buffer`, but
+    # `ForwardBatch` has no `token_to_kv_pool` (the model runner holds it).
+    sources = {
+        "sglang/srt/mem_cache/pool.py": "class MHATokenToKVPool:\n    def set_kv_buffer(self, layer, loc, k, v):\n        pass\n",
+        "sglang/srt/model_executor/batch.py": "class ForwardBatch:\n    def __init__(self):\n        self.out_cache_loc = None\n",
+        "sglang/srt/model_executor/runner.py": "class ModelRunner:\n    def __init__(self):\n        self.token_to_kv_pool = None\n        self.forward_batch = None\n",
+    }
+    view = source_view(tmp_path / "p", sources, "sglang@0.5.20")
+    doc = "In SGLang the backend calls `forward_batch.token_to_kv_pool.set_kv_buffer()` and `model_runner.token_to_kv_pool.set_kv_buffer()`.\n"
+    got = {f.ref.text: f for f in check_references(extract_all([("ch.md", doc)]), [view])}
+    broken = got["forward_batch.token_to_kv_pool.set_kv_buffer()"]
+    assert broken.status == BROKEN and "ForwardBatch" in broken.note and "token_to_kv_pool" in broken.note
+    assert got["model_runner.token_to_kv_pool.set_kv_buffer()"].status == OK

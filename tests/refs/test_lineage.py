@@ -199,3 +199,15 @@ def test_a_past_class_s_member_in_a_document_about_another_program_is_broken(tmp
     assert alone.status == "not-checkable" and "about Ray" in alone.note
     [past] = [f for f in _findings(doc, tmp_path, lineage) if f.ref.text == "DistributedExecutorBase._run_workers"]
     assert past.status == BROKEN and "was `vllm.executor.executor_base.DistributedExecutorBase._run_workers` at vllm 0.6.6" in past.note
+
+
+def test_a_past_module_s_file_named_in_prose_is_broken_with_its_evidence(tmp_path: Path, lineage: Lineage) -> None:
+    # `cache_engine.py` out of code font: a past release's module, gone from the pin; a file
+    # name no past release had (`my_script.py`), or one word (`setup.py`), stays prose.
+    doc = "# vLLM engine\n\nSee the swap logic in cache_engine.py:12-40, then run my_script.py and setup.py.\n"
+    found = {f.ref.text: f for f in _findings(doc, tmp_path, lineage)}
+    assert found["cache_engine.py:12-40"].status == BROKEN
+    assert "was `vllm.worker.cache_engine` at vllm 0.6.6" in found["cache_engine.py:12-40"].note
+    assert "my_script.py" not in found and "setup.py" not in found
+    assert _findings(doc, tmp_path / "none", None) == []  # without a lineage, prose is prose
+
