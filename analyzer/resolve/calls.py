@@ -223,6 +223,8 @@ class CallResolver:
         self._methods_of: dict[str, list[str]] | None = None
         self._protocol_fields: dict[str, tuple[str, ...]] = {}  # Protocol class -> the attributes it declares
         self._guards: dict[str, dict[str, list[_Guard]]] = {}  # module -> name -> its isinstance guards
+        self._classes_named: dict[str, list[str]] | None = None  # `token` -> the classes named `Token`
+        self._module_imports: dict[str, frozenset[str]] = {}  # module -> what its imports bind
 
     @property
     def flow(self) -> FlowGraph:
@@ -1404,7 +1406,13 @@ class CallResolver:
 
     def _guess(self, rec: CallRecord, attr: str, *, link: bool = True) -> None:
         if attr in _BUILTIN_METHODS:
-            rec.unresolved = rec.unresolved or "receiver type unknown"
+            # `token.match(...)`: a builtin's method name, unless the receiver is named after a
+            # project class that has it (sqlparse's untyped `token` parameters are `Token`s).
+            named = self._named_receiver(rec, attr) if link else []
+            for target in named:
+                self._edge(rec, target, "dynamic", "guess", tuple(named))
+            if not named:
+                rec.unresolved = rec.unresolved or "receiver type unknown"
             return
         cands = self._candidates.get(attr)
         if cands is None:
@@ -1426,6 +1434,42 @@ class CallResolver:
                 return
         rec.unresolved = rec.unresolved or "receiver type unknown"
         rec.candidates = cands
+
+    def _named_receiver(self, rec: CallRecord, attr: str) -> list[str]:
+        """`token.match` on a receiver of unknown type: the method `attr` of the project classes
+        the receiver's name spells (`token` -> `Token`, `token_list` -> `TokenList`; own or
+        inherited, and the overrides of their subclasses), where the calling module can see the
+        class (it defines it, or imports it or its module: a `tensor` far from the project's
+        own `Tensor` is torch's); [] unless the receiver is a plain name."""
+        receiver, dot, name = rec.expr.rpartition(".")
+        if not dot or name != attr or not receiver.isidentifier() or len(receiver.strip("_")) < 3:
+            return []
+        if self._classes_named is None:
+            self._classes_named = {}
+            for cls in sorted(self.p.classes):
+                self._classes_named.setdefault(cls.rpartition(".")[2].lower(), []).append(cls)
+        caller = self.p.functions.get(rec.caller)
+        module = caller.module if caller is not None else rec.caller
+        seen = self._module_sees(module)
+        out: list[str] = []
+        for cls in self._classes_named.get(receiver.replace("_", "").lower(), ()):
+            home = self.p.classes[cls].module
+            if home != module and cls not in seen and home not in seen:
+                continue
+            sym = self.p.member(Symbol("class", cls), attr)
+            if sym is not None and sym.kind == "function" and sym.name in self.p.functions:
+                out.append(sym.name)
+            out.extend(self._subclass_members(cls, attr))
+        return list(dict.fromkeys(out))
+
+    def _module_sees(self, module: str) -> frozenset[str]:
+        """The dotted targets a module's imports bind (`from sqlparse import sql` -> `sqlparse.sql`)."""
+        found = self._module_imports.get(module)
+        if found is None:
+            facts = self.p.modules.get(module)
+            targets = (import_target(imp, facts) for imp in facts.imports) if facts is not None else ()
+            found = self._module_imports[module] = frozenset(t[1] for t in targets if t is not None)
+        return found
 
     def _edge(
         self, rec: CallRecord, target: str, kind: str, confidence: str, cands: tuple[str, ...] = ()

@@ -175,3 +175,11 @@ def test_a_tuple_slot_of_a_declared_container_is_its_declared_type() -> None:
     """`self._body[i][1]` with `_body: list[tuple[Key, Item]]` is an `Item` (tomlkit's
     `Container.unwrap`): no guess by name reaches an unrelated class's `unwrap`."""
     assert _edges(actual("lists/tuple_slot")) == _edges(expected("lists/tuple_slot"))
+
+
+def test_a_builtin_named_method_on_a_receiver_named_after_a_class() -> None:
+    """`token.match(...)` on an untyped parameter: `match` is a builtin's name too (no guess
+    by name), but a receiver named after a project class that has it (`token` -> `Token`,
+    `token_list` -> `TokenList`) reaches that class's method and its subclasses' overrides;
+    `regex.match`, `d.get` stay unresolved (sqlparse's traced run, `benchmarks/library_trace.py`)."""
+    assert _edges(actual("classes/named_receiver")) == _edges(expected("classes/named_receiver"))
