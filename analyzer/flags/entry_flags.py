@@ -123,23 +123,37 @@ def _definitions(tree: SourceTree, package: str, name: str) -> list[tuple[Module
     return out
 
 
+def _encloses(definition: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.AST) -> bool:
+    return any(n is node for n in ast.walk(definition))
+
+
 def _follow_dispatch(interp: Interpreter, tree: SourceTree) -> bool:
     """Hand each parser passed to a run-time-picked method to that method's definitions;
     True when every such call was followed."""
     followed_all = True
     done: set[int] = set()
+    # A call site is handed on once: a definition it reaches may make the same call again (the
+    # module's own `add_cli_args(parser)` calling `EngineArgs.add_cli_args(parser)`, with
+    # `EngineArgs` outside the tree), which would otherwise be followed for ever.
+    sites: set[tuple[str, int, int]] = set()
     while len(done) < len(interp.unresolved_calls):
         for i, (module, node, args) in enumerate(list(interp.unresolved_calls)):
             if i in done:
                 continue
             done.add(i)
+            site_key = (module.name, node.lineno, node.col_offset)
+            if site_key in sites:
+                continue
+            sites.add(site_key)
             func = node.func
             # The caller's subpackage first (a model's adder beside its config class); where it
             # defines none, the project's (`current_platform.pre_register_and_update(parser)`).
             targets: list[tuple[Module, ast.FunctionDef | ast.AsyncFunctionDef]] = []
             for package in (".".join(module.name.split(".")[:2]), module.name.split(".")[0]):
                 if isinstance(func, ast.Attribute) and not targets:
-                    targets = _definitions(tree, package, func.attr)
+                    # (Not the function making the call: `EngineArgs.add_cli_args(parser)` inside
+                    # an `add_cli_args` of its own is another class's method, outside the tree.)
+                    targets = [t for t in _definitions(tree, package, func.attr) if not _encloses(t[1], node)]
             if not targets:
                 followed_all = False
                 continue

@@ -51,6 +51,7 @@ from analyzer.refs.resolve import (
     through_instance,
 )
 from analyzer.refs.said_gone import said_gone
+from analyzer.refs.said_required import said_required
 from analyzer.refs.sibling_classes import renamed_siblings
 from analyzer.refs.subclass_members import on_a_subclass
 from analyzer.refs.successors import Successors, deprecated_home, successor_home, written_owner
@@ -669,7 +670,7 @@ def check_references(
     for ref, _ in checked:
         if ref.spelled and ref.callee:
             keywords.setdefault(ref.callee, set()).add(ref.target)
-    findings = renamed_siblings(renamed_classes(said_gone(mirrored_envs(findings, pins)), pins), pins, keywords)
+    findings = renamed_siblings(renamed_classes(said_required(said_gone(mirrored_envs(findings, pins))), pins), pins, keywords)
     findings = homes_from_copied_bases(findings, pins)
     return _past_in_another_case(findings, pins, lineages or {}, successors or {})
 

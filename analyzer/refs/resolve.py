@@ -754,8 +754,24 @@ def resolve_qualified(finding: Finding, qual: Qualifier, pin: PinView) -> Findin
 
 
 # ----- flags and env vars -----------------------------------------------------
+def _runs_its_own_parser(ref: Reference, pin: PinView) -> bool:
+    """The flag's command line runs an entry point with a parser of its own, read in full and
+    without the server's flags (`sglang generate`, `python -m sglang.bench_serving`). A file a sentence names beside
+    the flag ("the allocator in paged.py hands out pages of `--page-size` tokens") is no command line: the
+    server's parser is tried first, as for a flag written alone."""
+    command = ref.command
+    if not command or command in SERVER_COMMANDS or "/" in command or command.endswith((".py", ".sh")):
+        return False
+    own = command_flags(pin, command)
+    return own is not None and own.complete and not own.server
+
+
 def _resolve_flag(ref: Reference, pin: PinView) -> Finding:
     flag = ref.target
+    if _runs_its_own_parser(ref, pin):
+        # `sglang generate --attention-backend fa`: the diffusion CLI's own parser decides, not
+        # the server's flag of that name (whose choices are the LLM server's).
+        return _resolve_command_flag(ref, pin)
     entry = pin.flag_map.get(flag)
     note = ""
     if entry is None and "." in flag:
@@ -874,6 +890,8 @@ def _resolve_command_flag(ref: Reference, pin: PinView) -> Finding:
     if flag.startswith("--no-"):
         spellings.add("--" + flag[5:])
     where = parser.module.replace(".", "/") + ".py"
+    if flag in {"-h", "--help"}:
+        return Finding(ref, pin.pin, OK, resolved_at=where, note=f"argparse's own help option of `{ref.command}`")
     if parser.takes(spellings):
         return Finding(ref, pin.pin, OK, resolved_at=where, note=f"a flag of `{ref.command}`")
     full, _ = abbreviation_of(flag, parser.flags)

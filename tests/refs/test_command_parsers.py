@@ -120,3 +120,12 @@ def test_serve_of_a_diffusion_model_takes_prefixes_and_suggests_from_both_parser
     typo = found[(4, "--ulyses-degree")]
     assert typo.status == BROKEN
     assert suggest(typo.ref, view)[0].replacement == "--ulysses-degree"
+
+
+def test_a_command_with_its_own_parser_never_borrows_the_servers_flag(view: PinView) -> None:
+    # `sglang generate` builds its own parser (the diffusion CLI's, no server flags in it): the LLM
+    # server's `--tp-size`, and the server's choices for a flag of the same name, are not its.
+    doc = "# Diffusion\n\n```bash\nsglang generate --num-frames 8 --tp-size 2 -h\n```\n"
+    found = _check(doc, view)
+    assert found[(4, "--num-frames")].status == OK and found[(4, "-h")].status == OK  # argparse's own
+    assert found[(4, "--tp-size")].status == BROKEN and "sglang generate" in found[(4, "--tp-size")].note

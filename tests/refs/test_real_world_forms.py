@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from analyzer.refs.check import check_references, extract_all
+from analyzer.refs.commandflags import command_flags
 from analyzer.refs.extract import extract_references
 from analyzer.refs.pinview import FlagEntry, PinView
 from analyzer.refs.prose_code import prose_names
@@ -182,6 +183,11 @@ def _bench_pin(tmp_path: Path, source: str) -> PinView:
     (root / "vllm" / "benchmarks" / "common.py").write_text(
         "def add_common(parser):\n    parser.add_argument('--num-iters', type=int)\n", encoding="utf-8"
     )
+    (root / "vllm" / "engine").mkdir(parents=True)
+    (root / "vllm" / "engine" / "arg_utils.py").write_text(  # the engine's flags, which the benchmark adds
+        "class EngineArgs:\n    @staticmethod\n    def add_cli_args(parser):\n        parser.add_argument('--model')\n        return parser\n",
+        encoding="utf-8",
+    )
     # `vllm bench latency` registered the way vLLM's CLI registers it: a class per subcommand.
     cli = {
         "main.py": "def main():\n    import vllm.entrypoints.cli.bench\n",
@@ -212,16 +218,18 @@ def test_benchmark_flags_are_judged_against_the_benchmarks_own_parser(tmp_path: 
     pin = _bench_pin(
         tmp_path,
         "from vllm.benchmarks.common import add_common\n"
+        "from vllm.engine.arg_utils import EngineArgs\n"
         "def add_cli_args(parser):\n"
         "    parser.add_argument('--input-len', type=int)\n"
         "    parser.add_argument('--correctness-test', action='store_true')\n"
-        "    add_common(parser)\n",
+        "    add_common(parser)\n"
+        "    EngineArgs.add_cli_args(parser)\n",  # as vLLM's latency benchmark does: the engine's flags too
     )
     doc = "# vLLM\n\n```bash\nvllm bench latency --model m --input-len 8 --num-iters 3 --correct --output-lenn 4\n```\n"
     got = {f.ref.text: f for f in check_references(extract_all([("ch.md", doc)]), [pin])}
     assert got["--input-len"].status == "ok" and got["--input-len"].resolved_at == "vllm/benchmarks/latency.py"
     assert got["--num-iters"].status == "ok"  # from a module the benchmark imports
-    assert got["--model"].status == "ok"
+    assert got["--model"].status == "ok"  # the engine's flag, which the benchmark adds
     assert got["--correct"].status == "ok" and "unique prefix" in got["--correct"].note
     assert got["--output-lenn"].status == "broken" and "vllm bench latency" in got["--output-lenn"].note
 
@@ -491,3 +499,19 @@ def test_a_code_blocks_title_and_permalink_in_its_info_string(vllm30: PinView) -
     assert got["https://github.com/vllm-project/vllm/blob/v0.9.0.1/vllm/entrypoints/openai/serving_chat.py#L120-L132"] == ["broken"]
     assert got["vllm/v1/core/sched/scheduler.py"] == ["ok"]
     assert not {k for k in got if "linenos" in k}
+
+
+def test_a_parser_handed_to_a_class_outside_the_tree_ends(tmp_path: Path) -> None:
+    # `EngineArgs.add_cli_args(parser)` inside the benchmark's own `add_cli_args`, with the
+    # engine's module missing: the run-time dispatch once handed the parser back to the very
+    # function making the call, and again, for ever. Each call site is now followed once.
+    pin = _bench_pin(
+        tmp_path,
+        "from vllm.engine.arg_utils import EngineArgs\n"
+        "def add_cli_args(parser):\n"
+        "    parser.add_argument('--input-len', type=int)\n"
+        "    EngineArgs.add_cli_args(parser)\n",
+    )
+    (tmp_path / "tree" / "vllm" / "engine" / "arg_utils.py").unlink()
+    found = command_flags(pin, "vllm bench latency")
+    assert found is not None and "--input-len" in found.flags

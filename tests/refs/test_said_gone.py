@@ -37,3 +37,21 @@ def test_a_name_the_sentence_says_is_gone_is_not_reported(vllm30: PinView) -> No
     # Deprecated is still there for the reader; "use A instead of B" may be the stale advice itself.
     for text in ("--worker-use-ray", "OldSchedulerBackend"):
         assert found[text] == [BROKEN], (text, found.get(text), notes.get(text))
+
+
+REQUIRED = """\
+# vLLM attention backends
+
+| backend | notes |
+| --- | --- |
+| `sparse_attn` | Requires `SpargeAttn`. Install it with pip. |
+
+The sparse backend needs `SageAttention` installed, and requires calling `GoneSetupHook` first.
+"""
+
+
+def test_a_package_the_text_says_to_install_is_not_the_projects(vllm30: PinView) -> None:
+    got = {f.ref.text: f for f in check_references(extract_all([("ch.md", REQUIRED)]), [vllm30])}
+    for text in ("SpargeAttn", "SageAttention"):
+        assert got[text].status == NOT_CHECKABLE and "package to install" in got[text].note, (text, got[text].note)
+    assert got["GoneSetupHook"].status == BROKEN  # "requires calling X": the project's call, judged
