@@ -37,18 +37,18 @@ def mirrored_envs(findings: list[Finding], pins: Sequence[PinView]) -> list[Find
             continue
         flag = "--" + name[len(prefix) :].lower().replace("_", "-")
         unknown.setdefault((f.ref.file, pin.pin), {})[name] = flag if flag in pin.flag_map else ""
-    mirrored = {}
+    mirrored: dict[tuple[str, str], int] = {}  # (document, pin) -> how many of its env vars mirror a flag
     for key, names in unknown.items():
         count = sum(1 for flag in names.values() if flag)
         if count >= _LEAST and 2 * count > len(names):
             mirrored[key] = count
     for f in findings:
         key = (f.ref.file, f.pin or "")
-        flag = unknown.get(key, {}).get(f.ref.target) if key in mirrored else None
-        if flag and f.status == BROKEN:
+        spelled = unknown.get(key, {}).get(f.ref.target) if key in mirrored else None
+        if spelled and f.status == BROKEN:
             f.status = NOT_CHECKABLE
             f.note = (
                 f"{f.note}; like {mirrored[key] - 1} other env vars of this document {f.pin} lacks, it is one of "
-                f"its flags in capitals (`{flag}`): the settings of the program the text is about, not {f.pin}'s"
+                f"its flags in capitals (`{spelled}`): the settings of the program the text is about, not {f.pin}'s"
             )
     return findings

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from analyzer.refs.check import check_references, extract_all
-from analyzer.refs.models import BROKEN, OK
+from analyzer.refs.models import BROKEN, OK, Finding
 from analyzer.refs.pinview import PinView, SymbolEntry
 from tests.refs.fakes import source_view
 
@@ -76,6 +76,12 @@ def test_classes_named_by_all_the_object_s_words_that_lack_it_leave_its_last_wor
     assert got["tree_cache.cache_unfinished_req(req)"] == OK
 
 
+def _found(tmp_path: Path, sources: dict[str, str], doc: str, pin: str = "vllm@0.33.0") -> dict[str, Finding]:
+    """The findings of `doc` against a pin made of `sources`, by the text they quote."""
+    view = source_view(tmp_path / "p", sources, pin)
+    return {f.ref.text: f for f in check_references(extract_all([("ch.md", doc)]), [view])}
+
+
 def test_the_class_the_pin_makes_the_object_with_outweighs_its_name(tmp_path: Path) -> None:
     # `all_token_ids.gpu`: `TokenIdsState` is named like the object but lacks `gpu`; the pin makes
     # its `all_token_ids` a `StagedWriteTensor`, which has it. A member that class lacks stays broken.
@@ -83,9 +89,7 @@ def test_the_class_the_pin_makes_the_object_with_outweighs_its_name(tmp_path: Pa
         "vllm/v1/worker/gpu/buffer_utils.py": "class StagedWriteTensor:\n    def __init__(self, n):\n        self.gpu = n\n\n\nclass CpuGpuBuffer:\n    def __init__(self):\n        self.gpu = None\n        self.cpu_copy = None\n",
         "vllm/v1/worker/gpu/states.py": "class TokenIdsState:\n    def __init__(self):\n        self.ids = []\n\n\nclass RequestState:\n    def __init__(self):\n        self.all_token_ids = StagedWriteTensor(\n            4,\n        )\n",
     }
-    view = source_view(tmp_path / "p", sources, "vllm@0.33.0")
-    doc = "In vLLM the runner reads `all_token_ids.gpu` and `all_token_ids.cpu_copy`.\n"
-    got = {f.ref.text: f for f in check_references(extract_all([("ch.md", doc)]), [view])}
+    got = _found(tmp_path, sources, "In vLLM the runner reads `all_token_ids.gpu` and `all_token_ids.cpu_copy`.\n")
     assert got["all_token_ids.gpu"].status == OK and "StagedWriteTensor" in got["all_token_ids.gpu"].note
     assert got["all_token_ids.cpu_copy"].status == BROKEN
 
@@ -99,9 +103,7 @@ def test_an_object_named_after_a_class_the_pin_only_imports_is_that_librarys(tmp
         "vllm/compilation/wrapper.py": "class CUDAGraphWrapper:\n    def __call__(self):\n        pass\n",
         "vllm/distributed/kv.py": "class KVTransfer:\n    def transfer(self):\n        pass\n\n\nclass Worker:\n    def __init__(self):\n        self.nixl_wrapper = None\n        self.graph_wrapper = None\n",
     }
-    view = source_view(tmp_path / "p", sources, "vllm@0.33.0")
-    doc = "In vLLM the worker calls `nixl_wrapper.transfer(handle)` and `graph_wrapper.transfer()`.\n"
-    got = {f.ref.text: f for f in check_references(extract_all([("ch.md", doc)]), [view])}
+    got = _found(tmp_path, sources, "In vLLM the worker calls `nixl_wrapper.transfer(handle)` and `graph_wrapper.transfer()`.\n")
     assert got["nixl_wrapper.transfer(handle)"].status == "not-checkable" and "NixlWrapper" in got["nixl_wrapper.transfer(handle)"].note
     assert got["graph_wrapper.transfer()"].status == BROKEN
 
@@ -114,9 +116,7 @@ def test_a_chain_holds_only_if_its_first_hop_does(tmp_path: Path) -> None:
         "sglang/srt/model_executor/batch.py": "class ForwardBatch:\n    def __init__(self):\n        self.out_cache_loc = None\n",
         "sglang/srt/model_executor/runner.py": "class ModelRunner:\n    def __init__(self):\n        self.token_to_kv_pool = None\n        self.forward_batch = None\n",
     }
-    view = source_view(tmp_path / "p", sources, "sglang@0.5.20")
-    doc = "In SGLang the backend calls `forward_batch.token_to_kv_pool.set_kv_buffer()` and `model_runner.token_to_kv_pool.set_kv_buffer()`.\n"
-    got = {f.ref.text: f for f in check_references(extract_all([("ch.md", doc)]), [view])}
+    got = _found(tmp_path, sources, "In SGLang the backend calls `forward_batch.token_to_kv_pool.set_kv_buffer()` and `model_runner.token_to_kv_pool.set_kv_buffer()`.\n", "sglang@0.5.20")
     broken = got["forward_batch.token_to_kv_pool.set_kv_buffer()"]
     assert broken.status == BROKEN and "ForwardBatch" in broken.note and "token_to_kv_pool" in broken.note
     assert got["model_runner.token_to_kv_pool.set_kv_buffer()"].status == OK
