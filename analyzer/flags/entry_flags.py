@@ -124,6 +124,7 @@ def _definitions(tree: SourceTree, package: str, name: str) -> list[tuple[Module
 
 
 def _encloses(definition: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.AST) -> bool:
+    """Whether `node` is inside `definition`'s body."""
     return any(n is node for n in ast.walk(definition))
 
 

@@ -140,7 +140,8 @@ def _miscased_class(ref: Reference, pins: Sequence[PinView]) -> list[Finding]:
 
 def _past_definitions(ref: Reference, pins: Sequence[PinView], lineages: Mapping[str, Lineage]) -> dict[str, list[PastName]]:
     """Project -> where its past releases defined the reference's name, for the projects the
-    reference may be checked against; {} when no lineage is given or the name is not code-shaped."""
+    reference may be checked against (for a file named in prose, the past modules kept in a file
+    of that name); {} when no lineage is given or the name is not code-shaped."""
     projects = {p.project for p in pins if ref.framework in {AMBIGUOUS, p.project}}
     if lineages and ref.kind == PATH and ref.past:
         return _past_files(ref.target, projects, lineages)  # `nixl_connector.py` in prose

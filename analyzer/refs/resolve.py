@@ -756,9 +756,9 @@ def resolve_qualified(finding: Finding, qual: Qualifier, pin: PinView) -> Findin
 # ----- flags and env vars -----------------------------------------------------
 def _runs_its_own_parser(ref: Reference, pin: PinView) -> bool:
     """The flag's command line runs an entry point with a parser of its own, read in full and
-    without the server's flags (`sglang generate`, `python -m sglang.bench_serving`). A file a sentence names beside
-    the flag ("the allocator in paged.py hands out pages of `--page-size` tokens") is no command line: the
-    server's parser is tried first, as for a flag written alone."""
+    without the server's flags (`sglang generate`, `python -m sglang.bench_serving`). A file a
+    sentence names beside the flag ("the allocator in paged.py hands out pages of `--page-size`
+    tokens") is no command line: the server's parser is tried first, as for a flag alone."""
     command = ref.command
     if not command or command in SERVER_COMMANDS or "/" in command or command.endswith((".py", ".sh")):
         return False
