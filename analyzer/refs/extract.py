@@ -113,6 +113,8 @@ _TEXT_PATH_RE = re.compile(
 )
 # A Python error's class: `'Foo' object has no attribute`, `<class 'pkg.Foo'>`.
 _ERROR_CLASS_RE = re.compile(r"(?:^|[\s(<])'(?:[A-Za-z_][\w]*\.)*(_*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*)'(?= object\b|>)")
+# A sequence diagram's participant with a short name (`participant InputProc as InputProcessor`).
+_DIAGRAM_ALIAS_RE = re.compile(r"\s*(?:participant|actor)\s+([A-Za-z_]\w*)\s+as\s+([A-Za-z_][\w.]*)")
 # A tree diagram's line (`├── name`, `│   └── name`) and the snake_case or macro names on it.
 _TREE_LINE_RE = re.compile(r"[├└]──|^\s*[|`]--")
 # An import written in a comment: `from vllm.engine import LLMEngine`, `import sglang.srt.x`.
@@ -1045,6 +1047,10 @@ class _Walker:
                 listed.setdefault(index, []).append(Listed(index, col, name, owner))
         steps = flow_steps(masked)
         bound = bound_names(masked)  # the block's own variables (pasted code): never the project's
+        # `participant InputProc as InputProcessor`: the diagram's short name for a participant is
+        # the author's label, wherever the block writes it; the name after `as` is the reference.
+        aliases = {m.group(1) for raw in masked if (m := _DIAGRAM_ALIAS_RE.match(raw)) and m.group(1) != m.group(2)}
+        alias_re = re.compile(rf"(?<![\w.])(?:{'|'.join(map(re.escape, sorted(aliases)))})(?![\w(])") if aliases else None
         for i, raw in enumerate(masked):
             line = first + i
             if raw.lstrip().startswith(("$ ", "# ", "pip ", "curl ")):
@@ -1056,6 +1062,9 @@ class _Walker:
 
             def free(start: int, end: int, _spans: list[tuple[int, int]] = spans) -> bool:
                 return all(end <= a or start >= b for a, b in _spans)
+
+            if alias_re is not None:
+                spans.extend(m.span() for m in alias_re.finditer(raw))
 
             for item in listed.get(i, []):
                 # An outline's class and the members listed under it (`owner`, strictly: the
