@@ -41,7 +41,9 @@ from analyzer.refs.placement import place
 from analyzer.refs.qualify import qualifier
 from analyzer.refs.renamed_classes import renamed_classes
 from analyzer.refs.resolve import (
+    classes_named_like,
     find_symbol,
+    held_otherwise,
     is_unshipped_test,
     metric_ending,
     open_members,
@@ -249,6 +251,10 @@ def _check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[st
         return []  # `init_cublas()` without `self`: the class's member or the module's function
     if ref.receiver:
         return _receiver_findings(ref, candidates, histories)
+    if ref.named_object or ref.free_receiver:
+        named = _named_object_findings(ref, candidates, histories)
+        if named is not None or ref.only_named:
+            return named or []
     if ref.doc_defined or ref.scope:
         # Named by the document's own snippet: a citation only if the snippet mirrors the
         # project's code (the project defines the name too); else the author's invention.
@@ -351,6 +357,26 @@ def _receiver_findings(ref: Reference, candidates: Sequence[PinView], histories:
     return [f if f.suggestions else _with_suggestions(f, pin, histories.get(pin.pin)) for f, pin in found]
 
 
+def _named_object_findings(ref: Reference, candidates: Sequence[PinView], histories: dict[str, History]) -> list[Finding] | None:
+    """`server_args.tp_size` on an object nothing binds, named like the project's instances
+    (`named_objects.py`; in the prose, `Reference.free_receiver`): a member of the class of
+    exactly that name (`ServerArgs`), judged as a declared variable's is. None where no pin has
+    such a class: the name says nothing then."""
+    written = ref.text.strip("`").split("(", 1)[0].strip()
+    obj = ref.named_object or written.split(".", 1)[0]
+    if not ref.named_object and (written.count(".") != 1 or "_" not in obj.strip("_")):
+        return None
+    member = written.rsplit(".", 1)[-1]
+    for cls in dict.fromkeys(c for pin in candidates for c in classes_named_like(obj, pin)):
+        by_pin = {p.pin: p for p in candidates}
+        findings = _receiver_findings(replace(ref, receiver=cls, target=f"{cls}.{member}"), candidates, histories)
+        for f in findings:
+            if f.status == BROKEN and (why := held_otherwise(obj, member, cls, by_pin[f.pin or ""])) is not None:
+                f.status, f.note, f.suggestions = OK, why, []
+        return findings
+    return None
+
+
 def _receiver_member(ref: Reference, pin: PinView) -> Finding | None:
     """`req.fill_ids` where the snippet declares `req: Req`: judged against the pin's classes named
     `Req`, as a quoted method's `self.x` is (`_not_the_quoted_class_s`). Ok when one of them or a
@@ -373,7 +399,8 @@ def _receiver_member(ref: Reference, pin: PinView) -> Finding | None:
     if built is not None:
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=built)
     names = _listed(c.last for c in classes)
-    f = Finding(ref, pin.pin, BROKEN, note=f"`{member}` is not a member of {names} (the class `{ref.text.split('.', 1)[0]}` is declared with) in {pin.pin}, nor written as `self.{member}` in it or its bases")
+    how = "is named after" if ref.named_object or ref.free_receiver else "is declared with"
+    f = Finding(ref, pin.pin, BROKEN, note=f"`{member}` is not a member of {names} (the class `{ref.named_object or ref.text.split('.', 1)[0]}` {how}) in {pin.pin}, nor written as `self.{member}` in it or its bases")
     home = _through_a_field(classes, member, pin)
     f.suggestions = [home] if home is not None else []
     return f
@@ -1036,7 +1063,9 @@ def _mirrors(findings: list[Finding], pins: Sequence[PinView] = ()) -> list[Find
             continue  # the text says where in the project the copied class lives (`copies.located`)
         if ok < 2 or ok * 2 < len(voters):
             # A name a past release of the project defined is its code whatever the class (`--past`).
-            drop.update(id(f) for f in group if f.status != OK and f.past is None)
+            # An object named like the project's class (`self.scheduler_config.x`) is judged
+            # against that class whoever wrote the code around it (`_named_object_findings`).
+            drop.update(id(f) for f in group if f.status != OK and f.past is None and not (f.ref.named_object and f.ref.receiver))
     return [f for f in findings if id(f) not in drop]
 
 

@@ -86,6 +86,7 @@ from analyzer.refs.listing import (
     tree_outline,
 )
 from analyzer.refs.models import FLAG, PATH, REQUEST, SYMBOL, Reference
+from analyzer.refs.named_objects import named_attributes
 from analyzer.refs.prose_code import bare_names, in_formula, in_quotient, names_only, prose_names
 from analyzer.refs.receivers import receivers
 from analyzer.refs.shell import last_command, looks_like_command, shell_refs
@@ -286,6 +287,8 @@ class _Pending:
     annotates: tuple[str, ...] = ()
     receiver: str | None = None
     free_receiver: bool = False
+    named_object: str | None = None
+    only_named: bool = False
     base_of: str | None = None
     flag_value: str | None = None
 
@@ -411,6 +414,8 @@ class _Walker:
                     annotates=p.annotates,
                     receiver=p.receiver,
                     free_receiver=p.free_receiver,
+                    named_object=p.named_object,
+                    only_named=p.only_named,
                     base_of=p.base_of,
                     flag_value=p.flag_value,
                     subject=p.subject or title or (f"its list is introduced as {self.list_program}'s" if self.list_program and p.origin == "inline" else None),
@@ -1242,7 +1247,39 @@ class _Walker:
             for p in out
             if not (p.spelled and not p.fragment_of and (p.line, p.text) in quoted)
         ]
+        # `server_args.x`, `self.scheduler_config.x`: a member of the class the object is named
+        # after, where a pin has one (`check._named_object_findings`), whichever rule cites it; cited
+        # by none, nothing where no pin has such a class (`only_named`).
+        named = {(p.line, p.text): p for base, tree in trees for p in self._named_objects(tree, first + base)}
+        # `self.gpu_worker.execute_forward` where `self.gpu_worker` is judged itself (a member of
+        # the quoted class): the chain stands or falls with its first hop, said once.
+        hops = {(p.line, p.text) for p in out if p.text.startswith("self.")}
+        named = {k: p for k, p in named.items() if not (p.text.startswith("self.") and (p.line, f"self.{p.named_object}") in hops)}
+        for i, p in enumerate(out):
+            n = named.get((p.line, p.text.split("(", 1)[0]))
+            if n is not None and p.found.target.rsplit(".", 1)[-1] == n.found.target and not p.receiver:
+                out[i] = replace(p, named_object=n.named_object)
+                del named[(n.line, n.text)]
+        out.extend(named.values())
         return [self._held(p) for p in out]
+
+    def _named_objects(self, tree: ast.Module, first: int) -> list[_Pending]:
+        """`server_args.tp_size` on an object the document never binds nor imports (nor another
+        library's), and `self.server_args.tp_size`: the member of the object's namesake class."""
+        facts = self.facts
+        out: list[_Pending] = []
+        seen: set[tuple[int, str]] = set()
+        for a in named_attributes(tree):
+            line = first + a.lineno - 1
+            free = a.text.startswith("self.") or not (
+                a.obj in facts.defined or a.obj in facts.imported or a.obj in facts.foreign or a.obj in facts.assigned or a.obj in FOREIGN_NAMES or a.obj in FOREIGN_ROOTS
+            )
+            if not free or (line, a.text) in seen:
+                continue
+            seen.add((line, a.text))
+            found = Classified(SYMBOL, a.member, None, f"`{a.obj}` is named like the project's class", tentative=True)
+            out.append(_Pending(line, self._col(line, a.text, a.col), a.text, found, 0, "fence", named_object=a.obj, only_named=True))
+        return out
 
     def _typed_receivers(self, tree: ast.Module, first: int) -> list[_Pending]:
         """`req.req_pool_idx` where the snippet declares `req: Req` (a parameter of its `def`, a

@@ -163,6 +163,12 @@ class Reference:
     # A member of an object the document never binds (`future_map.resolve_future` in the prose):
     # where no pin knows the member, judged by a past release that defined it (`check._undefined`).
     free_receiver: bool = False
+    # An object a snippet never binds, named like the project's instances (`server_args.tp_size`,
+    # `self.scheduler_config.x`; `named_objects.py`): the object's name. Judged as a member of the
+    # pin's class of exactly that name (`ServerArgs`), and not at all where there is none.
+    named_object: str | None = None
+    # Cited by that rule alone: no finding where no pin has the class.
+    only_named: bool = False
     # A snippet's `class X(Base)`: for `Base`, the class the copy derives from it (`X`). Where
     # `Base` is gone and the pin's `X` has one base, that base is its home (`copied_bases.py`).
     base_of: str | None = None

@@ -554,6 +554,29 @@ def _class_names(pin: PinView) -> list[tuple[str, str]]:
     return entry[1]
 
 
+def classes_named_like(instance: str, pin: PinView) -> list[str]:
+    """The pin's classes whose CamelCase words are exactly an object's words (`server_args` ->
+    `ServerArgs`, `vllm_config` -> `VllmConfig`), not classes that merely contain them."""
+    key = " " + " ".join(w for w in instance.lower().split("_") if w) + " "
+    names = [n for spaced, n in _class_names(pin) if spaced == key]
+    return [n for n in dict.fromkeys(names) if any(e.kind == "class" for e in pin.find_symbol(n))]
+
+
+def held_otherwise(instance: str, member: str, cls: str, pin: PinView) -> str | None:
+    """Why `instance.member` may hold though `cls`, the class the object is named after, lacks
+    the member: a subclass of it has it (`EngineClient`, a protocol `AsyncLLM` implements), a
+    class named with more words has it (`engine_core` is an `EngineCoreClient` in the front end),
+    or the pin declares or makes its `instance` fields with a class that has it. None if none."""
+    if on_a_subclass(f"{cls}.{member}", pin):
+        return f"a subclass of `{cls}` has `{member}`"
+    key = " " + " ".join(w for w in instance.lower().split("_") if w) + " "
+    for name in [n for spaced, n in _class_names(pin) if key in spaced and n != cls][:_MAX_INSTANCE_CLASSES]:
+        if find_symbol(f"{name}.{member}", pin)[0] or on_a_subclass(f"{name}.{member}", pin):
+            return f"`{instance}` may be a `{name}` (or a subclass), which has `{member}`"
+    declared = _declared_class(instance, member, pin)
+    return f"the pin's `{instance}` is a `{declared}`, which has `{member}`" if declared else None
+
+
 # An annotation that declares a mapping (`dict[str, Any]`, `Optional[Dict[str, Any]]`).
 _MAPPING_ANNOTATION_RE = re.compile(r":\s*(?:(?:typing\.|t\.)?Optional\[)?(?:typing\.|t\.)?(?:dict|Dict|Mapping|MutableMapping)\b")
 

@@ -1,0 +1,61 @@
+"""Objects a snippet never binds, named the way the project names its instances:
+`server_args.piecewise_cuda_graph_tokens`, `self.scheduler_config.is_multi_step`. Read like the
+project's code, `server_args` is a `ServerArgs` and `scheduler_config` a `SchedulerConfig`: the
+attribute is that class's member, judged against it at each pin (`check._named_object_findings`),
+where the pin has a class of exactly that name.
+
+Plain AST in, plain data out: which names the whole document binds, and which classes a pin
+defines, are for the caller."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class NamedAttribute:
+    """`server_args.tp_size` (or `self.server_args.tp_size`) at (lineno, col) of the snippet."""
+
+    lineno: int
+    col: int
+    text: str  # as written, without a call's parentheses
+    obj: str  # `server_args`
+    member: str  # `tp_size`
+
+
+def _bound(tree: ast.Module) -> set[str]:
+    """Names the snippet binds itself: assigned, imported, iterated, defined, or a parameter it
+    declares a type for (a typed parameter's class is `receivers.py`'s to say)."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            out.add(node.id)
+        elif isinstance(node, ast.arg) and node.annotation is not None:
+            out.add(node.arg)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            out.update((a.asname or a.name).split(".", 1)[0] for a in node.names)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out.add(node.name)
+    return out
+
+
+def named_attributes(tree: ast.Module) -> list[NamedAttribute]:
+    """Each `obj.member` (read, stored or called) where `obj` is a name the snippet does not bind,
+    or `self.obj`; its owner's name is `obj` (more than one word: `batch` alone says too little)."""
+    bound = _bound(tree)
+    out: list[NamedAttribute] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute) or node.attr.startswith("__"):
+            continue
+        value = node.value
+        if isinstance(value, ast.Name) and value.id != "self" and value.id not in bound:
+            obj, text = value.id, f"{value.id}.{node.attr}"
+        elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self":
+            obj, text = value.attr, f"self.{value.attr}.{node.attr}"
+        else:
+            continue
+        if "_" not in obj.strip("_") or obj.isupper():
+            continue
+        out.append(NamedAttribute(node.lineno, node.col_offset, text, obj, node.attr))
+    return sorted(out, key=lambda a: (a.lineno, a.col))
