@@ -162,6 +162,10 @@ def _past_definitions(ref: Reference, pins: Sequence[PinView], lineages: Mapping
             n.kind == "class" for project in projects for n in past_names(owner, project, lineages)
         ):
             return {}
+    if name != ref.target and ref.scope and not any(e.kind == "class" for p in pins if p.project in projects for e in p.find_symbol(ref.scope.rsplit(".", 1)[-1])):
+        # `self.model_runner` in a copy of a class no pin has (`GPUWorker`): the class is what
+        # is gone, and a past module `...gpu.model_runner` is no evidence about its members.
+        found = {project: [n for n in names if n.kind != "module"] for project, names in found.items()}
     if ref.past_kinds:
         # `def swap_out(...)`: a past function vouches for it, not a past module of that name.
         found = {project: [n for n in names if n.kind in ref.past_kinds] for project, names in found.items()}

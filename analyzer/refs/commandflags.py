@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 # Parsers whose flags are the engine's or server's own (`EngineArgs.add_cli_args(parser)`).
 _SERVER_PARSERS = {"EngineArgs", "AsyncEngineArgs", "ServerArgs"}
+# The modules of the servers' own parsers (a class of those names elsewhere is another parser).
+_MAIN_PARSER_MODULES = {"vllm.engine.arg_utils", "vllm.entrypoints.openai.cli_args", "sglang.srt.server_args"}
 _MAX_DEPTH = 2
 _SHIM_LINES = 60  # a module this short that re-exports another (`from x import *`) is followed
 
@@ -166,6 +168,9 @@ def read_literal(pin: PinView, command: str) -> CommandFlags | None:
             complete = False
             continue
         shim = source.count("\n") < _SHIM_LINES
+        # Where each name of the file comes from (`ServerArgs` from the diffusion runtime's own
+        # server_args, not the server's).
+        origins = {a.asname or a.name: target for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and (target := _resolve_relative(name, node)) for a in node.names}
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 if node.func.attr == "add_argument" and node.args:
@@ -174,7 +179,13 @@ def read_literal(pin: PinView, command: str) -> CommandFlags | None:
                         complete = False
                     flags.update(n for n in names if n.startswith("-"))
                 elif node.func.attr == "add_cli_args" and isinstance(node.func.value, ast.Name) and node.func.value.id in _SERVER_PARSERS:
-                    server = True
+                    origin = origins.get(node.func.value.id)
+                    if origin is None or origin in _MAIN_PARSER_MODULES or origin.split(".", 1)[0] not in pin.packages or depth >= _MAX_DEPTH:
+                        server = True
+                    elif file := _module_file(pin, origin):
+                        # Another parser of the same class name (`sglang.multimodal_gen`'s
+                        # `ServerArgs`): its own options, read like the command's.
+                        queue.append((origin, file, depth + 1))
             elif isinstance(node, ast.ImportFrom) and depth < _MAX_DEPTH:
                 target = _resolve_relative(name, node)
                 if not target or target.split(".", 1)[0] not in pin.packages:

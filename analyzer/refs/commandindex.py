@@ -24,7 +24,7 @@ from analyzer.refs.shell import SERVER_COMMANDS
 if TYPE_CHECKING:
     from analyzer.refs.pinview import PinView
 
-FORMAT = 4  # bump when what the index reads changes (entry_flags, the literal reader): old files are then ignored
+FORMAT = 5  # bump when what the index reads changes (entry_flags, the literal reader): old files are then ignored
 _KEY = "\0index"
 # `add_argument("--x", "--x-alias", ...)`: the option strings a call spells first.
 _REGISTERED_RE = re.compile(r"""add_argument\(\s*((?:[rRbB]?["']-[^"'\n]*["']\s*(?:,\s*|\)))+)""")

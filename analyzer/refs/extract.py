@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import collections.abc
+import contextlib
 import functools
 import io
 import posixpath
@@ -52,6 +53,7 @@ from analyzer.refs.copies import (
     omits_self,
     self_members,
 )
+from analyzer.refs.diagram_names import diagram_names
 from analyzer.refs.document import (
     CLASSNAME_RE,
     PYTHON_LANGS,
@@ -294,6 +296,8 @@ class _Pending:
 
 
 _IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# A name in capitals in a snippet's comment, which may be one of the projects' env vars.
+_COMMENT_ENV_RE = re.compile(r"(?<![\w.$])[A-Z][A-Z0-9]*_[A-Z0-9_]+(?![\w.(])")
 # A Python file named in code font in a paragraph (`engine.py`, `python/sglang/srt/x.py`); a paragraph
 # longer than this is prose about more than the snippet below it.
 _LEAD_FILE_RE = re.compile(r"`([\w./-]*\w\.py)`")
@@ -1188,10 +1192,15 @@ class _Walker:
                 out.append(_Pending(line, base + m.start(1), m.group(1), found, 0, "fence", doc_defined=m.group(1) in self.facts.defined, diagram=True))
         # Fix the written text of calls back to what is on the line.
         fixed = []
+        own = diagram_names(originals)
         for p in out:
             if p.text.endswith("()") and p.col >= 0:
                 written = self.lines[p.line - 1][p.col :].split("(", 1)[0]
                 p = replace(p, text=written)
+            if p.text in own:
+                # A Mermaid node's id or a state (`FreeQueue`, `InUse`): the project's name only
+                # where a pin has it; never a stale reference of its own.
+                p = replace(p, quiet=True)
             fixed.append(p)
         return fixed
 
@@ -1247,6 +1256,9 @@ class _Walker:
             for p in out
             if not (p.spelled and not p.fragment_of and (p.line, p.text) in quoted)
         ]
+        # `# - Environment variables (VLLM_ATTENTION_BACKEND)`: a comment names the setting too.
+        cited = {(p.line, p.text) for p in out}
+        out.extend(p for p in self._comment_envs(content, first) if (p.line, p.text) not in cited)
         # `server_args.x`, `self.scheduler_config.x`: a member of the class the object is named
         # after, where a pin has one (`check._named_object_findings`), whichever rule cites it; cited
         # by none, nothing where no pin has such a class (`only_named`).
@@ -1262,6 +1274,21 @@ class _Walker:
                 del named[(n.line, n.text)]
         out.extend(named.values())
         return [self._held(p) for p in out]
+
+    def _comment_envs(self, content: str, first: int) -> list[_Pending]:
+        """The projects' env vars a snippet's comments name (`# set VLLM_USE_V1=1 to ...`)."""
+        out: list[_Pending] = []
+        tokens: list[tokenize.TokenInfo] = []
+        # A snippet cut mid-statement: the comments before the cut still count.
+        with contextlib.suppress(tokenize.TokenError, IndentationError, SyntaxError):
+            tokens.extend(t for t in tokenize.generate_tokens(io.StringIO(content).readline) if t.type == tokenize.COMMENT)
+        for token in tokens:
+            for m in _COMMENT_ENV_RE.finditer(token.string):
+                env = classify_env(m.group(0))
+                if env is not None:
+                    line = first + token.start[0] - 1
+                    out.append(_Pending(line, self._col(line, m.group(0), token.start[1]), m.group(0), env, 0, "fence"))
+        return out
 
     def _named_objects(self, tree: ast.Module, first: int) -> list[_Pending]:
         """`server_args.tp_size` on an object the document never binds nor imports (nor another

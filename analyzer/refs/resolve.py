@@ -166,7 +166,11 @@ def _platform_only(named: list[str], ref: Reference) -> str | None:
 def _defines(pin: PinView, path: str, symbol: str) -> bool:
     suffix = "." + symbol
     module = module_name(path)
-    return any(e.full.endswith(suffix) for e in pin.definitions_in(path)) or bool(pin.table.named(f"{module}.{symbol}"))
+    if any(e.full.endswith(suffix) for e in pin.definitions_in(path)) or pin.table.named(f"{module}.{symbol}"):
+        return True
+    # A class's attribute (`cache.py:DEFAULT_BLOCK_SIZE`, a `ClassVar` of `CacheConfig`): the
+    # file defines it too, though not at its top level.
+    return any(e.kind == "attribute" and e.path == path and e.full.endswith(suffix) for e in pin.find_symbol(symbol.rsplit(".", 1)[-1]))
 
 
 def _resolve_path(ref: Reference, pin: PinView) -> Finding:
