@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from analyzer.refs.classify import OTHER_SYSTEMS_RE, PROJECT_RE
+from analyzer.refs.commandindex import subcommands
 from analyzer.refs.copied_bases import homes_from_copied_bases
 from analyzer.refs.docproject import settle_by_document
 from analyzer.refs.extract import alternatives, extract_references, markdown_parser
@@ -54,6 +56,7 @@ from analyzer.refs.resolve import (
 )
 from analyzer.refs.said_gone import said_gone
 from analyzer.refs.said_required import said_required
+from analyzer.refs.shell import SERVER_COMMANDS
 from analyzer.refs.sibling_classes import renamed_siblings
 from analyzer.refs.subclass_members import on_a_subclass
 from analyzer.refs.successors import Successors, deprecated_home, successor_home, written_owner
@@ -247,6 +250,8 @@ def _check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[st
         candidates = [p for p in pins if p.project == ref.framework]
     if not candidates:
         return [Finding(ref, None, NOT_CHECKABLE, note=f"no pin for {ref.framework}", framework=ref.framework)]
+    if ref.kind == SYMBOL and ref.command is not None and ref.target == ref.command:
+        return [f for pin in candidates if (f := _subcommand(ref, pin)) is not None]
     if ref.quiet and not vouched and not any(find_symbol(ref.target, pin)[0] for pin in candidates):
         return []
     if ref.held_by and any(find_symbol(ref.held_by, pin)[0] for pin in candidates):
@@ -359,6 +364,28 @@ def _receiver_findings(ref: Reference, candidates: Sequence[PinView], histories:
         for f, pin in found:
             f.framework = pin.project
     return [f if f.suggestions else _with_suggestions(f, pin, histories.get(pin.pin)) for f, pin in found]
+
+
+def _subcommand(ref: Reference, pin: PinView) -> Finding | None:
+    """`vllm infer` run in a shell block: a subcommand the pin's CLI dispatches (its console
+    script's, the server's, a group such as `vllm bench`), or broken, with the closest one it has
+    (`vllm benchmark` -> `vllm bench`). None for the other project's command."""
+    command = ref.command or ""
+    program, _, word = command.partition(" ")
+    if program != pin.project:
+        return None
+    known = set(subcommands(pin)) | {c for c, owner in SERVER_COMMANDS.items() if owner == pin.project and " " in c}
+    known |= {" ".join(c.split()[:2]) for c in known if c.count(" ") >= 2}
+    if command in known:
+        return Finding(ref, pin.pin, OK, note=f"a subcommand of `{program}` at {pin.pin}")
+    if len(known) < 2:
+        return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"the subcommands of `{program}` are not indexed for {pin.pin}")
+    words = sorted({c.split()[1] for c in known})
+    word = word.split(" ", 1)[0]
+    f = Finding(ref, pin.pin, BROKEN, note=f"`{program}` has no subcommand `{word}` at {pin.pin} (it has {', '.join(words)})")
+    close = difflib.get_close_matches(word, words, n=1, cutoff=0.6)
+    f.suggestions = [Suggestion(f"{program} {close[0]}", 0.6, "the subcommand spelled most like it")] if close else []
+    return f
 
 
 def _named_object_findings(ref: Reference, candidates: Sequence[PinView], histories: dict[str, History]) -> list[Finding] | None:

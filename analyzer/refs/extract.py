@@ -78,6 +78,7 @@ from analyzer.refs.document import (
     value_bindings,
 )
 from analyzer.refs.framework import decide, mentions
+from analyzer.refs.heading_names import heading_class
 from analyzer.refs.layout import blank_cjk, flow_steps, has_cjk, holds_no_command, is_pasted_outline
 from analyzer.refs.links import macro_link, relative_link, sentence_names, with_anchor_names
 from analyzer.refs.listing import (
@@ -890,7 +891,7 @@ class _Walker:
             lang = "python"
         self.quoted_file = _named_file(lead_text, content) if lang in PYTHON_LANGS else None
         header = headed(content, lead_text) if self.place is None and lang in PYTHON_LANGS else None
-        self.place = self.place or header
+        self.place = self.place or header or self._heading_place(content, lang)
         if lang in SHELL_LANGS and holds_no_command(content):
             lang = "text"  # a call chain or file list fenced as `shell` for its colours
         if flattened_code(lang, content):
@@ -1864,6 +1865,30 @@ class _Walker:
         return None
 
     # ----- headings ------------------------------------------------------
+    def heading_class(self, token: Token) -> None:
+        """`### GPUWorker (v1/worker/gpu_worker.py)`: the class and its file, cited in plain text
+        (`heading_names.py`); the class judged as a name in code font is, even where the
+        document's snippet below copies it."""
+        named = heading_class(token.content)
+        if named is None or token.map is None:
+            return
+        line = token.map[0] + 1
+        pending = [_Pending(line, self._col(line, named.name), named.name, Classified(SYMBOL, named.name, None, "a heading names it with its file"), named.name_col, "inline")]
+        if named.path is not None and (found := classify_path(named.path)) is not None:
+            pending.append(_Pending(line, self._col(line, named.path), named.path, found, named.path_col, "inline"))
+        written = {(p.line, p.text) for p in pending}
+        self.refs = [r for r in self.refs if (r.file, r.line, r.text) not in {(self.file, *w) for w in written}]
+        self._emit(pending, token.content)
+
+    def _heading_place(self, content: str, lang: str) -> str | None:
+        """The file the section's heading gives a Python snippet that copies the class the
+        heading names (`### GPUWorker (v1/worker/gpu_worker.py)` over `class GPUWorker:`)."""
+        named = heading_class(self.headings[-1][1]) if self.headings and lang in PYTHON_LANGS else None
+        if named is None or not re.search(rf"^\s*class\s+{re.escape(named.name)}\b", content, re.MULTILINE):
+            return None
+        m = re.search(r"[\w./-]+\.py", self.headings[-1][1])
+        return m.group(0) if m else None
+
     def heading(self, level: int, text: str) -> None:
         while self.headings and self.headings[-1][0] >= level:
             self.headings.pop()
@@ -2069,6 +2094,7 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
                 walker.heading(heading_level, token.content)
                 heading_level = 0
                 walker.inline(token)
+                walker.heading_class(token)
                 lead = None
                 continue
             owner = owners[-1] if owners and item_start else None

@@ -37,6 +37,7 @@ _COMMENT_FLAG_RE = re.compile(r"(?<![\w-])--[A-Za-z0-9][A-Za-z0-9_.-]*[A-Za-z0-9
 # Groups whose next word names a nested subcommand with its own parser (`vllm bench serve`,
 # `vllm launch render`); which ones a pin has is read from its CLI classes (flags/cli_classes.py).
 _GROUPS = {"vllm bench", "vllm launch"}
+_SCRIPTED_RE = re.compile(r"=\(|<<|\$\{|\$\(|^\s*(?:function\s+\w+|\w+\s*\(\)\s*\{)", re.MULTILINE)
 _WORD_RE = re.compile(r"[a-z][a-z0-9-]*")
 
 
@@ -175,7 +176,9 @@ def _command_refs(
     seen: list[tuple[int, str, str | None, bool]] | None = None,
     foreign: set[str] | None = None,
     words: set[str] | None = None,
+    loose: bool = False,
 ) -> Iterator[ShellRef]:
+    """`loose`: options written alone are the project's (a block of options, not a script)."""
     i = 0
     # Leading `VAR=value` assignments and wrappers.
     while i < len(tokens):
@@ -193,7 +196,9 @@ def _command_refs(
     if i >= len(tokens):
         return
     i = _skip_launcher(tokens, i)
+    direct = True  # the line runs the project's program itself, not another program naming it
     if (inner := _inner_command(tokens, i)) > i:
+        direct = False
         outer = tokens[i + 1 : inner]
         yield from _option_envs(outer)
         if foreign is not None:
@@ -211,6 +216,17 @@ def _command_refs(
         command, framework = default
         rest = tokens[i:]
         program = ""
+    elif loose and _COMMENT_FLAG_RE.fullmatch(tokens[i].text.split("=", 1)[0]):
+        # Options alone, no command run before (`--mem-fraction-static 0.7  # or 0.8`): the
+        # project's options, judged as a flag written in the prose is, against all its parsers.
+        # (Not a rule `----` or an arrow `-->x` of a text block.)
+        for k, tok in enumerate(tokens[i:], start=i):
+            flag, eq, value = tok.text.partition("=")
+            if _COMMENT_FLAG_RE.fullmatch(flag):
+                if not eq and k + 1 < len(tokens) and not tokens[k + 1].text.startswith("-"):
+                    value = tokens[k + 1].text
+                yield ShellRef(tok.line, tok.col, flag, FLAG, flag, None, None, False, value or None)
+        return
     if program == "export":
         for tok in rest:
             m = _ASSIGN_RE.match(tok.text)
@@ -222,10 +238,14 @@ def _command_refs(
     if program in {"vllm", "sglang"} and rest and not rest[0].text.startswith("-"):
         command = f"{program} {rest[0].text}"
         framework = program
+        first_word = rest[0]
         rest = rest[1:]
         if command in _GROUPS and rest and _WORD_RE.fullmatch(rest[0].text):
             command = f"{command} {rest[0].text}"  # `vllm bench serve`
             rest = rest[1:]
+        if direct and _WORD_RE.fullmatch(first_word.text) and tokens[i].line == first_word.line:
+            # The subcommand itself (`vllm infer`): one the CLI has, or not (`check._subcommand`).
+            yield ShellRef(tokens[i].line, tokens[i].col, command, SYMBOL, command, framework, command)
     elif re.fullmatch(r"python[0-9.]*", program) or program == "uv" or program == "torchrun":
         while rest and rest[0].text in {"run", "python", "python3"}:
             rest = rest[1:]
@@ -310,9 +330,11 @@ def shell_refs(snippet: str, default: tuple[str, str | None] | None = None) -> l
     (command, framework) an options-only fragment continues, when the passage ran one."""
     refs: list[ShellRef] = []
     commands: list[tuple[int, str, str | None, bool]] = []
+    # A script (`ARGS=( --x 1 )`, `${VAR}`, `$(...)`, a heredoc) builds other programs' options.
+    loose = _SCRIPTED_RE.search(snippet) is None
     for group in _logical_lines(snippet):
         for command in _split_commands(_tokens(group)):
-            refs.extend(_command_refs(command, default, commands))
+            refs.extend(_command_refs(command, default, commands, loose=loose))
     if "#" in snippet:
         refs.extend(_comment_flags(snippet, commands))
     refs.sort(key=lambda r: (r.line, r.col))
@@ -323,9 +345,11 @@ def foreign_flags(snippet: str) -> set[str]:
     """Flags the snippet passes to other programs (`torchrun --nproc-per-node`, `pip install
     --upgrade`): a text naming them in code font is not naming the projects' flags."""
     found: set[str] = set()
+    # (Options written alone, outside a script, are the project's: `shell_refs` cites them.)
+    loose = _SCRIPTED_RE.search(snippet) is None
     for group in _logical_lines(snippet):
         for command in _split_commands(_tokens(group)):
-            for _ in _command_refs(command, None, None, found):
+            for _ in _command_refs(command, None, None, found, loose=loose):
                 pass
     return found
 

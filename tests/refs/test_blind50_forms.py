@@ -157,3 +157,58 @@ def pick(backend_name):
     assert found["VLLM_LOGGING_LEVEL"] == [OK]
     assert "MAX_SIZE" not in found
 
+
+
+def test_options_written_alone_in_a_shell_block_are_the_projects(tmp_path: Path) -> None:
+    """A block of options with no command before it (`--piecewise-cuda-graph-max-tokens 512  # or
+    1024`): the options a reader adds to the server, judged as a flag in the prose is."""
+    from .fakes import sglang_view
+
+    doc = """# Piecewise CUDA graphs in SGLang
+
+```bash
+# Solution 1: reduce the token count
+--piecewise-cuda-graph-max-tokens 512  # or 1024
+
+--disable-radix-cache --chunked-prefill-size 2
+```
+"""
+    found = statuses(doc, sglang_view(tmp_path))
+    assert found["--piecewise-cuda-graph-max-tokens"] == [BROKEN]
+    assert found["--chunked-prefill-size"] == [OK]
+    # Named again in the prose, the option is still the project's (not another program's).
+    prose = doc + "\nSet `--piecewise-cuda-graph-max-tokens` lower when memory is short.\n"
+    assert statuses(prose, sglang_view(tmp_path / "again"))["--piecewise-cuda-graph-max-tokens"] == [BROKEN, BROKEN]
+    # In a script the options are the script's tools' (`ARGS=( ... )`).
+    script = "# SGLang\n\n```bash\nARGS=(\n  --image-width-gone 1024\n)\nrun_tool \"${ARGS[@]}\"\n```\n"
+    assert "--image-width-gone" not in statuses(script, sglang_view(tmp_path / "script"))
+
+
+def test_a_heading_names_a_class_and_its_file(tmp_path: Path) -> None:
+    """`### FreeBlockQueue (v1/core/block_pool.py)`: the class and the file are cited though not
+    in code font, and the snippet below that copies the class is that file's class: a class the
+    pin lacks is broken there too (its members carry nothing more)."""
+    from analyzer.refs.heading_names import heading_class
+
+    doc = """# vLLM's block pool
+
+### FreeBlockQueue (v1/core/block_pool.py)
+
+```python
+class FreeBlockQueue:
+    def popleft_n(self, n):
+        return self.blocks[:n]
+```
+
+### FreeKVCacheBlockQueue (`block_pool.py`)
+
+### Overview (v1/core/block_pool.py)
+"""
+    found = {text: set(s) for text, s in statuses(doc, _view(tmp_path)).items()}
+    assert found["FreeBlockQueue"] == {BROKEN}  # the heading's and the copy's `class` line
+    assert found["v1/core/block_pool.py"] == {OK}
+    assert found["FreeKVCacheBlockQueue"] == {OK}
+    assert "self.blocks" not in found and "Overview" not in found
+    assert heading_class("3.1 Scheduler (`scheduler.py`)") is None  # a word, not a name shaped like code
+    named = heading_class("##### _Communicator Class (tokenizer_communicator_mixin.py:83-149)".lstrip("# "))
+    assert named is not None and named.name == "_Communicator" and named.path == "tokenizer_communicator_mixin.py:83-149"

@@ -129,3 +129,14 @@ def test_a_command_with_its_own_parser_never_borrows_the_servers_flag(view: PinV
     found = _check(doc, view)
     assert found[(4, "--num-frames")].status == OK and found[(4, "-h")].status == OK  # argparse's own
     assert found[(4, "--tp-size")].status == BROKEN and "sglang generate" in found[(4, "--tp-size")].note
+
+
+def test_a_subcommand_the_cli_lacks_is_broken(view: PinView) -> None:
+    """`sglang generat` run in a shell block: no such subcommand (the closest one is suggested);
+    `sglang serve` and `sglang generate` are the CLI's."""
+    doc = "# Diffusion\n\n```bash\nsglang serve --model-path m\nsglang generate --model-path m\nsglang generat --model-path m\n```\n"
+    findings = check_references(extract_all([("docs/diffusion.md", doc)]), [view])
+    found = {f.ref.text: f for f in findings if f.ref.kind == "symbol" and f.ref.text.startswith("sglang ")}
+    assert found["sglang serve"].status == OK and found["sglang generate"].status == OK
+    assert found["sglang generat"].status == BROKEN
+    assert [s.replacement for s in found["sglang generat"].suggestions] == ["sglang generate"]

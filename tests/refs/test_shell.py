@@ -12,6 +12,7 @@ def test_vllm_serve_flags_across_continuation_lines() -> None:
     got = [(r.kind, r.text, r.line, r.col, r.framework, r.command, r.server_flag) for r in refs]
     assert got == [
         ("env", "VLLM_LOGGING_LEVEL", 0, 0, "vllm", None, False),
+        ("symbol", "vllm serve", 0, snippet.index("vllm serve"), "vllm", "vllm serve", False),  # the subcommand itself
         ("flag", "--enable-prefix-caching", 0, snippet.index("--enable"), "vllm", "vllm serve", True),
         ("flag", "--max-num-seqs", 1, 4, "vllm", "vllm serve", True),
     ]
