@@ -34,6 +34,7 @@ from analyzer.refs.models import (
     Reference,
     Suggestion,
 )
+from analyzer.refs.namesakes import snake
 from analyzer.refs.neighbour_class import in_the_passage_s_class
 from analyzer.refs.neighbour_homes import neighbour_homes
 from analyzer.refs.new_modules import readers_modules, written_modules
@@ -173,10 +174,26 @@ def _past_definitions(ref: Reference, pins: Sequence[PinView], lineages: Mapping
         # `def swap_out(...)`: a past function vouches for it, not a past module of that name.
         found = {project: [n for n in names if n.kind in ref.past_kinds] for project, names in found.items()}
     if (ref.past or ref.quiet) and _CLASS_WORDS_RE.fullmatch(ref.target):
-        # Out of code font, `ModelRunner` or `MetaData` names a kind the pin has several classes
-        # of (`GPUModelRunner`, `CPUModelRunner`): a term of the prose, not one removed class.
-        found = {project: names for project, names in found.items() if not any(_kinds_of(ref.target, p) for p in pins if p.project == project)}
+        # Out of code font, `MetaData` names a kind the pin has several classes of (`...MetaData`):
+        # a term of the prose, unless the past class gave its module its name (V0's `ModelRunner`
+        # in `model_runner.py`): a principal class, which a reader of the old code means.
+        found = {
+            project: [n for n in names if _eponymous(n)] if any(_kinds_of(ref.target, p) for p in pins if p.project == project) else names
+            for project, names in found.items()
+        }
     return {project: names for project, names in found.items() if names}
+
+
+_STAND_IN_KINDS = 2  # classes of the pin named `<something><Word>` that make `Word` a category
+
+
+def _kinds_of(word: str, pin: PinView) -> bool:
+    return len(set(pin.defined_names().ending_with(word.lower()))) >= _STAND_IN_KINDS
+
+
+def _eponymous(name: PastName) -> bool:
+    """A past class kept in a module named after it (`vllm/worker/model_runner.py` `ModelRunner`)."""
+    return name.kind == "class" and name.path.rsplit("/", 1)[-1] == f"{snake(name.full.rsplit('.', 1)[-1])}.py"
 
 
 def _past_files(path: str, projects: Iterable[str], lineages: Mapping[str, Lineage]) -> dict[str, list[PastName]]:
@@ -187,13 +204,6 @@ def _past_files(path: str, projects: Iterable[str], lineages: Mapping[str, Linea
         for project in sorted(projects)
         if (names := [n for n in past_names(base.removesuffix(".py"), project, lineages) if n.kind == "module" and n.path.endswith(f"/{base}")])
     }
-
-
-_STAND_IN_KINDS = 2  # classes of the pin named `<something><Word>` that make `Word` a category
-
-
-def _kinds_of(word: str, pin: PinView) -> bool:
-    return len(set(pin.defined_names().ending_with(word.lower()))) >= _STAND_IN_KINDS
 
 
 def _past_evidence(
@@ -398,14 +408,15 @@ def _named_object_findings(ref: Reference, candidates: Sequence[PinView], histor
     if not ref.named_object and (written.count(".") != 1 or "_" not in obj.strip("_")):
         return None
     member = written.rsplit(".", 1)[-1]
-    for cls in dict.fromkeys(c for pin in candidates for c in classes_named_like(obj, pin)):
-        by_pin = {p.pin: p for p in candidates}
-        findings = _receiver_findings(replace(ref, receiver=cls, target=f"{cls}.{member}"), candidates, histories)
-        for f in findings:
-            if f.status == BROKEN and (why := held_otherwise(obj, member, cls, by_pin[f.pin or ""])) is not None:
-                f.status, f.note, f.suggestions = OK, why, []
-        return findings
-    return None
+    cls = next((c for pin in candidates for c in classes_named_like(obj, pin)), None)
+    if cls is None:
+        return None
+    by_pin = {p.pin: p for p in candidates}
+    findings = _receiver_findings(replace(ref, receiver=cls, target=f"{cls}.{member}"), candidates, histories)
+    for f in findings:
+        if f.status == BROKEN and (why := held_otherwise(obj, member, cls, by_pin[f.pin or ""])) is not None:
+            f.status, f.note, f.suggestions = OK, why, []
+    return findings
 
 
 def _receiver_member(ref: Reference, pin: PinView) -> Finding | None:
@@ -635,8 +646,13 @@ def _undefined(ref: Reference, findings: list[Finding], by_pin: dict[str, PinVie
             f.status = BROKEN
             f.note = f"`{ref.target}` is not defined in {f.pin}; `{variant[0].replacement}` is, spelled in another case"
             f.suggestions = variant
-        elif not bare:
+        elif not bare and not vouched:
             continue  # a name in a diagram the sources use: nothing to say
+        elif not bare:
+            # `Optional[ExecuteModelRequest]` in a copy of old code: the sources still spell it
+            # (a comment, a string), but a past release defined it (`_past_evidence` judges).
+            f.status = NOT_CHECKABLE
+            f.note = f"`{ref.target}` is defined nowhere in {f.pin}: {_SPELLED_ONLY}"
         else:
             f.status = NOT_CHECKABLE
             how = f"{_SPELLED_ONLY} (a keyword, a config key, a dependency's name)" if mentioned else "a variable's name, or a removed one"
@@ -731,7 +747,33 @@ def check_references(
             keywords.setdefault(ref.callee, set()).add(ref.target)
     findings = renamed_siblings(renamed_classes(said_required(said_gone(mirrored_envs(findings, pins))), pins), pins, keywords)
     findings = homes_from_copied_bases(findings, pins)
-    return _past_in_another_case(findings, pins, lineages or {}, successors or {})
+    return _once(_chain_heads(_past_in_another_case(findings, pins, lineages or {}, successors or {})))
+
+
+def _chain_heads(findings: list[Finding]) -> list[Finding]:
+    """`self.runner` broken where `self.runner.capture_num_tokens` on the same line is broken for
+    the same missing `runner`: the chain says it (one breakage, reported where the line uses it in full)."""
+    heads = {
+        (f.ref.file, f.ref.line, f.pin, f.ref.text.rsplit(".", n)[0])
+        for f in findings
+        if f.status == BROKEN and f.ref.text.count(".") >= 2
+        for n in range(1, f.ref.text.count("."))
+        if f.note.startswith(f"`{f.ref.text.rsplit('.', n)[0].rsplit('.', 1)[-1]}`")
+    }
+    return [f for f in findings if not (f.status == BROKEN and (f.ref.file, f.ref.line, f.pin, f.ref.text) in heads)]
+
+
+def _once(findings: list[Finding]) -> list[Finding]:
+    """One finding per written name, place, pin and verdict: a pasted snippet read both as prose
+    and as code (`outline`) names `SharedStorageConnector` once."""
+    seen: set[tuple[str, int, int, str, str | None, str]] = set()
+    out = []
+    for f in findings:
+        key = (f.ref.file, f.ref.line, f.ref.col, f.ref.text, f.pin, f.status)
+        if f.ref.col < 0 or key not in seen:
+            out.append(f)
+        seen.add(key)
+    return out
 
 
 _CONFIDENT_HOME = 0.3  # a best home below this is a guess by spelling alone

@@ -52,7 +52,7 @@ FOREIGN_NAMES = frozenset(
         "HuggingFace", "TensorRT", "JSONDecodeError", "OSError", "TimeoutError", "ImportError",
         "AttributeError", "IndexError", "OverflowError", "MemoryError", "OutOfMemoryError",
         # Libraries, products and model families named in code font.
-        "LMCache", "FlashMLA", "XGrammar", "Outlines", "TorchAO", "ModelOpt", "DeepSeek", "LLaMA", "Llama",
+        "LMCache", "FlashMLA", "XGrammar", "LLGuidance", "Outlines", "TorchAO", "ModelOpt", "DeepSeek", "LLaMA", "Llama",
         "Mistral", "Mixtral", "Gemma", "DeepSpeed", "Megatron", "SGLang", "ShareGPT",
         "Anthropic", "Kubernetes", "Docker", "Prometheus", "Grafana", "NVLink", "InfiniBand", "RoCE", "Gaudi", "FlexAttention", "xFormers", "FlashDecoding", "SmoothQuant", "LoRA", "QLoRA", "GitHub",
         "OpenTelemetry", "ZeroMQ", "PyPI", "Conda", "TensorRT-LLM", "TensorBoard", "Perfetto", "Nsight",

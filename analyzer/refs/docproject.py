@@ -61,7 +61,8 @@ def settle_by_document(checked: list[Checked], recheck: Callable[[Reference], li
     out: list[Checked] = []
     for ref, findings in checked:
         doc = projects.get(ref.file)
-        if doc is None or ref.framework != AMBIGUOUS or not findings or resolved_projects(ref, findings):
+        # (One with no finding too: a `self.x` judged by spelling is left alone while its project is unknown.)
+        if doc is None or ref.framework != AMBIGUOUS or resolved_projects(ref, findings):
             out.append((ref, findings))
             continue
         project, n = doc

@@ -35,6 +35,7 @@ from analyzer.refs.classify import (
     Classified,
     classify,
     classify_env,
+    classify_metric,
     classify_path,
     classify_symbol,
     other_system,
@@ -79,7 +80,14 @@ from analyzer.refs.document import (
 )
 from analyzer.refs.framework import decide, mentions
 from analyzer.refs.heading_names import heading_class
-from analyzer.refs.layout import blank_cjk, flow_steps, has_cjk, holds_no_command, is_pasted_outline
+from analyzer.refs.layout import (
+    blank_cjk,
+    flow_steps,
+    has_cjk,
+    holds_no_command,
+    is_pasted_outline,
+    option_listing,
+)
 from analyzer.refs.links import macro_link, relative_link, sentence_names, with_anchor_names
 from analyzer.refs.listing import (
     Listed,
@@ -88,7 +96,7 @@ from analyzer.refs.listing import (
     field_listing,
     tree_outline,
 )
-from analyzer.refs.models import FLAG, PATH, REQUEST, SYMBOL, Reference
+from analyzer.refs.models import FLAG, METRIC, PATH, REQUEST, SYMBOL, Reference
 from analyzer.refs.named_objects import named_attributes
 from analyzer.refs.prose_code import bare_names, in_formula, in_quotient, names_only, prose_names
 from analyzer.refs.receivers import receivers
@@ -133,6 +141,8 @@ _TEXT_MODULE_RE = re.compile(r"(?<![\w.$/-])((?:vllm|sglang)(?:\.[A-Za-z_][A-Za-
 # A Python source file's name alone (`block_manager.py`), as a heading or a list item.
 _SOURCE_FILE_RE = re.compile(r"_*[a-z][a-z0-9_]*\.py")
 # The same in a sentence, with its line numbers (`nixl_connector.py:316-518`): two words or more.
+# `Processor.process_inputs()`, `LLMEngine._initialize_kv_cache`: a class's member in prose.
+_PROSE_MEMBER_RE = re.compile(r"(?<![\w./:@#$%\\-])(_*[A-Z][A-Za-z0-9]*\.(?:_*[a-z][a-z0-9]*(?:_[a-z0-9]+)*|__[a-z]+__))(\(\))?(?![\w./@(-])")
 _PROSE_FILE_RE = re.compile(r"(?<![\w./`-])_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+\.py(?::\d+(?:-\d+)?)?(?![\w/`-])")
 # A path that starts at a project's package (or its repository's `python/sglang`).
 _PROJECT_PATH_RE = re.compile(r"(?:python/)?(?:vllm|sglang)/[\w.-]+/")
@@ -301,7 +311,15 @@ _IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _COMMENT_ENV_RE = re.compile(r"(?<![\w.$])[A-Z][A-Z0-9]*_[A-Z0-9_]+(?![\w.(])")
 # A Python file named in code font in a paragraph (`engine.py`, `python/sglang/srt/x.py`); a paragraph
 # longer than this is prose about more than the snippet below it.
+# A heading or caption about the server's Prometheus metrics, and a name shaped like one of them
+# with the project's name before an underscore (`sglang_prompt_tokens`).
+_METRICS_RE = re.compile(r"\bmetrics?\b|prometheus|grafana|指标|监控", re.IGNORECASE)
+_METRIC_WORD_RE = re.compile(r"(?<![\w:./-])(vllm|sglang)[:_][a-z][a-z0-9]*(?:_[a-z0-9]+)*(?![\w(.-])")
+_UNDERSCORED_METRIC_RE = re.compile(r"(vllm|sglang)_[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
 _LEAD_FILE_RE = re.compile(r"`([\w./-]*\w\.py)`")
+# A paragraph that only says where a section's code lives: a short label, a colon, one Python
+# file in code font (`**文件位置**: `vllm/v1/core/kv_cache_manager.py``, `File: `x.py:45-334``).
+_LOCATION_LINE_RE = re.compile(r"(?:\*\*)?[^`*\n:：]{1,16}(?:\*\*)?\s*[:：]\s*`(?P<file>[\w./-]*\w\.py)(?::[\d-]+)?`\s*")
 _MAX_LEAD_TEXT = 200
 # The kinds of past definition (`lineage.py`) that vouch for a snippet's name (`Reference.past_kinds`):
 # a `def`'s name or a `self.x()` is a function's; a name called bare may be a class's too.
@@ -336,6 +354,11 @@ class _Walker:
     # (heading level, class) for each class a snippet wrote out (`class ReqToTokenPool:`) under a
     # heading that names it: the class the section's later bare methods belong to (`_named_owner`).
     section_classes: list[tuple[int, str]] = field(default_factory=list)
+    # (heading level, file name) for each section a location line opened (`**文件位置**: `x.py``):
+    # the file its later snippets quote, past subheadings and prose (`quoted_file`).
+    section_files: list[tuple[int, str]] = field(default_factory=list)
+    # The last paragraph of prose read (a table's caption: "Table 4. vLLM metrics ... /metrics").
+    last_paragraph: str = ""
     # The class the current section's heading names alone in code font (`_section_owner`), for
     # the `self.x = ...` lines a block lifts out of it.
     section_owner: str | None = None
@@ -364,8 +387,13 @@ class _Walker:
         title = f"the document is about {other}" if other else None
         repo_context = bool(_REPO_FILES_RE.search(paragraph)) or self.list_repo or any(_BUILD_HEADING_RE.search(h) for h in heading_texts)
         scripts_section = any(_SCRIPTS_HEADING_RE.search(h) for h in heading_texts)
+        metrics = self._about_metrics()
         for p in pending:
             length = len(p.text) if p.origin == "inline" else 0
+            if metrics and p.found.kind == SYMBOL and (m := _UNDERSCORED_METRIC_RE.fullmatch(p.found.target)):
+                # `vllm_kv_cache_blocks` in a list of the server's metrics: a Prometheus name
+                # written with `_` where the project's have `vllm:` (`resolve._resolve_metric`).
+                p = replace(p, found=Classified(METRIC, p.found.target, m.group(1), "a metric name written with `_`"))
             own, reason = p.found.framework, p.found.reason
             if own is None and self.column_project is not None and not mentions(block):
                 # `| 维度 | SGLang(17-lora) | vLLM(13-lora) |`: a comparison's column is its header's project.
@@ -542,7 +570,7 @@ class _Walker:
     def _prose_code(self, text: str, line: int, offset: int, cursor: dict[int, int]) -> list[_Pending]:
         """`随后写入 batch.output_ids`: a name written like code in CJK prose (`prose_code.py`),
         judged as the same name in code font is."""
-        out = []
+        out = self._prose_members(text, line, offset, cursor)
         for item in prose_names(text):
             col = self._col(line, item.text, cursor.get(line, 0))
             out.extend(self._code_span(item.text, line, col, offset + item.start))
@@ -584,12 +612,27 @@ class _Walker:
                 continue  # `step()`: one lowercase word, a call of anything
             col = self._col(line, item.text, cursor.get(line, 0))
             out.extend(replace(p, past=True) for p in self._code_span(item.text, line, col, offset + item.start) if p.found.kind == SYMBOL)
+        # (Uncalled, judged where a past release vouches for it, as the words above are.)
+        out.extend(replace(p, past=not p.text.endswith(")")) for p in self._prose_members(text, line, offset, cursor))
         for m in _PROSE_FILE_RE.finditer(text):
             # `... the nixl_connector.py file`: a module's file named in prose, judged as the
             # words above are (where a past release had a module of that name).
             found = classify_path(m.group(0))
             if found is not None and found.kind == PATH:
                 out.append(_Pending(line, self._col(line, m.group(0), cursor.get(line, 0)), m.group(0), found, offset + m.start(), "inline", past=True))
+        return out
+
+    def _prose_members(self, text: str, line: int, offset: int, cursor: dict[int, int]) -> list[_Pending]:
+        """`#### T3: Processor.process_inputs()`, `使用 Scheduler._schedule_prefills 调度`: a class's
+        member, called or `snake_case`, out of code font: code in a sentence of any language."""
+        out: list[_Pending] = []
+        for m in _PROSE_MEMBER_RE.finditer(blank_cjk(text)):
+            written, called = m.group(0), bool(m.group(2))
+            root = written.split(".", 1)[0]
+            if (not called and "_" not in m.group(1).split(".", 1)[1]) or root in FOREIGN_NAMES or root in FOREIGN_ROOTS or root in BUILTINS:
+                continue
+            col = self._col(line, written, cursor.get(line, 0))
+            out.extend(p for p in self._code_span(written, line, col, offset + m.start()) if p.found.kind == SYMBOL)
         return out
 
     def _prose_paths(self, text: str, line: int, offset: int) -> list[_Pending]:
@@ -889,13 +932,15 @@ class _Walker:
         self.section_owner = _section_owner(self.headings)
         if mislabelled_python(lang, content):
             lang = "python"
-        self.quoted_file = _named_file(lead_text, content) if lang in PYTHON_LANGS else None
+        self.quoted_file = (_named_file(lead_text, content) or self._section_file()) if lang in PYTHON_LANGS else None
         header = headed(content, lead_text) if self.place is None and lang in PYTHON_LANGS else None
         self.place = self.place or header or self._heading_place(content, lang)
         if lang in SHELL_LANGS and holds_no_command(content):
             lang = "text"  # a call chain or file list fenced as `shell` for its colours
         if flattened_code(lang, content):
             lang = "python"
+        if lang in PYTHON_LANGS and option_listing(content):
+            lang = "text"  # `--tokenizer-mode: "auto" | "slow"` lines typed as Python for colours
         pending: list[_Pending] = []
         if lang in PYTHON_LANGS:
             pending = self._python(content, first)
@@ -1061,6 +1106,7 @@ class _Walker:
         # the author's label, wherever the block writes it; the name after `as` is the reference.
         aliases = {m.group(1) for raw in masked if (m := _DIAGRAM_ALIAS_RE.match(raw)) and m.group(1) != m.group(2)}
         alias_re = re.compile(rf"(?<![\w.])(?:{'|'.join(map(re.escape, sorted(aliases)))})(?![\w(])") if aliases else None
+        metrics = self._about_metrics()
         for i, raw in enumerate(masked):
             line = first + i
             if raw.lstrip().startswith(("$ ", "# ", "pip ", "curl ")):
@@ -1101,6 +1147,12 @@ class _Walker:
                     hit = hit or Classified(SYMBOL, name.rsplit(".", 1)[-1], None, "", tentative=True)
                     spans.append(step.span(1))
                     out.append(_Pending(line, base + step.start(1), name, hit, 0, "fence", doc_defined=root in self.facts.defined, diagram=hit.tentative))
+            if metrics:
+                # `sglang_prompt_tokens: Input token count histogram` in a list of the metrics.
+                for m in _METRIC_WORD_RE.finditer(raw):
+                    spans.append(m.span())
+                    metric = classify_metric(m.group(0)) or Classified(SYMBOL, m.group(0), m.group(1), "a metric's name")
+                    out.append(_Pending(line, base + m.start(), m.group(0), metric, 0, "fence"))
             on_tree = bool(_TREE_LINE_RE.search(raw))
             for m in _TEXT_PATH_RE.finditer(raw):
                 found = classify_path(m.group(0))
@@ -1893,7 +1945,25 @@ class _Walker:
         while self.headings and self.headings[-1][0] >= level:
             self.headings.pop()
         self.headings.append((level, text))
+        self.last_paragraph = ""
         self.section_classes = [(lvl, name) for lvl, name in self.section_classes if lvl < level]
+        self.section_files = [(lvl, name) for lvl, name in self.section_files if lvl < level]
+
+    def _about_metrics(self) -> bool:
+        """Whether the passage is about the server's metrics (its headings, its last paragraph)."""
+        return any(_METRICS_RE.search(h) for h in (*(text for _, text in self.headings), self.last_paragraph, self.lead_text or ""))
+
+    def location_line(self, text: str) -> None:
+        """`**文件位置**: `vllm/v1/core/kv_cache_manager.py`` opening a section: its snippets quote
+        that file, under its subheadings too (judged where the pin's class is in it, `_filed_copy`)."""
+        m = _LOCATION_LINE_RE.fullmatch(text.strip())
+        if m is not None and not new_code(text):
+            level = self.headings[-1][0] if self.headings else 0
+            self.section_files = [(lvl, name) for lvl, name in self.section_files if lvl < level]
+            self.section_files.append((level, m.group("file").rsplit("/", 1)[-1]))
+
+    def _section_file(self) -> str | None:
+        return self.section_files[-1][1] if self.section_files else None
 
 
 # An acronym called as a class (`LLM(...)`, `MLP(...)`): capitals, no underscore.
@@ -2109,6 +2179,8 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
             if section is not None:
                 owner = (section, False, False)
             before = len(walker.refs)
+            if in_paragraph and cell is None:
+                walker.last_paragraph = token.content  # its own names' passage, then the next block's lead
             codes = walker.inline(token, owner, lists[-1] if lists and item_start else None, cell)
             if section is not None:
                 # The section's class's own fields: judged on it where the pin has it (`owner_section`).
@@ -2117,6 +2189,7 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
                 walker.outline(token, len(walker.refs) - before)
             if in_paragraph and not owners:
                 lead = (codes, token.content)
+                walker.location_line(token.content)
             item_start = False
         elif token.type in {"fence", "code_block"}:
             about = lead_owner(*lead) if lead else None

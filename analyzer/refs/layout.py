@@ -60,6 +60,17 @@ def holds_no_command(content: str) -> bool:
     return bool(lines) and not any(could_be_command(line) for i, line in enumerate(lines) if i not in steps)
 
 
+# A line of a described option list: `--tokenizer-path: Path to tokenizer`, `--context-len`.
+_OPTION_ITEM_RE = re.compile(r"\s*--[A-Za-z0-9][\w.-]*[A-Za-z0-9]:?(?:\s.*)?")
+
+
+def option_listing(content: str) -> bool:
+    """A block typed as Python for its colours that lists a server's options, one per line with
+    what each does (`--skip-tokenizer-init: Skip loading tokenizer`): read as a block of options."""
+    lines = [line for line in content.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    return bool(lines) and all(_OPTION_ITEM_RE.fullmatch(line) for line in lines)
+
+
 def is_pasted_outline(lines: list[str], content_col: int) -> bool:
     """A paragraph whose continuation lines are indented past where its text starts (`content_col`
     on the first line): an outline or call tree pasted without a fence. Markdown joins it into one

@@ -119,8 +119,9 @@ def _standard_library(f: Finding, pin: PinView) -> str | None:
     standard library (`from http import HTTPStatus`) and never define, that no past release of the
     project defined either (`f.past`: V0's `Sequence` was vLLM's own). `typing`'s names, which the
     projects reuse for classes of their own, keep the rule on passages about typing."""
-    name = f.ref.target
-    if f.past is not None or "." in name or not name[:1].isupper() or name in TYPING_NAMES or _defines(pin, name):
+    # (`HTTPStatus.SERVICE_UNAVAILABLE`: a member of such a class is Python's too.)
+    name = f.ref.target.split(".", 1)[0]
+    if f.past is not None or f.ref.target.count(".") > 1 or not name[:1].isupper() or name in TYPING_NAMES or _defines(pin, name):
         return None
     deps = dependencies(pin)
     source = deps.imported.get(name) if deps is not None else None

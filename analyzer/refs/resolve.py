@@ -24,12 +24,14 @@ from analyzer.refs.models import (
     WARNING,
     Finding,
     Reference,
+    Suggestion,
 )
 from analyzer.refs.pinview import FlagEntry, PinView, SymbolEntry
 from analyzer.refs.qualify import Qualifier
 from analyzer.refs.reexports import owner_reexports, reexport_targets
 from analyzer.refs.shell import SERVER_COMMANDS
 from analyzer.refs.subclass_members import on_a_subclass
+from analyzer.refs.words import SourceWords
 
 _MAX_BASE_DEPTH = 4
 _MAX_REEXPORT_DEPTH = 3  # `pkg.X` -> `pkg.sub.X` -> `pkg.sub.impl.X`
@@ -558,10 +560,15 @@ def _class_names(pin: PinView) -> list[tuple[str, str]]:
     return entry[1]
 
 
+def _spaced_key(instance: str) -> str:
+    """`server_args` -> ` server args `: an object's words as `_class_names` spaces a class's."""
+    return " " + " ".join(w for w in instance.lower().split("_") if w) + " "
+
+
 def classes_named_like(instance: str, pin: PinView) -> list[str]:
     """The pin's classes whose CamelCase words are exactly an object's words (`server_args` ->
     `ServerArgs`, `vllm_config` -> `VllmConfig`), not classes that merely contain them."""
-    key = " " + " ".join(w for w in instance.lower().split("_") if w) + " "
+    key = _spaced_key(instance)
     names = [n for spaced, n in _class_names(pin) if spaced == key]
     return [n for n in dict.fromkeys(names) if any(e.kind == "class" for e in pin.find_symbol(n))]
 
@@ -573,7 +580,7 @@ def held_otherwise(instance: str, member: str, cls: str, pin: PinView) -> str | 
     or the pin declares or makes its `instance` fields with a class that has it. None if none."""
     if on_a_subclass(f"{cls}.{member}", pin):
         return f"a subclass of `{cls}` has `{member}`"
-    key = " " + " ".join(w for w in instance.lower().split("_") if w) + " "
+    key = _spaced_key(instance)
     for name in [n for spaced, n in _class_names(pin) if key in spaced and n != cls][:_MAX_INSTANCE_CLASSES]:
         if find_symbol(f"{name}.{member}", pin)[0] or on_a_subclass(f"{name}.{member}", pin):
             return f"`{instance}` may be a `{name}` (or a subclass), which has `{member}`"
@@ -959,6 +966,8 @@ def _resolve_metric(ref: Reference, pin: PinView) -> Finding:
     if words is None:
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"the sources of {pin.pin} are not readable here")
     name = ref.target
+    if ":" not in name:
+        return _underscored_metric(ref, pin, words)
     spellings = {name} | {name.removesuffix(s) for s in _METRIC_SUFFIXES if name.endswith(s)}
     if spellings & words.metrics:
         return Finding(ref, pin.pin, OK, note="a metric the sources name")
@@ -967,6 +976,24 @@ def _resolve_metric(ref: Reference, pin: PinView) -> Finding:
     if not words.metrics:
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"no metric names found in {pin.pin}")
     return Finding(ref, pin.pin, BROKEN, note=f"no metric {name} in {pin.pin}")
+
+
+def _underscored_metric(ref: Reference, pin: PinView, words: SourceWords) -> Finding:
+    """`sglang_prompt_tokens` in a list of metrics: the project's metrics are named `sglang:...`,
+    so the name as written is scraped from no server; broken, with the colon's spelling as its
+    home where the sources name that metric. A name the sources spell (`vllm_config`) is theirs."""
+    name = ref.target
+    if pin.mentions(name):
+        return _resolve_symbol(replace(ref, kind=SYMBOL), pin)
+    colon = name.replace("_", ":", 1)
+    spelled = next((c for c in (colon, *(colon.removesuffix(s) for s in _METRIC_SUFFIXES if colon.endswith(s))) if c in words.metrics), None)
+    if spelled is not None:
+        home = Suggestion(colon, 0.9, f"the sources name the metric `{spelled}`: Prometheus keeps the colon")
+        return Finding(ref, pin.pin, BROKEN, note=f"no metric `{name}` in {pin.pin}; it exports `{colon}`", suggestions=[home])
+    if not words.metrics and not words.metrics_built:
+        return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"no metric names found in {pin.pin}")
+    # (Names built at run time are `vllm:`-prefixed too: none is spelled with `_`.)
+    return Finding(ref, pin.pin, BROKEN, note=f"no metric `{name}` in {pin.pin}: its metrics are all named `{colon.split(':', 1)[0]}:...`")
 
 
 def metric_ending(name: str, pin: PinView) -> str | None:

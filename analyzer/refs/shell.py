@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from analyzer.refs.classify import classify_env, classify_path, env_framework
 from analyzer.refs.models import ENV, FLAG, PATH, SYMBOL
@@ -196,6 +196,9 @@ def _command_refs(
     if i >= len(tokens):
         return
     i = _skip_launcher(tokens, i)
+    if _COMMENT_FLAG_RE.fullmatch(tokens[i].text.removesuffix(":")) and tokens[i].text.endswith(":"):
+        # `--context-len: Override the model's max length`: an option described, not given a value.
+        tokens = [*tokens[:i], replace(tokens[i], text=tokens[i].text.removesuffix(":"))]
     direct = True  # the line runs the project's program itself, not another program naming it
     if (inner := _inner_command(tokens, i)) > i:
         direct = False
@@ -272,7 +275,8 @@ def _command_refs(
             rest = rest[1:]
     if command is None:
         yield from _option_envs(tokens[i:])
-        if foreign is not None:
+        if foreign is not None and _PROGRAM_RE.fullmatch(program):
+            # (A quoted error, `ValueError: --x=N requires ...`, runs no program.)
             foreign.update(t.text.split("=", 1)[0] for t in tokens[i + 1 :] if t.text.startswith("--") and len(t.text) > 2)
             if program == "alias":
                 # `alias drun='docker run --network=host --privileged ...'`: the value is a command.

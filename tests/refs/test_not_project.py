@@ -198,6 +198,13 @@ def test_a_class_the_sources_import_from_the_standard_library(vllm: PinView) -> 
     assert all(g.status != NOT_CHECKABLE or "standard library" not in g.note for g in found.get("Sequence", []))
 
 
+def test_a_member_of_a_standard_library_class_is_pythons(vllm: PinView) -> None:
+    # Held-out 49's and 57's `if status_code in (HTTPStatus.SERVICE_UNAVAILABLE, ...)`.
+    doc = "In vLLM:\n\n```python\nif status_code == HTTPStatus.SERVICE_UNAVAILABLE:\n    pass\n```\n"
+    (f,) = _check(doc, vllm)["HTTPStatus.SERVICE_UNAVAILABLE"]
+    assert f.status == NOT_CHECKABLE and "standard library" in f.note
+
+
 _FRAMEWORK_SOURCE = (
     "import torch\nimport zmq\n\n"
     "def expand(logits, counts):\n    return torch.repeat_interleave(logits, counts, dim=0)\n\n"
