@@ -1129,6 +1129,11 @@ def _fragment_member(ref: Reference, pin: PinView) -> Finding | None:
     return Finding(ref, pin.pin, BROKEN, note=f"`{ref.target}` is not a member of {names} (the class that defines `{ref.fragment_of}`) in {pin.pin}")
 
 
+# So many of a copy's `self.x` that the pin's class of its name has: the copy is of that class,
+# however many others it sets (an older version of it: V0's `Scheduler.__init__` beside V1's).
+_MEMBERS_THAT_MIRROR = 5
+
+
 def _mirrors(findings: list[Finding], pins: Sequence[PinView] = ()) -> list[Finding]:
     """Methods of a snippet's class: when most of them (and at least two) exist on the project's
     class of that name, the snippet quotes it and a missing one is broken; otherwise the class is
@@ -1163,6 +1168,8 @@ def _mirrors(findings: list[Finding], pins: Sequence[PinView] = ()) -> list[Find
         ok += held >= 3 and held * 2 > len(members)
         if any(f.ref.located or _filed_copy(f.ref, pin) for f in group):
             continue  # the text says where in the project the copied class lives (`copies.located`)
+        if held >= _MEMBERS_THAT_MIRROR:
+            continue  # five of the class's own members (`self.scheduler_config`, `self.waiting`, ...): an older copy of it
         if ok < 2 or ok * 2 < len(voters):
             # A name a past release of the project defined is its code whatever the class (`--past`).
             # An object named like the project's class (`self.scheduler_config.x`) is judged

@@ -316,6 +316,9 @@ _COMMENT_ENV_RE = re.compile(r"(?<![\w.$])[A-Z][A-Z0-9]*_[A-Z0-9_]+(?![\w.(])")
 _METRICS_RE = re.compile(r"\bmetrics?\b|prometheus|grafana|指标|监控", re.IGNORECASE)
 _METRIC_WORD_RE = re.compile(r"(?<![\w:./-])(vllm|sglang)[:_][a-z][a-z0-9]*(?:_[a-z0-9]+)*(?![\w(.-])")
 _UNDERSCORED_METRIC_RE = re.compile(r"(vllm|sglang)_[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
+# A class name in a snippet's comment: two capitalised words or more, not part of a path or call.
+_COMMENT_CLASS_RE = re.compile(r"(?<![\w./`-])_*(?=[A-Z][A-Za-z0-9]*[a-z])[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*(?![\w./(`-])")
+_COMMENT_IMPORT_WORD_RE = re.compile(r"\bimport\b")
 _LEAD_FILE_RE = re.compile(r"`([\w./-]*\w\.py)`")
 # A paragraph that only says where a section's code lives: a short label, a colon, one Python
 # file in code font (`**文件位置**: `vllm/v1/core/kv_cache_manager.py``, `File: `x.py:45-334``).
@@ -1336,11 +1339,20 @@ class _Walker:
         with contextlib.suppress(tokenize.TokenError, IndentationError, SyntaxError):
             tokens.extend(t for t in tokenize.generate_tokens(io.StringIO(content).readline) if t.type == tokenize.COMMENT)
         for token in tokens:
+            line = first + token.start[0] - 1
             for m in _COMMENT_ENV_RE.finditer(token.string):
                 env = classify_env(m.group(0))
                 if env is not None:
-                    line = first + token.start[0] - 1
                     out.append(_Pending(line, self._col(line, m.group(0), token.start[1]), m.group(0), env, 0, "fence"))
+            # (An import a comment writes out is cited as an import line is: `_comment_imports`.)
+            for m in [] if _COMMENT_IMPORT_WORD_RE.search(token.string) else _COMMENT_CLASS_RE.finditer(blank_cjk(token.string)):
+                # `# 根据版本及配置选用不同的 BlockSpaceManager`: a class of the old code the snippet
+                # copies, judged only where a past release defined a class of that name.
+                name = m.group(0)
+                if name in FOREIGN_NAMES or name in self.facts.defined:
+                    continue
+                found = Classified(SYMBOL, name, None, "a class a comment names")
+                out.append(_Pending(line, self._col(line, name, token.start[1]), name, found, 0, "fence", past=True, past_kinds=("class",)))
         return out
 
     def _named_objects(self, tree: ast.Module, first: int) -> list[_Pending]:

@@ -22,6 +22,7 @@ from analyzer.refs.generated import decorated_dataclass
 from analyzer.refs.models import BROKEN, NOT_CHECKABLE, OK, REQUEST, Finding, Reference
 from analyzer.refs.pinview import PinView, SymbolEntry
 from analyzer.refs.resolve import find_symbol
+from analyzer.refs.routes import BODY_FIELD
 
 # How far base classes (and `**kwargs` handed on to another class) are followed.
 _MAX_DEPTH = 4
@@ -187,7 +188,13 @@ def request_fields(pin: PinView) -> dict[str, str]:
         ]
         taken = sorted({name for names in route_classes(pin).values() for name in names})
         classes += [cls for name in taken for cls in pin.table.ending_with(name) if cls.kind == "class" and cls not in classes]
-        cache["request fields"] = _fields_of(classes, pin)
+        fields = _fields_of(classes, pin)
+        # (And the parameters a handler reads from the body: `/v1/set_lora`'s `lora_nickname`.)
+        for route, names in sorted(pin.routes.items()):
+            for name in names:
+                if name.startswith(BODY_FIELD):
+                    fields.setdefault(name.removeprefix(BODY_FIELD), f"{route}'s handler")
+        cache["request fields"] = fields
     return dict(cache["request fields"])
 
 
@@ -223,8 +230,14 @@ def judge_field(ref: Reference, pin: PinView) -> Finding | None:
     if ref.field_of == REQUEST:
         routes = route_classes(pin)
         if ref.endpoint is not None and ref.endpoint in routes:
-            # The body of a route the pin serves: its handler's request classes, or nothing to
-            # judge where the handler reads the raw body (`/collective_rpc`'s `raw_request.json()`).
+            # The body of a route the pin serves: its handler's request classes or body parameters
+            # (`lora_nickname = Body(..., embed=True)`), or nothing to judge where the handler reads
+            # the raw body (`/collective_rpc`'s `raw_request.json()`).
+            body = [n.removeprefix(BODY_FIELD) for n in pin.routes.get(ref.endpoint, ()) if n.startswith(BODY_FIELD)]
+            if name in body:
+                return Finding(ref, pin.pin, OK, note=f"a body parameter of `{ref.endpoint}`'s handler")
+            if not routes[ref.endpoint] and body:
+                return Finding(ref, pin.pin, BROKEN, note=f"`{ref.endpoint}`'s handler takes no `{name}` in {pin.pin} (it takes {', '.join(body)})")
             if not routes[ref.endpoint]:
                 return None
             fields = _fields_of((e for name in routes[ref.endpoint] for e in pin.table.ending_with(name) if e.kind == "class"), pin)

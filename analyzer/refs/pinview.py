@@ -29,7 +29,7 @@ from analyzer.refs.symbols import (
 )
 from analyzer.refs.words import SourceWords, load_or_collect
 
-FORMAT_VERSION = 16
+FORMAT_VERSION = 17
 
 __all__ = ["EnvEntry", "FlagEntry", "PinView", "SymbolEntry"]
 

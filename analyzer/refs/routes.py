@@ -30,16 +30,47 @@ def module_routes(text: str, packages: Iterable[str]) -> dict[str, tuple[str, ..
     except (SyntaxError, ValueError):
         return {}
     foreign = _foreign_imports(tree, frozenset(packages))
+    prefixes = _router_prefixes(tree)
     routes: dict[str, tuple[str, ...]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             taken = [c for c in _annotated_classes(node) if c not in foreign]
             # (Only where the parameters name no model of the project's: a handler may build others.)
             taken = taken or [c for c in _built_classes(node) if c not in foreign]
-            for path in _decorated_routes(node):
+            taken += [f"{BODY_FIELD}{name}" for name in _body_parameters(node)]
+            for path in _decorated_routes(node, prefixes):
                 known = routes.get(path, ())
                 routes[path] = (*known, *(c for c in taken if c not in known))
     return routes
+
+
+# A route's entry for a field its handler takes as a parameter of the body (`lora_nickname:
+# str = Body(..., embed=True)`), beside the classes it takes.
+BODY_FIELD = "="
+
+
+def _router_prefixes(tree: ast.Module) -> dict[str, str]:
+    """`router = APIRouter(prefix="/v1")`: the prefix of each router the module makes."""
+    out: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            for kw in node.value.keywords:
+                if kw.arg == "prefix" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
+                    out[node.targets[0].id] = kw.value.value.rstrip("/")
+    return out
+
+
+def _body_parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """The handler's parameters FastAPI reads from the JSON body: those defaulting to `Body(...)`."""
+    args = [*fn.args.posonlyargs, *fn.args.args]
+    defaults = dict(zip([a.arg for a in args[len(args) - len(fn.args.defaults) :]], fn.args.defaults, strict=True))
+    defaults.update({a.arg: d for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults, strict=True) if d is not None})
+    return [name for name, value in defaults.items() if isinstance(value, ast.Call) and _called(value) == "Body"]
+
+
+def _called(call: ast.Call) -> str | None:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
 
 
 def _foreign_imports(tree: ast.Module, packages: frozenset[str]) -> set[str]:
@@ -51,13 +82,14 @@ def _foreign_imports(tree: ast.Module, packages: frozenset[str]) -> set[str]:
     return out
 
 
-def _decorated_routes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+def _decorated_routes(fn: ast.FunctionDef | ast.AsyncFunctionDef, prefixes: dict[str, str]) -> list[str]:
     out = []
     for dec in fn.decorator_list:
         if isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute) and dec.func.attr in _ROUTE_METHODS and dec.args:
             first = dec.args[0]
             if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value.startswith("/"):
-                out.append(first.value.rstrip("/") or "/")
+                owner = dec.func.value.id if isinstance(dec.func.value, ast.Name) else ""
+                out.append((prefixes.get(owner, "") + first.value).rstrip("/") or "/")
     return out
 
 

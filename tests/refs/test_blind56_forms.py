@@ -283,3 +283,102 @@ def test_a_class_written_without_its_first_words_is_broken_when_one_class_has_th
     (processor,) = found[(3, "BatchResultProcessor")]
     assert processor.status == BROKEN and processor.suggestions[0].replacement.endswith("SchedulerBatchResultProcessor")
     assert not [f for key in ((3, "OutputWriter"), (3, "ResultProcessor")) for f in found.get(key, []) if f.status == BROKEN]
+
+
+def test_a_class_an_old_copys_comment_names_is_judged_by_its_past(tmp_path: Path, lineage: Lineage) -> None:
+    # Held-out 61's V0 scheduler copy: `# 根据版本及配置选用不同的 BlockSpaceManager`. A class a past
+    # release had is cited; any other capitalised word of a comment is the author's.
+    doc = (
+        "# vLLM 调度器\n\n"
+        "```python\n"
+        "# 选用 ExecuteModelRequest 和 GPUModelRunner，而不是 MyOwnHelper\n"  # 4
+        "result = run()\n"
+        "```\n"
+    )
+    found = _findings(doc, _view(tmp_path), lineage)
+    assert [f.status for f in found[(4, "ExecuteModelRequest")]] == [BROKEN]
+    assert [f.status for f in found.get((4, "GPUModelRunner"), [])] in ([], [OK])
+    assert (4, "MyOwnHelper") not in found
+
+
+_OLD_SCHEDULER_COPY = """# vLLM 调度器
+
+```python
+class KVCacheManager:
+    def __init__(self, kv_cache_config, block_pool, page_size, enable_caching, log_stats, watermark):
+        self.kv_cache_config = kv_cache_config
+        self.block_pool = block_pool
+        self.page_size = page_size
+        self.enable_caching = enable_caching
+        self.log_stats = log_stats
+        self.watermark = watermark
+        self.seq_to_blocks = {}
+        self.prefix_cache = {}
+        self.swapped = []
+        self.cache_id = 0
+        self.async_stopped = []
+        self.lookahead = 0
+```
+"""
+
+
+def test_a_copy_setting_five_of_the_pins_class_members_is_of_that_class(tmp_path: Path) -> None:
+    # An older version of the pin's class (V0's `Scheduler.__init__` beside V1's): most of its
+    # attributes are gone, but five the pin's class still sets say whose copy it is.
+    sources = {
+        "vllm/v1/core/kv_cache_manager.py": (
+            "class KVCacheManager:\n"
+            "    def __init__(self, kv_cache_config):\n"
+            "        self.kv_cache_config = kv_cache_config\n"
+            "        self.block_pool = None\n"
+            "        self.page_size = 16\n"
+            "        self.enable_caching = True\n"
+            "        self.log_stats = False\n"
+        ),
+    }
+    found = statuses(_OLD_SCHEDULER_COPY, source_view(tmp_path, sources))
+    assert found["self.seq_to_blocks"] == [BROKEN] and found["self.cache_id"] == [BROKEN]
+    # Four shared members of twelve: a toy class of the same name, the author's own.
+    toy = _OLD_SCHEDULER_COPY.replace("        self.log_stats = log_stats\n", "")
+    assert "self.seq_to_blocks" not in statuses(toy, source_view(tmp_path / "toy", sources))
+
+
+_DIFFUSION_API = '''from typing import List, Union
+
+from fastapi import APIRouter, Body
+
+router = APIRouter(prefix="/v1")
+
+
+@router.post("/set_lora")
+async def set_lora(
+    lora_nickname: Union[str, List[str]] = Body(..., embed=True),
+    target: Union[str, List[str]] = Body("all", embed=True),
+):
+    return {}
+'''
+
+
+def test_a_routers_prefix_and_its_handlers_body_parameters_make_the_routes_body() -> None:
+    from analyzer.refs.routes import module_routes
+
+    assert module_routes(_DIFFUSION_API, ["sglang"]) == {"/v1/set_lora": ("=lora_nickname", "=target")}
+
+
+def test_keys_sent_to_a_handler_that_reads_body_parameters_are_judged_against_them(tmp_path: Path) -> None:
+    # Held-out 62's diffusion LoRA page: `curl -X POST .../v1/set_lora -d '{"lora_nickname": ...}'`.
+    from dataclasses import replace as with_routes
+
+    pin = source_view(tmp_path, {"sglang/multimodal_gen/runtime/entrypoints/openai/common_api.py": _DIFFUSION_API}, pin="sglang@0.5.20")
+    pin = with_routes(pin, routes={"/v1/set_lora": ("=lora_nickname", "=target")})
+    doc = (
+        "# SGLang Diffusion LoRA\n\n"
+        "```bash\n"
+        "curl -X POST http://localhost:30010/v1/set_lora \\\\\n"
+        "  -H \"Content-Type: application/json\" \\\\\n"
+        "  -d '{\"lora_nickname\": \"a\", \"target\": \"all\", \"nickname\": \"b\"}'\n"
+        "```\n"
+    )
+    found = statuses(doc, pin)
+    assert found["lora_nickname"] == [OK] and found["target"] == [OK]
+    assert found["nickname"] == [BROKEN]
