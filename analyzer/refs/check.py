@@ -487,7 +487,6 @@ def _pin_s_object(ref: Reference) -> Reference:
 _CAPS_PENDING = "a word in capitals no pin defines"
 # A class name of two words or more (`P2pNcclConnector`), not a single capitalised word.
 _CLASS_WORDS_RE = re.compile(r"_*(?=[A-Z][A-Za-z0-9]*[a-z])[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*")
-_CAMEL_WORD_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z][a-z0-9]+")
 # How a C++/CUDA name is written: a kernel, a launcher, a preprocessor macro, a template.
 _NATIVE_NAME_RE = re.compile(r"(?:_kernels?|_launcher)$|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 # `x_t`, `h_0`, `W_q`: a formula's variable.
@@ -678,7 +677,7 @@ def _one_longer_class(name: str, pin: PinView) -> str | None:
     """The pin's one class whose name is `name` with more CamelCase words before it
     (`BatchResultProcessor` -> `SchedulerBatchResultProcessor`); None for none or several, or for
     a name of fewer than three words."""
-    if not _CLASS_WORDS_RE.fullmatch(name) or len(_CAMEL_WORD_RE.findall(name)) < _LONGER_CLASS_WORDS:
+    if not _CLASS_WORDS_RE.fullmatch(name) or len(snake(name).split("_")) < _LONGER_CLASS_WORDS:
         return None
     longer = {n for n in pin.defined_names().ending_with(name.lower()) if n.endswith(name) and n[: -len(name)][-1:].isalnum()}
     classes = [n for n in sorted(longer) if any(e.kind == "class" for e in pin.find_symbol(n))]
