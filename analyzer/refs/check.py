@@ -10,14 +10,14 @@ from dataclasses import replace
 from analyzer.refs.classify import OTHER_SYSTEMS_RE, PROJECT_RE
 from analyzer.refs.commandindex import subcommands
 from analyzer.refs.copied_bases import homes_from_copied_bases
-from analyzer.refs.docproject import settle_by_document
+from analyzer.refs.docproject import settle_by_document, weak_mentions
 from analyzer.refs.extract import alternatives, extract_references, markdown_parser
 from analyzer.refs.field_homes import field_homes
 from analyzer.refs.fields import judge_field
 from analyzer.refs.formula import formula
 from analyzer.refs.generated import field_type, foreign_type
 from analyzer.refs.gone_module_imports import imported_from_gone_modules
-from analyzer.refs.lineage import Lineage, PastName, past_names
+from analyzer.refs.lineage import Lineage, PastName, past_names, version_key
 from analyzer.refs.lineage import short_name as lineage_short_name
 from analyzer.refs.mirrored_envs import mirrored_envs
 from analyzer.refs.models import (
@@ -45,6 +45,7 @@ from analyzer.refs.qualify import qualifier
 from analyzer.refs.renamed_classes import renamed_classes
 from analyzer.refs.resolve import (
     classes_named_like,
+    engine_keyword_value,
     find_symbol,
     held_otherwise,
     is_unshipped_test,
@@ -115,6 +116,8 @@ def check_reference(
         # (`can_schedule` in an SGLang note: SGLang's today, an old vLLM scheduler's once).
         ref = replace(ref, framework=next(iter(vouched)))
     findings = _check_reference(ref, pins, histories, vouched=bool(vouched))
+    if not findings and (ref.named_object or ref.free_receiver) and lineages:
+        findings = _gone_namesake(ref, [p for p in pins if p.project == ref.framework], lineages) or []
     by_pin = {p.pin: p for p in pins}
     if successors and ref.kind in {FLAG, SYMBOL}:
         findings = [_deprecated_for(f, by_pin, successors) for f in findings]
@@ -417,6 +420,28 @@ def _named_object_findings(ref: Reference, candidates: Sequence[PinView], histor
         if f.status == BROKEN and (why := held_otherwise(obj, member, cls, by_pin[f.pin or ""])) is not None:
             f.status, f.note, f.suggestions = OK, why, []
     return findings
+
+
+def _gone_namesake(ref: Reference, candidates: Sequence[PinView], lineages: Mapping[str, Lineage]) -> list[Finding] | None:
+    """`input_metadata.forward_mode` in old code, where no pin has a class named like the object
+    and a past release had one (`InputMetadata`, renamed `ForwardBatch` since), and the pin's
+    code never reads that member on an object of that name: the member of a class the pin no
+    longer has. None otherwise."""
+    written = ref.text.strip("`").split("(", 1)[0].strip()
+    obj = ref.named_object or written.split(".", 1)[0]
+    words = [w for w in obj.split("_") if w]
+    if len(words) < 2 or "." not in written or not candidates:
+        return None
+    camel = "".join(w[:1].upper() + w[1:] for w in words)
+    gone = {n.full: n for n in past_names(camel, candidates[0].project, lineages) if n.kind == "class"}
+    if not gone:
+        return None
+    past = max(gone.values(), key=lambda n: version_key(n.release))
+    member = written.rsplit(".", 1)[-1]
+    if any(pin.reads_member(obj, member) is not False for pin in candidates):
+        return None  # the pin's code still reads `model_runner.add_lora`: the name outlived the class
+    note = f"`{obj}` is named after `{camel}`, a class the pin no longer has ({past.evidence}): `{member}` is a member of a gone class"
+    return [Finding(ref, pin.pin, BROKEN, note=note) for pin in candidates]
 
 
 def _receiver_member(ref: Reference, pin: PinView) -> Finding | None:
@@ -752,6 +777,7 @@ def check_references(
     between those releases (`successors.py`)."""
     checked = [(ref, check_reference(ref, pins, histories, lineages, successors)) for ref in refs]
     checked = settle_by_document(checked, lambda ref: check_reference(ref, pins, histories, lineages, successors))
+    checked = weak_mentions(checked, lambda ref: check_reference(ref, pins, histories, lineages, successors))
     findings = [f for _, found in checked for f in found]
     findings = _numbered_series(_setting_rows(_table_columns(_same_name_in_class_context(_enum_siblings(_mirrors(findings, pins), pins)))))
     findings = _objects_named_like_a_class(findings, pins, histories or {})
@@ -1046,17 +1072,23 @@ def _not_the_quoted_class_s(ref: Reference, pin: PinView) -> Finding | None:
     members not built at import time, and `self.cur_batch` written nowhere in their bodies."""
     # (`self.graph_runner.replay` reads the quoted class's `graph_runner` first.)
     m = re.fullmatch(r"self\.([A-Za-z_]\w*)(?:\.[A-Za-z_]\w*)*", ref.text.strip("`"))
-    if ref.fragment_of is None or ref.callee is not None or m is None:
+    if ref.callee is not None or m is None:
+        return None
+    if ref.fragment_of is not None:
+        classes = [e for c in _fragment_classes(ref.fragment_of, pin, ref.quoted_file) for e in pin.table.named(c) if e.kind == "class"]
+    elif ref.scope is None and ref.quoted_file is not None:
+        classes = _file_class(ref.quoted_file, pin)  # `self.tp_size = ...` lines of a named file
+    else:
         return None
     member = m.group(1)
-    classes = [e for c in _fragment_classes(ref.fragment_of, pin, ref.quoted_file) for e in pin.table.named(c) if e.kind == "class"]
     if not classes or any(
         find_symbol(f"{c.full}.{member}", pin)[0] or open_members(c.full, pin) or _writes_self_member(c, member, pin) or on_a_subclass(f"{c.full}.{member}", pin)
         for c in classes
     ):
         return None  # (a mixin's `self` is the class that mixes it in: `SchedulerPPMixin` -> `Scheduler`)
     names = _listed(c.last for c in classes)
-    f = Finding(ref, pin.pin, BROKEN, note=f"`{member}` is not a member of {names} (the class that defines the quoted `{ref.fragment_of}`) in {pin.pin}, nor written as `self.{member}` in it or its bases")
+    whose = f"the class that defines the quoted `{ref.fragment_of}`" if ref.fragment_of else f"the class of `{ref.quoted_file}`, where the text says the lines are from"
+    f = Finding(ref, pin.pin, BROKEN, note=f"`{member}` is not a member of {names} ({whose}) in {pin.pin}, nor written as `self.{member}` in it or its bases")
     f.suggestions = suggest(replace(ref, target=f"{classes[0].last}.{member}"), pin, None)
     return f
 
@@ -1066,8 +1098,13 @@ def _field(ref: Reference, pin: PinView) -> Finding | None:
     a quoted keyword the signature cannot settle (opaque `**kwargs`) is judged by spelling."""
     found = judge_field(ref, pin)
     if found is None and ref.spelled:
-        return _spelled(ref, pin)
-    return found
+        found = _spelled(ref, pin)
+        if found is None and ref.flag_value:
+            # Taken through `**kwargs` (`sgl.Engine(load_format=...)`): only its value can be wrong.
+            judged = engine_keyword_value(Finding(ref, pin.pin, OK), pin)
+            return judged if judged.status == BROKEN else None
+        return found
+    return found if found is None else engine_keyword_value(found, pin)
 
 
 def _quotes_project(ref: Reference, pin: PinView) -> bool:
@@ -1085,6 +1122,23 @@ def _fragment_classes(method: str, pin: PinView, file: str | None = None) -> lis
     classes = [c for c in classes if any(k.kind == "class" for k in pin.table.named(c))]
     filed = [c for c in classes if file and any(k.kind == "class" and _in_file(k.path, file) for k in pin.table.named(c))]
     return filed or classes
+
+
+def _file_class(file: str, pin: PinView) -> list[SymbolEntry]:
+    """The class a file of that name is about: the one named after it (`model_runner.py`,
+    `ModelRunner`), else its only class; none where that is not one class's file."""
+    stem = file.rsplit("/", 1)[-1].removesuffix(".py")
+    paths = [p for p in pin.files_named(f"{stem}.py") if _in_file(p, file)]
+    # Top-level classes only: a nested class's parent is a class, not the file's module.
+    classes = [e for p in paths for e in pin.table.definitions_in(p) if e.kind == "class" and e.parent == _module_of(e)]
+    named = [e for e in classes if snake(e.last) == stem]
+    return named or (classes if len(classes) == 1 else [])
+
+
+def _module_of(entry: SymbolEntry) -> str:
+    """The dotted module an entry's file is (`sglang/srt/x.py` -> `sglang.srt.x`), as its
+    top-level definitions' parent reads."""
+    return entry.path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
 
 
 def _in_file(path: str, file: str) -> bool:

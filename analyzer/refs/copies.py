@@ -55,7 +55,9 @@ def new_code(text: str) -> bool:
 _COMMENT_RE = re.compile(r"\s*#(.*)")
 # A comment that only names a Python file (`# model_runner.py`, `# From: vllm/worker/worker.py`,
 # `# 文件: python/sglang/srt/managers/scheduler.py`).
-_FILE_COMMENT_RE = re.compile(r"\s*#\s*(?:[^\s:：/]{1,12}\s*[:：]\s*)?`?([\w./-]*\w\.py)`?\s*")
+# (`# D:\repos\sglang\...\scheduler.py`: a Windows checkout's path names the file as well, and
+# `# tokenizer_manager.py:533-554` with the lines quoted.)
+_FILE_COMMENT_RE = re.compile(r"\s*#\s*(?:[^\s:：/\\]{1,12}\s*[:：]\s*)?`?(?:[A-Za-z]:\\)?([\w./\\-]*\w\.py)(?::L?\d+(?:-L?\d+)?)?`?\s*")
 
 
 def commented_file(line: str) -> str | None:
@@ -63,7 +65,7 @@ def commented_file(line: str) -> str | None:
     over a quoted method: the file it was copied from); None for any other line, or where the
     comment calls the code new or an example."""
     m = _FILE_COMMENT_RE.fullmatch(line)
-    return m.group(1).rsplit("/", 1)[-1] if m and not new_code(line) else None
+    return m.group(1).replace("\\", "/").rsplit("/", 1)[-1] if m and not new_code(line) else None
 
 
 def headed(content: str, lead_text: str | None) -> str | None:

@@ -10,6 +10,9 @@ once per pin (never imported), and cached beside the pin's view.
 
 from __future__ import annotations
 
+import ast
+import functools
+import importlib.util
 import keyword
 import os
 import re
@@ -34,6 +37,31 @@ _REQUIRES_RE = re.compile(r"^Requires-Dist:\s*(?P<name>[A-Za-z0-9][A-Za-z0-9._-]
 # from the snapshot). `typing.Sequence` written bare is `Sequence`.
 STDLIB_MODULES = frozenset(m for m in sys.stdlib_module_names if not m.startswith("_"))
 TYPING_NAMES = frozenset(n for n in dir(typing) if not n.startswith("_") and n[0].isupper())
+# The standard library's modules a serving loop takes classes from (`PriorityQueue()`,
+# `ThreadPoolExecutor(...)`, `OrderedDict()`), read as this interpreter's source text.
+_CLASS_MODULES = ("queue", "threading", "collections", "concurrent.futures", "asyncio", "multiprocessing", "enum", "contextlib", "weakref")
+
+
+@functools.cache
+def stdlib_classes() -> dict[str, str]:
+    """Public class name -> the standard-library module that defines it, from the modules above
+    (parsed, never imported); the first module wins (`Queue` is `queue`'s before `asyncio`'s)."""
+    out: dict[str, str] = {}
+    for module in _CLASS_MODULES:
+        spec = importlib.util.find_spec(module)
+        origin = Path(spec.origin) if spec is not None and spec.origin else None
+        if origin is None:
+            continue
+        files = sorted(origin.parent.glob("*.py")) if origin.name == "__init__.py" else [origin]
+        for file in files:
+            try:
+                tree = ast.parse(file.read_text(encoding="utf-8"))
+            except (OSError, SyntaxError, ValueError):
+                continue
+            for node in tree.body:
+                if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                    out.setdefault(node.name, module)
+    return out
 
 
 @dataclass(frozen=True, slots=True)

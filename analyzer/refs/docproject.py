@@ -9,10 +9,16 @@ SGLang or vLLM flag by flag. A reader decides once per document: when every refe
 resolves resolves in one project only, the document is that project's, and a reference the text
 left ambiguous that resolves in neither is judged against that project alone. A document that
 cites both projects (a comparison) is read by the references its text left ambiguous alone.
+
+A document about one project that names the other only in passing ("... the ancestor of today's
+`new_token_ratio`, the opposite of vLLM's approach") gives the other project to the references
+of that sentence or paragraph, where the name comes before it; such a reference that resolves
+nowhere there is judged as the document's (`weak_mentions`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -20,6 +26,9 @@ from analyzer.refs.models import AMBIGUOUS, OK, Finding, Reference
 
 # Fewer resolving references than this say nothing about a whole document.
 MIN_EVIDENCE = 3
+# A project the text gave a reference by a mention that follows it, with the one its section or
+# document would have given (`framework._otherwise`).
+_WEAK_RE = re.compile(r"named in the (?P<span>sentence|paragraph); the (?P<where>section|document) is about (?P<project>vllm|sglang)")
 
 Checked = tuple[Reference, list[Finding]]
 
@@ -67,6 +76,23 @@ def settle_by_document(checked: list[Checked], recheck: Callable[[Reference], li
             continue
         project, n = doc
         why = f"{ref.framework_reason}; every reference of the document that resolves is {project}'s ({n})"
+        placed = replace(ref, framework=project, framework_reason=why)
+        out.append((placed, recheck(placed)))
+    return out
+
+
+def weak_mentions(checked: list[Checked], recheck: Callable[[Reference], list[Finding]]) -> list[Checked]:
+    """Re-judge against its section's or document's project a reference given the other project
+    only by a mention after it in its sentence or paragraph, that no pin of that project
+    resolves."""
+    out: list[Checked] = []
+    for ref, findings in checked:
+        m = _WEAK_RE.fullmatch(ref.framework_reason)
+        if m is None or ref.framework in (m.group("project"), AMBIGUOUS) or any(f.status == OK for f in findings):
+            out.append((ref, findings))
+            continue
+        project = m.group("project")
+        why = f"the {m.group('where')} is about {project}; {ref.framework} is only named after it in the {m.group('span')}"
         placed = replace(ref, framework=project, framework_reason=why)
         out.append((placed, recheck(placed)))
     return out

@@ -322,6 +322,16 @@ _COMMENT_IMPORT_WORD_RE = re.compile(r"\bimport\b")
 _LEAD_FILE_RE = re.compile(r"`([\w./-]*\w\.py)`")
 # A paragraph that only says where a section's code lives: a short label, a colon, one Python
 # file in code font (`**文件位置**: `vllm/v1/core/kv_cache_manager.py``, `File: `x.py:45-334``).
+_HTML_ANCHOR_RE = re.compile(r"<a\s[^>]*?\bhref\s*=\s*[\"'](?P<href>[^\"']+)[\"'][^>]*>", re.IGNORECASE)
+_COLON_NAME_RE = re.compile(r"(?:vllm|sglang)(?:\.[A-Za-z_]\w*)+:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_HTML_ANCHOR_END_RE = re.compile(r"</a\s*>", re.IGNORECASE)
+
+
+def _html_anchor(child: Token) -> str | None:
+    """The target of an inline HTML `<a href="...">`, else None."""
+    m = _HTML_ANCHOR_RE.match(child.content) if child.type == "html_inline" else None
+    return m.group("href") if m else None
+_LONE_FILE_RE = re.compile(r"[\w.-]+(?:/[\w.-]+)*/_*[a-z][a-z0-9_]*\.py")
 _LOCATION_LINE_RE = re.compile(r"(?:\*\*)?[^`*\n:：]{1,16}(?:\*\*)?\s*[:：]\s*`(?P<file>[\w./-]*\w\.py)(?::[\d-]+)?`\s*")
 _MAX_LEAD_TEXT = 200
 # The kinds of past definition (`lineage.py`) that vouch for a snippet's name (`Reference.past_kinds`):
@@ -483,6 +493,7 @@ class _Walker:
         children = token.children or []
         split = _split_flags(children)
         for index, child in enumerate(children):
+            anchor: str | None = None
             if index in split.values():
                 # The rest of a flag split across a `<br/>` (`recorder-mode`): judged with its head.
                 plain += child.content
@@ -551,11 +562,12 @@ class _Walker:
                     spans = [replace(p, subject=f"it links to {elsewhere}") for p in spans]
                 pending.extend(spans)
                 plain += text
-            elif child.type == "link_open":
-                link = (str(child.attrs.get("href", "")), line, len(plain))
+            elif child.type == "link_open" or (anchor := _html_anchor(child)) is not None:
+                # (`<a href="...">`code`</a>` in a page rendered to HTML-in-Markdown: the same link.)
+                link = (str(child.attrs.get("href", "")) if anchor is None else anchor, line, len(plain))
                 link_codes = []
                 link_text = ""
-            elif child.type == "link_close" and link is not None:
+            elif (child.type == "link_close" or (child.type == "html_inline" and _HTML_ANCHOR_END_RE.match(child.content))) and link is not None:
                 found_link = self._link(link[0], link[1], link[2], link_codes, link_text)
                 if found_link is not None and found_link.link_symbol is None:
                     # `Builds `X` ([engine.py#L193](...))`: the lines should still spell `X`.
@@ -694,6 +706,10 @@ class _Walker:
         # not a member of the object's class.
         instance = self._through_instance(stripped, line) if classified is None or classified.kind != PATH else None
         found = instance or classified
+        if found is None and _COLON_NAME_RE.fullmatch(stripped):
+            # `vllm.core.scheduler:_schedule_prefills`: a module and a name in it, written as an
+            # entry point names its object.
+            return [replace(p, text=stripped) for p in self._code_span(stripped.replace(":", "."), line, col, offset) if p.found.kind == SYMBOL]
         if found is None and (variants := alternatives(stripped)):
             # Each variant is checked; the written text (what a fix edits) is the whole.
             out = []
@@ -796,7 +812,10 @@ class _Walker:
                 continue
             at = code.find(f"{kw.arg}=", kw.col_offset) if kw.col_offset >= 0 else code.find(f"{kw.arg}=")
             found = Classified(SYMBOL, kw.arg, hit.framework, f"keyword of `{hit.target}`", tentative=True)
-            out.append(_Pending(line, col + at if col >= 0 and at >= 0 else -1, kw.arg, found, offset, "inline", spelled=True, callee=hit.target, field_of=hit.target))
+            value = kw.value.value if isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str) else None
+            out.append(
+                _Pending(line, col + at if col >= 0 and at >= 0 else -1, kw.arg, found, offset, "inline", spelled=True, callee=hit.target, field_of=hit.target, flag_value=value)
+            )
         return out
 
     def _message_keywords(self, raw: str, opened: int, callee: Classified, line: int, base: int) -> list[_Pending]:
@@ -985,6 +1004,7 @@ class _Walker:
         if lang in TEXT_LANGS:
             taken = {(p.line, p.text) for p in pending}
             pending.extend(p for p in self._text(content, first, owner) if (p.line, p.text) not in taken)
+            self.location_block(content, lead_text)
         self._emit(pending, "", content if lang in TEXT_LANGS else "")
 
     def _info_refs(self, token: Token) -> list[_Pending]:
@@ -1290,7 +1310,9 @@ class _Walker:
                             found = Classified(SYMBOL, member.name, None, f"a `self` member in the section on `{self.section_owner}`", tentative=True)
                             out.append(_Pending(line, col, text, found, 0, "fence", owner=self.section_owner, owner_section=True))
                         else:
-                            out.extend(self._loose_self(text, line, col, 0, "fence"))
+                            # Lines of a file the text names (`# scheduler.py`, a location line):
+                            # that file's class's members (`check._not_the_quoted_class_s`).
+                            out.extend(replace(p, quoted_file=self.quoted_file) for p in self._loose_self(text, line, col, 0, "fence"))
         # `req.fill_ids` where the snippet declares `req: Req`: the class's member, in place of what
         # other rules read there (a quoted method's attribute judged by spelling alone).
         typed = [p for base, tree in trees for p in self._typed_receivers(tree, first + base)]
@@ -1882,7 +1904,9 @@ class _Walker:
         """`Scheduler(..., dp_balance_meta=x)`: a keyword passed to the project's class or function
         is a name the project must spell (a parameter, a field); judged by spelling in `check`."""
         named = [(kw.arg, getattr(kw, "lineno", call.lineno)) for kw in call.keywords if kw.arg is not None]
-        return self._named_keywords(named, callee, scope, first, seen)
+        # `quantization="turboquant"`: the value too, judged where the keyword is an engine option's.
+        values = {kw.arg: kw.value.value for kw in call.keywords if kw.arg and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str)}
+        return [replace(p, flag_value=values.get(p.text)) for p in self._named_keywords(named, callee, scope, first, seen)]
 
     def _named_keywords(self, named: list[tuple[str, int]], callee: Classified, scope: str | None, first: int, seen: set[tuple[int, str]]) -> list[_Pending]:
         """Keywords of `callee`, each with its (snippet-relative) line, as `_keywords` reads them."""
@@ -1973,6 +1997,15 @@ class _Walker:
             level = self.headings[-1][0] if self.headings else 0
             self.section_files = [(lvl, name) for lvl, name in self.section_files if lvl < level]
             self.section_files.append((level, m.group("file").rsplit("/", 1)[-1]))
+
+    def location_block(self, content: str, lead_text: str | None) -> None:
+        """`源码位置：` over a block that holds one file's path and nothing else: the section's
+        later snippets quote that file, as under a location line."""
+        m = _LONE_FILE_RE.fullmatch(content.strip())
+        if m is not None and not (lead_text and new_code(lead_text)):
+            level = self.headings[-1][0] if self.headings else 0
+            self.section_files = [(lvl, name) for lvl, name in self.section_files if lvl < level]
+            self.section_files.append((level, m.group(0).rsplit("/", 1)[-1]))
 
     def _section_file(self) -> str | None:
         return self.section_files[-1][1] if self.section_files else None

@@ -66,6 +66,19 @@ def _single(frameworks: set[str]) -> str | None:
     return next(iter(frameworks)) if len(frameworks) == 1 else None
 
 
+def _otherwise(chosen: str, headings: Sequence[str], document: tuple[str | None, str]) -> str:
+    """`; the section is about sglang`: the project the section's heading, else the document,
+    would have given a reference its sentence gives another one only by naming it after the
+    name (`docproject.weak_mentions` reads it); "" when they agree or say nothing."""
+    for heading in reversed(headings):
+        named = {fw for _, fw in mentions(heading)}
+        if (one := _single(named)) is not None:
+            return f"; the section is about {one}" if one != chosen else ""
+        if named:
+            return ""
+    return f"; the document is about {document[0]}" if document[0] not in (None, chosen) else ""
+
+
 def decide(
     own: str | None,
     own_reason: str,
@@ -106,11 +119,12 @@ def decide(
             return Decision(before[-1], "named earlier in the sentence")
         after = {fw for pos, fw in found if offset + length <= pos < end}
         if (one := _single(after)) is not None:
-            return Decision(one, "named in the sentence")
+            return Decision(one, "named in the sentence" + _otherwise(one, headings, document))
     if (one := _single({s for s in siblings if s})) is not None:
         return Decision(one, "other references in the same block")
     if found and (one := _single({fw for _, fw in found})) is not None:
-        return Decision(one, "named in the paragraph")
+        later = all(pos >= offset + length for pos, _ in found)  # named only after it: in passing
+        return Decision(one, "named in the paragraph" + (_otherwise(one, headings, document) if later else ""))
     for heading in reversed(headings):
         in_heading = {fw for _, fw in mentions(heading)}
         if (one := _single(in_heading)) is not None:

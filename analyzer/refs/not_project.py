@@ -37,6 +37,7 @@ from analyzer.refs.dependencies import (
     TYPING_NAMES,
     Dependencies,
     load_or_collect,
+    stdlib_classes,
 )
 from analyzer.refs.models import BROKEN, FLAG, NOT_CHECKABLE, SYMBOL, Finding, Reference
 from analyzer.refs.pinview import PinView
@@ -125,6 +126,10 @@ def _standard_library(f: Finding, pin: PinView) -> str | None:
         return None
     deps = dependencies(pin)
     source = deps.imported.get(name) if deps is not None else None
+    if source is None and f.ref.origin == "fence" and (module := stdlib_classes().get(name)) is not None:
+        # `self.write_queue = PriorityQueue()` in an old copy whose import the snippet leaves out,
+        # where the pin no longer imports it: `queue`'s class all the same.
+        return f"`{name}` is a class of Python's `{module}` that {pin.pin} never defines: the name is Python's"
     if source is None or source.split(".", 1)[0] not in STDLIB_MODULES:
         return None
     return f"{pin.pin}'s sources import `{name}` from `{source}`, the standard library, and never define it: the name is Python's"

@@ -195,6 +195,18 @@ class PinView:
         words = self.source_words()
         return None if words is None else name in words.words
 
+    def quotes(self, value: str) -> bool | None:
+        """Whether a string literal of the sources is `value`, whole (a registry's key, a
+        `Literal`'s member); None when unknown."""
+        words = self.source_words()
+        return None if words is None else value in words.quoted
+
+    def reads_member(self, obj: str, member: str) -> bool | None:
+        """Whether the sources write `obj.member` (an object of two words or more, `self.` or not);
+        None when unknown."""
+        words = self.source_words()
+        return None if words is None else f"{obj}.{member}" in words.members
+
     def files_named(self, basename: str) -> list[str]:
         if self._basenames is None:
             index: dict[str, list[str]] = defaultdict(list)

@@ -895,8 +895,8 @@ def _with_value(found: Finding, entry: FlagEntry, pin: PinView) -> Finding:
     """`--kv-cache-dtype fp4_e2m1` where the pin's parser lists the flag's choices and the value is
     none of them (in any case: some parsers lower-case first): broken. So is a value of a flag that
     takes any string where the config checks it against a list (`--quantization lut_b_moe`,
-    `Flag.typed_values`) and the sources spell it nowhere (so no plugin of the project's own
-    registers it). A value the reader fills in (`$DTYPE`, `<dtype>`, `{...}`) is not judged."""
+    `Flag.typed_values`) and no string literal of the sources is that value (so no plugin of the
+    project's own registers it: `turboquant` named only as a module and a prefix is none). A value the reader fills in (`$DTYPE`, `<dtype>`, `{...}`) is not judged."""
     value = (found.ref.flag_value or "").strip("'\"")
     listed = entry.choices or entry.typed_values
     if not listed or not value or value[0] in "$<{[(" or "${" in value:
@@ -905,12 +905,27 @@ def _with_value(found: Finding, entry: FlagEntry, pin: PinView) -> Finding:
         return found
     if entry.choices:
         found.note = f"`{value}` is not one of the choices of {entry.flag} at {found.pin}"
-    elif pin.mentions(value) is False:
-        found.note = f"`{value}` is none of the {len(listed)} values {entry.flag} is checked against at {found.pin}, and its sources spell it nowhere"
+    elif pin.quotes(value) is False:
+        found.note = f"`{value}` is none of the {len(listed)} values {entry.flag} is checked against at {found.pin}, and no string of its sources is `{value}`"
     else:
         return found
     found.status = BROKEN
     return found
+
+
+# The engine's entry classes, whose keywords are the server's options by their `dest`.
+_ENGINE_CALLEE_RE = re.compile(r"(?:^|\.)(?:LLM|AsyncLLM|LLMEngine|EngineArgs|AsyncEngineArgs|Engine|ServerArgs)(?:\.__init__|\.from_engine_args)?$")
+
+
+def engine_keyword_value(found: Finding, pin: PinView) -> Finding:
+    """`LLM(quantization="turboquant")`, `sgl.Engine(load_format="x")`: a keyword of the engine
+    that is an option of its server, with a value; judged as the option's value is on a
+    command line (`_with_value`)."""
+    ref = found.ref
+    if found.status != OK or not ref.flag_value or not ref.callee or not _ENGINE_CALLEE_RE.search(ref.callee):
+        return found
+    entry = next((f for f in pin.flags if f.dest == ref.text and (f.choices or f.typed_values)), None)
+    return found if entry is None else _with_value(found, entry, pin)
 
 
 def _resolve_command_flag(ref: Reference, pin: PinView) -> Finding:

@@ -473,6 +473,10 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
             # The member under another name in the same class.
             for cls in owners[:2]:
                 members = [e.full.rsplit(".", 1)[-1] for e in pin.symbols_under(cls.full)]
+                folded = _folded_helper(last, cls, pin)
+                if folded is not None:
+                    why = f"`{last}` was a helper of `{folded.last}`, which `{owner}` still has (the step folded into it)"
+                    out.append(Suggestion(f"{owner}.{folded.last}", 0.65, why, folded.location))
                 inherited = inherited_members(cls, pin, set(members))
                 for name, ratio in closest(last, [*members, *inherited], n=2, cutoff=0.6):
                     if name in inherited:
@@ -717,6 +721,15 @@ _COMMENT_REACH = 3  # lines above a call that may be its comment
 
 def _words(text: str) -> set[str]:
     return {w for w in _WORD_SPLIT_RE.split(text.lower()) if len(w) >= 3}
+
+
+def _folded_helper(last: str, cls: SymbolEntry, pin: PinView) -> SymbolEntry | None:
+    """`Scheduler._schedule_prefills` where the pin's `Scheduler` has `schedule`: a private step
+    named for the public method it served (its first word), whose body that method took over."""
+    words = last.lstrip("_").split("_")
+    if not last.startswith("_") or last.startswith("__") or len(words) < 2:
+        return None
+    return next((e for e in pin.find_symbol(f"{cls.full}.{words[0]}") if e.kind == "function"), None)
 
 
 def _one_word_swapped(old: str, cls: SymbolEntry, pin: PinView, called: bool) -> SymbolEntry | None:

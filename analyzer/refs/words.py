@@ -27,7 +27,7 @@ _RETIRED_RE = re.compile(r"\b(?:has been removed|was removed|is removed|no longe
 # name they build at run time (`f"vllm:{name}"`, `"vllm:" + name`).
 _METRIC_RE = re.compile(r"[\"'](?P<name>(?:vllm|sglang):[A-Za-z_][A-Za-z0-9_]*)[\"']")
 _BUILT_METRIC_RE = re.compile(r"f[\"'](?:vllm|sglang):\{|[\"'](?:vllm|sglang):[\"']\s*\+")
-FORMAT = 5
+FORMAT = 7
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +39,10 @@ class SourceWords:
     retired_env: frozenset[str]
     metrics: frozenset[str] = frozenset()
     metrics_built: bool = False  # some metric names are built at run time: a missing one is unknown
+    # Whole string literals that are names (`"fp8"`, `"awq_marlin"`): what a registry can hold.
+    quoted: frozenset[str] = frozenset()
+    # `model_runner.add_lora`: a member read on an object of two words or more, as code writes it.
+    members: frozenset[str] = frozenset()
 
 
 def _source_files(roots: list[Path]) -> list[Path]:
@@ -56,13 +60,19 @@ def collect(roots: list[Path]) -> SourceWords:
     live: set[str] = set()
     retired: set[str] = set()
     metrics: set[str] = set()
+    quoted: set[str] = set()
+    members: set[str] = set()
     built = False
     for path in _source_files(roots):
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        words.update(_code_words(text) if path.suffix in {".py", ".pyi"} else _WORD_RE.findall(text))
+        if path.suffix in {".py", ".pyi"}:
+            words.update(_code_words(text, quoted))
+            members.update(f"{m.group(1)}.{m.group(2)}" for m in _MEMBER_READ_RE.finditer(text))
+        else:
+            words.update(_WORD_RE.findall(text))
         if "vllm:" in text or "sglang:" in text:
             metrics.update(_METRIC_RE.findall(text))
             built = built or bool(_BUILT_METRIC_RE.search(text))
@@ -73,7 +83,7 @@ def collect(roots: list[Path]) -> SourceWords:
             for m in _ENV_LITERAL_RE.finditer(line):
                 near = " ".join(lines[number : number + 4])
                 (retired if _RETIRED_RE.search(near) else live).add(m.group("name"))
-    return SourceWords(frozenset(words), frozenset(retired - live), frozenset(metrics), built)
+    return SourceWords(frozenset(words), frozenset(retired - live), frozenset(metrics), built, frozenset(quoted), frozenset(members))
 
 
 # A string literal that names something (`getattr(cfg, "sliding_window")`, `"vllm.plugins:f"`),
@@ -88,14 +98,15 @@ _PY_TOKEN_RE = re.compile(
     r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
 )
 _FIELD_RE = re.compile(r"\{([^{}]*)\}")
+_MEMBER_READ_RE = re.compile(r"(?<!\w)([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\.([A-Za-z_]\w*)")
 
 
-def _code_words(text: str) -> set[str]:
+def _code_words(text: str, quoted: set[str]) -> set[str]:
     """Identifiers a Python file spells: its names (those in f-strings' fields too), the words of
     its comments and prose strings (docstrings, messages: they name other programs' things, a
     syscall, a dependency's option, as often as removed ones), and strings that are names. A
     string that is neither, a key or a path built with a separator (`f"send_tensor/{dst}"`), is
-    not a use of the names in it."""
+    not a use of the names in it. Strings that are names are also added to `quoted`, whole."""
     out: set[str] = set()
     for m in _PY_TOKEN_RE.finditer(text):
         if m.group("name"):
@@ -108,6 +119,8 @@ def _code_words(text: str) -> set[str]:
                 for field in _FIELD_RE.findall(body):
                     out.update(_WORD_RE.findall(field))
                 body = _FIELD_RE.sub("", body)
+            if _NAME_STRING_RE.fullmatch(body):
+                quoted.add(body)
             if any(c.isspace() for c in body) or _NAME_STRING_RE.fullmatch(body):
                 out.update(_WORD_RE.findall(body))
     return out
@@ -118,7 +131,10 @@ def load_or_collect(cache: Path, roots: list[Path]) -> SourceWords | None:
     data = read_record(cache, FORMAT)
     if data is not None:
         try:
-            return SourceWords(frozenset(data["words"]), frozenset(data["retired_env"]), frozenset(data["metrics"]), bool(data["metrics_built"]))
+            return SourceWords(
+                frozenset(data["words"]), frozenset(data["retired_env"]), frozenset(data["metrics"]), bool(data["metrics_built"]),
+                frozenset(data["quoted"]), frozenset(data["members"]),
+            )
         except (KeyError, TypeError, ValueError):
             pass  # damaged: collect again
     present = [r for r in roots if r.is_dir()]
@@ -127,6 +143,7 @@ def load_or_collect(cache: Path, roots: list[Path]) -> SourceWords | None:
     found = collect(present)
     write_record(cache, FORMAT, {
         "words": sorted(found.words), "retired_env": sorted(found.retired_env),
-        "metrics": sorted(found.metrics), "metrics_built": found.metrics_built,
+        "metrics": sorted(found.metrics), "metrics_built": found.metrics_built, "quoted": sorted(found.quoted),
+        "members": sorted(found.members),
     })
     return found

@@ -59,7 +59,13 @@ def test_written_then_read_back_unchanged(tmp_path: Path) -> None:
     assert read_bundle("sglang", tmp_path) is None  # none shipped: no evidence, no error
 
 
-@pytest.mark.parametrize("damage", [b"not gzip", gzip.compress(b"{not json"), gzip.compress(b'{"format": 9, "project": "vllm"}')])
+# (`mtime=0` and ids: a time stamp in the bytes made the ids differ between xdist workers that
+# collected them a second apart.)
+@pytest.mark.parametrize(
+    "damage",
+    [b"not gzip", gzip.compress(b"{not json", mtime=0), gzip.compress(b'{"format": 9, "project": "vllm"}', mtime=0)],
+    ids=["not-gzip", "not-json", "unknown-format"],
+)
 def test_a_damaged_file_is_an_error_naming_it(tmp_path: Path, damage: bytes) -> None:
     path = bundle_path("vllm", tmp_path)
     path.parent.mkdir(parents=True)
