@@ -27,7 +27,15 @@ factory, keyword functions kept in per-draft dicts and called through them, form
 checkers registered by a decorator, type checkers in a map), a fifth held-out, its
 workload from jsonschema's documented API alone, measured blind on main at 3a72e94
 (recall 63.1 % of 168, executed-site precision 53.5 % of 198, 81.5 % of 130 whose
-callee ran). Each is analysed from
+callee ran); and pygments (2.21.0: lexers built by metaclasses from regex tables
+of callbacks, formatters wrapping generators in generators, filters in a chain,
+a token type tree made by `__getattr__`), a sixth held-out, its workload from
+Pygments' documented API alone, measured blind on main at 2141c62 (recall 61.5 %
+of 997, executed-site precision 77.7 % of 789, 86.5 % of 709 whose callee ran; by
+category, recall / executed-site precision: direct 100 % of 316 / 98.8 % of 320,
+self-method 100 % of 36 / 46.9 % of 81, method 75.8 % of 33 / 39.7 % of 63,
+constructor 100 % of 199 / 100 % of 199, lambda 50 % of 2 / 100 % of 1, implicit
+7.3 % of 234 / 73.9 % of 23, indirect 10.7 % of 177 / 16.7 % of 102). Each is analysed from
 its installed source like any directory, then run under `sys.settrace`, which records
 
 - caller -> callee edges between the library's own frames (the callee's
