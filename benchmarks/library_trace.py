@@ -27,7 +27,15 @@ factory, keyword functions kept in per-draft dicts and called through them, form
 checkers registered by a decorator, type checkers in a map), a fifth held-out, its
 workload from jsonschema's documented API alone, measured blind on main at 3a72e94
 (recall 63.1 % of 168, executed-site precision 53.5 % of 198, 81.5 % of 130 whose
-callee ran). Each is analysed from
+callee ran); and pygments (2.21.0: lexers built by metaclasses from regex tables
+of callbacks, formatters wrapping generators in generators, filters in a chain,
+a token type tree made by `__getattr__`), a sixth held-out, its workload from
+Pygments' documented API alone, measured blind on main at 2141c62 (recall 61.5 %
+of 997, executed-site precision 77.7 % of 789, 86.5 % of 709 whose callee ran; by
+category, recall / executed-site precision: direct 100 % of 316 / 98.8 % of 320,
+self-method 100 % of 36 / 46.9 % of 81, method 75.8 % of 33 / 39.7 % of 63,
+constructor 100 % of 199 / 100 % of 199, lambda 50 % of 2 / 100 % of 1, implicit
+7.3 % of 234 / 73.9 % of 23, indirect 10.7 % of 177 / 16.7 % of 102). Each is analysed from
 its installed source like any directory, then run under `sys.settrace`, which records
 
 - caller -> callee edges between the library's own frames (the callee's
@@ -50,7 +58,7 @@ no call expression names: `for`, `[]`, `with`, a getter) and `indirect` (the
 callee's name is not on the line: a function value held in a variable,
 parameter, attribute or container).
 
-    .venv/bin/python benchmarks/library_trace.py [markdown_it|jinja2|tomlkit|sqlparse|click|yaml|jsonschema]
+    .venv/bin/python benchmarks/library_trace.py [markdown_it|jinja2|tomlkit|sqlparse|click|yaml|jsonschema|pygments]
 """
 
 from __future__ import annotations
@@ -65,7 +73,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, ClassVar
 
 import networkx as nx
 
@@ -699,10 +707,153 @@ def jsonschema_workload() -> Callable[[], Any]:
     return run
 
 
+PY_SOURCE = '''#!/usr/bin/env python
+"""Serving Atlas: a paged KV cache."""
+import dataclasses
+from typing import Optional
+
+# TODO: evict by recency
+@dataclasses.dataclass
+class Block:
+    size: int = 16
+    hits: float = 0.5e-3
+
+    def touch(self, n: Optional[int] = None) -> str:
+        self.hits += n or 1
+        return f"block {self.size!r}: {self.hits:.2f} hits" + r'\\d+' + b"raw".decode()
+
+async def serve(blocks: list[Block]) -> None:
+    for b in blocks:
+        if b.hits > 0x10 and not b.size % 2:
+            await b.touch(lambda x: x ** 2)  # XXX
+        elif ...:
+            raise ValueError("no block")
+'''
+
+JSON_SOURCE = '{"engine": {"block_size": 16, "ratio": 0.9, "swap": null, "tags": ["kv", "paged"], "on": true}}\n'
+
+DIFF_SOURCE = """diff --git a/atlas.py b/atlas.py
+index 3b18e51..a9c6f2d 100644
+--- a/atlas.py
++++ b/atlas.py
+@@ -1,4 +1,4 @@
+ import os
+-BLOCK = 8
++BLOCK = 16
+ print(BLOCK)
+"""
+
+ATLAS_SOURCE = """# an engine of our own language
+engine tiny {
+  block_size = 16
+  policy = "fcfs"
+  hook = py(len([1, 2]))
+  flag = yes
+  nested { depth = 2 }
+}
+"""
+
+
+def pygments_workload() -> Callable[[], Any]:
+    """The sixth held-out library: a workload written from Pygments' documented
+    API alone (`highlight` with the Python, JSON and diff lexers and lexers found
+    by name, file name and guessing; HTML formatters with options, terminal,
+    256-colour, raw-token and null formatters; filters added by name, by instance
+    and a `simplefilter`; a RegexLexer subclass of its own using `bygroups`,
+    `using`, `include`, `default`, `words` and state pushes and pops; token type
+    lookups; style lookup and iteration), measured blind before any fix of its
+    round looked at it."""
+    mod = importlib.import_module("pygments")
+    lexer_mod = importlib.import_module("pygments.lexer")
+    lexers = importlib.import_module("pygments.lexers")
+    formatters = importlib.import_module("pygments.formatters")
+    filters = importlib.import_module("pygments.filters")
+    filter_mod = importlib.import_module("pygments.filter")
+    styles = importlib.import_module("pygments.styles")
+    token = importlib.import_module("pygments.token")
+
+    def run() -> Any:
+        python = lexers.PythonLexer
+
+        class AtlasLexer(lexer_mod.RegexLexer):
+            name = "Atlas"
+            aliases: ClassVar[list[str]] = ["atlas"]
+            filenames: ClassVar[list[str]] = ["*.atlas"]
+            tokens: ClassVar[dict[str, list[Any]]] = {
+                "root": [
+                    lexer_mod.include("whitespace"),
+                    (r"(engine)(\s+)([a-z_]+)", lexer_mod.bygroups(token.Keyword, token.Whitespace, token.Name.Class)),
+                    (r"\{", token.Punctuation, "block"),
+                ],
+                "whitespace": [
+                    (r"\s+", token.Whitespace),
+                    (r"#.*?$", token.Comment.Single),
+                ],
+                "block": [
+                    lexer_mod.include("whitespace"),
+                    (r"([a-z_]+)(\s*)(\{)", lexer_mod.bygroups(token.Name.Namespace, token.Whitespace, token.Punctuation),
+                     "#push"),
+                    (r"([a-z_]+)(\s*)(=)", lexer_mod.bygroups(token.Name.Attribute, token.Whitespace, token.Operator),
+                     "value"),
+                    (r"\}", token.Punctuation, "#pop"),
+                ],
+                "value": [
+                    (r"[ \t]+", token.Whitespace),
+                    (lexer_mod.words(("yes", "no"), suffix=r"\b"), token.Keyword.Constant, "#pop"),
+                    (r'"[^"]*"', token.String.Double, "#pop"),
+                    (r"\d+", token.Number.Integer, "#pop"),
+                    (r"(py)(\()(.*)(\))(\n)",
+                     lexer_mod.bygroups(token.Name.Builtin, token.Punctuation, lexer_mod.using(python),
+                                        token.Punctuation, token.Whitespace), "#pop"),
+                    lexer_mod.default("#pop"),
+                ],
+            }
+
+        @filter_mod.simplefilter
+        def shout_names(self: Any, lexer: Any, stream: Any, options: Any) -> Any:
+            for ttype, value in stream:
+                yield ttype, value.upper() if ttype in token.Name.Class else value
+
+        out: list[object] = []
+        html = formatters.HtmlFormatter(linenos="table", hl_lines=[2, 5], cssclass="atlas", style="monokai",
+                                        lineanchors="line", anchorlinenos=True, title="atlas", full=True)
+        out.append(mod.highlight(PY_SOURCE, python(), html))
+        out.append(html.get_style_defs(".atlas"))
+        inline = formatters.HtmlFormatter(linenos="inline", noclasses=True, nowrap=False, wrapcode=True)
+        out.append(mod.highlight(JSON_SOURCE, lexers.JsonLexer(), inline))
+        diff = lexers.get_lexer_by_name("diff", stripnl=False)
+        out.append(mod.highlight(DIFF_SOURCE, diff, formatters.TerminalFormatter(bg="dark", linenos=True)))
+        found = lexers.get_lexer_for_filename("engine.py", PY_SOURCE)
+        found.add_filter("keywordcase", case="upper")
+        found.add_filter(filters.VisibleWhitespaceFilter(spaces=True, tabs=True))
+        found.add_filter("codetagify")
+        out.append(mod.highlight(PY_SOURCE, found, formatters.Terminal256Formatter(style="friendly")))
+        guessed = lexers.guess_lexer(PY_SOURCE)
+        out.append((guessed.name, mod.highlight(PY_SOURCE, guessed, formatters.get_formatter_by_name("raw"))))
+        atlas = AtlasLexer(stripall=True)
+        atlas.add_filter(shout_names())
+        atlas.add_filter("tokenmerge")
+        tokens = list(mod.lex(ATLAS_SOURCE, atlas))
+        out.append(tokens)
+        out.append(mod.format(tokens, formatters.HtmlFormatter()))
+        out.append(mod.format(mod.lex(JSON_SOURCE, lexers.get_lexer_by_name("json")), formatters.NullFormatter()))
+        out.append([lexers.find_lexer_class_by_name("yaml").name, lexers.get_lexer_for_mimetype("text/x-diff").name])
+        out.append((token.string_to_tokentype("Name.Function"), token.is_token_subtype(token.String.Double, token.String),
+                    token.Keyword.Constant in token.Keyword, token.Name.Function.split(),
+                    token.STANDARD_TYPES.get(token.Comment.Single)))
+        style = styles.get_style_by_name("monokai")
+        out.append([(ttype, spec["color"], spec["bold"]) for ttype, spec in style])
+        out.append((style.style_for_token(token.Keyword), style.styles_token(token.Name), style.background_color))
+        out.append(sorted(styles.get_all_styles())[:3])
+        return out
+
+    return run
+
+
 WORKLOADS: dict[str, Callable[[], Callable[[], Any]]] = {
     "markdown_it": markdown_workload, "jinja2": jinja2_workload, "tomlkit": tomlkit_workload,
     "sqlparse": sqlparse_workload, "click": click_workload, "yaml": yaml_workload,
-    "jsonschema": jsonschema_workload,
+    "jsonschema": jsonschema_workload, "pygments": pygments_workload,
 }
 
 

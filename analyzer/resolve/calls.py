@@ -915,9 +915,46 @@ class CallResolver:
                         rec.external.append(value.name)
             if rec.edges or rec.external:
                 out.append(rec)
+        for cls in facts.classes:
+            hooks = self._metaclass_hooks(f"{m}.{cls.qualname}")
+            if hooks:
+                scope = cls.qualname.rpartition(".")[0] or MODULE_SCOPE
+                rec = CallRecord(self.owner_of(m, scope), "<class>", facts.path, cls.line)
+                for target in hooks:
+                    self._edge(rec, target, "constructor", "certain")
+                out.append(rec)
         if flow.enabled and self.source is not None:
             out.extend(self.operator_calls(facts))
         return out
+
+    def _metaclass_hooks(self, cls: str) -> list[str]:
+        """What a class statement calls, from the scope that runs it: the project
+        `__new__` and `__init__` of the class's metaclass (`type.__call__` runs both
+        once the body has run)."""
+        meta = self._metaclass(cls)
+        if meta is None:
+            return []
+        hooks = (self.p.member(Symbol("class", meta), name) for name in ("__new__", "__init__"))
+        return [sym.name for sym in hooks if sym is not None and sym.kind == "function"]
+
+    def _metaclass(self, cls: str) -> str | None:
+        """The project metaclass of a project class: the one its statement names
+        (`metaclass=M`), else the first one a class of its MRO names (a subclass
+        is made by its base's metaclass). None where that is not a project class."""
+        for owner in self.p.hierarchy.mro(cls):
+            cd = self.p.classes.get(owner)
+            if cd is None:  # an outside base: its metaclass is not read
+                continue
+            for keyword in cd.fact.keywords:
+                key, eq, text = keyword.partition("=")
+                if not eq or key.strip() != "metaclass":
+                    continue
+                node = self.p.parser.parse(text.strip())
+                name = dotted_name(node) if node is not None else None
+                scope = cd.fact.qualname.rpartition(".")[0] or MODULE_SCOPE
+                sym = self.p.resolve_in_scope(cd.module, scope, name) if name is not None else None
+                return sym.name if sym is not None and sym.kind == "class" else None
+        return None
 
     def _returned_generators(self, rec: CallRecord, facts: ModuleFacts, scope: str, line: int, node: ast.Call) -> None:
         """`for x in f(...)` / `yield from f(...)`: the generators f returns run here, where
