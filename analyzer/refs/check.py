@@ -115,6 +115,8 @@ def check_reference(
         # A past release says whose name it was, unless a pin of either project defines it now
         # (`can_schedule` in an SGLang note: SGLang's today, an old vLLM scheduler's once).
         ref = replace(ref, framework=next(iter(vouched)))
+    if ref.spelled and ref.quoted_file and ref.fragment_of is None and ref.scope is None and (foreign := _foreign_lines(ref, pins, lineages or {})):
+        return foreign
     findings = _check_reference(ref, pins, histories, vouched=bool(vouched))
     if not findings and (ref.named_object or ref.free_receiver) and lineages:
         findings = _gone_namesake(ref, [p for p in pins if p.project == ref.framework], lineages) or []
@@ -197,6 +199,18 @@ def _kinds_of(word: str, pin: PinView) -> bool:
 def _eponymous(name: PastName) -> bool:
     """A past class kept in a module named after it (`vllm/worker/model_runner.py` `ModelRunner`)."""
     return name.kind == "class" and name.path.rsplit("/", 1)[-1] == f"{snake(name.full.rsplit('.', 1)[-1])}.py"
+
+
+def _foreign_lines(ref: Reference, pins: Sequence[PinView], lineages: Mapping[str, Lineage]) -> list[Finding]:
+    """`self.gpus_per_replica_node = ...` under `# replica.py:119-129`, a file no pin of the
+    project has and, with past releases given, none of them had: another program's lines (a
+    framework that drives the project), whose members say nothing about the project's classes."""
+    file = ref.quoted_file or ""
+    own = [p for p in pins if p.project == ref.framework]
+    if not own or not lineages.get(ref.framework) or any(p.files_named(file) for p in own) or _past_files(file, [ref.framework], lineages):
+        return []
+    note = f"lines of `{file}`, a file no release of {ref.framework} has had (another program's code); not judged"
+    return [Finding(ref, p.pin, NOT_CHECKABLE, note=note) for p in own]
 
 
 def _past_files(path: str, projects: Iterable[str], lineages: Mapping[str, Lineage]) -> dict[str, list[PastName]]:

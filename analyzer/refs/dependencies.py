@@ -44,8 +44,9 @@ _CLASS_MODULES = ("queue", "threading", "collections", "concurrent.futures", "as
 
 @functools.cache
 def stdlib_classes() -> dict[str, str]:
-    """Public class name -> the standard-library module that defines it, from the modules above
-    (parsed, never imported); the first module wins (`Queue` is `queue`'s before `asyncio`'s)."""
+    """Public class name (or capitalised function's) -> the standard-library module that defines
+    it, from the modules above (parsed, never imported); the first module wins (`Queue` is
+    `queue`'s before `asyncio`'s)."""
     out: dict[str, str] = {}
     for module in _CLASS_MODULES:
         spec = importlib.util.find_spec(module)
@@ -58,8 +59,10 @@ def stdlib_classes() -> dict[str, str]:
                 tree = ast.parse(file.read_text(encoding="utf-8"))
             except (OSError, SyntaxError, ValueError):
                 continue
-            for node in tree.body:
-                if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+            # (Also under a top-level `if`: `multiprocessing.connection.Pipe` is per platform.)
+            for node in [*tree.body, *(n for top in tree.body if isinstance(top, ast.If) for n in [*top.body, *top.orelse])]:
+                # (`multiprocessing.Pipe`, a function named like a class, is written like one.)
+                if isinstance(node, ast.ClassDef | ast.FunctionDef) and node.name[:1].isupper():
                     out.setdefault(node.name, module)
     return out
 

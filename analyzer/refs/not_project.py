@@ -105,7 +105,7 @@ def not_project(findings: list[Finding], pins: Sequence[PinView], histories: dic
             continue
         history = (histories or {}).get(pin.pin)
         if f.ref.kind == FLAG:
-            note = _another_programs_flag(f)
+            note = _another_programs_flag(f) or _prefixed_passthrough(f, pin)
         elif f.ref.kind == SYMBOL:
             note = _evidence(f, pin, history.old if history is not None else None, f.past is not None) or _standard_library(f, pin)
         else:
@@ -126,10 +126,11 @@ def _standard_library(f: Finding, pin: PinView) -> str | None:
         return None
     deps = dependencies(pin)
     source = deps.imported.get(name) if deps is not None else None
-    if source is None and f.ref.origin == "fence" and (module := stdlib_classes().get(name)) is not None:
+    if source is None and f.ref.origin == "fence" and "." not in f.ref.target and (module := stdlib_classes().get(name)) is not None:
         # `self.write_queue = PriorityQueue()` in an old copy whose import the snippet leaves out,
-        # where the pin no longer imports it: `queue`'s class all the same.
-        return f"`{name}` is a class of Python's `{module}` that {pin.pin} never defines: the name is Python's"
+        # where the pin no longer imports it: Python's all the same. (Not in prose, where a word
+        # such as `Pipe` or `Server` may be the author's name for a gone part of the project.)
+        return f"`{name}` is Python's (`{module}.{name}`), and {pin.pin} never defines it"
     if source is None or source.split(".", 1)[0] not in STDLIB_MODULES:
         return None
     return f"{pin.pin}'s sources import `{name}` from `{source}`, the standard library, and never define it: the name is Python's"
@@ -335,6 +336,20 @@ _RECEIVER_RE = re.compile(
     r"(?:command|commands|CLI|call|invocation|line|container|containers|options|arguments|flags)\b",
     re.IGNORECASE,
 )
+
+
+def _prefixed_passthrough(f: Finding, pin: PinView) -> str | None:
+    """`--sglang-moe-dense-tp-size 1` in a note on an RL framework that launches SGLang: a flag of
+    that framework's own parser, named with the project's prefix, that passes the pin's
+    `--moe-dense-tp-size` through; not the pin's flag, spelled wrong."""
+    flag = f.ref.target.split(".", 1)[0].split("=", 1)[0]
+    prefix = f"--{pin.project}-"
+    if not flag.startswith(prefix) or not pin.flags:
+        return None
+    inner = "--" + flag.removeprefix(prefix)
+    if not any(inner == e.flag or inner in e.aliases for e in pin.flags):
+        return None
+    return f"`{flag}` is `{inner}`, {pin.pin}'s flag, under another program's `--{pin.project}-` prefix: that program's option"
 
 
 def _another_programs_flag(f: Finding) -> str | None:

@@ -168,7 +168,7 @@ def _platform_only(named: list[str], ref: Reference) -> str | None:
 def _defines(pin: PinView, path: str, symbol: str) -> bool:
     suffix = "." + symbol
     module = module_name(path)
-    if any(e.full.endswith(suffix) for e in pin.definitions_in(path)) or pin.table.named(f"{module}.{symbol}"):
+    if any(e.full == symbol or e.full.endswith(suffix) for e in pin.definitions_in(path)) or pin.table.named(f"{module}.{symbol}"):
         return True
     # A class's attribute (`cache.py:DEFAULT_BLOCK_SIZE`, a `ClassVar` of `CacheConfig`): the
     # file defines it too, though not at its top level.
@@ -316,7 +316,8 @@ def _check_lines(finding: Finding, path: str, pin: PinView) -> None:
         return
     if ref.link_symbol:
         suffix = "." + ref.link_symbol
-        named = [d for d in defs if d.full.endswith(suffix) or short_name(d, pin) == ref.link_symbol]
+        # (Written in full, `vllm.a.b.X`, or as the file's own name for it, `X`, `X.m`.)
+        named = [d for d in defs if d.full == ref.link_symbol or d.full.endswith(suffix) or short_name(d, pin) == ref.link_symbol]
         if not named:
             last = ref.link_symbol.rsplit(".", 1)[-1]
             elsewhere = [d for d in pin.find_symbol(ref.link_symbol) if d.path != path]

@@ -6,8 +6,12 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from analyzer.pinned import directory_tree
+from analyzer.refs.build import symbols_and_open_classes
 from analyzer.refs.check import check_references, extract_all
+from analyzer.refs.lineage import Lineage, build_lineage
 from analyzer.refs.pinview import EnvEntry, FlagEntry, PinView, SymbolEntry
+from analyzer.settings import Settings
 
 
 def _write_tree(root: Path, files: dict[str, int]) -> None:
@@ -175,3 +179,15 @@ def source_view(root: Path, sources: dict[str, str], pin: str = "vllm@0.30.0") -
     )
     view.words_path = str(root / f"{pin}.words.json")
     return view
+
+
+def past_lineage(root: Path, files: dict[str, str], pin: str) -> Lineage:
+    """The lineage of one past release (`vllm@0.10.2-src`) whose files are written under `root`
+    and indexed as any tree is (read, never imported)."""
+    project = pin.partition("@")[0]
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    tree = directory_tree(Settings(cache_dir=root.parent / "cache"), root / project, project, read_knobs=False)
+    tree.jobs = 1
+    return build_lineage(project, [(pin, symbols_and_open_classes(tree.index.modules.values())[0])])

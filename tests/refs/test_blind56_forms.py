@@ -11,15 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.pinned import directory_tree
-from analyzer.refs.build import symbols_and_open_classes
 from analyzer.refs.check import check_references, extract_all
-from analyzer.refs.lineage import Lineage, build_lineage
+from analyzer.refs.lineage import Lineage
 from analyzer.refs.models import BROKEN, METRIC, OK, Finding
 from analyzer.refs.pinview import PinView
-from analyzer.settings import Settings
 
-from .fakes import sglang_view, source_view, statuses
+from .fakes import past_lineage, sglang_view, source_view, statuses
 
 # A past vLLM: V0's request and runner, and a kernel's small helper class.
 _PAST_FILES = {
@@ -58,13 +55,7 @@ _SOURCES = {
 
 @pytest.fixture
 def lineage(tmp_path: Path) -> Lineage:
-    root = tmp_path / "past"
-    for rel, text in _PAST_FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    tree = directory_tree(Settings(cache_dir=tmp_path / "cache"), root / "vllm", "vllm", read_knobs=False)
-    tree.jobs = 1
-    return build_lineage("vllm", [("vllm@0.10.2-src", symbols_and_open_classes(tree.index.modules.values())[0])])
+    return past_lineage(tmp_path / "past", _PAST_FILES, "vllm@0.10.2-src")
 
 
 def _view(tmp_path: Path) -> PinView:

@@ -9,16 +9,13 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from analyzer.pinned import directory_tree
-from analyzer.refs.build import symbols_and_open_classes
 from analyzer.refs.check import check_references, extract_all
 from analyzer.refs.copies import commented_file
-from analyzer.refs.lineage import Lineage, build_lineage
+from analyzer.refs.lineage import Lineage
 from analyzer.refs.models import BROKEN, NOT_CHECKABLE, OK, Finding
 from analyzer.refs.pinview import FlagEntry, PinView
-from analyzer.settings import Settings
 
-from .fakes import source_view
+from .fakes import past_lineage, source_view
 
 _SOURCES = {
     "sglang/srt/model_executor/model_runner.py": (
@@ -151,7 +148,7 @@ def test_an_old_copys_standard_library_class_is_pythons(tmp_path: Path) -> None:
     found = _findings(doc, _view(tmp_path))
     queue = found[(6, "PriorityQueue")]
     assert [f.status for f in queue] == [NOT_CHECKABLE]
-    assert "a class of Python's `queue`" in queue[0].note
+    assert "Python's (`queue.PriorityQueue`)" in queue[0].note
 
 
 # Held-out 67 and 68: an HTML anchor around a code span; `module:function` written as an entry
@@ -198,13 +195,7 @@ _PAST_SGLANG = {
 
 
 def _sglang_lineage(tmp_path: Path) -> Lineage:
-    root = tmp_path / "past"
-    for rel, text in _PAST_SGLANG.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    tree = directory_tree(Settings(cache_dir=tmp_path / "cache"), root / "sglang", "sglang", read_knobs=False)
-    tree.jobs = 1
-    return build_lineage("sglang", [("sglang@0.2.15-src", symbols_and_open_classes(tree.index.modules.values())[0])])
+    return past_lineage(tmp_path / "past", _PAST_SGLANG, "sglang@0.2.15-src")
 
 
 def test_an_object_named_after_a_past_class_holds_a_gone_classs_member(tmp_path: Path) -> None:
@@ -247,3 +238,50 @@ def test_a_passing_mention_of_the_other_project_yields_to_the_documents(tmp_path
     ratio = found[(7, "new_token_ratio")]
     assert [f.pin for f in ratio] == ["sglang@0.5.20"]
     assert ratio[0].ref.framework_reason == "the section is about sglang; vllm is only named after it in the sentence"
+
+
+def test_a_flag_under_the_projects_prefix_is_the_wrappers(tmp_path: Path) -> None:
+    # Held-out 70: an RL framework passes `--sglang-X` through to SGLang's `--X`.
+    doc = "# Launching SGLang from the trainer\n\nThe trainer takes `--sglang-load-format` and `--sglang-no-such-option`.\n"
+    found = _findings(doc, _view(tmp_path))
+    passed = found[(3, "--sglang-load-format")]
+    assert [f.status for f in passed] == [NOT_CHECKABLE]
+    assert "under another program's `--sglang-` prefix" in passed[0].note
+    assert [f.status for f in found[(3, "--sglang-no-such-option")]] == [BROKEN]
+
+
+def test_lines_of_a_file_the_project_never_had_are_another_programs(tmp_path: Path) -> None:
+    # Held-out 66: a verl note quotes verl's `replica.py` with `self.x` lines.
+    doc = (
+        "# verl drives SGLang\n\n"
+        "```python\n"
+        "# replica.py:119-129\n"
+        "self.gpus_per_replica_node = min(gpus_per_node, self.world_size)\n"  # 5
+        "```\n\n"
+        "```python\n"
+        "# forward_batch_info.py\n"
+        "self.load_format = load_format\n"  # 10: a file a past release had
+        "```\n"
+    )
+    found: dict[tuple[int, str], list[Finding]] = {}
+    for f in check_references(extract_all([("ch.md", doc)]), [_view(tmp_path)], lineages={"sglang": _sglang_lineage(tmp_path)}):
+        found.setdefault((f.ref.line, f.ref.text), []).append(f)
+    verl = found[(5, "self.gpus_per_replica_node")]
+    assert [f.status for f in verl] == [NOT_CHECKABLE]
+    assert "a file no release of sglang has had" in verl[0].note
+    assert not [f for (line, _), fs in found.items() for f in fs if line == 10 and "no release" in f.note]
+    # Without the past releases nothing says the file was never the project's: judged as before.
+    bare = _findings(doc, _view(tmp_path))
+    assert [f.status for f in bare[(5, "self.gpus_per_replica_node")]] == [BROKEN]
+
+
+def test_a_links_symbol_written_in_full_is_the_files(tmp_path: Path) -> None:
+    # Held-out 71: a generated page's anchors name the linked class by its full dotted name.
+    doc = (
+        "# vLLM\n\n"
+        '- <a href="https://github.com/vllm-project/vllm/blob/main/vllm/v1/core/sched/scheduler.py#L1-L3">'
+        "`vllm.v1.core.sched.scheduler.Scheduler`:1-3</a>\n"
+    )
+    found = _findings(doc, _vllm_view(tmp_path))
+    link = found[(3, "https://github.com/vllm-project/vllm/blob/main/vllm/v1/core/sched/scheduler.py#L1-L3")]
+    assert [f.status for f in link] == [OK]
