@@ -120,6 +120,7 @@ class Inferrer:
         self._caller_memo: dict[tuple[str, int], Value | None] = {}
         self._sites: dict[str, list[tuple[ModuleFacts, CallSite]]] | None = None
         self._values: frozenset[str] | None = None
+        self._helpers: frozenset[str] | None = None  # `_body_helpers`
         self._passed: dict[str, frozenset[str]] = {}  # always_passed, per function
 
     # -- entry points -------------------------------------------------------
@@ -337,7 +338,7 @@ class Inferrer:
 
     def _param(self, fd: FuncDef, index: int, annotation: str | None, depth: int) -> Value | None:
         fn = fd.fact
-        if index == 0 and fn.is_method and not fn.is_staticmethod:
+        if index == 0 and fn.is_method and not fn.is_staticmethod and fd.name not in self._body_helpers():
             cls = fd.name.rpartition(".")[0]
             if cls in self.p.classes:
                 is_cls = fn.is_classmethod or fn.name in ("__new__", "__init_subclass__")
@@ -429,6 +430,23 @@ class Inferrer:
         owner, _, name = method.rpartition(".")
         cls = fd.name.rpartition(".")[0]
         return name == fd.fact.name and cls in self.p.classes and owner in self.p.hierarchy.mro(cls)
+
+    def _body_helpers(self) -> frozenset[str]:
+        """Functions written in a class body and called by bare name in that body
+        (`def indent(level): ...` then `RULES = [indent(1)]`): the call runs while the
+        class is built, before any instance exists, so the first parameter there is the
+        argument, not `self`. Its value comes from the callers like any plain function's."""
+        if self._helpers is None:
+            found: set[str] = set()
+            for facts in self.p.modules.values():
+                for site in facts.calls:
+                    if not site.callee.isidentifier() or f"{facts.module}.{site.scope}" not in self.p.classes:
+                        continue
+                    fd = self.p.functions.get(f"{facts.module}.{site.scope}.{site.callee}")
+                    if fd is not None and not fd.fact.decorators:
+                        found.add(fd.name)
+            self._helpers = frozenset(found)
+        return self._helpers
 
     def _sites_by_name(self) -> dict[str, list[tuple[ModuleFacts, CallSite]]]:
         if self._sites is None:
