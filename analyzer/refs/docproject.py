@@ -11,9 +11,10 @@ left ambiguous that resolves in neither is judged against that project alone. A 
 cites both projects (a comparison) is read by the references its text left ambiguous alone.
 
 A document about one project that names the other only in passing ("... the ancestor of today's
-`new_token_ratio`, the opposite of vLLM's approach") gives the other project to the references
-of that sentence or paragraph, where the name comes before it; such a reference that resolves
-nowhere there is judged as the document's (`weak_mentions`).
+`new_token_ratio`, the opposite of vLLM's approach"), after the names of its sentence or
+paragraph, gives those names the other project (`framework.decide`); one that resolves nowhere
+there is judged as its section's or document's project's (`weak_mentions`). The two stages
+speak through the decision's reason (`framework._otherwise` writes it, `_WEAK_RE` reads it).
 """
 
 from __future__ import annotations

@@ -252,6 +252,12 @@ def alternatives(text: str) -> list[str]:
     return [name + call] + [stem + a + call for a in alts]
 
 
+def _html_anchor(child: Token) -> str | None:
+    """The target of an inline HTML `<a href="...">`, else None."""
+    m = _HTML_ANCHOR_RE.match(child.content) if child.type == "html_inline" else None
+    return m.group("href") if m else None
+
+
 def markdown_parser() -> MarkdownIt:
     return MarkdownIt("commonmark").enable("table")
 
@@ -320,18 +326,15 @@ _UNDERSCORED_METRIC_RE = re.compile(r"(vllm|sglang)_[a-z][a-z0-9]*(?:_[a-z0-9]+)
 _COMMENT_CLASS_RE = re.compile(r"(?<![\w./`-])_*(?=[A-Z][A-Za-z0-9]*[a-z])[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*(?![\w./(`-])")
 _COMMENT_IMPORT_WORD_RE = re.compile(r"\bimport\b")
 _LEAD_FILE_RE = re.compile(r"`([\w./-]*\w\.py)`")
+# Inline HTML links (`<a href="...">`code`</a>`), as pages generated to Markdown write them.
+_HTML_ANCHOR_RE = re.compile(r"<a\s[^>]*?\bhref\s*=\s*[\"'](?P<href>[^\"']+)[\"'][^>]*>", re.IGNORECASE)
+_HTML_ANCHOR_END_RE = re.compile(r"</a\s*>", re.IGNORECASE)
+# `vllm.core.scheduler:_schedule_prefills`: a module and a name in it, entry-point style.
+_COLON_NAME_RE = re.compile(r"(?:vllm|sglang)(?:\.[A-Za-z_]\w*)+:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+# A block that holds one file's path and nothing else (`python/sglang/srt/.../model_runner.py`).
+_LONE_FILE_RE = re.compile(r"[\w.-]+(?:/[\w.-]+)*/_*[a-z][a-z0-9_]*\.py")
 # A paragraph that only says where a section's code lives: a short label, a colon, one Python
 # file in code font (`**文件位置**: `vllm/v1/core/kv_cache_manager.py``, `File: `x.py:45-334``).
-_HTML_ANCHOR_RE = re.compile(r"<a\s[^>]*?\bhref\s*=\s*[\"'](?P<href>[^\"']+)[\"'][^>]*>", re.IGNORECASE)
-_COLON_NAME_RE = re.compile(r"(?:vllm|sglang)(?:\.[A-Za-z_]\w*)+:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
-_HTML_ANCHOR_END_RE = re.compile(r"</a\s*>", re.IGNORECASE)
-
-
-def _html_anchor(child: Token) -> str | None:
-    """The target of an inline HTML `<a href="...">`, else None."""
-    m = _HTML_ANCHOR_RE.match(child.content) if child.type == "html_inline" else None
-    return m.group("href") if m else None
-_LONE_FILE_RE = re.compile(r"[\w.-]+(?:/[\w.-]+)*/_*[a-z][a-z0-9_]*\.py")
 _LOCATION_LINE_RE = re.compile(r"(?:\*\*)?[^`*\n:：]{1,16}(?:\*\*)?\s*[:：]\s*`(?P<file>[\w./-]*\w\.py)(?::[\d-]+)?`\s*")
 _MAX_LEAD_TEXT = 200
 # The kinds of past definition (`lineage.py`) that vouch for a snippet's name (`Reference.past_kinds`):
@@ -1994,18 +1997,19 @@ class _Walker:
         that file, under its subheadings too (judged where the pin's class is in it, `_filed_copy`)."""
         m = _LOCATION_LINE_RE.fullmatch(text.strip())
         if m is not None and not new_code(text):
-            level = self.headings[-1][0] if self.headings else 0
-            self.section_files = [(lvl, name) for lvl, name in self.section_files if lvl < level]
-            self.section_files.append((level, m.group("file").rsplit("/", 1)[-1]))
+            self._section_file_is(m.group("file"))
 
     def location_block(self, content: str, lead_text: str | None) -> None:
         """`源码位置：` over a block that holds one file's path and nothing else: the section's
         later snippets quote that file, as under a location line."""
         m = _LONE_FILE_RE.fullmatch(content.strip())
         if m is not None and not (lead_text and new_code(lead_text)):
-            level = self.headings[-1][0] if self.headings else 0
-            self.section_files = [(lvl, name) for lvl, name in self.section_files if lvl < level]
-            self.section_files.append((level, m.group(0).rsplit("/", 1)[-1]))
+            self._section_file_is(m.group(0))
+
+    def _section_file_is(self, path: str) -> None:
+        level = self.headings[-1][0] if self.headings else 0
+        self.section_files = [(lvl, name) for lvl, name in self.section_files if lvl < level]
+        self.section_files.append((level, path.rsplit("/", 1)[-1]))
 
     def _section_file(self) -> str | None:
         return self.section_files[-1][1] if self.section_files else None

@@ -897,7 +897,8 @@ def _with_value(found: Finding, entry: FlagEntry, pin: PinView) -> Finding:
     none of them (in any case: some parsers lower-case first): broken. So is a value of a flag that
     takes any string where the config checks it against a list (`--quantization lut_b_moe`,
     `Flag.typed_values`) and no string literal of the sources is that value (so no plugin of the
-    project's own registers it: `turboquant` named only as a module and a prefix is none). A value the reader fills in (`$DTYPE`, `<dtype>`, `{...}`) is not judged."""
+    project's own registers it: `turboquant` named only as a module and a prefix is none). A
+    value the reader fills in (`$DTYPE`, `<dtype>`, `{...}`) is not judged."""
     value = (found.ref.flag_value or "").strip("'\"")
     listed = entry.choices or entry.typed_values
     if not listed or not value or value[0] in "$<{[(" or "${" in value:
