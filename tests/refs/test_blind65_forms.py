@@ -53,9 +53,9 @@ def _view(tmp_path: Path) -> PinView:
     return replace(view, flags=[load], words_path=view.words_path)
 
 
-def _findings(doc: str, pin: PinView) -> dict[tuple[int, str], list[Finding]]:
+def _findings(doc: str, *pins: PinView, lineages: dict[str, Lineage] | None = None) -> dict[tuple[int, str], list[Finding]]:
     out: dict[tuple[int, str], list[Finding]] = {}
-    for f in check_references(extract_all([("ch.md", doc)]), [pin]):
+    for f in check_references(extract_all([("ch.md", doc)]), list(pins), lineages=lineages):
         out.setdefault((f.ref.line, f.ref.text), []).append(f)
     return out
 
@@ -207,10 +207,7 @@ def test_an_object_named_after_a_past_class_holds_a_gone_classs_member(tmp_path:
         "print(tp_worker.model_runner)\n"  # 6
         "```\n"
     )
-    lineage = _sglang_lineage(tmp_path)
-    found: dict[tuple[int, str], list[Finding]] = {}
-    for f in check_references(extract_all([("ch.md", doc)]), [_view(tmp_path)], lineages={"sglang": lineage}):
-        found.setdefault((f.ref.line, f.ref.text), []).append(f)
+    found = _findings(doc, _view(tmp_path), lineages={"sglang": _sglang_lineage(tmp_path)})
     member = found[(4, "input_metadata.forward_mode")]
     assert [f.status for f in member] == [BROKEN]
     assert "named after `InputMetadata`" in member[0].note
@@ -230,9 +227,7 @@ def test_a_passing_mention_of_the_other_project_yields_to_the_documents(tmp_path
         "加载的入口是 `get_loader`。\n\n"  # 5
         "它的预估是 `new_token_ratio` 的祖先，这和 vLLM 的思路相反。\n"  # 7
     )
-    found: dict[tuple[int, str], list[Finding]] = {}
-    for f in check_references(extract_all([("ch.md", doc)]), [_view(tmp_path), _vllm_view(tmp_path)]):
-        found.setdefault((f.ref.line, f.ref.text), []).append(f)
+    found = _findings(doc, _view(tmp_path), _vllm_view(tmp_path))
     assert [f.pin for f in found[(5, "get_loader")]] == ["sglang@0.5.20"]
     # vLLM is named after the name, in a comparison: judged as the document's project's.
     ratio = found[(7, "new_token_ratio")]
@@ -263,9 +258,7 @@ def test_lines_of_a_file_the_project_never_had_are_another_programs(tmp_path: Pa
         "self.load_format = load_format\n"  # 10: a file a past release had
         "```\n"
     )
-    found: dict[tuple[int, str], list[Finding]] = {}
-    for f in check_references(extract_all([("ch.md", doc)]), [_view(tmp_path)], lineages={"sglang": _sglang_lineage(tmp_path)}):
-        found.setdefault((f.ref.line, f.ref.text), []).append(f)
+    found = _findings(doc, _view(tmp_path), lineages={"sglang": _sglang_lineage(tmp_path)})
     verl = found[(5, "self.gpus_per_replica_node")]
     assert [f.status for f in verl] == [NOT_CHECKABLE]
     assert "a file no release of sglang has had" in verl[0].note
