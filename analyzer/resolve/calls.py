@@ -219,7 +219,8 @@ class CallResolver:
         self._special: frozenset[str] | None = None  # special method names project classes define
         self._protocols: dict[str, tuple[str, ...]] = {}  # Protocol class -> the methods it declares
         self._implementer_classes: dict[str, list[str]] = {}  # Protocol class -> classes implementing it
-        self._sub_members: dict[tuple[str, str], list[str]] = {}  # (class, attr) -> what its subclasses resolve attr to
+        self._sub_members: dict[tuple[str, str], list[str]] = {}
+        self._defers_memo: dict[str, bool] = {}  # function -> whether it may call a base's method of its name  # (class, attr) -> what its subclasses resolve attr to
         self._methods_of: dict[str, list[str]] | None = None
         self._protocol_fields: dict[str, tuple[str, ...]] = {}  # Protocol class -> the attributes it declares
         self._guards: dict[str, dict[str, list[_Guard]]] = {}  # module -> name -> its isinstance guards
@@ -1285,7 +1286,10 @@ class CallResolver:
         # one a subclass inherits from a mixin listed before the receiver's class.
         attr = target.rpartition(".")[2]
         kind = "method" if bound_kind in ("method", "inherited") else bound_kind
-        for qual in self._subclass_members(base.name, attr):
+        overrides = self._subclass_members(base.name, attr)
+        if base.via == "self":
+            overrides = self._self_subclass_members(base.name, attr, rec.caller) or []
+        for qual in overrides:
             if qual != target:
                 self._edge(rec, qual, kind, "inferred")
         # A Protocol: the project classes that implement it structurally.
@@ -1411,6 +1415,64 @@ class CallResolver:
                 if qual not in found:
                     found.append(qual)
             self._sub_members[key] = found
+        return found
+
+    def _self_subclass_members(self, cls: str, attr: str, caller: str) -> list[str] | None:
+        """`_subclass_members` for `self.attr` in `caller`, a method of `cls`: `self` there is
+        a `cls`, or an object of a subclass that inherits `caller` (a subclass whose own
+        method of that name replaces it runs `caller` only through `super()` or an explicit
+        `Base.name(self)`, kept where its override, or one between it and `cls`, spells
+        either). None where `caller` is not a method `cls` defines."""
+        owner, _, name = caller.rpartition(".")
+        fd = self.p.functions.get(caller)
+        if owner != cls or fd is None or fd.fact.is_staticmethod or fd.fact.is_classmethod:
+            return self._subclass_members(cls, attr)
+        found: list[str] = []
+        for sub in self.p.hierarchy.descendants(cls)[:OVERRIDE_LIMIT]:
+            if not self._runs_with(sub, cls, name, caller):
+                continue
+            sym = self.p.member(Symbol("class", sub), attr)
+            if sym is not None and sym.kind == "function" and sym.name in self.p.functions and sym.name not in found:
+                found.append(sym.name)
+        return found
+
+    def _runs_with(self, sub: str, cls: str, name: str, method: str) -> bool:
+        """Whether `method` (`cls.name`) may run with `self` an object of `sub`: `sub`
+        resolves `name` to it, or some override on `sub`'s MRO before `cls` may defer
+        to it (a `super()...` or `X.name(...)` call in its body; a property, whose
+        `super().name` is no call, is kept as well)."""
+        for owner in self.p.hierarchy.mro(sub):
+            if owner == cls:
+                return True
+            fd = self.p.functions.get(f"{owner}.{name}")
+            if fd is None:
+                cd = self.p.classes.get(owner)
+                if cd is not None and any(a.target == name for a in (*cd.fact.class_attributes, *cd.fact.fields)
+                                          if a.value is not None):
+                    return False  # a class attribute of that name replaces it (`check = None`)
+                continue
+            if fd.fact.is_property or self._defers(fd, name):
+                continue  # it may call on up the MRO: look further
+            return False
+        return True  # `cls` not on its MRO as the analysis sees it: keep it
+
+    def _defers(self, fd: FuncDef, name: str) -> bool:
+        """`fd`'s body calls `super().name`, `super(...).name` or `X.name(...)` on
+        anything but `self` (an explicit base), so an object of its class may run a
+        base's `name`."""
+        key = fd.name
+        found = self._defers_memo.get(key)
+        if found is None:
+            found = False
+            for site in self.p.modules[fd.module].calls:
+                if site.scope != fd.fact.qualname and not site.scope.startswith(fd.fact.qualname + "."):
+                    continue
+                callee = site.callee.replace(" ", "")
+                head, dot, last = callee.rpartition(".")
+                if dot and last == name and not head.startswith(("self.", "cls.")) and head not in ("self", "cls"):
+                    found = True
+                    break
+            self._defers_memo[key] = found
         return found
 
     def _receiver_kind(self, base: Value, target: str) -> str:
