@@ -220,7 +220,8 @@ class CallResolver:
         self._protocols: dict[str, tuple[str, ...]] = {}  # Protocol class -> the methods it declares
         self._implementer_classes: dict[str, list[str]] = {}  # Protocol class -> classes implementing it
         self._sub_members: dict[tuple[str, str], list[str]] = {}
-        self._defers_memo: dict[str, bool] = {}  # function -> whether it may call a base's method of its name  # (class, attr) -> what its subclasses resolve attr to
+        self._defers_memo: dict[str, bool] = {}
+        self._abstract_memo: dict[str, bool] = {}  # method -> whether no object can run it  # function -> whether it may call a base's method of its name  # (class, attr) -> what its subclasses resolve attr to
         self._methods_of: dict[str, list[str]] | None = None
         self._protocol_fields: dict[str, tuple[str, ...]] = {}  # Protocol class -> the attributes it declares
         self._guards: dict[str, dict[str, list[_Guard]]] = {}  # module -> name -> its isinstance guards
@@ -1277,7 +1278,7 @@ class CallResolver:
         return out
 
     def _method_edges(self, rec: CallRecord, base: Value, target: str, bound_kind: str) -> None:
-        stub = base.kind == "instance" and self._protocol_only(target)
+        stub = base.kind == "instance" and (self._protocol_only(target) or self._abstract_only(target))
         if not stub:
             self._edge(rec, target, bound_kind, self._confidence(base, target))
         if base.kind != "instance":
@@ -1299,8 +1300,54 @@ class CallResolver:
                 self._edge(rec, impl, kind, "inferred")
         if stub and not rec.edges:
             # An object a Protocol types runs its own class's method, never the
-            # protocol's body (a protocol is not instantiated, nothing inherits it).
-            rec.unresolved = f"calls a method of an object typed by the protocol {base.name}"
+            # protocol's body (a protocol is not instantiated, nothing inherits it);
+            # likewise an abstract method, which every class that has objects replaces.
+            what = "the protocol" if self._is_protocol(base.name) else "an abstract method of"
+            rec.unresolved = f"calls a method of an object typed by {what} {base.name}"
+
+    def _abstract_only(self, method: str) -> bool:
+        """`method` is an `abc.abstractmethod` (not a class or static method) of a class
+        that ABCMeta makes (`abc.ABC` a base, or `metaclass=` ABCMeta or a subclass of it on
+        its MRO), replaced below it in the project: no object of a class that still has it
+        can be made, so calling it on an object never runs it; only `super().m()` or
+        `Base.m(self)` do. Where no project subclass replaces it, the objects' classes are
+        outside code and the declaration stays the edge, as for any method."""
+        found = self._abstract_memo.get(method)
+        if found is None:
+            fd = self.p.functions.get(method)
+            found = (
+                fd is not None
+                and not (fd.fact.is_staticmethod or fd.fact.is_classmethod)
+                and any(d.rpartition(".")[2] in ("abstractmethod", "abstractproperty") for d in fd.fact.decorators)
+                and self._made_by_abcmeta(method.rpartition(".")[0])
+                and self._replaced_below(*method.rpartition(".")[::2])
+            )
+            self._abstract_memo[method] = found
+        return found
+
+    def _replaced_below(self, cls: str, name: str) -> bool:
+        """Some project subclass of `cls` defines `name` (a method or a class attribute)."""
+        for sub in self.p.hierarchy.descendants(cls):
+            cd = self.p.classes.get(sub)
+            if f"{sub}.{name}" in self.p.functions or (cd is not None and any(
+                a.target == name and a.value is not None for a in (*cd.fact.class_attributes, *cd.fact.fields)
+            )):
+                return True
+        return False
+
+    def _made_by_abcmeta(self, cls: str) -> bool:
+        mro = self.p.hierarchy.mro(cls)
+        if any(c.rpartition(".")[2] == "ABC" and c not in self.p.classes for c in mro):
+            return True
+        for owner in mro:
+            cd = self.p.classes.get(owner)
+            for keyword in cd.fact.keywords if cd is not None else ():
+                key, eq, text = keyword.partition("=")
+                if eq and key.strip() == "metaclass":
+                    meta = self._metaclass(owner)
+                    names = self.p.hierarchy.mro(meta) if meta is not None else [text.strip()]
+                    return any(n.rpartition(".")[2] == "ABCMeta" for n in names)
+        return False
 
     def _is_protocol(self, cls: str) -> bool:
         return any(b not in self.p.classes and b.rpartition(".")[2] == "Protocol" for b in self.p.hierarchy.bases_of(cls))
