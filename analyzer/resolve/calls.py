@@ -1278,7 +1278,9 @@ class CallResolver:
         return out
 
     def _method_edges(self, rec: CallRecord, base: Value, target: str, bound_kind: str) -> None:
-        stub = base.kind == "instance" and (self._protocol_only(target) or self._abstract_only(target))
+        abstract = base.kind == "instance" and self._abstract_only(target)
+        stub = abstract or (base.kind == "instance" and self._protocol_only(target))
+        before = len(rec.edges)
         if not stub:
             self._edge(rec, target, bound_kind, self._confidence(base, target))
         if base.kind != "instance":
@@ -1289,7 +1291,7 @@ class CallResolver:
         kind = "method" if bound_kind in ("method", "inherited") else bound_kind
         overrides = self._subclass_members(base.name, attr)
         if base.via == "self":
-            overrides = self._self_subclass_members(base.name, attr, rec.caller) or []
+            overrides = self._self_subclass_members(base.name, attr, rec.caller)
         for qual in overrides:
             if qual != target:
                 self._edge(rec, qual, kind, "inferred")
@@ -1298,12 +1300,18 @@ class CallResolver:
         for impl in self._implementers(base.name, attr):
             if impl not in have:
                 self._edge(rec, impl, kind, "inferred")
+        if abstract and len(rec.edges) == before and not self._replaced_here(base, attr, rec.caller):
+            # No project class whose objects can be here replaces it (`self` in a method
+            # every such class replaces): the objects' classes are outside code, and the
+            # declaration stays the edge, as for any method.
+            self._edge(rec, target, bound_kind, self._confidence(base, target))
         if stub and not rec.edges:
             # An object a Protocol types runs its own class's method, never the
-            # protocol's body (a protocol is not instantiated, nothing inherits it);
-            # likewise an abstract method, which every class that has objects replaces.
-            what = "the protocol" if self._is_protocol(base.name) else "an abstract method of"
-            rec.unresolved = f"calls a method of an object typed by {what} {base.name}"
+            # protocol's body (a protocol is not instantiated, nothing inherits it).
+            rec.unresolved = (
+                f"calls {target}, abstract: every class the object may have replaces it" if abstract
+                else f"calls a method of an object typed by the protocol {base.name}"
+            )
 
     def _abstract_only(self, method: str) -> bool:
         """`method` is an `abc.abstractmethod` (not a class or static method) of a class
@@ -1325,15 +1333,26 @@ class CallResolver:
             self._abstract_memo[method] = found
         return found
 
+    def _replaced_here(self, base: Value, name: str, caller: str) -> bool:
+        """Some project class whose objects may be `base` at this call replaces the
+        abstract `name` (a method or a class attribute): its subclasses, those that may
+        run `caller` where `base` is `self` there (see `_self_subclass_members`)."""
+        subs = self.p.hierarchy.descendants(base.name)[:OVERRIDE_LIMIT]
+        owner, _, method = caller.rpartition(".")
+        if base.via == "self" and owner == base.name and caller in self.p.functions:
+            subs = [sub for sub in subs if self._runs_with(sub, base.name, method, caller)]
+        return any(self._defines(sub, name) for sub in subs)
+
+    def _defines(self, cls: str, name: str) -> bool:
+        """`cls`'s own body defines `name`: a method, or a class attribute with a value."""
+        cd = self.p.classes.get(cls)
+        return f"{cls}.{name}" in self.p.functions or (cd is not None and any(
+            a.target == name and a.value is not None for a in (*cd.fact.class_attributes, *cd.fact.fields)
+        ))
+
     def _replaced_below(self, cls: str, name: str) -> bool:
         """Some project subclass of `cls` defines `name` (a method or a class attribute)."""
-        for sub in self.p.hierarchy.descendants(cls):
-            cd = self.p.classes.get(sub)
-            if f"{sub}.{name}" in self.p.functions or (cd is not None and any(
-                a.target == name and a.value is not None for a in (*cd.fact.class_attributes, *cd.fact.fields)
-            )):
-                return True
-        return False
+        return any(self._defines(sub, name) for sub in self.p.hierarchy.descendants(cls))
 
     def _made_by_abcmeta(self, cls: str) -> bool:
         mro = self.p.hierarchy.mro(cls)
@@ -1464,12 +1483,12 @@ class CallResolver:
             self._sub_members[key] = found
         return found
 
-    def _self_subclass_members(self, cls: str, attr: str, caller: str) -> list[str] | None:
+    def _self_subclass_members(self, cls: str, attr: str, caller: str) -> list[str]:
         """`_subclass_members` for `self.attr` in `caller`, a method of `cls`: `self` there is
         a `cls`, or an object of a subclass that inherits `caller` (a subclass whose own
         method of that name replaces it runs `caller` only through `super()` or an explicit
         `Base.name(self)`, kept where its override, or one between it and `cls`, spells
-        either). None where `caller` is not a method `cls` defines."""
+        either). All of `_subclass_members` where `caller` is not a method `cls` defines."""
         owner, _, name = caller.rpartition(".")
         fd = self.p.functions.get(caller)
         if owner != cls or fd is None or fd.fact.is_staticmethod or fd.fact.is_classmethod:
