@@ -312,6 +312,8 @@ class CallResolver:
         way (`len(...)`, `self.step()` called twice): resolved once, re-stamped by `resolve`
         (with the arguments' shape: a function value is only the callee of calls it can bind)."""
         key: tuple[object, ...] = (facts.module, site.scope, site.callee)
+        if site.callee == "type" and len(site.args) == 3:
+            key = (*key, site.args[1])  # (`type(name, bases, ns)`: what it runs depends on the bases)
         # (`_flow` read directly once solved: the property costs a call per site)
         if (self._flow if self._flow is not None else self.flow).enabled:
             key = (*key, len(site.args), tuple(site.keywords))
@@ -482,6 +484,8 @@ class CallResolver:
                 # (a rebound local's own bindings at this site replace the inferrer's one guess)
                 # (with the flow stage on, it knows container slots better)
                 self._value_call(rec, self.infer.eval(node, ctx), "direct")
+                if "builtins.type" in rec.external and len(site.args) == 3:
+                    self._type_made(rec, site.args[1], ctx)
                 if flow:
                     self._undecorate(rec)
             if isinstance(node, ast.Lambda) or (
@@ -928,6 +932,22 @@ class CallResolver:
         if flow.enabled and self.source is not None:
             out.extend(self.operator_calls(facts))
         return out
+
+    def _type_made(self, rec: CallRecord, bases: str, ctx: Ctx) -> None:
+        """`type(name, (B, ...), ns)` makes a class as a class statement does: where a base's
+        metaclass is a project class, its `__new__` / `__init__` run (`type.__new__` hands
+        the call to the most derived metaclass of the bases)."""
+        node = self.p.parser.parse(bases)
+        if not isinstance(node, ast.Tuple):
+            return
+        have = {e.callee for e in rec.edges}
+        for elt in node.elts:
+            base = self.infer.eval(elt, ctx) if not isinstance(elt, ast.Starred) else None
+            for one in base.each() if base is not None and base.kind == "class" else ():
+                for hook in self._metaclass_hooks(one.name):
+                    if hook not in have:
+                        have.add(hook)
+                        self._edge(rec, hook, "constructor", "inferred")
 
     def _metaclass_hooks(self, cls: str) -> list[str]:
         """What a class statement calls, from the scope that runs it: the project
