@@ -219,7 +219,9 @@ class CallResolver:
         self._special: frozenset[str] | None = None  # special method names project classes define
         self._protocols: dict[str, tuple[str, ...]] = {}  # Protocol class -> the methods it declares
         self._implementer_classes: dict[str, list[str]] = {}  # Protocol class -> classes implementing it
-        self._sub_members: dict[tuple[str, str], list[str]] = {}  # (class, attr) -> what its subclasses resolve attr to
+        self._sub_members: dict[tuple[str, str], list[str]] = {}
+        self._defers_memo: dict[str, bool] = {}
+        self._abstract_memo: dict[str, bool] = {}  # method -> whether no object can run it  # function -> whether it may call a base's method of its name  # (class, attr) -> what its subclasses resolve attr to
         self._methods_of: dict[str, list[str]] | None = None
         self._protocol_fields: dict[str, tuple[str, ...]] = {}  # Protocol class -> the attributes it declares
         self._guards: dict[str, dict[str, list[_Guard]]] = {}  # module -> name -> its isinstance guards
@@ -310,6 +312,8 @@ class CallResolver:
         way (`len(...)`, `self.step()` called twice): resolved once, re-stamped by `resolve`
         (with the arguments' shape: a function value is only the callee of calls it can bind)."""
         key: tuple[object, ...] = (facts.module, site.scope, site.callee)
+        if site.callee == "type" and len(site.args) == 3:
+            key = (*key, site.args[1])  # (`type(name, bases, ns)`: what it runs depends on the bases)
         # (`_flow` read directly once solved: the property costs a call per site)
         if (self._flow if self._flow is not None else self.flow).enabled:
             key = (*key, len(site.args), tuple(site.keywords))
@@ -480,6 +484,8 @@ class CallResolver:
                 # (a rebound local's own bindings at this site replace the inferrer's one guess)
                 # (with the flow stage on, it knows container slots better)
                 self._value_call(rec, self.infer.eval(node, ctx), "direct")
+                if "builtins.type" in rec.external and len(site.args) == 3:
+                    self._type_made(rec, site.args[1], ctx)
                 if flow:
                     self._undecorate(rec)
             if isinstance(node, ast.Lambda) or (
@@ -927,6 +933,22 @@ class CallResolver:
             out.extend(self.operator_calls(facts))
         return out
 
+    def _type_made(self, rec: CallRecord, bases: str, ctx: Ctx) -> None:
+        """`type(name, (B, ...), ns)` makes a class as a class statement does: where a base's
+        metaclass is a project class, its `__new__` / `__init__` run (`type.__new__` hands
+        the call to the most derived metaclass of the bases)."""
+        node = self.p.parser.parse(bases)
+        if not isinstance(node, ast.Tuple):
+            return
+        have = {e.callee for e in rec.edges}
+        for elt in node.elts:
+            base = self.infer.eval(elt, ctx) if not isinstance(elt, ast.Starred) else None
+            for one in base.each() if base is not None and base.kind == "class" else ():
+                for hook in self._metaclass_hooks(one.name):
+                    if hook not in have:
+                        have.add(hook)
+                        self._edge(rec, hook, "constructor", "inferred")
+
     def _metaclass_hooks(self, cls: str) -> list[str]:
         """What a class statement calls, from the scope that runs it: the project
         `__new__` and `__init__` of the class's metaclass (`type.__call__` runs both
@@ -1276,7 +1298,9 @@ class CallResolver:
         return out
 
     def _method_edges(self, rec: CallRecord, base: Value, target: str, bound_kind: str) -> None:
-        stub = base.kind == "instance" and self._protocol_only(target)
+        abstract = base.kind == "instance" and self._abstract_only(target)
+        stub = abstract or (base.kind == "instance" and self._protocol_only(target))
+        before = len(rec.edges)
         if not stub:
             self._edge(rec, target, bound_kind, self._confidence(base, target))
         if base.kind != "instance":
@@ -1285,7 +1309,10 @@ class CallResolver:
         # one a subclass inherits from a mixin listed before the receiver's class.
         attr = target.rpartition(".")[2]
         kind = "method" if bound_kind in ("method", "inherited") else bound_kind
-        for qual in self._subclass_members(base.name, attr):
+        overrides = self._subclass_members(base.name, attr)
+        if base.via == "self":
+            overrides = self._self_subclass_members(base.name, attr, rec.caller)
+        for qual in overrides:
             if qual != target:
                 self._edge(rec, qual, kind, "inferred")
         # A Protocol: the project classes that implement it structurally.
@@ -1293,10 +1320,73 @@ class CallResolver:
         for impl in self._implementers(base.name, attr):
             if impl not in have:
                 self._edge(rec, impl, kind, "inferred")
+        if abstract and len(rec.edges) == before and not self._replaced_here(base, attr, rec.caller):
+            # No project class whose objects can be here replaces it (`self` in a method
+            # every such class replaces): the objects' classes are outside code, and the
+            # declaration stays the edge, as for any method.
+            self._edge(rec, target, bound_kind, self._confidence(base, target))
         if stub and not rec.edges:
             # An object a Protocol types runs its own class's method, never the
             # protocol's body (a protocol is not instantiated, nothing inherits it).
-            rec.unresolved = f"calls a method of an object typed by the protocol {base.name}"
+            rec.unresolved = (
+                f"calls {target}, abstract: every class the object may have replaces it" if abstract
+                else f"calls a method of an object typed by the protocol {base.name}"
+            )
+
+    def _abstract_only(self, method: str) -> bool:
+        """`method` is an `abc.abstractmethod` (not a class or static method) of a class
+        that ABCMeta makes (`abc.ABC` a base, or `metaclass=` ABCMeta or a subclass of it on
+        its MRO), replaced below it in the project: no object of a class that still has it
+        can be made, so calling it on an object never runs it; only `super().m()` or
+        `Base.m(self)` do. Where no project subclass replaces it, the objects' classes are
+        outside code and the declaration stays the edge, as for any method."""
+        found = self._abstract_memo.get(method)
+        if found is None:
+            fd = self.p.functions.get(method)
+            found = (
+                fd is not None
+                and not (fd.fact.is_staticmethod or fd.fact.is_classmethod)
+                and any(d.rpartition(".")[2] in ("abstractmethod", "abstractproperty") for d in fd.fact.decorators)
+                and self._made_by_abcmeta(method.rpartition(".")[0])
+                and self._replaced_below(*method.rpartition(".")[::2])
+            )
+            self._abstract_memo[method] = found
+        return found
+
+    def _replaced_here(self, base: Value, name: str, caller: str) -> bool:
+        """Some project class whose objects may be `base` at this call replaces the
+        abstract `name` (a method or a class attribute): its subclasses, those that may
+        run `caller` where `base` is `self` there (see `_self_subclass_members`)."""
+        subs = self.p.hierarchy.descendants(base.name)[:OVERRIDE_LIMIT]
+        owner, _, method = caller.rpartition(".")
+        if base.via == "self" and owner == base.name and caller in self.p.functions:
+            subs = [sub for sub in subs if self._runs_with(sub, base.name, method, caller)]
+        return any(self._defines(sub, name) for sub in subs)
+
+    def _defines(self, cls: str, name: str) -> bool:
+        """`cls`'s own body defines `name`: a method, or a class attribute with a value."""
+        cd = self.p.classes.get(cls)
+        return f"{cls}.{name}" in self.p.functions or (cd is not None and any(
+            a.target == name and a.value is not None for a in (*cd.fact.class_attributes, *cd.fact.fields)
+        ))
+
+    def _replaced_below(self, cls: str, name: str) -> bool:
+        """Some project subclass of `cls` defines `name` (a method or a class attribute)."""
+        return any(self._defines(sub, name) for sub in self.p.hierarchy.descendants(cls))
+
+    def _made_by_abcmeta(self, cls: str) -> bool:
+        mro = self.p.hierarchy.mro(cls)
+        if any(c.rpartition(".")[2] == "ABC" and c not in self.p.classes for c in mro):
+            return True
+        for owner in mro:
+            cd = self.p.classes.get(owner)
+            for keyword in cd.fact.keywords if cd is not None else ():
+                key, eq, text = keyword.partition("=")
+                if eq and key.strip() == "metaclass":
+                    meta = self._metaclass(owner)
+                    names = self.p.hierarchy.mro(meta) if meta is not None else [text.strip()]
+                    return any(n.rpartition(".")[2] == "ABCMeta" for n in names)
+        return False
 
     def _is_protocol(self, cls: str) -> bool:
         return any(b not in self.p.classes and b.rpartition(".")[2] == "Protocol" for b in self.p.hierarchy.bases_of(cls))
@@ -1411,6 +1501,64 @@ class CallResolver:
                 if qual not in found:
                     found.append(qual)
             self._sub_members[key] = found
+        return found
+
+    def _self_subclass_members(self, cls: str, attr: str, caller: str) -> list[str]:
+        """`_subclass_members` for `self.attr` in `caller`, a method of `cls`: `self` there is
+        a `cls`, or an object of a subclass that inherits `caller` (a subclass whose own
+        method of that name replaces it runs `caller` only through `super()` or an explicit
+        `Base.name(self)`, kept where its override, or one between it and `cls`, spells
+        either). All of `_subclass_members` where `caller` is not a method `cls` defines."""
+        owner, _, name = caller.rpartition(".")
+        fd = self.p.functions.get(caller)
+        if owner != cls or fd is None or fd.fact.is_staticmethod or fd.fact.is_classmethod:
+            return self._subclass_members(cls, attr)
+        found: list[str] = []
+        for sub in self.p.hierarchy.descendants(cls)[:OVERRIDE_LIMIT]:
+            if not self._runs_with(sub, cls, name, caller):
+                continue
+            sym = self.p.member(Symbol("class", sub), attr)
+            if sym is not None and sym.kind == "function" and sym.name in self.p.functions and sym.name not in found:
+                found.append(sym.name)
+        return found
+
+    def _runs_with(self, sub: str, cls: str, name: str, method: str) -> bool:
+        """Whether `method` (`cls.name`) may run with `self` an object of `sub`: `sub`
+        resolves `name` to it, or some override on `sub`'s MRO before `cls` may defer
+        to it (a `super()...` or `X.name(...)` call in its body; a property, whose
+        `super().name` is no call, is kept as well)."""
+        for owner in self.p.hierarchy.mro(sub):
+            if owner == cls:
+                return True
+            fd = self.p.functions.get(f"{owner}.{name}")
+            if fd is None:
+                cd = self.p.classes.get(owner)
+                if cd is not None and any(a.target == name for a in (*cd.fact.class_attributes, *cd.fact.fields)
+                                          if a.value is not None):
+                    return False  # a class attribute of that name replaces it (`check = None`)
+                continue
+            if fd.fact.is_property or self._defers(fd, name):
+                continue  # it may call on up the MRO: look further
+            return False
+        return True  # `cls` not on its MRO as the analysis sees it: keep it
+
+    def _defers(self, fd: FuncDef, name: str) -> bool:
+        """`fd`'s body calls `super().name`, `super(...).name` or `X.name(...)` on
+        anything but `self` (an explicit base), so an object of its class may run a
+        base's `name`."""
+        key = fd.name
+        found = self._defers_memo.get(key)
+        if found is None:
+            found = False
+            for site in self.p.modules[fd.module].calls:
+                if site.scope != fd.fact.qualname and not site.scope.startswith(fd.fact.qualname + "."):
+                    continue
+                callee = site.callee.replace(" ", "")
+                head, dot, last = callee.rpartition(".")
+                if dot and last == name and not head.startswith(("self.", "cls.")) and head not in ("self", "cls"):
+                    found = True
+                    break
+            self._defers_memo[key] = found
         return found
 
     def _receiver_kind(self, base: Value, target: str) -> str:

@@ -156,6 +156,10 @@ class FlowGraph:
         self._keys: dict[str, set[str]] = {}  # container -> constant keys written
         self._slice_boxes: set[str] = set()
         self._lengths: dict[str, int] = {}  # list / tuple literal -> its length (no `*xs` in it)
+        # Dicts (literals, `dict(...)`, `defaultdict(...)`): iterating one yields its keys, which
+        # are not modelled, so a `for` over it yields nothing; `.values()` / `.items()` are views
+        # (`via="view"`) whose iteration yields the values.
+        self._mappings: set[str] = set()
         self._const_names: dict[tuple[str, str], str | None] = {}  # (module, name) -> the constant key it holds
         self._fields: dict[str, list[str]] = {}
         self._relevant: dict[str, frozenset[str]] = {}  # function -> parameters that reach a call
@@ -712,7 +716,7 @@ class FlowGraph:
             if vals:
                 self.write(("gen", f"{m}.{fl.scope}"), vals)
         elif fl.kind == "yield_from":
-            vals = self.elements(self.eval(node, m, fl.scope))
+            vals = self.elements(self.eval(node, m, fl.scope), iterate=True)
             if vals:
                 self.write(("gen", f"{m}.{fl.scope}"), vals)
         elif fl.kind == "for":
@@ -720,7 +724,9 @@ class FlowGraph:
             if target is not None:
                 self._loop_target = True
                 try:
-                    self._assign_target(target, self.elements(self.eval(node, m, fl.scope)), m, fl.scope, fl.line)
+                    self._assign_target(
+                        target, self.elements(self.eval(node, m, fl.scope), iterate=True), m, fl.scope, fl.line
+                    )
                 finally:
                     self._loop_target = False
         elif fl.kind == "store":
@@ -1197,6 +1203,7 @@ class FlowGraph:
         box = f"{m}:{scope}:{_norm(node)}"
         found = False
         if isinstance(node, ast.Dict):
+            self._mappings.add(box)
             for k, v in zip(node.keys, node.values, strict=True):
                 if k is None:  # `{**other}`
                     for src in self.eval(v, m, scope, d):
@@ -1362,7 +1369,11 @@ class FlowGraph:
             base = {c for c in self.eval(func.value, m, scope, d) if c.kind in ("container", "generator")}
             if base:
                 if func.attr in _ALIAS_METHODS:
-                    out |= base
+                    for b in base:
+                        if b.name not in self._mappings or func.attr == "copy":
+                            out.add(b)
+                        elif func.attr in ("values", "items"):
+                            out.add(b.with_via("view"))  # (`keys()`, `__iter__()`: the keys)
                 else:
                     key = self.key_of(node.args[0], m, scope) if node.args and func.attr != "setdefault" else None
                     out |= set(self.elements(base, key=key))
@@ -1425,6 +1436,7 @@ class FlowGraph:
         (from a list or tuple of pairs, each pair's second item, key unknown), then
         each keyword's value under its name."""
         box = box or f"{m}:{scope}:{_norm(node)}"
+        self._mappings.add(box)
         sources: list[set[Value]] = [self.eval(a, m, scope, d) for a in node.args[:1]]
         for kw in node.keywords:
             if kw.arg is None:  # `dict(**other)`
@@ -1618,11 +1630,16 @@ class FlowGraph:
 
     # -- elements ------------------------------------------------------------
 
-    def elements(self, vals: Iterable[Value], key: str | None = None, *, unpack: bool = False) -> set[Value]:
-        """What iterating (or indexing with `key`) over `vals` yields."""
+    def elements(
+        self, vals: Iterable[Value], key: str | None = None, *, unpack: bool = False, iterate: bool = False
+    ) -> set[Value]:
+        """What iterating (or indexing with `key`) over `vals` yields. `iterate`: a `for` or
+        `yield from` over them, where a dict yields its keys (unmodelled), not its values."""
         out: set[Value] = set()
         for v in vals:
             if v.kind == "container":
+                if iterate and key is None and v.name in self._mappings and v.via != "view":
+                    continue
                 if key is None:
                     out |= set(self.read(("elt", v.name, _ALL)))
                 else:

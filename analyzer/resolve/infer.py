@@ -821,6 +821,9 @@ class Inferrer:
                 elif fl.kind == "for" and fl.target and fl.value and fl.value.startswith(("zip(", "enumerate(")):
                     for name, text in self._unpacked(fl.target, fl.value):
                         found.setdefault((fl.scope, name), []).append(text)
+                elif fl.kind == "for" and fl.target and fl.value and fl.value.endswith(".items()"):
+                    for name, text in self._items(fl.target, fl.value):
+                        found.setdefault((fl.scope, name), []).append(text)
         return found
 
     def _unpacked(self, target: str, value: str) -> list[tuple[str, str]]:
@@ -839,6 +842,17 @@ class Inferrer:
         else:
             return []
         return [(n, ast.unparse(a)) for n, a in pairs if n is not None]
+
+    def _items(self, target: str, value: str) -> list[tuple[str, str]]:
+        """`for k, v in d.items()`: (k, `d.keys()`), (v, `d.values()`), each bound
+        as a loop over that view."""
+        t, v = self.p.parser.parse(target), self.p.parser.parse(value)
+        if not (isinstance(t, ast.Tuple) and len(t.elts) == 2 and isinstance(v, ast.Call)
+                and isinstance(v.func, ast.Attribute) and not v.args and not v.keywords):
+            return []
+        owner = ast.unparse(v.func.value)
+        views = (f"{owner}.keys()", f"{owner}.values()")
+        return [(e.id, view) for e, view in zip(t.elts, views, strict=True) if isinstance(e, ast.Name)]
 
     def _element(self, node: ast.expr, ctx: Ctx, depth: int, *, item: bool = False) -> Value | None:
         """`_element_of`, memoised per (module, scope, dotted name): subscripts recur."""
@@ -928,6 +942,10 @@ class Inferrer:
         elif isinstance(node, ast.Call):
             if self._copies_elements(node, ctx, depth):
                 return self._element(node.args[0], ctx, depth + 1, item=item)
+            if (isinstance(node.func, ast.Attribute) and node.func.attr in ("keys", "values")
+                    and not node.args and not node.keywords):
+                # `d.values()` / `d.keys()`: the mapping's values / keys, as its annotation states
+                return self._element(node.func.value, ctx, depth + 1, item=node.func.attr == "values")
             func = self.eval(node.func, ctx, depth + 1)
             if func is not None and func.kind == "function":
                 fd = self.p.functions[func.name]

@@ -237,8 +237,10 @@ CONTEXTS = """
 def test_with_binds_what_the_context_manager_enters(flow: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ATLAS_CALLGRAPH_FLOW", flow)
     calls = project_calls(CONTEXTS, "main.transfer")
+    # `Session.pull` is abstract on an ABC: an object's class always replaces it, so
+    # `session.pull()` runs `ZmqSession.pull`, never the abstract body.
     assert calls["main.transfer"] == {
-        "main.Receiver.session", "main.Session.pull", "main.ZmqSession.pull", "main.Conn.send",
+        "main.Receiver.session", "main.ZmqSession.pull", "main.Conn.send",
         "main.connect", "main.aconnect", "main.unannotated",
     }
 
