@@ -14,6 +14,7 @@ from analyzer.refs.docproject import settle_by_document, weak_mentions
 from analyzer.refs.extract import alternatives, extract_references, markdown_parser
 from analyzer.refs.field_homes import field_homes
 from analyzer.refs.fields import judge_field
+from analyzer.refs.folder_moves import moved_within_the_documents_folder
 from analyzer.refs.formula import formula
 from analyzer.refs.generated import field_type, foreign_type
 from analyzer.refs.gone_module_imports import imported_from_gone_modules
@@ -800,6 +801,7 @@ def check_references(
     findings = not_project(unjudged(findings, pins, histories), pins, histories)
     findings = readers_modules(findings, written_modules(checked, {pkg for p in pins for pkg in p.packages}))
     findings = imported_from_gone_modules(_passed_through(findings), pins)
+    findings = moved_within_the_documents_folder(findings, pins, lineages or {})
     # Last: it reads the final verdicts (members of a gone class are settled by the passes above).
     keywords: dict[str, set[str]] = {}
     for ref, _ in checked:

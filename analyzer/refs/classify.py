@@ -44,6 +44,7 @@ FOREIGN_NAMES = frozenset(
         "FlashInfer", "DeepEP", "DeepGEMM", "Mooncake", "Triton", "CuPy", "NumPy", "Python",
         # Standard library and dependencies a serving text names next to the projects' own.
         "ProfilerActivity", "DataLoader", "OrderedDict", "Literal", "Annotated", "Generic", "TypeVar", "Awaitable", "AsyncIterator", "AsyncGenerator",
+        "NewType", "ParamSpec", "TypeVarTuple", "ClassVar", "Final", "Concatenate", "TypeGuard", "Unpack", "Required", "NotRequired",
         "Generator", "Future", "Event", "Lock", "Condition", "Semaphore", "ProcessPoolExecutor",
         "PreTrainedModel", "PretrainedConfig", "GenerationConfig", "AutoProcessor", "AutoModel", "PreTrainedTokenizerFast",
         "PreTrainedTokenizerBase", "ProcessorMixin", "BatchFeature",
@@ -119,7 +120,7 @@ FOREIGN_ROOTS = frozenset(
 
 # Other systems a text about vLLM or SGLang compares with: a name in their sentence may be theirs.
 OTHER_SYSTEMS_RE = re.compile(
-    r"(?<![\w-])(nano-?vllm|mini-?sglang|TensorRT(?:-LLM)?|TRT-LLM|LightLLM|lmdeploy|DeepSpeed(?:-MII)?|FasterTransformer|"
+    r"(?<![\w-])(nano-?vllm|mini-?sglang|vllm[-_]omni|sglang[-_]omni|sglang[-_]jax|sgl[-_]jax|TensorRT(?:-LLM)?|TRT-LLM|LightLLM|lmdeploy|DeepSpeed(?:-MII)?|FasterTransformer|"
     r"llama\.cpp|Ollama|TGI|text-generation-inference|transformers|Hugging ?Face|PyTorch|torch|FlashInfer|"
     r"flash[-_]attn|FlashAttention\d?|xformers|LMCache|Mooncake|NIXL|DeepEP|DeepGEMM|NCCL|Nsight|nsys|pytest|Ray|Dynamo|"
     r"MLC-?LLM|ExLlama|Megatron|Orca|FastAPI|uvicorn|Kubernetes|Prometheus|Docker|Linux|syscalls?|"

@@ -221,10 +221,16 @@ def _closes_after(lines: list[str], i: int) -> bool:
     return following[:1] in {")", "]", "}"}
 
 
+# `vllm/v1/core/kv_cache_manager.py` alone on a snippet's line: the file the snippet quotes (under
+# `# 文件位置`), not a division of names whose last operand reads `kv_cache_manager.py`.
+_PATH_LINE_RE = re.compile(r"^([ \t]*)(?=[\w.-]*/)([\w.-]+(?:/[\w.-]+)+\.py)[ \t]*$", re.MULTILINE)
+
+
 def parse_snippet(content: str) -> list[tuple[int, ast.Module]]:
     """(line offset, tree) pairs: the whole snippet; when a few lines of prose break it, the
     snippet without them; else, when `...` placeholders or prompts break it, each line that
-    parses on its own."""
+    parses on its own. A line that is a file's path alone is read as a comment."""
+    content = _PATH_LINE_RE.sub(r"\1#\2", content)
     lines = content.splitlines()
     flat, origin = unflatten(lines)
     if len(flat) == len(lines):
@@ -587,13 +593,29 @@ def _imported_subject(source: str, roots: set[str], imports_project: bool) -> st
     times, and more often than vLLM and SGLang or by snippets that import nothing from them."""
     prose = _HTML_COMMENT_RE.sub("", source)
     ours = len(PROJECT_RE.findall(prose))
+    title = _TITLE_RE.search(prose)
     for root in sorted(roots - STDLIB_MODULES - _TOOL_LIBRARIES):
-        if other_system(root) is None:
-            continue  # a library (`torch`, `requests`), not a program a page is written about
-        named = len(re.findall(rf"(?<![\w-]){re.escape(root)}(?![\w-])", prose, re.IGNORECASE))
+        # A library (`torch`, `requests`) is not what a page is written about, unless the page's
+        # title names it (`# AutoRound` over `from auto_round import AutoRound`): then it is.
+        spelled = _spellings_re(root)
+        titled = spelled.search(title.group(1)) if title else None
+        subject = other_system(root) or (titled.group(0) if titled else None)
+        if subject is None:
+            continue
+        named = len(spelled.findall(prose))
         if named >= _MIN_SUBJECT_MENTIONS and (named > ours or not imports_project):
-            return other_system(root)
+            return subject
     return None
+
+
+_TITLE_RE = re.compile(r"^#\s+(.+)$", re.MULTILINE)
+
+
+def _spellings_re(root: str) -> re.Pattern[str]:
+    """`auto_round` as a package, a command or a name: `auto_round`, `auto-round`, `AutoRound`
+    (`vllm_omni`: `vLLM-Omni`)."""
+    words = [re.escape(w) for w in root.split("_") if w]
+    return re.compile(rf"(?<![\w-]){'[-_ ]?'.join(words)}(?![\w-])", re.IGNORECASE)
 
 
 def _foreign_module(root: str, facts: DocFacts) -> bool:

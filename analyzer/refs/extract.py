@@ -151,6 +151,8 @@ _MODULE_STRING_RE = re.compile(r"(?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 _LONG_SNAKE_RE = re.compile(r"_*[a-z][a-z0-9]*(?:_[a-z0-9]+){2,}")
 _NAME_CHAIN_RE = re.compile(r"[\w.]+(?:\(\))?(?:\s*(?:->|—>|=>|[→⇒⟶])\s*[\w.]+(?:\(\))?)+")
 _STEP_CLASS_RE = re.compile(r"_*(?=[A-Z][A-Za-z0-9]*[a-z])[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*")
+# `XFormersBackend`: a class name of two words or more.
+_CLASS_HUMPS_RE = re.compile(r"_*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*")
 # `_allocate_kv_cache`: one leading underscore, then words joined by underscores, standing alone.
 _PRIVATE_NAME_RE = re.compile(r"(?<![\w.$/{<-])(_[a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w./}>(-])")
 # A class's member written in code font (`Scheduler.stream_output()`): whose member a loose `self.x` is.
@@ -957,7 +959,9 @@ class _Walker:
         self.section_owner = _section_owner(self.headings)
         if mislabelled_python(lang, content):
             lang = "python"
-        self.quoted_file = (_named_file(lead_text, content) or self._section_file()) if lang in PYTHON_LANGS else None
+        # The file the block's own title names (```` ```python title="sglang/srt/x.py @ abc L32-43" ````).
+        titled = next((p.found.target.rsplit("/", 1)[-1] for p in info if p.found.kind == PATH and p.found.target.endswith(".py")), None)
+        self.quoted_file = (_named_file(lead_text, content) or titled or self._section_file()) if lang in PYTHON_LANGS else None
         header = headed(content, lead_text) if self.place is None and lang in PYTHON_LANGS else None
         self.place = self.place or header or self._heading_place(content, lang)
         if lang in SHELL_LANGS and holds_no_command(content):
@@ -1435,6 +1439,14 @@ class _Walker:
         in a sketch of V0's `swap_out`: `_free_call`)."""
         found: dict[tuple[int, str], tuple[str, tuple[str, ...]]] = {}
         in_class = {id(n) for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for n in ast.walk(c)}
+        # `autoround.quantize_and_save(out, format="auto_round")`: a value handed to another
+        # library's object or function is that library's word, whatever a past release named so.
+        handed = {
+            id(arg)
+            for call in ast.walk(tree)
+            if isinstance(call, ast.Call) and (callee := dotted(call.func)) and callee.split(".", 1)[0] in self.facts.foreign
+            for arg in (*call.args, *(k.value for k in call.keywords))
+        }
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node in tree.body:
                 found.setdefault((node.lineno, node.name), (node.name, _FUNCTION))
@@ -1446,7 +1458,11 @@ class _Walker:
                 # `batch.get_model_worker_batch()` on a variable nothing in the document binds: the
                 # object the quoted code works on, its method judged by name as `self.x()` is.
                 found.setdefault((node.lineno, name), (name.split(".", 1)[1], _FUNCTION))
-            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _IDENTIFIER_RE.fullmatch(node.value):
+            elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Name) and _CLASS_HUMPS_RE.fullmatch(node.value.id):
+                # `HpuPlatform` alone on a line (a sketch's list of subclasses): a statement that
+                # does nothing in code, written to name the class.
+                found.setdefault((node.lineno, node.value.id), (node.value.id, ("class",)))
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _IDENTIFIER_RE.fullmatch(node.value) and id(node) not in handed:
                 found.setdefault((node.lineno, node.value), (node.value, ()))
         out = []
         for (node_line, text), (name, kinds) in found.items():

@@ -44,7 +44,7 @@ _BUILTIN_TYPES: dict[str, type] = {
 }
 _LITERAL_TYPES: dict[type, type] = {ast.List: list, ast.ListComp: list, ast.Dict: dict, ast.DictComp: dict, ast.Set: set, ast.SetComp: set, ast.Tuple: tuple}
 # A field the project declares as another library's object: its members are that library's.
-_FOREIGN_TYPE_RE = re.compile(r"^(?:torch|np|numpy|zmq|asyncio|threading|multiprocessing|queue|concurrent)\.|^(?:Tensor|ndarray|Queue|Thread|Event|Lock)$")
+_FOREIGN_TYPE_RE = re.compile(r"^(?:torch|nn|np|numpy|zmq|asyncio|threading|multiprocessing|queue|concurrent)\.|^(?:Tensor|ndarray|Queue|Thread|Event|Lock)$")
 _MAX_BASE_DEPTH = 4
 
 
@@ -132,3 +132,8 @@ def builtin_member(type_name: str, member: str) -> bool | None:
 def foreign_type(type_name: str) -> bool:
     """A type of another library (`torch.Tensor`, `asyncio.Queue`), whose members are its own."""
     return bool(_FOREIGN_TYPE_RE.search(type_name))
+
+
+def builtin_type(type_name: str) -> bool:
+    """A builtin type (`list`, `List[Req]`, `float`), no class of the project."""
+    return type_name.split("[", 1)[0] in _BUILTIN_TYPES or type_name == "bool"

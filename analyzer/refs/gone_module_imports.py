@@ -23,14 +23,19 @@ _HOME_CONFIDENCE = 0.7
 
 def imported_from_gone_modules(findings: list[Finding], pins: Sequence[PinView]) -> list[Finding]:
     by_pin = {p.pin: p for p in pins}
-    modules = {(f.ref.file, f.ref.line, f.pin, f.ref.target): f for f in findings if _is_import(f) and f.status == BROKEN and f.ref.text == f.ref.target}
+    # (file, pin, module) -> its gone findings by line: a parenthesised import names its module
+    # on the `from` line and its names on the lines below.
+    modules: dict[tuple[str, str | None, str], list[Finding]] = defaultdict(list)
+    for f in findings:
+        if _is_import(f) and f.status == BROKEN and f.ref.text == f.ref.target:
+            modules[(f.ref.file, f.pin, f.ref.target)].append(f)
     homes: dict[int, set[str]] = defaultdict(set)  # id(module finding) -> modules its names live in
     for f in findings:
         pin = by_pin.get(f.pin or "")
         if pin is None or f.status != BROKEN or not _is_import(f) or f.ref.text == f.ref.target:
             continue
         module, _, name = f.ref.target.rpartition(".")
-        gone = modules.get((f.ref.file, f.ref.line, f.pin, module))
+        gone = max((m for m in modules.get((f.ref.file, f.pin, module), []) if m.ref.line <= f.ref.line), key=lambda m: m.ref.line, default=None)
         if gone is None or f.ref.text != name:
             continue
         entries = [e for e in pin.find_symbol(name) if e.last == name and _at_module_level(e)]
@@ -43,7 +48,7 @@ def imported_from_gone_modules(findings: list[Finding], pins: Sequence[PinView])
         # `TokensPrompt`, not `vllm`) is where a reader imports it from; else the module itself.
         exported = sorted({e.parent for e in entries if e.kind == "import" and len(defined) == 1 and defined[0].startswith(f"{e.parent}.")}, key=len)
         homes[id(gone)].add(exported[-1] if exported else defined[0] if len(defined) == 1 else "")
-    for gone in modules.values():
+    for gone in (m for found in modules.values() for m in found):
         where = homes.get(id(gone), set())
         if len(where) == 1 and "" not in where and (gone.best is None or gone.best.confidence < _HOME_CONFIDENCE):
             home = next(iter(where))

@@ -10,7 +10,13 @@ from analyzer.index.extract import module_name
 from analyzer.refs.classify import REPO_ONLY_DIRS, REPO_ROOT_FILES
 from analyzer.refs.commandflags import command_flags
 from analyzer.refs.commandindex import other_commands, registered_options, subcommands
-from analyzer.refs.generated import builtin_member, class_generated, field_type, foreign_type
+from analyzer.refs.generated import (
+    builtin_member,
+    builtin_type,
+    class_generated,
+    field_type,
+    foreign_type,
+)
 from analyzer.refs.links import check_anchor_names, resolve_docs_page
 from analyzer.refs.models import (
     BROKEN,
@@ -318,6 +324,8 @@ def _check_lines(finding: Finding, path: str, pin: PinView) -> None:
         suffix = "." + ref.link_symbol
         # (Written in full, `vllm.a.b.X`, or as the file's own name for it, `X`, `X.m`.)
         named = [d for d in defs if d.full == ref.link_symbol or d.full.endswith(suffix) or short_name(d, pin) == ref.link_symbol]
+        # Written in full, a module-level name of the file that is not a def (`LLMEngine = V1LLMEngine`).
+        named = named or [e for e in pin.table.named(ref.link_symbol) if e.path == path]
         if not named:
             last = ref.link_symbol.rsplit(".", 1)[-1]
             elsewhere = [d for d in pin.find_symbol(ref.link_symbol) if d.path != path]
@@ -327,7 +335,9 @@ def _check_lines(finding: Finding, path: str, pin: PinView) -> None:
                 finding.status = WARNING
                 finding.note = f"`{ref.link_symbol}` is defined in {elsewhere[0].path}; {path} only imports or aliases it"
                 return
-            finding.status = BROKEN
+            # The file is there and the anchor lands on other code, as when lines moved; whether
+            # the name itself is gone is its own reference's finding (the link text's).
+            finding.status = WARNING
             finding.note = f"`{ref.link_symbol}` is not defined in {path}"
             return
         # The anchor must start at the definition (a few lines of slack for decorators)
@@ -433,23 +443,28 @@ def foreign_field_member(target: str, pin: PinView) -> str | None:
     return _foreign_field(owner, pin, every=False) if owner else None
 
 
-def _foreign_field(name: str, pin: PinView, every: bool) -> str | None:
+def _foreign_field(name: str, pin: PinView, every: bool, member: str | None = None) -> str | None:
     """Why the members of the field `name` are another library's: one of the pin's fields so
     named (or, with `every`, each of them, when the text gives no class) is declared or made with
-    another library's type; else None."""
+    another library's type; else None. With `every`, a field of Python's own type counts too
+    (`can_run_list: List[Req]`: a list, whatever classes are named like a list), as long as one of
+    the types can have `member` (another library's, or a builtin that has it)."""
     fields = [e for e in pin.find_symbol(name) if e.kind == "attribute"]
-    first: tuple[SymbolEntry, str] | None = None
+    outside: list[tuple[SymbolEntry, str]] = []
     for field in fields:
         kind = field_type(field, pin)
-        if kind is not None and foreign_type(kind):
-            first = first or (field, kind)
+        if kind is not None and (foreign_type(kind) or (every and builtin_type(kind))):
+            outside.append((field, kind))
             if not every:
                 break
         elif every:
             return None
-    if first is None:
+    # Another library's type says more than a scalar's; a builtin only where it has the member.
+    able = [(f, k) for f, k in outside if not builtin_type(k)] + [(f, k) for f, k in outside if builtin_type(k) and builtin_member(k.split("[", 1)[0], member or "")]
+    if not able:
         return None
-    return f"`{first[0].last}` is a `{first[1].split('[', 1)[0]}`, another library's type: its members are that library's"
+    field, kind = able[0]
+    return f"`{field.last}` is a `{kind.split('[', 1)[0]}`, not a class of the project: its members are that type's"
 
 
 def alias_of(entry: SymbolEntry, pin: PinView) -> str | None:
@@ -686,7 +701,7 @@ def through_instance(finding: Finding, pin: PinView) -> Finding:
         # `TreeCacheBuildContext` of a builder): the object may still be one of the classes its
         # last word names (`RadixCache`), tried next.
         tried.extend(classes[:3])
-    if tried and (foreign := _foreign_field(instance, pin, every=True)) is not None:
+    if tried and (foreign := _foreign_field(instance, pin, every=True, member=member)) is not None:
         # `input_queue.get()` where every `input_queue` of the pin is a `queue.Queue`: the method
         # is the library's, whatever the project's classes named like a queue define.
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=foreign)

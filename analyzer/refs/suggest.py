@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from rapidfuzz import fuzz
@@ -415,6 +415,16 @@ def _agree(found: list[Suggestion]) -> list[Suggestion]:
 
 
 # ----- symbols -----------------------------------------------------------------
+_WORD_SHARED_CONFIDENCE = 0.6
+# Words every layout uses, which say nothing about where a module went.
+_LAYOUT_WORDS = frozenset({"utils", "util", "common", "base", "v0", "v1", "v2", "core", "layers", "impl"})
+
+
+def _module_words(folders: Sequence[str]) -> set[str]:
+    """`["transformers_utils", "detokenizer_utils"]` -> {"transformers", "detokenizer"}."""
+    return {w for seg in folders for w in seg.split("_") if w} - _LAYOUT_WORDS
+
+
 def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Suggestion]:
     target = ref.target
     parts = target.split(".")
@@ -432,6 +442,15 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
                 e for e in pin.find_symbol(tail)
                 if e.kind in {"class", "function", "module"} and set(old_module[1:]) & set(e.full.split(".")[1:-tail_len])
             ]
+            if not hits and tail_len == 1 and _CLASS_RE.match(tail):
+                # `transformers_utils.detokenizer_utils.IncrementalDetokenizer` -> the one class of that
+                # name, in `v1.engine.detokenizer`: its folders share a word, not a whole folder.
+                old_words = _module_words(old_module[1:])
+                related = [e for e in pin.find_symbol(tail) if e.kind == "class" and old_words & _module_words(e.full.split(".")[1:-1])]
+                if len(related) == 1:
+                    why = "the one class of that name, in a module whose folders share a word with the old one's"
+                    out.append(Suggestion(related[0].full, _WORD_SHARED_CONFIDENCE, why, related[0].location))
+                    break
             if hits:
                 # The nearest surviving package first: the most leading folders kept.
                 kept = {e.full: _nearness(old_module, e.full.split(".")[: -tail_len]) for e in hits}

@@ -145,7 +145,7 @@ def statuses(doc: str, *pins: PinView, name: str = "ch.md") -> dict[str, list[st
 def source_view(root: Path, sources: dict[str, str], pin: str = "vllm@0.30.0") -> PinView:
     """A pin whose files are the given Python sources on disk (signatures and words are read from
     them) beside the package's `__init__.py`, indexed as the real index is: modules, top-level
-    functions and classes, methods, the attributes a class body declares and those its methods
+    functions, classes and names assigned, methods, the attributes a class body declares and those its methods
     assign on `self`."""
     project = pin.partition("@")[0]
     tree = root / pin.replace("@", "-")
@@ -159,6 +159,8 @@ def source_view(root: Path, sources: dict[str, str], pin: str = "vllm@0.30.0") -
         for node in ast.parse(text).body:
             if isinstance(node, ast.FunctionDef):
                 symbols.append(_sym(f"{module}.{node.name}", rel, node.lineno, node.end_lineno or node.lineno))
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                symbols.append(_sym(f"{module}.{node.targets[0].id}", rel, node.lineno, node.lineno, "attribute"))
             if not isinstance(node, ast.ClassDef):
                 continue
             cls = f"{module}.{node.name}"

@@ -156,3 +156,12 @@ def test_a_script_of_a_section_on_examples_is_not_checkable_at_a_wheel(vllm: Pin
     assert statuses(doc, replace(vllm, kind="git"))["cpu_offload_example_v1.py"] == [BROKEN]
     # Outside such a section, a module the package lacks is broken at a wheel as before.
     assert statuses("# vLLM internals\n\nThe stop checks live in `stop_checker.py`.\n", vllm)["stop_checker.py"] == [BROKEN]
+
+
+
+def test_a_method_of_a_field_of_pythons_own_type(tmp_path: Path) -> None:
+    doc = "In vLLM the engine core blocks on `input_queue.get()` when idle.\n"
+    # A dict has `get`, whatever the classes named like a queue define ...
+    assert statuses(doc, _queue_view(tmp_path, "{}"))["input_queue.get()"] == [NOT_CHECKABLE]
+    # ... and a list has none: the classes named like it are asked as before (none has it).
+    assert statuses(doc, _queue_view(tmp_path, "[]"))["input_queue.get()"] == [BROKEN]
