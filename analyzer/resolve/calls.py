@@ -191,6 +191,12 @@ class SourceSegments(Protocol):
     def module_text(self, facts: ModuleFacts) -> str | None: ...
 
 
+# `type.__call__` as a metaclass reaches it (`ABCMeta` keeps type's): it runs the class's
+# `__new__` and `__init__`. (`EnumMeta.__call__` looks a member up instead: not here.)
+_TYPE_BASES = frozenset({"type", "builtins.type", "abc.ABCMeta"})
+_TYPE_CALL = frozenset({"builtins.type.__call__", "abc.ABCMeta.__call__"})
+
+
 class CallResolver:
     def __init__(self, project: Project, source: SourceSegments | None = None) -> None:
         self.p = project
@@ -227,6 +233,10 @@ class CallResolver:
         self._guards: dict[str, dict[str, list[_Guard]]] = {}  # module -> name -> its isinstance guards
         self._classes_named: dict[str, list[str]] | None = None  # `token` -> the classes named `Token`
         self._module_imports: dict[str, frozenset[str]] = {}  # module -> what its imports bind
+        # A metaclass's project `__call__` -> the classes the project's resolved calls make through it
+        self._meta_called: dict[str, set[str]] = {}
+        self._meta_pass: bool | None = None  # None: not run; False: running; True: done
+        self._meta_classes: dict[str, list[str]] | None = None  # metaclass -> the project classes it makes
 
     @property
     def flow(self) -> FlowGraph:
@@ -496,6 +506,8 @@ class CallResolver:
                 # (no container slot the flow stage tracks: an annotated or built container's element)
                 rec.unresolved = None
                 self._value_call(rec, self.infer.eval(node, ctx), "direct")
+        if site.callee.endswith(".__call__") and not _TYPE_CALL.isdisjoint(rec.external):
+            self._inside_metaclass_call(rec, facts, site)
         if not rec.edges and not rec.external and rec.unresolved is None:
             rec.unresolved = "callee could not be resolved"
         return rec
@@ -959,6 +971,68 @@ class CallResolver:
         hooks = (self.p.member(Symbol("class", meta), name) for name in ("__new__", "__init__"))
         return [sym.name for sym in hooks if sym is not None and sym.kind == "function"]
 
+    def _metaclass_call(self, cls: str) -> str | None:
+        """The project `__call__` of the class's project metaclass (its own or a base
+        metaclass's), which calling the class runs; None where `type`'s runs."""
+        meta = self._metaclass(cls)
+        call = self.p.member(Symbol("class", meta), "__call__") if meta is not None else None
+        return call.name if call is not None and call.kind == "function" and call.name in self.p.functions else None
+
+    def _inside_metaclass_call(self, rec: CallRecord, facts: ModuleFacts, site: CallSite) -> None:
+        """`type.__call__(cls, ...)` / `super().__call__(...)` in a metaclass's `__call__`
+        makes the object: the `__new__` / `__init__` of the class called. `cls` is bound
+        as the flow stage binds a parameter, from the project's calls: the classes its
+        resolved calls make through this `__call__` (or a metaclass's below it that
+        defers here); where none does (the classes are made by outside callers only),
+        every project class the metaclass, or one below it, makes."""
+        if ".<locals>" in site.scope or not self._in_metaclass_call(facts.module, site.scope):
+            return
+        meta = self.p.enclosing_class(f"{facts.module}.{site.scope}")
+        if meta is None:
+            return
+        node = self.p.parser.parse(site.callee)
+        if not isinstance(node, ast.Attribute):
+            return
+        through_type = isinstance(node.value, ast.Name) and node.value.id == "type"
+        if not through_type and not (isinstance(node.value, ast.Call) and dotted_name(node.value.func) == "super"):
+            return
+        if self._meta_pass is None:  # every call resolved once, so the classes called are all known
+            self._meta_pass, outer = False, self._site
+            for mod in list(self.p.modules.values()):
+                for one in mod.calls:
+                    if not self._in_metaclass_call(mod.module, one.scope):
+                        self._resolve_site(mod, one)
+            self._meta_pass, self._site = True, outer
+        mro = self.p.hierarchy.mro
+        called = sorted(
+            cls for call, made in self._meta_called.items() if meta in mro(call.rpartition(".")[0]) for cls in made
+        )
+        if not called:
+            called = sorted(cls for m, made in self._classes_by_metaclass().items() if meta in mro(m) for cls in made)
+        have = {e.callee for e in rec.edges}
+        for cls in called:
+            for target in self._own_constructors(cls):
+                if target not in have and target in self.p.functions:
+                    have.add(target)
+                    self._edge(rec, target, "constructor", "inferred")
+
+    def _in_metaclass_call(self, module: str, scope: str) -> bool:
+        """Whether the scope is (inside) a metaclass's `__call__`, whose sites wait for the others."""
+        head = scope.split(".<locals>", 1)[0]
+        if head.rpartition(".")[2] != "__call__":
+            return False
+        cls = self.p.enclosing_class(f"{module}.{head}")
+        return cls is not None and not _TYPE_BASES.isdisjoint(self.p.hierarchy.mro(cls))
+
+    def _classes_by_metaclass(self) -> dict[str, list[str]]:
+        if self._meta_classes is None:
+            self._meta_classes = {}
+            for cls in sorted(self.p.classes):
+                meta = self._metaclass(cls)
+                if meta is not None:
+                    self._meta_classes.setdefault(meta, []).append(cls)
+        return self._meta_classes
+
     def _metaclass(self, cls: str) -> str | None:
         """The project metaclass of a project class: the one its statement names
         (`metaclass=M`), else the first one a class of its MRO names (a subclass
@@ -1282,13 +1356,24 @@ class CallResolver:
             rec.unresolved = f"calls a {value.kind}"
 
     def _constructors(self, cls: str) -> list[str]:
-        """What calling the class runs: its project `__new__` if any, then its
+        """What calling the class runs: its metaclass's project `__call__` where it has
+        one; else its project `__new__` if any, then its
         `__init__` (the class itself when no project `__init__` is found).
         A protocol is not instantiated: `cls(...)` with `cls: type[P]` makes an
         object of a class implementing P, so those classes' project constructors
         (none where none is known)."""
         if self._is_protocol(cls):
             return [n for impl in self.implementer_classes(cls) for n in self._constructors(impl) if n in self.p.functions]
+        call = self._metaclass_call(cls)
+        if call is not None:
+            # `type.__call__` hands the call to the metaclass's `__call__`; the class's own
+            # `__new__` / `__init__` run from there (`_inside_metaclass_call`), if it defers.
+            self._meta_called.setdefault(call, set()).add(cls)
+            return [call]
+        return self._own_constructors(cls)
+
+    def _own_constructors(self, cls: str) -> list[str]:
+        """What `type.__call__(cls, ...)` runs: the project `__new__`, then `__init__`."""
         out: list[str] = []
         new = self.p.member(Symbol("class", cls), "__new__")
         if new is not None and new.kind == "function":

@@ -183,3 +183,10 @@ def test_a_builtin_named_method_on_a_receiver_named_after_a_class() -> None:
     `token_list` -> `TokenList`) reaches that class's method and its subclasses' overrides;
     `regex.match`, `d.get` stay unresolved (sqlparse's traced run, `benchmarks/library_trace.py`)."""
     assert _edges(actual("classes/named_receiver")) == _edges(expected("classes/named_receiver"))
+
+
+def test_a_metaclass_call_makes_the_object() -> None:
+    """Calling a class whose metaclass defines `__call__` runs that `__call__`, and the
+    class's `__new__` / `__init__` run from it (through `type.__call__` or `super()`),
+    only for the classes the program calls, not every class the metaclass makes."""
+    assert _edges(actual("classes/metaclass_call")) == _edges(expected("classes/metaclass_call"))
