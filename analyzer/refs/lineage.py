@@ -27,14 +27,17 @@ from analyzer.refs.symbols import SymbolEntry
 
 FORMAT = 1
 # The past pins `--past` reads when none are named: a spread by era, chosen on the projects'
-# histories (vLLM's V0 engine, V0 with V1 beside it, V1 alone, and two V1 releases between it and
-# today's pins; SGLang's frontend-first releases, the srt runtime's growth, the scheduler's split,
-# 0.5, 0.5.8), each the sdist pinned as a git commit (`benchmarks/past_pins.py`).
+# histories (vLLM's V0 engine, V0 with V1 beside it, V1 alone, then about every second V1 release
+# up to today's pins, so that a rename is seen between two releases close enough for the diff to
+# pair the names; SGLang's first router-era release, its frontend-first releases, the srt
+# runtime's growth, the scheduler's split, 0.5 up to its last release with an sdist), each the
+# sdist pinned as a git commit (`benchmarks/past_pins.py`).
 DEFAULT_PAST = (
-    "vllm@0.2.7-src", "vllm@0.4.3-src", "vllm@0.6.6-src", "vllm@0.8.5-src", "vllm@0.10.2-src", "vllm@0.13.0-src",
-    "vllm@0.20.0-src",
-    "sglang@0.1.18-src", "sglang@0.2.15-src", "sglang@0.3.6-src", "sglang@0.4.6.post4-src", "sglang@0.5.2-src",
-    "sglang@0.5.8-src",
+    "vllm@0.2.7-src", "vllm@0.4.3-src", "vllm@0.6.6-src", "vllm@0.8.5-src", "vllm@0.10.2-src", "vllm@0.12.0-src",
+    "vllm@0.13.0-src", "vllm@0.14.1-src", "vllm@0.16.0-src", "vllm@0.18.1-src", "vllm@0.20.0-src", "vllm@0.22.1-src",
+    "vllm@0.25.1-src", "vllm@0.27.1-src", "vllm@0.29.0-src",
+    "sglang@0.1.6-src", "sglang@0.1.18-src", "sglang@0.2.15-src", "sglang@0.3.6-src", "sglang@0.4.6.post4-src",
+    "sglang@0.5.2-src", "sglang@0.5.8-src", "sglang@0.5.10-src",
 )
 # What a past release vouches for: its definitions (an import is another module's name, an
 # attribute or a local a variable's, often a common word of the field: `batch_size`).
