@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
+from analyzer.index.extract import module_name
 from analyzer.refs.classify import OTHER_SYSTEMS_RE, PROJECT_RE
 from analyzer.refs.commandindex import subcommands
 from analyzer.refs.copied_bases import homes_from_copied_bases
@@ -1146,15 +1147,9 @@ def _file_class(file: str, pin: PinView) -> list[SymbolEntry]:
     stem = file.rsplit("/", 1)[-1].removesuffix(".py")
     paths = [p for p in pin.files_named(f"{stem}.py") if _in_file(p, file)]
     # Top-level classes only: a nested class's parent is a class, not the file's module.
-    classes = [e for p in paths for e in pin.table.definitions_in(p) if e.kind == "class" and e.parent == _module_of(e)]
+    classes = [e for p in paths for e in pin.table.definitions_in(p) if e.kind == "class" and e.parent == module_name(e.path)]
     named = [e for e in classes if snake(e.last) == stem]
     return named or (classes if len(classes) == 1 else [])
-
-
-def _module_of(entry: SymbolEntry) -> str:
-    """The dotted module an entry's file is (`sglang/srt/x.py` -> `sglang.srt.x`), as its
-    top-level definitions' parent reads."""
-    return entry.path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
 
 
 def _in_file(path: str, file: str) -> bool:

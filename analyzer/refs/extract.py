@@ -90,6 +90,7 @@ from analyzer.refs.layout import (
 )
 from analyzer.refs.links import macro_link, relative_link, sentence_names, with_anchor_names
 from analyzer.refs.listing import (
+    HUMPS_RE,
     Listed,
     class_outline,
     constant_listing,
@@ -151,8 +152,6 @@ _MODULE_STRING_RE = re.compile(r"(?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 _LONG_SNAKE_RE = re.compile(r"_*[a-z][a-z0-9]*(?:_[a-z0-9]+){2,}")
 _NAME_CHAIN_RE = re.compile(r"[\w.]+(?:\(\))?(?:\s*(?:->|—>|=>|[→⇒⟶])\s*[\w.]+(?:\(\))?)+")
 _STEP_CLASS_RE = re.compile(r"_*(?=[A-Z][A-Za-z0-9]*[a-z])[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*")
-# `XFormersBackend`: a class name of two words or more.
-_CLASS_HUMPS_RE = re.compile(r"_*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*")
 # `_allocate_kv_cache`: one leading underscore, then words joined by underscores, standing alone.
 _PRIVATE_NAME_RE = re.compile(r"(?<![\w.$/{<-])(_[a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w./}>(-])")
 # A class's member written in code font (`Scheduler.stream_output()`): whose member a loose `self.x` is.
@@ -1458,7 +1457,7 @@ class _Walker:
                 # `batch.get_model_worker_batch()` on a variable nothing in the document binds: the
                 # object the quoted code works on, its method judged by name as `self.x()` is.
                 found.setdefault((node.lineno, name), (name.split(".", 1)[1], _FUNCTION))
-            elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Name) and _CLASS_HUMPS_RE.fullmatch(node.value.id):
+            elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Name) and HUMPS_RE.fullmatch(node.value.id):
                 # `HpuPlatform` alone on a line (a sketch's list of subclasses): a statement that
                 # does nothing in code, written to name the class.
                 found.setdefault((node.lineno, node.value.id), (node.value.id, ("class",)))

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 # `TreeNode:`, `HiRadixCache ( RadixCache):`: a class (two humps or more, or with a base) and a colon.
 _HEADER_RE = re.compile(r"^(?P<indent>\s*)(?P<name>_*[A-Z][A-Za-z0-9_]*)\s*(?:\(\s*(?P<base>[A-Za-z_][\w.]*)\s*\))?\s*[:：]\s*$")
-_HUMPS_RE = re.compile(r"_*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*")
+# `XFormersBackend`: a class name of two words or more.
+HUMPS_RE = re.compile(r"_*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*")
 # `  reset: what it does`, `  get_height(): ...`: an indented member and its description.
 _MEMBER_RE = re.compile(r"^(?P<indent>\s+)(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\(\))?\s*[:：]")
 # A line of the outline that only titles the next items (`helpers:`, `辅助函数:`), not a class.
@@ -53,7 +54,7 @@ def class_outline(lines: list[str]) -> list[Listed]:
         if not line.strip():
             continue
         header = _HEADER_RE.match(line)
-        if header and (header.group("base") or _HUMPS_RE.fullmatch(header.group("name"))):
+        if header and (header.group("base") or HUMPS_RE.fullmatch(header.group("name"))):
             close()
             owner, members = (i, header.group("name"), len(header.group("indent")), header.group("base")), []
             continue
@@ -98,7 +99,7 @@ def tree_outline(lines: list[str]) -> list[Listed]:
             continue
         depth, name = len(m.group("prefix")), m.group("name")
         close(depth)
-        if stack and _HUMPS_RE.fullmatch(stack[-1][1]) and name[:1].islower():
+        if stack and HUMPS_RE.fullmatch(stack[-1][1]) and name[:1].islower():
             members.setdefault(stack[-1], []).append(Listed(i, m.start("name"), name, stack[-1][1]))
         stack.append((depth, name))
     close(0)
