@@ -1171,7 +1171,7 @@ def rich_workload() -> Callable[[], Any]:
         console.print(text, BlockHighlighter()("blk-3 has 32 tokens"))
 
         style = style_mod.Style.parse("bold italic #ff8800 on grey23") + style_mod.Style(underline=True, link="x")
-        out.append((str(style), style.color.name if style.color else None, style_mod.Style.combine([style, "red"])))
+        out.append((str(style), style.color.name if style.color else None, style_mod.Style.combine([style, style_mod.Style(color="red")])))
         color = color_mod.Color.parse("#ff8800")
         out.append((color.downgrade(color_mod.ColorSystem.EIGHT_BIT), color.downgrade(color_mod.ColorSystem.STANDARD),
                     color.get_truecolor(), color_mod.Color.from_rgb(10, 20, 30).triplet))
