@@ -117,6 +117,27 @@ _FORMAT = {-1: ("__format__", "__str__", "__repr__"), ord("s"): ("__str__", "__r
 
 _CONTEXT = frozenset({"__enter__", "__exit__", "__aenter__", "__aexit__"})
 
+# Special method names Python's data model gives meaning to (those of the builtin
+# types, and the protocols no builtin type carries): a Protocol of these alone
+# fits nearly every class. A name only spelt like one (a library's own protocol,
+# rich's `__rich_console__`) is a method like any other.
+_PYTHON_SPECIAL = frozenset(
+    n
+    for t in (object, type, int, float, complex, bool, str, bytes, bytearray, list, tuple, dict, set, frozenset,
+              range, slice, memoryview, property, classmethod, staticmethod, BaseException, type(_CONTEXT.__len__),
+              type(lambda: None))
+    for n in dir(t)
+    if n.startswith("__") and n.endswith("__")
+) | frozenset({
+    "__enter__", "__exit__", "__aenter__", "__aexit__", "__get__", "__set__", "__delete__", "__set_name__",
+    "__missing__", "__length_hint__", "__fspath__", "__index__", "__await__", "__aiter__", "__anext__",
+    "__buffer__", "__release_buffer__", "__class_getitem__", "__mro_entries__", "__prepare__",
+    "__instancecheck__", "__subclasscheck__", "__init_subclass__", "__copy__", "__deepcopy__", "__getstate__",
+    "__setstate__", "__getnewargs__", "__getnewargs_ex__", "__post_init__", "__bytes__", "__round__",
+    "__trunc__", "__floor__", "__ceil__", "__complex__", "__call__", "__getattr__", "__iter__", "__next__",
+    "__reversed__", "__contains__", "__len__", "__bool__", "__del__", "__dir__",
+})
+
 
 def _operator_sites(
     func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Module,
@@ -1492,7 +1513,7 @@ class CallResolver:
     def implementer_classes(self, cls: str) -> list[str]:
         """For a `typing.Protocol` class, the project classes that implement it
         structurally (every method and attribute it declares), nominal subclasses
-        left out; none for any other class or a protocol of special methods only."""
+        left out; none for any other class or a protocol of Python's special methods only."""
         found = self._implementer_classes.get(cls)
         if found is None:
             if not self._is_protocol(cls):
@@ -1508,7 +1529,8 @@ class CallResolver:
         """For a `typing.Protocol` class, the `attr` methods of the project
         classes that define every method the protocol declares (not through
         the protocol itself); none for any other class, or for a protocol of
-        special methods only (`__call__`: too many classes fit)."""
+        Python's special methods only (`__call__`: too many classes fit; a name
+        only spelt like one, `__rich_console__`, counts as any method)."""
         members = self._protocols.get(cls)
         if members is None:
             members = ()
@@ -1521,7 +1543,7 @@ class CallResolver:
                             owner, _, n = q.rpartition(".")
                             self._methods_of.setdefault(owner, []).append(n)
                 own = self._methods_of.get(cls, [])
-                members = tuple(n for n in own if not (n.startswith("__") and n.endswith("__")))
+                members = tuple(n for n in own if n not in _PYTHON_SPECIAL)
             self._protocols[cls] = members
         if attr not in members:
             return []
