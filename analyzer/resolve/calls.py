@@ -565,6 +565,13 @@ class CallResolver:
             # else: no candidate can bind these arguments, yet the call still targets
             # them (Python finds the callee, then raises TypeError while binding):
             # arity prunes among alternatives, it does not delete a call's only callees.
+        # A bound method's abstract declaration that its subclasses replace is no
+        # object's method (see `_abstract_only`), where an override is among the values.
+        abstract = {
+            v for v in values if v.kind == "function" and v.bound and self._abstract_only(v.name)
+        } if any(v.kind == "function" and v.bound for v in values) else set()
+        if abstract and any(v.kind == "function" and v.bound and v not in abstract for v in values):
+            unfit |= abstract
         for value in sorted(values, key=lambda v: (v.kind, v.name)):
             if value in unfit:
                 continue
@@ -1320,6 +1327,12 @@ class CallResolver:
         p = self.p
         if value is None:
             return
+        if value.kind == "function" and value.bound and value.alts:
+            # A bound method and its overrides (`get = self._theme.get_style`): an abstract
+            # declaration that its subclasses replace is no object's method (see `_abstract_only`).
+            names = [n for n in (value.name, *value.alts) if not self._abstract_only(n)]
+            if names and len(names) < 1 + len(value.alts):
+                value = Value("function", names[0], value.via, value.items, value.bound, tuple(names[1:]))
         if value.alts:
             self._each(rec, value, lambda r, one: self._value_call(r, one, kind))
             return
