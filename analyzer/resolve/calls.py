@@ -566,12 +566,15 @@ class CallResolver:
             # them (Python finds the callee, then raises TypeError while binding):
             # arity prunes among alternatives, it does not delete a call's only callees.
         # A bound method's abstract declaration that its subclasses replace is no
-        # object's method (see `_abstract_only`), where an override is among the values.
-        abstract = {
-            v for v in values if v.kind == "function" and v.bound and self._abstract_only(v.name)
-        } if any(v.kind == "function" and v.bound for v in values) else set()
-        if abstract and any(v.kind == "function" and v.bound and v not in abstract for v in values):
-            unfit |= abstract
+        # object's method (see `_abstract_only`), where an override of it is among the
+        # values or already this call's callee (the inferrer's `obj.m` has them).
+        for v in values:
+            if v.kind == "function" and v.bound and self._abstract_only(v.name):
+                name = "." + v.name.rpartition(".")[2]
+                if any(c != v.name and c.endswith(name) for c in have) or any(
+                    w.kind == "function" and w.bound and w.name != v.name and w.name.endswith(name) for w in values
+                ):
+                    unfit.add(v)
         for value in sorted(values, key=lambda v: (v.kind, v.name)):
             if value in unfit:
                 continue

@@ -1338,11 +1338,6 @@ class FlowGraph:
                         bound = base.kind == "instance" and not fd.fact.is_staticmethod
                         bound = bound or fd.fact.is_classmethod
                         out.add(Value("function", sym.name, "attribute", bound=bound))
-                        if base.kind == "instance" and bound and base.via != "self":
-                            # `obj.m` as a value: the method of obj's own class, the
-                            # declared class's subclasses' overrides too (Inferrer.attribute).
-                            for sub in self.infer.bound_overrides(base.name, node.attr, sym.name):
-                                out.add(Value("function", sub, "attribute", bound=True))
                 elif sym is not None and sym.kind != "variable":
                     out.add(Value(sym.kind, sym.name))
                 else:  # an attribute or a field: what was stored in it, on the class or a base
