@@ -195,6 +195,7 @@ def _operator_sites(
 
 
 _DOTTED_TEXT = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_DESCRIPTOR_VALUE = re.compile(r"[A-Za-z_][\w.]*\s*\(")  # `_Bit(0)`: an object made in the class body
 
 
 def _is_dotted(node: ast.expr) -> bool:
@@ -250,6 +251,8 @@ class CallResolver:
         self._defers_memo: dict[str, bool] = {}
         self._abstract_memo: dict[str, bool] = {}  # method -> whether no object can run it  # function -> whether it may call a base's method of its name  # (class, attr) -> what its subclasses resolve attr to
         self._methods_of: dict[str, list[str]] | None = None
+        self._descriptor_attrs: dict[tuple[str, str], str] | None = None  # (class, attr) -> descriptor class
+        self._descriptor_attr_names: frozenset[str] = frozenset()
         self._protocol_fields: dict[str, tuple[str, ...]] = {}  # Protocol class -> the attributes it declares
         self._guards: dict[str, dict[str, list[_Guard]]] = {}  # module -> name -> its isinstance guards
         self._classes_named: dict[str, list[str]] | None = None  # `token` -> the classes named `Token`
@@ -1178,8 +1181,11 @@ class CallResolver:
         out: list[CallRecord] = []
         names = self.p.properties_by_name
         called: set[tuple[int, str]] | None = None
+        descriptors = self._descriptor_names()
         for acc in facts.accesses:
-            if acc.kind != "read" or acc.attr not in names:
+            if not (acc.kind == "read" and acc.attr in names) and not (
+                acc.kind in ("read", "assign", "augassign") and acc.attr in descriptors
+            ):
                 continue
             if called is None:
                 called = {(c.line, c.callee) for c in facts.calls}
@@ -1187,10 +1193,80 @@ class CallResolver:
                 continue  # `obj.size()` calls a method; it is not a getter read
             if not _DOTTED_TEXT.fullmatch(acc.base):
                 continue  # `f(x).prop`, `a[i].prop`: the object's class is rarely known
-            rec = self._property_read(facts, acc)
+            rec = self._property_read(facts, acc) if acc.kind == "read" and acc.attr in names else None
+            if rec is None and acc.attr in descriptors:
+                rec = self._descriptor_access(facts, acc)
             if rec is not None:
                 out.append(rec)
         return out
+
+    def _descriptor_names(self) -> frozenset[str]:
+        """Names of class attributes whose value is an object of a project class with
+        `__get__` (a descriptor: `bold = _Bit(0)`)."""
+        if self._descriptor_attrs is None:
+            found: dict[tuple[str, str], str] = {}
+            for cls, cd in self.p.classes.items():
+                for a in (*cd.fact.class_attributes, *cd.fact.fields):
+                    if a.value is None or not _DESCRIPTOR_VALUE.match(a.value):
+                        continue
+                    name = a.target.rpartition(".")[2]
+                    made = self.infer.eval_text(a.value.partition("(")[0].strip(), Ctx(cd.module, a.scope, a.line))
+                    if made is None or made.kind != "class" or made.alts:
+                        continue
+                    get = self.p.member(Symbol("class", made.name), "__get__")
+                    if get is not None and get.kind == "function":
+                        found[(cls, name)] = made.name
+            self._descriptor_attrs = found
+            self._descriptor_attr_names = frozenset(n for _, n in found)
+        return self._descriptor_attr_names
+
+    def _descriptor_of(self, cls: str, attr: str) -> str | None:
+        """The descriptor class whose object `attr` names on `cls` (the first class on
+        its MRO that binds `attr`), where reading `obj.attr` runs its `__get__`: a data
+        descriptor (`__set__` / `__delete__`) always; another only where no method of
+        the hierarchy stores `self.attr` (an instance value would hide it)."""
+        assert self._descriptor_attrs is not None
+        for owner in self.p.hierarchy.mro(cls):
+            cd = self.p.classes.get(owner)
+            if cd is None:
+                continue
+            if f"{owner}.{attr}" in self.p.functions or f"{owner}.{attr}" in self.p.classes:
+                return None
+            made = self._descriptor_attrs.get((owner, attr))
+            if made is None:
+                if any(a.target.rpartition(".")[2] == attr for a in (*cd.fact.class_attributes, *cd.fact.fields)):
+                    return None  # bound to something else first
+                continue
+            data = any(self.p.member_function(made, h) for h in ("__set__", "__delete__"))
+            if not data and any(
+                a.target.rpartition(".")[2] == attr
+                for o in self.p.hierarchy.mro(cls) if o in self.p.classes
+                for a in self.p.classes[o].fact.instance_attributes
+            ):
+                return None
+            return made
+        return None
+
+    def _descriptor_access(self, facts: ModuleFacts, acc: AttributeAccess) -> CallRecord | None:
+        """`obj.attr` (or `Cls.attr`) where `attr` names a descriptor object on obj's class:
+        reading it calls the descriptor's `__get__`; storing to it on an instance, its
+        `__set__` (a data descriptor; a store hides a plain one, and calls nothing)."""
+        base = self.infer.eval_text(acc.base, Ctx(facts.module, acc.scope, acc.line))
+        if base is None or base.kind not in ("instance", "class"):
+            return None
+        hooks = {"read": ("__get__",), "assign": ("__set__",), "augassign": ("__get__", "__set__")}[acc.kind]
+        rec = CallRecord(self.caller_of(facts.module, acc.scope), f"{acc.base}.{acc.attr}", facts.path, acc.line)
+        for one in base.each():
+            made = self._descriptor_of(one.name, acc.attr)
+            if made is None:
+                continue
+            for hook in hooks:
+                if hook == "__set__" and one.kind != "instance":
+                    continue  # `Cls.attr = v` rebinds the class attribute
+                found = self.p.member(Symbol("class", made), hook)
+                if found is not None and found.kind == "function" and all(e.callee != found.name for e in rec.edges):
+                    self._edge(rec, found.name, "method", "inferred")
+        return rec if rec.edges else None
 
     # -- cases --------------------------------------------------------------
 
