@@ -1,6 +1,6 @@
 """Static call graph vs a traced run of a pure-Python library written by others.
 
-Nine libraries: markdown_it (its parsers keep their rule functions in lists and
+Ten libraries: markdown_it (its parsers keep their rule functions in lists and
 call them through variables, the function-value flow the issue is about) parsing
 and rendering a document, and jinja2 (a lexer, parser, code generator and
 runtime: visitors, filters and tests in dicts, generated template code calling
@@ -41,7 +41,12 @@ constructor 100 % of 199 / 100 % of 199, lambda 50 % of 2 / 100 % of 1, implicit
 decorated hooks looked up by tag), a seventh held-out, its workload from marshmallow's
 documented API alone (committed, c74027b, before any run), measured blind on main at
 3d08175 (recall 94.0 % of 184, executed-site precision 61.8 % of 280, 72.7 % of 238
-whose callee ran; see benchmarks/marshmallow_trace_causes.md). Each is analysed from
+whose callee ran; see benchmarks/marshmallow_trace_causes.md); and rich (15.0.0:
+renderables speaking the `__rich_console__` / `__rich_measure__` protocols, segments
+yielded by generators of generators, a Console rendering tables, panels, trees,
+columns, layouts, syntax, markdown, progress bars and pretty-printed objects), an
+eighth held-out, its workload from rich's documented API alone, committed before any
+run (only edges between rich's own frames count). Each is analysed from
 its installed source like any directory, then run under `sys.settrace`, which records
 
 - caller -> callee edges between the library's own frames (the callee's
@@ -64,7 +69,7 @@ no call expression names: `for`, `[]`, `with`, a getter) and `indirect` (the
 callee's name is not on the line: a function value held in a variable,
 parameter, attribute or container).
 
-    .venv/bin/python benchmarks/library_trace.py [markdown_it|jinja2|tomlkit|sqlparse|click|yaml|jsonschema|pygments|marshmallow]
+    .venv/bin/python benchmarks/library_trace.py [markdown_it|jinja2|tomlkit|sqlparse|click|yaml|jsonschema|pygments|marshmallow|rich]
 """
 
 from __future__ import annotations
@@ -1015,10 +1020,284 @@ def marshmallow_workload() -> Callable[[], Any]:
     return run
 
 
+RICH_PY = '''def allocate(blocks: list[int], n: int) -> list[int]:
+    """Take n free blocks."""
+    taken, rest = blocks[:n], blocks[n:]
+    return taken  # the rest stays free
+'''
+
+RICH_MARKDOWN = """# Serving Atlas
+
+A *paged* KV cache keeps **blocks**; see [vLLM](https://example.org).
+
+1. first `item`
+2. second
+
+> a quote
+
+```python
+x = {"a": 1}
+```
+
+| name | size |
+| ---- | ---- |
+| kv   | 16   |
+"""
+
+
+def rich_workload() -> Callable[[], Any]:
+    """The eighth held-out library: a workload written from rich's documented API
+    alone (a Console writing to a buffer, recording, with a theme and fixed clocks;
+    console markup, emoji, highlighting, `print`, `log`, `rule`, `print_json`,
+    `capture`, `input` through `Prompt` / `Confirm` / `IntPrompt` with a stream;
+    `Text` built, styled, highlighted and wrapped; `Style` and `Color` parsing and
+    downgrading on 256-colour, standard and colourless consoles; renderables:
+    `Table` (columns, sections, a grid, nested), `Panel`, `Tree`, `Columns`,
+    `Padding`, `Align`, `Layout`, `Rule`, `Syntax`, `Markdown`, `JSON`, `Pretty` /
+    `pretty_repr` of containers, a dataclass and a `__rich_repr__` class,
+    `Spinner`, a `Traceback`, `inspect`; a renderable of its own with
+    `__rich_console__` / `__rich_measure__` and one with `__rich__`; a
+    `RegexHighlighter` subclass; `Progress` with columns and `track`, `Live`;
+    `RichHandler` logging; export as text, HTML and SVG), measured blind before
+    any fix of its round looked at it. Only edges between rich's own frames count
+    (Pygments and markdown_it run inside it and are suites of their own)."""
+    rich = importlib.import_module("rich")
+    box = importlib.import_module("rich.box")
+    console_mod = importlib.import_module("rich.console")
+    text_mod = importlib.import_module("rich.text")
+    style_mod = importlib.import_module("rich.style")
+    color_mod = importlib.import_module("rich.color")
+    table_mod = importlib.import_module("rich.table")
+    panel_mod = importlib.import_module("rich.panel")
+    tree_mod = importlib.import_module("rich.tree")
+    columns_mod = importlib.import_module("rich.columns")
+    padding_mod = importlib.import_module("rich.padding")
+    align_mod = importlib.import_module("rich.align")
+    layout_mod = importlib.import_module("rich.layout")
+    rule_mod = importlib.import_module("rich.rule")
+    syntax_mod = importlib.import_module("rich.syntax")
+    markdown_mod = importlib.import_module("rich.markdown")
+    json_mod = importlib.import_module("rich.json")
+    pretty_mod = importlib.import_module("rich.pretty")
+    spinner_mod = importlib.import_module("rich.spinner")
+    traceback_mod = importlib.import_module("rich.traceback")
+    theme_mod = importlib.import_module("rich.theme")
+    highlighter_mod = importlib.import_module("rich.highlighter")
+    measure_mod = importlib.import_module("rich.measure")
+    segment_mod = importlib.import_module("rich.segment")
+    progress_mod = importlib.import_module("rich.progress")
+    live_mod = importlib.import_module("rich.live")
+    prompt_mod = importlib.import_module("rich.prompt")
+    logging_mod = importlib.import_module("rich.logging")
+    markup_mod = importlib.import_module("rich.markup")
+    filesize = importlib.import_module("rich.filesize")
+    emoji_mod = importlib.import_module("rich.emoji")
+    import logging
+
+    @dataclasses.dataclass
+    class Block:
+        block_id: int
+        tags: list[str]
+        owner: str | None = None
+
+    class Request:
+        def __init__(self, rid: int, blocks: list[Block]) -> None:
+            self.rid = rid
+            self.blocks = blocks
+
+        def __rich_repr__(self) -> Any:
+            yield "rid", self.rid
+            yield "blocks", self.blocks, []
+
+    class Meter:
+        """A renderable of our own: measured, then rendered as segments."""
+
+        def __init__(self, used: int, total: int) -> None:
+            self.used = used
+            self.total = total
+
+        def __rich_console__(self, console: Any, options: Any) -> Any:
+            width = options.max_width - 2
+            full = width * self.used // self.total
+            yield segment_mod.Segment("[", style_mod.Style(bold=True))
+            yield segment_mod.Segment("#" * full, style_mod.Style.parse("green"))
+            yield segment_mod.Segment("." * (width - full))
+            yield segment_mod.Segment("]")
+            yield segment_mod.Segment.line()
+            yield text_mod.Text(f"{self.used}/{self.total} blocks", style="dim")
+
+        def __rich_measure__(self, console: Any, options: Any) -> Any:
+            return measure_mod.Measurement(10, options.max_width)
+
+    class Summary:
+        def __rich__(self) -> Any:
+            return panel_mod.Panel(Meter(3, 8), title="[b]summary[/b]")
+
+    class BlockHighlighter(highlighter_mod.RegexHighlighter):
+        base_style = "atlas."
+        highlights: ClassVar[list[str]] = [r"(?P<block>blk-\d+)", r"(?P<size>\d+ tokens)"]
+
+    theme = theme_mod.Theme({"atlas.block": "bold magenta", "atlas.size": "cyan", "warning": "bold yellow"})
+    clock = iter(range(10_000))
+
+    def tick() -> float:
+        return float(next(clock))
+
+    def run() -> Any:
+        out: list[object] = []
+        buf = io.StringIO()
+        console = console_mod.Console(
+            file=buf, width=72, height=30, force_terminal=True, force_jupyter=False, force_interactive=False,
+            color_system="truecolor", no_color=False, legacy_windows=False, record=True, theme=theme,
+            get_datetime=lambda: datetime.datetime(2026, 12, 7, 0, 0, 0), get_time=tick,
+        )
+        console.print("[bold red]Hello[/] :smiley: [link=https://example.org]atlas[/link] 123 0x1f True None",
+                      justify="center")
+        console.print({"blocks": [1, 2, 3], "ratio": 0.5, "name": "kv"}, "[warning]careful[/warning]")
+        console.print(markup_mod.escape("[not markup]"), style="italic", highlight=False)
+        console.log("a log line", {"k": [1, 2]}, log_locals=False)
+        console.rule("[b]section[/b]", style="blue", align="left")
+        console.print_json(data={"engine": {"block_size": 16, "tags": ["kv", "paged"], "swap": None}})
+        console.print(json_mod.JSON('{"a": [1, 2.5, true, null]}', indent=4))
+
+        text = text_mod.Text("blk-12 holds 16 tokens, blk-7 holds 8 tokens", style="white", justify="left")
+        text.stylize("bold", 0, 6)
+        text.highlight_words(["holds"], style="underline")
+        text.highlight_regex(r"\d+", "cyan")
+        text.append(" appended", style="green").append_text(text_mod.Text.from_markup(" [i]markup[/i]"))
+        assembled = text_mod.Text.assemble(("blk-1", "red"), " and ", text_mod.Text("blk-2", style="blue"))
+        out.append((text.plain, len(text), text.split(",")[0].plain, assembled.markup))
+        out.append([line.plain for line in text.wrap(console, 20, justify="full")])
+        console.print(text, BlockHighlighter()("blk-3 has 32 tokens"))
+
+        style = style_mod.Style.parse("bold italic #ff8800 on grey23") + style_mod.Style(underline=True, link="x")
+        out.append((str(style), style.color.name if style.color else None, style_mod.Style.combine([style, style_mod.Style(color="red")])))
+        color = color_mod.Color.parse("#ff8800")
+        out.append((color.downgrade(color_mod.ColorSystem.EIGHT_BIT), color.downgrade(color_mod.ColorSystem.STANDARD),
+                    color.get_truecolor(), color_mod.Color.from_rgb(10, 20, 30).triplet))
+
+        table = table_mod.Table(title="Blocks", caption="free list", box=box.ROUNDED, show_lines=True,
+                                row_styles=["", "dim"], highlight=True)
+        table.add_column("id", justify="right", style="cyan", no_wrap=True)
+        table.add_column("tags", ratio=2, overflow="fold")
+        table.add_column("owner", footer="total", min_width=6)
+        for block in (Block(1, ["kv"]), Block(2, ["paged", "prefix"], "atlas")):
+            table.add_row(str(block.block_id), ", ".join(block.tags), block.owner or text_mod.Text("-", style="red"))
+        table.add_section()
+        grid = table_mod.Table.grid(padding=1, expand=True)
+        grid.add_column(justify="left")
+        grid.add_column(justify="right")
+        grid.add_row("nested", Meter(2, 4))
+        table.add_row("3", grid, end_section=True)
+        console.print(table)
+
+        tree = tree_mod.Tree(":file_folder: engine", guide_style="bold bright_blue")
+        sched = tree.add("[b]scheduler[/b]")
+        sched.add("fcfs").add(text_mod.Text("queue", style="green"))
+        tree.add(panel_mod.Panel.fit("cache", border_style="red"))
+        tree.add("hidden", expanded=False).add("never shown")
+        console.print(tree)
+
+        cells = [panel_mod.Panel(f"block {i}", expand=True) for i in range(5)]
+        console.print(columns_mod.Columns(cells, equal=True, expand=True, title="columns"))
+        console.print(columns_mod.Columns(["a", "bb", "ccc", "dddd"] * 3, column_first=True))
+        console.print(padding_mod.Padding(align_mod.Align.center("centred", vertical="middle", height=3), (1, 4),
+                                          style="on blue"))
+        console.print(panel_mod.Panel(Summary(), title="outer", subtitle="sub", box=box.DOUBLE, expand=False,
+                                      padding=(1, 2)))
+        console.print(Summary(), Meter(5, 10))
+        console.print(rule_mod.Rule("end", characters="=-"))
+
+        layout = layout_mod.Layout(name="root")
+        layout.split_column(layout_mod.Layout(name="top", size=3), layout_mod.Layout(name="body"))
+        layout["body"].split_row(layout_mod.Layout(Meter(1, 2), name="left"), layout_mod.Layout(name="right", ratio=2))
+        layout["right"].update(panel_mod.Panel("right side"))
+        layout["top"].update(text_mod.Text("top", justify="center"))
+        console.print(layout, height=12)
+
+        console.print(syntax_mod.Syntax(RICH_PY, "python", theme="monokai", line_numbers=True, highlight_lines={3},
+                                        word_wrap=True, indent_guides=True))
+        console.print(syntax_mod.Syntax(RICH_PY, "python", line_range=(2, 3), code_width=40, background_color="default"))
+        console.print(markdown_mod.Markdown(RICH_MARKDOWN, code_theme="friendly"))
+
+        request = Request(7, [Block(1, ["kv"]), Block(2, [])])
+        data = {"request": request, "set": {1, 2}, "tuple": (1, "two", 3.0), "nested": [[1, 2], {"k": None}] * 3}
+        console.print(pretty_mod.Pretty(data, expand_all=True, indent_guides=True, max_length=4))
+        out.append(pretty_mod.pretty_repr(data, max_width=40, max_string=8))
+        console.print(spinner_mod.Spinner("dots", text="loading"))
+        console.print(emoji_mod.Emoji("thumbs_up"), filesize.decimal(123456789))
+
+        try:
+            {"a": 1}["b"]
+        except KeyError as exc:
+            console.print(traceback_mod.Traceback.from_exception(type(exc), exc, exc.__traceback__, width=72,
+                                                                 show_locals=True, extra_lines=1))
+        rich.inspect(request, console=console, methods=True, title="request")
+
+        with console.capture() as capture:
+            console.print("[u]captured[/u]", end="")
+        out.append(capture.get())
+        lines = console.render_lines(Meter(2, 3), console.options.update(width=20), pad=True)
+        out.append(segment_mod.Segment.get_shape(lines))
+        out.append(measure_mod.Measurement.get(console, console.options, table))
+
+        stream = io.StringIO("wrong\nfast\n7\nx\ny\n")
+        out.append(prompt_mod.Prompt.ask("policy", choices=["fast", "slow"], default="slow", console=console,
+                                         stream=stream))
+        out.append(prompt_mod.IntPrompt.ask("blocks", console=console, stream=stream))
+        out.append(prompt_mod.Confirm.ask("sure", console=console, stream=stream))
+
+        progress = progress_mod.Progress(
+            progress_mod.SpinnerColumn(), progress_mod.TextColumn("[progress.description]{task.description}"),
+            progress_mod.BarColumn(), progress_mod.TaskProgressColumn(), progress_mod.MofNCompleteColumn(),
+            progress_mod.TimeRemainingColumn(), progress_mod.TransferSpeedColumn(),
+            console=console, auto_refresh=False, get_time=tick, redirect_stdout=False, redirect_stderr=False,
+        )
+        with progress:
+            task = progress.add_task("prefill", total=8)
+            other = progress.add_task("decode", total=None)
+            for _ in range(4):
+                progress.advance(task, 2)
+                progress.update(other, advance=1, description="decode …")
+                progress.refresh()
+            progress.stop_task(other)
+        out.append([t.percentage for t in progress.tasks])
+        out.append(sum(progress_mod.track(range(5), console=console, auto_refresh=False, get_time=tick)))
+
+        with live_mod.Live(Meter(0, 4), console=console, auto_refresh=False, redirect_stdout=False,
+                           redirect_stderr=False) as live:
+            for used in range(1, 5):
+                live.update(Meter(used, 4), refresh=True)
+
+        logger = logging.getLogger("atlas.rich_trace")
+        logger.propagate = False
+        logger.handlers = [logging_mod.RichHandler(console=console, show_time=False, show_path=False, markup=True,
+                                                   keywords=["blocks"])]
+        logger.setLevel(logging.INFO)
+        logger.warning("[b]low[/b] on blocks: %d left", 3)
+
+        plain = console_mod.Console(file=io.StringIO(), width=40, color_system=None, force_terminal=False)
+        plain.print(table, tree)
+        eight = console_mod.Console(file=io.StringIO(), width=40, color_system="256", force_terminal=True)
+        eight.print(text, style)
+        standard = console_mod.Console(file=io.StringIO(), width=40, color_system="standard", force_terminal=True,
+                                       no_color=True)
+        standard.print(panel_mod.Panel(text, box=box.ASCII))
+        rich.print("[bold]rich.print[/bold]", [1, 2], file=io.StringIO())
+
+        out.append(console.export_text(clear=False, styles=True))
+        out.append(console.export_html(clear=False, inline_styles=True))
+        out.append(console.export_svg(title="atlas"))
+        return out, buf.getvalue()
+
+    return run
+
+
 WORKLOADS: dict[str, Callable[[], Callable[[], Any]]] = {
     "markdown_it": markdown_workload, "jinja2": jinja2_workload, "tomlkit": tomlkit_workload,
     "sqlparse": sqlparse_workload, "click": click_workload, "yaml": yaml_workload,
     "jsonschema": jsonschema_workload, "pygments": pygments_workload, "marshmallow": marshmallow_workload,
+    "rich": rich_workload,
 }
 
 

@@ -117,6 +117,27 @@ _FORMAT = {-1: ("__format__", "__str__", "__repr__"), ord("s"): ("__str__", "__r
 
 _CONTEXT = frozenset({"__enter__", "__exit__", "__aenter__", "__aexit__"})
 
+# Special method names Python's data model gives meaning to (those of the builtin
+# types, and the protocols no builtin type carries): a Protocol of these alone
+# fits nearly every class. A name only spelt like one (a library's own protocol,
+# rich's `__rich_console__`) is a method like any other.
+_PYTHON_SPECIAL = frozenset(
+    n
+    for t in (object, type, int, float, complex, bool, str, bytes, bytearray, list, tuple, dict, set, frozenset,
+              range, slice, memoryview, property, classmethod, staticmethod, BaseException, type(_CONTEXT.__len__),
+              type(lambda: None))
+    for n in dir(t)
+    if n.startswith("__") and n.endswith("__")
+) | frozenset({
+    "__enter__", "__exit__", "__aenter__", "__aexit__", "__get__", "__set__", "__delete__", "__set_name__",
+    "__missing__", "__length_hint__", "__fspath__", "__index__", "__await__", "__aiter__", "__anext__",
+    "__buffer__", "__release_buffer__", "__class_getitem__", "__mro_entries__", "__prepare__",
+    "__instancecheck__", "__subclasscheck__", "__init_subclass__", "__copy__", "__deepcopy__", "__getstate__",
+    "__setstate__", "__getnewargs__", "__getnewargs_ex__", "__post_init__", "__bytes__", "__round__",
+    "__trunc__", "__floor__", "__ceil__", "__complex__", "__call__", "__getattr__", "__iter__", "__next__",
+    "__reversed__", "__contains__", "__len__", "__bool__", "__del__", "__dir__",
+})
+
 
 def _operator_sites(
     func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Module,
@@ -174,6 +195,7 @@ def _operator_sites(
 
 
 _DOTTED_TEXT = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_DESCRIPTOR_VALUE = re.compile(r"[A-Za-z_][\w.]*\s*\(")  # `_Bit(0)`: an object made in the class body
 
 
 def _is_dotted(node: ast.expr) -> bool:
@@ -229,6 +251,8 @@ class CallResolver:
         self._defers_memo: dict[str, bool] = {}
         self._abstract_memo: dict[str, bool] = {}  # method -> whether no object can run it  # function -> whether it may call a base's method of its name  # (class, attr) -> what its subclasses resolve attr to
         self._methods_of: dict[str, list[str]] | None = None
+        self._descriptor_attrs: dict[tuple[str, str], str] | None = None  # (class, attr) -> descriptor class
+        self._descriptor_attr_names: frozenset[str] = frozenset()
         self._protocol_fields: dict[str, tuple[str, ...]] = {}  # Protocol class -> the attributes it declares
         self._guards: dict[str, dict[str, list[_Guard]]] = {}  # module -> name -> its isinstance guards
         self._classes_named: dict[str, list[str]] | None = None  # `token` -> the classes named `Token`
@@ -544,6 +568,16 @@ class CallResolver:
             # else: no candidate can bind these arguments, yet the call still targets
             # them (Python finds the callee, then raises TypeError while binding):
             # arity prunes among alternatives, it does not delete a call's only callees.
+        # A bound method's abstract declaration that its subclasses replace is no
+        # object's method (see `_abstract_only`), where an override of it is among the
+        # values or already this call's callee (the inferrer's `obj.m` has them).
+        for v in values:
+            if v.kind == "function" and v.bound and self._abstract_only(v.name):
+                name = "." + v.name.rpartition(".")[2]
+                if any(c != v.name and c.endswith(name) for c in have) or any(
+                    w.kind == "function" and w.bound and w.name != v.name and w.name.endswith(name) for w in values
+                ):
+                    unfit.add(v)
         for value in sorted(values, key=lambda v: (v.kind, v.name)):
             if value in unfit:
                 continue
@@ -1147,8 +1181,11 @@ class CallResolver:
         out: list[CallRecord] = []
         names = self.p.properties_by_name
         called: set[tuple[int, str]] | None = None
+        descriptors = self._descriptor_names()
         for acc in facts.accesses:
-            if acc.kind != "read" or acc.attr not in names:
+            if not (acc.kind == "read" and acc.attr in names) and not (
+                acc.kind in ("read", "assign", "augassign") and acc.attr in descriptors
+            ):
                 continue
             if called is None:
                 called = {(c.line, c.callee) for c in facts.calls}
@@ -1156,10 +1193,80 @@ class CallResolver:
                 continue  # `obj.size()` calls a method; it is not a getter read
             if not _DOTTED_TEXT.fullmatch(acc.base):
                 continue  # `f(x).prop`, `a[i].prop`: the object's class is rarely known
-            rec = self._property_read(facts, acc)
+            rec = self._property_read(facts, acc) if acc.kind == "read" and acc.attr in names else None
+            if rec is None and acc.attr in descriptors:
+                rec = self._descriptor_access(facts, acc)
             if rec is not None:
                 out.append(rec)
         return out
+
+    def _descriptor_names(self) -> frozenset[str]:
+        """Names of class attributes whose value is an object of a project class with
+        `__get__` (a descriptor: `bold = _Bit(0)`)."""
+        if self._descriptor_attrs is None:
+            found: dict[tuple[str, str], str] = {}
+            for cls, cd in self.p.classes.items():
+                for a in (*cd.fact.class_attributes, *cd.fact.fields):
+                    if a.value is None or not _DESCRIPTOR_VALUE.match(a.value):
+                        continue
+                    name = a.target.rpartition(".")[2]
+                    made = self.infer.eval_text(a.value.partition("(")[0].strip(), Ctx(cd.module, a.scope, a.line))
+                    if made is None or made.kind != "class" or made.alts:
+                        continue
+                    get = self.p.member(Symbol("class", made.name), "__get__")
+                    if get is not None and get.kind == "function":
+                        found[(cls, name)] = made.name
+            self._descriptor_attrs = found
+            self._descriptor_attr_names = frozenset(n for _, n in found)
+        return self._descriptor_attr_names
+
+    def _descriptor_of(self, cls: str, attr: str) -> str | None:
+        """The descriptor class whose object `attr` names on `cls` (the first class on
+        its MRO that binds `attr`), where reading `obj.attr` runs its `__get__`: a data
+        descriptor (`__set__` / `__delete__`) always; another only where no method of
+        the hierarchy stores `self.attr` (an instance value would hide it)."""
+        assert self._descriptor_attrs is not None
+        for owner in self.p.hierarchy.mro(cls):
+            cd = self.p.classes.get(owner)
+            if cd is None:
+                continue
+            if f"{owner}.{attr}" in self.p.functions or f"{owner}.{attr}" in self.p.classes:
+                return None
+            made = self._descriptor_attrs.get((owner, attr))
+            if made is None:
+                if any(a.target.rpartition(".")[2] == attr for a in (*cd.fact.class_attributes, *cd.fact.fields)):
+                    return None  # bound to something else first
+                continue
+            data = any(self.p.member_function(made, h) for h in ("__set__", "__delete__"))
+            if not data and any(
+                a.target.rpartition(".")[2] == attr
+                for o in self.p.hierarchy.mro(cls) if o in self.p.classes
+                for a in self.p.classes[o].fact.instance_attributes
+            ):
+                return None
+            return made
+        return None
+
+    def _descriptor_access(self, facts: ModuleFacts, acc: AttributeAccess) -> CallRecord | None:
+        """`obj.attr` (or `Cls.attr`) where `attr` names a descriptor object on obj's class:
+        reading it calls the descriptor's `__get__`; storing to it on an instance, its
+        `__set__` (a data descriptor; a store hides a plain one, and calls nothing)."""
+        base = self.infer.eval_text(acc.base, Ctx(facts.module, acc.scope, acc.line))
+        if base is None or base.kind not in ("instance", "class"):
+            return None
+        hooks = {"read": ("__get__",), "assign": ("__set__",), "augassign": ("__get__", "__set__")}[acc.kind]
+        rec = CallRecord(self.caller_of(facts.module, acc.scope), f"{acc.base}.{acc.attr}", facts.path, acc.line)
+        for one in base.each():
+            made = self._descriptor_of(one.name, acc.attr)
+            if made is None:
+                continue
+            for hook in hooks:
+                if hook == "__set__" and one.kind != "instance":
+                    continue  # `Cls.attr = v` rebinds the class attribute
+                found = self.p.member(Symbol("class", made), hook)
+                if found is not None and found.kind == "function" and all(e.callee != found.name for e in rec.edges):
+                    self._edge(rec, found.name, "method", "inferred")
+        return rec if rec.edges else None
 
     # -- cases --------------------------------------------------------------
 
@@ -1299,6 +1406,12 @@ class CallResolver:
         p = self.p
         if value is None:
             return
+        if value.kind == "function" and value.bound and value.alts:
+            # A bound method and its overrides (`get = self._theme.get_style`): an abstract
+            # declaration that its subclasses replace is no object's method (see `_abstract_only`).
+            names = [n for n in (value.name, *value.alts) if not self._abstract_only(n)]
+            if names and len(names) < 1 + len(value.alts):
+                value = Value("function", names[0], value.via, value.items, value.bound, tuple(names[1:]))
         if value.alts:
             self._each(rec, value, lambda r, one: self._value_call(r, one, kind))
             return
@@ -1492,7 +1605,7 @@ class CallResolver:
     def implementer_classes(self, cls: str) -> list[str]:
         """For a `typing.Protocol` class, the project classes that implement it
         structurally (every method and attribute it declares), nominal subclasses
-        left out; none for any other class or a protocol of special methods only."""
+        left out; none for any other class or a protocol of Python's special methods only."""
         found = self._implementer_classes.get(cls)
         if found is None:
             if not self._is_protocol(cls):
@@ -1508,7 +1621,8 @@ class CallResolver:
         """For a `typing.Protocol` class, the `attr` methods of the project
         classes that define every method the protocol declares (not through
         the protocol itself); none for any other class, or for a protocol of
-        special methods only (`__call__`: too many classes fit)."""
+        Python's special methods only (`__call__`: too many classes fit; a name
+        only spelt like one, `__rich_console__`, counts as any method)."""
         members = self._protocols.get(cls)
         if members is None:
             members = ()
@@ -1521,7 +1635,7 @@ class CallResolver:
                             owner, _, n = q.rpartition(".")
                             self._methods_of.setdefault(owner, []).append(n)
                 own = self._methods_of.get(cls, [])
-                members = tuple(n for n in own if not (n.startswith("__") and n.endswith("__")))
+                members = tuple(n for n in own if n not in _PYTHON_SPECIAL)
             self._protocols[cls] = members
         if attr not in members:
             return []

@@ -86,6 +86,7 @@ class Inferrer:
     def __init__(self, project: Project) -> None:
         self.p = project
         self._attr_memo: dict[tuple[str, str], Value | None] = {}
+        self._overrides_memo: dict[tuple[str, str], tuple[str, ...]] = {}
         self._var_memo: dict[str, Value | None] = {}
         self._return_memo: dict[str, Value | None] = {}
         self._text_memo: dict[tuple[str, str, str], Value | None] = {}
@@ -1039,11 +1040,35 @@ class Inferrer:
             if sym is not None and sym.kind == "function":
                 if p.functions[sym.name].fact.is_property:
                     return self.returns(sym.name)
+                if base.via != "self":
+                    # `obj.m` taken as a value is the method of obj's own class: the
+                    # overrides on the declared class's subclasses too, as for `obj.m()`.
+                    # (`self.m`: left as the class's own, the resolver's `self` rules
+                    # apply to calls only.)
+                    subs = self.bound_overrides(base.name, attr, sym.name)
+                    if subs:
+                        return Value("function", sym.name, base.via, bound=True, alts=subs)
                 return Value("function", sym.name, base.via, bound=True)
             if sym is not None:
                 return Value(sym.kind, sym.name, base.via)
             return self.instance_attr(base.name, attr, depth)
         return None
+
+    def bound_overrides(self, cls: str, attr: str, own: str) -> tuple[str, ...]:
+        """The methods `attr` resolves to on `cls`'s project subclasses, each by its own
+        MRO, other than `own` (at most 64, as for a call's overrides)."""
+        key = (cls, f"<overrides>{attr}")
+        found = self._overrides_memo.get(key)
+        if found is None:
+            out: list[str] = []
+            for sub in self.p.hierarchy.descendants(cls)[:64]:
+                sym = self.p.member(Symbol("class", sub), attr)
+                if sym is None or sym.kind != "function" or sym.name not in self.p.functions:
+                    continue
+                if sym.name != own and sym.name not in out and not self.p.functions[sym.name].fact.is_property:
+                    out.append(sym.name)
+            found = self._overrides_memo[key] = tuple(out)
+        return found
 
     def instance_attr(self, cls: str, attr: str, depth: int = 0) -> Value | None:
         """Type of `obj.attr` for an instance of project class `cls`."""
