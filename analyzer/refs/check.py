@@ -36,6 +36,7 @@ from analyzer.refs.models import (
     Reference,
     Suggestion,
 )
+from analyzer.refs.named_objects import single_word_object
 from analyzer.refs.namesakes import snake
 from analyzer.refs.neighbour_class import in_the_passage_s_class
 from analyzer.refs.neighbour_homes import neighbour_homes
@@ -328,7 +329,10 @@ def _check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[st
         qual = qualifier(ref.text, ref.paragraph) if ref.kind == SYMBOL and ref.origin == "inline" and "." not in ref.target else None
         if qual is not None:
             by = {p.pin: p for p in candidates}
+            defined = any(f.status == OK for f in findings)
             findings = [resolve_qualified(f, qual, by[f.pin or ""]) if f.status == OK else f for f in findings]
+            if defined and ref.tentative and not any(f.status == OK for f in findings):
+                return findings  # defined, though not where the text places it: not a name defined nowhere
     if ref.writes:
         by_name = {p.pin: p for p in candidates}
         findings = [f for f in findings if not _new_file(f, by_name[f.pin or ""])]
@@ -424,7 +428,10 @@ def _named_object_findings(ref: Reference, candidates: Sequence[PinView], histor
     such a class: the name says nothing then."""
     written = ref.text.strip("`").split("(", 1)[0].strip()
     obj = ref.named_object or written.split(".", 1)[0]
-    if not ref.named_object and (written.count(".") != 1 or "_" not in obj.strip("_")):
+    one_word = "_" not in obj.strip("_")
+    if one_word and (ref.one_word_unheld or not single_word_object(obj)):
+        return None
+    if not ref.named_object and written.count(".") != 1:
         return None
     member = written.rsplit(".", 1)[-1]
     cls = next((c for pin in candidates for c in classes_named_like(obj, pin)), None)
@@ -791,6 +798,7 @@ def check_references(
     """`lineages`: past releases of each project (`lineage.py`, `--past`), evidence that a name
     the pins no longer define was the project's; `successors`: where upstream moved such names
     between those releases (`successors.py`)."""
+    refs = _held_one_word_objects(list(refs), pins, histories or {})
     checked = [(ref, check_reference(ref, pins, histories, lineages, successors)) for ref in refs]
     checked = settle_by_document(checked, lambda ref: check_reference(ref, pins, histories, lineages, successors))
     checked = weak_mentions(checked, lambda ref: check_reference(ref, pins, histories, lineages, successors))
@@ -911,6 +919,37 @@ def _objects_named_like_a_class(findings: list[Finding], pins: Sequence[PinView]
             f = _with_suggestions(through_instance(f, pin), pin, histories.get(pin.pin))
         out.append(f)
     return out
+
+
+def _one_word_object(ref: Reference) -> str | None:
+    """`req` of `req.fill_ids`: an object named by one word, read as an object of its namesake class."""
+    if not (ref.named_object or ref.free_receiver) or ref.receiver is not None:
+        return None
+    obj = ref.named_object or ref.text.strip("`").split(".", 1)[0]
+    return obj if "_" not in obj.strip("_") and single_word_object(obj) else None
+
+
+def _held_one_word_objects(refs: list[Reference], pins: Sequence[PinView], histories: dict[str, History]) -> list[Reference]:
+    """`req.fill_ids` is judged as a member of `Req` only where the document's objects of that
+    name hold at least one member of the class at some pin (`req.origin_input_ids`): one word says
+    too little alone (`state.obj`, `event.set()` are members of other classes than `State`,
+    `Event`). The others are read as before the word was taken for a class (`one_word_unheld`)."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, ref in enumerate(refs):
+        if (obj := _one_word_object(ref)) is not None:
+            groups.setdefault((ref.file, obj), []).append(i)
+    for indices in groups.values():
+        held = False
+        for i in indices:
+            ref = refs[i]
+            candidates = [p for p in pins if ref.framework in (AMBIGUOUS, p.project)]
+            if any(f.status == OK for f in _named_object_findings(ref, candidates, histories) or []):
+                held = True
+                break
+        if not held:
+            for i in indices:
+                refs[i] = replace(refs[i], one_word_unheld=True)
+    return refs
 
 
 _CLASS_OR_FUNCTION_RE = re.compile(r"^_*[A-Za-z]\w*$")

@@ -149,9 +149,19 @@ def constructed(tree: ast.ClassDef) -> dict[str, str]:
 
 def method_owner(heading: str, method: str) -> str | None:
     """The class a heading gives a method to (`LLMEngine.step() - the core loop` for `step`), in
-    code font or not; None when it names the method on no class."""
+    code font or not, or as two words (`AsyncLLMEngine __init__`, `Scheduler::schedule`) where
+    both look like code (a class of several capitals, a method with an underscore); None when it
+    names the method on no class."""
     m = re.search(rf"(?<![\w.])(_*[A-Z][A-Za-z0-9_]*)\.{re.escape(method)}(?![\w])", heading)
-    return m.group(1) if m else None
+    if m:
+        return m.group(1)
+    m = re.search(rf"(?<![\w./])(_*[A-Z][A-Za-z0-9_]*)`?(?P<sep>::|#|\s+)`?{re.escape(method)}(?![\w])", heading)
+    if m is None:
+        return None
+    if m.group("sep") in {"::", "#"}:
+        return m.group(1)
+    humps = sum(c.isupper() for c in m.group(1)) >= 2 and any(c.islower() for c in m.group(1))
+    return m.group(1) if humps and "_" in method else None
 
 
 # A class's name among a comment's words: capitals inside it and a word of two lower-case letters

@@ -264,6 +264,26 @@ def mislabelled_python(lang: str, content: str) -> bool:
     return any(isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) for node in tree.body)
 
 
+# A line of a drawn tree (`├─ FCFSPolicy`, `│   get_priority(req)`, `└── x`).
+_TREE_DRAWING_RE = re.compile(r"^\s*[├└│┌]")
+
+
+def drawn_in_python(content: str) -> bool:
+    """A fence typed as Python that holds a drawn tree (a class tree with `├─` and `│`), not code:
+    no Python parses with those characters, so the block is read as a text block's names are. An
+    arrow in a note pasted under real code (`流水线→重叠`) is no drawing: a third of the lines at
+    least begin with the tree's characters."""
+    lines = [line for line in content.splitlines() if line.strip()]
+    drawn = sum(1 for line in lines if _TREE_DRAWING_RE.match(line))
+    if drawn < 2 or drawn * 3 < len(lines):
+        return False
+    try:
+        ast.parse(content)
+    except (SyntaxError, ValueError):
+        return True
+    return False
+
+
 def flattened_code(lang: str, content: str) -> bool:
     """An untyped fence holding Python a re-post flattened onto single lines (`pseudocode.
     is_flattened`): read as the Python it was, since its names are code, not a diagram's words."""
@@ -514,10 +534,13 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
         first = (token.map or [0])[0] + (2 if token.type == "fence" else 1)  # 1-based line of the block's first line
         for offset, tree in parse_snippet(token.content):
             bindings = value_bindings(tree)
+            # (`for req in queue:` names the object it walks, as the project's code names it.)
+            looped = {id(n.target) for n in ast.walk(tree) if isinstance(n, ast.For | ast.AsyncFor | ast.comprehension)}
             for node in ast.walk(tree):
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                     facts.local_names.add(node.id)
-                    facts.assigned.add(node.id)
+                    if id(node) not in looped:
+                        facts.assigned.add(node.id)
                 elif isinstance(node, ast.arg):
                     facts.local_names.add(node.arg)  # the snippet's own function's parameter
                 if isinstance(node, ast.Call):

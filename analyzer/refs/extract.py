@@ -65,6 +65,7 @@ from analyzer.refs.document import (
     dedent_admonitions,
     document_facts,
     dotted,
+    drawn_in_python,
     flattened_code,
     lead_owner,
     lead_program,
@@ -371,6 +372,9 @@ class _Walker:
     # (heading level, class) for each class a snippet wrote out (`class ReqToTokenPool:`) under a
     # heading that names it: the class the section's later bare methods belong to (`_named_owner`).
     section_classes: list[tuple[int, str]] = field(default_factory=list)
+    # (level, class) of headings that name a method on a class (`### LLMEngine.__init__`): the
+    # class of their sibling sections' methods (`### add_request()`, `### step()`).
+    heading_owners: list[tuple[int, str]] = field(default_factory=list)
     # (heading level, file name) for each section a location line opened (`**文件位置**: `x.py``):
     # the file its later snippets quote, past subheadings and prose (`quoted_file`).
     section_files: list[tuple[int, str]] = field(default_factory=list)
@@ -969,6 +973,8 @@ class _Walker:
             lang = "python"
         if lang in PYTHON_LANGS and option_listing(content):
             lang = "text"  # `--tokenizer-mode: "auto" | "slow"` lines typed as Python for colours
+        if lang in PYTHON_LANGS and drawn_in_python(content):
+            lang = "text"  # a class tree drawn with `├─` and `→`, typed as Python for its colours
         pending: list[_Pending] = []
         if lang in PYTHON_LANGS:
             pending = self._python(content, first)
@@ -1323,7 +1329,10 @@ class _Walker:
         # other rules read there (a quoted method's attribute judged by spelling alone).
         typed = [p for base, tree in trees for p in self._typed_receivers(tree, first + base)]
         declared = {(p.line, p.text) for p in typed}
-        out = [p for p in out if (p.line, p.text) not in declared] + typed
+        # (`def loop(self: Scheduler)`: its `self.recv_requests()` is the typed one; the quoted
+        # method's reading of the same call, `recv_requests` on its mixin, is not said again.)
+        declared |= {(p.line, p.text.removeprefix("self.")) for p in typed if p.text.startswith("self.") and "." not in p.text.removeprefix("self.")}
+        out = [p for p in out if (p.line, p.text.split("(", 1)[0]) not in declared] + typed
         # Cited already by another rule (`self.recv_requests()`, `x.f(...)`): not again.
         taken = {(p.line, p.text.split("(", 1)[0].rsplit(".", 1)[-1]) for p in out} | {(p.line, p.found.target.rsplit(".", 1)[-1]) for p in out}
         for base, tree in trees:
@@ -1541,6 +1550,11 @@ class _Walker:
             return owner
         if self.headings and (owner := method_owner(self.headings[-1][1], fn.name)) is not None:
             return owner
+        # `### step()` after `### LLMEngine.__init__` under one parent: the sibling's class.
+        level, text = self.headings[-1] if self.headings else (0, "")
+        siblings = [name for lvl, name in self.heading_owners if lvl == level]
+        if siblings and re.search(rf"(?<![\w.]){re.escape(fn.name)}(?:\(\))?(?![\w.])", text):
+            return siblings[-1]
         # `### ReqToTokenPool`, its `class ReqToTokenPool:` with the fields, then `#### 核心方法`
         # with `def alloc(self, ...)`: the section's copy of the class, written in two blocks.
         return self.section_classes[-1][1] if self.section_classes else None
@@ -2002,6 +2016,9 @@ class _Walker:
         self.last_paragraph = ""
         self.section_classes = [(lvl, name) for lvl, name in self.section_classes if lvl < level]
         self.section_files = [(lvl, name) for lvl, name in self.section_files if lvl < level]
+        self.heading_owners = [(lvl, name) for lvl, name in self.heading_owners if lvl <= level]
+        if (m := _HEADING_METHOD_RE.search(text)) is not None:
+            self.heading_owners.append((level, m.group(1)))
 
     def _about_metrics(self) -> bool:
         """Whether the passage is about the server's metrics (its headings, its last paragraph)."""
@@ -2032,6 +2049,10 @@ class _Walker:
 
 # An acronym called as a class (`LLM(...)`, `MLP(...)`): capitals, no underscore.
 _CALLED_CAPS_RE = re.compile(r"[A-Z][A-Z0-9]+")
+
+
+# A heading naming a method on a class (`LLMEngine.__init__`, `Scheduler.schedule()`).
+_HEADING_METHOD_RE = re.compile(r"(?<![\w.])(_*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*)\.(?:_*[a-z]\w*)(?![\w.])")
 
 
 def _annotated_places(top: ast.stmt) -> dict[int, tuple[str, ...]]:

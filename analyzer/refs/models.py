@@ -169,6 +169,10 @@ class Reference:
     named_object: str | None = None
     # Cited by that rule alone: no finding where no pin has the class.
     only_named: bool = False
+    # An object named by one word (`state`) whose class of that name (`State`) holds none of the
+    # members the document gives its objects of that name: not judged as that class's member
+    # (`check._held_one_word_objects`).
+    one_word_unheld: bool = False
     # A snippet's `class X(Base)`: for `Base`, the class the copy derives from it (`X`). Where
     # `Base` is gone and the pin's `X` has one base, that base is its home (`copied_bases.py`).
     base_of: str | None = None

@@ -10,7 +10,17 @@ defines, are for the caller."""
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
+
+# `req`, `batch`: one lower-case word; `x`, `df`, `cls` say nothing of a class.
+_WORD_RE = re.compile(r"[a-z][a-z0-9]{2,}")
+_NOT_OBJECTS = frozenset({"cls", "args", "kwargs", "obj", "tmp", "out", "ret", "res"})
+
+
+def single_word_object(obj: str) -> bool:
+    """`req`, `batch`: an object named by one lower-case word of three letters or more."""
+    return obj not in _NOT_OBJECTS and bool(_WORD_RE.fullmatch(obj))
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,10 +35,14 @@ class NamedAttribute:
 
 
 def _bound(tree: ast.Module) -> set[str]:
-    """Names the snippet binds itself: assigned, imported, iterated, defined, or a parameter it
-    declares a type for (a typed parameter's class is `receivers.py`'s to say)."""
+    """Names the snippet binds itself: assigned, imported, defined, or a parameter it declares a
+    type for (a typed parameter's class is `receivers.py`'s to say); not a loop's variable."""
     out: set[str] = set()
+    # `for req in self.waiting_queue:` names the loop's object and says nothing more of its class.
+    looped = {id(n.target) for n in ast.walk(tree) if isinstance(n, ast.For | ast.AsyncFor | ast.comprehension) and isinstance(n.target, ast.Name)}
     for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and id(node) in looped:
+            continue
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
             out.add(node.id)
         elif isinstance(node, ast.arg) and node.annotation is not None:
@@ -42,8 +56,13 @@ def _bound(tree: ast.Module) -> set[str]:
 
 def named_attributes(tree: ast.Module) -> list[NamedAttribute]:
     """Each `obj.member` (read, stored or called) where `obj` is a name the snippet does not bind,
-    or `self.obj`; its owner's name is `obj` (more than one word: `batch` alone says too little)."""
+    or `self.obj`; its owner's name is `obj`: more than one word (`server_args`), or one word of
+    three letters or more (`req`), which only a class of exactly that name (`Req`) makes a citation
+    (`check._named_object_findings`)."""
     bound = _bound(tree)
+    # (`def attach(self, req):` then `req.http_worker_ipcs`: the function's own parameter, which
+    # one word does not type; `server_args` there still names its class.)
+    params = {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
     out: list[NamedAttribute] = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Attribute) or node.attr.startswith("__"):
@@ -55,7 +74,8 @@ def named_attributes(tree: ast.Module) -> list[NamedAttribute]:
             obj, text = value.attr, f"self.{value.attr}.{node.attr}"
         else:
             continue
-        if "_" not in obj.strip("_") or obj.isupper():
+        # (`self.executor.x`: one word under `self` is the quoted class's attribute, judged there.)
+        if obj.isupper() or ("_" not in obj.strip("_") and (text.startswith("self.") or obj in params or not single_word_object(obj))):
             continue
         out.append(NamedAttribute(node.lineno, node.col_offset, text, obj, node.attr))
     return sorted(out, key=lambda a: (a.lineno, a.col))

@@ -597,7 +597,9 @@ def held_otherwise(instance: str, member: str, cls: str, pin: PinView) -> str | 
     if on_a_subclass(f"{cls}.{member}", pin):
         return f"a subclass of `{cls}` has `{member}`"
     key = _spaced_key(instance)
-    for name in [n for spaced, n in _class_names(pin) if key in spaced and n != cls][:_MAX_INSTANCE_CLASSES]:
+    # (One word, `req`, names its class only: `ReqKvInfo` is another thing than a `Req`.)
+    longer = [n for spaced, n in _class_names(pin) if key in spaced and n != cls] if "_" in instance.strip("_") else []
+    for name in longer[:_MAX_INSTANCE_CLASSES]:
         if find_symbol(f"{name}.{member}", pin)[0] or on_a_subclass(f"{name}.{member}", pin):
             return f"`{instance}` may be a `{name}` (or a subclass), which has `{member}`"
     declared = _declared_class(instance, member, pin)
@@ -766,6 +768,10 @@ def _spells(lines: list[str] | None, name: str) -> bool:
     return lines is not None and any(word.search(line) for line in lines)
 
 
+# A name the text gives to the wrong file, defined in exactly one other: that file, as a suggestion.
+_DEFINING_FILE_CONFIDENCE = 0.7
+
+
 def resolve_qualified(finding: Finding, qual: Qualifier, pin: PinView) -> Finding:
     """A bare name the prose gives to a file or a class ("`paged_attn.py` 的 `get_kv_cache_shape()`",
     "`forward()` of `LlamaModel`"), found defined somewhere in the pin: it stands only when that
@@ -789,7 +795,12 @@ def resolve_qualified(finding: Finding, qual: Qualifier, pin: PinView) -> Findin
         if any(_spells(pin.read_lines(f), name) for f in files):
             return finding
         where = files[0] if len(files) == 1 else f"any of {len(files)} files named {path.rsplit('/', 1)[-1]}"
-        return Finding(ref, pin.pin, BROKEN, note=f"the text gives `{name}` to {qual.name}; {where} has no `{name}` in {pin.pin} (one is defined at {finding.resolved_at})")
+        moved = Finding(ref, pin.pin, BROKEN, note=f"the text gives `{name}` to {qual.name}; {where} has no `{name}` in {pin.pin} (one is defined at {finding.resolved_at})")
+        homes = {e.path for e in pin.find_symbol(name)}
+        if len(homes) == 1:
+            # The one file that defines it: where a reader following the text should look now.
+            moved.suggestions = [Suggestion(next(iter(homes)), _DEFINING_FILE_CONFIDENCE, f"the one file of {pin.pin} that defines `{name}`")]
+        return moved
     classes = [e for e in pin.find_symbol(qual.name) if e.kind == "class"]
     if not classes:
         return finding
