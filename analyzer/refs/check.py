@@ -818,7 +818,16 @@ def check_references(
             keywords.setdefault(ref.callee, set()).add(ref.target)
     findings = renamed_siblings(renamed_classes(said_required(said_gone(mirrored_envs(findings, pins))), pins), pins, keywords)
     findings = homes_from_copied_bases(findings, pins)
-    return _once(_chain_heads(_past_in_another_case(findings, pins, lineages or {}, successors or {})))
+    return _once(_said_by_the_typed_self(_chain_heads(_past_in_another_case(findings, pins, lineages or {}, successors or {}))))
+
+
+def _said_by_the_typed_self(findings: list[Finding]) -> list[Finding]:
+    """`def loop(self: Scheduler)` quoted on its own: its `self.recv_requests()` is judged once, as
+    the typed receiver's member; the quoted method's own reading of the same call (`recv_requests`
+    on the mixin that defines the method now) is not said again. (Both are read: the method's
+    calls still vote on whether the snippet mirrors the project, `_mirrors`.)"""
+    typed = {(f.ref.file, f.ref.line, f.pin, f.ref.text.removeprefix("self.")) for f in findings if f.ref.receiver and f.ref.text.startswith("self.")}
+    return [f for f in findings if not (f.ref.fragment_of and (f.ref.file, f.ref.line, f.pin, f.ref.text.split("(", 1)[0]) in typed)]
 
 
 def _chain_heads(findings: list[Finding]) -> list[Finding]:

@@ -1329,10 +1329,7 @@ class _Walker:
         # other rules read there (a quoted method's attribute judged by spelling alone).
         typed = [p for base, tree in trees for p in self._typed_receivers(tree, first + base)]
         declared = {(p.line, p.text) for p in typed}
-        # (`def loop(self: Scheduler)`: its `self.recv_requests()` is the typed one; the quoted
-        # method's reading of the same call, `recv_requests` on its mixin, is not said again.)
-        declared |= {(p.line, p.text.removeprefix("self.")) for p in typed if p.text.startswith("self.") and "." not in p.text.removeprefix("self.")}
-        out = [p for p in out if (p.line, p.text.split("(", 1)[0]) not in declared] + typed
+        out = [p for p in out if (p.line, p.text) not in declared] + typed
         # Cited already by another rule (`self.recv_requests()`, `x.f(...)`): not again.
         taken = {(p.line, p.text.split("(", 1)[0].rsplit(".", 1)[-1]) for p in out} | {(p.line, p.found.target.rsplit(".", 1)[-1]) for p in out}
         for base, tree in trees:
