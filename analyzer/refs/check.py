@@ -434,6 +434,8 @@ def _named_object_findings(ref: Reference, candidates: Sequence[PinView], histor
     if not ref.named_object and written.count(".") != 1:
         return None
     member = written.rsplit(".", 1)[-1]
+    if one_word and any(pin.quotes(written) for pin in candidates):
+        return None  # `scheduler.recv_requests`, a string the sources write whole (an NVTX range's name)
     cls = next((c for pin in candidates for c in classes_named_like(obj, pin)), None)
     if cls is None:
         return None

@@ -230,3 +230,18 @@ def test_a_functions_own_parameter_is_not_typed_by_its_one_word_name(tmp_path: P
     )
     found = _findings(doc, pin)
     assert (5, "req.http_worker_ipcs") not in found
+
+
+def test_a_dotted_string_the_sources_write_whole_is_no_member(tmp_path: Path) -> None:
+    files = {**_SGLANG, "sglang/srt/utils/__init__.py": "", "sglang/srt/utils/nvtx.py": '_COLORS = {"scheduler.recv_requests": 1}\n'}
+    pin = source_view(tmp_path / "pin", files, pin="sglang@0.5.20")
+    doc = (
+        "# SGLang NVTX ranges\n\n"
+        "| Marker | Phase |\n| --- | --- |\n"
+        "| `scheduler.recv_requests` | Input |\n"
+        "| `scheduler.on_idle` | Idle |\n"
+    )
+    found = _findings(doc, pin)
+    # An NVTX range's name, not `Scheduler.recv_requests` (which the pin's scheduler lacks).
+    assert BROKEN not in _statuses(found, 5, "scheduler.recv_requests")
+    assert _statuses(found, 6, "scheduler.on_idle") == [OK]
