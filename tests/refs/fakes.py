@@ -10,6 +10,7 @@ from analyzer.pinned import directory_tree
 from analyzer.refs.build import symbols_and_open_classes
 from analyzer.refs.check import check_references, extract_all
 from analyzer.refs.lineage import Lineage, build_lineage
+from analyzer.refs.models import Finding
 from analyzer.refs.pinview import EnvEntry, FlagEntry, PinView, SymbolEntry
 from analyzer.settings import Settings
 
@@ -193,3 +194,16 @@ def past_lineage(root: Path, files: dict[str, str], pin: str) -> Lineage:
     tree = directory_tree(Settings(cache_dir=root.parent / "cache"), root / project, project, read_knobs=False)
     tree.jobs = 1
     return build_lineage(project, [(pin, symbols_and_open_classes(tree.index.modules.values())[0])])
+
+
+def findings_by_place(doc: str, pin: PinView, lineages: dict[str, Lineage] | None = None) -> dict[tuple[int, str], list[Finding]]:
+    """Every finding of a one-document check at `pin`, by (line, text)."""
+    out: dict[tuple[int, str], list[Finding]] = {}
+    for f in check_references(extract_all([("ch.md", doc)]), [pin], lineages=lineages):
+        out.setdefault((f.ref.line, f.ref.text), []).append(f)
+    return out
+
+
+def statuses_at(found: dict[tuple[int, str], list[Finding]], line: int, text: str) -> list[str]:
+    return [f.status for f in found.get((line, text), [])]
+

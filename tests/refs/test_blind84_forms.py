@@ -8,13 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analyzer.refs.check import check_references, extract_all
 from analyzer.refs.copies import method_owner
-from analyzer.refs.lineage import Lineage
-from analyzer.refs.models import BROKEN, OK, Finding
-from analyzer.refs.pinview import PinView
+from analyzer.refs.models import BROKEN, OK
 
-from .fakes import past_lineage, source_view
+from .fakes import findings_by_place, past_lineage, source_view, statuses_at
 
 _SGLANG = {
     "sglang/__init__.py": "",
@@ -76,15 +73,6 @@ _VLLM = {
 }
 
 
-def _findings(doc: str, pin: PinView, lineages: dict[str, Lineage] | None = None) -> dict[tuple[int, str], list[Finding]]:
-    out: dict[tuple[int, str], list[Finding]] = {}
-    for f in check_references(extract_all([("ch.md", doc)]), [pin], lineages=lineages):
-        out.setdefault((f.ref.line, f.ref.text), []).append(f)
-    return out
-
-
-def _statuses(found: dict[tuple[int, str], list[Finding]], line: int, text: str) -> list[str]:
-    return [f.status for f in found.get((line, text), [])]
 
 
 def test_an_object_named_by_one_word_is_a_member_of_the_class_of_that_name(tmp_path: Path) -> None:
@@ -97,22 +85,22 @@ def test_an_object_named_by_one_word_is_a_member_of_the_class_of_that_name(tmp_p
         "```\n\n"
         "Then `req.fill_ids` is inserted, and `req.rid` names the request.\n"
     )
-    found = _findings(doc, pin)
+    found = findings_by_place(doc, pin)
     broken = found[(4, "req.cache_protected_len")]
     assert [f.status for f in broken] == [BROKEN]
     # The member moved into `Req.kv`, a `ReqKvInfo`: the one class that has it.
     assert broken[0].suggestions and broken[0].suggestions[0].replacement == "ReqKvInfo.cache_protected_len"
-    assert _statuses(found, 5, "req.origin_input_ids") == [OK]
-    assert _statuses(found, 8, "req.fill_ids") == [BROKEN]
-    assert _statuses(found, 8, "req.rid") == [OK]
+    assert statuses_at(found, 5, "req.origin_input_ids") == [OK]
+    assert statuses_at(found, 8, "req.fill_ids") == [BROKEN]
+    assert statuses_at(found, 8, "req.rid") == [OK]
 
 
 def test_a_loops_variable_is_named_like_its_class_too(tmp_path: Path) -> None:
     pin = source_view(tmp_path / "pin", _SGLANG, pin="sglang@0.5.20")
     doc = "# SGLang scheduler\n\n```python\nfor req in self.waiting_queue:\n    n = len(req.input_ids)\n    m = req.origin_input_ids\n```\n"
-    found = _findings(doc, pin)
-    assert _statuses(found, 5, "req.input_ids") == [BROKEN]
-    assert _statuses(found, 6, "req.origin_input_ids") == [OK]
+    found = findings_by_place(doc, pin)
+    assert statuses_at(found, 5, "req.input_ids") == [BROKEN]
+    assert statuses_at(found, 6, "req.origin_input_ids") == [OK]
 
 
 def test_a_word_no_class_is_named_after_says_nothing(tmp_path: Path) -> None:
@@ -120,7 +108,7 @@ def test_a_word_no_class_is_named_after_says_nothing(tmp_path: Path) -> None:
     # No class `Batch`, `Obj`: their members are the author's, not judged; a class `State` whose
     # members no `state.x` of the document holds is another class than the one the author means.
     doc = "# SGLang scheduler\n\n```python\nbatch.output_ids.append(1)\nobj.whatever()\nstate.event.wait()\nrid = state.obj.rid\n```\n"
-    found = _findings(doc, pin)
+    found = findings_by_place(doc, pin)
     assert not [f for fs in found.values() for f in fs if f.status == BROKEN]
 
 
@@ -146,10 +134,10 @@ def test_a_copied_constructor_under_such_a_heading_is_that_classs(tmp_path: Path
         "    self._background_loop = None\n"
         "```\n"
     )
-    found = _findings(doc, pin)
-    assert _statuses(found, 7, "model_config") == [BROKEN]
-    assert _statuses(found, 8, "log_stats") == [OK]
-    assert _statuses(found, 10, "self._background_loop") == [BROKEN]
+    found = findings_by_place(doc, pin)
+    assert statuses_at(found, 7, "model_config") == [BROKEN]
+    assert statuses_at(found, 8, "log_stats") == [OK]
+    assert statuses_at(found, 10, "self._background_loop") == [BROKEN]
 
 
 def test_a_typed_selfs_call_is_said_once(tmp_path: Path) -> None:
@@ -166,20 +154,20 @@ def test_a_typed_selfs_call_is_said_once(tmp_path: Path) -> None:
     # the call a finding of its own on the mixin that defines the method now.
     past = {"sglang/__init__.py": "", "sglang/srt/__init__.py": "", "sglang/srt/managers/__init__.py": "",
             "sglang/srt/managers/scheduler.py": "class Scheduler:\n    def recv_requests(self):\n        return []\n"}
-    found = _findings(doc, pin, {"sglang": past_lineage(tmp_path / "past", past, "sglang@0.5.10-src")})
-    assert _statuses(found, 5, "self.recv_requests") == [BROKEN]
+    found = findings_by_place(doc, pin, {"sglang": past_lineage(tmp_path / "past", past, "sglang@0.5.10-src")})
+    assert statuses_at(found, 5, "self.recv_requests") == [BROKEN]
     assert (5, "recv_requests") not in found
 
 
 def test_a_name_the_text_gives_to_the_wrong_file_points_at_the_file_that_defines_it(tmp_path: Path) -> None:
     pin = source_view(tmp_path / "pin", _SGLANG, pin="sglang@0.5.20")
     doc = "# SGLang radix cache\n\n分配器显存不够时，`common.py` 的 `alloc_token_slots` → `evict_from_tree_cache` 调到这里。\n"
-    found = _findings(doc, pin)
+    found = findings_by_place(doc, pin)
     [f] = found[(3, "alloc_token_slots")]
     assert f.status == BROKEN
     assert "defined nowhere" not in f.note
     assert [s.replacement for s in f.suggestions] == ["sglang/srt/mem_cache/allocation.py"]
-    assert _statuses(found, 3, "evict_from_tree_cache") == [OK]
+    assert statuses_at(found, 3, "evict_from_tree_cache") == [OK]
 
 
 def test_a_class_tree_drawn_in_a_python_fence_is_read_as_a_drawing(tmp_path: Path) -> None:
@@ -194,10 +182,10 @@ def test_a_class_tree_drawn_in_a_python_fence_is_read_as_a_drawing(tmp_path: Pat
         "    └─ SJFPolicy: by length\n"
         "```\n"
     )
-    found = _findings(doc, pin)
-    assert _statuses(found, 4, "SchedulePolicy") == [OK]
-    assert _statuses(found, 6, "FCFSPolicy") == [BROKEN]
-    assert _statuses(found, 8, "SJFPolicy") == [BROKEN]
+    found = findings_by_place(doc, pin)
+    assert statuses_at(found, 4, "SchedulePolicy") == [OK]
+    assert statuses_at(found, 6, "FCFSPolicy") == [BROKEN]
+    assert statuses_at(found, 8, "SJFPolicy") == [BROKEN]
 
 
 def test_an_arrow_in_a_note_under_real_code_is_no_drawing(tmp_path: Path) -> None:
@@ -213,9 +201,9 @@ def test_an_arrow_in_a_note_under_real_code_is_no_drawing(tmp_path: Path) -> Non
         "💡 note: pipeline → overlap → normal\n"
         "```\n"
     )
-    found = _findings(doc, pin)
+    found = findings_by_place(doc, pin)
     # Read as Python still: the keyword of the project's call is judged against its signature.
-    assert _statuses(found, 6, "dp_balance_meta") == [BROKEN]
+    assert statuses_at(found, 6, "dp_balance_meta") == [BROKEN]
 
 
 def test_a_functions_own_parameter_is_not_typed_by_its_one_word_name(tmp_path: Path) -> None:
@@ -228,7 +216,7 @@ def test_a_functions_own_parameter_is_not_typed_by_its_one_word_name(tmp_path: P
         "x = req.origin_input_ids\n"
         "```\n"
     )
-    found = _findings(doc, pin)
+    found = findings_by_place(doc, pin)
     assert (5, "req.http_worker_ipcs") not in found
 
 
@@ -241,7 +229,7 @@ def test_a_dotted_string_the_sources_write_whole_is_no_member(tmp_path: Path) ->
         "| `scheduler.recv_requests` | Input |\n"
         "| `scheduler.on_idle` | Idle |\n"
     )
-    found = _findings(doc, pin)
+    found = findings_by_place(doc, pin)
     # An NVTX range's name, not `Scheduler.recv_requests` (which the pin's scheduler lacks).
-    assert BROKEN not in _statuses(found, 5, "scheduler.recv_requests")
-    assert _statuses(found, 6, "scheduler.on_idle") == [OK]
+    assert BROKEN not in statuses_at(found, 5, "scheduler.recv_requests")
+    assert statuses_at(found, 6, "scheduler.on_idle") == [OK]
