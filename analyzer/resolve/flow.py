@@ -33,6 +33,7 @@ from typing import Any
 
 from analyzer.index.models import CallSite, Flow, ModuleFacts
 from analyzer.resolve.annotations import annotation_types
+from analyzer.resolve.exprs import dotted_name
 from analyzer.resolve.infer import Ctx, Inferrer
 from analyzer.resolve.models import Value, no_builtin_attribute
 from analyzer.resolve.project import BUILTIN_NAMES, MODULE_SCOPE, FuncDef, Project, Symbol
@@ -193,6 +194,7 @@ class FlowGraph:
         self._fn_names = self._fn_names | self._attr_words
         sites: list[tuple[ModuleFacts, CallSite]] = []
         self._collect_entered()
+        self._collect_caught()
         iterating = self._collect_iterated_params()
         receivers = self._collect_receiver_params()
         iterating |= receivers
@@ -322,6 +324,18 @@ class FlowGraph:
                 found = withs.get((asg.line, asg.target))
                 if node is not None and found is not None and found[0] == _norm(node):
                     self.infer.entered[(facts.module, asg.scope, asg.line, asg.target)] = found[1]
+
+    def _collect_caught(self) -> None:
+        """`except T as e` in a function (the index does not record the binding): for
+        the inferrer, e holds an instance of T (`except (A, B) as e`: of A or B)."""
+        if self.source is None:
+            return
+        for facts in self.p.modules.values():
+            text = self.source.module_text(facts)
+            if text is None or _EXCEPT_AS.search(text) is None:
+                continue
+            for (scope, name), types in _caught_bindings(text).items():
+                self.infer.caught[(facts.module, scope, name)] = " | ".join(types)
 
     def _collect_iterated_params(self) -> frozenset[str]:
         """Unannotated parameters a `for` loop iterates (`def walk(xs): for x in xs`): the objects
@@ -1872,6 +1886,40 @@ def _with_bindings(source: str) -> dict[tuple[int, str], tuple[str, str]]:
         for item in node.items
         if isinstance(item.optional_vars, ast.Name)
     }
+
+
+_EXCEPT_AS = re.compile(r"^[ \t]*except\b[^\n]*\bas[ \t]+[A-Za-z_]\w*[ \t]*:", re.M)
+
+
+def _caught_bindings(source: str) -> dict[tuple[str, str], list[str]]:
+    """(function scope, name) -> the classes, as dotted names, of each `except T as
+    name` / `except (A, B) as name` of a module's functions (not `except*`, which
+    binds a group; a handler whose types are not all dotted names is left out)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return {}
+    out: dict[tuple[str, str], list[str]] = {}
+
+    def visit(node: ast.AST, scope: str | None, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                inner = child.name if scope is None else f"{scope}.{child.name}"
+                visit(child, inner, not isinstance(child, ast.ClassDef))
+                continue
+            if isinstance(child, ast.Try) and in_function and scope is not None:
+                for h in child.handlers:
+                    if h.name is None or h.type is None:
+                        continue
+                    elts = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
+                    names = [dotted_name(e) for e in elts]
+                    if names and all(names):
+                        have = out.setdefault((scope, h.name), [])
+                        have += [n for n in names if n is not None and n not in have]
+            visit(child, scope, in_function)
+
+    visit(tree, None, False)
+    return out
 
 
 def _operator_only(text: str) -> bool:
