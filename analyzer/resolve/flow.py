@@ -69,6 +69,10 @@ _EMPTY: frozenset[Value] = frozenset()
 _PASS_THROUGH = frozenset(
     ["list", "tuple", "set", "frozenset", "sorted", "reversed", "iter", "enumerate", "zip", "filter", "itertools.chain", "itertools.islice", "itertools.cycle", "copy.copy", "copy.deepcopy"]
 )
+# Those that exhaust their argument at once, making a new container of its elements:
+# a generator passed to one is spent there (its value is marked `_MATERIALISED`).
+_MATERIALISING = frozenset(["list", "tuple", "set", "frozenset", "sorted"])
+_MATERIALISED = "materialised"
 # (callable position, iterable position) of builtins that call their argument.
 _CALLS_ARG = {
     "builtins.map": 0,
@@ -90,7 +94,7 @@ _CONTAINER_METHODS = frozenset(
 _STORE_METHODS = {"append": 0, "add": 0, "appendleft": 0, "insert": 1, "setdefault": 1}
 _EXTEND_METHODS = frozenset({"extend", "update", "extendleft"})
 _TRACKED = frozenset({"function", "lambda", "class", "container", "generator", "mapped"})
-_VIAS = frozenset({"raw", "partial", "local"})  # the via kinds that change what a call means here
+_VIAS = frozenset({"raw", "partial", "local", "materialised"})  # the via kinds that change what a call means here
 
 
 @dataclass(slots=True)
@@ -1425,6 +1429,10 @@ class FlowGraph:
             out: set[Value] = set()
             for arg in node.args:
                 out |= {v for v in self.eval(arg, m, scope, d) if v.kind in ("container", "generator")}
+            if short in _MATERIALISING:
+                # `tuple(gen())` runs the generator to its end here: the result holds what it
+                # yielded, and iterating the result later resumes no generator body.
+                out = {v.with_via(_MATERIALISED) if v.kind == "generator" else v for v in out}
             return out
         if name == "builtins.dict":
             return self._dict_made(node, m, scope, d)
@@ -1690,12 +1698,12 @@ class FlowGraph:
         """Generator functions whose generator `node` may be: their bodies run
         as the generator is iterated, not where it was made."""
         found = self.eval(node, m, scope) if self.enabled else set()
-        return sorted({v.name for v in found if v.kind == "generator" and v.name in self.p.functions})
+        return sorted({v.name for v in found if v.kind == "generator" and v.via != _MATERIALISED and v.name in self.p.functions})
 
     def returned_generators(self, func: str) -> list[str]:
         """Generator functions whose generators `func` returns (`return self.descend(...)`)."""
         found = self.pts.get(("ret", func), _EMPTY) if self.enabled else _EMPTY
-        return sorted({v.name for v in found if v.kind == "generator" and v.name in self.p.functions})
+        return sorted({v.name for v in found if v.kind == "generator" and v.via != _MATERIALISED and v.name in self.p.functions})
 
     def instances(self, node: ast.expr, m: str, scope: str, text: str | None = None) -> list[Value]:
         """Instances of project classes `node` (source `text`, when known) may be:
