@@ -1,6 +1,6 @@
 """Static call graph vs a traced run of a pure-Python library written by others.
 
-Ten libraries: markdown_it (its parsers keep their rule functions in lists and
+Eleven libraries: markdown_it (its parsers keep their rule functions in lists and
 call them through variables, the function-value flow the issue is about) parsing
 and rendering a document, and jinja2 (a lexer, parser, code generator and
 runtime: visitors, filters and tests in dicts, generated template code calling
@@ -46,7 +46,11 @@ renderables speaking the `__rich_console__` / `__rich_measure__` protocols, segm
 yielded by generators of generators, a Console rendering tables, panels, trees,
 columns, layouts, syntax, markdown, progress bars and pretty-printed objects), an
 eighth held-out, its workload from rich's documented API alone, committed before any
-run (only edges between rich's own frames count). Each is analysed from
+run (only edges between rich's own frames count); and packaging (26.4: PEP 440
+versions, specifier sets and version ranges, markers read by a small tokenizer and
+recursive-descent parser and evaluated, requirements, platform tags, core metadata,
+pylock files), a ninth held-out, its workload from packaging's documented API alone,
+committed before any run. Each is analysed from
 its installed source like any directory, then run under `sys.settrace`, which records
 
 - caller -> callee edges between the library's own frames (the callee's
@@ -69,7 +73,7 @@ no call expression names: `for`, `[]`, `with`, a getter) and `indirect` (the
 callee's name is not on the line: a function value held in a variable,
 parameter, attribute or container).
 
-    .venv/bin/python benchmarks/library_trace.py [markdown_it|jinja2|tomlkit|sqlparse|click|yaml|jsonschema|pygments|marshmallow|rich]
+    .venv/bin/python benchmarks/library_trace.py [markdown_it|jinja2|tomlkit|sqlparse|click|yaml|jsonschema|pygments|marshmallow|rich|packaging]
 """
 
 from __future__ import annotations
@@ -1293,11 +1297,317 @@ def rich_workload() -> Callable[[], Any]:
     return run
 
 
+def packaging_workload() -> Callable[[], Any]:
+    """The ninth held-out library: a workload written from packaging's documented
+    API alone (PEP 440 versions parsed, compared, sorted, hashed and read through
+    their properties; specifiers and specifier sets: `in`, `contains`, `filter`
+    with and without a key, `&`, iteration, pre-release policies, subset and
+    disjointness; version ranges: set algebra with `&` / `|` / `~` / `-`,
+    `relation`, `filter`, back to a specifier set; markers parsed by its tokenizer
+    and parser, combined with `&` / `|` and evaluated against environments and
+    extras; requirements with extras, URLs and markers; platform tags: `Tag`,
+    `parse_tag`, `sys_tags`, `cpython_tags`, `compatible_tags`, `mac_platforms`;
+    the utilities: name and version canonicalisation, wheel and sdist file names;
+    core metadata parsed from an email-style document and validated; license
+    expressions; dependency groups; direct URLs; a pylock file validated and
+    selected from), measured blind before any fix of its round looked at it."""
+    version = importlib.import_module("packaging.version")
+    specifiers = importlib.import_module("packaging.specifiers")
+    ranges = importlib.import_module("packaging.ranges")
+    markers = importlib.import_module("packaging.markers")
+    requirements = importlib.import_module("packaging.requirements")
+    tags = importlib.import_module("packaging.tags")
+    utils = importlib.import_module("packaging.utils")
+    metadata = importlib.import_module("packaging.metadata")
+    licenses = importlib.import_module("packaging.licenses")
+    groups = importlib.import_module("packaging.dependency_groups")
+    direct_url = importlib.import_module("packaging.direct_url")
+    pylock = importlib.import_module("packaging.pylock")
+
+    version_strings = ["1.0", "1.0.post1", "1.0a1", "1.0b2.dev3", "1!2.0", "2.0.0+local.7", "0.30.0",
+                       "0.33.0rc1", "1.0.dev0", "v1.2", "1.2.3.4", "2025.1", "1.0c1", "1.0-1", "1.0_rc_2"]
+    specifier_strings = [">=1.0", "<2", "==1.0.*", "!=1.0.post1", "~=1.2", "===1.0", ">=1.0,<2.0,!=1.5",
+                         ">0.30.0", "<=0.33.0rc1", "", "==2.0+local.7"]
+    marker_strings = [
+        'python_version >= "3.8"',
+        'sys_platform == "linux" and platform_machine == "x86_64"',
+        '(os_name == "nt" or os_name == "posix") and extra == "gpu"',
+        'python_full_version < "3.11.2" or implementation_name != "cpython"',
+        '"linux" in sys_platform',
+        'platform_release not in "5.10.0"',
+        'python_version ~= "3.10"',
+        "extra == 'Test_Extra'",
+    ]
+    requirement_strings = [
+        "vllm>=0.30.0",
+        "torch[cuda,  extras]==2.4.0; python_version >= '3.9'",
+        "Sglang_Core @ https://example.org/sglang-0.5.20-py3-none-any.whl",
+        "name[a]>=1.0,<2; sys_platform == 'linux' and extra == 'gpu'",
+        "flash-attn (>=2.5)",
+    ]
+    environments = [
+        None,
+        {"python_version": "3.9", "sys_platform": "darwin", "os_name": "posix", "extra": "gpu"},
+        {"python_version": "3.12", "python_full_version": "3.12.1", "sys_platform": "linux",
+         "platform_machine": "x86_64", "os_name": "nt", "implementation_name": "pypy",
+         "platform_release": "6.1.0", "extra": "test-extra"},
+    ]
+    metadata_document = (
+        "Metadata-Version: 2.4\n"
+        "Name: serving-atlas\n"
+        "Version: 0.1.0\n"
+        "Summary: Maps of serving engines\n"
+        "Author-email: Atlas <atlas@example.org>\n"
+        "License-Expression: MIT OR Apache-2.0\n"
+        "Requires-Python: >=3.10\n"
+        "Requires-Dist: networkx>=3.0\n"
+        "Requires-Dist: rich>=13.7; extra == 'cli'\n"
+        "Provides-Extra: cli\n"
+        "Project-URL: Homepage, https://example.org\n"
+        "Keywords: vllm,sglang\n"
+        "Classifier: Programming Language :: Python :: 3\n"
+        "Description-Content-Type: text/markdown\n"
+        "\n"
+        "# Serving Atlas\n"
+    )
+    pylock_document = {
+        "lock-version": "1.0",
+        "created-by": "atlas",
+        "requires-python": ">=3.10",
+        "environments": ['sys_platform == "linux"', 'sys_platform == "darwin"'],
+        "extras": ["cli"],
+        "dependency-groups": ["dev"],
+        "default-groups": ["dev"],
+        "packages": [
+            {"name": "networkx", "version": "3.6.1", "requires-python": ">=3.10",
+             "wheels": [{"name": "networkx-3.6.1-py3-none-any.whl",
+                         "url": "https://example.org/networkx-3.6.1-py3-none-any.whl",
+                         "hashes": {"sha256": "ab" * 32}}]},
+            {"name": "rich", "version": "15.0.0", "marker": "'cli' in extras",
+             "sdist": {"name": "rich-15.0.0.tar.gz", "url": "https://example.org/rich-15.0.0.tar.gz",
+                       "hashes": {"sha256": "cd" * 32}}},
+            {"name": "atlas-tools", "directory": {"path": "./tools", "editable": True}},
+            {"name": "pins", "vcs": {"type": "git", "url": "https://example.org/pins.git",
+                                     "commit-id": "0123456789abcdef"}},
+        ],
+    }
+
+    def run() -> list[Any]:
+        out: list[Any] = []
+        # versions
+        parsed = []
+        for text in version_strings:
+            try:
+                v = version.parse(text)
+            except version.InvalidVersion as exc:
+                out.append(str(exc))
+                continue
+            parsed.append(v)
+            out.append((str(v), repr(v), v.epoch, v.release, v.pre, v.post, v.dev, v.local, v.public,
+                        v.base_version, v.is_prerelease, v.is_postrelease, v.is_devrelease,
+                        v.major, v.minor, v.micro, hash(v)))
+        for bad in ("not a version", "1.0+", ""):
+            try:
+                version.Version(bad)
+            except version.InvalidVersion as exc:
+                out.append(str(exc))
+        out.append([str(v) for v in sorted(parsed)])
+        out.append((max(parsed), min(parsed), parsed[0] == version.Version("1.0.0"), parsed[0] != parsed[1],
+                    parsed[0] < parsed[1], parsed[2] <= parsed[0], parsed[4] > parsed[0], parsed[4] >= parsed[4],
+                    parsed[0] == "1.0", len(set(parsed))))
+        # specifiers
+        specs = []
+        for text in specifier_strings:
+            s = specifiers.SpecifierSet(text)
+            specs.append(s)
+            out.append((str(s), repr(s), len(s), [(sp.operator, sp.version, str(sp), repr(sp)) for sp in s],
+                        s.prereleases, hash(s)))
+            for v in version_strings:
+                out.append((v in s, s.contains(v, prereleases=True), s.contains(v, installed=True)))
+            out.append(list(s.filter(version_strings)))
+            out.append(list(s.filter([{"v": v} for v in version_strings[:6]], key=lambda item: item["v"])))
+            out.append(list(s.filter(parsed, prereleases=False)))
+        single = specifiers.Specifier("~=1.4.2", prereleases=True)
+        out.append((single.operator, single.version, single.prereleases, single.contains("1.4.5"),
+                    "1.5.0a1" in single, list(single.filter(["1.4.1", "1.4.3", "1.5"])), single == "~=1.4.2",
+                    hash(single)))
+        single.prereleases = False
+        out.append(single.contains("1.4.9a1"))
+        for bad in ("=>1.0", "~=1", "==1.0.*+local", "~~1"):
+            try:
+                specifiers.Specifier(bad)
+            except specifiers.InvalidSpecifier as exc:
+                out.append(str(exc))
+        combined = specs[0] & specs[1] & "!=1.5"
+        out.append((str(combined), combined == ">=1.0,<2,!=1.5", combined.is_unsatisfiable(),
+                    (specs[0] & specifiers.SpecifierSet("<1.0")).is_unsatisfiable(),
+                    combined.is_subset(specs[0]), specs[0].is_superset(combined), specs[7].is_disjoint(specs[1]),
+                    specs[6].is_disjoint(specs[8])))
+        pre = specifiers.SpecifierSet(">=1.0", prereleases=True)
+        pre.prereleases = None
+        out.append((pre.prereleases, "1.1a1" in pre))
+        # ranges
+        r1 = specs[6].to_range()
+        r2 = specifiers.SpecifierSet(">=1.2,<3").to_range()
+        out.append((r1 & r2, r1 | r2, ~r1, r1 - r2, r1.intersection(r2).is_empty, r1.union(r2).to_specifier_set(),
+                    r1.complement().is_empty, r1.difference(r2).to_specifier_set(), "1.7" in r1, r1.contains("2.5"),
+                    list(r1.filter(version_strings)), r1.is_subset(r2), r1.is_superset(r2), r1.is_disjoint(r2)))
+        relation = r1.relation(r2)
+        out.append((relation, relation.name))
+        full = ranges.VersionRange.full()
+        empty = ranges.VersionRange.empty()
+        point = ranges.VersionRange.singleton("1.0")
+        span = ranges.VersionRange.from_bounds("1.0", "2.0", include_upper=False)
+        out.append((full.is_empty, empty.is_empty, "1.0+local" in point, "1.0" in point, span.to_specifier_set(),
+                    (span & point).to_specifier_set(), (full - span).to_specifier_set(),
+                    span.snap_bounds(["1.0", "1.5", "2.0"]), repr(span), str(span), span == r1))
+        # markers
+        built = []
+        for text in marker_strings:
+            m = markers.Marker(text)
+            built.append(m)
+            out.append((str(m), repr(m), hash(m), m == markers.Marker(text)))
+            for env in environments:
+                try:
+                    out.append(m.evaluate(env))
+                except markers.UndefinedEnvironmentName as exc:
+                    out.append(str(exc))
+            out.append(m.evaluate({"extra": "gpu"}, context="requirement"))
+            out.append(m.evaluate({"extras": {"gpu"}, "dependency_groups": set()}, context="lock_file")
+                       if "extra" not in text else None)
+        joined = built[0] & built[1] | built[4]
+        out.append((str(joined), joined.evaluate()))
+        out.append(sorted(markers.default_environment()))
+        for bad in ('python_version >= "3.8" and', "os_name = 'nt'", 'unknown_name == "x"', '"a" == "b"'):
+            try:
+                markers.Marker(bad)
+            except markers.InvalidMarker as exc:
+                out.append(str(exc))
+        try:
+            out.append(markers.Marker('python_version > "3.1" and python_version < "banana"').evaluate())
+        except markers.UndefinedComparison as exc:
+            out.append(str(exc))
+        # requirements
+        for text in requirement_strings:
+            req = requirements.Requirement(text)
+            out.append((req.name, req.url, sorted(req.extras), str(req.specifier), str(req.marker) if req.marker else None,
+                        str(req), repr(req), hash(req), req == requirements.Requirement(text)))
+            if req.marker is not None:
+                out.append(req.marker.evaluate({"extra": "gpu"}))
+            out.append(req.specifier.contains("2.4.0"))
+        for bad in ("vllm>=", "name @ ", "bad name", "pkg[extra; python_version>'3'"):
+            try:
+                requirements.Requirement(bad)
+            except requirements.InvalidRequirement as exc:
+                out.append(str(exc))
+        # tags
+        tag = tags.Tag("CP311", "Cp311", "Manylinux_2_17_X86_64")
+        out.append((tag.interpreter, tag.abi, tag.platform, str(tag), repr(tag), hash(tag),
+                    tag == tags.Tag("cp311", "cp311", "manylinux_2_17_x86_64")))
+        out.append(sorted(str(t) for t in tags.parse_tag("cp311.cp312-abi3-manylinux_2_17_x86_64.manylinux2014_x86_64")))
+        supported = list(tags.sys_tags())
+        out.append((len(supported), str(supported[0]), tags.interpreter_name(), tags.interpreter_version()))
+        out.append([str(t) for t in tags.cpython_tags((3, 11), ["cp311"], ["linux_x86_64", "any"])][:20])
+        out.append([str(t) for t in tags.compatible_tags((3, 11), "cp311", ["linux_x86_64"])][:20])
+        out.append([str(t) for t in tags.generic_tags("pp310", ["pypy310_pp73"], ["linux_x86_64"])])
+        out.append(list(tags.mac_platforms((11, 0), "arm64"))[:12])
+        out.append(list(tags.mac_platforms((10, 15), "x86_64"))[:12])
+        out.append(list(tags.platform_tags())[:5])
+        # utils
+        for name in ("Serving_Atlas", "serving.atlas", "serving--atlas", "serving-atlas"):
+            out.append((utils.canonicalize_name(name), utils.is_normalized_name(name)))
+        for text in ("1.0.0", "1.0.0.0", "1.0a1.post0", "not a version", "2!1.0.0+Local"):
+            out.append((utils.canonicalize_version(text), utils.canonicalize_version(text, strip_trailing_zero=False)))
+        for wheel in ("serving_atlas-0.1.0-py3-none-any.whl", "vllm-0.30.0-1build-cp38-abi3-manylinux1_x86_64.whl",
+                      "Bad-Name-1.0-py3-none-any.whl", "pkg-1.0.tar.gz"):
+            try:
+                name, ver, build, wheel_tags = utils.parse_wheel_filename(wheel)
+                out.append((name, str(ver), build, sorted(str(t) for t in wheel_tags)))
+            except utils.InvalidWheelFilename as exc:
+                out.append(str(exc))
+        for sdist in ("serving_atlas-0.1.0.tar.gz", "vllm-0.30.0.zip", "nothing.tar.gz"):
+            try:
+                out.append(utils.parse_sdist_filename(sdist))
+            except utils.InvalidSdistFilename as exc:
+                out.append(str(exc))
+        # metadata
+        raw, unparsed = metadata.parse_email(metadata_document)
+        out.append((sorted(raw), sorted(unparsed)))
+        meta = metadata.Metadata.from_raw(raw)
+        out.append((meta.name, str(meta.version), meta.summary, [str(r) for r in meta.requires_dist or []],
+                    str(meta.requires_python), meta.provides_extra, meta.license_expression, meta.project_urls,
+                    meta.keywords, meta.classifiers, meta.author_email, meta.description_content_type,
+                    meta.metadata_version, meta.description))
+        out.append(metadata.Metadata.from_email(metadata_document.encode()).name)
+        try:
+            metadata.Metadata.from_raw({"metadata_version": "2.4", "name": "bad name!", "version": "x.y"})
+        except metadata.ExceptionGroup as group:
+            out.append([str(e) for e in group.exceptions])
+        try:
+            metadata.Metadata.from_email("Metadata-Version: 9.9\nName: x\nVersion: 1\n")
+        except metadata.ExceptionGroup as group:
+            out.append([str(e) for e in group.exceptions])
+        # licenses
+        for expression in ("mit or apache-2.0", "(MIT AND BSD-3-Clause) OR LicenseRef-Atlas", "GPL-2.0-only WITH Classpath-exception-2.0",
+                           "mit and", "Not-A-License"):
+            try:
+                out.append(licenses.canonicalize_license_expression(expression))
+            except licenses.InvalidLicenseExpression as exc:
+                out.append(str(exc))
+        # dependency groups
+        declared = {"test": ["pytest>=8", {"include-group": "lint"}], "lint": ["ruff", "mypy>=1.0"],
+                    "Dev": [{"include-group": "test"}, "rich"], "cycle-a": [{"include-group": "cycle-b"}],
+                    "cycle-b": [{"include-group": "cycle-a"}]}
+        out.append(groups.resolve_dependency_groups(declared, "dev", "lint"))
+        resolver = groups.DependencyGroupResolver(declared)
+        out.append(([str(r) for r in resolver.resolve("test")], [str(i) for i in resolver.lookup("dev")]))
+        try:
+            resolver.resolve("cycle-a")
+        except (groups.CyclicDependencyGroup, metadata.ExceptionGroup) as exc:
+            out.append(str(exc))
+        # direct URLs
+        for data in ({"url": "https://example.org/a.whl", "archive_info": {"hashes": {"sha256": "ef" * 32}}},
+                     {"url": "https://user:secret@example.org/pins.git",
+                      "vcs_info": {"vcs": "git", "commit_id": "0123abc", "requested_revision": "main"}},
+                     {"url": "file:///work/tools", "dir_info": {"editable": True}},
+                     {"url": "https://example.org/b.whl"}):
+            try:
+                du = direct_url.DirectUrl.from_dict(data)
+                du.validate()
+                out.append(du.to_dict())
+            except direct_url.DirectUrlValidationError as exc:
+                out.append(str(exc))
+        # pylock
+        lock = pylock.Pylock.from_dict(pylock_document)
+        lock.validate()
+        out.append(lock.to_dict())
+        env = {"python_version": "3.11", "python_full_version": "3.11.4", "sys_platform": "linux",
+               "platform_machine": "x86_64", "os_name": "posix", "implementation_name": "cpython"}
+        try:
+            out.append([(p.name, type(d).__name__) for p, d in lock.select(
+                environment=env, tags=list(tags.cpython_tags((3, 11), ["cp311"], ["linux_x86_64"]))
+                + list(tags.compatible_tags((3, 11), "cp311", ["linux_x86_64"])),
+                extras={"cli"}, dependency_groups={"dev"}, prefer_sdist_predicate=lambda n: n == "rich")])
+        except pylock.PylockSelectError as exc:
+            out.append(str(exc))
+        for bad in ({"lock-version": "2.0", "created-by": "x", "packages": []},
+                    {"lock-version": "1.0", "created-by": "x", "packages": [{"name": "Bad_Name"}]}):
+            try:
+                pylock.Pylock.from_dict(bad)
+            except (pylock.PylockValidationError, pylock.PylockUnsupportedVersionError) as exc:
+                out.append(str(exc))
+        out.append((pylock.is_valid_pylock_path(Path("pylock.toml")), pylock.is_valid_pylock_path(Path("pylock.dev.toml")),
+                    pylock.is_valid_pylock_path(Path("lock.toml"))))
+        return out
+
+    return run
+
+
 WORKLOADS: dict[str, Callable[[], Callable[[], Any]]] = {
     "markdown_it": markdown_workload, "jinja2": jinja2_workload, "tomlkit": tomlkit_workload,
     "sqlparse": sqlparse_workload, "click": click_workload, "yaml": yaml_workload,
     "jsonschema": jsonschema_workload, "pygments": pygments_workload, "marshmallow": marshmallow_workload,
-    "rich": rich_workload,
+    "rich": rich_workload, "packaging": packaging_workload,
 }
 
 

@@ -80,7 +80,9 @@ _HIGHER_ORDER_POS = frozenset(
      "itertools.takewhile", "itertools.dropwhile"}
 )
 _HIGHER_ORDER_KEY = frozenset(
-    {"builtins.sorted", "builtins.min", "builtins.max", "heapq.nsmallest", "heapq.nlargest", "itertools.groupby"}
+    {"builtins.sorted", "builtins.min", "builtins.max", "heapq.nsmallest", "heapq.nlargest", "itertools.groupby",
+     "builtins.list.sort", "bisect.bisect_left", "bisect.bisect_right", "bisect.bisect", "bisect.insort_left",
+     "bisect.insort_right", "bisect.insort"}
 )
 
 # Builtins that call a special method of their argument: the first of these the

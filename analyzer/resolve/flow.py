@@ -33,6 +33,7 @@ from typing import Any
 
 from analyzer.index.models import CallSite, Flow, ModuleFacts
 from analyzer.resolve.annotations import annotation_types
+from analyzer.resolve.exprs import dotted_name
 from analyzer.resolve.infer import Ctx, Inferrer
 from analyzer.resolve.models import Value, no_builtin_attribute
 from analyzer.resolve.project import BUILTIN_NAMES, MODULE_SCOPE, FuncDef, Project, Symbol
@@ -68,6 +69,10 @@ _EMPTY: frozenset[Value] = frozenset()
 _PASS_THROUGH = frozenset(
     ["list", "tuple", "set", "frozenset", "sorted", "reversed", "iter", "enumerate", "zip", "filter", "itertools.chain", "itertools.islice", "itertools.cycle", "copy.copy", "copy.deepcopy"]
 )
+# Those that exhaust their argument at once, making a new container of its elements:
+# a generator passed to one is spent there (its value is marked `_MATERIALISED`).
+_MATERIALISING = frozenset(["list", "tuple", "set", "frozenset", "sorted"])
+_MATERIALISED = "materialised"
 # (callable position, iterable position) of builtins that call their argument.
 _CALLS_ARG = {
     "builtins.map": 0,
@@ -89,7 +94,7 @@ _CONTAINER_METHODS = frozenset(
 _STORE_METHODS = {"append": 0, "add": 0, "appendleft": 0, "insert": 1, "setdefault": 1}
 _EXTEND_METHODS = frozenset({"extend", "update", "extendleft"})
 _TRACKED = frozenset({"function", "lambda", "class", "container", "generator", "mapped"})
-_VIAS = frozenset({"raw", "partial", "local"})  # the via kinds that change what a call means here
+_VIAS = frozenset({"raw", "partial", "local", "materialised"})  # the via kinds that change what a call means here
 
 
 @dataclass(slots=True)
@@ -193,6 +198,7 @@ class FlowGraph:
         self._fn_names = self._fn_names | self._attr_words
         sites: list[tuple[ModuleFacts, CallSite]] = []
         self._collect_entered()
+        self._collect_caught()
         iterating = self._collect_iterated_params()
         receivers = self._collect_receiver_params()
         iterating |= receivers
@@ -322,6 +328,18 @@ class FlowGraph:
                 found = withs.get((asg.line, asg.target))
                 if node is not None and found is not None and found[0] == _norm(node):
                     self.infer.entered[(facts.module, asg.scope, asg.line, asg.target)] = found[1]
+
+    def _collect_caught(self) -> None:
+        """`except T as e` in a function (the index does not record the binding): for
+        the inferrer, e holds an instance of T (`except (A, B) as e`: of A or B)."""
+        if self.source is None:
+            return
+        for facts in self.p.modules.values():
+            text = self.source.module_text(facts)
+            if text is None or _EXCEPT_AS.search(text) is None:
+                continue
+            for (scope, name), types in _caught_bindings(text).items():
+                self.infer.caught[(facts.module, scope, name)] = " | ".join(types)
 
     def _collect_iterated_params(self) -> frozenset[str]:
         """Unannotated parameters a `for` loop iterates (`def walk(xs): for x in xs`): the objects
@@ -1411,6 +1429,10 @@ class FlowGraph:
             out: set[Value] = set()
             for arg in node.args:
                 out |= {v for v in self.eval(arg, m, scope, d) if v.kind in ("container", "generator")}
+            if short in _MATERIALISING:
+                # `tuple(gen())` runs the generator to its end here: the result holds what it
+                # yielded, and iterating the result later resumes no generator body.
+                out = {v.with_via(_MATERIALISED) if v.kind == "generator" else v for v in out}
             return out
         if name == "builtins.dict":
             return self._dict_made(node, m, scope, d)
@@ -1676,12 +1698,12 @@ class FlowGraph:
         """Generator functions whose generator `node` may be: their bodies run
         as the generator is iterated, not where it was made."""
         found = self.eval(node, m, scope) if self.enabled else set()
-        return sorted({v.name for v in found if v.kind == "generator" and v.name in self.p.functions})
+        return sorted({v.name for v in found if v.kind == "generator" and v.via != _MATERIALISED and v.name in self.p.functions})
 
     def returned_generators(self, func: str) -> list[str]:
         """Generator functions whose generators `func` returns (`return self.descend(...)`)."""
         found = self.pts.get(("ret", func), _EMPTY) if self.enabled else _EMPTY
-        return sorted({v.name for v in found if v.kind == "generator" and v.name in self.p.functions})
+        return sorted({v.name for v in found if v.kind == "generator" and v.via != _MATERIALISED and v.name in self.p.functions})
 
     def instances(self, node: ast.expr, m: str, scope: str, text: str | None = None) -> list[Value]:
         """Instances of project classes `node` (source `text`, when known) may be:
@@ -1872,6 +1894,40 @@ def _with_bindings(source: str) -> dict[tuple[int, str], tuple[str, str]]:
         for item in node.items
         if isinstance(item.optional_vars, ast.Name)
     }
+
+
+_EXCEPT_AS = re.compile(r"^[ \t]*except\b[^\n]*\bas[ \t]+[A-Za-z_]\w*[ \t]*:", re.M)
+
+
+def _caught_bindings(source: str) -> dict[tuple[str, str], list[str]]:
+    """(function scope, name) -> the classes, as dotted names, of each `except T as
+    name` / `except (A, B) as name` of a module's functions (not `except*`, which
+    binds a group; a handler whose types are not all dotted names is left out)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return {}
+    out: dict[tuple[str, str], list[str]] = {}
+
+    def visit(node: ast.AST, scope: str | None, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                inner = child.name if scope is None else f"{scope}.{child.name}"
+                visit(child, inner, not isinstance(child, ast.ClassDef))
+                continue
+            if isinstance(child, ast.Try) and in_function and scope is not None:
+                for h in child.handlers:
+                    if h.name is None or h.type is None:
+                        continue
+                    elts = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
+                    names = [dotted_name(e) for e in elts]
+                    if names and all(names):
+                        have = out.setdefault((scope, h.name), [])
+                        have += [n for n in names if n is not None and n not in have]
+            visit(child, scope, in_function)
+
+    visit(tree, None, False)
+    return out
 
 
 def _operator_only(text: str) -> bool:

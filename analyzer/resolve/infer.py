@@ -64,7 +64,7 @@ class _Binding:
     (then go on), or where the name is bound: a parameter, a local's
     assignments, a loop's iterables, a symbol, or a value known outright."""
 
-    kind: str  # "class" | "param" | "local" | "loop" | "symbol" | "value"
+    kind: str  # "class" | "param" | "local" | "loop" | "caught" | "symbol" | "value"
     scope: str = ""
     fd: FuncDef | None = None
     index: int = 0
@@ -98,6 +98,10 @@ class Inferrer:
         # for `async with`), set by the flow stage, which reads the source: x holds
         # what that method of the object returns.
         self.entered: dict[tuple[str, str, int, str], str] = {}
+        # `except T as e` (`except (A, B) as e`), set by the flow stage, which reads the
+        # source: (module, scope, e) -> "T" ("A | B"; every handler of the scope binding
+        # that name): e holds an instance of T, or of a subclass, read like `e: T`.
+        self.caught: dict[tuple[str, str, str], str] = {}
         # Evaluations cut off at _MAX_DEPTH so far: an answer of None reached
         # through a cut-off is memoised with the depth it was asked at, and
         # worked out again only when asked from a shallower depth (with more
@@ -252,6 +256,9 @@ class Inferrer:
                     if found is not None:
                         return found
                 return None
+            elif kind == "caught":
+                # `except T as e`: an exception the handler matched is an instance of T
+                return self.annotation(step.annotation or "", ctx.module, step.scope, "annotation")
             elif kind == "symbol":
                 return self.symbol_value(step.symbol, depth)
             else:  # "value": a nested definition, a builtin, or nothing
@@ -288,6 +295,9 @@ class Inferrer:
             loops = self._loops(module).get((sc, name))
             if loops:
                 return (*steps, _Binding("loop", sc, texts=tuple(loops)))
+            caught = self.caught.get((module, sc, name)) if self.caught else None
+            if caught is not None:
+                return (*steps, _Binding("caught", sc, annotation=caught))
             target = sc_facts.imports.get(name)
             if target is not None:
                 return (*steps, _Binding("symbol", sc, symbol=p.lookup_import(target)))
