@@ -974,7 +974,7 @@ class _Walker:
         if lang in PYTHON_LANGS and option_listing(content):
             lang = "text"  # `--tokenizer-mode: "auto" | "slow"` lines typed as Python for colours
         if lang in PYTHON_LANGS and drawn_in_python(content):
-            lang = "text"  # a class tree drawn with `├─` and `→`, typed as Python for its colours
+            lang = "text"  # a class tree drawn with `├─` and `│`, typed as Python for its colours
         pending: list[_Pending] = []
         if lang in PYTHON_LANGS:
             pending = self._python(content, first)
