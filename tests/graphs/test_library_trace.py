@@ -12,6 +12,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from library_trace import WRONG_KINDS, library_report, site_category, wrong_kind
 
 
+def _held_out(name: str, version: str, *, traced: int, recall: float, executed: float, ran: float) -> dict[str, object]:
+    """A held-out library's report, checked against its floors: the version its figures are for,
+    more traced edges than `traced`, and recall, executed-site precision and precision where the
+    callee ran at least `recall`, `executed`, `ran`."""
+    rep = library_report(name)
+    assert rep["library"] == f"{name} {version}"
+    assert rep["traced_edges"] > traced
+    assert rep["recall"] >= recall
+    assert rep["executed_site_precision"] >= executed
+    assert rep["ran_callee_precision"] >= ran
+    return rep
+
+
 @pytest.mark.parametrize(
     ("callee", "line", "category"),
     [
@@ -107,12 +120,7 @@ def test_click_held_out_against_the_static_graph() -> None:
     """The third held-out library: floors at its blind figures (main eec5fe2),
     so a change that loses what it had shows; nothing is tuned on its edges."""
     pytest.importorskip("click")
-    rep = library_report("click")
-    assert rep["library"] == "click 8.5.1"
-    assert rep["traced_edges"] > 300
-    assert rep["recall"] >= 0.91
-    assert rep["executed_site_precision"] >= 0.84
-    assert rep["ran_callee_precision"] >= 0.96
+    _held_out("click", "8.5.1", traced=300, recall=0.91, executed=0.84, ran=0.96)
 
 
 @pytest.mark.slow
@@ -121,12 +129,7 @@ def test_yaml_held_out_against_the_static_graph() -> None:
     floors at its blind figures (main c834774), so a change that loses what it had
     shows; nothing is tuned on its edges."""
     pytest.importorskip("yaml")
-    rep = library_report("yaml")
-    assert rep["library"] == "yaml 6.0.4"
-    assert rep["traced_edges"] > 500
-    assert rep["recall"] >= 0.72
-    assert rep["executed_site_precision"] >= 0.89
-    assert rep["ran_callee_precision"] >= 0.95
+    _held_out("yaml", "6.0.4", traced=500, recall=0.72, executed=0.89, ran=0.95)
 
 
 def test_override_of_a_method_that_ran() -> None:
@@ -148,12 +151,7 @@ def test_jsonschema_held_out_against_the_static_graph() -> None:
     statement serves every draft), so precision where the callee ran is below the
     blind run's, which saw none of that dispatch."""
     pytest.importorskip("jsonschema")
-    rep = library_report("jsonschema")
-    assert rep["library"] == "jsonschema 4.26.0"
-    assert rep["traced_edges"] > 150
-    assert rep["recall"] >= 0.88
-    assert rep["executed_site_precision"] >= 0.55
-    assert rep["ran_callee_precision"] >= 0.74
+    rep = _held_out("jsonschema", "4.26.0", traced=150, recall=0.88, executed=0.55, ran=0.74)
     # No edge reaches the jsonschema.protocols.Validator Protocol's own stubs.
     assert not any("protocols.Validator." in w for w in rep["wrong_on_executed_sites"])  # type: ignore[attr-defined]
 
@@ -166,15 +164,10 @@ def test_pygments_held_out_against_the_static_graph() -> None:
     metaclass rule (benchmarks/pygments_trace_causes.md), the one rule its round
     wrote from it: a class statement calls its metaclass's `__new__` / `__init__`."""
     pytest.importorskip("pygments")
-    rep = library_report("pygments")
-    assert rep["library"] == "pygments 2.21.0"
     # 0.782 / 0.816 / 0.890 of 997 traced edges run alone; in a process that has
     # imported Pygments' lexer modules already (pytest does) their module bodies do
     # not rerun: 0.780 / 0.814 / 0.889 of 984.
-    assert rep["traced_edges"] > 900
-    assert rep["recall"] >= 0.78
-    assert rep["executed_site_precision"] >= 0.81
-    assert rep["ran_callee_precision"] >= 0.88
+    rep = _held_out("pygments", "2.21.0", traced=900, recall=0.78, executed=0.81, ran=0.88)
     # Left: a class whose base is a parameter (`objective(baselexer)`) or a name
     # `pygments.lexers` makes at run time (its module `__getattr__`).
     missed = rep["missed"]
@@ -190,12 +183,7 @@ def test_marshmallow_held_out_against_the_static_graph() -> None:
     Floors just under the figures after the rules of its round
     (benchmarks/marshmallow_trace_causes.md: 0.957, 0.631 of 279, 0.733 of 240)."""
     pytest.importorskip("marshmallow")
-    rep = library_report("marshmallow")
-    assert rep["library"] == "marshmallow 4.4.0"
-    assert rep["traced_edges"] > 150
-    assert rep["recall"] >= 0.95
-    assert rep["executed_site_precision"] >= 0.63
-    assert rep["ran_callee_precision"] >= 0.73
+    rep = _held_out("marshmallow", "4.4.0", traced=150, recall=0.95, executed=0.63, ran=0.73)
     # `type(name, (cls,), attrs)` in `Schema.from_dict` runs the metaclass's hooks.
     assert not any(m.startswith("marshmallow.schema.Schema.from_dict -> ") for m in rep["missed"])  # type: ignore[attr-defined]
     # The bound method `Schema._serialize` hands each field as `accessor=` is what
@@ -218,12 +206,7 @@ def test_rich_held_out_against_the_static_graph() -> None:
     0.898, 0.857 of 1,114, 0.930 of 1,027, run alone; in a process that imported
     rich already, as pytest's has, its module bodies do not rerun)."""
     pytest.importorskip("rich")
-    rep = library_report("rich")
-    assert rep["library"] == "rich 15.0.0"
-    assert rep["traced_edges"] > 900
-    assert rep["recall"] >= 0.88
-    assert rep["executed_site_precision"] >= 0.84
-    assert rep["ran_callee_precision"] >= 0.92
+    rep = _held_out("rich", "15.0.0", traced=900, recall=0.88, executed=0.84, ran=0.92)
     missed = rep["missed"]
     # `renderable.__rich_console__(...)` on a `ConsoleRenderable` (a Protocol whose one
     # member is spelt like a special method) reaches the renderables.
@@ -234,6 +217,7 @@ def test_rich_held_out_against_the_static_graph() -> None:
     assert not any("rich.syntax.SyntaxTheme.get_style_for_token" in w for w in rep["wrong_on_executed_sites"])  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 def test_packaging_held_out_against_the_static_graph() -> None:
     """The ninth held-out library (versions, specifiers, version ranges, markers read
     by a tokenizer and parser, tags, metadata, pylock). Blind on cg21 0876845 with
@@ -242,12 +226,7 @@ def test_packaging_held_out_against_the_static_graph() -> None:
     figures after the rules of its round (benchmarks/packaging_trace_causes.md, run
     alone; pytest imports packaging itself, so its module bodies do not rerun here)."""
     pytest.importorskip("packaging")
-    rep = library_report("packaging")
-    assert rep["library"] == "packaging 26.4"
-    assert rep["traced_edges"] > 550
-    assert rep["recall"] >= 0.92
-    assert rep["executed_site_precision"] >= 0.86
-    assert rep["ran_callee_precision"] >= 0.94
+    rep = _held_out("packaging", "26.4", traced=550, recall=0.92, executed=0.86, ran=0.94)
     missed, wrong = rep["missed"], rep["wrong_on_executed_sites"]
     # `except ParserSyntaxError as e: ... str(e)` runs its __str__.
     assert not any(m.endswith("packaging._tokenizer.ParserSyntaxError.__str__") for m in missed)  # type: ignore[attr-defined]
