@@ -113,6 +113,13 @@ _COMPARE = {
 }
 _UNARY = {ast.USub: ("__neg__",), ast.UAdd: ("__pos__",), ast.Invert: ("__invert__",), ast.Not: ("__bool__", "__len__")}
 _TRUTH = ("__bool__", "__len__")
+# The special methods an operator runs on its operand (arithmetic, comparison,
+# `in`, unary arithmetic): where the operand is a call or another operator's
+# result, its value's class decides them as a name's would (`Expr() + b`).
+_OPERATOR_SPECIALS = frozenset(
+    {f"__{op}__" for op in _BINOPS.values()} | {n for names in _COMPARE.values() for n in names}
+    | {"__neg__", "__pos__", "__invert__", "__contains__"}
+)
 _FORMAT = {-1: ("__format__", "__str__", "__repr__"), ord("s"): ("__str__", "__repr__"),
            ord("r"): ("__repr__",), ord("a"): ("__repr__",)}
 
@@ -1142,7 +1149,10 @@ class CallResolver:
                     continue
                 # `with Lock() as f:` enters the object the call makes; other
                 # operands are names and attributes (a call's class is rarely known).
-                if not _is_dotted(operand) and not (isinstance(operand, ast.Call) and methods[0] in _CONTEXT):
+                if not _is_dotted(operand) and not (isinstance(operand, ast.Call) and methods[0] in _CONTEXT) and not (
+                    # an operator on a call's or another operator's result (`Expr() + b`, `(a + b) * 2`)
+                    isinstance(operand, ast.Call | ast.BinOp | ast.UnaryOp) and methods[0] in _OPERATOR_SPECIALS
+                ):
                     continue
                 # (but a `@contextmanager` function's call stands for what it yields, which is not entered)
                 if isinstance(operand, ast.Call) and self.infer.already_entered(operand, Ctx(m, scope), 0):

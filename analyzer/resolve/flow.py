@@ -673,6 +673,7 @@ class FlowGraph:
                 vals = self.eval(node, m, qual)
                 if vals:
                     self.write(("attr", f"{m}.{qual}", asg.target), vals)
+                    self.write(("cattr", f"{m}.{qual}", asg.target), vals)
         elif kind == "flow":
             self._flow(facts, item)
         elif kind == "call":
@@ -832,6 +833,9 @@ class FlowGraph:
         for base in self._receiver(target.value, m, scope):
             if base.kind in ("instance", "class"):
                 out.append(("attr", base.name, target.attr))
+                if base.kind == "class":
+                    # (a store on the class: what its instances read as a method, see `_class_bound`)
+                    out.append(("cattr", base.name, target.attr))
             elif base.kind == "module":
                 out.append(("mod", base.name, target.attr))
         return out
@@ -1363,10 +1367,30 @@ class FlowGraph:
                     for cls in (base.name, *self.implementers(base.name)):
                         for owner in p.hierarchy.mro(cls):
                             if owner in p.classes:
-                                out |= set(self.read(("attr", owner, node.attr)))
+                                held = set(self.read(("attr", owner, node.attr)))
+                                if base.kind == "instance":
+                                    held = self._class_bound(held, set(self.read(("cattr", owner, node.attr))))
+                                out |= held
             elif base.kind == "external" and not no_builtin_attribute(base.name, node.attr):
                 out.add(Value("external", f"{base.name}.{node.attr}"))
         return self.resolve_decorated(out)
+
+    def _class_bound(self, held: set[Value], on_class: set[Value]) -> set[Value]:
+        """An attribute read through an instance: a function the class itself holds
+        (bound in its body, `_parse = _parse_plain`, or stored on it,
+        `Element._parse = Element._parse_cached`) is bound to the instance, as
+        Python binds any function found on the class (not a static or class
+        method); what was stored on an instance (`self._parse = breaker`) is not."""
+        out = set(held)
+        for v in on_class:
+            if v.kind != "function" or v.bound or v.alts:
+                continue
+            fd = self.p.functions.get(v.name)
+            if fd is None or fd.fact.is_staticmethod or fd.fact.is_classmethod or fd.fact.is_property:
+                continue
+            out.discard(v)
+            out.add(Value(v.kind, v.name, v.via, v.items, True, v.alts))
+        return out
 
     def _receiver(self, node: ast.expr, m: str, scope: str, d: int = 0) -> set[Value]:
         """Values of an attribute's base: this stage's sets, else the inferrer's type."""
