@@ -37,6 +37,7 @@ from analyzer.resolve.exprs import dotted_name
 from analyzer.resolve.infer import Ctx, Inferrer
 from analyzer.resolve.models import Value, no_builtin_attribute
 from analyzer.resolve.project import BUILTIN_NAMES, MODULE_SCOPE, FuncDef, Project, Symbol
+from analyzer.resolve.reaching import passed_reaching_bindings, return_site
 from analyzer.resolve.suffixes import (
     as_fstring,
     bound_once,
@@ -94,6 +95,8 @@ _CONTAINER_METHODS = frozenset(
 _STORE_METHODS = {"append": 0, "add": 0, "appendleft": 0, "insert": 1, "setdefault": 1}
 _EXTEND_METHODS = frozenset({"extend", "update", "extendleft"})
 _TRACKED = frozenset({"function", "lambda", "class", "container", "generator", "mapped"})
+# The values a rebound local handed on gives per site (`FlowGraph._handed_on`).
+_PER_SITE = frozenset({"function", "lambda", "generator"})
 _VIAS = frozenset({"raw", "partial", "local", "materialised"})  # the via kinds that change what a call means here
 
 
@@ -175,6 +178,11 @@ class FlowGraph:
         self._passthrough: dict[str, list[str]] = {}
         self._returned_names: dict[str, set[str]] = {}
         self._loop_target = False  # writing a loop's target: objects read out of a container may go there
+        # The call whose arguments are being bound, (line, column): a local rebound in its
+        # function and passed there gives only the bindings that reach the call (`_handed_on`).
+        self._site_key: tuple[int, int] | None = None
+        self._rebinds: dict[str, dict[tuple[str, str], dict[int, str] | None]] = {}  # module -> (scope, name) -> line -> value
+        self._passed: dict[tuple[str, str, str], dict[tuple[int, int], set[int]] | None] = {}
         # Parameters a `for` iterates: the objects callers pass are followed there (their
         # `__iter__` runs), from every call this stage sees, through a name or a value.
         self._iterated_params: set[Loc] = set()
@@ -727,7 +735,7 @@ class FlowGraph:
                 getter = self.infer.getter(fd).fact
                 if not getter.line <= fl.line <= getter.end_line:
                     return  # a setter's return: Python discards it, reading the property runs the getter
-            vals = self.eval(node, m, fl.scope)
+            vals = self._handed_on(node, self.eval(node, m, fl.scope), m, fl.scope, return_site(fl.line))
             if vals:
                 self.write(("ret", f"{m}.{fl.scope}"), vals)
         elif fl.kind == "yield":
@@ -906,8 +914,12 @@ class FlowGraph:
             return
         args = [parser.parse(a) for a in site.args]
         kwargs = list(zip(site.keywords, (parser.parse(v) for v in site.keyword_values), strict=False))
-        for callee in callees:
-            self._bind(callee, args, kwargs, m, scope)
+        self._site_key = (site.line, site.col)
+        try:
+            for callee in callees:
+                self._bind(callee, args, kwargs, m, scope)
+        finally:
+            self._site_key = None
 
     def _bind(
         self, callee: Value, args: list[ast.expr | None], kwargs: list[tuple[str, ast.expr | None]], m: str, scope: str
@@ -950,7 +962,7 @@ class FlowGraph:
                 if sig.var_positional:
                     self._star_param(tmod, tqual, sig.var_positional, vals)
                 break
-            vals = self.eval(arg, m, scope)
+            vals = self._handed_on(arg, self.eval(arg, m, scope), m, scope, self._site_key)
             if i < len(positional) and not any(v.kind == "instance" for v in vals):
                 self._open(tmod, tqual, positional[i : i + 1])
             if not vals:
@@ -963,6 +975,8 @@ class FlowGraph:
             if arg is None or (key != "**" and key not in relevant and sig.var_keyword not in relevant):
                 continue
             vals = self.eval(arg, m, scope)
+            if key != "**":
+                vals = self._handed_on(arg, vals, m, scope, self._site_key)
             if key == "**":
                 vals = self.elements(vals)
                 self._open(tmod, tqual, (*positional, *sig.keyword))
@@ -977,6 +991,61 @@ class FlowGraph:
                 self.write(("var", tmod, tqual, key), vals)
             elif sig.var_keyword:
                 self._star_param(tmod, tqual, sig.var_keyword, vals, key)
+
+    def _handed_on(
+        self, node: ast.expr | None, vals: set[Value], m: str, scope: str, key: tuple[int, int] | None
+    ) -> set[Value]:
+        """A local name of a function, bound there by more than one plain assignment (or a
+        parameter rebound by one), handed on whole at `key` (a call passing it, or `return
+        name`, reaching.return_site): of its values (`vals`, every binding's), the functions,
+        lambdas and generators that no assignment reaching `key` makes are dropped (`source =
+        wrap_a(source); source = wrap_b(source)`: wrap_b is given wrap_a's generator only).
+        Where a parameter's value, a loop target, an unpacking or any other binding may reach
+        `key`, or the body cannot be read, `vals` as they are."""
+        if key is None or not isinstance(node, ast.Name) or self.source is None or scope == MODULE_SCOPE or not vals:
+            return vals
+        if not any(v.kind in _PER_SITE for v in vals):
+            return vals
+        fd = self.p.functions.get(f"{m}.{scope}")
+        if fd is None:
+            return vals
+        name = node.id
+        rebinds = self._rebinds.get(m)
+        if rebinds is None:
+            rebinds = self._rebinds[m] = {}
+            for asg in self.p.modules[m].assignments:
+                slot = (asg.scope, asg.target)
+                if slot in rebinds and rebinds[slot] is None:
+                    continue
+                known = rebinds.setdefault(slot, {})
+                if known is None or not asg.value or asg.line in known:  # two bindings on one line: not told apart
+                    rebinds[slot] = None
+                else:
+                    known[asg.line] = asg.value
+        bindings = rebinds.get((scope, name))
+        params = {prm.name for prm in fd.fact.params}
+        if not bindings or (len(bindings) < 2 and name not in params):
+            return vals
+        cache = (m, scope, name)
+        if cache not in self._passed:
+            text = self.source.segment(self.p.modules[m], fd)
+            self._passed[cache] = None if text is None else passed_reaching_bindings(text, fd.fact.line, name, params)
+        sites = self._passed[cache]
+        reaching = sites.get(key) if sites is not None else None
+        if not reaching or any(line not in bindings for line in reaching):
+            return vals
+        made: set[tuple[str, str, bool]] = set()
+        saved = self._line
+        try:
+            for line in reaching:
+                self._line = line
+                value = self.p.parser.parse(bindings[line])
+                if value is None:
+                    return vals
+                made |= {(v.kind, v.name, v.bound) for v in self.eval(value, m, scope)}
+        finally:
+            self._line = saved
+        return {v for v in vals if v.kind not in _PER_SITE or (v.kind, v.name, v.bound) in made}
 
     def _bind_fields(
         self, cls: str, args: list[ast.expr | None], kwargs: list[tuple[str, ast.expr | None]], m: str, scope: str

@@ -496,3 +496,68 @@ def slot_reaching(
     except (_GiveUp, RecursionError):
         return None
     return walker.sites
+
+
+# -- a rebound local handed on ------------------------------------------------------
+
+
+def return_site(line: int) -> tuple[int, int]:
+    """The key of `return name` on `line` (a call site's key is its (line, column))."""
+    return line, -20_000
+
+
+_OWN_SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+class _PassedWalker(_Walker):
+    """`_Walker`'s states, recorded where the name is handed on whole: each call that
+    passes it as an argument (`g(name)`, `g(k=name)`), keyed by the call's (line, column),
+    and each `return name` (`return_site`). Calls inside a lambda or a comprehension
+    (their own scopes, which may bind the name) are not recorded."""
+
+    def expr(self, node: ast.AST | None, state: State) -> State:
+        if node is None:
+            return state
+        todo: list[ast.AST] = [node]
+        while todo:
+            sub = todo.pop()
+            if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name) and sub.target.id == self.name:
+                raise _GiveUp
+            if isinstance(sub, _OWN_SCOPES):
+                continue
+            if isinstance(sub, ast.Call) and any(
+                isinstance(a, ast.Name) and a.id == self.name
+                for a in (*sub.args, *(k.value for k in sub.keywords if k.arg is not None))
+            ):
+                key = (sub.lineno + self.offset, sub.col_offset + self.indent)
+                self.sites.setdefault(key, set()).update(state)
+            todo.extend(ast.iter_child_nodes(sub))
+        return state
+
+    def stmt(self, s: ast.stmt, state: State) -> State:
+        if isinstance(s, ast.Return) and isinstance(s.value, ast.Name) and s.value.id == self.name:
+            self.sites.setdefault(return_site(s.lineno + self.offset), set()).update(state)
+            return state
+        return super().stmt(s, state)
+
+
+def passed_reaching_bindings(
+    source: str, first_line: int, name: str, params: set[str]
+) -> dict[tuple[int, int], set[int]] | None:
+    """`reaching_bindings` at the places a function hands its local `name` on whole:
+    the calls passing it as an argument and its `return name` statements. None: not
+    analysed (also where a function nested in it declares the name `nonlocal`: calling
+    that one may rebind it between two of these places)."""
+    func = parse_function(source)
+    if func is None:
+        return None
+    for sub in ast.walk(func):
+        if isinstance(sub, ast.Nonlocal | ast.Global) and name in sub.names:
+            return None
+    first = source.split("\n", 1)[0]
+    walker = _PassedWalker(name, first_line - 1, len(first) - len(first.lstrip()))
+    try:
+        walker.block(func.body, frozenset({OTHER}) if name in params else frozenset())
+    except (_GiveUp, RecursionError):
+        return None
+    return walker.sites

@@ -5,7 +5,12 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from analyzer.resolve.reaching import OTHER, reaching_bindings
+from analyzer.resolve.reaching import (
+    OTHER,
+    passed_reaching_bindings,
+    reaching_bindings,
+    return_site,
+)
 
 
 def sites(src: str, name: str = "x", params: frozenset[str] = frozenset()) -> dict[int, set[int]] | None:
@@ -189,3 +194,32 @@ def test_a_methods_calls_are_keyed_by_the_files_columns() -> None:
     method = "    def run(self):\n        x = a\n        x()\n        return x.go()\n"
     found = reaching_bindings(method, 10, "x", set())
     assert found == {(12, 8): {11}, (13, 15): {11}}
+
+
+def passed(src: str, name: str = "x", params: frozenset[str] = frozenset()) -> dict[tuple[int, int], set[int]] | None:
+    return passed_reaching_bindings(textwrap.dedent(src).strip("\n"), 1, name, set(params))
+
+
+def test_a_local_handed_on_sees_the_bindings_that_reach_each_call_and_return() -> None:
+    found = passed("""
+        def f(x, flag):
+            x = a(x)
+            if flag:
+                x = b(x)
+            g(k=x)
+            h(lambda x: x(1))
+            return x
+        """, params=frozenset({"x", "flag"}))
+    assert found == {(2, 8): {OTHER}, (4, 12): {2}, (5, 4): {2, 4}, return_site(7): {2, 4}}
+
+
+def test_a_local_a_nested_function_rebinds_is_not_analysed() -> None:
+    assert passed("""
+        def f():
+            x = a
+            def inner():
+                nonlocal x
+                x = b
+            inner()
+            g(x)
+        """) is None
