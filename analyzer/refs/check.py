@@ -14,7 +14,7 @@ from analyzer.refs.copied_bases import homes_from_copied_bases
 from analyzer.refs.docproject import settle_by_document, weak_mentions
 from analyzer.refs.extract import alternatives, extract_references, markdown_parser
 from analyzer.refs.field_homes import field_homes
-from analyzer.refs.fields import judge_field
+from analyzer.refs.fields import accepts, judge_field
 from analyzer.refs.folder_moves import moved_within_the_documents_folder
 from analyzer.refs.formula import formula
 from analyzer.refs.generated import field_type, foreign_type
@@ -130,6 +130,10 @@ def check_reference(
         findings = [_past_evidence(f, vouched, by_pin, histories or {}, successors or {}) for f in findings]
         if ref.past:
             findings = [f for f in findings if f.status in {OK, BROKEN}]
+        if ref.literal:
+            # `op_name="moe_forward_shared"`: the gone function's name is still the key the pin's
+            # sources register something under (the custom op), which the string names.
+            findings = [f for f in findings if not (f.status == BROKEN and (pin := by_pin.get(f.pin or "")) is not None and pin.quotes(ref.target))]
     return findings
 
 
@@ -208,7 +212,7 @@ def _foreign_lines(ref: Reference, pins: Sequence[PinView], lineages: Mapping[st
     """`self.gpus_per_replica_node = ...` under `# replica.py:119-129`, a file no pin of the
     project has and, with past releases given, none of them had: another program's lines (a
     framework that drives the project), whose members say nothing about the project's classes."""
-    file = ref.quoted_file or ""
+    file = (ref.quoted_file or "").rsplit("/", 1)[-1]
     own = [p for p in pins if p.project == ref.framework]
     if not own or not lineages.get(ref.framework) or any(p.files_named(file) for p in own) or _past_files(file, [ref.framework], lineages):
         return []
@@ -302,6 +306,9 @@ def _check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[st
             return []
     if ref.kind == PATH and ref.diagram and not ref.under:
         return []  # a tree's folder entry whose folder the tree does not say: a name, not a path
+    if ref.field_of and ref.field_of == ref.fragment_of and ref.callee is None:
+        # (A keyword the quoted method passes to a call has the callee's place, not the method's.)
+        return [f for pin in candidates if (f := _fragment_parameter(ref, pin)) is not None]
     if ref.field_of:
         if ref.framework == AMBIGUOUS:
             return []  # whose field it is depends on a server the text does not name
@@ -1145,6 +1152,8 @@ def _not_the_quoted_class_s(ref: Reference, pin: PinView) -> Finding | None:
         classes = [e for c in _fragment_classes(ref.fragment_of, pin, ref.quoted_file) for e in pin.table.named(c) if e.kind == "class"]
     elif ref.scope is None and ref.quoted_file is not None:
         classes = _file_class(ref.quoted_file, pin)  # `self.tp_size = ...` lines of a named file
+    elif ref.scope is None and ref.self_siblings:
+        classes = _siblings_class(ref.self_siblings, pin)
     else:
         return None
     member = m.group(1)
@@ -1154,10 +1163,38 @@ def _not_the_quoted_class_s(ref: Reference, pin: PinView) -> Finding | None:
     ):
         return None  # (a mixin's `self` is the class that mixes it in: `SchedulerPPMixin` -> `Scheduler`)
     names = _listed(c.last for c in classes)
-    whose = f"the class that defines the quoted `{ref.fragment_of}`" if ref.fragment_of else f"the class of `{ref.quoted_file}`, where the text says the lines are from"
+    if ref.fragment_of:
+        whose = f"the class that defines the quoted `{ref.fragment_of}`"
+    elif ref.quoted_file:
+        whose = f"the class of `{ref.quoted_file}`, where the text says the lines are from"
+    else:
+        whose = "the one class that has the members the snippet's other `self.` lines use"
     f = Finding(ref, pin.pin, BROKEN, note=f"`{member}` is not a member of {names} ({whose}) in {pin.pin}, nor written as `self.{member}` in it or its bases")
     f.suggestions = suggest(replace(ref, target=f"{classes[0].last}.{member}"), pin, None)
     return f
+
+
+def _siblings_class(names: Sequence[str], pin: PinView) -> list[SymbolEntry]:
+    """The class a snippet's loose `self.x` lines are about (`Reference.self_siblings`): the one
+    class that alone defines one of the names (`self._request_dispatcher`: `Scheduler`'s), where
+    it, its bases or subclasses hold most of them; none where two classes are each alone in
+    defining one, or the class holds too few."""
+    alone: set[str] = set()
+    for name in names:
+        owners = {e.parent for e in pin.find_symbol(name) if e.parent and any(k.kind == "class" for k in pin.table.named(e.parent))}
+        if len(owners) == 1:
+            alone |= owners
+    if len(alone) != 1:
+        return []
+    classes = [k for k in pin.table.named(alone.pop()) if k.kind == "class"][:1]
+    held = sum(
+        1 for c in classes for n in names if find_symbol(f"{c.full}.{n}", pin)[0] or _writes_self_member(c, n, pin) or on_a_subclass(f"{c.full}.{n}", pin)
+    )
+    return classes if held >= _SIBLINGS_HELD and held * 2 > len(names) else []
+
+
+# A class must hold this many of a snippet's loose `self.x` names to be taken as theirs.
+_SIBLINGS_HELD = 3
 
 
 def _field(ref: Reference, pin: PinView) -> Finding | None:
@@ -1187,15 +1224,19 @@ def _fragment_classes(method: str, pin: PinView, file: str | None = None) -> lis
     file the text names (`Reference.quoted_file`), where that file has one."""
     classes = sorted({e.parent for e in pin.find_symbol(method) if e.kind == "function" and e.parent and "." in e.parent})
     classes = [c for c in classes if any(k.kind == "class" for k in pin.table.named(c))]
-    filed = [c for c in classes if file and any(k.kind == "class" and _in_file(k.path, file) for k in pin.table.named(c))]
-    return filed or classes
+    for written in _written_files(file):
+        filed = [c for c in classes if any(k.kind == "class" and _in_file(k.path, written) for k in pin.table.named(c))]
+        if filed:
+            return filed
+    return classes
 
 
 def _file_class(file: str, pin: PinView) -> list[SymbolEntry]:
     """The class a file of that name is about: the one named after it (`model_runner.py`,
     `ModelRunner`), else its only class; none where that is not one class's file."""
     stem = file.rsplit("/", 1)[-1].removesuffix(".py")
-    paths = [p for p in pin.files_named(f"{stem}.py") if _in_file(p, file)]
+    same_name = pin.files_named(f"{stem}.py")
+    paths = next(([p for p in same_name if _in_file(p, w)] for w in _written_files(file) if any(_in_file(p, w) for p in same_name)), [])
     # Top-level classes only: a nested class's parent is a class, not the file's module.
     classes = [e for p in paths for e in pin.table.definitions_in(p) if e.kind == "class" and e.parent == module_name(e.path)]
     named = [e for e in classes if snake(e.last) == stem]
@@ -1204,6 +1245,15 @@ def _file_class(file: str, pin: PinView) -> list[SymbolEntry]:
 
 def _in_file(path: str, file: str) -> bool:
     return path == file or path.endswith("/" + file)
+
+
+def _written_files(file: str | None) -> list[str]:
+    """The file a text names, as written (`vllm/config/scheduler.py`, less a repository's
+    `python/`), then by its name alone (a file that moved keeps its name)."""
+    if not file:
+        return []
+    base = file.rsplit("/", 1)[-1]
+    return [file.removeprefix("python/"), base] if base != file else [file]
 
 
 def _filed_copy(ref: Reference, pin: PinView | None) -> bool:
@@ -1219,7 +1269,7 @@ def _filed_copy(ref: Reference, pin: PinView | None) -> bool:
         classes = pin.find_symbol(ref.scope)
     else:
         return False
-    return any(k.kind == "class" and _in_file(k.path, file) for k in classes)
+    return any(k.kind == "class" and _in_file(k.path, w) for w in _written_files(file) for k in classes)
 
 
 def _fragment_member(ref: Reference, pin: PinView) -> Finding | None:
@@ -1241,6 +1291,39 @@ def _fragment_member(ref: Reference, pin: PinView) -> Finding | None:
             return Finding(ref, pin.pin, OK, note=f"a member of a class deriving from `{cls.rsplit('.', 1)[-1]}`")
     names = _listed(c.rsplit(".", 1)[-1] for c in classes)
     return Finding(ref, pin.pin, BROKEN, note=f"`{ref.target}` is not a member of {names} (the class that defines `{ref.fragment_of}`) in {pin.pin}")
+
+
+def _fragment_parameter(ref: Reference, pin: PinView) -> Finding | None:
+    """A parameter of a method quoted without its class, against that method on the project's
+    classes that define it (`_fragment_classes`): taken by one of them, or by none (broken, with
+    the homes a gone parameter has, `field_homes`); None where no class defines the method or no
+    signature can tell (opaque `**kwargs`)."""
+    assert ref.fragment_of is not None
+    judged = []
+    for cls in _fragment_classes(ref.fragment_of, pin, ref.quoted_file):
+        placed = replace(ref, field_of=f"{cls}.{ref.fragment_of}")
+        found = judge_field(placed, pin)
+        if found is None:
+            return None  # one signature that cannot tell settles nothing
+        if found.status == OK:
+            return found
+        judged.append((placed, found))
+    if not judged:
+        return None
+    # A file named in the text that is not the class's own (`allocator.py`, now another module's
+    # `BuddyAllocator`, not a `radix_cache.py`'s `RadixCache`) may be the wrong one: a class
+    # elsewhere whose method takes the parameter leaves the verdict open.
+    stem = (ref.quoted_file or "").rsplit("/", 1)[-1].removesuffix(".py")
+    tried = {p.field_of for p, _ in judged}
+    if not all(snake((p.field_of or "").rsplit(".", 2)[-2]) == stem for p, _ in judged):
+        for cls in _fragment_classes(ref.fragment_of, pin):
+            if f"{cls}.{ref.fragment_of}" not in tried and accepts(f"{cls}.{ref.fragment_of}", ref.target, pin):
+                return None
+    placed, found = judged[0]
+    if len(judged) == 1:
+        found.suggestions = field_homes(placed, pin)
+    found.ref = ref
+    return found
 
 
 # So many of a copy's `self.x` that the pin's class of its name has: the copy is of that class,
@@ -1273,7 +1356,7 @@ def _mirrors(findings: list[Finding], pins: Sequence[PinView] = ()) -> list[Find
         ok = sum(f.status == OK or (f.status == BROKEN and pin is not None and on_a_subclass(f.ref.target, pin)) for f in voters)
         # A copied signature the pin's method takes whole (`__init__(self, server_args,
         # task_pipes_to_slaves, result_pipes_from_slaves)`, two parameters or more) is one vote more.
-        taken = [f for f in group if f.ref.field_of and f.ref.scope and f.ref.field_of.startswith(f"{f.ref.scope}.")]
+        taken = [f for f in group if f.ref.field_of and f.ref.scope and not f.ref.callee and f.ref.field_of.startswith(f"{f.ref.scope}.")]
         ok += len(taken) >= 2 and all(f.status == OK for f in taken)
         # So is a copy whose `self.x` are mostly the class's (three at least): `DPBudget`'s
         # `total_requests`, `total_tokens`, `last_timestamp` beside a renamed `dp_size`.

@@ -61,11 +61,20 @@ _FILE_COMMENT_RE = re.compile(r"\s*#\s*(?:[^\s:：/\\]{1,12}\s*[:：]\s*)?`?(?:[
 
 
 def commented_file(line: str) -> str | None:
-    """The name of the one Python file a comment line names and nothing else (`# model_runner.py`
-    over a quoted method: the file it was copied from); None for any other line, or where the
-    comment calls the code new or an example."""
+    """The one Python file a comment line names and nothing else (`# model_runner.py`,
+    `# vllm/config/scheduler.py` over a quoted method: the file it was copied from), as written;
+    None for any other line, or where the comment calls the code new or an example."""
     m = _FILE_COMMENT_RE.fullmatch(line)
-    return m.group(1).replace("\\", "/").rsplit("/", 1)[-1] if m and not new_code(line) else None
+    if m is None or new_code(line):
+        return None
+    path = m.group(1).replace("\\", "/")
+    # (`D:\Codex\repos\sglang\python\sglang\srt\x.py`: from the package's folder on.)
+    root = _PACKAGE_ROOT_RE.search(path)
+    return path[root.start("path") :] if root else path
+
+
+# Where a checkout's path reaches a project's package (`.../sglang/python/sglang/srt/...`).
+_PACKAGE_ROOT_RE = re.compile(r"(?:^|/)(?P<path>(?:python/sglang|sglang|vllm)/(?!(?:vllm|sglang|python)/))")
 
 
 def headed(content: str, lead_text: str | None) -> str | None:

@@ -89,7 +89,13 @@ from analyzer.refs.layout import (
     is_pasted_outline,
     option_listing,
 )
-from analyzer.refs.links import macro_link, relative_link, sentence_names, with_anchor_names
+from analyzer.refs.links import (
+    local_checkout_link,
+    macro_link,
+    relative_link,
+    sentence_names,
+    with_anchor_names,
+)
 from analyzer.refs.listing import (
     HUMPS_RE,
     Listed,
@@ -260,8 +266,16 @@ def _html_anchor(child: Token) -> str | None:
     return m.group("href") if m else None
 
 
+def _any_link(url: str) -> bool:
+    return True
+
+
 def markdown_parser() -> MarkdownIt:
-    return MarkdownIt("commonmark").enable("table")
+    md = MarkdownIt("commonmark").enable("table")
+    # Nothing is rendered, so no link is unsafe: a `file://` link into the author's checkout
+    # of the project is a reference like any other (markdown-it drops it as a link otherwise).
+    md.validateLink = _any_link  # type: ignore[method-assign]
+    return md
 
 
 # A top-level `class X` / `def f` / `async def f` line of a snippet.
@@ -305,6 +319,8 @@ class _Pending:
     quiet: bool = False
     past: bool = False
     past_kinds: tuple[str, ...] = ()
+    literal: bool = False
+    self_siblings: tuple[str, ...] = ()
     annotates: tuple[str, ...] = ()
     receiver: str | None = None
     free_receiver: bool = False
@@ -375,6 +391,10 @@ class _Walker:
     # (level, class) of headings that name a method on a class (`### LLMEngine.__init__`): the
     # class of their sibling sections' methods (`### add_request()`, `### step()`).
     heading_owners: list[tuple[int, str]] = field(default_factory=list)
+    # Method name -> (class, parameter names) of each copy the document's snippets wrote in a
+    # class (`class Scheduler:` with `def __init__(self, server_args, ...)`): whose method a later
+    # copy with the same parameters, quoted on its own, is (`_copied_owner`).
+    copied_methods: dict[str, set[tuple[str, tuple[str, ...]]]] = field(default_factory=dict)
     # (heading level, file name) for each section a location line opened (`**文件位置**: `x.py``):
     # the file its later snippets quote, past subheadings and prose (`quoted_file`).
     section_files: list[tuple[int, str]] = field(default_factory=list)
@@ -465,6 +485,8 @@ class _Walker:
                     quiet=p.quiet,
                     past=p.past,
                     past_kinds=p.past_kinds,
+                    literal=p.literal,
+                    self_siblings=p.self_siblings,
                     annotates=p.annotates,
                     receiver=p.receiver,
                     free_receiver=p.free_receiver,
@@ -914,6 +936,8 @@ class _Walker:
     def _other_link(self, href: str, line: int, offset: int, codes: list[str], text: str, symbol: str | None) -> _Pending | None:
         """mkdocs autorefs (`[X][vllm.a.X]`, rendered as a link to `vllm.a.X`) and links
         relative to the document's own place in its repository."""
+        if (local := local_checkout_link(href)) is not None:
+            return _Pending(line, self._col(line, href), href, local, offset, "link", link_symbol=symbol)
         if _AUTOREF_RE.match(href):
             found = classify_symbol(href)
             if found is not None:
@@ -963,7 +987,7 @@ class _Walker:
         if mislabelled_python(lang, content):
             lang = "python"
         # The file the block's own title names (```` ```python title="sglang/srt/x.py @ abc L32-43" ````).
-        titled = next((p.found.target.rsplit("/", 1)[-1] for p in info if p.found.kind == PATH and p.found.target.endswith(".py")), None)
+        titled = next((p.found.target for p in info if p.found.kind == PATH and p.found.target.endswith(".py")), None)
         self.quoted_file = (_named_file(lead_text, content) or titled or self._section_file()) if lang in PYTHON_LANGS else None
         header = headed(content, lead_text) if self.place is None and lang in PYTHON_LANGS else None
         self.place = self.place or header or self._heading_place(content, lang)
@@ -1302,11 +1326,18 @@ class _Walker:
             return self._settings(settings, first)
         for base, tree in trees:
             self._bindings = value_bindings(tree)
+            # The members the snippet's lines outside any class or function use on `self`: together
+            # they may say whose `self` it is (`check._siblings_class`).
+            loose = [t for t in tree.body if not isinstance(t, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)]
+            siblings = tuple(sorted({m.name.split(".", 1)[0] for t in loose for m in [*self_members(t), *member_chains(t)]}))
             for top in tree.body:
                 scope = top.name if isinstance(top, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) else None
                 out.extend(self._python_stmt(top, scope, first + base))
                 if isinstance(top, ast.FunctionDef | ast.AsyncFunctionDef) and (owner := self._named_owner(top, content.splitlines(), base)) is not None:
                     out.extend(self._named_method(owner, top, first + base))
+                elif isinstance(top, ast.FunctionDef | ast.AsyncFunctionDef) and (owner := self._copied_owner(top)) is not None:
+                    # Judged as that copy's methods are: only if it mirrors the project's class.
+                    out.extend(self._named_method(owner, top, first + base, located=False))
                 elif isinstance(top, ast.FunctionDef | ast.AsyncFunctionDef):
                     out.extend(self._fragment(top, first + base))
                     out.extend(self._copied_function(top, first + base))
@@ -1324,7 +1355,7 @@ class _Walker:
                         else:
                             # Lines of a file the text names (`# scheduler.py`, a location line):
                             # that file's class's members (`check._not_the_quoted_class_s`).
-                            out.extend(replace(p, quoted_file=self.quoted_file) for p in self._loose_self(text, line, col, 0, "fence"))
+                            out.extend(replace(p, quoted_file=self.quoted_file, self_siblings=siblings) for p in self._loose_self(text, line, col, 0, "fence"))
         # `req.fill_ids` where the snippet declares `req: Req`: the class's member, in place of what
         # other rules read there (a quoted method's attribute judged by spelling alone).
         typed = [p for base, tree in trees for p in self._typed_receivers(tree, first + base)]
@@ -1337,6 +1368,9 @@ class _Walker:
             for top in tree.body:
                 if isinstance(top, ast.ClassDef):
                     self._section_class(top.name)
+                    for item in top.body:
+                        if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                            self.copied_methods.setdefault(item.name, set()).add((top.name, _parameters(item)))
         # A keyword both of a project call and of a quoted method: once, as the method's, judged
         # against the callee's signature at the pin (`fields.accepts`), not by spelling alone.
         quoted = {(p.line, p.text) for p in out if p.spelled and p.fragment_of}
@@ -1443,6 +1477,7 @@ class _Walker:
         bare call of a name the document neither defines, imports nor binds (`can_swap_out(seq_group)`
         in a sketch of V0's `swap_out`: `_free_call`)."""
         found: dict[tuple[int, str], tuple[str, tuple[str, ...]]] = {}
+        literals: set[tuple[int, str]] = set()
         in_class = {id(n) for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for n in ast.walk(c)}
         # `autoround.quantize_and_save(out, format="auto_round")`: a value handed to another
         # library's object or function is that library's word, whatever a past release named so.
@@ -1469,11 +1504,17 @@ class _Walker:
                 found.setdefault((node.lineno, node.value.id), (node.value.id, ("class",)))
             elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _IDENTIFIER_RE.fullmatch(node.value) and id(node) not in handed:
                 found.setdefault((node.lineno, node.value), (node.value, ()))
+                literals.add((node.lineno, node.value))
+            elif isinstance(node, ast.keyword) and isinstance(node.value, ast.Name) and id(node.value) not in handed and self._free_call(node.value.id):
+                # `op_func=moe_forward_shared`: a function handed over by name, bound nowhere in
+                # the document, as a name called bare is.
+                found.setdefault((node.value.lineno, node.value.id), (node.value.id, _CALLABLE))
         out = []
         for (node_line, text), (name, kinds) in found.items():
             line = first + node_line - 1
             found_as = Classified(SYMBOL, name, None, "a past name in a snippet")
-            out.append(_Pending(line, self._col(line, text), text, found_as, 0, "fence", past=True, past_kinds=kinds))
+            literal = (node_line, text) in literals
+            out.append(_Pending(line, self._col(line, text), text, found_as, 0, "fence", past=True, past_kinds=kinds, literal=literal))
         return out
 
     def _free_call(self, name: str) -> bool:
@@ -1556,6 +1597,14 @@ class _Walker:
         # with `def alloc(self, ...)`: the section's copy of the class, written in two blocks.
         return self.section_classes[-1][1] if self.section_classes else None
 
+    def _copied_owner(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+        """`def __init__(self, server_args, ...)` alone, after a snippet wrote `class Scheduler:`
+        with a `def __init__` of the same parameters: the one class the document's snippets gave
+        that method (a method of the same name with other parameters may be another class's)."""
+        args = fn.args.posonlyargs + fn.args.args
+        owners = {cls for cls, params in self.copied_methods.get(fn.name, set()) if params == _parameters(fn)}
+        return next(iter(owners)) if args and args[0].arg == "self" and len(owners) == 1 else None
+
     def _section_class(self, name: str) -> None:
         """Record a snippet's class under the innermost open heading that names it."""
         word = re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
@@ -1563,17 +1612,19 @@ class _Walker:
         if level is not None:
             self.section_classes.append((level, name))
 
-    def _named_method(self, cls: str, fn: ast.FunctionDef | ast.AsyncFunctionDef, first: int) -> list[_Pending]:
+    def _named_method(self, cls: str, fn: ast.FunctionDef | ast.AsyncFunctionDef, first: int, located: bool = True) -> list[_Pending]:
         """A method whose class the heading names: a copy of that class's method, judged as a
-        located class copy's (`copies.py`): the method, its parameters, its `self.x` members."""
+        located class copy's (`copies.py`): the method, its parameters, its `self.x` members.
+        Not `located` where only an earlier snippet's class says whose it is (`_copied_owner`)."""
         group = f"{self.file}:{first + fn.lineno - 1}:{fn.name}"
         seen: set[tuple[int, str]] = set()
         line = first + fn.lineno - 1
-        found = Classified(SYMBOL, f"{cls}.{fn.name}", None, f"a method the heading gives to `{cls}`")
+        why = f"a method the heading gives to `{cls}`" if located else f"a method the document's copy of `{cls}` has"
+        found = Classified(SYMBOL, f"{cls}.{fn.name}", None, why)
         out = [_Pending(line, self._col(line, fn.name), fn.name, found, 0, "fence", scope=cls, mirror=group)]
         seen.add((line, fn.name))
         out.extend(self._copied_method(cls, fn, group, first, seen))
-        return [replace(p, located=f"{cls}.{fn.name}") for p in out]
+        return [replace(p, located=f"{cls}.{fn.name}") for p in out] if located else out
 
     def _fragment(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, first: int) -> list[_Pending]:
         """`def event_loop_normal(self): ... self.get_next_batch_to_run()`: a method quoted without
@@ -1596,6 +1647,14 @@ class _Walker:
             out.append(_Pending(line, self._col(line, name), name, found, 0, "fence", mirror=group, fragment_of=fn.name, quoted_file=filed))
 
         add(fn.lineno, fn.name)
+        for arg in (*fn.args.posonlyargs, *fn.args.args[1:], *fn.args.kwonlyargs):
+            # `def evict(self, num_tokens, evict_callback)`: the parameters of the method of the
+            # class that defines it (`check._fragment_parameter`); they do not vote on the copy.
+            line = first + arg.lineno - 1
+            found = Classified(SYMBOL, arg.arg, None, f"a parameter of the quoted `{fn.name}`")
+            at = self._col(line, arg.arg + ":")
+            at = at if at >= 0 else self._col(line, arg.arg)
+            out.append(_Pending(line, at, arg.arg, found, 0, "fence", mirror=group, fragment_of=fn.name, quoted_file=filed, field_of=fn.name))
         calls: set[int] = set()
         for node in ast.walk(fn):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) and node.func.value.id == "self":
@@ -1837,6 +1896,12 @@ class _Walker:
                 elif name and name.split(".")[-2:-1] == ["envs"] and (env := classify_env(node.attr)) is not None:
                     # `envs.VLLM_USE_V1`, `vllm.envs.VLLM_X`: the project's env registry, read as an attribute.
                     add(node.lineno, node.attr, env, in_scope=None)
+            elif (
+                isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id.isupper()
+                and node.id not in self.facts.defined | self.facts.local_names and (env := classify_env(node.id)) is not None
+            ):
+                # `ProcessingCache(VLLM_MM_INPUT_CACHE_GIB)`: read as imported from the env registry.
+                add(node.lineno, node.id, env, in_scope=None, at=node.col_offset)
             annotation = node.annotation if isinstance(node, ast.AnnAssign | ast.arg) else node.returns if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else None
             if annotation is not None:
                 # A parameter's or return's type names a class from outside the snippet's own
@@ -1885,6 +1950,19 @@ class _Walker:
             at = at if at >= 0 else self._col(line, arg.arg)
             out.append(_Pending(line, at, arg.arg, found, 0, "fence", scope=cls, mirror=group, field_of=f"{cls}.{fn.name}"))
         out.extend(self._self_members(cls, fn, group, first, seen))
+        for node in ast.walk(fn):
+            # `self._cached_apply_hf_processor(..., return_mm_hashes=x)`: a keyword of the class's
+            # own method, judged against that method's signature at the pin (`fields.accepts`).
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) and node.func.value.id == "self"):
+                continue
+            callee = f"{cls}.{node.func.attr}"
+            for kw in node.keywords:
+                line = first + kw.lineno - 1
+                if kw.arg is None or (line, kw.arg) in seen:
+                    continue
+                seen.add((line, kw.arg))
+                found = Classified(SYMBOL, kw.arg, None, f"keyword of `{callee}`", tentative=True)
+                out.append(_Pending(line, self._col(line, kw.arg + "="), kw.arg, found, 0, "fence", scope=cls, mirror=group, callee=callee, field_of=callee))
         return out
 
     def _self_members(self, cls: str, node: ast.AST, group: str, first: int, seen: set[tuple[int, str]]) -> list[_Pending]:
@@ -2038,7 +2116,7 @@ class _Walker:
     def _section_file_is(self, path: str) -> None:
         level = self.headings[-1][0] if self.headings else 0
         self.section_files = [(lvl, name) for lvl, name in self.section_files if lvl < level]
-        self.section_files.append((level, path.rsplit("/", 1)[-1]))
+        self.section_files.append((level, path))
 
     def _section_file(self) -> str | None:
         return self.section_files[-1][1] if self.section_files else None
@@ -2082,8 +2160,12 @@ def _named_file(lead_text: str | None, content: str) -> str | None:
     if lead_text and len(lead_text) <= _MAX_LEAD_TEXT:
         files = set(_LEAD_FILE_RE.findall(lead_text))
         if len(files) == 1:
-            return files.pop().rsplit("/", 1)[-1]
+            return files.pop()
     return commented_file(first)
+
+
+def _parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...]:
+    return tuple(a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs))
 
 
 def _branches(value: ast.expr) -> list[ast.Name]:

@@ -113,6 +113,25 @@ def macro_link(href: str, document_project: str | None) -> Classified | None:
     return Classified(PATH, path, project, reason, lines, repo_layout=True)
 
 
+# `file:///Users/me/code/vllm/vllm/v1/x.py#L10`: a link into the author's own checkout (or an
+# installed copy) of a project; from the package's folder on, the path is the project's.
+_LOCAL_LINK_RE = re.compile(r"^file://[^#?]*?/(?P<path>(?:python/sglang|sglang|vllm)/(?!(?:vllm|sglang|python)/)[^#?]+)")
+
+
+def local_checkout_link(href: str) -> Classified | None:
+    """`file://.../vllm/vllm/attention/ops/x.py#L223-L401` -> `vllm/attention/ops/x.py`, lines
+    223-401; None for any other link."""
+    m = _LOCAL_LINK_RE.match(href)
+    if m is None:
+        return None
+    path, lines = _anchor(href[m.start("path") :])
+    path = path.rstrip("/")
+    framework, repo_layout = path_framework(path)
+    if framework is None:
+        return None
+    return Classified(PATH, path, framework, "a link into a local checkout", lines, repo_layout=repo_layout)
+
+
 def relative_link(href: str, repository: str | None) -> Classified | None:
     """A relative link of a document whose place in its repository is unknown (see the module's
     rules). `repository`: the project whose repository the document sits in, if it shows one."""

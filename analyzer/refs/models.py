@@ -105,6 +105,13 @@ class Reference:
     # kinds): a `def`'s name or a called name is a function's (or a class's, when called bare), never
     # a module's. Empty: any kind.
     past_kinds: tuple[str, ...] = ()
+    # With `past`: written as a string literal (`op_name="moe_forward_shared"`), which names
+    # something else where the pin's sources still write that string whole (a registry's key).
+    literal: bool = False
+    # A loose `self.x` of a snippet's lines outside any class or function: the first names after
+    # `self.` of all such lines of the snippet, which may say whose `self` it is (one class alone
+    # has one of them, and most of them: `self._request_dispatcher` is `Scheduler`'s).
+    self_siblings: tuple[str, ...] = ()
     # Evidence that a name the projects never spell is another program's: the document's title
     # names that program (`# Codex`), or the name links to its pages. Said in the finding's note.
     subject: str | None = None

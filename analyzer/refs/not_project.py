@@ -115,6 +115,18 @@ def not_project(findings: list[Finding], pins: Sequence[PinView], histories: dic
     return findings
 
 
+# typing's names no project would call a class of its own (unlike `Sequence`, V0 vLLM's).
+_TYPING_FORMS = frozenset(
+    {
+        "Any", "Annotated", "AsyncGenerator", "AsyncIterable", "AsyncIterator", "Awaitable", "Callable", "ClassVar",
+        "Concatenate", "Coroutine", "DefaultDict", "Dict", "Final", "FrozenSet", "Generator", "Generic", "Hashable",
+        "Iterable", "Iterator", "List", "Literal", "LiteralString", "Mapping", "MutableMapping", "MutableSequence",
+        "MutableSet", "Never", "NoReturn", "Optional", "ParamSpec", "Self", "Set", "Tuple", "Type", "TypeAlias",
+        "TypeGuard", "TypeVar", "TypeVarTuple", "Union", "Unpack",
+    }
+)
+
+
 def _standard_library(f: Finding, pin: PinView) -> str | None:
     """`status_code: HTTPStatus` in a copied function: a class the pin's sources import from the
     standard library (`from http import HTTPStatus`) and never define, that no past release of the
@@ -122,6 +134,9 @@ def _standard_library(f: Finding, pin: PinView) -> str | None:
     projects reuse for classes of their own, keep the rule on passages about typing."""
     # (`HTTPStatus.SERVICE_UNAVAILABLE`: a member of such a class is Python's too.)
     name = f.ref.target.split(".", 1)[0]
+    if f.past is None and f.ref.origin == "fence" and f.ref.target == name and name in _TYPING_FORMS and not _defines(pin, name):
+        # `mapping: List[Tuple[Type, Callable]]` in a snippet that leaves out its imports.
+        return f"`{name}` is Python's (`typing.{name}`), and {pin.pin} never defines it"
     if f.past is not None or f.ref.target.count(".") > 1 or not name[:1].isupper() or name in TYPING_NAMES or _defines(pin, name):
         return None
     deps = dependencies(pin)

@@ -603,17 +603,24 @@ def held_otherwise(instance: str, member: str, cls: str, pin: PinView) -> str | 
         if find_symbol(f"{name}.{member}", pin)[0] or on_a_subclass(f"{name}.{member}", pin):
             return f"`{instance}` may be a `{name}` (or a subclass), which has `{member}`"
     declared = _declared_class(instance, member, pin)
-    return f"the pin's `{instance}` is a `{declared}`, which has `{member}`" if declared else None
+    if declared:
+        return f"the pin's `{instance}` is a `{declared}`, which has `{member}`"
+    mapping = _mapping_attribute(instance, pin, every=False) if member in _MAPPING_METHODS else None
+    # `self.encoder_cache.pop(h)`: a class of the pin declares its `encoder_cache` a dict.
+    return f"the pin declares `{mapping}` a mapping, which has `{member}`" if mapping else None
+
+
+_MAPPING_METHODS = frozenset(dir(dict))
 
 
 # An annotation that declares a mapping (`dict[str, Any]`, `Optional[Dict[str, Any]]`).
 _MAPPING_ANNOTATION_RE = re.compile(r":\s*(?:(?:typing\.|t\.)?Optional\[)?(?:typing\.|t\.)?(?:dict|Dict|Mapping|MutableMapping)\b")
 
 
-def _mapping_attribute(name: str, pin: PinView) -> str | None:
+def _mapping_attribute(name: str, pin: PinView, every: bool = True) -> str | None:
     """`KVTransferConfig.kv_connector_extra_config` when every class attribute of that name the
     pin declares with a type is declared a mapping (`kv_connector_extra_config: dict[str, Any]`);
-    None otherwise."""
+    with `every` False, when one is; None otherwise."""
     found: list[str] = []
     for e in pin.find_symbol(name):
         if e.kind != "attribute" or not e.parent:
@@ -624,7 +631,9 @@ def _mapping_attribute(name: str, pin: PinView) -> str | None:
         if not head.startswith((f"{name}:", f"self.{name}:")):
             continue  # assigned without a type: says nothing
         if not _MAPPING_ANNOTATION_RE.match(head[head.index(name) + len(name):]):
-            return None
+            if every:
+                return None
+            continue
         found.append(short_name(e, pin))
     return found[0] if found else None
 
@@ -997,6 +1006,9 @@ def _resolve_env(ref: Reference, pin: PinView) -> Finding:
         return Finding(ref, pin.pin, OK, note="read in the sources by name (not in the env var index)")
     if not pin.envs:
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"no env vars extracted for {pin.pin}")
+    if ref.origin == "fence" and pin.mentions(name):
+        # `VLLM_VERSION` in a snippet: a name the sources define or import as code, not an env var.
+        return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"{pin.pin}'s sources spell `{name}` as code, not as an env var they read")
     return Finding(ref, pin.pin, BROKEN, note=f"no env var {name} in {pin.pin}")
 
 

@@ -84,7 +84,7 @@ def test_lines_of_a_file_a_lone_path_names_are_its_classs(tmp_path: Path) -> Non
     found = _findings(_LOCATED, _view(tmp_path))
     size = found[(13, "self.tp_size")]
     assert [f.status for f in size] == [BROKEN]
-    assert "`tp_size` is not a member of `ModelRunner` (the class of `model_runner.py`" in size[0].note
+    assert "`tp_size` is not a member of `ModelRunner` (the class of `python/sglang/srt/model_executor/model_runner.py`" in size[0].note
     assert [f.status for f in found[(13, "self.pp_size")]] == [BROKEN]
     # Members the class keeps stand, and what they hold.
     assert not [f for (line, _), fs in found.items() for f in fs if line in (14, 16) and f.status == BROKEN]
@@ -94,8 +94,10 @@ def test_lines_of_a_file_a_lone_path_names_are_its_classs(tmp_path: Path) -> Non
 
 
 def test_a_windows_checkouts_path_in_a_comment_names_the_file() -> None:
-    assert commented_file(r"# D:\Codex\repos\sglang\python\sglang\srt\model_executor\model_runner.py") == "model_runner.py"
-    assert commented_file("# python/sglang/srt/managers/scheduler.py") == "scheduler.py"
+    # The path as written, from the package's folder on (the folders narrow which file it is).
+    assert commented_file(r"# D:\Codex\repos\sglang\python\sglang\srt\model_executor\model_runner.py") == "python/sglang/srt/model_executor/model_runner.py"
+    assert commented_file("# python/sglang/srt/managers/scheduler.py") == "python/sglang/srt/managers/scheduler.py"
+    assert commented_file("# model_runner.py") == "model_runner.py"
     assert commented_file(r"# C:\work\notes.txt") is None
 
 

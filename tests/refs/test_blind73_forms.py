@@ -144,7 +144,7 @@ def test_a_code_blocks_title_names_the_file_its_lines_are_from(tmp_path: Path) -
     )
     found = findings_by_place(doc, _view(tmp_path))
     flag = found[(5, "self.use_flashinfer")]
-    assert [f.status for f in flag] == [BROKEN] and "the class of `kv_cache_manager.py`" in flag[0].note
+    assert [f.status for f in flag] == [BROKEN] and "the class of `vllm/v1/core/kv_cache_manager.py`" in flag[0].note
     assert BROKEN not in statuses_at(found, 6, "self.allocate_slots")
     untitled = findings_by_place(doc.replace(' title="vllm/v1/core/kv_cache_manager.py @ 22085081bb L32-43"', ""), _view(tmp_path))
     assert BROKEN not in statuses_at(untitled, 5, "self.use_flashinfer")
