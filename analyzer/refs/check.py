@@ -1174,6 +1174,10 @@ def _not_the_quoted_class_s(ref: Reference, pin: PinView) -> Finding | None:
     return f
 
 
+# A class must hold this many of a snippet's loose `self.x` names to be taken as theirs.
+_SIBLINGS_HELD = 3
+
+
 def _siblings_class(names: Sequence[str], pin: PinView) -> list[SymbolEntry]:
     """The class a snippet's loose `self.x` lines are about (`Reference.self_siblings`): the one
     class that alone defines one of the names (`self._request_dispatcher`: `Scheduler`'s), where
@@ -1191,10 +1195,6 @@ def _siblings_class(names: Sequence[str], pin: PinView) -> list[SymbolEntry]:
         1 for c in classes for n in names if find_symbol(f"{c.full}.{n}", pin)[0] or _writes_self_member(c, n, pin) or on_a_subclass(f"{c.full}.{n}", pin)
     )
     return classes if held >= _SIBLINGS_HELD and held * 2 > len(names) else []
-
-
-# A class must hold this many of a snippet's loose `self.x` names to be taken as theirs.
-_SIBLINGS_HELD = 3
 
 
 def _field(ref: Reference, pin: PinView) -> Finding | None:
