@@ -200,6 +200,17 @@ def classify_env(text: str) -> Classified | None:
 _ANCHOR_RE = re.compile(r"^(?P<path>[^#\s]+)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?$")
 
 
+# Where a checkout's or an install's path reaches a project's package (`.../sglang/python/sglang/srt/x.py`).
+_PACKAGE_ROOT_RE = re.compile(r"(?:^|/)(?P<path>(?:python/sglang|sglang|vllm)/(?!(?:vllm|sglang|python)/))")
+
+
+def from_package_root(path: str) -> str | None:
+    """The part of a machine's path from a project's package folder on
+    (`/Users/me/code/vllm/vllm/v1/x.py` -> `vllm/v1/x.py`); None where it reaches none."""
+    m = _PACKAGE_ROOT_RE.search(path)
+    return path[m.start("path") :] if m else None
+
+
 def classify_path(text: str) -> Classified | None:
     anchor = _ANCHOR_RE.match(text)
     if anchor is not None and "/" in anchor.group("path"):

@@ -17,7 +17,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from analyzer.refs.classify import classify_path
+from analyzer.refs.classify import classify_path, from_package_root
 from analyzer.refs.models import PATH
 
 # A path in the lead paragraph, in code font or not: `vllm/core/scheduler.py`, `vllm/executor/`.
@@ -69,12 +69,7 @@ def commented_file(line: str) -> str | None:
         return None
     path = m.group(1).replace("\\", "/")
     # (`D:\Codex\repos\sglang\python\sglang\srt\x.py`: from the package's folder on.)
-    root = _PACKAGE_ROOT_RE.search(path)
-    return path[root.start("path") :] if root else path
-
-
-# Where a checkout's path reaches a project's package (`.../sglang/python/sglang/srt/...`).
-_PACKAGE_ROOT_RE = re.compile(r"(?:^|/)(?P<path>(?:python/sglang|sglang|vllm)/(?!(?:vllm|sglang|python)/))")
+    return from_package_root(path) or path
 
 
 def headed(content: str, lead_text: str | None) -> str | None:

@@ -1601,9 +1601,9 @@ class _Walker:
         """`def __init__(self, server_args, ...)` alone, after a snippet wrote `class Scheduler:`
         with a `def __init__` of the same parameters: the one class the document's snippets gave
         that method (a method of the same name with other parameters may be another class's)."""
-        args = fn.args.posonlyargs + fn.args.args
-        owners = {cls for cls, params in self.copied_methods.get(fn.name, set()) if params == _parameters(fn)}
-        return next(iter(owners)) if args and args[0].arg == "self" and len(owners) == 1 else None
+        params = _parameters(fn)
+        owners = {cls for cls, copied in self.copied_methods.get(fn.name, set()) if copied == params}
+        return next(iter(owners)) if params[:1] == ("self",) and len(owners) == 1 else None
 
     def _section_class(self, name: str) -> None:
         """Record a snippet's class under the innermost open heading that names it."""

@@ -32,6 +32,7 @@ from analyzer.refs.classify import (
     REPO_ONLY_DIRS,
     REPO_ROOT_FILES,
     Classified,
+    from_package_root,
     path_framework,
 )
 from analyzer.refs.models import (
@@ -113,18 +114,16 @@ def macro_link(href: str, document_project: str | None) -> Classified | None:
     return Classified(PATH, path, project, reason, lines, repo_layout=True)
 
 
-# `file:///Users/me/code/vllm/vllm/v1/x.py#L10`: a link into the author's own checkout (or an
-# installed copy) of a project; from the package's folder on, the path is the project's.
-_LOCAL_LINK_RE = re.compile(r"^file://[^#?]*?/(?P<path>(?:python/sglang|sglang|vllm)/(?!(?:vllm|sglang|python)/)[^#?]+)")
-
-
 def local_checkout_link(href: str) -> Classified | None:
-    """`file://.../vllm/vllm/attention/ops/x.py#L223-L401` -> `vllm/attention/ops/x.py`, lines
-    223-401; None for any other link."""
-    m = _LOCAL_LINK_RE.match(href)
-    if m is None:
+    """`file://.../vllm/vllm/attention/ops/x.py#L223-L401`, a link into the author's own checkout
+    (or an installed copy) of a project -> `vllm/attention/ops/x.py`, lines 223-401; None for any
+    other link."""
+    if not href.startswith("file://"):
         return None
-    path, lines = _anchor(href[m.start("path") :])
+    raw, lines = _anchor(href.removeprefix("file://"))
+    path = from_package_root(raw.split("?", 1)[0])
+    if path is None:
+        return None
     path = path.rstrip("/")
     framework, repo_layout = path_framework(path)
     if framework is None:
