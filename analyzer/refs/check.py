@@ -12,6 +12,7 @@ from analyzer.refs.classify import OTHER_SYSTEMS_RE, PROJECT_RE
 from analyzer.refs.commandindex import subcommands
 from analyzer.refs.copied_bases import homes_from_copied_bases
 from analyzer.refs.docproject import settle_by_document, weak_mentions
+from analyzer.refs.document import CLASSNAME_RE
 from analyzer.refs.extract import alternatives, extract_references, markdown_parser
 from analyzer.refs.field_homes import field_homes
 from analyzer.refs.fields import accepts, judge_field
@@ -108,6 +109,8 @@ def check_reference(
     past definition as the evidence and the checker's suggestions for that name as its homes;
     with `successors` (`successors.py`), where upstream's own diffs took that name wins over a
     weaker guess."""
+    if _project_class_in_a_copy(ref, pins, lineages or {}):
+        ref = replace(ref, scope=None)
     vouched = _past_definitions(ref, pins, lineages or {})
     if ref.past and not vouched:
         # A word of English prose nothing vouches for is the author's, unless it is a class of
@@ -154,6 +157,33 @@ def _miscased_class(ref: Reference, pins: Sequence[PinView]) -> list[Finding]:
     if ref.framework == AMBIGUOUS and len({f.pin for f in out}) != 1:
         return []  # the text named no project: only one that has the class says whose it is
     return out
+
+
+def _project_class_in_a_copy(ref: Reference, pins: Sequence[PinView], lineages: Mapping[str, Lineage]) -> bool:
+    """`SequenceStatus.RUNNING` inside a quoted `def _preempt(self, ...)` no pin defines (V0's
+    scheduler): the method's own names are the author's or gone with it, but a member of a class the
+    project has, or had in a past release, is the project's whoever's code names it (as in a copy
+    the text places, `extract._placed`). Not the snippet's own classes (`doc_defined`)."""
+    if ref.scope is None or ref.kind != SYMBOL or ref.doc_defined or ref.text.startswith("self."):
+        return False
+    if ref.callee and ref.field_of == ref.callee:
+        # `Request(tokens=...)` in the author's own `def trace_allocation():`: the class's keyword.
+        root, dot = ref.callee.rsplit(".", 1)[-1], "."
+    elif ref.field_of or ref.spelled:
+        return False
+    else:
+        root, dot, _ = ref.target.partition(".")
+    if not dot or not CLASSNAME_RE.fullmatch(root) or root.isupper():
+        return False
+    projects = {p.project for p in pins if ref.framework in {AMBIGUOUS, p.project}}
+    # (A top-level alias too: `Device`, a `Literal` of device names now, once V0's enum.)
+    return any(e.kind == "class" or _module_level(e, p) for p in pins if p.project in projects for e in p.find_symbol(root)) or any(
+        n.kind == "class" for project in projects for n in past_names(root, project, lineages)
+    )
+
+
+def _module_level(entry: SymbolEntry, pin: PinView) -> bool:
+    return any(m.kind == "module" for m in pin.table.named(entry.parent))
 
 
 def _past_definitions(ref: Reference, pins: Sequence[PinView], lineages: Mapping[str, Lineage]) -> dict[str, list[PastName]]:
@@ -827,6 +857,7 @@ def check_references(
             keywords.setdefault(ref.callee, set()).add(ref.target)
     findings = renamed_siblings(renamed_classes(said_required(said_gone(mirrored_envs(findings, pins))), pins), pins, keywords)
     findings = homes_from_copied_bases(findings, pins)
+    findings = _members_of_a_gone_design(findings, pins, lineages or {})
     return _once(_said_by_the_typed_self(_chain_heads(_past_in_another_case(findings, pins, lineages or {}, successors or {}))))
 
 
@@ -874,6 +905,57 @@ def _once(findings: list[Finding]) -> list[Finding]:
 
 
 _CONFIDENT_HOME = 0.3  # a best home below this is a guess by spelling alone
+
+
+# So many other gone names of one past class the document cites: it writes about that class.
+_GONE_SIBLINGS = 2
+
+
+def _members_of_a_gone_design(findings: list[Finding], pins: Sequence[PinView], lineages: Mapping[str, Lineage]) -> list[Finding]:
+    """`swap_in` in a note on V0's `BlockSpaceManager` whose `can_swap_in`, `swap_out` and
+    `can_swap_out` are broken (past releases defined them there): resolved only because some
+    unrelated class of the pin has a `swap_in` (a sparse-attention cache handle), it is the gone
+    class's member the text means. Broken, with the past definition as the evidence, where two or
+    more of the document's other broken names were members of a past class that defined it too
+    and the pin's class of that name (if any) lacks it."""
+    by_pin = {p.pin: p for p in pins}
+
+    def past_owners(name: str, pin: PinView) -> dict[str, PastName]:
+        found = past_names(name, pin.project, lineages)
+        return {n.full.rsplit(".", 1)[0].rsplit(".", 1)[-1]: n for n in found if n.kind == "function" and n.full.rsplit(".", 2)[-2][:1].isupper()}
+
+    cited: dict[tuple[str, str], dict[str, set[str]]] = {}
+    for f in findings:
+        pin = by_pin.get(f.pin or "")
+        if pin is None or f.status != BROKEN or f.past is None or f.ref.kind != SYMBOL or "." in f.ref.target:
+            continue
+        for cls in past_owners(f.ref.target, pin):
+            cited.setdefault((f.ref.file, pin.pin), {}).setdefault(cls, set()).add(f.ref.target)
+    if not cited:
+        return findings
+    # The classes a document names: a pin's class among them that defines the name is the one meant
+    # (`open_session` in a table of `Scheduler`'s handlers), whatever was gone beside it.
+    named: dict[str, set[str]] = {}
+    for f in findings:
+        named.setdefault(f.ref.file, set()).update(w for w in re.split(r"\W+", f"{f.ref.text} {f.ref.target}") if w[:1].isupper())
+    for f in findings:
+        ref, pin = f.ref, by_pin.get(f.pin or "")
+        if pin is None or f.status != OK or ref.kind != SYMBOL or "." in ref.target or ref.origin == "link":
+            continue
+        if ref.owner or ref.receiver or ref.scope or ref.fragment_of or ref.field_of or ref.callee or ref.named_object:
+            continue
+        siblings = cited.get((ref.file, pin.pin))
+        holders = {e.parent.rsplit(".", 1)[-1] for e in pin.find_symbol(ref.target) if e.kind == "function"}
+        if not siblings or any(h in named[ref.file] or h.lower() in ref.context for h in holders):
+            continue
+        for cls, past in past_owners(ref.target, pin).items():
+            others = siblings.get(cls, set()) - {ref.target}
+            if len(others) >= _GONE_SIBLINGS and not find_symbol(f"{cls}.{ref.target}", pin)[0]:
+                f.status, f.past = BROKEN, past.evidence
+                f.note = f"`{ref.target}` is named beside `{cls}`'s other gone members ({', '.join(sorted(others)[:3])}); {past.evidence}"
+                f.suggestions = []
+                break
+    return findings
 
 
 def _past_in_another_case(
@@ -1200,6 +1282,7 @@ def _siblings_class(names: Sequence[str], pin: PinView) -> list[SymbolEntry]:
 def _field(ref: Reference, pin: PinView) -> Finding | None:
     """A name in a field's place, judged against what that place takes (`fields.judge_field`);
     a quoted keyword the signature cannot settle (opaque `**kwargs`) is judged by spelling."""
+    ref = _nearest_callee(ref, pin)
     found = judge_field(ref, pin)
     if found is None and ref.spelled:
         found = _spelled(ref, pin)
@@ -1209,6 +1292,27 @@ def _field(ref: Reference, pin: PinView) -> Finding | None:
             return judged if judged.status == BROKEN else None
         return found
     return found if found is None else engine_keyword_value(found, pin)
+
+
+def _nearest_callee(ref: Reference, pin: PinView) -> Reference:
+    """`Req(input_text=...)` in a quoted `Scheduler` method, where the pin has two classes `Req`
+    (the scheduler's and `multimodal_gen`'s): the one whose module shares the most of its package
+    with the class that defines the quoted method is the one called."""
+    if ref.callee is None or ref.field_of != ref.callee or "." in ref.callee or ref.fragment_of is None:
+        return ref
+    candidates = [e for e in pin.find_symbol(ref.callee) if e.kind == "class" and e.last == ref.callee]
+    homes = _fragment_classes(ref.fragment_of, pin, ref.quoted_file)
+    if len(candidates) < 2 or not homes:
+        return ref
+
+    def shared(full: str) -> int:
+        return max(next((i for i, (a, b) in enumerate(zip(full.split("."), home.split("."), strict=False)) if a != b), 0) for home in homes)
+
+    best = max(shared(e.full) for e in candidates)
+    nearest = [e for e in candidates if shared(e.full) == best]
+    if len(nearest) != 1:
+        return ref
+    return replace(ref, callee=nearest[0].full, field_of=nearest[0].full)
 
 
 def _quotes_project(ref: Reference, pin: PinView) -> bool:
@@ -1365,14 +1469,32 @@ def _mirrors(findings: list[Finding], pins: Sequence[PinView] = ()) -> list[Find
         ok += held >= 3 and held * 2 > len(members)
         if any(f.ref.located or _filed_copy(f.ref, pin) for f in group):
             continue  # the text says where in the project the copied class lives (`copies.located`)
+        if _distinctive_fragment(group, pin):
+            continue
         if held >= _MEMBERS_THAT_MIRROR:
             continue  # five of the class's own members (`self.scheduler_config`, `self.waiting`, ...): an older copy of it
         if ok < 2 or ok * 2 < len(voters):
             # A name a past release of the project defined is its code whatever the class (`--past`).
             # An object named like the project's class (`self.scheduler_config.x`) is judged
             # against that class whoever wrote the code around it (`_named_object_findings`).
-            drop.update(id(f) for f in group if f.status != OK and f.past is None and not (f.ref.named_object and f.ref.receiver))
+            # A keyword of a call to the project's class or function is judged against its
+            # signature whoever wrote the code around the call (`ReqToTokenPool(pre_alloc_size=...)`).
+            drop.update(
+                id(f) for f in group
+                if f.status != OK and f.past is None and not (f.ref.named_object and f.ref.receiver) and not (f.ref.callee and f.ref.field_of == f.ref.callee)
+            )
     return [f for f in findings if id(f) not in drop]
+
+
+def _distinctive_fragment(group: list[Finding], pin: PinView | None) -> bool:
+    """`def process_batch_result(self, batch, result)` quoted without its class: a method name of
+    two words or more that one to three of the pin's classes define is the project's method
+    whoever rewrote its body, which is then judged member by member (as a located copy is)."""
+    method = next((f.ref.fragment_of for f in group if f.ref.fragment_of), None)
+    if pin is None or method is None or len([w for w in method.split("_") if w]) < 2:
+        return False
+    quoted_file = next((f.ref.quoted_file for f in group if f.ref.quoted_file), None)
+    return 1 <= len(_fragment_classes(method, pin, quoted_file)) <= 3
 
 
 def check_upgrade(refs: Iterable[Reference], old: PinView, new: PinView, history: History) -> list[Finding]:

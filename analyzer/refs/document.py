@@ -535,7 +535,9 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
         for offset, tree in parse_snippet(token.content):
             bindings = value_bindings(tree)
             # (`for req in queue:` names the object it walks, as the project's code names it.)
-            looped = {id(n.target) for n in ast.walk(tree) if isinstance(n, ast.For | ast.AsyncFor | ast.comprehension)}
+            # (So does each name of `for i, req in enumerate(batch.reqs):`.)
+            targets = [n.target for n in ast.walk(tree) if isinstance(n, ast.For | ast.AsyncFor | ast.comprehension)]
+            looped = {id(t) for t in targets} | {id(e) for t in targets if isinstance(t, ast.Tuple) for e in t.elts}
             for node in ast.walk(tree):
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                     facts.local_names.add(node.id)

@@ -39,7 +39,9 @@ def _bound(tree: ast.Module) -> set[str]:
     type for (a typed parameter's class is `receivers.py`'s to say); not a loop's variable."""
     out: set[str] = set()
     # `for req in self.waiting_queue:` names the loop's object and says nothing more of its class.
-    looped = {id(n.target) for n in ast.walk(tree) if isinstance(n, ast.For | ast.AsyncFor | ast.comprehension) and isinstance(n.target, ast.Name)}
+    # (So does each name of `for i, req in enumerate(batch.reqs):`.)
+    targets = [n.target for n in ast.walk(tree) if isinstance(n, ast.For | ast.AsyncFor | ast.comprehension)]
+    looped = {id(t) for t in targets if isinstance(t, ast.Name)} | {id(e) for t in targets if isinstance(t, ast.Tuple) for e in t.elts if isinstance(e, ast.Name)}
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and id(node) in looped:
             continue
