@@ -58,7 +58,8 @@ executed-site precision 71.9 % of 684 blind; see benchmarks/pyparsing_trace_caus
 and mistune (3.4.0: a Markdown parser whose block and inline rules, plugins and
 render methods are registered by name in dicts and looked up by a token's type), an
 eleventh held-out, its workload from mistune's documented API alone, committed with
-its blind figures before any rule of its round.
+its blind figures before any rule of its round (recall 79.5 % of 584, executed-site
+precision 96.9 % of 479, 99.1 % of 468 whose callee ran, on main at 0dd6272).
 Each is analysed from
 its installed source like any directory, then run under `sys.settrace`, which records
 
