@@ -1364,6 +1364,9 @@ class CallResolver:
                 if base.kind == "class" and base.via != "self":
                     # `Pool.create(...)`: an explicit class attribute call.
                     self._edge(rec, sym.name, "direct", self._confidence(base, sym.name))
+                    if base.via == "annotation":
+                        # `reader: type[Reader]`: the class or any subclass, so their overrides too.
+                        self._class_overrides(rec, base.name, sym.name, "direct")
                 else:
                     self._method_edges(rec, base, sym.name, self._receiver_kind(base, sym.name))
                     if base.kind == "instance" and p.functions[sym.name].fact.is_property:
@@ -1513,6 +1516,9 @@ class CallResolver:
         before = len(rec.edges)
         if not stub:
             self._edge(rec, target, bound_kind, self._confidence(base, target))
+        if base.kind == "class" and base.via == "self":
+            # `cls.m()` in a class method: `cls` may be any subclass it is called through.
+            self._class_overrides(rec, base.name, target, "method" if bound_kind in ("method", "inherited") else bound_kind)
         if base.kind != "instance":
             return
         # Virtual dispatch: overrides in subclasses may run instead, including
@@ -1542,6 +1548,16 @@ class CallResolver:
                 f"calls {target}, abstract: every class the object may have replaces it" if abstract
                 else f"calls a method of an object typed by the protocol {base.name}"
             )
+
+    def _class_overrides(self, rec: CallRecord, cls: str, target: str, kind: str) -> None:
+        """A method looked up on a class object that may be a subclass of `cls` (`cls`
+        in a class method, a value typed `type[cls]`): each subclass's own version.
+        The declaration stays an edge even where it is abstract: a class object, unlike
+        an instance, may be the abstract class itself."""
+        have = {e.callee for e in rec.edges}
+        for qual in self._subclass_members(cls, target.rpartition(".")[2]):
+            if qual != target and qual not in have:
+                self._edge(rec, qual, kind, "inferred")
 
     def _abstract_only(self, method: str) -> bool:
         """`method` is an `abc.abstractmethod` (not a class or static method) of a class

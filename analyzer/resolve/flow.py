@@ -1236,6 +1236,17 @@ class FlowGraph:
             box = Value("container", f"{m}:{scope}:{_norm(node)}")
             self._store(box.name, None, vals)
             return {box}
+        if isinstance(node, ast.DictComp):
+            # `{name: getattr(self, "parse_" + name) for name in rules}` (a rule table):
+            # a new dict whose values, under keys not known here, are what the value
+            # expression may be.
+            vals = self.eval(node.value, m, scope, d)
+            if not vals:
+                return set()
+            box = Value("container", f"{m}:{scope}:{_norm(node)}")
+            self._mappings.add(box.name)
+            self._store(box.name, None, vals)
+            return {box}
         return set()
 
     def key_of(self, node: ast.expr, m: str, scope: str) -> str | None:
@@ -1966,6 +1977,7 @@ _CALL_WORD = re.compile(r"([A-Za-z_]\w*)\s*\(")
 _ATTR_ROOT = re.compile(r"\.\s*([A-Za-z_]\w*)\s*$")  # the last attribute of `self.cache`
 # A (dotted) name read as a value: not called, not a keyword argument's name (`dtype=`).
 _VALUE_WORD = re.compile(r"(?<![.\w])([A-Za-z_]\w*+)(?:\.[A-Za-z_]\w*+)*+(?!\s*(?:\(|=(?!=)))")
+_VIEW_CALL = re.compile(r"(?<![.\w])([A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)*?)\.(?:items|values|copy)\s*\(")
 _OPERATOR = re.compile(r"[-+*/%@<>|&^~]|==|!=|\bin\b|\bis\b")
 _LOOSE = re.compile(r",|\b(?:if|lambda|or|and|await)\b|:=")
 _BRACKETED = re.compile(r"[(\[{'\"]")
@@ -2048,6 +2060,11 @@ def _mentions(
         word = match.group(0)
         last = word.rpartition(".")[2]
         if last in names or last in more or match.group(1) in names or match.group(1) in more:
+            return True
+    # `{k: f for k, f in table.items()}`: a view or copy of a container hands on its values.
+    for match in _VIEW_CALL.finditer(text):
+        chain = match.group(1).split(".")
+        if chain[0] in names or chain[-1] in names or chain[-1] in more:
             return True
     return False
 
