@@ -65,12 +65,15 @@ def named_attributes(tree: ast.Module) -> list[NamedAttribute]:
     # (`def attach(self, req):` then `req.http_worker_ipcs`: the function's own parameter, which
     # one word does not type; `server_args` there still names its class.)
     params = {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+    elements = _loop_elements(tree)
     out: list[NamedAttribute] = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Attribute) or node.attr.startswith("__"):
             continue
         value = node.value
-        if isinstance(value, ast.Name) and value.id != "self" and value.id not in bound:
+        if isinstance(value, ast.Name) and value.id in elements and value.id not in bound:
+            obj, text = elements[value.id], f"{value.id}.{node.attr}"
+        elif isinstance(value, ast.Name) and value.id != "self" and value.id not in bound:
             obj, text = value.id, f"{value.id}.{node.attr}"
         elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self":
             obj, text = value.attr, f"self.{value.attr}.{node.attr}"
@@ -81,3 +84,22 @@ def named_attributes(tree: ast.Module) -> list[NamedAttribute]:
             continue
         out.append(NamedAttribute(node.lineno, node.col_offset, text, obj, node.attr))
     return sorted(out, key=lambda a: (a.lineno, a.col))
+
+
+# `reqs`, `seqs`: a collection named by a plural of one lower-case word.
+_PLURAL_RE = re.compile(r"([a-z][a-z0-9]{2,})s")
+
+
+def _loop_elements(tree: ast.Module) -> dict[str, str]:
+    """`for r in batch.reqs:`: a loop variable too short to name a class (`r`) walking a collection
+    named by a plural (`reqs`) is one of its elements, named as the project names one (`req`).
+    Only a variable no other loop of the snippet walks something else with."""
+    found: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.For | ast.AsyncFor | ast.comprehension) or not isinstance(node.target, ast.Name):
+            continue
+        walked = node.iter.attr if isinstance(node.iter, ast.Attribute) else node.iter.id if isinstance(node.iter, ast.Name) else ""
+        m = _PLURAL_RE.fullmatch(walked)
+        name = node.target.id
+        found.setdefault(name, set()).add(m.group(1) if m and not single_word_object(name) and "_" not in name else "")
+    return {name: next(iter(words)) for name, words in found.items() if len(words) == 1 and "" not in words}

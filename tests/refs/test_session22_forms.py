@@ -216,3 +216,20 @@ def test_a_name_beside_a_gone_classs_other_members_is_that_classs(tmp_path: Path
     assert "BlockSpaceManager" in gathered[0].note
     # `Scheduler`, whose `open_session` this is, is a class the text names.
     assert statuses_at(found, 5, "open_session") == [OK]
+
+
+def test_a_short_loop_variable_is_an_element_of_the_plural_it_walks(tmp_path: Path) -> None:
+    doc = (
+        "# SGLang speculative decoding, the decode side\n\n"
+        "```python\n"
+        "for r in batch.reqs:\n"
+        "    x = r.kv_committed_len - r.spec_verify_ct\n"
+        "for x in things:\n"
+        "    x.whatever_member_name += 1\n"
+        "```\n"
+    )
+    found = findings_by_place(doc, _sglang(tmp_path))
+    assert statuses_at(found, 5, "r.kv_committed_len") == [BROKEN]
+    assert statuses_at(found, 5, "r.spec_verify_ct") == [OK]
+    # `x` walks `things` and is assigned too: nothing says its class.
+    assert statuses_at(found, 7, "x.whatever_member_name") == []
