@@ -950,6 +950,8 @@ def _members_of_a_gone_design(findings: list[Finding], pins: Sequence[PinView], 
             continue
         for cls, past in past_owners(ref.target, pin).items():
             others = siblings.get(cls, set()) - {ref.target}
+            if any(cls in h for h in holders):
+                break  # `EAGLEWorkerV2.forward_batch_generation`: the gone class's successor has it
             if len(others) >= _GONE_SIBLINGS and not find_symbol(f"{cls}.{ref.target}", pin)[0]:
                 f.status, f.past = BROKEN, past.evidence
                 f.note = f"`{ref.target}` is named beside `{cls}`'s other gone members ({', '.join(sorted(others)[:3])}); {past.evidence}"

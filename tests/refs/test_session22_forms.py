@@ -233,3 +233,13 @@ def test_a_short_loop_variable_is_an_element_of_the_plural_it_walks(tmp_path: Pa
     assert statuses_at(found, 5, "r.spec_verify_ct") == [OK]
     # `x` walks `things` and is assigned too: nothing says its class.
     assert statuses_at(found, 7, "x.whatever_member_name") == []
+
+
+def test_a_gone_classs_versioned_successor_keeps_the_name(tmp_path: Path) -> None:
+    now = {**_VLLM_NOW, "vllm/v1/sparse_cache.py": "class BlockSpaceManagerV2:\n    def swap_in(self, blocks):\n        return blocks\n"}
+    pin = source_view(tmp_path / "pin", now, pin="vllm@0.30.0")
+    past = past_lineage(tmp_path / "past", _VLLM_PAST, "vllm@0.10.2-src")
+    doc = "# vLLM V0 swapping\n\n`can_swap_in` and `can_swap_out` decide; then `swap_in` and `swap_out` move the blocks.\n"
+    found = findings_by_place(doc, pin, lineages={"vllm": past})
+    assert statuses_at(found, 3, "swap_out") == [BROKEN]
+    assert statuses_at(found, 3, "swap_in") == [OK]
