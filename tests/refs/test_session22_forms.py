@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from analyzer.refs.models import BROKEN, OK
+from analyzer.refs.pinview import PinView
 
 from .fakes import findings_by_place, past_lineage, source_view, statuses_at
 
@@ -64,7 +65,7 @@ _SGLANG = {
 }
 
 
-def _sglang(tmp_path: Path):  # noqa: ANN202 - a PinView
+def _sglang(tmp_path: Path) -> PinView:
     return source_view(tmp_path / "pin", _SGLANG, pin="sglang@0.5.20")
 
 
