@@ -909,6 +909,8 @@ _CONFIDENT_HOME = 0.3  # a best home below this is a guess by spelling alone
 
 # So many other gone names of one past class the document cites: it writes about that class.
 _GONE_SIBLINGS = 2
+# At most so many classes of the pin define the name (`swap_in`: two, neither the text's).
+_UNRELATED_HOLDERS = 2
 
 
 def _members_of_a_gone_design(findings: list[Finding], pins: Sequence[PinView], lineages: Mapping[str, Lineage]) -> list[Finding]:
@@ -945,8 +947,15 @@ def _members_of_a_gone_design(findings: list[Finding], pins: Sequence[PinView], 
         if ref.owner or ref.receiver or ref.scope or ref.fragment_of or ref.field_of or ref.callee or ref.named_object:
             continue
         siblings = cited.get((ref.file, pin.pin))
-        holders = {e.parent.rsplit(".", 1)[-1] for e in pin.find_symbol(ref.target) if e.kind == "function"}
-        if not siblings or any(h in named[ref.file] or h.lower() in ref.context for h in holders):
+        if not siblings or "." in ref.text.strip("`").split("(", 1)[0]:
+            continue
+        # Only a method one or two unrelated classes define now: a field (`prompt_token_ids`) or a
+        # method of a family of classes (`match_prefix`) is as likely the pin's own that is meant.
+        defined = pin.find_symbol(ref.target)
+        holders = {e.parent.rsplit(".", 1)[-1] for e in defined}
+        if not defined or any(e.kind != "function" for e in defined) or len(holders) > _UNRELATED_HOLDERS:
+            continue
+        if any(h in named[ref.file] or h.lower() in ref.context for h in holders):
             continue
         for cls, past in past_owners(ref.target, pin).items():
             others = siblings.get(cls, set()) - {ref.target}
@@ -1395,6 +1404,10 @@ def _fragment_member(ref: Reference, pin: PinView) -> Finding | None:
             # A mixin's method runs on the class that mixes it in (`SchedulerPPMixin.event_loop_pp`
             # calls `self.get_next_batch_to_run()`, a method of `Scheduler`).
             return Finding(ref, pin.pin, OK, note=f"a member of a class deriving from `{cls.rsplit('.', 1)[-1]}`")
+    for entry in (e for cls in classes for e in pin.table.named(cls) if e.kind == "class"):
+        if "." not in ref.target and _writes_self_member(entry, ref.target, pin):
+            # `self.expert_distribution_communicator(req)`: an attribute the class's code sets and reads.
+            return Finding(ref, pin.pin, OK, resolved_at=entry.location, note=f"`self.{ref.target}` is written in `{entry.last}` or a base")
     names = _listed(c.rsplit(".", 1)[-1] for c in classes)
     return Finding(ref, pin.pin, BROKEN, note=f"`{ref.target}` is not a member of {names} (the class that defines `{ref.fragment_of}`) in {pin.pin}")
 

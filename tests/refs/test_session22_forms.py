@@ -49,7 +49,10 @@ _SGLANG = {
         "        req = Req(recv_req.rid, recv_req.text, None)\n"
         "        self.waiting_queue.append(req)\n\n"
         "    def forward(self, x):\n"
-        "        return x\n"
+        "        return x\n\n"
+        "    def start_expert_record(self):\n"
+        "        setattr(self, 'expert_record_communicator', None)\n"
+        "        return self.expert_record_communicator()\n"
     ),
     "sglang/srt/models/__init__.py": "",
     "sglang/srt/models/llama.py": "class LlamaModel:\n    def forward(self, x):\n        return x\n",
@@ -244,3 +247,28 @@ def test_a_gone_classs_versioned_successor_keeps_the_name(tmp_path: Path) -> Non
     found = findings_by_place(doc, pin, lineages={"vllm": past})
     assert statuses_at(found, 3, "swap_out") == [BROKEN]
     assert statuses_at(found, 3, "swap_in") == [OK]
+
+
+def test_a_callable_attribute_the_class_writes_is_its_member(tmp_path: Path) -> None:
+    doc = (
+        "# SGLang expert records\n\n"
+        "```python\n"
+        "def start_expert_record(self):\n"
+        "    self.expert_record_communicator()\n"
+        "    self.no_such_helper_here()\n"
+        "```\n"
+    )
+    found = findings_by_place(doc, _sglang(tmp_path))
+    assert BROKEN not in statuses_at(found, 5, "expert_record_communicator")
+    assert statuses_at(found, 6, "no_such_helper_here") == [BROKEN]
+
+
+def test_a_field_or_a_family_method_is_not_a_gone_classs_member(tmp_path: Path) -> None:
+    now = {**_VLLM_NOW, "vllm/v1/request.py": "class Request:\n    def __init__(self):\n        self.open_session = None\n"}
+    pin = source_view(tmp_path / "pin", now, pin="vllm@0.30.0")
+    past = past_lineage(tmp_path / "past", _VLLM_PAST, "vllm@0.10.2-src")
+    doc = "# vLLM V0 swapping\n\n`can_swap_in`, `can_swap_out`, `swap_out` and `open_session`.\n"
+    found = findings_by_place(doc, pin, lineages={"vllm": past})
+    assert statuses_at(found, 3, "swap_out") == [BROKEN]
+    # `open_session` is also a field of a class of the pin: not read as the gone manager's.
+    assert BROKEN not in statuses_at(found, 3, "open_session")
