@@ -169,8 +169,8 @@ def _project_class_in_a_copy(ref: Reference, pins: Sequence[PinView], lineages: 
     if ref.callee and ref.field_of == ref.callee:
         # `Request(tokens=...)` in the author's own `def trace_allocation():`: the class's keyword.
         root, dot = ref.callee.rsplit(".", 1)[-1], "."
-    elif ref.field_of or ref.spelled:
-        return False
+    elif ref.field_of or ref.spelled or ref.text.strip("`").split(".", 1)[0] != ref.target.split(".", 1)[0]:
+        return False  # (`obj.n` read as a `GenerateReqInput` by a later `obj = GenerateReqInput(...)`: the rebinding may not hold there)
     else:
         root, dot, _ = ref.target.partition(".")
     if not dot or not CLASSNAME_RE.fullmatch(root) or root.isupper():

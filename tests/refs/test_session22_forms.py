@@ -272,3 +272,18 @@ def test_a_field_or_a_family_method_is_not_a_gone_classs_member(tmp_path: Path) 
     assert statuses_at(found, 3, "swap_out") == [BROKEN]
     # `open_session` is also a field of a class of the pin: not read as the gone manager's.
     assert BROKEN not in statuses_at(found, 3, "open_session")
+
+
+def test_a_rebound_parameter_is_not_read_as_its_later_class(tmp_path: Path) -> None:
+    doc = (
+        "# SGLang's first completions endpoint\n\n"
+        "```python\n"
+        "async def v1_completions_first(obj: CompletionRequest):\n"
+        "    assert obj.n == 1\n"
+        "    obj = Req(rid=1, origin_input_text=obj.prompt, sampling_params=None)\n"
+        "    return obj\n"
+        "```\n"
+    )
+    found = findings_by_place(doc, _sglang(tmp_path))
+    assert statuses_at(found, 5, "obj.n") == []
+    assert statuses_at(found, 6, "obj.prompt") == []
