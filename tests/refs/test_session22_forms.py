@@ -287,3 +287,21 @@ def test_a_rebound_parameter_is_not_read_as_its_later_class(tmp_path: Path) -> N
     found = findings_by_place(doc, _sglang(tmp_path))
     assert statuses_at(found, 5, "obj.n") == []
     assert statuses_at(found, 6, "obj.prompt") == []
+
+
+def test_a_family_that_lost_a_method_says_nothing_of_its_other_members(tmp_path: Path) -> None:
+    # The past class is still a class of the pin (it only lost `can_swap_in` and the rest).
+    now = {**_VLLM_NOW, "vllm/v1/core/old_manager.py": "class BlockSpaceManager:\n    def allocate_slots(self):\n        return []\n"}
+    pin = source_view(tmp_path / "pin", now, pin="vllm@0.30.0")
+    past = past_lineage(tmp_path / "past", _VLLM_PAST, "vllm@0.10.2-src")
+    doc = "# vLLM swapping\n\n`can_swap_in` and `can_swap_out` decide; then `swap_in` and `swap_out` move the blocks.\n"
+    found = findings_by_place(doc, pin, lineages={"vllm": past})
+    assert BROKEN not in statuses_at(found, 3, "swap_in")
+
+
+def test_a_holder_the_text_names_in_words_is_the_one_meant(tmp_path: Path) -> None:
+    pin = source_view(tmp_path / "pin", _VLLM_NOW, pin="vllm@0.30.0")
+    past = past_lineage(tmp_path / "past", _VLLM_PAST, "vllm@0.10.2-src")
+    doc = "# vLLM swapping and the sparse cache handle\n\n`can_swap_in` and `can_swap_out` decide; then `swap_in` and `swap_out` move the blocks.\n"
+    found = findings_by_place(doc, pin, lineages={"vllm": past})
+    assert statuses_at(found, 3, "swap_in") == [OK]
