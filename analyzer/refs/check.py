@@ -918,8 +918,9 @@ def _members_of_a_gone_design(findings: list[Finding], pins: Sequence[PinView], 
     `can_swap_out` are broken (past releases defined them there): resolved only because some
     unrelated class of the pin has a `swap_in` (a sparse-attention cache handle), it is the gone
     class's member the text means. Broken, with the past definition as the evidence, where two or
-    more of the document's other broken names were members of a past class that defined it too
-    and the pin's class of that name (if any) lacks it."""
+    more of the document's other broken names were members of a past class that defined it too,
+    that class is gone from the pin (no versioned successor holds the name), and the name is a
+    method of at most two classes of the pin, none of which the text names."""
     by_pin = {p.pin: p for p in pins}
 
     def past_owners(name: str, pin: PinView) -> dict[str, PastName]:
