@@ -559,7 +559,7 @@ def _through_a_field(classes: list[SymbolEntry], member: str, pin: PinView) -> S
 
 def _module_function(name: str, pin: PinView) -> bool:
     """Whether the pin defines a function `name` at a module's top level."""
-    return any(e.kind == "function" and any(m.kind == "module" for m in pin.table.named(e.parent)) for e in pin.table.ending_with(name))
+    return any(e.kind == "function" and _module_level(e, pin) for e in pin.table.ending_with(name))
 
 
 def _pin_s_object(ref: Reference) -> Reference:
@@ -1321,13 +1321,23 @@ def _nearest_callee(ref: Reference, pin: PinView) -> Reference:
         return ref
 
     def shared(full: str) -> int:
-        return max(next((i for i, (a, b) in enumerate(zip(full.split("."), home.split("."), strict=False)) if a != b), 0) for home in homes)
+        return max(_shared_parts(full, home) for home in homes)
 
     best = max(shared(e.full) for e in candidates)
     nearest = [e for e in candidates if shared(e.full) == best]
     if len(nearest) != 1:
         return ref
     return replace(ref, callee=nearest[0].full, field_of=nearest[0].full)
+
+
+def _shared_parts(a: str, b: str) -> int:
+    """How many leading dotted parts two full names share."""
+    n = 0
+    for x, y in zip(a.split("."), b.split("."), strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 def _quotes_project(ref: Reference, pin: PinView) -> bool:
@@ -1408,8 +1418,8 @@ def _fragment_member(ref: Reference, pin: PinView) -> Finding | None:
             # A mixin's method runs on the class that mixes it in (`SchedulerPPMixin.event_loop_pp`
             # calls `self.get_next_batch_to_run()`, a method of `Scheduler`).
             return Finding(ref, pin.pin, OK, note=f"a member of a class deriving from `{cls.rsplit('.', 1)[-1]}`")
-    for entry in (e for cls in classes for e in pin.table.named(cls) if e.kind == "class"):
-        if "." not in ref.target and _writes_self_member(entry, ref.target, pin):
+    for entry in (e for cls in classes for e in pin.table.named(cls) if e.kind == "class" and "." not in ref.target):
+        if _writes_self_member(entry, ref.target, pin):
             # `self.expert_distribution_communicator(req)`: an attribute the class's code sets and reads.
             return Finding(ref, pin.pin, OK, resolved_at=entry.location, note=f"`self.{ref.target}` is written in `{entry.last}` or a base")
     names = _listed(c.rsplit(".", 1)[-1] for c in classes)

@@ -24,6 +24,7 @@ from analyzer.refs.dependencies import STDLIB_MODULES
 from analyzer.refs.framework import document_project
 from analyzer.refs.layout import has_cjk
 from analyzer.refs.links import REPO_PROJECTS, repository_of
+from analyzer.refs.named_objects import loop_variables
 from analyzer.refs.prose_code import bare_names, names_only
 from analyzer.refs.pseudocode import reindent, unflatten
 from analyzer.refs.shell import foreign_flags, foreign_words, looks_like_command
@@ -535,9 +536,7 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
         for offset, tree in parse_snippet(token.content):
             bindings = value_bindings(tree)
             # (`for req in queue:` names the object it walks, as the project's code names it.)
-            # (So does each name of `for i, req in enumerate(batch.reqs):`.)
-            targets = [n.target for n in ast.walk(tree) if isinstance(n, ast.For | ast.AsyncFor | ast.comprehension)]
-            looped = {id(t) for t in targets} | {id(e) for t in targets if isinstance(t, ast.Tuple) for e in t.elts}
+            looped = loop_variables(tree)
             for node in ast.walk(tree):
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                     facts.local_names.add(node.id)

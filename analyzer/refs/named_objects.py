@@ -34,14 +34,19 @@ class NamedAttribute:
     member: str  # `tp_size`
 
 
+def loop_variables(tree: ast.AST) -> set[int]:
+    """The ids of the names a loop binds: `for req in ...`, and each name of `for i, req in
+    enumerate(batch.reqs)` (a comprehension's too)."""
+    targets = [n.target for n in ast.walk(tree) if isinstance(n, ast.For | ast.AsyncFor | ast.comprehension)]
+    return {id(t) for t in targets if isinstance(t, ast.Name)} | {id(e) for t in targets if isinstance(t, ast.Tuple) for e in t.elts if isinstance(e, ast.Name)}
+
+
 def _bound(tree: ast.Module) -> set[str]:
     """Names the snippet binds itself: assigned, imported, defined, or a parameter it declares a
     type for (a typed parameter's class is `receivers.py`'s to say); not a loop's variable."""
     out: set[str] = set()
     # `for req in self.waiting_queue:` names the loop's object and says nothing more of its class.
-    # (So does each name of `for i, req in enumerate(batch.reqs):`.)
-    targets = [n.target for n in ast.walk(tree) if isinstance(n, ast.For | ast.AsyncFor | ast.comprehension)]
-    looped = {id(t) for t in targets if isinstance(t, ast.Name)} | {id(e) for t in targets if isinstance(t, ast.Tuple) for e in t.elts if isinstance(e, ast.Name)}
+    looped = loop_variables(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and id(node) in looped:
             continue
