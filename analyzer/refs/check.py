@@ -20,6 +20,7 @@ from analyzer.refs.folder_moves import moved_within_the_documents_folder
 from analyzer.refs.formula import formula
 from analyzer.refs.generated import field_type, foreign_type
 from analyzer.refs.gone_module_imports import imported_from_gone_modules
+from analyzer.refs.held_parts import member_of_a_held_part
 from analyzer.refs.lineage import Lineage, PastName, past_names, version_key
 from analyzer.refs.lineage import short_name as lineage_short_name
 from analyzer.refs.mirrored_envs import mirrored_envs
@@ -1268,6 +1269,8 @@ def _not_the_quoted_class_s(ref: Reference, pin: PinView) -> Finding | None:
         whose = "the one class that has the members the snippet's other `self.` lines use"
     f = Finding(ref, pin.pin, BROKEN, note=f"`{member}` is not a member of {names} ({whose}) in {pin.pin}, nor written as `self.{member}` in it or its bases")
     f.suggestions = suggest(replace(ref, target=f"{classes[0].last}.{member}"), pin, None)
+    # (Every class that defines the quoted method, not the first alone: `open_session` is `Engine`'s too.)
+    f.suggestions += [s for s in member_of_a_held_part(member, classes, pin) if s.replacement not in {x.replacement for x in f.suggestions}]
     return f
 
 

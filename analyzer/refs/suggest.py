@@ -20,6 +20,7 @@ from analyzer.refs.commandflags import command_flags
 from analyzer.refs.commandindex import subcommands
 from analyzer.refs.declared_types import declared_now
 from analyzer.refs.fuzzy import NamePool, closest
+from analyzer.refs.held_parts import member_of_a_held_part
 from analyzer.refs.links import anchor_suggestions, moved_link_homes
 from analyzer.refs.models import ENV, FLAG, METRIC, PATH, SYMBOL, Reference, Suggestion
 from analyzer.refs.namesakes import (
@@ -538,6 +539,9 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
                 out.append(Suggestion(short_name(e, pin), confidence, f"same method on an unrelated class ({GUESS_NOTE})", e.location))
             if owners and not related:
                 out.extend(_method_made_function(last, owners, pin))
+            out.extend(member_of_a_held_part(last, owners, pin))
+            if _ENUM_MEMBER_RE.fullmatch(last) and not any(s.confidence >= 0.6 for s in out):
+                out.extend(_enum_member_of_a_related_class(owner.rsplit(".", 1)[-1], last, ref, pin))
             if not owners and history is not None:
                 out.extend(_renamed_class(owner, pin, history, member=last))
         elif history is not None:
@@ -933,6 +937,37 @@ def _mixin_component(old: str, pin: PinView) -> list[Suggestion]:
             return [Suggestion(picks[0], 0.7, why, None)]
         return []
     return []
+
+
+# `RUNNING`, `START_RECORD`: a member of an enumeration (or a class of constants).
+_ENUM_MEMBER_RE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*")
+
+
+def _enum_member_of_a_related_class(owner: str, member: str, ref: Reference, pin: PinView) -> list[Suggestion]:
+    """`SequenceStatus.RUNNING`, `ExpertDistributionReq.START_RECORD`: the member on a class named
+    like the old one (one holds the other's name, or they share the first or last word:
+    `RequestStatus`, `ExpertDistributionReqType`), the enumeration that took its values. One such
+    class, or the one whose other words the document uses."""
+    words = _CAMEL_WORD_RE.findall(owner)
+    if not words:
+        return []
+    holders: dict[str, SymbolEntry] = {}
+    for e in pin.table.ending_with(member):
+        cls = e.parent.rsplit(".", 1)[-1]
+        theirs = _CAMEL_WORD_RE.findall(cls)
+        if e.kind != "attribute" or cls == owner or not theirs or not any(k.kind == "class" for k in pin.table.named(e.parent)):
+            continue
+        if _related_class(owner.lower(), cls.lower()) or theirs[0] == words[0] or theirs[-1] == words[-1]:
+            holders.setdefault(cls, e)
+    picks = list(holders)
+    if len(picks) > 1 and ref.context:
+        # (`RequestStatus` over `TransferJobStatus` in a text about requests.)
+        picks = [c for c in picks if {w.lower() for w in _CAMEL_WORD_RE.findall(c)} - {w.lower() for w in words} <= ref.context]
+    if len(picks) != 1:
+        return []
+    confidence = 0.7 if len(holders) == 1 else 0.6
+    why = f"`{member}` of `{picks[0]}`, the class named like `{owner}` that has it (the values moved there)"
+    return [Suggestion(f"{picks[0]}.{member}", confidence, why, holders[picks[0]].location)]
 
 
 def _member_of_a_related_class(member: str, owner: str, pin: PinView) -> list[Suggestion]:

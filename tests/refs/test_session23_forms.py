@@ -1,0 +1,127 @@
+"""Homes from held-out 99 to 111's wrong homes (all measured blind in earlier sessions): a member
+gone from a class that split a part off (`Scheduler.sessions` now `SessionController.sessions`,
+held in `self.session_controller`), named as that part's member."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from analyzer.refs.models import BROKEN
+from analyzer.refs.pinview import PinView
+
+from .fakes import findings_by_place, source_view
+
+_SGLANG = {
+    "sglang/__init__.py": "",
+    "sglang/srt/__init__.py": "",
+    "sglang/srt/managers/__init__.py": "",
+    "sglang/srt/managers/session_controller.py": (
+        "class SessionController:\n"
+        "    def __init__(self, tree_cache):\n"
+        "        self.sessions = {}\n\n"
+        "    def open(self, req):\n"
+        "        return self.sessions\n"
+    ),
+    "sglang/srt/managers/grammar_manager.py": (
+        "class GrammarManager:\n"
+        "    def __init__(self, scheduler):\n"
+        "        self.grammar_queue: list = []\n"
+    ),
+    "sglang/srt/managers/metrics.py": (
+        "class SchedulerMetrics:\n"
+        "    def __init__(self):\n"
+        "        self.stats = {}\n\n\n"
+        "class ProfilerState:\n"
+        "    def __init__(self):\n"
+        "        self.stats = []\n"
+    ),
+    "sglang/srt/managers/scheduler.py": (
+        "from typing import Optional\n\n"
+        "from sglang.srt.managers.grammar_manager import GrammarManager\n"
+        "from sglang.srt.managers.metrics import ProfilerState, SchedulerMetrics\n"
+        "from sglang.srt.managers.session_controller import SessionController\n\n\n"
+        "class Scheduler:\n"
+        "    def __init__(self, tree_cache):\n"
+        "        self.session_controller = SessionController(tree_cache)\n"
+        "        self.grammar_manager: Optional[GrammarManager] = None\n"
+        "        self.metrics = SchedulerMetrics()\n"
+        "        self.profiler = ProfilerState()\n"
+        "        self.waiting_queue = []\n\n"
+        "    def open_session(self, recv_req):\n"
+        "        return self.session_controller.open(recv_req)\n\n"
+        "    def abort_request(self, recv_req):\n"
+        "        self.waiting_queue.clear()\n\n"
+        "    def log_stats(self):\n"
+        "        return self.metrics\n"
+    ),
+}
+
+
+def _sglang(tmp_path: Path) -> PinView:
+    return source_view(tmp_path / "pin", _SGLANG, pin="sglang@0.5.20")
+
+
+def _best(found: dict, line: int, text: str) -> str | None:
+    (f,) = found[(line, text)]
+    assert f.status == BROKEN
+    return f.best.replacement if f.best is not None else None
+
+
+def test_a_member_moved_into_a_part_the_class_holds(tmp_path: Path) -> None:
+    doc = (
+        "# SGLang scheduler notes\n\n"
+        "```python\n"
+        "def open_session(self, recv_req):\n"
+        "    if recv_req.session_id in self.sessions:\n"
+        "        return None\n\n"
+        "def abort_request(self, recv_req):\n"
+        "    for req in self.grammar_queue:\n"
+        "        req.abort()\n\n"
+        "def log_stats(self):\n"
+        "    return self.stats\n"
+        "```\n\n"
+        "The scheduler keeps `Scheduler.grammar_queue` and `Scheduler.no_such_queue_at_all`.\n"
+    )
+    found = findings_by_place(doc, _sglang(tmp_path))
+    # `self.session_controller = SessionController(...)`: a constructed part.
+    assert _best(found, 5, "self.sessions") == "SessionController.sessions"
+    # `self.grammar_manager: Optional[GrammarManager] = None`: an annotated part; and written dotted.
+    assert _best(found, 9, "self.grammar_queue") == "GrammarManager.grammar_queue"
+    assert _best(found, 16, "Scheduler.grammar_queue") == "GrammarManager.grammar_queue"
+    # Two parts set `stats`: no single home.
+    assert _best(found, 13, "self.stats") is None
+    # No part has it.
+    assert _best(found, 16, "Scheduler.no_such_queue_at_all") is None
+
+
+_VLLM = {
+    "vllm/__init__.py": "",
+    "vllm/v1/__init__.py": "",
+    "vllm/v1/request.py": (
+        "import enum\n\n\n"
+        "class RequestStatus(enum.IntEnum):\n"
+        "    WAITING = enum.auto()\n"
+        "    RUNNING = enum.auto()\n"
+        "    FINISHED_STOPPED = enum.auto()\n"
+    ),
+    "vllm/v1/transfer.py": "import enum\n\n\nclass TransferJobStatus(enum.Enum):\n    RUNNING = 1\n    DONE = 2\n",
+    "vllm/v1/engine.py": "class EngineShutdownState:\n    RUNNING = 1\n",
+}
+
+
+def test_a_member_of_a_gone_enumeration_on_the_class_named_like_it(tmp_path: Path) -> None:
+    pin = source_view(tmp_path / "pin", _VLLM)
+    doc = (
+        "# vLLM V0 scheduler: how a request is swapped\n\n"
+        "Each request is checked with `SequenceStatus.RUNNING`, then `SequenceStatus.FINISHED_STOPPED`;\n"
+        "swapped ones get `SequenceStatus.SWAPPED`.\n"
+    )
+    found = findings_by_place(doc, pin)
+    # Two `...Status` classes have `RUNNING`: the document speaks of requests, not transfer jobs.
+    assert _best(found, 3, "SequenceStatus.RUNNING") == "RequestStatus.RUNNING"
+    assert _best(found, 3, "SequenceStatus.FINISHED_STOPPED") == "RequestStatus.FINISHED_STOPPED"
+    # No class named like it has `SWAPPED`.
+    assert _best(found, 4, "SequenceStatus.SWAPPED") is None
+    # Nothing in the text picks one of the two.
+    other = findings_by_place("# Notes\n\nThe state is `SequenceStatus.RUNNING`.\n", pin)
+    assert _best(other, 3, "SequenceStatus.RUNNING") is None
