@@ -508,6 +508,10 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
                     out.append(Suggestion(f"{owner}.{name}", _spelling_confidence(ratio), why, None))
                 # Called: written with `()`, called bare in a copy, or a `def` of a copied class.
                 called = "(" in ref.text or ref.bare_call or (ref.mirror is not None and "." not in ref.text)
+                reordered = _words_reordered(last, [*members, *inherited])
+                if reordered is not None:
+                    why = f"the one member of `{owner}` named with the same words as `{last}` in another order"
+                    out.append(Suggestion(f"{inherited.get(reordered, owner)}.{reordered}", 0.8, why, None))
                 swapped = _one_word_swapped(last, cls, pin, called)
                 if swapped is not None:
                     why = f"the one member of `{owner}` named as `{last}` with one end word changed, of the same kind"
@@ -753,6 +757,16 @@ def _folded_helper(last: str, cls: SymbolEntry, pin: PinView) -> SymbolEntry | N
     if not last.startswith("_") or last.startswith("__") or len(words) < 2:
         return None
     return next((e for e in pin.find_symbol(f"{cls.full}.{words[0]}") if e.kind == "function"), None)
+
+
+def _words_reordered(old: str, members: Iterable[str]) -> str | None:
+    """`get_new_prefill_batch` gone, `get_new_batch_prefill` there: the one member named with the
+    same words (three or more) in another order; None when none or several are."""
+    words = sorted(old.strip("_").split("_"))
+    if len(words) < 3:
+        return None
+    hits = {m for m in members if m != old and sorted(m.strip("_").split("_")) == words}
+    return hits.pop() if len(hits) == 1 else None
 
 
 def _one_word_swapped(old: str, cls: SymbolEntry, pin: PinView, called: bool) -> SymbolEntry | None:

@@ -125,3 +125,28 @@ def test_a_member_of_a_gone_enumeration_on_the_class_named_like_it(tmp_path: Pat
     # Nothing in the text picks one of the two.
     other = findings_by_place("# Notes\n\nThe state is `SequenceStatus.RUNNING`.\n", pin)
     assert _best(other, 3, "SequenceStatus.RUNNING") is None
+
+
+def test_a_member_renamed_with_its_words_in_another_order(tmp_path: Path) -> None:
+    files = {
+        **_SGLANG,
+        "sglang/srt/managers/policy.py": (
+            "class SchedulePolicy:\n"
+            "    def get_new_batch_prefill(self):\n"
+            "        return None\n\n"
+            "    def get_new_prebuilt_batch(self):\n"
+            "        return None\n\n"
+            "    def get_next_prefill_batch_size(self):\n"
+            "        return None\n\n"
+            "    def calc_priority_fast(self):\n"
+            "        return 0\n\n"
+            "    def fast_priority_calc(self):\n"
+            "        return 1\n"
+        ),
+    }
+    pin = source_view(tmp_path / "pin", files, pin="sglang@0.5.20")
+    doc = "# Notes\n\nThe policy runs `SchedulePolicy.get_new_prefill_batch()` after `SchedulePolicy.priority_calc_fast()`.\n"
+    found = findings_by_place(doc, pin)
+    assert _best(found, 3, "SchedulePolicy.get_new_prefill_batch()") == "SchedulePolicy.get_new_batch_prefill"
+    # Two members hold the same three words: no single home from the order.
+    assert _best(found, 3, "SchedulePolicy.priority_calc_fast()") != "SchedulePolicy.fast_priority_calc"
