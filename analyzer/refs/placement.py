@@ -155,6 +155,37 @@ def _leads_item(line: str, name: str) -> bool:
     return m is not None and m.group("name") == name
 
 
+# Any list item, and how far it is indented.
+_ITEM_RE = re.compile(r"^(?P<indent>\s*)(?:[-*+]|\d+[.)])\s")
+
+
+def _parent_items(lines: list[str], index: int) -> list[str]:
+    """The folders of the list items the item on `lines[index]` is nested under, outermost
+    first (`v1` for `  - `core/`` under `- `v1/``); none when an enclosing item is not led by a
+    folder (a list of topics, not a tree)."""
+    m = _ITEM_RE.match(lines[index])
+    if m is None:
+        return []
+    indent = len(m.group("indent"))
+    chain: list[str] = []
+    for line in reversed(lines[:index]):
+        if indent == 0 or _HEADING_RE.match(line) or _FENCE_RE.match(line):
+            break
+        item = _ITEM_RE.match(line)
+        if item is None:
+            if line.strip() and not line[:1].isspace():
+                break  # a paragraph at the margin: the list ended
+            continue  # a blank, or an item's continuation line
+        if len(item.group("indent")) < indent:
+            lead = _ITEM_LEAD_RE.match(line)
+            name = lead.group("name").strip("/") if lead is not None and lead.group("name").endswith("/") else ""
+            if not _FOLDER_RE.fullmatch(name + "/"):
+                return []
+            chain.append(name)
+            indent = len(item.group("indent"))
+    return list(reversed(chain))
+
+
 def _spelled_out(refs: list[Reference]) -> dict[str, str]:
     """File name -> the one path the document writes it under (`a/b/x.py`), for names written
     under a single path only."""
@@ -186,6 +217,9 @@ def place(source: str, refs: Iterable[Reference]) -> list[Reference]:
         line = lines[ref.line - 1]
         if _ENTRY_RE.match(line):
             folder = _tree_folder(lines, ref.line - 1, ref.text, heading)
+        elif _leads_item(line, ref.text) and (parents := _parent_items(lines, ref.line - 1)):
+            # an item nested under items led by folders (`- `v1/`` / `  - `core/``): inside them
+            folder = "/".join(p for p in (heading.strip("/") if heading else "", *parents) if p)
         elif line.lstrip().startswith("|") or _leads_item(line, ref.text):
             folder = heading  # a file table's row or list's item, in a section headed by its folder
         elif _HEADING_RE.match(line) and heading and heading.rstrip("/").endswith(f"/{ref.text.rstrip('/')}"):

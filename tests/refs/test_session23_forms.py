@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analyzer.refs.models import BROKEN
+from analyzer.refs.models import BROKEN, OK
 from analyzer.refs.pinview import PinView
 
 from .fakes import findings_by_place, source_view
@@ -150,3 +150,27 @@ def test_a_member_renamed_with_its_words_in_another_order(tmp_path: Path) -> Non
     assert _best(found, 3, "SchedulePolicy.get_new_prefill_batch()") == "SchedulePolicy.get_new_batch_prefill"
     # Two members hold the same three words: no single home from the order.
     assert _best(found, 3, "SchedulePolicy.priority_calc_fast()") != "SchedulePolicy.fast_priority_calc"
+
+
+def test_a_folder_nested_in_a_list_under_a_folder(tmp_path: Path) -> None:
+    files = {**_VLLM, "vllm/v1/core/__init__.py": "", "vllm/v1/core/block_pool.py": "X = 1\n", "vllm/entrypoints/__init__.py": ""}
+    pin = source_view(tmp_path / "pin", files)
+    doc = (
+        "# Layout\n\n"
+        "## Package layout (`vllm/`)\n"
+        "- `entrypoints/`: servers.\n"
+        "- `v1/`: the engine.\n"
+        "  - `core/`: KV cache managers.\n"
+        "    - `block_pool.py`: the pool.\n"
+        "  - `gone_folder/`: nothing.\n\n"
+        "## Topics\n"
+        "- **Memory**\n"
+        "  - `core/`: a topic, not a tree.\n"
+    )
+    found = findings_by_place(doc, pin)
+    assert [f.status for f in found[(6, "core/")]] == [OK]
+    assert [f.status for f in found[(7, "block_pool.py")]] == [OK]
+    assert [f.status for f in found[(8, "gone_folder/")]] == [BROKEN]
+    assert [f.ref.target for f in found[(6, "core/")]] == ["vllm/v1/core/"]
+    # Under an item that is no folder, the name is not placed in one.
+    assert [f.ref.target for f in found[(12, "core/")]] != ["vllm/v1/core/"]
