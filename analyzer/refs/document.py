@@ -91,6 +91,10 @@ class DocFacts:
     # one called later (`ModelRunnerClass(...)`) is a variable holding a class, not a class.
     assigned: set[str] = field(default_factory=set)
     foreign_flags: set[str] = field(default_factory=set)  # flags the document passes to other programs
+    # Its snippets keep the project's public engine on `self` (`self.llm = LLM(...)`, which the
+    # projects' own code never does): their loose `self.x` lines are the reader's class (a
+    # trainer that embeds the engine), not the project's.
+    embeds_engine: bool = False
     # Keys of the `extra_body` dicts its snippets send (`extra_body={"guided_json": ...}`): fields
     # of the server's request classes, wherever the prose names them too.
     request_keys: set[str] = field(default_factory=set)
@@ -571,6 +575,8 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
                             facts.imported[alias.asname] = alias.name  # `import sglang as sgl`
                 elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                     made = dotted(node.value.func)
+                    if made in _PUBLIC_ENGINES and any(_on_self(t) for t in node.targets):
+                        facts.embeds_engine = True
                     if made:
                         made_by.extend((t.id, first + offset + node.lineno - 1, made.split(".", 1)[0]) for t in node.targets if isinstance(t, ast.Name))
                     if made and CLASSNAME_RE.match(made.rsplit(".", 1)[-1]):
@@ -602,6 +608,14 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
             facts.held[attr] = f"{holder}.{attr}"
     facts.subject = _imported_subject(source, foreign_roots, bool(facts.imported))
     return facts
+
+
+# The projects' public engines, built by their users and never by their own library code.
+_PUBLIC_ENGINES = frozenset({"LLM", "vllm.LLM", "sgl.Engine", "sglang.Engine"})
+
+
+def _on_self(target: ast.expr) -> bool:
+    return isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
 
 
 _HTML_COMMENT_RE = re.compile(r"<!--.*?-->", re.S)

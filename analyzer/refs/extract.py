@@ -877,6 +877,8 @@ class _Walker:
             # the author's own word for whose member it is.
             found = Classified(SYMBOL, f"{owner}.{members[0]}", None, f"the text writes it `{owner}.{members[0]}`")
             return [_Pending(line, col, name, found, offset, origin)]
+        if self.facts.embeds_engine:
+            return []  # the reader's class, which keeps the engine on `self` (`DocFacts.embeds_engine`)
         found = Classified(SYMBOL, members[-1], None, "a member used on `self` outside a copied class", tentative=True)
         return [_Pending(line, col, name, found, offset, origin, spelled=True)]
 

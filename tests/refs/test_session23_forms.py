@@ -174,3 +174,24 @@ def test_a_folder_nested_in_a_list_under_a_folder(tmp_path: Path) -> None:
     assert [f.ref.target for f in found[(6, "core/")]] == ["vllm/v1/core/"]
     # Under an item that is no folder, the name is not placed in one.
     assert [f.ref.target for f in found[(12, "core/")]] != ["vllm/v1/core/"]
+
+
+def test_loose_self_lines_of_a_class_that_embeds_the_engine_are_the_readers(tmp_path: Path) -> None:
+    files = {**_VLLM, "vllm/entrypoints/llm.py": "class LLM:\n    def __init__(self, model, seed=0):\n        self.llm_engine = None\n"}
+    pin = source_view(tmp_path / "pin", files)
+    trainer = (
+        "# Co-locating the vLLM engine in a trainer\n\nvLLM runs inside the trainer:\n\n"
+        "```python\n"
+        "self.llm = LLM(model=model.name_or_path, seed=self.accelerator.process_index)\n"
+        "```\n\n"
+        "```python\n"
+        "if self.vllm_tensor_parallel_size > 1:\n"
+        "    pass\n"
+        "```\n"
+    )
+    found = findings_by_place(trainer, pin)
+    assert (10, "self.vllm_tensor_parallel_size") not in found
+    assert (6, "self.accelerator.process_index") not in found
+    # Lines lifted out of the project's own class still say when a member is gone.
+    lifted = "# The vLLM engine\n\nvLLM keeps its settings on the engine:\n\n```python\nif self.vllm_tensor_parallel_size > 1:\n    pass\n```\n"
+    assert [f.status for f in findings_by_place(lifted, pin)[(6, "self.vllm_tensor_parallel_size")]] == [BROKEN]
