@@ -1284,17 +1284,39 @@ def _siblings_class(names: Sequence[str], pin: PinView) -> list[SymbolEntry]:
     it, its bases or subclasses hold most of them; none where two classes are each alone in
     defining one, or the class holds too few."""
     alone: set[str] = set()
+    owners_of: dict[str, set[str]] = {}
     for name in names:
         owners = {e.parent for e in pin.find_symbol(name) if e.parent and any(k.kind == "class" for k in pin.table.named(e.parent))}
+        owners_of[name] = owners
         if len(owners) == 1:
             alone |= owners
-    if len(alone) != 1:
+    if len(alone) > 1:
         return []
+    if not alone:
+        return _most_siblings_class(names, owners_of, pin)
     classes = [k for k in pin.table.named(alone.pop()) if k.kind == "class"][:1]
     held = sum(
         1 for c in classes for n in names if find_symbol(f"{c.full}.{n}", pin)[0] or _writes_self_member(c, n, pin) or on_a_subclass(f"{c.full}.{n}", pin)
     )
     return classes if held >= _SIBLINGS_HELD and held * 2 > len(names) else []
+
+
+# Where no name is one class's alone, the class must hold this many more than any other.
+_SIBLINGS_LEAD = 4
+
+
+def _most_siblings_class(names: Sequence[str], owners_of: dict[str, set[str]], pin: PinView) -> list[SymbolEntry]:
+    """The class defining the most of a snippet's loose `self.x` names (`forward_ct`,
+    `server_args`, `tree_cache`, `token_to_kv_pool_allocator`: `Scheduler`), where it defines
+    at least four, more than half, and more than any other class does; else none."""
+    count: dict[str, int] = {}
+    for owners in owners_of.values():
+        for owner in owners:
+            count[owner] = count.get(owner, 0) + 1
+    ranked = sorted(count.items(), key=lambda kv: -kv[1])
+    if not ranked or ranked[0][1] < _SIBLINGS_LEAD or ranked[0][1] * 2 <= len(names) or (len(ranked) > 1 and ranked[1][1] >= ranked[0][1]):
+        return []
+    return [k for k in pin.table.named(ranked[0][0]) if k.kind == "class"][:1]
 
 
 def _field(ref: Reference, pin: PinView) -> Finding | None:

@@ -195,3 +195,49 @@ def test_loose_self_lines_of_a_class_that_embeds_the_engine_are_the_readers(tmp_
     # Lines lifted out of the project's own class still say when a member is gone.
     lifted = "# The vLLM engine\n\nvLLM keeps its settings on the engine:\n\n```python\nif self.vllm_tensor_parallel_size > 1:\n    pass\n```\n"
     assert [f.status for f in findings_by_place(lifted, pin)[(6, "self.vllm_tensor_parallel_size")]] == [BROKEN]
+
+
+def test_loose_self_lines_of_the_class_that_holds_most_of_them(tmp_path: Path) -> None:
+    files = {
+        "sglang/__init__.py": "",
+        "sglang/srt/__init__.py": "",
+        "sglang/srt/sched.py": (
+            "class Scheduler:\n"
+            "    def __init__(self, server_args):\n"
+            "        self.forward_ct = 0\n"
+            "        self.server_args = server_args\n"
+            "        self.tree_cache = None\n"
+            "        self.token_pool = None\n"
+            "        self.new_token_ratio_tracker = None\n\n\n"
+            "class PrefillAdder:\n"
+            "    def __init__(self, server_args):\n"
+            "        self.server_args = server_args\n"
+            "        self.tree_cache = None\n"
+            "        self.new_token_ratio = 0.5\n\n\n"
+            "class Runner:\n"
+            "    def __init__(self, server_args):\n"
+            "        self.server_args = server_args\n"
+            "        self.token_pool = None\n"
+            "        self.forward_ct = 0\n\n\n"
+            "class Stats:\n"
+            "    def __init__(self):\n"
+            "        self.new_token_ratio = 0.0\n"
+        ),
+    }
+    pin = source_view(tmp_path / "pin", files, pin="sglang@0.5.20")
+    doc = (
+        "# SGLang scheduler notes\n\n"
+        "The SGLang scheduler retracts requests:\n\n"
+        "```python\n"
+        "if self.forward_ct % 10 == 0:\n"
+        "    old = self.new_token_ratio\n"
+        "    self.tree_cache.reset()\n"
+        "    self.token_pool.clear(self.server_args)\n"
+        "```\n"
+    )
+    found = findings_by_place(doc, pin)
+    # `Scheduler` has four of the five names, more than any other class: the lines are its.
+    assert [f.status for f in found[(7, "self.new_token_ratio")]] == [BROKEN]
+    tie = doc.replace("    self.token_pool.clear(self.server_args)\n", "    self.server_args.clear()\n")
+    # Three of four, as many as `PrefillAdder` and `Runner`'s share: no class is the snippet's.
+    assert (7, "self.new_token_ratio") not in findings_by_place(tie, pin)
