@@ -352,6 +352,9 @@ _RECEIVER_RE = re.compile(
     re.IGNORECASE,
 )
 
+# "See `--shm-size` for docker": the program named right after the flag, with no article.
+_BARE_RECEIVER_RE = re.compile(r"\s*(?:for|to)\s+(?P<program>[\w.-]+)\b", re.IGNORECASE)
+
 
 def _prefixed_passthrough(f: Finding, pin: PinView) -> str | None:
     """`--sglang-moe-dense-tp-size 1` in a note on an RL framework that launches SGLang: a flag of
@@ -391,7 +394,7 @@ def _another_programs_flag(f: Finding) -> str | None:
     close = ref.paragraph.find("`", at + 1)
     end = _SENTENCE_END_RE.search(ref.paragraph, close + 1) if close >= 0 else None
     after = ref.paragraph[close + 1 : end.start() if end else len(ref.paragraph)] if close >= 0 else ""
-    received = _RECEIVER_RE.match(after)
+    received = _RECEIVER_RE.match(after) or _BARE_RECEIVER_RE.match(after)
     if received is None or PROJECT_RE.search(received.group(0)):
         return None
     program = received.group("program")

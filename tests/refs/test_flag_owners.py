@@ -105,3 +105,13 @@ def test_env_vars_named_after_the_pins_flags_are_a_wrappers_settings(vllm30: Pin
     # two are not enough evidence
     got = statuses(_WRAPPER.replace("| `VLLM_ENFORCE_EAGER` | `false` |\n", ""))
     assert got["VLLM_MAX_NUM_SEQS"] == "broken", got
+
+
+def test_a_flag_followed_by_for_and_the_program(vllm30: PinView) -> None:
+    doc = (
+        "# Running vLLM in containers\n\n"
+        "Run `vllm serve m --max-num-seqs 8`. For docker runs, set up shared memory: see `--shm-size` for docker "
+        "and the `/dev/shm` size for Kubernetes.\n\n"
+        "See `--max-num-seqy` for vLLM.\n"
+    )
+    assert _broken(doc, vllm30) == ["--max-num-seqy"]
