@@ -847,7 +847,7 @@ def check_references(
     findings = _objects_named_like_a_class(findings, pins, histories or {})
     findings = neighbour_homes(_file_of_the_named_symbol(findings, pins, histories or {}), pins)
     findings = in_the_passage_s_class(findings, pins, lambda r, p: suggest(r, p, (histories or {}).get(p.pin)))
-    findings = not_project(unjudged(findings, pins, histories), pins, histories)
+    findings = not_project(unjudged(findings, pins, histories, lineages), pins, histories)
     findings = readers_modules(findings, written_modules(checked, {pkg for p in pins for pkg in p.packages}))
     findings = imported_from_gone_modules(_passed_through(findings), pins)
     findings = moved_within_the_documents_folder(findings, pins, lineages or {})

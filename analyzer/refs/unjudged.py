@@ -8,9 +8,10 @@ report still shows the string and why it was left unjudged.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from analyzer.refs.classify import REPO_ONLY_DIRS
+from analyzer.refs.lineage import Lineage
 from analyzer.refs.models import BROKEN, NOT_CHECKABLE, PATH, SYMBOL, Finding
 from analyzer.refs.pinview import PinView, is_native
 from analyzer.refs.resolve import package_path
@@ -28,19 +29,62 @@ _PLACEHOLDER_RE = re.compile(r"_*(?:(?:My|Your)(?=[A-Z])|(?:my|your)_)")
 _PART_SPLIT_RE = re.compile(r"[./:]")
 
 
-def unjudged(findings: list[Finding], pins: Sequence[PinView], histories: dict[str, History] | None = None) -> list[Finding]:
+def unjudged(
+    findings: list[Finding], pins: Sequence[PinView], histories: dict[str, History] | None = None, lineages: Mapping[str, Lineage] | None = None
+) -> list[Finding]:
     by_pin = {p.pin: p for p in pins}
     beside_repo_files = _repo_only_lines(findings, by_pin)
+    own_folders = _authors_folders(findings, by_pin)
+    # A name a line places in a file outside the wheel is that file's on the document's other lines too.
+    placed: dict[tuple[str, str, str], str] = {}
     for f in findings:
         pin = by_pin.get(f.pin or "")
         if f.status != BROKEN or pin is None:
             continue
         history = (histories or {}).get(pin.pin)
         repo_file = beside_repo_files.get((f.ref.file, f.ref.line, pin.pin))
-        note = _placeholder(f, history) or _generic_stand_in(f, pin, history) or _file_to_create(f, pin) or (_beside_repo_file(f, pin, repo_file) if repo_file else None)
+        beside = _beside_repo_file(f, pin, repo_file) if repo_file else None
+        if beside:
+            placed.setdefault((f.ref.file, f.ref.target, pin.pin), f"{beside} (line {f.ref.line})")
+        note = _placeholder(f, history) or _generic_stand_in(f, pin, history) or _file_to_create(f, pin) or beside or _authors_script(f, pin, own_folders, (lineages or {}).get(pin.project, {}))
+        if note:
+            f.status, f.note, f.suggestions = NOT_CHECKABLE, note, []
+    for f in findings:
+        note = placed.get((f.ref.file, f.ref.target, f.pin or "")) if f.status == BROKEN and f.ref.kind == SYMBOL else None
         if note:
             f.status, f.note, f.suggestions = NOT_CHECKABLE, note, []
     return findings
+
+
+# Scripts a document names under one folder of its own before it names others there bare.
+_OWN_SCRIPTS = 2
+
+
+def _authors_folders(findings: list[Finding], by_pin: dict[str, PinView]) -> dict[tuple[str, str], str]:
+    """(document, pin) -> a top folder, neither the package's nor one of the project's
+    repository (`scripts/` beside vLLM), under which the document names two Python scripts or
+    more: the author's own repository (a lab manual's `scripts/common.py`, `scripts/bench.py`)."""
+    seen: dict[tuple[str, str, str], set[str]] = {}
+    for f in findings:
+        pin = by_pin.get(f.pin or "")
+        if pin is None or f.ref.kind != PATH or f.status != NOT_CHECKABLE or not f.ref.target.endswith(".py"):
+            continue
+        top, _, rest = f.ref.target.strip("/").partition("/")
+        if rest and top not in REPO_ONLY_DIRS.get(pin.project, ()) and top not in pin.packages and package_path(f.ref.target, pin) is None:
+            seen.setdefault((f.ref.file, pin.pin, top), set()).add(rest)
+    return {(doc, pin): top for (doc, pin, top), files in seen.items() if len(files) >= _OWN_SCRIPTS}
+
+
+def _authors_script(f: Finding, pin: PinView, own: dict[tuple[str, str], str], lineage: Lineage) -> str | None:
+    """`run_vllm.py` in a text that names `scripts/common.py` and `scripts/bench.py`: a script
+    no file of the wheel is named as, nor a module of a past release, one of the author's own
+    beside those."""
+    folder = own.get((f.ref.file, pin.pin))
+    if folder is None or f.ref.kind != PATH or "/" in f.ref.target.strip("/") or not f.ref.target.endswith(".py") or pin.files_named(f.ref.target):
+        return None
+    if any(p.kind == "module" for p in lineage.get(f.ref.target.removesuffix(".py"), ())):
+        return None  # `block_manager_v2.py`: the project's, gone
+    return f"`{f.ref.text}`: no file of {pin.pin} has that name, and the text names its own scripts under `{folder}/`, a folder of no project"
 
 
 def _placeholder(f: Finding, history: History | None) -> str | None:
@@ -99,25 +143,33 @@ def _file_to_create(f: Finding, pin: PinView) -> str | None:
     return f"the file the text tells the reader to create (its folder {folder}/ is in {pin.pin})"
 
 
-def _repo_only_lines(findings: list[Finding], by_pin: dict[str, PinView]) -> dict[tuple[str, int, str], str]:
-    """(document, line, pin) -> a native source named on that line (`csrc/x.cu`) that a wheel pin
-    does not hold. Only native sources: a script or an example beside a name (`examples/x.sh`
-    beside `P2pNcclConnector`) uses the name; it is not where the name lives."""
-    out: dict[tuple[str, int, str], str] = {}
+def _repo_only_lines(findings: list[Finding], by_pin: dict[str, PinView]) -> dict[tuple[str, int, str], tuple[str, int | None]]:
+    """(document, line, pin) -> a source named on that line that a wheel pin does not hold, and,
+    for a Python script, its column. A native source (`csrc/x.cu`) anywhere on the line; a Python
+    script outside the package (`scripts/common.py`, the repository's or the author's own) only
+    before the name: a script or an example beside a name (`examples/x.sh` beside
+    `P2pNcclConnector`) may use the name; it is not where the name lives."""
+    out: dict[tuple[str, int, str], tuple[str, int | None]] = {}
     for f in findings:
         pin = by_pin.get(f.pin or "")
         if pin is None or pin.kind != "release" or f.ref.kind != PATH:
             continue
         target = f.ref.target.strip("/").removeprefix(pin.layout_prefix)
         if is_native(target) and (target.split("/", 1)[0] in REPO_ONLY_DIRS.get(pin.project, ()) or package_path(target, pin) is None):
-            out.setdefault((f.ref.file, f.ref.line, pin.pin), f.ref.text)
+            out.setdefault((f.ref.file, f.ref.line, pin.pin), (f.ref.text, None))
+        elif target.endswith(".py") and "/" in target and f.status == NOT_CHECKABLE and package_path(target, pin) is None:
+            out.setdefault((f.ref.file, f.ref.line, pin.pin), (f.ref.text, f.ref.col))
     return out
 
 
-def _beside_repo_file(f: Finding, pin: PinView, path: str) -> str | None:
-    """`csrc/attention/paged_attention_v2.cu: paged_attention_v2()`: a name the line gives to a
-    repository-only source lives in that file, which a wheel does not hold; unjudged there (a
-    git pin holds the file and judges both). Only a name the wheel's sources never spell."""
-    if f.ref.kind != SYMBOL or "." in f.ref.target or pin.mentions(f.ref.target) is not False:
+def _beside_repo_file(f: Finding, pin: PinView, beside: tuple[str, int | None]) -> str | None:
+    """`csrc/attention/paged_attention_v2.cu: paged_attention_v2()`, `scripts/common.py` 的
+    `environment_metadata()`: a name the line gives to a source outside the wheel lives in that
+    file, which a wheel does not hold; unjudged there (a git pin holds the file and judges both).
+    Only a name the wheel's sources never spell and no past release defined."""
+    path, col = beside
+    if f.ref.kind != SYMBOL or "." in f.ref.target or pin.mentions(f.ref.target) is not False or f.past:
+        return None
+    if col is not None and not 0 <= col < f.ref.col:
         return None
     return f"`{f.ref.target}` is named beside {path}, a file the wheel {pin.pin} does not hold (a git pin does)"

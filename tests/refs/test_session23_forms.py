@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analyzer.refs.models import BROKEN, OK
+from analyzer.refs.models import BROKEN, NOT_CHECKABLE, OK
 from analyzer.refs.pinview import PinView
 
-from .fakes import findings_by_place, source_view
+from .fakes import findings_by_place, past_lineage, source_view
 
 _SGLANG = {
     "sglang/__init__.py": "",
@@ -241,3 +241,25 @@ def test_loose_self_lines_of_the_class_that_holds_most_of_them(tmp_path: Path) -
     tie = doc.replace("    self.token_pool.clear(self.server_args)\n", "    self.server_args.clear()\n")
     # Three of four, as many as `PrefillAdder` and `Runner`'s share: no class is the snippet's.
     assert (7, "self.new_token_ratio") not in findings_by_place(tie, pin)
+
+
+def test_names_of_the_authors_own_scripts(tmp_path: Path) -> None:
+    pin = source_view(tmp_path / "pin", {**_VLLM, "vllm/v1/engine.py": "class EngineShutdownState:\n    RUNNING = 1\n\n\ndef run_engine_loop():\n    pass\n"})
+    doc = (
+        "# vLLM lab notes\n\n"
+        "`run_vllm.py` times a whole vLLM batch; `scripts/bench_http.py` times requests.\n\n"
+        "`scripts/common.py` 的 `environment_metadata()` 只记了 python/torch 版本。\n\n"
+        "在 `environment_metadata()` 里补上环境变量；`run_vllm.py` 也要改。\n\n"
+        "`gone_helper_fn()` 和 `scripts/common.py` 无关。\n\n"
+        "`block_manager_v9.py` is gone.\n"
+    )
+    past = past_lineage(tmp_path / "past", {"vllm/__init__.py": "", "vllm/core/__init__.py": "", "vllm/core/block_manager_v9.py": "X = 1\n"}, "vllm@0.6.6-src")
+    found = findings_by_place(doc, pin, lineages={"vllm": past})
+    # A module of a past release: the project's file, gone.
+    assert [f.status for f in found[(11, "block_manager_v9.py")]] == [BROKEN]
+    for line, text in ((3, "run_vllm.py"), (5, "environment_metadata()"), (7, "environment_metadata()"), (7, "run_vllm.py")):
+        assert [f.status for f in found[(line, text)]] == [NOT_CHECKABLE], (line, text)
+    # Written before the script, not named as its own; a file the author's folder does not explain.
+    assert [f.status for f in found[(9, "gone_helper_fn()")]] == [BROKEN]
+    lone = doc.replace("`scripts/bench_http.py`", "a client")
+    assert [f.status for f in findings_by_place(lone, pin)[(3, "run_vllm.py")]] == [BROKEN]
