@@ -25,9 +25,10 @@ _PATH_RE = re.compile(r"(?<![\w./-])(?:python/)?(?:vllm|sglang)/[\w./-]*")
 # The lead paragraph tells the reader to write new code there: the snippet is the reader's, not a
 # quotation ("Add a new backend under `vllm/attention/`", "在 ... 中添加").
 _NEW_CODE_RE = re.compile(
-    r"\b(?:new|create|add|adding|implement|write|define|custom|your|my|own|example|toy|simplified\s+version\s+of\s+our)\b|新|创建|添加|增加|实现|编写|定义|自定义|示例|例子",
+    r"\b(?:new|create|add|adding|implement|write|define|custom|your|my|own|example|toy|simplified\s+version\s+of\s+our)\b|新|创建|添加|增加|实现|编写|定义(?![在于])|自定义|示例|例子",
     re.IGNORECASE,
 )
+# (`定义在 `x.py``, "defined in x.py", says where the code is, not that the reader defines it.)
 # A lead paragraph longer than this is prose about the code, not the line that says where it is.
 _MAX_LEAD = 200
 

@@ -19,7 +19,7 @@ from analyzer.refs.classify import (
     PROJECT_RE,
     other_system,
 )
-from analyzer.refs.copies import constructed, headed
+from analyzer.refs.copies import constructed, headed, located
 from analyzer.refs.dependencies import STDLIB_MODULES
 from analyzer.refs.framework import document_project
 from analyzer.refs.layout import has_cjk
@@ -534,7 +534,8 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
             continue
         # A copy whose first line says where in the project it lives (`copies.headed`) defines
         # the project's names, not the document's own.
-        quoted = headed(token.content, lead) is not None
+        # (So does one the paragraph right before it places: `（定义在 `vllm/platforms/interface.py:41-61`）：`.)
+        quoted = headed(token.content, lead) is not None or located(lead) is not None
         lead = None
         first = (token.map or [0])[0] + (2 if token.type == "fence" else 1)  # 1-based line of the block's first line
         for offset, tree in parse_snippet(token.content):

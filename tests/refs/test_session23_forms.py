@@ -263,3 +263,19 @@ def test_names_of_the_authors_own_scripts(tmp_path: Path) -> None:
     assert [f.status for f in found[(9, "gone_helper_fn()")]] == [BROKEN]
     lone = doc.replace("`scripts/bench_http.py`", "a client")
     assert [f.status for f in findings_by_place(lone, pin)[(3, "run_vllm.py")]] == [BROKEN]
+
+
+def test_a_snippet_the_paragraph_before_it_places_in_the_project_defines_its_names(tmp_path: Path) -> None:
+    pin = source_view(tmp_path / "pin", {**_VLLM, "vllm/platforms/__init__.py": "", "vllm/platforms/interface.py": "class Platform:\n    pass\n"})
+    placed = (
+        "# vLLM 注意力后端\n\n"
+        "环境变量的值必须是 `_OldBackend` 枚举的成员名称（定义在 `vllm/platforms/interface.py:41-61`）：\n\n"
+        "```python\n"
+        "class _OldBackend(enum.Enum):\n"
+        "    FLASH_ATTN = enum.auto()\n"
+        "```\n"
+    )
+    assert [f.status for f in findings_by_place(placed, pin)[(6, "_OldBackend")]] == [BROKEN]
+    # "我们定义一个新的枚举" (we define a new enum): the reader's own class.
+    own = placed.replace("环境变量的值必须是 `_OldBackend` 枚举的成员名称（定义在 `vllm/platforms/interface.py:41-61`）：", "我们定义一个新的枚举，放在 `vllm/platforms/interface.py`：")
+    assert (6, "_OldBackend") not in findings_by_place(own, pin)
