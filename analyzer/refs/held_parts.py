@@ -36,9 +36,14 @@ def held_parts(cls: SymbolEntry, pin: PinView) -> dict[str, str]:
 def member_of_a_held_part(member: str, owners: Sequence[SymbolEntry], pin: PinView) -> list[Suggestion]:
     """`member`, gone from every class in `owners`, defined on the one project class that one of
     them holds as a part: that part's member. None when parts of two classes have it (no single
-    home), or the member is a dunder every class has."""
+    home), when an owner has a member named as it with words added (renamed where it was), or
+    the member is a dunder every class has."""
     if member.startswith("__"):
         return []
+    for owner in owners:
+        # `EngineCore.executor` gone, `EngineCore.model_executor` there: renamed in place, not moved.
+        if any(e.last.endswith(f"_{member}") or e.last.startswith(f"{member}_") for e in pin.symbols_under(owner.full)):
+            return []
     found: dict[str, tuple[SymbolEntry, str, SymbolEntry, str]] = {}
     for owner in owners:
         for attr, name in held_parts(owner, pin).items():

@@ -279,3 +279,25 @@ def test_a_snippet_the_paragraph_before_it_places_in_the_project_defines_its_nam
     # "我们定义一个新的枚举" (we define a new enum): the reader's own class.
     own = placed.replace("环境变量的值必须是 `_OldBackend` 枚举的成员名称（定义在 `vllm/platforms/interface.py:41-61`）：", "我们定义一个新的枚举，放在 `vllm/platforms/interface.py`：")
     assert (6, "_OldBackend") not in findings_by_place(own, pin)
+
+
+def test_a_member_renamed_in_place_is_not_sent_to_a_part(tmp_path: Path) -> None:
+    files = {
+        **_VLLM,
+        "vllm/v1/engine/__init__.py": "",
+        "vllm/v1/engine/core.py": (
+            "class StructuredOutputManager:\n"
+            "    def __init__(self):\n"
+            "        self.executor = None\n\n\n"
+            "class EngineCore:\n"
+            "    def __init__(self):\n"
+            "        self.model_executor = None\n"
+            "        self.structured_output_manager = StructuredOutputManager()\n\n"
+            "    def step(self):\n"
+            "        return self.model_executor\n"
+        ),
+    }
+    pin = source_view(tmp_path / "pin", files)
+    doc = "# vLLM engine core\n\nvLLM's core runs `EngineCore.executor` and `EngineCore.structured_output_manager`.\n"
+    found = findings_by_place(doc, pin)
+    assert _best(found, 3, "EngineCore.executor") != "StructuredOutputManager.executor"
