@@ -19,6 +19,18 @@ SERVER_COMMANDS = {
     "sglang serve": "sglang",
     "sglang.launch_server": "sglang",
 }
+# The server command whose parser a wrapper of each engine forwards its options to.
+_SERVER_OF = {"vllm": "vllm serve", "sglang": "sglang.launch_server"}
+
+
+def _serving_wrapper(module: str) -> str | None:
+    """The engine a module of another project serves with (`dynamo.sglang`, `dynamo.vllm.worker`:
+    a part named after the engine, under another root), or None."""
+    parts = module.split(".")
+    found = [p for p in parts[1:] if p in _SERVER_OF]
+    return found[0] if len(found) == 1 and parts[0] not in _SERVER_OF else None
+
+
 _WRAPPERS = {"sudo", "env", "time", "nohup", "exec", "command", "$", ">", "numactl", "taskset", "srun", "mpirun"}
 # Profilers and launchers that run another command after their own options:
 # `nsys profile -o out --trace cuda vllm serve ...`, `ncu --set full python -m ...`.
@@ -264,6 +276,10 @@ def _command_refs(
                 framework = root
                 command = module
                 yield ShellRef(module_tok.line, module_tok.col, module, SYMBOL, module, root, None)
+            elif (served := _serving_wrapper(module)) is not None:
+                # `python3 -m dynamo.sglang --model-path ...`: another project's worker for the
+                # engine, which hands its options to the engine's own server parser.
+                framework, command = served, _SERVER_OF[served]
             rest = rest[2:]
         elif rest and not rest[0].text.startswith("-"):
             script_tok = rest[0]

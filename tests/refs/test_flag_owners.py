@@ -115,3 +115,14 @@ def test_a_flag_followed_by_for_and_the_program(vllm30: PinView) -> None:
         "See `--max-num-seqy` for vLLM.\n"
     )
     assert _broken(doc, vllm30) == ["--max-num-seqy"]
+
+
+def test_another_projects_worker_for_the_engine_forwards_the_servers_flags() -> None:
+    refs = shell_refs("python3 -m dynamo.sglang \\\n  --model-path /model/ \\\n  --enable-deepep-moe")
+    assert [(r.text, r.command, r.framework) for r in refs if r.kind == "flag"] == [
+        ("--model-path", "sglang.launch_server", "sglang"),
+        ("--enable-deepep-moe", "sglang.launch_server", "sglang"),
+    ]
+    assert [(r.text, r.command) for r in shell_refs("python3 -m dynamo.vllm.worker --enforce-eager") if r.kind == "flag"] == [("--enforce-eager", "vllm serve")]
+    # Its own front end serves no engine: its options are its own.
+    assert shell_refs("python3 -m dynamo.frontend --http-port=8000") == []
