@@ -32,6 +32,7 @@ from analyzer.refs.classify import (
     FOREIGN_ROOTS,
     PROJECT_RE,
     PYTHON_BUILTINS,
+    REPO_ONLY_DIRS,
     Classified,
     classify,
     classify_env,
@@ -229,6 +230,18 @@ def _sentence_script(content: str, at: int, text: str) -> str | None:
     sentence = content[start : end_m.start() if end_m else len(content)]
     names = [name for m in _SCRIPT_SPAN_RE.finditer(sentence) if (name := m.group(1) or m.group(2)) != text.strip()]
     return names[0] if len(set(names)) == 1 else None
+
+
+def _repository_file(href: str, text: str) -> str | None:
+    """`examples/rl/x.py` for a link to `../../../examples/rl/x.py` whose text is `x.py`: the file
+    the text names, in a repository-only folder of either project; else None."""
+    path = href.split("#", 1)[0].split("?", 1)[0]
+    if not text.endswith(".py") or path.rsplit("/", 1)[-1] != text:
+        return None
+    parts = [p for p in path.split("/") if p not in {"", ".", ".."}]
+    dirs = {d for project in REPO_ONLY_DIRS.values() for d in project}
+    start = next((i for i, p in enumerate(parts) if p in dirs), None)
+    return "/".join(parts[start:]) if start is not None else None
 
 
 def _foreign_site(href: str) -> str | None:
@@ -590,6 +603,9 @@ class _Walker:
                 if link is not None and (elsewhere := _foreign_site(link[0])):
                     # [`flash_attn_varlen_func`](https://github.com/Dao-AILab/...): that program's name.
                     spans = [replace(p, subject=f"it links to {elsewhere}") for p in spans]
+                elif link is not None and (linked := _repository_file(link[0], text)) is not None:
+                    # [`rlhf_sparse_nccl.py`](../../../examples/rl/rlhf_sparse_nccl.py): the file linked.
+                    spans = [replace(p, found=replace(p.found, target=linked, bare_file=False)) if p.found.kind == PATH else p for p in spans]
                 pending.extend(spans)
                 plain += text
             elif child.type == "link_open" or (anchor := _html_anchor(child)) is not None:

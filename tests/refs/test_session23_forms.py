@@ -301,3 +301,17 @@ def test_a_member_renamed_in_place_is_not_sent_to_a_part(tmp_path: Path) -> None
     doc = "# vLLM engine core\n\nvLLM's core runs `EngineCore.executor` and `EngineCore.structured_output_manager`.\n"
     found = findings_by_place(doc, pin)
     assert _best(found, 3, "EngineCore.executor") != "StructuredOutputManager.executor"
+
+
+def test_a_file_name_that_links_to_the_repositorys_file(tmp_path: Path) -> None:
+    pin = source_view(tmp_path / "pin", _VLLM)
+    doc = (
+        "# vLLM weight transfer\n\n"
+        "[`rlhf_sparse_nccl.py`](../../../examples/rl/rlhf_sparse_nccl.py) shows vLLM's sparse updates.\n\n"
+        "[`gone_module.py`](../../vllm/v1/gone_module.py) was vLLM's.\n"
+    )
+    found = findings_by_place(doc, pin)
+    assert [f.status for f in found[(3, "rlhf_sparse_nccl.py")]] == [NOT_CHECKABLE]
+    assert [f.ref.target for f in found[(3, "rlhf_sparse_nccl.py")]] == ["examples/rl/rlhf_sparse_nccl.py"]
+    # A link into the package is no repository-only file.
+    assert [f.status for f in found[(5, "gone_module.py")]] == [BROKEN]
