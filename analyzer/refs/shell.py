@@ -51,6 +51,7 @@ _COMMENT_FLAG_RE = re.compile(r"(?<![\w-])--[A-Za-z0-9][A-Za-z0-9_.-]*[A-Za-z0-9
 _GROUPS = {"vllm bench", "vllm launch"}
 _SCRIPTED_RE = re.compile(r"=\(|<<|\$\{|\$\(|^\s*(?:function\s+\w+|\w+\s*\(\)\s*\{)", re.MULTILINE)
 _WORD_RE = re.compile(r"[a-z][a-z0-9-]*")
+_QUOTED_OPTIONS_RE = re.compile(r"""^([ \t]*)(["'])(--[A-Za-z][^"'\n]*)\2[ \t]*$""", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,6 +351,9 @@ def shell_refs(snippet: str, default: tuple[str, str | None] | None = None) -> l
     (command, framework) an options-only fragment continues, when the passage ran one."""
     refs: list[ShellRef] = []
     commands: list[tuple[int, str, str | None, bool]] = []
+    # `"--data-parallel-size 4 --max-num-seqs 256"` alone on its line: options quoted as one
+    # string (a preset to paste), read as the fragment they are (quotes blanked: columns stay).
+    snippet = _QUOTED_OPTIONS_RE.sub(lambda m: f"{m.group(1)} {m.group(3)} ", snippet)
     # A script (`ARGS=( --x 1 )`, `${VAR}`, `$(...)`, a heredoc) builds other programs' options.
     loose = _SCRIPTED_RE.search(snippet) is None
     for group in _logical_lines(snippet):

@@ -126,3 +126,10 @@ def test_another_projects_worker_for_the_engine_forwards_the_servers_flags() -> 
     assert [(r.text, r.command) for r in shell_refs("python3 -m dynamo.vllm.worker --enforce-eager") if r.kind == "flag"] == [("--enforce-eager", "vllm serve")]
     # Its own front end serves no engine: its options are its own.
     assert shell_refs("python3 -m dynamo.frontend --http-port=8000") == []
+
+
+def test_options_quoted_as_one_string_on_their_line() -> None:
+    refs = shell_refs('"--data-parallel-size 4 --speculative-model <draft> --max-num-seqs 256"')
+    assert [(r.text, r.col) for r in refs] == [("--data-parallel-size", 1), ("--speculative-model", 24), ("--max-num-seqs", 52)]
+    # A quoted argument of a command is that command's own business.
+    assert shell_refs('echo "--max-num-seqs 8"') == []
