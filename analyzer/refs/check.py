@@ -1282,7 +1282,8 @@ def _siblings_class(names: Sequence[str], pin: PinView) -> list[SymbolEntry]:
     """The class a snippet's loose `self.x` lines are about (`Reference.self_siblings`): the one
     class that alone defines one of the names (`self._request_dispatcher`: `Scheduler`'s), where
     it, its bases or subclasses hold most of them; none where two classes are each alone in
-    defining one, or the class holds too few."""
+    defining one, or the class holds too few. Where no class is alone in defining one: the class
+    that defines the most (`_most_siblings_class`)."""
     alone: set[str] = set()
     owners_of: dict[str, set[str]] = {}
     for name in names:
@@ -1301,7 +1302,7 @@ def _siblings_class(names: Sequence[str], pin: PinView) -> list[SymbolEntry]:
     return classes if held >= _SIBLINGS_HELD and held * 2 > len(names) else []
 
 
-# Where no name is one class's alone, the class must hold this many more than any other.
+# Where no name is one class's alone, the class must define at least this many (and more than any other).
 _SIBLINGS_LEAD = 4
 
 
