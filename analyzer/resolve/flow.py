@@ -1548,6 +1548,9 @@ class FlowGraph:
             return set(self.elements(self.eval(node.args[0], m, scope, d)))
         if name == "functools.update_wrapper" and node.args:
             return {v for v in self.eval(node.args[0], m, scope, d) if v.kind in ("function", "lambda")}  # returns the wrapper
+        if name == "builtins.staticmethod" and node.args:
+            # `staticmethod(f)` called is f (a decorator's `return staticmethod(wrapper)`)
+            return {v for v in self.eval(node.args[0], m, scope, d) if v.kind in ("function", "lambda")}
         if name == "builtins.getattr" and len(node.args) >= 2:
             attr = node.args[1]
             if isinstance(attr, ast.Constant) and isinstance(attr.value, str) and attr.value.isidentifier():
