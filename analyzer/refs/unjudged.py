@@ -166,10 +166,10 @@ def _beside_repo_file(f: Finding, pin: PinView, beside: tuple[str, int | None]) 
     """`csrc/attention/paged_attention_v2.cu: paged_attention_v2()`, `scripts/common.py` 的
     `environment_metadata()`: a name the line gives to a source outside the wheel lives in that
     file, which a wheel does not hold; unjudged there (a git pin holds the file and judges both).
-    Only a name the wheel's sources never spell and no past release defined."""
+    Only a name the wheel's sources never spell, and for a script one no past release defined."""
     path, col = beside
-    if f.ref.kind != SYMBOL or "." in f.ref.target or pin.mentions(f.ref.target) is not False or f.past:
+    if f.ref.kind != SYMBOL or "." in f.ref.target or pin.mentions(f.ref.target) is not False:
         return None
-    if col is not None and not 0 <= col < f.ref.col:
-        return None
+    if col is not None and (not 0 <= col < f.ref.col or f.past):
+        return None  # (a native source's names are its own whatever a past release had: `paged_attention_v2`)
     return f"`{f.ref.target}` is named beside {path}, a file the wheel {pin.pin} does not hold (a git pin does)"

@@ -251,10 +251,19 @@ def test_names_of_the_authors_own_scripts(tmp_path: Path) -> None:
         "`scripts/common.py` 的 `environment_metadata()` 只记了 python/torch 版本。\n\n"
         "在 `environment_metadata()` 里补上环境变量；`run_vllm.py` 也要改。\n\n"
         "`gone_helper_fn()` 和 `scripts/common.py` 无关。\n\n"
-        "`block_manager_v9.py` is gone.\n"
+        "`block_manager_v9.py` is gone.\n\n"
+        "```\n"
+        "csrc/attention/paged_v9.cu: paged_v9()\n"
+        "```\n"
     )
-    past = past_lineage(tmp_path / "past", {"vllm/__init__.py": "", "vllm/core/__init__.py": "", "vllm/core/block_manager_v9.py": "X = 1\n"}, "vllm@0.6.6-src")
+    past = past_lineage(
+        tmp_path / "past",
+        {"vllm/__init__.py": "", "vllm/core/__init__.py": "", "vllm/core/block_manager_v9.py": "X = 1\n", "vllm/_custom_ops.py": "def paged_v9():\n    pass\n"},
+        "vllm@0.6.6-src",
+    )
     found = findings_by_place(doc, pin, lineages={"vllm": past})
+    # A native source's name is its own, whatever a past release's Python wrapper was called.
+    assert [f.status for f in found[(14, "paged_v9")]] == [NOT_CHECKABLE]
     # A module of a past release: the project's file, gone.
     assert [f.status for f in found[(11, "block_manager_v9.py")]] == [BROKEN]
     for line, text in ((3, "run_vllm.py"), (5, "environment_metadata()"), (7, "environment_metadata()"), (7, "run_vllm.py")):
@@ -315,3 +324,23 @@ def test_a_file_name_that_links_to_the_repositorys_file(tmp_path: Path) -> None:
     assert [f.ref.target for f in found[(3, "rlhf_sparse_nccl.py")]] == ["examples/rl/rlhf_sparse_nccl.py"]
     # A link into the package is no repository-only file.
     assert [f.status for f in found[(5, "gone_module.py")]] == [BROKEN]
+
+
+def test_a_rename_within_the_class_outranks_a_held_parts_member(tmp_path: Path) -> None:
+    files = {
+        "sglang/__init__.py": "",
+        "sglang/srt/__init__.py": "",
+        "sglang/srt/runner.py": (
+            "class LoRAManager:\n"
+            "    def init_memory_pool(self):\n"
+            "        pass\n\n\n"
+            "class ModelRunner:\n"
+            "    def __init__(self):\n"
+            "        self.lora_manager = LoRAManager()\n\n"
+            "    def alloc_memory_pool(self):\n"
+            "        pass\n"
+        ),
+    }
+    pin = source_view(tmp_path / "pin", files, pin="sglang@0.5.20")
+    found = findings_by_place("# SGLang model runner\n\nSGLang calls `ModelRunner.init_memory_pool()` first.\n", pin)
+    assert _best(found, 3, "ModelRunner.init_memory_pool()") == "ModelRunner.alloc_memory_pool"
