@@ -65,7 +65,7 @@ with `children()` / `__iter__`, visitors dispatching on `'visit_' + class name`)
 twelfth held-out, its workload from pycparser's documented API and examples alone,
 committed with its blind figures before any rule of its round (recall 100 % of 649,
 executed-site precision 91.7 % of 708, 99.4 % of 653 whose callee ran, on main at
-18c6481;
+18c6481);
 and parso (0.8.7: a Python parser with error recovery, a diff parser for incremental
 re-parsing, and syntax-error rules registered on a normalizer class by decorators),
 a thirteenth held-out, its workload from parso's documented API alone, committed with
