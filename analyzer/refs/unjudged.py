@@ -157,7 +157,8 @@ def _repo_only_lines(findings: list[Finding], by_pin: dict[str, PinView]) -> dic
         target = f.ref.target.strip("/").removeprefix(pin.layout_prefix)
         if is_native(target) and (target.split("/", 1)[0] in REPO_ONLY_DIRS.get(pin.project, ()) or package_path(target, pin) is None):
             out.setdefault((f.ref.file, f.ref.line, pin.pin), (f.ref.text, None))
-        elif target.endswith(".py") and "/" in target and f.status == NOT_CHECKABLE and package_path(target, pin) is None:
+        elif target.endswith(".py") and "/" in target and not target.startswith(".") and f.status == NOT_CHECKABLE and package_path(target, pin) is None:
+            # (Not an elided path, `.../parser/harmony_utils.py`: the package's file, its folders cut.)
             out.setdefault((f.ref.file, f.ref.line, pin.pin), (f.ref.text, f.ref.col))
     return out
 

@@ -254,7 +254,8 @@ def test_names_of_the_authors_own_scripts(tmp_path: Path) -> None:
         "`block_manager_v9.py` is gone.\n\n"
         "```\n"
         "csrc/attention/paged_v9.cu: paged_v9()\n"
-        "```\n"
+        "```\n\n"
+        "- `.../parser/harmony_utils.py`: `gone_parse_fn()` is missing.\n"
     )
     past = past_lineage(
         tmp_path / "past",
@@ -264,6 +265,8 @@ def test_names_of_the_authors_own_scripts(tmp_path: Path) -> None:
     found = findings_by_place(doc, pin, lineages={"vllm": past})
     # A native source's name is its own, whatever a past release's Python wrapper was called.
     assert [f.status for f in found[(14, "paged_v9")]] == [NOT_CHECKABLE]
+    # An elided path (`.../parser/x.py`) is the package's file with its folders cut, not a script.
+    assert [f.status for f in found[(17, "gone_parse_fn()")]] == [BROKEN]
     # A module of a past release: the project's file, gone.
     assert [f.status for f in found[(11, "block_manager_v9.py")]] == [BROKEN]
     for line, text in ((3, "run_vllm.py"), (5, "environment_metadata()"), (7, "environment_metadata()"), (7, "run_vllm.py")):
