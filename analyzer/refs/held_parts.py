@@ -38,8 +38,8 @@ def member_of_a_held_part(member: str, owners: Sequence[SymbolEntry], pin: PinVi
     them holds as a part: that part's member. None when parts of two classes have it (no single
     home), when an owner has a member named as it with words added (renamed where it was), or
     the member is a dunder every class has."""
-    if member.startswith("__"):
-        return []
+    if member.startswith("__") or not any(e.kind in {"function", "attribute"} for e in pin.table.ending_with(member)):
+        return []  # (defined nowhere: no part has it, and no class body need be read)
     for owner in owners:
         # `EngineCore.executor` gone, `EngineCore.model_executor` there: renamed in place, not moved.
         if any(e.last.endswith(f"_{member}") or e.last.startswith(f"{member}_") for e in pin.symbols_under(owner.full)):
