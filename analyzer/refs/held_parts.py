@@ -3,7 +3,7 @@
 `self.sessions` gone from SGLang's `Scheduler`, whose body writes `self.session_controller =
 SessionController(...)`, and `SessionController` sets `self.sessions`: the member moved into the
 part the class holds (`self.grammar_queue` into `GrammarManager` the same way). Read from the pin's
-text (a class body's `self.x = K(` and `self.x: K` lines), never run.
+text (a class body's `self.x = K(...)` and `self.x: K = ...` lines), never run.
 """
 
 from __future__ import annotations
