@@ -1,6 +1,11 @@
-"""Homes from held-out 99 to 111's wrong homes (all measured blind in earlier sessions): a member
-gone from a class that split a part off (`Scheduler.sessions` now `SessionController.sessions`,
-held in `self.session_controller`), named as that part's member."""
+"""Forms from held-out 99 to 117 (112-117 measured blind at this session's start, the rest in earlier
+sessions): homes for a member moved into a part its class holds (`Scheduler.sessions` ->
+`SessionController.sessions`), for a member of a gone enumeration (`SequenceStatus.RUNNING` ->
+`RequestStatus.RUNNING`) and for a member renamed with its words reordered; folders nested in a
+list under folders; loose `self.x` lines of a reader's class that keeps the engine on `self`, and
+of the class that defines most of them; names beside scripts outside the package and the author's
+own scripts; snippets the paragraph before them places in a project file; file names linked to
+the repository's files."""
 
 from __future__ import annotations
 
