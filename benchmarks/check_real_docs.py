@@ -163,7 +163,9 @@ def match(labels: list[Label], findings: list[Finding]) -> tuple[dict[int, Findi
             for f in by_line.get((label.doc, label.line), ()):
                 if id(f) in taken:
                     continue
-                ok = f.ref.text.strip("`") == label.text.strip("`") if exact else _texts_match(label.text, f.ref.text)
+                # (A label gives the text as the document writes it, Markdown escapes and all.)
+                spellings = [f.ref.text] if f.ref.escaped is None else [f.ref.text, f.ref.escaped]
+                ok = any(t.strip("`") == label.text.strip("`") if exact else _texts_match(label.text, t) for t in spellings)
                 if ok:
                     claimed[i] = f
                     taken.add(id(f))

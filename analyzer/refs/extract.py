@@ -116,6 +116,8 @@ _GITHUB_RE = re.compile(
     r"(?P<ref>[^/#?]+)/(?P<path>[^#?]*)(?:#L(?P<start>\d+)(?:-L(?P<end>\d+))?)?$"
 )
 _REPO_FRAMEWORK = {"vllm-project/vllm": "vllm", "sgl-project/sglang": "sglang"}
+# The ASCII punctuation a Markdown backslash may escape (CommonMark 2.4).
+_ESCAPABLE_RE = re.compile(r"[!-/:-@\[-`{-~]")
 _AUTOREF_RE = re.compile(r"^(?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+$")
 # A script named in code font (`toy_proxy_server.py`, `run_cluster.sh`), or a shell script linked
 # (`<gh-file:examples/run_cluster.sh>`, `[the helper](.../run_cluster.sh)`): options written in the
@@ -341,6 +343,7 @@ class _Pending:
     only_named: bool = False
     base_of: str | None = None
     flag_value: str | None = None
+    escaped: str | None = None
 
 
 _IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -434,6 +437,16 @@ class _Walker:
             return self.lines[line - 1].find(needle, start)
         return -1
 
+    def _escaped(self, p: _Pending) -> _Pending:
+        """`update\\_expert\\_location` in prose: Markdown rendered the escapes away before the
+        name was read, so the line does not hold `p.text`; where it holds the escaped spelling,
+        that is what the document wrote (`Reference.escaped`) and where."""
+        if p.col >= 0 or not 0 <= p.line - 1 < len(self.lines) or not _ESCAPABLE_RE.search(p.text):
+            return p
+        spelling = "".join(rf"\\?{re.escape(c)}" if _ESCAPABLE_RE.fullmatch(c) else re.escape(c) for c in p.text)
+        m = re.search(spelling, self.lines[p.line - 1])
+        return replace(p, col=m.start(), escaped=m.group(0)) if m is not None and "\\" in m.group(0) else p
+
     def _emit(self, pending: list[_Pending], block: str, paragraph: str = "") -> None:
         siblings = [p.found.framework for p in pending]
         heading_texts = [text for _, text in self.headings]
@@ -442,7 +455,7 @@ class _Walker:
         repo_context = bool(_REPO_FILES_RE.search(paragraph)) or self.list_repo or any(_BUILD_HEADING_RE.search(h) for h in heading_texts)
         scripts_section = any(_SCRIPTS_HEADING_RE.search(h) for h in heading_texts)
         metrics = self._about_metrics()
-        for p in pending:
+        for p in map(self._escaped, pending):
             length = len(p.text) if p.origin == "inline" else 0
             if metrics and p.found.kind == SYMBOL and (m := _UNDERSCORED_METRIC_RE.fullmatch(p.found.target)):
                 # `vllm_kv_cache_blocks` in a list of the server's metrics: a Prometheus name
@@ -507,6 +520,7 @@ class _Walker:
                     only_named=p.only_named,
                     base_of=p.base_of,
                     flag_value=p.flag_value,
+                    escaped=p.escaped,
                     subject=p.subject or title or (f"its list is introduced as {self.list_program}'s" if self.list_program and p.origin == "inline" else None),
                     paragraph=paragraph,
                     context=self.facts.words,

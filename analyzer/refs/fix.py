@@ -72,10 +72,11 @@ def plan_fixes(findings: list[Finding], files: dict[str, Path]) -> list[FileFix]
                 skipped.append(f"{display}:{ref.line}: {ref.text} (no textual replacement)")
                 continue
             line = lines[idx]
-            if line[ref.col : ref.col + len(ref.text)] != ref.text:
+            written = ref.escaped or ref.text  # (a replacement is written plain: it renders the same)
+            if line[ref.col : ref.col + len(written)] != written:
                 skipped.append(f"{display}:{ref.line}: {ref.text} (text not found at column {ref.col})")
                 continue
-            lines[idx] = line[: ref.col] + replacement + line[ref.col + len(ref.text) :]
+            lines[idx] = line[: ref.col] + replacement + line[ref.col + len(written) :]
             done.add((ref.line, ref.col))
         fixes.append(FileFix(path, display, old, "".join(lines), len(done), skipped, frozenset(done)))
     return fixes

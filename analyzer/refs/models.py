@@ -34,14 +34,15 @@ HIGH_CONFIDENCE = 0.8
 class Reference:
     """One citation found in the manuscript.
 
-    `text` is exactly as written (what `--fix` replaces, at `line`/`col`);
+    `text` is exactly as written (what `--fix` replaces, at `line`/`col`), save Markdown's
+    backslash escapes outside code font, which `escaped` keeps (`eplb\\_manager.py`);
     `target` is the normalised thing to resolve (`Scheduler.schedule()` ->
     `Scheduler.schedule`, `vllm/x.py:12` -> `vllm/x.py`).
     """
 
     file: str
     line: int  # 1-based
-    col: int  # 0-based offset of `text` in the source line; -1 when unknown
+    col: int  # 0-based offset of `text` (or `escaped`) in the source line; -1 when unknown
     text: str
     kind: str
     target: str
@@ -186,6 +187,9 @@ class Reference:
     # A flag's value as written (`--kv-cache-dtype fp8`): where the pin's parser lists the flag's
     # choices, a value outside them is broken (`resolve._resolve_flag`).
     flag_value: str | None = None
+    # `text` as the document writes it, where Markdown's backslash escapes made the two differ
+    # (`eplb\\_manager.py` in prose renders `eplb_manager.py`): what `--fix` finds at `col`.
+    escaped: str | None = None
     # The paragraph's Markdown, for a replacement the text names itself ("use `X` instead").
     paragraph: str = field(default="", compare=False, repr=False)
     # Lower-cased words of the whole document (one set shared by its references): picks,
@@ -238,6 +242,7 @@ class Finding:
             "line": self.ref.line,
             "col": self.ref.col,
             "text": self.ref.text,
+            "escaped": self.ref.escaped,
             "kind": self.ref.kind,
             "framework": self.framework or self.ref.framework,
             "framework_reason": self.ref.framework_reason,

@@ -1,0 +1,50 @@
+"""Forms from held-out parts read this session: names and paths written with Markdown's backslash
+escapes outside code font (`eplb\\_manager.py`), which the document renders as underscores."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from analyzer.refs.fix import plan_fixes
+from analyzer.refs.models import BROKEN, OK
+
+from .fakes import findings_by_place, source_view
+
+_EPLB = {
+    "sglang/__init__.py": "",
+    "sglang/srt/__init__.py": "",
+    "sglang/srt/eplb/__init__.py": "",
+    "sglang/srt/eplb/expert_location.py": (
+        "class ExpertLocationMetadata:\n"
+        "    @staticmethod\n"
+        "    def init_by_eplb(server_args, model_config, logical_count):\n"
+        "        return None\n"
+    ),
+}
+
+_DOC = (
+    "# SGLang 源码笔记\n\n"
+    "### python/sglang/srt/managers/expert\\_location.py\n\n"
+    "接下来看一下 ExpertLocationMetadata.init\\_by\\_eplb 这段代码。\n"
+)
+
+
+def test_escaped_underscores_are_found_where_the_document_writes_them(tmp_path: Path) -> None:
+    view = source_view(tmp_path, _EPLB, "sglang@0.5.23")
+    view = replace(view, layout_prefix="python/")  # the wheel's files sit under python/ in the repository
+    view.words_path = str(tmp_path / "sglang@0.5.23.words.json")
+    found = findings_by_place(_DOC, view)
+    (path,) = found[(3, "python/sglang/srt/managers/expert_location.py")]
+    assert path.status == BROKEN
+    assert path.ref.escaped == "python/sglang/srt/managers/expert\\_location.py"
+    assert path.ref.col == len("### ")
+    assert path.best is not None and path.best.replacement == "python/sglang/srt/eplb/expert_location.py"
+    (member,) = found[(5, "ExpertLocationMetadata.init_by_eplb")]
+    assert member.status == OK and member.ref.escaped == "ExpertLocationMetadata.init\\_by\\_eplb"
+    # `--fix` finds the escaped spelling at its column and writes the new path there.
+    doc = tmp_path / "ch.md"
+    doc.write_text(_DOC, encoding="utf-8")
+    (fix,) = plan_fixes([path], {"ch.md": doc})
+    assert fix.applied == 1
+    assert "### python/sglang/srt/eplb/expert_location.py\n" in fix.new
