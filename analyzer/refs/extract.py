@@ -1627,7 +1627,18 @@ class _Walker:
             return siblings[-1]
         # `### ReqToTokenPool`, its `class ReqToTokenPool:` with the fields, then `#### 核心方法`
         # with `def alloc(self, ...)`: the section's copy of the class, written in two blocks.
-        return self.section_classes[-1][1] if self.section_classes else None
+        if self.section_classes:
+            return self.section_classes[-1][1]
+        # `## 3. LLMEngine`, "... how LLM uses LLMEngine; first its __init__" over `def __init__(self, ...)`:
+        # a section that is nothing but the class, whose paragraph names it with the method.
+        named = _HEADING_CLASS_RE.fullmatch(text.strip())
+        cls = (named.group("code") or named.group("cls")) if named is not None else None
+        said_by = self.lead_text or self.last_paragraph  # (a list item's sentence is no block's lead)
+        if cls is None or cls in FOREIGN_NAMES or not said_by:
+            return None
+        # (ASCII bounds: CJK prose runs names into its words, `使用LLMEngine为例`.)
+        said = all(re.search(rf"(?<![A-Za-z0-9_.]){re.escape(word)}(?![A-Za-z0-9_])", said_by) for word in (cls, fn.name))
+        return cls if said else None
 
     def _copied_owner(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
         """`def __init__(self, server_args, ...)` alone, after a snippet wrote `class Scheduler:`
@@ -2232,6 +2243,8 @@ _COPIED_FUNCTION_RE = re.compile(r"_?[a-z][a-z0-9]*(?:_[a-z0-9]+){2,}")
 # A table's first column headed as a class's fields or attributes.
 _FIELDS_HEADER_RE = re.compile(r"字段|字段名|属性|成员|fields?|attributes?|members?", re.IGNORECASE)
 # `##### `Req`（`managers/schedule_batch.py`）`: a class in code font, a file in parentheses at most.
+# A heading that is one class's name, numbered or not, in code font or of several capitals (`## 3. LLMEngine`).
+_HEADING_CLASS_RE = re.compile(r"#*\s*(?:[\d.]+\s*)?(?:`(?P<code>_*[A-Z][A-Za-z0-9_]*)`|(?P<cls>_*[A-Z][a-z0-9]*[A-Z][A-Za-z0-9_]*))\s*")
 _SECTION_OWNER_RE = re.compile(r"#*\s*(?:[\d.]+\s*)?`(?P<cls>_*[A-Z][A-Za-z0-9_]*)`\s*(?:[（(]\s*`[^`\n]+`\s*[）)])?\s*")
 
 

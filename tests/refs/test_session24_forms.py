@@ -48,3 +48,37 @@ def test_escaped_underscores_are_found_where_the_document_writes_them(tmp_path: 
     (fix,) = plan_fixes([path], {"ch.md": doc})
     assert fix.applied == 1
     assert "### python/sglang/srt/eplb/expert_location.py\n" in fix.new
+
+
+_VLLM = {
+    "vllm/__init__.py": "",
+    "vllm/engine/__init__.py": "",
+    "vllm/engine/llm_engine.py": (
+        "class LLMEngine:\n"
+        "    def __init__(self, vllm_config, executor_class, log_stats):\n"
+        "        self.vllm_config = vllm_config\n"
+        "        self.model_config = vllm_config.model_config\n"
+        "        self.log_stats = log_stats\n"
+    ),
+}
+
+
+def test_a_method_alone_under_a_heading_that_is_its_class(tmp_path: Path) -> None:
+    doc = (
+        "# 图解 vllm\n\n"
+        "## 3. LLMEngine\n\n"
+        "* 引擎是从from_engine_args方法入口创建的。我们这次以LLM中如何使用LLMEngine为例，首先来看__init__定义\n\n"
+        "```python\n"
+        "def __init__(self, ...) -> None:\n"
+        "    self.model_config = model_config\n"
+        "    self.cache_config = cache_config\n"
+        "    self.log_stats = log_stats\n"
+        "```\n"
+    )
+    found = findings_by_place(doc, source_view(tmp_path, _VLLM, "vllm@0.33.0"))
+    assert [f.status for f in found[(9, "self.model_config")]] == [OK]
+    assert [f.status for f in found[(10, "self.cache_config")]] == [BROKEN]
+    assert [f.status for f in found[(11, "self.log_stats")]] == [OK]
+    # A heading with words of its own says less: the same copy under "## 3. Preemption" is no class's.
+    other = findings_by_place(doc.replace("## 3. LLMEngine", "## 3. 引擎的初始化"), source_view(tmp_path / "b", _VLLM, "vllm@0.33.0"))
+    assert BROKEN not in [f.status for f in other.get((10, "self.cache_config"), [])]
