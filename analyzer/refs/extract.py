@@ -1260,6 +1260,8 @@ class _Walker:
                 root = name.split(".", 1)[0]
                 if not free(*m.span(1)) or (root in FOREIGN_ROOTS and root != "self") or root in BUILTINS or root in FOREIGN_NAMES:
                     continue
+                if name.isalpha() and raw.startswith(("s)", "es)"), m.end()):
+                    continue  # `Primary File(s)`: a plural written out, not a call
                 if name in bound and name not in self.facts.instances:  # `model_executable(...)` after `model_executable = self.model`
                     spans.append(m.span(1))
                     continue

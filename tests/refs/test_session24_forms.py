@@ -82,3 +82,16 @@ def test_a_method_alone_under_a_heading_that_is_its_class(tmp_path: Path) -> Non
     # A heading with words of its own says less: the same copy under "## 3. Preemption" is no class's.
     other = findings_by_place(doc.replace("## 3. LLMEngine", "## 3. 引擎的初始化"), source_view(tmp_path / "b", _VLLM, "vllm@0.33.0"))
     assert BROKEN not in [f.status for f in other.get((10, "self.cache_config"), [])]
+
+
+def test_a_plural_in_parentheses_is_no_call(tmp_path: Path) -> None:
+    doc = (
+        "# Tour\n\n"
+        "```\n"
+        "Feature                    → Primary File(s)\n"
+        "Scheduling                 → vllm/engine/llm_engine.py, LLMEngine.step_once()\n"
+        "```\n"
+    )
+    found = findings_by_place(doc, source_view(tmp_path, _VLLM, "vllm@0.33.0"))
+    assert not any(text.startswith("File") for _, text in found)
+    assert [f.status for f in found[(5, "LLMEngine.step_once")]] == [BROKEN]  # (a call beside it still is one)
