@@ -2243,11 +2243,21 @@ _COPIED_FUNCTION_RE = re.compile(r"_?[a-z][a-z0-9]*(?:_[a-z0-9]+){2,}")
 
 
 # A table's first column headed as a class's fields or attributes.
+# The sentence before a table says it lists a class's fields ("`Req` 的字段", "the fields of `Req`").
+_TABLE_FIELDS_RE = re.compile(r"的(?:字段|属性|成员)|\b(?:fields?|attributes?|members?)\b", re.IGNORECASE)
 _FIELDS_HEADER_RE = re.compile(r"字段|字段名|属性|成员|fields?|attributes?|members?", re.IGNORECASE)
 # `##### `Req`（`managers/schedule_batch.py`）`: a class in code font, a file in parentheses at most.
 # A heading that is one class's name, numbered or not, in code font or of several capitals (`## 3. LLMEngine`).
 _HEADING_CLASS_RE = re.compile(r"#*\s*(?:[\d.]+\s*)?(?:`(?P<code>_*[A-Z][A-Za-z0-9_]*)`|(?P<cls>_*[A-Z][a-z0-9]*[A-Z][A-Za-z0-9_]*))\s*")
 _SECTION_OWNER_RE = re.compile(r"#*\s*(?:[\d.]+\s*)?`(?P<cls>_*[A-Z][A-Za-z0-9_]*)`\s*(?:[（(]\s*`[^`\n]+`\s*[）)])?\s*")
+
+
+def _table_owner(lead: tuple[list[str], str]) -> str | None:
+    """"下面这张表把 `ModelRunner` 的字段按作用层分组": the one class, in code font, whose fields the
+    sentence before a table says the table lists (its first column, headed "字段", names them)."""
+    codes, text = lead
+    names = {c.strip() for c in codes if CLASSNAME_RE.match(c.strip()) and not c.strip().isupper() and c.strip() not in FOREIGN_NAMES}
+    return names.pop() if len(names) == 1 and _TABLE_FIELDS_RE.search(text) else None
 
 
 def _section_owner(headings: list[tuple[int, str]]) -> str | None:
@@ -2332,11 +2342,13 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
     fields_table = False  # the open table's first column is headed "字段" / "Field": a class's fields
     in_header = False  # the open cell is a header cell
     column_projects: dict[int, str] = {}  # the open table's columns whose header names one project
+    table_owner: str | None = None  # the class whose fields the sentence before the open table lists
     for token in tokens:
         if token.type == "table_open":
             table = f"{file}:{(token.map or [0])[0] + 1}:table"
             fields_table = False
             column_projects = {}
+            table_owner = _table_owner(lead) if lead else None
         elif token.type == "table_close":
             table = None
         elif token.type == "tr_open":
@@ -2386,7 +2398,7 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
             if table is not None and in_header and len(named := {m.group(1).lower() for m in PROJECT_RE.finditer(token.content)}) == 1:
                 column_projects[column] = named.pop()
             walker.column_project = column_projects.get(column) if table is not None and not in_header else None
-            section = _section_owner(walker.headings) if table is not None and fields_table and column == 1 else None
+            section = (table_owner or _section_owner(walker.headings)) if table is not None and fields_table and column == 1 else None
             if section is not None:
                 owner = (section, False, False)
             before = len(walker.refs)
@@ -2395,7 +2407,8 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
             codes = walker.inline(token, owner, lists[-1] if lists and item_start else None, cell)
             if section is not None:
                 # The section's class's own fields: judged on it where the pin has it (`owner_section`).
-                walker.refs[before:] = [replace(r, owner_section=True) if r.owner == section else r for r in walker.refs[before:]]
+                # (`self.graph_runner` in that column too: the class's, not a name judged by spelling alone.)
+                walker.refs[before:] = [replace(r, owner_section=True, spelled=False) if r.owner == section else r for r in walker.refs[before:]]
             if in_paragraph and cell is None:
                 walker.outline(token, len(walker.refs) - before)
             if in_paragraph and not owners:

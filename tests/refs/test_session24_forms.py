@@ -95,3 +95,36 @@ def test_a_plural_in_parentheses_is_no_call(tmp_path: Path) -> None:
     found = findings_by_place(doc, source_view(tmp_path, _VLLM, "vllm@0.33.0"))
     assert not any(text.startswith("File") for _, text in found)
     assert [f.status for f in found[(5, "LLMEngine.step_once")]] == [BROKEN]  # (a call beside it still is one)
+
+
+def test_a_table_of_the_fields_the_sentence_before_it_gives_a_class(tmp_path: Path) -> None:
+    sources = {
+        "sglang/__init__.py": "",
+        "sglang/srt/__init__.py": "",
+        "sglang/srt/model_executor/__init__.py": "",
+        "sglang/srt/model_executor/model_runner.py": (
+            "class ModelRunner:\n"
+            "    def __init__(self, model_config):\n"
+            "        self.model_config = model_config\n"
+            "        self.decode_cuda_graph_runner = None\n\n\n"
+            "class DraftRunner:\n"
+            "    def __init__(self):\n"
+            "        self.graph_runner = None\n"
+        ),
+    }
+    doc = (
+        "# ModelRunner 概览\n\n"
+        "## 关键成员一览\n\n"
+        "下面这张表把 `ModelRunner` 的字段按作用层分组。\n\n"
+        "| 字段 | 类型 | 作用 |\n"
+        "|---|---|---|\n"
+        "| `self.model_config` | `ModelConfig` | 模型配置 |\n"
+        "| `self.graph_runner` | 可选 | CUDA Graph 缓存 |\n"
+    )
+    found = findings_by_place(doc, source_view(tmp_path, sources, "sglang@0.5.23"))
+    assert [f.status for f in found[(9, "self.model_config")]] == [OK]
+    # Spelled elsewhere (`DraftRunner.graph_runner`), but not a field of the class the table lists.
+    assert [f.status for f in found[(10, "self.graph_runner")]] == [BROKEN]
+    # The same table after a sentence that names no class's fields: `self.graph_runner` is spelled, so unjudged.
+    other = findings_by_place(doc.replace("的字段按作用层分组", "按作用层分组"), source_view(tmp_path / "b", sources, "sglang@0.5.23"))
+    assert BROKEN not in [f.status for f in other.get((10, "self.graph_runner"), [])]
