@@ -1,5 +1,5 @@
 """Snippet variables whose class the snippet declares: `def cache_finished_req(self, req: Req)`,
-`batch: "ScheduleBatch"`, `Optional[Req]`, `x: Req = ...`. Their attributes (`req.fill_ids`, read,
+`batch: "ScheduleBatch"`, `Optional[Req]`, `x: Req = ...`, `for req in reqs` over `reqs: List[Req]`. Their attributes (`req.fill_ids`, read,
 stored or called) are that class's members, judged against it at each pin (`check.py`).
 
 Plain AST in, plain data out: which class a name is declared with is for the caller to vouch
@@ -47,6 +47,17 @@ def declared_class(annotation: ast.expr | None) -> str | None:
     return None
 
 
+_SEQUENCES = frozenset({"List", "list", "Sequence", "Iterable", "Set", "set", "typing.List", "typing.Sequence", "typing.Iterable"})
+
+
+def element_class(annotation: ast.expr | None) -> str | None:
+    """The one class of a sequence's items an annotation declares (`List[Req]`, `list["Req"]`):
+    what a `for req in reqs` over it binds."""
+    if isinstance(annotation, ast.Subscript) and ast.unparse(annotation.value) in _SEQUENCES:
+        return declared_class(annotation.slice)
+    return None
+
+
 def _own_nodes(scope: ast.AST) -> list[ast.AST]:
     """The nodes of a function (or a module's top level) outside its nested functions and classes."""
     out: list[ast.AST] = []
@@ -67,15 +78,22 @@ def _scope_receivers(scope: ast.AST) -> list[Receiver]:
         # Declared twice with different classes, or without one: no single class.
         declared[name] = cls if declared.get(name, cls) == cls else None
 
+    items: dict[str, str | None] = {}  # `reqs: List[Req]`: the class of each sequence's items
     if isinstance(scope, _FUNCTIONS):
         a = scope.args
         for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs]:
             if arg.annotation is not None:
                 declare(arg.arg, declared_class(arg.annotation))
+                items[arg.arg] = element_class(arg.annotation)
     annotated: set[int] = set()
     for node in nodes:
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             declare(node.target.id, declared_class(node.annotation))
+            annotated.add(id(node.target))
+    for node in nodes:
+        # `for req in reqs` over `reqs: List[Req]`: each `req` is a `Req`.
+        if isinstance(node, ast.For) and isinstance(node.target, ast.Name) and isinstance(node.iter, ast.Name) and items.get(node.iter.id):
+            declare(node.target.id, items[node.iter.id])
             annotated.add(id(node.target))
     # Bound again without a type (`req = other`, `for req in reqs`): the class no longer holds.
     for node in nodes:

@@ -128,3 +128,24 @@ def test_a_table_of_the_fields_the_sentence_before_it_gives_a_class(tmp_path: Pa
     # The same table after a sentence that names no class's fields: `self.graph_runner` is spelled, so unjudged.
     other = findings_by_place(doc.replace("的字段按作用层分组", "按作用层分组"), source_view(tmp_path / "b", sources, "sglang@0.5.23"))
     assert BROKEN not in [f.status for f in other.get((10, "self.graph_runner"), [])]
+
+
+def test_the_items_of_a_sequence_declared_of_a_class() -> None:
+    import ast
+
+    from analyzer.refs.receivers import receivers
+
+    tree = ast.parse(
+        "def alloc(self, reqs: List[Req], batch):\n"
+        "    for req in reqs:\n"
+        "        req.req_pool_idx = self.pool.alloc(1)[0]\n"
+        "    for other in batch:\n"
+        "        other.rid\n"
+        "    for req in batch.reqs:\n"
+        "        req.extend_input_len\n"
+    )
+    got = [(r.lineno, r.var, r.member, r.cls) for r in receivers(tree)]
+    # (`req` is bound again by a loop over something else at line 6: no single class then.)
+    assert got == []
+    tree = ast.parse("def alloc(self, reqs: list['Req']):\n    for req in reqs:\n        req.req_pool_idx = 1\n")
+    assert [(r.lineno, r.var, r.member, r.cls) for r in receivers(tree)] == [(3, "req", "req_pool_idx", "Req")]
