@@ -217,7 +217,14 @@ def deprecated_home(target: str, owner: str | None, flag: bool, successors: Succ
         new = said[-1].new if said else None
         if new is None or new not in pin.flag_map:
             return None
-        return Suggestion(new, CONFIDENCE, said[-1].says, pin.flag_map[new].defined_at)
+        entry = pin.flag_map[new]
+        # "Please set `--moe-a2a-backend` to 'deepep' instead": the flag with the value it names,
+        # where the pin's flag still takes that value.
+        to = re.search(rf"{re.escape(new)}[`'\"]?\s+to\s+[`'\"]?(?P<value>[\w.-]+)", said[-1].evidence)
+        values = entry.choices or entry.typed_values
+        if to is not None and to.group("value") in values:
+            new = f"{new} {to.group('value')}"
+        return Suggestion(new, CONFIDENCE, said[-1].says, entry.defined_at)
     last = target.rsplit(".", 1)[-1]
     said = [d for moves in successors.values() for d in moves if d.kind == "deprecated" and "." in d.old and d.old.rsplit(".", 1)[-1] == last]
     if owner is not None:

@@ -201,3 +201,23 @@ def test_a_gone_flag_or_field_goes_where_the_deprecation_message_said(tmp_path: 
     assert deprecated_home("--worker-use-ray", None, True, said, vllm_view(tmp_path / "bare")) is None  # the pin lacks the flag
     assert written_owner("`self.parallel_config.worker_use_ray`") == "parallel_config"
     assert written_owner("self._run_workers()") is None
+
+
+def test_a_deprecated_flag_replaced_by_a_value_of_another(tmp_path: Path) -> None:
+    files = {
+        "sglang/srt/server_args.py": (
+            "def check(args):\n"
+            "    if args.enable_deepep_moe:\n"
+            "        print(\"NOTE: --enable-deepep-moe is deprecated. Please set `--moe-a2a-backend` to 'deepep' instead.\")\n"
+            "        args.moe_a2a_backend = 'deepep'\n"
+        ),
+    }
+    said = build_successors("sglang", [], deprecations("sglang", "sglang@0.5.2-src", files, []))
+    pin = vllm_view(tmp_path)
+    backend = FlagEntry("--moe-a2a-backend", dest="moe_a2a_backend", defined_at="sglang/srt/server_args.py:900", choices=("none", "deepep", "mooncake"))
+    home = deprecated_home("--enable-deepep-moe", None, True, said, replace(pin, flags=[*pin.flags, backend]))
+    assert home is not None and home.replacement == "--moe-a2a-backend deepep"
+    # A value the pin's flag no longer takes: the flag alone.
+    narrow = replace(backend, choices=("none", "mooncake"))
+    home = deprecated_home("--enable-deepep-moe", None, True, said, replace(pin, flags=[*pin.flags, narrow]))
+    assert home is not None and home.replacement == "--moe-a2a-backend"
