@@ -72,6 +72,7 @@ from analyzer.refs.suggest import (
     case_variant,
     member_of_a_quoted_class,
     privacy_changed,
+    reordered_on_the_named_class,
     spelled_like,
     style_changed,
     suggest,
@@ -181,6 +182,17 @@ def _project_class_in_a_copy(ref: Reference, pins: Sequence[PinView], lineages: 
     return any(e.kind == "class" or _module_level(e, p) for p in pins if p.project in projects for e in p.find_symbol(root)) or any(
         n.kind == "class" for project in projects for n in past_names(root, project, lineages)
     )
+
+
+def _reordered_on_named_classes(findings: list[Finding], pins: Sequence[PinView]) -> list[Finding]:
+    """`self.scheduler_config.chunked_prefill_enabled` broken with no home: the member of the class
+    the object is named after (`SchedulerConfig`) whose words are the name's in another order."""
+    by_pin = {p.pin: p for p in pins}
+    for f in findings:
+        if f.status == BROKEN and not f.suggestions and f.ref.kind == SYMBOL and (pin := by_pin.get(f.pin or "")) is not None:
+            home = reordered_on_the_named_class(f.ref, f.ref.target.rsplit(".", 1)[-1], pin)
+            f.suggestions = [home] if home is not None else []
+    return findings
 
 
 def _module_level(entry: SymbolEntry, pin: PinView) -> bool:
@@ -858,7 +870,7 @@ def check_references(
             keywords.setdefault(ref.callee, set()).add(ref.target)
     findings = renamed_siblings(renamed_classes(said_required(said_gone(mirrored_envs(findings, pins))), pins), pins, keywords)
     findings = homes_from_copied_bases(findings, pins)
-    findings = _members_of_a_gone_design(findings, pins, lineages or {})
+    findings = _reordered_on_named_classes(_members_of_a_gone_design(findings, pins, lineages or {}), pins)
     return _once(_said_by_the_typed_self(_chain_heads(_past_in_another_case(findings, pins, lineages or {}, successors or {}))))
 
 

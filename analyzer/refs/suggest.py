@@ -32,7 +32,13 @@ from analyzer.refs.namesakes import (
     versioned_successor,
 )
 from analyzer.refs.pinview import PinView, SymbolEntry
-from analyzer.refs.resolve import find_symbol, folders_written, package_path, short_name
+from analyzer.refs.resolve import (
+    classes_named_like,
+    find_symbol,
+    folders_written,
+    package_path,
+    short_name,
+)
 from analyzer.refs.shell import SERVER_COMMANDS
 
 
@@ -487,6 +493,8 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
         if ref.owner and len(parts) == 1:
             out.extend(_member_of_a_related_class(last, ref.owner, pin))
             out.extend(_owner_member_with_a_word_added(last, ref.owner, pin))
+        if len(parts) == 1 and (named := reordered_on_the_named_class(ref, last, pin)) is not None:
+            out.append(named)
         if len(parts) >= 2:
             owner = ".".join(parts[:-1])
             owners = [e for e in pin.find_symbol(owner) if e.kind == "class"]
@@ -759,14 +767,40 @@ def _folded_helper(last: str, cls: SymbolEntry, pin: PinView) -> SymbolEntry | N
     return next((e for e in pin.find_symbol(f"{cls.full}.{words[0]}") if e.kind == "function"), None)
 
 
+def reordered_on_the_named_class(ref: Reference, last: str, pin: PinView) -> Suggestion | None:
+    """`self.scheduler_config.chunked_prefill_enabled`, judged by its name alone: on the one class
+    the object is named after (`SchedulerConfig`), the member with the same words in another order
+    (`enable_chunked_prefill`)."""
+    written = ref.text.strip("`").split("(", 1)[0].removeprefix("self.")
+    if "." not in written:
+        return None
+    classes = classes_named_like(written.rsplit(".", 1)[0].rsplit(".", 1)[-1], pin)
+    if len(classes) != 1:
+        return None
+    entries = [e for e in pin.find_symbol(classes[0]) if e.kind == "class"]
+    if len(entries) != 1:
+        return None
+    reordered = _words_reordered(last, [e.last for e in pin.symbols_under(entries[0].full)])
+    if reordered is None:
+        return None
+    why = f"the one member of `{classes[0]}` (what `{written.rsplit('.', 1)[0]}` is named after) with the words of `{last}` in another order"
+    return Suggestion(f"{classes[0]}.{reordered}", 0.8, why, None)
+
+
 def _words_reordered(old: str, members: Iterable[str]) -> str | None:
     """`get_new_prefill_batch` gone, `get_new_batch_prefill` there: the one member named with the
-    same words (three or more) in another order; None when none or several are."""
-    words = sorted(old.strip("_").split("_"))
+    same words (three or more) in another order, `-ed` or not; None when none or several are."""
+    words = _word_stems(old)
     if len(words) < 3:
         return None
-    hits = {m for m in members if m != old and sorted(m.strip("_").split("_")) == words}
+    hits = {m for m in members if m != old and _word_stems(m) == words}
     return hits.pop() if len(hits) == 1 else None
+
+
+def _word_stems(name: str) -> list[str]:
+    """A name's words, sorted, `enabled` read as `enable` (`chunked_prefill_enabled` is
+    `enable_chunked_prefill` reordered)."""
+    return sorted(w[:-1] if w.endswith("ed") and len(w) > 4 else w for w in name.strip("_").split("_"))
 
 
 def _one_word_swapped(old: str, cls: SymbolEntry, pin: PinView, called: bool) -> SymbolEntry | None:

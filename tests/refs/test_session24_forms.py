@@ -149,3 +149,27 @@ def test_the_items_of_a_sequence_declared_of_a_class() -> None:
     assert got == []
     tree = ast.parse("def alloc(self, reqs: list['Req']):\n    for req in reqs:\n        req.req_pool_idx = 1\n")
     assert [(r.lineno, r.var, r.member, r.cls) for r in receivers(tree)] == [(3, "req", "req_pool_idx", "Req")]
+
+
+def test_a_member_of_the_class_an_object_is_named_after_with_its_words_reordered(tmp_path: Path) -> None:
+    sources = {
+        "vllm/__init__.py": "",
+        "vllm/config/__init__.py": "",
+        "vllm/config/scheduler.py": (
+            "class SchedulerConfig:\n"
+            "    enable_chunked_prefill: bool = False\n"
+            "    long_prefill_token_threshold: int = 0\n"
+        ),
+    }
+    doc = (
+        "# V1 scheduler\n\n"
+        "```python\n"
+        "def schedule(self):\n"
+        "    if not self.scheduler_config.chunked_prefill_enabled:\n"
+        "        return None\n"
+        "```\n"
+    )
+    found = findings_by_place(doc, source_view(tmp_path, sources, "vllm@0.33.0"))
+    (f,) = found[(5, "self.scheduler_config.chunked_prefill_enabled")]
+    assert f.status == BROKEN
+    assert f.best is not None and f.best.replacement == "SchedulerConfig.enable_chunked_prefill"
