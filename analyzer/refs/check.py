@@ -349,6 +349,8 @@ def _check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[st
             return []
     if ref.kind == PATH and ref.diagram and not ref.under:
         return []  # a tree's folder entry whose folder the tree does not say: a name, not a path
+    if ref.config_flag:
+        return [f for pin in candidates if (f := _config_key(ref, pin)) is not None]
     if ref.field_of and ref.field_of == ref.fragment_of and ref.callee is None:
         # (A keyword the quoted method passes to a call has the callee's place, not the method's.)
         return [f for pin in candidates if (f := _fragment_parameter(ref, pin)) is not None]
@@ -1330,6 +1332,27 @@ def _most_siblings_class(names: Sequence[str], owners_of: dict[str, set[str]], p
     if not ranked or ranked[0][1] < _SIBLINGS_LEAD or ranked[0][1] * 2 <= len(names) or (len(ranked) > 1 and ranked[1][1] >= ranked[0][1]):
         return []
     return [k for k in pin.table.named(ranked[0][0]) if k.kind == "class"][:1]
+
+
+def _config_key(ref: Reference, pin: PinView) -> Finding | None:
+    """A key of `--speculative-config '{...}'`: a field of the one class named after the flag's
+    destination (`speculative_config` -> `SpeculativeConfig`); nothing where the pin lacks the
+    flag (its own finding says so) or no single class is named so."""
+    flag = next((e for e in pin.flags if ref.config_flag in (e.flag, *e.aliases)), None)
+    if flag is None:
+        return None
+    dest = flag.dest or flag.flag.lstrip("-").replace("-", "_")
+    classes = classes_named_like(dest, pin)
+    # (In the engine's configuration modules: `QuantizationConfig`, the quantization methods'
+    # base class, is not what `--quantization-config` fills.)
+    entries = [e for name in classes for e in pin.find_symbol(name) if e.kind == "class" and "config" in e.full.split(".")[1:-1]]
+    if len(entries) != 1:
+        return None
+    keyed = replace(ref, field_of=entries[0].full, callee=entries[0].full)
+    found = _field(keyed, pin)
+    if found is not None and found.status == BROKEN:
+        found.suggestions = field_homes(keyed, pin)
+    return found
 
 
 def _field(ref: Reference, pin: PinView) -> Finding | None:

@@ -392,6 +392,22 @@ def payload_keys(content: str) -> list[tuple[int, str, str | None]]:
     return out
 
 
+# `--speculative-config '{"method": ...}'`: a flag whose value is a config object in JSON.
+_CONFIG_JSON_RE = re.compile(r"(?<![\w-])(--[a-z0-9]+(?:-[a-z0-9]+)*-config)(?:=|\s+)'(?=\s*\{)")
+
+
+def config_keys(content: str) -> list[tuple[int, str, str]]:
+    """The top-level keys of each JSON object a `--*-config` flag is given in single quotes, as
+    (offset in `content`, key, the flag): the fields of the config class the flag fills."""
+    out: list[tuple[int, str, str]] = []
+    for m in _CONFIG_JSON_RE.finditer(content):
+        end = content.find("'", m.end())
+        if end < 0:
+            continue
+        out.extend((m.end() + at, key, m.group(1)) for at, key in _top_level_keys(content[m.end() : end]))
+    return out
+
+
 def _top_level_keys(body: str) -> list[tuple[int, str]]:
     """(offset, key) of each key of a JSON object's own (`{"a": {"b": 1}}` gives `a` alone),
     read by scanning: a body with `...` or a shell variable in it is no valid JSON."""

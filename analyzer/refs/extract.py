@@ -63,6 +63,7 @@ from analyzer.refs.document import (
     SHELL_LANGS,
     TEXT_LANGS,
     DocFacts,
+    config_keys,
     dedent_admonitions,
     document_facts,
     dotted,
@@ -331,6 +332,7 @@ class _Pending:
     located: str | None = None
     held_by: str | None = None
     bare_call: bool = False
+    config_flag: str | None = None
     quiet: bool = False
     past: bool = False
     past_kinds: tuple[str, ...] = ()
@@ -508,6 +510,7 @@ class _Walker:
                     located=p.located,
                     held_by=p.held_by,
                     bare_call=p.bare_call,
+                    config_flag=p.config_flag,
                     quiet=p.quiet,
                     past=p.past,
                     past_kinds=p.past_kinds,
@@ -1056,6 +1059,12 @@ class _Walker:
                 reason = f"command {ref.command}" if ref.command else "text"
                 found = Classified(ref.kind, ref.target, ref.framework, reason)
                 pending.append(_Pending(line, col, ref.text, found, 0, "fence", ref.command, flag_value=ref.value))
+        if lang in SHELL_LANGS or lang in TEXT_LANGS:
+            for offset, key, flag in config_keys(content):
+                # `--speculative-config '{"num_speculative_tokens": 3}'`: a field of the flag's config class.
+                line = first + content.count("\n", 0, offset)
+                given = Classified(SYMBOL, key, None, f"a key of `{flag}`'s JSON")
+                pending.append(_Pending(line, self._col(line, f'"{key}"') + 1, key, given, 0, "fence", config_flag=flag))
         if lang in SHELL_LANGS:
             for offset, key, endpoint in payload_keys(content):
                 # `curl ... -d '{"extra_body": ...}'`: a field of the server's request, as `json=` keys are.

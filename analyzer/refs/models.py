@@ -159,6 +159,9 @@ class Reference:
     # A name called bare in a copy that leaves out `self` (`copies.bare_calls`): the copied class's
     # member, unless the pin has a module-level function of that name (then no clear verdict).
     bare_call: bool = False
+    # A key of the JSON a `--*-config` flag is given (`--speculative-config '{"method": ...}'`):
+    # judged as a field of the config class the flag's destination is named after.
+    config_flag: str | None = None
     # A type a snippet's signature declares (`def __init__(self, tokenizer: AnyTokenizer)` of a
     # class `ExampleParser(ToolParser)`): the places it annotates, `Class.method:param` (`return`
     # for the return type), the snippet's class first, then its bases. A gone type's new home is

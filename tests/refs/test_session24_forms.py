@@ -173,3 +173,45 @@ def test_a_member_of_the_class_an_object_is_named_after_with_its_words_reordered
     (f,) = found[(5, "self.scheduler_config.chunked_prefill_enabled")]
     assert f.status == BROKEN
     assert f.best is not None and f.best.replacement == "SchedulerConfig.enable_chunked_prefill"
+
+
+def test_the_keys_of_a_config_flag_s_json_are_its_config_class_s_fields(tmp_path: Path) -> None:
+    from analyzer.refs.pinview import FlagEntry
+
+    sources = {
+        "vllm/__init__.py": "",
+        "vllm/config/__init__.py": "",
+        "vllm/config/speculative.py": (
+            "from dataclasses import dataclass\n\n\n"
+            "@dataclass\n"
+            "class SpeculativeConfig:\n"
+            "    method: str = 'eagle'\n"
+            "    num_speculative_tokens: int = 1\n"
+        ),
+        "vllm/model_executor/__init__.py": "",
+        "vllm/model_executor/base_config.py": "class QuantizationConfig:\n    def get_name(self):\n        return ''\n",
+    }
+    view = source_view(tmp_path, sources, "vllm@0.33.0")
+    flags = [
+        FlagEntry("--speculative-config", dest="speculative_config", defined_at="vllm/engine/arg_utils.py:1"),
+        FlagEntry("--quantization-config", dest="quantization_config", defined_at="vllm/engine/arg_utils.py:2"),
+    ]
+    view = replace(view, flags=flags)
+    view.words_path = str(tmp_path / "vllm@0.33.0.words.json")
+    doc = (
+        "# Speculative decoding\n\n"
+        "```bash\n"
+        "vllm serve m --speculative-config '{\n"
+        '    "method": "eagle",\n'
+        '    "num_speculative_tokens": 3,\n'
+        '    "enable_adaptive_k": true\n'
+        "}'\n"
+        "vllm serve m --quantization-config '{\"linear\": {\"weights\": \"fp8\"}}'\n"
+        "```\n"
+    )
+    found = findings_by_place(doc, view)
+    assert [f.status for f in found[(5, "method")]] == [OK]
+    assert [f.status for f in found[(6, "num_speculative_tokens")]] == [OK]
+    assert [f.status for f in found[(7, "enable_adaptive_k")]] == [BROKEN]
+    # A class named like the flag outside the configuration modules is not what the flag fills.
+    assert BROKEN not in [f.status for f in found.get((9, "linear"), [])]
