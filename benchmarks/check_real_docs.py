@@ -178,8 +178,13 @@ def match(labels: list[Label], findings: list[Finding]) -> tuple[dict[int, Findi
 
 def same_home(home: str, replacement: str) -> bool:
     """Whether a suggestion names the labelled home (paths by suffix, symbols by their
-    last two components: `Executor.profile` == `vllm.v1.executor.abstract.Executor.profile`)."""
+    last two components: `Executor.profile` == `vllm.v1.executor.abstract.Executor.profile`,
+    flags by the flag, with or without a value)."""
     home, rep = home.strip("/"), replacement.split("#", 1)[0].strip("/")
+    if home.startswith("--") and rep.startswith("--"):
+        # A flag, with or without the value it is set to (`--moe-a2a-backend deepep`): labellers
+        # write either, and either names the flag the option went to.
+        return home.split()[0] == rep.split()[0]
     if "/" in home or "/" in rep:
         rep = re.sub(r"^https?://github\.com/[^/]+/[^/]+/(blob|tree)/[^/]+/|^gh-(?:file|dir):", "", rep)
         rep = rep.removeprefix("python/")

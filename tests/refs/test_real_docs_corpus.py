@@ -120,6 +120,10 @@ def test_matching_pairs_each_label_with_one_finding() -> None:
         # A gh-file:/gh-dir: link rewritten to its new path names that path.
         ("examples/features/x/run_offline.py", "gh-file:examples/features/x/run_offline.py", True),
         ("examples/features/x/run_offline.py", "gh-file:examples/other/run_offline.py", False),
+        # A flag with or without the value it is set to names the flag.
+        ("--moe-a2a-backend", "--moe-a2a-backend deepep", True),
+        ("--moe-a2a-backend deepep", "--moe-a2a-backend", True),
+        ("--moe-a2a-backend", "--moe-runner-backend deepep", False),
     ],
 )
 def test_home_comparison(home: str, replacement: str, same: bool) -> None:
