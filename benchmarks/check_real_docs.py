@@ -181,9 +181,9 @@ def same_home(home: str, replacement: str) -> bool:
     last two components: `Executor.profile` == `vllm.v1.executor.abstract.Executor.profile`,
     flags by the flag, with or without a value)."""
     home, rep = home.strip("/"), replacement.split("#", 1)[0].strip("/")
-    if home.startswith("--") and rep.startswith("--"):
+    if home.startswith("--") and rep.startswith("--") and (len(home.split()) == 1 or len(rep.split()) == 1):
         # A flag, with or without the value it is set to (`--moe-a2a-backend deepep`): labellers
-        # write either, and either names the flag the option went to.
+        # write either, and either names the flag the option went to (two values must agree).
         return home.split()[0] == rep.split()[0]
     if "/" in home or "/" in rep:
         rep = re.sub(r"^https?://github\.com/[^/]+/[^/]+/(blob|tree)/[^/]+/|^gh-(?:file|dir):", "", rep)

@@ -124,6 +124,7 @@ def test_matching_pairs_each_label_with_one_finding() -> None:
         ("--moe-a2a-backend", "--moe-a2a-backend deepep", True),
         ("--moe-a2a-backend deepep", "--moe-a2a-backend", True),
         ("--moe-a2a-backend", "--moe-runner-backend deepep", False),
+        ("--kv-cache-dtype fp4_mx_block16", "--kv-cache-dtype fp8_e4m3", False),
     ],
 )
 def test_home_comparison(home: str, replacement: str, same: bool) -> None:
