@@ -914,6 +914,14 @@ class FlowGraph:
             return
         args = [parser.parse(a) for a in site.args]
         kwargs = list(zip(site.keywords, (parser.parse(v) for v in site.keyword_values), strict=False))
+        if isinstance(func, ast.Attribute) and _is_super(func.value):
+            # `super().__init__(tokenizer=self._tokenize)`: only what the object itself holds
+            # (`self.x`: its own methods and fields) is handed on. A parameter forwarded
+            # (`super().register(name, func)`) or a class named here lands in the one method
+            # every subclass's call shares, so each caller's values reach all callers' calls
+            # (measured in cg29: mistune and Pygments lost executed-site precision).
+            args = [a if _self_attribute(a) else None for a in args]
+            kwargs = [(k, a if _self_attribute(a) else None) for k, a in kwargs]
         self._site_key = (site.line, site.col)
         try:
             for callee in callees:
@@ -1451,6 +1459,17 @@ class FlowGraph:
                                 if base.kind == "instance":
                                     held = self._class_bound(held, set(self.read(("cattr", owner, node.attr))))
                                 out |= held
+            elif base.kind == "super":
+                # `super().m`: the one method the MRO finds after the class, bound to self, so
+                # the arguments `_call` hands on land in that method's parameters and its
+                # result flows back (as for `self.m`; no other class can answer).
+                found = self.infer.super_member(base.name, node.attr)
+                sup = p.functions.get(found.name) if found is not None and found.kind == "function" else None
+                if sup is not None and sup.fact.is_property:
+                    out |= set(self.read(("ret", sup.name)))
+                elif sup is not None:
+                    bound = not sup.fact.is_staticmethod or sup.fact.is_classmethod
+                    out.add(Value("function", sup.name, "attribute", bound=bound))
             elif base.kind == "external" and not no_builtin_attribute(base.name, node.attr):
                 out.add(Value("external", f"{base.name}.{node.attr}"))
         return self.resolve_decorated(out)
@@ -2036,6 +2055,15 @@ def _caught_bindings(source: str) -> dict[tuple[str, str], list[str]]:
 
     visit(tree, None, False)
     return out
+
+
+def _is_super(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+
+
+def _self_attribute(node: ast.expr | None) -> bool:
+    """`self.x`: a method or field of the object a `super()` call is made on."""
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
 def _operator_only(text: str) -> bool:

@@ -277,3 +277,14 @@ def test_pyflakes_held_out_against_the_static_graph() -> None:
     (cg28 changed no rule)."""
     pytest.importorskip("pyflakes")
     _held_out("pyflakes", "3.4.0", traced=240, recall=0.84, executed=0.88, ran=0.99)
+
+
+@pytest.mark.slow
+def test_toolz_held_out_against_the_static_graph() -> None:
+    """The fifteenth held-out library (functions passed, returned and curried; `curry`
+    and `Compose` as callable classes). Blind on 3852e07 with its workload committed
+    with the figures (cg29): recall 0.773 of 75, executed-site precision 0.248 of 234
+    (most wrong edges are callbacks its own tests pass to the same parameters), 0.841
+    of 69 where the callee ran. Floors just under those figures."""
+    pytest.importorskip("toolz")
+    _held_out("toolz", "1.2.0", traced=70, recall=0.77, executed=0.24, ran=0.84)
