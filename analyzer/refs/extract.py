@@ -2251,13 +2251,13 @@ def _placed(p: _Pending, place: str) -> _Pending:
 _COPIED_FUNCTION_RE = re.compile(r"_?[a-z][a-z0-9]*(?:_[a-z0-9]+){2,}")
 
 
-# A table's first column headed as a class's fields or attributes.
 # The sentence before a table says it lists a class's fields ("`Req` 的字段", "the fields of `Req`").
 _TABLE_FIELDS_RE = re.compile(r"的(?:字段|属性|成员)|\b(?:fields?|attributes?|members?)\b", re.IGNORECASE)
+# A table's first column headed as a class's fields or attributes.
 _FIELDS_HEADER_RE = re.compile(r"字段|字段名|属性|成员|fields?|attributes?|members?", re.IGNORECASE)
-# `##### `Req`（`managers/schedule_batch.py`）`: a class in code font, a file in parentheses at most.
 # A heading that is one class's name, numbered or not, in code font or of several capitals (`## 3. LLMEngine`).
 _HEADING_CLASS_RE = re.compile(r"#*\s*(?:[\d.]+\s*)?(?:`(?P<code>_*[A-Z][A-Za-z0-9_]*)`|(?P<cls>_*[A-Z][a-z0-9]*[A-Z][A-Za-z0-9_]*))\s*")
+# `##### `Req`（`managers/schedule_batch.py`）`: a class in code font, a file in parentheses at most.
 _SECTION_OWNER_RE = re.compile(r"#*\s*(?:[\d.]+\s*)?`(?P<cls>_*[A-Z][A-Za-z0-9_]*)`\s*(?:[（(]\s*`[^`\n]+`\s*[）)])?\s*")
 
 

@@ -1,6 +1,7 @@
 """Snippet variables whose class the snippet declares: `def cache_finished_req(self, req: Req)`,
-`batch: "ScheduleBatch"`, `Optional[Req]`, `x: Req = ...`, `for req in reqs` over `reqs: List[Req]`. Their attributes (`req.fill_ids`, read,
-stored or called) are that class's members, judged against it at each pin (`check.py`).
+`batch: "ScheduleBatch"`, `Optional[Req]`, `x: Req = ...`, `for req in reqs` over `reqs: List[Req]`.
+Their attributes (`req.fill_ids`, read, stored or called) are that class's members, judged against
+it at each pin (`check.py`).
 
 Plain AST in, plain data out: which class a name is declared with is for the caller to vouch
 for (the document's own classes, another library's, a variable holding a class are not the
