@@ -19,6 +19,7 @@ from analyzer.refs.fields import accepts, judge_field
 from analyzer.refs.folder_moves import moved_within_the_documents_folder
 from analyzer.refs.formula import formula
 from analyzer.refs.generated import field_type, foreign_type
+from analyzer.refs.gone_fragments import gone_class_of_fragment
 from analyzer.refs.gone_module_imports import imported_from_gone_modules
 from analyzer.refs.held_parts import member_of_a_held_part
 from analyzer.refs.lineage import Lineage, PastName, past_names, version_key
@@ -125,7 +126,7 @@ def check_reference(
         ref = replace(ref, framework=next(iter(vouched)))
     if ref.spelled and ref.quoted_file and ref.fragment_of is None and ref.scope is None and (foreign := _foreign_lines(ref, pins, lineages or {})):
         return foreign
-    findings = _check_reference(ref, pins, histories, vouched=bool(vouched))
+    findings = _check_reference(ref, pins, histories, vouched=bool(vouched), lineages=lineages or {})
     if not findings and (ref.named_object or ref.free_receiver) and lineages:
         findings = _gone_namesake(ref, [p for p in pins if p.project == ref.framework], lineages) or []
     by_pin = {p.pin: p for p in pins}
@@ -319,7 +320,9 @@ def _upstream_home(f: Finding, home: Suggestion | None) -> Finding:
     return f
 
 
-def _check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[str, History] | None = None, *, vouched: bool = False) -> list[Finding]:
+def _check_reference(
+    ref: Reference, pins: Sequence[PinView], histories: dict[str, History] | None = None, *, vouched: bool = False, lineages: Mapping[str, Lineage] | None = None
+) -> list[Finding]:
     histories = histories or {}
     if ref.framework == AMBIGUOUS:
         candidates = list(pins)
@@ -387,7 +390,7 @@ def _check_reference(ref: Reference, pins: Sequence[PinView], histories: dict[st
                 return findings  # defined, though not where the text places it: not a name defined nowhere
     if ref.writes:
         by_name = {p.pin: p for p in candidates}
-        findings = [f for f in findings if not _new_file(f, by_name[f.pin or ""])]
+        findings = [f for f in findings if not _new_file(f, by_name[f.pin or ""], lineages or {})]
     if ref.tentative and not ref.owner and not any(f.status == OK for f in findings):
         if ref.origin == "inline" and ref.target.isupper():
             # A word in capitals no pin knows: kept aside, judged by its siblings (see below).
@@ -857,7 +860,7 @@ def check_references(
     checked = settle_by_document(checked, lambda ref: check_reference(ref, pins, histories, lineages, successors))
     checked = weak_mentions(checked, lambda ref: check_reference(ref, pins, histories, lineages, successors))
     findings = [f for _, found in checked for f in found]
-    findings = _numbered_series(_setting_rows(_table_columns(_same_name_in_class_context(_enum_siblings(_mirrors(findings, pins), pins)))))
+    findings = _numbered_series(_setting_rows(_table_columns(_same_name_in_class_context(_enum_siblings(_mirrors(findings, pins, lineages or {}), pins)))))
     findings = _objects_named_like_a_class(findings, pins, histories or {})
     findings = neighbour_homes(_file_of_the_named_symbol(findings, pins, histories or {}), pins)
     findings = in_the_passage_s_class(findings, pins, lambda r, p: suggest(r, p, (histories or {}).get(p.pin)))
@@ -1204,13 +1207,16 @@ def _setting_rows(findings: list[Finding]) -> list[Finding]:
     return findings
 
 
-def _new_file(finding: Finding, pin: PinView) -> bool:
+def _new_file(finding: Finding, pin: PinView, lineages: Mapping[str, Lineage]) -> bool:
     """A missing file named above a snippet whose code the pin does not have, in a folder the pin
     has (`# models/dits/my_model.py` over `class MyModelTransformer`): the file a guide shows the
-    reader how to write. A file whose folder is gone too is a moved or removed one."""
+    reader how to write. A file whose folder is gone too is a moved or removed one, and so is a
+    module a past release had (`# sglang/srt/managers/scheduler_metrics_mixin.py`)."""
     ref = finding.ref
     if finding.status != BROKEN or ref.writes is None or ref.located or find_symbol(ref.writes, pin)[0]:
         return False  # (a copy's header, `copies.headed`: the file the quoted code lives in)
+    if _past_module(ref.target, pin, lineages):
+        return False
     if ref.text.rstrip().endswith("/"):
         return False  # a folder (`# under vllm/attention/`) is where new code goes, not the new file
     folder, _, name = ref.target.strip("/").rpartition("/")
@@ -1221,6 +1227,17 @@ def _new_file(finding: Finding, pin: PinView) -> bool:
         # another folder (vllm/v1/sample/sampler.py) moved there; a reader's new file has a new name.
         return False
     return any(pin.has_path(f"{prefix}{folder}".removeprefix(pin.layout_prefix)) for prefix in ("", pin.layout_prefix))
+
+
+def _past_module(path: str, pin: PinView, lineages: Mapping[str, Lineage]) -> PastName | None:
+    """The past module at a repository or package path (`python/sglang/srt/managers/x.py`)."""
+    parts = path.strip("/").removesuffix(".py").removesuffix("/__init__").split("/")
+    for start in range(len(parts)):
+        dotted = ".".join(parts[start:])
+        found = [n for n in lineages.get(pin.project, {}).get(parts[-1], ()) if n.kind == "module" and n.full == dotted]
+        if found:
+            return found[0]
+    return None
 
 
 def _spelled(ref: Reference, pin: PinView) -> Finding | None:
@@ -1525,10 +1542,11 @@ def _fragment_parameter(ref: Reference, pin: PinView) -> Finding | None:
 _MEMBERS_THAT_MIRROR = 5
 
 
-def _mirrors(findings: list[Finding], pins: Sequence[PinView] = ()) -> list[Finding]:
+def _mirrors(findings: list[Finding], pins: Sequence[PinView] = (), lineages: Mapping[str, Lineage] | None = None) -> list[Finding]:
     """Methods of a snippet's class: when most of them (and at least two) exist on the project's
     class of that name, the snippet quotes it and a missing one is broken; otherwise the class is
-    the author's own (a toy `Scheduler`) and its methods are not citations."""
+    the author's own (a toy `Scheduler`) and its methods are not citations, unless the snippet is
+    a method of a class only past releases had (`_gone_fragment_members`)."""
     by_pin = {p.pin: p for p in pins}
     groups: dict[tuple[str, str | None], list[Finding]] = {}
     for f in findings:
@@ -1564,6 +1582,7 @@ def _mirrors(findings: list[Finding], pins: Sequence[PinView] = ()) -> list[Find
         if held >= _MEMBERS_THAT_MIRROR:
             continue  # five of the class's own members (`self.scheduler_config`, `self.waiting`, ...): an older copy of it
         if ok < 2 or ok * 2 < len(voters):
+            kept = _gone_fragment_members(group, pin, lineages or {})
             # A name a past release of the project defined is its code whatever the class (`--past`).
             # An object named like the project's class (`self.scheduler_config.x`) is judged
             # against that class whoever wrote the code around it (`_named_object_findings`).
@@ -1572,8 +1591,39 @@ def _mirrors(findings: list[Finding], pins: Sequence[PinView] = ()) -> list[Find
             drop.update(
                 id(f) for f in group
                 if f.status != OK and f.past is None and not (f.ref.named_object and f.ref.receiver) and not (f.ref.callee and f.ref.field_of == f.ref.callee)
+                and id(f) not in kept
             )
     return [f for f in findings if id(f) not in drop]
+
+
+def _gone_fragment_members(group: list[Finding], pin: PinView | None, lineages: Mapping[str, Lineage]) -> set[int]:
+    """A quoted method that failed the vote, where it is the method of a class only past releases
+    had (`gone_fragments.py`: V0's `Scheduler.schedule`, calling that class's `_schedule` and
+    `_allow_async_output_proc`): its broken `self` members are that class's, gone with it, and
+    stay broken with the past class as the evidence. The ids of the findings kept."""
+    method = next((f.ref.fragment_of for f in group if f.ref.fragment_of), None)
+    if pin is None or method is None:
+        return set()
+    members = {f.ref.target for f in group if _on_self(f.ref)}
+    gone = gone_class_of_fragment(method, members, pin, lineages)
+    if gone is None:
+        return set()
+    kept: set[int] = set()
+    for f in group:
+        if f.status != BROKEN or not _on_self(f.ref):
+            continue
+        f.past = gone.method.evidence
+        f.note = f"`{f.ref.target}` is not a member of the pin's classes; the quoted `{method}` is the gone `{gone.name}`'s ({gone.method.evidence}), as its {_listed(sorted(gone.held))} say"
+        kept.add(id(f))
+    return kept
+
+
+def _on_self(ref: Reference) -> bool:
+    """`self.cache_id`, `self.next_cache_id`, or a method the quoted method calls on `self`, which
+    the snippet records by its name alone (`_schedule`): a member of `self` itself, not of an
+    object it holds (`self.block_manager.get_block_table`)."""
+    head = ref.text.strip("`").split("(", 1)[0].strip()
+    return "." not in ref.target and head in (ref.target, f"self.{ref.target}")
 
 
 def _distinctive_fragment(group: list[Finding], pin: PinView | None) -> bool:

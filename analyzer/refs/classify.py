@@ -270,6 +270,8 @@ def checkout_tail(text: str) -> str | None:
         if after == seg:  # the checkout folder, then the package
             return "/".join(segments[i + 1 :])
         prefix = REPO_PREFIXES[seg]
+        if before.startswith((f"{seg}-", f"{seg}_")) and not prefix:  # `/home/u/vllm-learn/vllm/core/x.py`: a checkout named after it
+            return "/".join(segments[i:])
         if prefix and "/".join(segments[i + 1 : i + 3]) == prefix + seg:  # the checkout, then python/sglang
             return "/".join(segments[i + 1 :])
         if prefix and before + "/" == prefix:  # `/python/sglang/...` written from the repository root

@@ -24,7 +24,7 @@ from analyzer.refs.dependencies import STDLIB_MODULES
 from analyzer.refs.framework import document_project
 from analyzer.refs.layout import has_cjk
 from analyzer.refs.links import REPO_PROJECTS, repository_of
-from analyzer.refs.named_objects import loop_variables
+from analyzer.refs.named_objects import from_self, loop_variables
 from analyzer.refs.prose_code import bare_names, names_only
 from analyzer.refs.pseudocode import reindent, unflatten
 from analyzer.refs.shell import foreign_flags, foreign_words, looks_like_command
@@ -90,6 +90,9 @@ class DocFacts:
     # Names its Python snippets assign (`ModelRunnerClass = EmbeddingModelRunner`): a capitalised
     # one called later (`ModelRunnerClass(...)`) is a variable holding a class, not a class.
     assigned: set[str] = field(default_factory=set)
+    # Of those, the ones only ever assigned what `self` holds (`request = self.running[i]`): the
+    # project's objects, as a loop's variable is (`named_objects._from_self`).
+    held_from_self: set[str] = field(default_factory=set)
     foreign_flags: set[str] = field(default_factory=set)  # flags the document passes to other programs
     # Its snippets keep the project's public engine on `self` (`self.llm = LLM(...)`, which the
     # projects' own code never does): their loose `self.x` lines are the reader's class (a
@@ -501,6 +504,8 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
     # `vllm.general_plugins` entry point group"): names of a packaging mechanism, not modules.
     facts.local_names |= set(_ENTRY_GROUP_RE.findall(source))
     facts.local_names |= {m.group(1) for m in _ENTRY_GROUP_TEXT_RE.finditer(source)}
+    self_held: set[str] = set()
+    otherwise: set[str] = set()
     facts.code_spans = {span.strip() for span in _CODE_SPAN_RE.findall(source)}
     # `CudaGraphRunner.can_run()` in the prose cites `CudaGraphRunner` too.
     facts.code_spans |= {m.group(0) for span in list(facts.code_spans) if (m := re.match(r"_*[A-Z][A-Za-z0-9_]*(?=\.)", span))}
@@ -558,9 +563,14 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
             bindings = value_bindings(tree)
             # (`for req in queue:` names the object it walks, as the project's code names it.)
             looped = loop_variables(tree)
+            held = {id(n.targets[0]) for n in ast.walk(tree) if isinstance(n, ast.Assign) and len(n.targets) == 1 and from_self(n.value)}
             for node in ast.walk(tree):
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                     facts.local_names.add(node.id)
+                    if id(node) in held:
+                        self_held.add(node.id)
+                    elif id(node) not in looped:
+                        otherwise.add(node.id)
                     if id(node) not in looped:
                         facts.assigned.add(node.id)
                 elif isinstance(node, ast.arg):
@@ -624,6 +634,7 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
             facts.instances[attr] = facts.imported.get(cls, cls)
             facts.held[attr] = f"{holder}.{attr}"
     facts.subject = _imported_subject(source, foreign_roots, bool(facts.imported))
+    facts.held_from_self = self_held - otherwise
     return facts
 
 

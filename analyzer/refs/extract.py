@@ -127,6 +127,7 @@ _SCRIPT_SPAN_RE = re.compile(r"`([\w./-]+\.(?:py|sh))`|(?:<|\]\()[^\s>)]*?([\w.-
 _SENTENCE_END_RE = re.compile(r"[.!?。！？](?:\s|$)|\n\s*\n")
 _NEW_NAME_RE = re.compile(r"\b(?:define|create|write|implement|add|name|call)\s+(?:a|an|your|the)?\s*(?:new|own|custom)\s*$", re.IGNORECASE)
 _INLINE_AUTOREF_RE = re.compile(r"\[([^\]\n]+)\]\[((?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)\]")
+_CODE_AUTOREF_TAIL_RE = re.compile(r"\]\[((?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)\]")
 # In text blocks: `a.b.c(`, `Foo.bar`, paths, and class names of two humps or more.
 _TEXT_CALL_RE = re.compile(r"(?<![\w.$/-])((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*)\(")
 # `cur_size=4` inside a diagram message's parentheses (not `==`).
@@ -357,6 +358,14 @@ _COMMENT_ENV_RE = re.compile(r"(?<![\w.$])[A-Z][A-Z0-9]*_[A-Z0-9_]+(?![\w.(])")
 # with the project's name before an underscore (`sglang_prompt_tokens`).
 _METRICS_RE = re.compile(r"\bmetrics?\b|prometheus|grafana|指标|监控", re.IGNORECASE)
 _METRIC_WORD_RE = re.compile(r"(?<![\w:./-])(vllm|sglang)[:_][a-z][a-z0-9]*(?:_[a-z0-9]+)*(?![\w(.-])")
+# A metric a code comment names, in its exported spelling (`vllm:gpu_cache_usage_perc`); a word
+# with no `_` after the colon is an image tag (`sglang:latest`), not a metric.
+_COMMENT_METRIC_RE = re.compile(r"(?<![\w:./-])(?:vllm|sglang):[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w(.:-])")
+# A PromQL function applied (`rate(...)`, `histogram_quantile(0.99, ...)`): a query on the metrics.
+_PROMQL_RE = re.compile(
+    r"(?:rate|irate|increase|delta|idelta|deriv|histogram_quantile|(?:sum|avg|min|max|count|quantile|stddev)_over_time|"
+    r"(?:sum|avg|min|max|count|topk|bottomk)\s*(?:by|without)\s*\([^)]*\))\s*\("
+)
 _UNDERSCORED_METRIC_RE = re.compile(r"(vllm|sglang)_[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
 # A class name in a snippet's comment: two capitalised words or more, not part of a path or call.
 _COMMENT_CLASS_RE = re.compile(r"(?<![\w./`-])_*(?=[A-Z][A-Za-z0-9]*[a-z])[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*(?![\w./(`-])")
@@ -562,6 +571,12 @@ class _Walker:
                 line += 1
                 plain += "\n"
             elif child.type == "text":
+                tail = _CODE_AUTOREF_TAIL_RE.match(child.content)
+                if tail and index >= 2 and children[index - 1].type == "code_inline" and children[index - 2].content.endswith("["):
+                    # `[`X`][vllm.a.X]`: an autoref whose text is code font, split by the parser.
+                    found = classify_symbol(tail.group(1))
+                    if found is not None:
+                        pending.append(_Pending(line, self._col(line, tail.group(1)), tail.group(1), found, len(plain) + tail.start(1), "link"))
                 for m in _INLINE_AUTOREF_RE.finditer(child.content):
                     # `[X][vllm.a.X]` with no link definition: mkdocs autorefs still link it.
                     found = classify_symbol(m.group(2))
@@ -593,6 +608,7 @@ class _Walker:
                 at = token.content.find(f"`{text}`", seek)
                 seek = max(seek, at + 1)
                 spans = self._code_span(text, line, col, len(plain), _sentence_script(token.content, at, text))
+                spans += self._nested_calls(text, line, col, len(plain), {p.text for p in spans})
                 if index in split:
                     # `--expert-distribution-`<br/>`recorder-mode`: the flag is the two joined.
                     whole = text + children[split[index]].content
@@ -753,7 +769,35 @@ class _Walker:
             located=rest[1].content if filed else None,
         )
 
+    def _nested_calls(self, text: str, line: int, col: int, offset: int, taken: set[str]) -> list[_Pending]:
+        """`model_config.get_num_kv_heads(get_attention_tp_size())`: a function called in a call's
+        arguments is cited as a code span of that call alone would cite it."""
+        try:
+            tree = ast.parse(text.strip(), mode="eval")
+        except SyntaxError:
+            return []
+        if not isinstance(tree.body, ast.Call):
+            return []
+        out: list[_Pending] = []
+        for node in ast.walk(tree.body):
+            name = dotted(node.func) if isinstance(node, ast.Call) and node is not tree.body else None
+            if name is None or name.split(".", 1)[0] in BUILTINS or name in taken or "_" not in name.rsplit(".", 1)[-1].strip("_"):
+                continue
+            at = text.find(name)
+            for p in self._code_span(f"{name}()", line, col + at if col >= 0 and at >= 0 else -1, offset):
+                if p.found.kind == SYMBOL:
+                    out.append(replace(p, text=name))
+        return out
+
     def _code_span(self, text: str, line: int, col: int, offset: int, script: str | None = None) -> list[_Pending]:
+        if _PROMQL_RE.match(text.strip()) and (self._about_metrics() or _COMMENT_METRIC_RE.search(text)):
+            # `rate(vllm:generation_tokens_total[1m])`, `histogram_quantile(0.99, ...)`: a
+            # Prometheus query; only the project's metrics in it are citations.
+            return [
+                _Pending(line, col + m.start() if col >= 0 else -1, m.group(0), metric, offset, "inline")
+                for m in _COMMENT_METRIC_RE.finditer(text)
+                if (metric := classify_metric(m.group(0))) is not None
+            ]
         if looks_like_command(text):
             out = []
             for ref in shell_refs(text, self.server or self.command):
@@ -1059,6 +1103,15 @@ class _Walker:
                 reason = f"command {ref.command}" if ref.command else "text"
                 found = Classified(ref.kind, ref.target, ref.framework, reason)
                 pending.append(_Pending(line, col, ref.text, found, 0, "fence", ref.command, flag_value=ref.value))
+        if lang in SHELL_LANGS:
+            taken = {(p.line, p.text) for p in pending}
+            for index, raw in enumerate(content.splitlines()):
+                # A listing of files (`# Scheduler` over `/home/u/vllm-learn/vllm/core/scheduler.py`):
+                # a line that is a project file's path alone names that file; nothing runs it.
+                found = classify_path(raw.strip()) if raw.strip().startswith(("/", "~/")) and " " not in raw.strip() else None
+                line = first + index
+                if found is not None and found.kind == PATH and found.framework is not None and (line, raw.strip()) not in taken:
+                    pending.append(_Pending(line, self._col(line, raw.strip()), raw.strip(), found, 0, "fence"))
         if lang in SHELL_LANGS or lang in TEXT_LANGS:
             for offset, key, flag in config_keys(content):
                 # `--speculative-config '{"num_speculative_tokens": 3}'`: a field of the flag's config class.
@@ -1164,6 +1217,11 @@ class _Walker:
                     out.append(_Pending(line, self._col(line, m.group(0)), m.group(0), found, 0, "fence", writes=writes))
             if python:
                 out.extend(self._comment_imports(comment, line))
+            for m in _COMMENT_METRIC_RE.finditer(comment):
+                # `# 用于 Prometheus Counter: vllm:num_generation_tokens_total`: the metric the line feeds.
+                metric = classify_metric(m.group(0))
+                if metric is not None:
+                    out.append(_Pending(line, self._col(line, m.group(0)), m.group(0), metric, 0, "fence"))
         return out
 
     def _comment_imports(self, comment: str, line: int) -> list[_Pending]:
@@ -1475,7 +1533,8 @@ class _Walker:
         for a in named_attributes(tree):
             line = first + a.lineno - 1
             free = a.text.startswith("self.") or not (
-                a.obj in facts.defined or a.obj in facts.imported or a.obj in facts.foreign or a.obj in facts.assigned or a.obj in FOREIGN_NAMES or a.obj in FOREIGN_ROOTS
+                a.obj in facts.defined or a.obj in facts.imported or a.obj in facts.foreign or a.obj in FOREIGN_NAMES or a.obj in FOREIGN_ROOTS
+                or (a.obj in facts.assigned and a.obj not in facts.held_from_self)
             )
             if not free or (line, a.text) in seen:
                 continue

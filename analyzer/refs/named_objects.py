@@ -43,12 +43,15 @@ def loop_variables(tree: ast.AST) -> set[int]:
 
 def _bound(tree: ast.Module) -> set[str]:
     """Names the snippet binds itself: assigned, imported, defined, or a parameter it declares a
-    type for (a typed parameter's class is `receivers.py`'s to say); not a loop's variable."""
+    type for (a typed parameter's class is `receivers.py`'s to say); not a loop's variable, nor
+    a name only ever assigned what `self` holds (`request = self.waiting.peek_request()`,
+    `request = self.running[i]`), which is the project's object as a loop's is."""
     out: set[str] = set()
     # `for req in self.waiting_queue:` names the loop's object and says nothing more of its class.
     looped = loop_variables(tree)
+    held = {id(n.targets[0]) for n in ast.walk(tree) if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and from_self(n.value)}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and id(node) in looped:
+        if isinstance(node, ast.Name) and (id(node) in looped or id(node) in held):
             continue
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
             out.add(node.id)
@@ -59,6 +62,22 @@ def _bound(tree: ast.Module) -> set[str]:
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             out.add(node.name)
     return out
+
+
+def from_self(value: ast.expr) -> bool:
+    """`self.waiting.peek_request()`, `self.running[i]`, `self.requests.get(rid)`: a value read
+    out of what `self` holds (no other object's call or constructor on the way). Not what a
+    method of `self` itself returns (`input_batch = self._prepare_inputs(...)`): a quoted class's
+    helper may return anything, under any name."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and isinstance(value.func.value, ast.Name) and value.func.value.id == "self":
+        return False
+    while True:
+        if isinstance(value, ast.Call):
+            value = value.func
+        elif isinstance(value, ast.Attribute | ast.Subscript):
+            value = value.value
+        else:
+            return isinstance(value, ast.Name) and value.id == "self"
 
 
 def named_attributes(tree: ast.Module) -> list[NamedAttribute]:

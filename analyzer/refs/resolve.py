@@ -1013,7 +1013,7 @@ def _resolve_env(ref: Reference, pin: PinView) -> Finding:
 
 
 # What Prometheus adds to a metric's name when it exports it.
-_METRIC_SUFFIXES = ("_total", "_bucket", "_sum", "_count", "_created")
+METRIC_SUFFIXES = ("_total", "_bucket", "_sum", "_count", "_created")
 
 
 def _resolve_metric(ref: Reference, pin: PinView) -> Finding:
@@ -1023,14 +1023,27 @@ def _resolve_metric(ref: Reference, pin: PinView) -> Finding:
     name = ref.target
     if ":" not in name:
         return _underscored_metric(ref, pin, words)
-    spellings = {name} | {name.removesuffix(s) for s in _METRIC_SUFFIXES if name.endswith(s)}
+    spellings = {name} | {name.removesuffix(s) for s in METRIC_SUFFIXES if name.endswith(s)}
     if spellings & words.metrics:
         return Finding(ref, pin.pin, OK, note="a metric the sources name")
-    if words.metrics_built:
+    if _maybe_built(name, words.metrics_built_in):
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"{pin.pin} builds some metric names at run time")
     if not words.metrics:
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"no metric names found in {pin.pin}")
     return Finding(ref, pin.pin, BROKEN, note=f"no metric {name} in {pin.pin}")
+
+
+# Words of a path that say nothing of what a file's metrics are about.
+_GENERIC_PATH_WORDS = frozenset({"vllm", "sglang", "srt", "v1", "py", "manager", "metrics", "metric", "stats", "utils", "init", "layers"})
+
+
+def _maybe_built(name: str, built_in: frozenset[str]) -> bool:
+    """Whether a metric the sources never spell may be one built at run time: it shares a word
+    with the path of a file that builds names (`vllm:kvcr_transfer_bytes` beside
+    vllm/v1/kv_offload/tiering/kvcr/manager.py, whose `f"vllm:{name}"` takes another library's
+    constants), where `vllm:gpu_cache_usage_perc` shares none and is simply not exported."""
+    words = set(name.split(":", 1)[-1].split("_"))
+    return bool(words & (built_in - _GENERIC_PATH_WORDS))
 
 
 def _underscored_metric(ref: Reference, pin: PinView, words: SourceWords) -> Finding:
@@ -1041,11 +1054,11 @@ def _underscored_metric(ref: Reference, pin: PinView, words: SourceWords) -> Fin
     if pin.mentions(name):
         return _resolve_symbol(replace(ref, kind=SYMBOL), pin)
     colon = name.replace("_", ":", 1)
-    spelled = next((c for c in (colon, *(colon.removesuffix(s) for s in _METRIC_SUFFIXES if colon.endswith(s))) if c in words.metrics), None)
+    spelled = next((c for c in (colon, *(colon.removesuffix(s) for s in METRIC_SUFFIXES if colon.endswith(s))) if c in words.metrics), None)
     if spelled is not None:
         home = Suggestion(colon, 0.9, f"the sources name the metric `{spelled}`: Prometheus keeps the colon")
         return Finding(ref, pin.pin, BROKEN, note=f"no metric `{name}` in {pin.pin}; it exports `{colon}`", suggestions=[home])
-    if not words.metrics and not words.metrics_built:
+    if not words.metrics and not words.metrics_built_in:
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"no metric names found in {pin.pin}")
     # (Names built at run time are `vllm:`-prefixed too: none is spelled with `_`.)
     return Finding(ref, pin.pin, BROKEN, note=f"no metric `{name}` in {pin.pin}: its metrics are all named `{colon.split(':', 1)[0]}:...`")
@@ -1058,6 +1071,6 @@ def metric_ending(name: str, pin: PinView) -> str | None:
     words = pin.source_words()
     if words is None or "_" not in name.strip("_"):
         return None
-    tails = {name} | {name.removesuffix(s) for s in _METRIC_SUFFIXES if name.endswith(s)}
+    tails = {name} | {name.removesuffix(s) for s in METRIC_SUFFIXES if name.endswith(s)}
     hits = sorted(m for m in words.metrics if any(m.split(":", 1)[-1].endswith("_" + t) for t in tails))
     return hits[0] if len(hits) == 1 else None

@@ -33,6 +33,7 @@ from analyzer.refs.namesakes import (
 )
 from analyzer.refs.pinview import PinView, SymbolEntry
 from analyzer.refs.resolve import (
+    METRIC_SUFFIXES,
     classes_named_like,
     find_symbol,
     folders_written,
@@ -68,8 +69,7 @@ def suggest(ref: Reference, pin: PinView, history: History | None = None, line_s
         found = _envs(ref, pin, history)
     elif ref.kind == METRIC:
         words = pin.source_words()
-        names = sorted(words.metrics) if words is not None else []
-        found = [Suggestion(n, _spelling_confidence(r), _spelling_reason("closest metric", r), None) for n, r in closest(ref.target, names, n=3, cutoff=0.7)]
+        found = _metrics(ref.target, sorted(words.metrics) if words is not None else [])
     else:
         found = []
     best: dict[str, Suggestion] = {}
@@ -595,6 +595,28 @@ def _symbols(ref: Reference, pin: PinView, history: History | None) -> list[Sugg
         if old_hits:
             out.append(Suggestion(target, 0.0, f"was at {old_hits[0].location} in {history.old.pin}; removed", None))
     return [s for s in out if s.confidence > 0 or s.reason.endswith("removed")]
+
+
+def _metrics(name: str, names: list[str]) -> list[Suggestion]:
+    """Homes of a metric the sources do not name: the same metric less or plus `num_`, compared
+    without the suffix Prometheus adds and given back with it, as the reader scrapes it
+    (`vllm:num_prompt_tokens_total` -> the counter `vllm:prompt_tokens`, `vllm:prompt_tokens_total`);
+    else the closest spellings of the name as written."""
+    suffix = next((s for s in METRIC_SUFFIXES if name.endswith(s)), "")
+    base = name.removesuffix(suffix)
+    project, _, rest = base.partition(":")
+    known = set(names)
+
+    def scraped(n: str) -> str:
+        return n if n.endswith(suffix) else n + suffix
+
+    out = [
+        Suggestion(scraped(other), 0.8, "the same metric with `num_` dropped or added", None)
+        for other in (f"{project}:{rest.removeprefix('num_')}", f"{project}:num_{rest}")
+        if other != base and other in known
+    ]
+    out += [Suggestion(n, _spelling_confidence(r), _spelling_reason("closest metric", r), None) for n, r in closest(name, names, n=3, cutoff=0.7)]
+    return out
 
 
 def _method_made_function(member: str, owners: list[SymbolEntry], pin: PinView) -> list[Suggestion]:

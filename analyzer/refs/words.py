@@ -27,7 +27,7 @@ _RETIRED_RE = re.compile(r"\b(?:has been removed|was removed|is removed|no longe
 # name they build at run time (`f"vllm:{name}"`, `"vllm:" + name`).
 _METRIC_RE = re.compile(r"[\"'](?P<name>(?:vllm|sglang):[A-Za-z_][A-Za-z0-9_]*)[\"']")
 _BUILT_METRIC_RE = re.compile(r"f[\"'](?:vllm|sglang):\{|[\"'](?:vllm|sglang):[\"']\s*\+")
-FORMAT = 7
+FORMAT = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +38,9 @@ class SourceWords:
     words: frozenset[str]
     retired_env: frozenset[str]
     metrics: frozenset[str] = frozenset()
-    metrics_built: bool = False  # some metric names are built at run time: a missing one is unknown
+    # The words of the paths of the files that build metric names at run time (`kv`, `offload`,
+    # `kvcr` of vllm/v1/kv_offload/tiering/kvcr/manager.py): a missing name may be one of theirs.
+    metrics_built_in: frozenset[str] = frozenset()
     # Whole string literals that are names (`"fp8"`, `"awq_marlin"`): what a registry can hold.
     quoted: frozenset[str] = frozenset()
     # `model_runner.add_lora`: a member read on an object of two words or more, as code writes it.
@@ -62,7 +64,7 @@ def collect(roots: list[Path]) -> SourceWords:
     metrics: set[str] = set()
     quoted: set[str] = set()
     members: set[str] = set()
-    built = False
+    built: set[str] = set()
     for path in _source_files(roots):
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
@@ -75,7 +77,8 @@ def collect(roots: list[Path]) -> SourceWords:
             words.update(_WORD_RE.findall(text))
         if "vllm:" in text or "sglang:" in text:
             metrics.update(_METRIC_RE.findall(text))
-            built = built or bool(_BUILT_METRIC_RE.search(text))
+            if _BUILT_METRIC_RE.search(text):
+                built.update(w for part in path.parts[-4:] for w in re.split(r"[_.]", part) if w)
         if "VLLM_" not in text and "SGL" not in text:
             continue
         lines = text.splitlines()
@@ -83,7 +86,7 @@ def collect(roots: list[Path]) -> SourceWords:
             for m in _ENV_LITERAL_RE.finditer(line):
                 near = " ".join(lines[number : number + 4])
                 (retired if _RETIRED_RE.search(near) else live).add(m.group("name"))
-    return SourceWords(frozenset(words), frozenset(retired - live), frozenset(metrics), built, frozenset(quoted), frozenset(members))
+    return SourceWords(frozenset(words), frozenset(retired - live), frozenset(metrics), frozenset(built), frozenset(quoted), frozenset(members))
 
 
 # A string literal that names something (`getattr(cfg, "sliding_window")`, `"vllm.plugins:f"`),
@@ -132,7 +135,7 @@ def load_or_collect(cache: Path, roots: list[Path]) -> SourceWords | None:
     if data is not None:
         try:
             return SourceWords(
-                frozenset(data["words"]), frozenset(data["retired_env"]), frozenset(data["metrics"]), bool(data["metrics_built"]),
+                frozenset(data["words"]), frozenset(data["retired_env"]), frozenset(data["metrics"]), frozenset(data["metrics_built_in"]),
                 frozenset(data["quoted"]), frozenset(data["members"]),
             )
         except (KeyError, TypeError, ValueError):
@@ -143,7 +146,7 @@ def load_or_collect(cache: Path, roots: list[Path]) -> SourceWords | None:
     found = collect(present)
     write_record(cache, FORMAT, {
         "words": sorted(found.words), "retired_env": sorted(found.retired_env),
-        "metrics": sorted(found.metrics), "metrics_built": found.metrics_built, "quoted": sorted(found.quoted),
+        "metrics": sorted(found.metrics), "metrics_built_in": sorted(found.metrics_built_in), "quoted": sorted(found.quoted),
         "members": sorted(found.members),
     })
     return found
