@@ -1108,10 +1108,10 @@ class _Walker:
             for index, raw in enumerate(content.splitlines()):
                 # A listing of files (`# Scheduler` over `/home/u/vllm-learn/vllm/core/scheduler.py`):
                 # a line that is a project file's path alone names that file; nothing runs it.
-                found = classify_path(raw.strip()) if raw.strip().startswith(("/", "~/")) and " " not in raw.strip() else None
+                listed = classify_path(raw.strip()) if raw.strip().startswith(("/", "~/")) and " " not in raw.strip() else None
                 line = first + index
-                if found is not None and found.kind == PATH and found.framework is not None and (line, raw.strip()) not in taken:
-                    pending.append(_Pending(line, self._col(line, raw.strip()), raw.strip(), found, 0, "fence"))
+                if listed is not None and listed.kind == PATH and listed.framework is not None and (line, raw.strip()) not in taken:
+                    pending.append(_Pending(line, self._col(line, raw.strip()), raw.strip(), listed, 0, "fence"))
         if lang in SHELL_LANGS or lang in TEXT_LANGS:
             for offset, key, flag in config_keys(content):
                 # `--speculative-config '{"num_speculative_tokens": 3}'`: a field of the flag's config class.
