@@ -100,6 +100,11 @@ _ITERATING_BUILTINS = frozenset(
     f"builtins.{n}" for n in ("list", "tuple", "set", "frozenset", "sorted", "sum", "any", "all", "min", "max", "enumerate", "zip", "dict")
 )
 _SPECIAL_BUILTINS = frozenset(_DUNDER_BUILTINS) | _ITERATING_BUILTINS
+# Builtins that presize their result by the argument's length hint (CPython's `list_extend`
+# and `PySequence_Tuple` call `PyObject_LengthHint`): `__len__`, else `__length_hint__`, runs
+# as well as `__iter__` (`tuple(index)`, `list(self)`; `set`, `dict` and the reducers do not).
+_LENGTH_HINT_BUILTINS = frozenset({"builtins.list", "builtins.tuple", "builtins.sorted"})
+_LENGTH_HINT = ("__len__", "__length_hint__")
 _HIGHER_ORDER = _HIGHER_ORDER_POS | _HIGHER_ORDER_KEY
 
 _BINOPS = {
@@ -411,11 +416,14 @@ class CallResolver:
         dotted = bool(_DOTTED_TEXT.fullmatch(text))
         if not dotted and not self.flow.enabled:
             return  # `len(f(x))`: an object's class is rarely known (a generator only by the flow stage)
+        hinted = any(n in _LENGTH_HINT_BUILTINS for n in rec.external)
         if self._special is None:
             self._special = frozenset(n for n in self.p.methods_by_name if n.startswith("__") and n.endswith("__"))
         wanted = {m for name in rec.external for m in _DUNDER_BUILTINS.get(name, ())}
         if name_iterates := any(n in _ITERATING_BUILTINS for n in rec.external):
             wanted |= {"__iter__"}
+        if hinted:
+            wanted |= set(_LENGTH_HINT)
         if not self._special.intersection(wanted) and not (self.flow.enabled and (name_iterates or "__next__" in wanted)):
             return  # no project class defines them, and no generator is tracked
         node = self.p.parser.parse(text)
@@ -423,6 +431,10 @@ class CallResolver:
             return
         m, scope = facts.module, site.scope
         have = {e.callee for e in rec.edges}
+        # The argument's class decides as for a name's where it is a call's or an operator's
+        # result whose class the flow stage or the inferrer knows (`str(cls.parse(s))`,
+        # `tuple(spec._get_ranges())`), as `operator_calls` takes `Expr() + b`.
+        typed = dotted or (self.flow.enabled and isinstance(node, ast.Call | ast.BinOp | ast.UnaryOp))
 
         def add(target: str, base: Value | None = None) -> None:
             if target in have:
@@ -435,16 +447,19 @@ class CallResolver:
 
         for name in rec.external:
             if name in _ITERATING_BUILTINS:
-                for target in self.flow.iteration_calls(node, m, scope, text) if dotted else self.flow.generator_bodies(node, m, scope):
+                for target in self.flow.iteration_calls(node, m, scope, text) if typed else self.flow.generator_bodies(node, m, scope):
                     add(target)
-                continue
-            methods = _DUNDER_BUILTINS.get(name)
+                if name not in _LENGTH_HINT_BUILTINS:
+                    continue
+                methods: tuple[str, ...] | None = _LENGTH_HINT
+            else:
+                methods = _DUNDER_BUILTINS.get(name)
             if not methods:
                 continue
             if name == "builtins.next":
                 for target in self.flow.generator_bodies(node, m, scope):
                     add(target)
-            for base in self.flow.instances(node, m, scope, text) if dotted else ():
+            for base in self.flow.instances(node, m, scope, text) if typed else ():
                 for method in methods:
                     sym = self.p.member(Symbol("class", base.name), method)
                     if sym is not None and sym.kind == "function":
@@ -1150,8 +1165,10 @@ class CallResolver:
                 # `with Lock() as f:` enters the object the call makes; other
                 # operands are names and attributes (a call's class is rarely known).
                 if not _is_dotted(operand) and not (isinstance(operand, ast.Call) and methods[0] in _CONTEXT) and not (
-                    # an operator on a call's or another operator's result (`Expr() + b`, `(a + b) * 2`)
-                    isinstance(operand, ast.Call | ast.BinOp | ast.UnaryOp) and methods[0] in _OPERATOR_SPECIALS
+                    # an operator on a call's or another operator's result (`Expr() + b`, `(a + b) * 2`),
+                    # or its truth tested (`not self._get_ranges()`: `__bool__`, else `__len__`)
+                    isinstance(operand, ast.Call | ast.BinOp | ast.UnaryOp)
+                    and (methods[0] in _OPERATOR_SPECIALS or methods == _TRUTH)
                 ):
                     continue
                 # (but a `@contextmanager` function's call stands for what it yields, which is not entered)
