@@ -366,6 +366,14 @@ _PROMQL_RE = re.compile(
     r"(?:rate|irate|increase|delta|idelta|deriv|histogram_quantile|(?:sum|avg|min|max|count|quantile|stddev)_over_time|"
     r"(?:sum|avg|min|max|count|topk|bottomk)\s*(?:by|without)\s*\([^)]*\))\s*\("
 )
+# What every Prometheus endpoint of a Python server exports beside the project's own: prometheus_client's
+# process and garbage-collector collectors, and prometheus-fastapi-instrumentator's HTTP metrics.
+_EXPORTER_METRIC_RE = re.compile(
+    r"(?:process_(?:virtual_memory_bytes|resident_memory_bytes|start_time_seconds|cpu_seconds_total|open_fds|max_fds)"
+    r"|python_gc_(?:objects_collected_total|objects_uncollectable_total|collections_total)|python_info"
+    r"|http_(?:requests_total|request_size_bytes|response_size_bytes|request_duration_seconds|request_duration_highr_seconds))"
+    r"(?:_bucket|_sum|_count|_created)?"
+)
 _UNDERSCORED_METRIC_RE = re.compile(r"(vllm|sglang)_[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
 # A class name in a snippet's comment: two capitalised words or more, not part of a path or call.
 _COMMENT_CLASS_RE = re.compile(r"(?<![\w./`-])_*(?=[A-Z][A-Za-z0-9]*[a-z])[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*(?![\w./(`-])")
@@ -468,6 +476,10 @@ class _Walker:
         metrics = self._about_metrics()
         for p in map(self._escaped, pending):
             length = len(p.text) if p.origin == "inline" else 0
+            if metrics and p.found.kind == SYMBOL and _EXPORTER_METRIC_RE.fullmatch(p.found.target):
+                # `http_requests_total`, `process_resident_memory_bytes` in a table of what `/metrics`
+                # serves: the Prometheus client's and the HTTP instrumentator's own metrics.
+                continue
             if metrics and p.found.kind == SYMBOL and (m := _UNDERSCORED_METRIC_RE.fullmatch(p.found.target)):
                 # `vllm_kv_cache_blocks` in a list of the server's metrics: a Prometheus name
                 # written with `_` where the project's have `vllm:` (`resolve._resolve_metric`).

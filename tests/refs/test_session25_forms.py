@@ -266,3 +266,19 @@ def test_a_shell_listing_of_a_checkouts_files_cites_them(tmp_path: Path) -> None
     assert statuses_at(found, 5, "/home/user/vllm-learn/vllm/engine/llm_engine.py") == [OK]
     assert statuses_at(found, 7, "/home/user/vllm-learn/vllm/core/scheduler.py") == [BROKEN]
     assert not [key for key in found if key[0] == 8]
+
+
+def test_the_prometheus_clients_own_metrics_are_not_the_projects(tmp_path: Path) -> None:
+    view = source_view(tmp_path, _METRICS, "vllm@0.30.0")
+    doc = (
+        "# vLLM Metrics\n\n"
+        "##### HTTP Metrics (API Server)\n\n"
+        "| 指标名称 (Metric Name) | 类型 (Type) |\n"
+        "| :--- | :--- |\n"
+        "| `http_requests_total` | Counter |\n"  # 7
+        "| `process_resident_memory_bytes` | Gauge |\n"  # 8
+        "| `vllm:generation_tokens_total` | Counter |\n"  # 9
+    )
+    found = findings_by_place(doc, view)
+    assert not [key for key in found if key[0] in (7, 8)]
+    assert statuses_at(found, 9, "vllm:generation_tokens_total") == [OK]
