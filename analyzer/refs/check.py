@@ -1162,26 +1162,37 @@ def _table_columns(findings: list[Finding]) -> list[Finding]:
 
 
 # `tok_1a`, `submod_0`: a stem, an underscore, a number (and a letter).
-_NUMBERED_RE = re.compile(r"(?P<stem>[A-Za-z]\w*?_)\d+[a-z]?")
+_NUMBERED_RE = re.compile(r"(?P<stem>[A-Za-z]\w*?_)(?:\d+[a-z]?|[A-Za-z])")
 
 
 def _numbered_series(findings: list[Finding]) -> list[Finding]:
-    """`tok_1a`, `tok_2a`, `tok_1c`; `submod_0`, `submod_1`: two names or more of one numbered
-    series that no pin spells (nor any past release, where known) are the author's placeholders
+    """`tok_1a`, `tok_2a`, `tok_1c`; `submod_0`, `submod_1`; `node_X`, `node_Y`; `seq_a`, `seq_b`:
+    two names or more of one numbered or lettered series that no pin spells (nor any past release, where known) are the author's placeholders
     for the items of a drawing, not stale names: unjudged (not-checkable, with the reason). One
     such name alone is judged as any other."""
     series: dict[tuple[str, str | None, str], set[str]] = {}
     for f in findings:
         m = _NUMBERED_RE.fullmatch(f.ref.target) if f.ref.kind == SYMBOL else None
-        if m is not None and f.status == BROKEN and _NEVER_SPELLED in f.note and not f.past:
+        # (A sibling the sources use but never define, `seq_a` beside `seq_b`, counts too.)
+        if m is not None and ((f.status == BROKEN and _NEVER_SPELLED in f.note) or (f.status == NOT_CHECKABLE and "defined nowhere" in f.note)) and not f.past:
             series.setdefault((f.ref.file, f.pin, m.group("stem")), set()).add(f.ref.target)
     for f in findings:
         m = _NUMBERED_RE.fullmatch(f.ref.target) if f.ref.kind == SYMBOL and f.status == BROKEN else None
         names = series.get((f.ref.file, f.pin, m.group("stem")), set()) if m is not None else set()
-        if len(names) > 1 and f.ref.target in names:
+        if len(names) > 1 and f.ref.target in names and _a_series(names):
             f.status = NOT_CHECKABLE
             f.note += f"; one of a numbered series ({_listed(sorted(names))}): the author's placeholders"
     return findings
+
+
+def _a_series(names: set[str]) -> bool:
+    """Numbers, or letters that follow each other (`seq_a`, `seq_b`; `node_X`, `node_Y`): not the
+    words' own letters of two real names (`apply_top_k`, `apply_top_p`)."""
+    ends = sorted({n.rsplit("_", 1)[-1] for n in names})
+    if not all(len(e) == 1 and e.isalpha() for e in ends):
+        return True
+    codes = sorted(ord(e.lower()) for e in ends)
+    return codes == list(range(codes[0], codes[0] + len(codes)))
 
 
 def _setting_rows(findings: list[Finding]) -> list[Finding]:

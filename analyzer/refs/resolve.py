@@ -836,6 +836,10 @@ def _runs_its_own_parser(ref: Reference, pin: PinView) -> bool:
     return own is not None and own.complete and not own.server
 
 
+# `-O3`, `-O=3`: a one-letter option and its value, written as one word.
+_ATTACHED_RE = re.compile(r"(?P<option>-[A-Za-z])=?(?P<value>[A-Za-z0-9_.]+)")
+
+
 def _resolve_flag(ref: Reference, pin: PinView) -> Finding:
     flag = ref.target
     if _runs_its_own_parser(ref, pin):
@@ -856,6 +860,14 @@ def _resolve_flag(ref: Reference, pin: PinView) -> Finding:
         # vLLM's parser accepts underscores for dashes.
         entry = pin.flag_map.get(flag.replace("_", "-"))
         note = "underscore spelling accepted by vLLM's parser"
+    if entry is None and (not ref.command or ref.command in SERVER_COMMANDS) and (m := _ATTACHED_RE.fullmatch(flag)) is not None:
+        # `-O3`: argparse takes a one-letter option's value written against it; vLLM's parser also
+        # rewrites `-O<n>` / `-O=<n>` to `--optimization-level <n>` before argparse sees it.
+        entry = pin.flag_map.get(m.group("option"))
+        note = "a one-letter option with its value attached"
+        if entry is None and m.group("option") == "-O" and pin.project == "vllm":
+            entry = pin.flag_map.get("--optimization-level")
+            note = "vLLM's parser rewrites `-O<n>` to `--optimization-level <n>`"
     if entry is not None:
         return _with_value(Finding(ref, pin.pin, OK, resolved_at=entry.defined_at, note=note), entry, pin)
     if ref.command and ref.command not in SERVER_COMMANDS:

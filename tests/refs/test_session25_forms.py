@@ -282,3 +282,33 @@ def test_the_prometheus_clients_own_metrics_are_not_the_projects(tmp_path: Path)
     found = findings_by_place(doc, view)
     assert not [key for key in found if key[0] in (7, 8)]
     assert statuses_at(found, 9, "vllm:generation_tokens_total") == [OK]
+
+
+def test_a_one_letter_option_with_its_value_attached(tmp_path: Path) -> None:
+    from dataclasses import replace as with_flags
+
+    from analyzer.refs.pinview import FlagEntry
+
+    view = source_view(tmp_path, _V1, "vllm@0.30.0")
+    view = with_flags(view, flags=[FlagEntry("--optimization-level", ("--optimization-level",)), FlagEntry("--quantization", ("--quantization", "-q"))])
+    doc = "# Optimization levels\n\n```bash\nvllm serve meta-llama/Llama-3.2-1B -O1\nvllm serve meta-llama/Llama-3.2-1B -qfp8\nvllm serve meta-llama/Llama-3.2-1B -X3\n```\n"
+    found = findings_by_place(doc, view)
+    # vLLM's parser rewrites `-O<n>` to `--optimization-level <n>`; argparse takes `-qfp8` as `-q fp8`.
+    assert statuses_at(found, 4, "-O1") == [OK]
+    assert statuses_at(found, 5, "-qfp8") == [OK]
+    assert statuses_at(found, 6, "-X3") == [BROKEN]
+
+
+def test_a_lettered_series_of_names_no_pin_spells_is_the_authors(tmp_path: Path) -> None:
+    view = source_view(tmp_path, _SGLANG, "sglang@0.5.20")
+    tree = "# SGLang 的 RadixCache：请求生命周期\n\n```\nroot (lock_ref=1)\n  ├── node_X\n  └── node_Y\n```\n"
+    found = findings_by_place(tree, view)
+    assert statuses_at(found, 5, "node_X") == [NOT_CHECKABLE]
+    assert statuses_at(found, 6, "node_Y") == [NOT_CHECKABLE]
+    # One such name alone is judged as any other.
+    alone = findings_by_place(tree.replace("  └── node_Y\n", ""), view)
+    assert statuses_at(alone, 5, "node_X") == [BROKEN]
+    # Letters that do not follow each other are the words' own (`top_k`, `top_p`): real names, judged.
+    words = findings_by_place(tree.replace("node_X", "apply_top_k()").replace("node_Y", "apply_top_p()"), view)
+    assert statuses_at(words, 5, "apply_top_k") == [BROKEN]
+    assert statuses_at(words, 6, "apply_top_p") == [BROKEN]
