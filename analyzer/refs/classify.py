@@ -57,6 +57,8 @@ FOREIGN_NAMES = frozenset(
         "Mistral", "Mixtral", "Gemma", "DeepSpeed", "Megatron", "SGLang", "ShareGPT",
         "Anthropic", "Kubernetes", "Docker", "Prometheus", "Grafana", "NVLink", "InfiniBand", "RoCE", "Gaudi", "FlexAttention", "xFormers", "FlashDecoding", "SmoothQuant", "LoRA", "QLoRA", "GitHub",
         "OpenTelemetry", "ZeroMQ", "PyPI", "Conda", "TensorRT-LLM", "TensorBoard", "Perfetto", "Nsight",
+        # C library and POSIX calls a text names beside the projects' own (`shm_open` before `shm_unlink`).
+        "shm_open", "shm_unlink", "munmap", "ftruncate", "dlopen", "dlsym", "ioctl", "memcpy", "memset", "posix_memalign",
     }
 )
 # Python builtins called in snippets (`len(x)`, `print(y)`): never a citation.

@@ -526,6 +526,11 @@ def _resolve_symbol(ref: Reference, pin: PinView) -> Finding:
         beside = _beside_the_index(ref, pin)
         if beside is not None:
             return beside
+        words = pin.source_words() if "." in ref.target and ref.target.split(".", 1)[0] in pin.packages else None
+        if words is not None and ref.target in words.quoted:
+            # `vllm.general_plugins`: an entry-point group, a registry's or a logger's key, which
+            # the sources spell whole as a string and define nowhere as a module.
+            return Finding(ref, pin.pin, OK, note=f"a name {pin.pin}'s sources spell whole as a string (an entry-point group or a key)")
         return Finding(ref, pin.pin, BROKEN, note=f"`{ref.target}` is not defined in {pin.pin}")
     notes = [how] if how else []
     if len(found) > 1:

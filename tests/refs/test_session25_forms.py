@@ -312,3 +312,25 @@ def test_a_lettered_series_of_names_no_pin_spells_is_the_authors(tmp_path: Path)
     words = findings_by_place(tree.replace("node_X", "apply_top_k()").replace("node_Y", "apply_top_p()"), view)
     assert statuses_at(words, 5, "apply_top_k") == [BROKEN]
     assert statuses_at(words, 6, "apply_top_p") == [BROKEN]
+
+
+def test_an_entry_point_group_and_posix_calls(tmp_path: Path) -> None:
+    sources = {**_V1, "vllm/plugins/__init__.py": 'DEFAULT_PLUGINS_GROUP = "vllm.general_plugins"\n\ndef load_plugins_by_group(group):\n    return group\n'}
+    view = source_view(tmp_path, sources, "vllm@0.30.0")
+    doc = (
+        "# vLLM plugin system\n\n"
+        "```python\n"
+        "setup(name='vllm_add_dummy_model',\n"
+        "      entry_points={\n"
+        "          'vllm.general_plugins':\n"  # 6
+        "          ['register_dummy_model = vllm_add_dummy_model:register']\n"
+        "      })\n"
+        "```\n\n"
+        "The module `vllm.plugins.gone_loader` is where they were loaded.\n"  # 11
+        "源 rank 可能在其他 rank 还没 `shm_open` 之前就 `shm_unlink`。\n"  # 12
+    )
+    found = findings_by_place(doc, view)
+    # Spelled whole as a string by the sources: an entry-point group, not a module.
+    assert statuses_at(found, 6, "vllm.general_plugins") == [OK]
+    assert statuses_at(found, 11, "vllm.plugins.gone_loader") == [BROKEN]
+    assert not [key for key in found if key[0] == 12]
