@@ -920,18 +920,39 @@ class FlowGraph:
             # (`super().register(name, func)`) or a class named here lands in the one method
             # every subclass's call shares, so each caller's values reach all callers' calls
             # (measured in cg29: mistune and Pygments lost executed-site precision).
-            args = [a if _self_attribute(a) else None for a in args]
-            kwargs = [(k, a if _self_attribute(a) else None) for k, a in kwargs]
+            # A generator this method makes itself is the exception: it belongs to this call
+            # alone (`tokens = self._recovery_tokenize(tokens)` then `super().parse(tokens)`:
+            # the base class's loop runs its body, parso's parser). What arrives in a
+            # parameter is still not handed on (each caller's would reach every caller's
+            # loop, measured in cg31: parso's diff parser's generator reached `BaseParser.parse`
+            # past the wrapping that always runs there). Starred arguments: not looked into.
+            args = [None if isinstance(a, ast.Starred) else a for a in args]
+            only: dict[int | str, frozenset[Value]] = {
+                i: self._made_here(a, m, scope) for i, a in enumerate(args) if a is not None and not _self_attribute(a)
+            }
+            only |= {k: self._made_here(a, m, scope) for k, a in kwargs if a is not None and not _self_attribute(a)}
+        else:
+            only = {}
         self._site_key = (site.line, site.col)
         try:
             for callee in callees:
-                self._bind(callee, args, kwargs, m, scope)
+                self._bind(callee, args, kwargs, m, scope, only)
         finally:
             self._site_key = None
 
     def _bind(
-        self, callee: Value, args: list[ast.expr | None], kwargs: list[tuple[str, ast.expr | None]], m: str, scope: str
+        self,
+        callee: Value,
+        args: list[ast.expr | None],
+        kwargs: list[tuple[str, ast.expr | None]],
+        m: str,
+        scope: str,
+        only: dict[int | str, frozenset[Value]] | None = None,
     ) -> None:
+        """Hand the call's arguments to `callee`'s parameters; those in `only` (positions,
+        keywords) hand on no more than the values it names for them (compared with `via`
+        "symbol": how a value was reached does not matter there)."""
+        only = only or {}
         if callee.kind == "external":
             if self._receiver_params:  # outside code may call a function handed to it with anything
                 for arg in (*args, *(a for _, a in kwargs)):
@@ -971,6 +992,10 @@ class FlowGraph:
                     self._star_param(tmod, tqual, sig.var_positional, vals)
                 break
             vals = self._handed_on(arg, self.eval(arg, m, scope), m, scope, self._site_key)
+            if i in only:
+                vals = {v for v in vals if v.without_alts().with_via("symbol") in only[i]}
+                if not vals:
+                    continue
             if i < len(positional) and not any(v.kind == "instance" for v in vals):
                 self._open(tmod, tqual, positional[i : i + 1])
             if not vals:
@@ -985,6 +1010,10 @@ class FlowGraph:
             vals = self.eval(arg, m, scope)
             if key != "**":
                 vals = self._handed_on(arg, vals, m, scope, self._site_key)
+            if key in only:
+                vals = {v for v in vals if v.without_alts().with_via("symbol") in only[key]}
+                if not vals:
+                    continue
             if key == "**":
                 vals = self.elements(vals)
                 self._open(tmod, tqual, (*positional, *sig.keyword))
@@ -999,6 +1028,42 @@ class FlowGraph:
                 self.write(("var", tmod, tqual, key), vals)
             elif sig.var_keyword:
                 self._star_param(tmod, tqual, sig.var_keyword, vals, key)
+
+    def _local_bindings(self, m: str, scope: str, name: str) -> dict[int, str] | None:
+        """The plain assignments of `name` in `scope` (line -> value text), or None where
+        one has no value text or two share a line."""
+        rebinds = self._rebinds.get(m)
+        if rebinds is None:
+            rebinds = self._rebinds[m] = {}
+            for asg in self.p.modules[m].assignments:
+                slot = (asg.scope, asg.target)
+                if slot in rebinds and rebinds[slot] is None:
+                    continue
+                known = rebinds.setdefault(slot, {})
+                if known is None or not asg.value or asg.line in known:  # two bindings on one line: not told apart
+                    rebinds[slot] = None
+                else:
+                    known[asg.line] = asg.value
+        return rebinds.get((scope, name))
+
+    def _made_here(self, node: ast.expr, m: str, scope: str) -> frozenset[Value]:
+        """The generators `node` holds that this function makes itself: a call's result
+        (`super().parse(self._wrap(tokens))`), or for a local name what its own plain
+        assignments make (`tokens = self._wrap(tokens)`), not what arrives in a parameter."""
+        if isinstance(node, ast.Name):
+            if scope == MODULE_SCOPE:
+                return frozenset()
+            made: set[Value] = set()
+            saved = self._line
+            try:
+                for line, text in (self._local_bindings(m, scope, node.id) or {}).items():
+                    self._line = line
+                    value = self.p.parser.parse(text)
+                    made |= {v for v in self.eval(value, m, scope) if v.kind == "generator"} if value is not None else set()
+            finally:
+                self._line = saved
+            return frozenset(v.without_alts().with_via("symbol") for v in made)
+        return frozenset(v.without_alts().with_via("symbol") for v in self.eval(node, m, scope) if v.kind == "generator")
 
     def _handed_on(
         self, node: ast.expr | None, vals: set[Value], m: str, scope: str, key: tuple[int, int] | None
@@ -1018,19 +1083,7 @@ class FlowGraph:
         if fd is None:
             return vals
         name = node.id
-        rebinds = self._rebinds.get(m)
-        if rebinds is None:
-            rebinds = self._rebinds[m] = {}
-            for asg in self.p.modules[m].assignments:
-                slot = (asg.scope, asg.target)
-                if slot in rebinds and rebinds[slot] is None:
-                    continue
-                known = rebinds.setdefault(slot, {})
-                if known is None or not asg.value or asg.line in known:  # two bindings on one line: not told apart
-                    rebinds[slot] = None
-                else:
-                    known[asg.line] = asg.value
-        bindings = rebinds.get((scope, name))
+        bindings = self._local_bindings(m, scope, name)
         params = {prm.name for prm in fd.fact.params}
         if not bindings or (len(bindings) < 2 and name not in params):
             return vals
