@@ -1161,15 +1161,15 @@ def _table_columns(findings: list[Finding]) -> list[Finding]:
     return findings
 
 
-# `tok_1a`, `submod_0`: a stem, an underscore, a number (and a letter).
+# `tok_1a`, `submod_0`, `node_X`: a stem, an underscore, a number (and a letter) or one letter.
 _NUMBERED_RE = re.compile(r"(?P<stem>[A-Za-z]\w*?_)(?:\d+[a-z]?|[A-Za-z])")
 
 
 def _numbered_series(findings: list[Finding]) -> list[Finding]:
     """`tok_1a`, `tok_2a`, `tok_1c`; `submod_0`, `submod_1`; `node_X`, `node_Y`; `seq_a`, `seq_b`:
-    two names or more of one numbered or lettered series that no pin spells (nor any past release, where known) are the author's placeholders
-    for the items of a drawing, not stale names: unjudged (not-checkable, with the reason). One
-    such name alone is judged as any other."""
+    two names or more of one numbered or lettered series that no pin spells (nor any past release,
+    where known) are the author's placeholders for the items of a drawing, not stale names:
+    unjudged (not-checkable, with the reason). One such name alone is judged as any other."""
     series: dict[tuple[str, str | None, str], set[str]] = {}
     for f in findings:
         m = _NUMBERED_RE.fullmatch(f.ref.target) if f.ref.kind == SYMBOL else None
@@ -1181,7 +1181,7 @@ def _numbered_series(findings: list[Finding]) -> list[Finding]:
         names = series.get((f.ref.file, f.pin, m.group("stem")), set()) if m is not None else set()
         if len(names) > 1 and f.ref.target in names and _a_series(names):
             f.status = NOT_CHECKABLE
-            f.note += f"; one of a numbered series ({_listed(sorted(names))}): the author's placeholders"
+            f.note += f"; one of a series ({_listed(sorted(names))}): the author's placeholders"
     return findings
 
 
