@@ -22,6 +22,10 @@ per release and per kind of reference:
 `all` leaves out `heldout3` to `heldout9` on purpose: those parts are kept blind for whoever tunes the
 checker (run them only with `--part heldout3` / `heldout4` / `heldout5` / `heldout6` / `heldout7` / `heldout8` / `heldout9`, and only to measure).
 
+`--each-part DIR` measures every part, the blind ones too, in one process (the pins and the past evidence
+loaded once): each part's `-v` report, line for line what `--part PART -v` prints, goes to DIR/PART.txt
+(about five minutes per mode for all parts on two cores, where one process per part takes several times that).
+
 `--dropped` adds, per part and release, the broken rows the checker missed with no finding although it
 extracted a reference there, grouped by why it dropped them (`drop_reason`; `-v` lists them).
 
@@ -31,11 +35,14 @@ Needs the four pins indexed in the cache (`atlas demo` does it).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import os
 import re
 import sys
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -488,6 +495,10 @@ def main() -> int:
         help="the past-release evidence the toolkit ships (snapshots/past/, what `atlas check` reads by default) instead of --past's pins",
     )
     parser.add_argument("--dropped", action="store_true", help="per part: broken rows missed with no finding that the checker did extract, by why it dropped them")
+    parser.add_argument(
+        "--each-part", type=Path, default=None, metavar="DIR",
+        help="every part, the blind ones too, in one process: each part's -v report into DIR/PART.txt",
+    )
     args = parser.parse_args()
     settings = settings_for(args)
     past = None if args.past is None else args.past or DEFAULT_PAST
@@ -498,7 +509,8 @@ def main() -> int:
             parser.error("--shipped-past and --past exclude each other")
         lineages, successors = shipped_past(("vllm", "sglang"))
     releases = SOURCE_RELEASES if args.source else RELEASES
-    parts = PARTS if args.part == "all" else (args.part,)
+    parts = (*PARTS, *BLIND_PARTS) if args.each_part is not None else PARTS if args.part == "all" else (args.part,)
+    verbose = args.verbose or args.each_part is not None
     views: dict[str, PinView] = {}
     for pins in releases.values():
         for pin in pins:
@@ -515,32 +527,60 @@ def main() -> int:
                   f"extracted {_ratio(total.found, total.refs)}, right home {_ratio(total.right_homes, total.homes)}")
         return 0
     for part in parts:
-        labels, docs = load_corpus([part])
-        grand = Tally()
-        bands: Counter[tuple[str, int, bool]] = Counter()
-        for pins in releases.values():
-            start = time.perf_counter()
-            refs = extract_all(docs.items())
-            findings = check_references(refs, [views[p] for p in pins], lineages=lineages, successors=successors)
-            elapsed = time.perf_counter() - start
-            release = " + ".join(pins)
-            tallies, categories = evaluate(labels, findings, pins, bands, release)
-            title = f"[{part}] {release}"
-            grand.add(report(f"{title}  ({len(docs)} documents, {elapsed:.2f} s)", tallies, args.verbose))
-            report_categories(title, categories)
-            if args.dropped:
-                rows = dropped(labels, refs, findings, pins, views, lineages, successors)
-                print(f"\n{title}: extracted, then dropped (broken rows with no finding): {len(rows)}")
-                for reason, n in Counter(r for r, _ in rows).most_common():
-                    print(f"  {n:>4}  {reason}")
-                if args.verbose:
-                    for reason, row in sorted(rows):
-                        print(f"    dropped: {row}: {reason}")
-        print(f"\n[{part}] both releases: broken precision {_ratio(grand.tp, grand.tp + grand.fp)}, recall {_ratio(grand.tp, grand.tp + grand.fn)}, "
-              f"false alarms per 100 distractors {100 * grand.false_alarms / max(1, grand.distractors):.1f}, "
-              f"extraction {_ratio(grand.found, grand.refs)}, right home {_ratio(grand.right_homes, grand.homes)}")
-        report_calibration(part, bands, (" + ".join(pins) for pins in releases.values()))
+        with _report_to(args.each_part, part):
+            _measure_part(part, releases, views, lineages, successors, args.dropped, verbose)
     return 0
+
+
+@contextlib.contextmanager
+def _report_to(folder: Path | None, part: str) -> Iterator[None]:
+    """Standard output as is, or (`--each-part`) into folder/PART.txt, written whole or not at all."""
+    if folder is None:
+        yield
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        yield
+    partial = folder / f".{part}.txt.tmp"
+    partial.write_text(buffer.getvalue(), encoding="utf-8")
+    os.replace(partial, folder / f"{part}.txt")
+
+
+def _measure_part(
+    part: str,
+    releases: Mapping[str, tuple[str, ...]],
+    views: dict[str, PinView],
+    lineages: Mapping[str, Lineage] | None,
+    successors: Mapping[str, Successors] | None,
+    show_dropped: bool,
+    verbose: bool,
+) -> None:
+    labels, docs = load_corpus([part])
+    grand = Tally()
+    bands: Counter[tuple[str, int, bool]] = Counter()
+    for pins in releases.values():
+        start = time.perf_counter()
+        refs = extract_all(docs.items())
+        findings = check_references(refs, [views[p] for p in pins], lineages=lineages, successors=successors)
+        elapsed = time.perf_counter() - start
+        release = " + ".join(pins)
+        tallies, categories = evaluate(labels, findings, pins, bands, release)
+        title = f"[{part}] {release}"
+        grand.add(report(f"{title}  ({len(docs)} documents, {elapsed:.2f} s)", tallies, verbose))
+        report_categories(title, categories)
+        if show_dropped:
+            rows = dropped(labels, refs, findings, pins, views, lineages, successors)
+            print(f"\n{title}: extracted, then dropped (broken rows with no finding): {len(rows)}")
+            for reason, n in Counter(r for r, _ in rows).most_common():
+                print(f"  {n:>4}  {reason}")
+            if verbose:
+                for reason, row in sorted(rows):
+                    print(f"    dropped: {row}: {reason}")
+    print(f"\n[{part}] both releases: broken precision {_ratio(grand.tp, grand.tp + grand.fp)}, recall {_ratio(grand.tp, grand.tp + grand.fn)}, "
+          f"false alarms per 100 distractors {100 * grand.false_alarms / max(1, grand.distractors):.1f}, "
+          f"extraction {_ratio(grand.found, grand.refs)}, right home {_ratio(grand.right_homes, grand.homes)}")
+    report_calibration(part, bands, (" + ".join(pins) for pins in releases.values()))
 
 
 if __name__ == "__main__":

@@ -151,3 +151,18 @@ def test_a_pipe_inside_a_cell_is_written_escaped(tmp_path: Path) -> None:
     path.write_text("[x/a.md] project=sglang\n24 | none | <\\|grounding\\|> | not-ref | | a prompt token | of the model\n", encoding="utf-8")
     (label,) = bench.parse_labels(path)
     assert (label.text, label.labels, label.note) == ("<|grounding|>", {"*": "not-ref"}, "a prompt token | of the model")
+
+
+def test_each_parts_report_is_written_whole_or_not_at_all(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with bench._report_to(tmp_path / "out", "heldout9"):
+        print("[heldout9] both releases: ...")
+    assert (tmp_path / "out" / "heldout9.txt").read_text(encoding="utf-8") == "[heldout9] both releases: ...\n"
+    # A part that fails mid-report leaves no file behind (a rerun is not mistaken for a measured part).
+    with pytest.raises(RuntimeError), bench._report_to(tmp_path / "out", "heldout10"):
+        print("[heldout10] partial")
+        raise RuntimeError("killed")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["heldout9.txt"]
+    # Without a folder, the report goes to standard output as before.
+    with bench._report_to(None, "dev"):
+        print("[dev] both releases")
+    assert capsys.readouterr().out == "[dev] both releases\n"
