@@ -1199,7 +1199,8 @@ class _Walker:
     def _comment_paths(self, content: str, first: int, python: bool) -> list[_Pending]:
         """`# vllm/attention/ops/paged_attn.py:94-112` above quoted code: where it came from.
         Only paths that start at a project's package (a comment's `utils.py` may be the
-        reader's own file)."""
+        reader's own file). Also what else a comment cites: the imports it writes out and the
+        metrics it names (`# vllm:num_generation_tokens_total`)."""
         comments: list[tuple[int, int, str]] = []  # (0-based line, column, text)
         try:
             if not python:

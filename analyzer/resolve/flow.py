@@ -991,11 +991,9 @@ class FlowGraph:
                 if sig.var_positional:
                     self._star_param(tmod, tqual, sig.var_positional, vals)
                 break
-            vals = self._handed_on(arg, self.eval(arg, m, scope), m, scope, self._site_key)
-            if i in only:
-                vals = {v for v in vals if v.without_alts().with_via("symbol") in only[i]}
-                if not vals:
-                    continue
+            vals = _only(self._handed_on(arg, self.eval(arg, m, scope), m, scope, self._site_key), only.get(i))
+            if i in only and not vals:
+                continue
             if i < len(positional) and not any(v.kind == "instance" for v in vals):
                 self._open(tmod, tqual, positional[i : i + 1])
             if not vals:
@@ -1010,10 +1008,9 @@ class FlowGraph:
             vals = self.eval(arg, m, scope)
             if key != "**":
                 vals = self._handed_on(arg, vals, m, scope, self._site_key)
-            if key in only:
-                vals = {v for v in vals if v.without_alts().with_via("symbol") in only[key]}
-                if not vals:
-                    continue
+            vals = _only(vals, only.get(key))
+            if key in only and not vals:
+                continue
             if key == "**":
                 vals = self.elements(vals)
                 self._open(tmod, tqual, (*positional, *sig.keyword))
@@ -1521,8 +1518,7 @@ class FlowGraph:
                 if sup is not None and sup.fact.is_property:
                     out |= set(self.read(("ret", sup.name)))
                 elif sup is not None:
-                    bound = not sup.fact.is_staticmethod or sup.fact.is_classmethod
-                    out.add(Value("function", sup.name, "attribute", bound=bound))
+                    out.add(Value("function", sup.name, "attribute", bound=not sup.fact.is_staticmethod))
             elif base.kind == "external" and not no_builtin_attribute(base.name, node.attr):
                 out.add(Value("external", f"{base.name}.{node.attr}"))
         return self.resolve_decorated(out)
@@ -2108,6 +2104,12 @@ def _caught_bindings(source: str) -> dict[tuple[str, str], list[str]]:
 
     visit(tree, None, False)
     return out
+
+
+def _only(vals: set[Value], allowed: frozenset[Value] | None) -> set[Value]:
+    """`vals` less those `allowed` does not name (compared with `via` "symbol"); all of them
+    where there is no such limit."""
+    return vals if allowed is None else {v for v in vals if v.without_alts().with_via("symbol") in allowed}
 
 
 def _is_super(node: ast.expr) -> bool:
