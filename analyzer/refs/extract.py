@@ -124,8 +124,14 @@ _AUTOREF_RE = re.compile(r"^(?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+$")
 # (`<gh-file:examples/run_cluster.sh>`, `[the helper](.../run_cluster.sh)`): options written in the
 # same sentence are that script's, not the command the passage ran before.
 _SCRIPT_SPAN_RE = re.compile(r"`([\w./-]+\.(?:py|sh))`|(?:<|\]\()[^\s>)]*?([\w.-]+\.sh)[>)]")
+# `python bench_multiturn.py --model-path ...` in a block with no language: the script the reader
+# runs from the folder they stand in (a README's own folder, the author's), as in a `bash` block.
+_RUN_SCRIPT_RE = re.compile(r"^\s*(?:\$\s*)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:python3?|uv\s+run\s+python3?)(?:\s+-u)?\s+([\w.-]+\.py)(?=\s|$)")
 _SENTENCE_END_RE = re.compile(r"[.!?。！？](?:\s|$)|\n\s*\n")
 _NEW_NAME_RE = re.compile(r"\b(?:define|create|write|implement|add|name|call)\s+(?:a|an|your|the)?\s*(?:new|own|custom)\s*$", re.IGNORECASE)
+# "defining our model in a file called `llama_wrapper.py`", "save it as `my_model.py`": the reader's
+# new file, named by the sentence that has the reader make it.
+_NEW_FILE_RE = re.compile(r"\b(?:(?:a|new|your|own)\s+(?:new\s+)?(?:file|script)\s+(?:called|named)|(?:create|save\s+(?:it\s+)?(?:as|to|in))(?:\s+a\s+(?:new\s+)?file)?)\s*$", re.IGNORECASE)
 _INLINE_AUTOREF_RE = re.compile(r"\[([^\]\n]+)\]\[((?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)\]")
 _CODE_AUTOREF_TAIL_RE = re.compile(r"\]\[((?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)\]")
 # In text blocks: `a.b.c(`, `Foo.bar`, paths, and class names of two humps or more.
@@ -629,6 +635,8 @@ class _Walker:
                     # "Define a new `Processor` class": a name for the reader's own code; a
                     # citation only if the project has it.
                     spans = [replace(p, found=replace(p.found, tentative=True)) if p.found.kind == SYMBOL else p for p in spans]
+                if _NEW_FILE_RE.search(plain[-60:]):
+                    spans = [p for p in spans if not (p.found.kind == PATH and "/" not in p.found.target)]
                 # `a: T`、`b: T`: an item listing several typed fields gives each the list's class.
                 leading = not plain.strip() or (
                     _TYPED_FIELD_RE.fullmatch(text.strip()) is not None
@@ -1145,6 +1153,7 @@ class _Walker:
             pending.extend(p for p in comment_paths if (p.line, p.text) not in taken)
         if lang in TEXT_LANGS:
             taken = {(p.line, p.text) for p in pending}
+            taken |= {(first + i, m.group(1)) for i, raw in enumerate(content.splitlines()) if (m := _RUN_SCRIPT_RE.match(raw))}
             pending.extend(p for p in self._text(content, first, owner) if (p.line, p.text) not in taken)
             self.location_block(content, lead_text)
         self._emit(pending, "", content if lang in TEXT_LANGS else "")
