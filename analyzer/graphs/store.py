@@ -36,7 +36,7 @@ from analyzer.resolve import CallResolver, Project
 from analyzer.settings import Settings
 from analyzer.snapshots.models import Snapshot
 
-GRAPHS_VERSION = "76"
+GRAPHS_VERSION = "75"
 
 
 # Set to a list in a build process that ends with os._exit (`_build_worker`): what a

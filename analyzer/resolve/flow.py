@@ -558,9 +558,7 @@ class FlowGraph:
         def add(scope: str, text: str | None) -> None:
             if not text:
                 return
-            if text[0] in "([{" or ("," in text and isinstance(self.p.parser.parse(text), ast.Tuple)):
-                # a literal's names, bracketed or not (`return strings, padfn`: the
-                # index records a bare tuple without its parentheses)
+            if text[0] in "([{":
                 found = set(_WORD.findall(text))
             else:
                 head = _HEAD.match(text.lstrip("*"))
@@ -2174,9 +2172,7 @@ def _inert(text: str | None) -> bool:
     if not text:
         return True
     if text[0] in _INERT_START or text in ("None", "True", "False") or text.startswith(("f'", 'f"', "not ")):
-        # `return 0, fn`: the index records a bare tuple without its parentheses, so a
-        # literal first element says nothing of the others
-        return "," not in text or not isinstance(_parse_expr(text), ast.Tuple)
+        return True
     return _operator_only(text)
 
 
@@ -2216,13 +2212,3 @@ def _target_names(node: ast.expr | None) -> Iterator[str]:
             yield from _target_names(el)
     elif isinstance(node, ast.Starred):
         yield from _target_names(node.value)
-
-
-def _parse_expr(text: str) -> ast.expr | None:
-    """`text` as one expression (wrapped in parentheses where it spans lines), else None."""
-    for src in (text.strip(), f"({text.strip()})"):
-        try:
-            return ast.parse(src, mode="eval").body
-        except (SyntaxError, ValueError, RecursionError):
-            continue
-    return None
