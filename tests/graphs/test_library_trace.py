@@ -312,3 +312,14 @@ def test_more_itertools_held_out_against_the_static_graph() -> None:
     under those figures."""
     pytest.importorskip("more_itertools")
     _held_out("more_itertools", "11.2.1", traced=30, recall=0.88, executed=0.58, ran=0.96)
+
+
+@pytest.mark.slow
+def test_tabulate_held_out_against_the_static_graph() -> None:
+    """The eighteenth held-out library (plain-text tables: formats as named tuples
+    whose fields may be functions called through the field). Blind on 741d591 with
+    its workload committed with the figures (cg32): recall 0.868 of 91, executed-site
+    precision 0.940 of 84, 1.0 of 79 where the callee ran. Floors just under those
+    figures."""
+    pytest.importorskip("tabulate")
+    _held_out("tabulate", "0.10.0", traced=85, recall=0.86, executed=0.93, ran=0.99)
