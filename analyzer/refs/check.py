@@ -24,7 +24,6 @@ from analyzer.refs.gone_module_imports import imported_from_gone_modules
 from analyzer.refs.held_parts import member_of_a_held_part
 from analyzer.refs.lineage import Lineage, PastName, past_names, version_key
 from analyzer.refs.lineage import short_name as lineage_short_name
-from analyzer.refs.lost_members import lost_by_the_named_class
 from analyzer.refs.mirrored_envs import mirrored_envs
 from analyzer.refs.models import (
     AMBIGUOUS,
@@ -876,8 +875,7 @@ def check_references(
             keywords.setdefault(ref.callee, set()).add(ref.target)
     findings = renamed_siblings(renamed_classes(said_required(said_gone(mirrored_envs(findings, pins))), pins), pins, keywords)
     findings = homes_from_copied_bases(findings, pins)
-    findings = lost_by_the_named_class(_members_of_a_gone_design(findings, pins, lineages or {}), pins, lineages or {})
-    findings = _reordered_on_named_classes(findings, pins)
+    findings = _reordered_on_named_classes(_members_of_a_gone_design(findings, pins, lineages or {}), pins)
     return _once(_said_by_the_typed_self(_chain_heads(_past_in_another_case(findings, pins, lineages or {}, successors or {}))))
 
 
