@@ -867,7 +867,7 @@ def check_references(
     findings = not_project(unjudged(findings, pins, histories, lineages), pins, histories)
     findings = readers_modules(findings, written_modules(checked, {pkg for p in pins for pkg in p.packages}))
     findings = imported_from_gone_modules(_passed_through(findings), pins)
-    findings = moved_within_the_documents_folder(findings, pins, lineages or {})
+    findings = _scripts_flags(moved_within_the_documents_folder(findings, pins, lineages or {}), pins)
     # Last: it reads the final verdicts (members of a gone class are settled by the passes above).
     keywords: dict[str, set[str]] = {}
     for ref, _ in checked:
@@ -877,6 +877,23 @@ def check_references(
     findings = homes_from_copied_bases(findings, pins)
     findings = _reordered_on_named_classes(_members_of_a_gone_design(findings, pins, lineages or {}), pins)
     return _once(_said_by_the_typed_self(_chain_heads(_past_in_another_case(findings, pins, lineages or {}, successors or {}))))
+
+
+def _scripts_flags(findings: list[Finding], pins: Sequence[PinView]) -> list[Finding]:
+    """`--file`, `--xaxis` in a table under "The `compare-json-results.py` helps to compare ...":
+    a flag written with no command, in a section that names scripts the package does not hold
+    (the repository's helpers, the reader's), may be any of theirs; the pin's parsers cannot say,
+    so it is not-checkable, not broken. A section that names a script the package holds says
+    nothing (its options are judged as before)."""
+    by_pin = {p.pin: p for p in pins}
+    for f in findings:
+        ref, pin = f.ref, by_pin.get(f.pin or "")
+        if pin is None or f.status != BROKEN or ref.kind != FLAG or ref.command or not ref.section_scripts:
+            continue
+        if not any(pin.files_named(s) for s in ref.section_scripts):
+            f.status, f.suggestions = NOT_CHECKABLE, []
+            f.note += f"; its section is about {', '.join(ref.section_scripts[:2])}, which {pin.pin} does not hold: the flag may be that script's"
+    return findings
 
 
 def _said_by_the_typed_self(findings: list[Finding]) -> list[Finding]:

@@ -127,6 +127,8 @@ _SCRIPT_SPAN_RE = re.compile(r"`([\w./-]+\.(?:py|sh))`|(?:<|\]\()[^\s>)]*?([\w.-
 # `python bench_multiturn.py --model-path ...` in a block with no language: the script the reader
 # runs from the folder they stand in (a README's own folder, the author's), as in a `bash` block.
 _RUN_SCRIPT_RE = re.compile(r"^\s*(?:\$\s*)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:python3?|uv\s+run\s+python3?)(?:\s+-u)?\s+([\w.-]+\.py)(?=\s|$)")
+_HEADING_LINE_RE = re.compile(r"#{1,6}\s")
+_SCRIPT_NAME_RE = re.compile(r"`([\w.-]+\.py)`")
 _SENTENCE_END_RE = re.compile(r"[.!?。！？](?:\s|$)|\n\s*\n")
 _NEW_NAME_RE = re.compile(r"\b(?:define|create|write|implement|add|name|call)\s+(?:a|an|your|the)?\s*(?:new|own|custom)\s*$", re.IGNORECASE)
 # "defining our model in a file called `llama_wrapper.py`", "save it as `my_model.py`": the reader's
@@ -472,6 +474,11 @@ class _Walker:
         m = re.search(spelling, self.lines[p.line - 1])
         return replace(p, col=m.start(), escaped=m.group(0)) if m is not None and "\\" in m.group(0) else p
 
+    def _section_scripts(self, line: int) -> tuple[str, ...]:
+        """The scripts the section up to `line` names by bare file name in code font."""
+        start = next((i for i in range(min(line, len(self.lines)) - 1, -1, -1) if _HEADING_LINE_RE.match(self.lines[i])), 0)
+        return tuple(dict.fromkeys(m.group(1) for row in self.lines[start:line] for m in _SCRIPT_NAME_RE.finditer(row)))
+
     def _emit(self, pending: list[_Pending], block: str, paragraph: str = "") -> None:
         siblings = [p.found.framework for p in pending]
         heading_texts = [text for _, text in self.headings]
@@ -507,6 +514,7 @@ class _Walker:
                     framework_reason=decision.reason,
                     origin=p.origin,
                     command=p.command,
+                    section_scripts=self._section_scripts(p.line) if p.found.kind == FLAG and p.command is None else (),
                     line_range=p.found.line_range,
                     commit=p.commit,
                     link_symbol=p.link_symbol or p.found.symbol,

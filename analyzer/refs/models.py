@@ -75,6 +75,9 @@ class Reference:
     # project defines it too (the snippet mirrors real code), else the author's invention.
     doc_defined: bool = False
     bare_file: bool = False  # `scheduler.py` written without folders: looked up by file name
+    # A flag written with no command, in a section that names scripts by file (`compare-json-results.py`
+    # over a table of its options): those scripts, where the flag may be theirs (`check._scripts_flags`).
+    section_scripts: tuple[str, ...] = ()
     # The one path the same document writes that bare file name under (`tests/.../x.py`): the
     # file meant, where the pin holds no file of the name (a repository script, a gone module).
     written_at: str | None = None
