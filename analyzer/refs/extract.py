@@ -129,6 +129,7 @@ _SCRIPT_SPAN_RE = re.compile(r"`([\w./-]+\.(?:py|sh))`|(?:<|\]\()[^\s>)]*?([\w.-
 _RUN_SCRIPT_RE = re.compile(r"^\s*(?:\$\s*)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:python3?|uv\s+run\s+python3?)(?:\s+-u)?\s+([\w.-]+\.py)(?=\s|$)")
 _HEADING_LINE_RE = re.compile(r"#{1,6}\s")
 _SCRIPT_NAME_RE = re.compile(r"`([\w.-]+\.py)`")
+_LISTING_LINE_RE = re.compile(r"\s*(?:\||[-*+]\s|\d+[.)]\s)")
 _SENTENCE_END_RE = re.compile(r"[.!?。！？](?:\s|$)|\n\s*\n")
 _NEW_NAME_RE = re.compile(r"\b(?:define|create|write|implement|add|name|call)\s+(?:a|an|your|the)?\s*(?:new|own|custom)\s*$", re.IGNORECASE)
 # "defining our model in a file called `llama_wrapper.py`", "save it as `my_model.py`": the reader's
@@ -475,7 +476,10 @@ class _Walker:
         return replace(p, col=m.start(), escaped=m.group(0)) if m is not None and "\\" in m.group(0) else p
 
     def _section_scripts(self, line: int) -> tuple[str, ...]:
-        """The scripts the section up to `line` names by bare file name in code font."""
+        """The scripts the section up to `line` names by bare file name in code font, for a flag in
+        a table row or a list item (an options listing); a flag in a sentence is the sentence's."""
+        if not 0 < line <= len(self.lines) or not _LISTING_LINE_RE.match(self.lines[line - 1]):
+            return ()
         start = next((i for i in range(min(line, len(self.lines)) - 1, -1, -1) if _HEADING_LINE_RE.match(self.lines[i])), 0)
         return tuple(dict.fromkeys(m.group(1) for row in self.lines[start:line] for m in _SCRIPT_NAME_RE.finditer(row)))
 
