@@ -127,6 +127,14 @@ class Interpreter:
             init = self._class_attr(cls, "__init__", bound=parser)
             if isinstance(init, FuncV):
                 self.call_function(init, list(args or []), dict(kwargs or {}))
+            for name in ("parse_args", "parse_known_args"):
+                # Code run on the command line before argparse reads it (vLLM's `-O3` for
+                # `--optimization-level 3`): what it rewrites into the listed options is not
+                # statically followed, so it is said rather than guessed.
+                own = self._class_attr(cls, name, bound=parser)
+                if isinstance(own, FuncV) and isinstance(own.sym.node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    self.warn(own.sym.module, own.sym.node, f"{cls.sym.name}.{name} rewrites the command line before argparse reads it; "
+                              "spellings it turns into the options listed (other forms of a flag, shorthands) are not listed")
         if add_help and list_help:
             where = module.where(node)
             self.flags.append(
