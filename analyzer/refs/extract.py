@@ -128,7 +128,6 @@ _SCRIPT_SPAN_RE = re.compile(r"`([\w./-]+\.(?:py|sh))`|(?:<|\]\()[^\s>)]*?([\w.-
 # runs from the folder they stand in (a README's own folder, the author's), as in a `bash` block.
 _RUN_SCRIPT_RE = re.compile(r"^\s*(?:\$\s*)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:python3?|uv\s+run\s+python3?)(?:\s+-u)?\s+([\w.-]+\.py)(?=\s|$)")
 _HEADING_LINE_RE = re.compile(r"#{1,6}\s")
-_SCRIPT_NAME_RE = re.compile(r"`([\w.-]+\.py)`")
 _LISTING_LINE_RE = re.compile(r"\s*(?:\||[-*+]\s|\d+[.)]\s)")
 _SENTENCE_END_RE = re.compile(r"[.!?。！？](?:\s|$)|\n\s*\n")
 _NEW_NAME_RE = re.compile(r"\b(?:define|create|write|implement|add|name|call)\s+(?:a|an|your|the)?\s*(?:new|own|custom)\s*$", re.IGNORECASE)
@@ -480,8 +479,10 @@ class _Walker:
         a table row or a list item (an options listing); a flag in a sentence is the sentence's."""
         if not 0 < line <= len(self.lines) or not _LISTING_LINE_RE.match(self.lines[line - 1]):
             return ()
+        # (A `#` comment in a code block also ends the scan: a shorter section, never a wider one.)
         start = next((i for i in range(min(line, len(self.lines)) - 1, -1, -1) if _HEADING_LINE_RE.match(self.lines[i])), 0)
-        return tuple(dict.fromkeys(m.group(1) for row in self.lines[start:line] for m in _SCRIPT_NAME_RE.finditer(row)))
+        named = (m.group(1) for row in self.lines[start:line] for m in _SCRIPT_SPAN_RE.finditer(row))
+        return tuple(dict.fromkeys(n for n in named if n and n.endswith(".py") and "/" not in n))
 
     def _emit(self, pending: list[_Pending], block: str, paragraph: str = "") -> None:
         siblings = [p.found.framework for p in pending]
