@@ -804,13 +804,14 @@ def _enum_siblings(findings: list[Finding], pins: Sequence[PinView]) -> list[Fin
     by_pin = {p.pin: p for p in pins}
     classes: dict[tuple[str, str, str], set[str]] = {}  # (file, paragraph, pin) -> owner classes
     heads: dict[tuple[str, str, str], set[str]] = {}  # first words of those that are env vars (`MOONCAKE`)
-    lines: dict[tuple[str, str], list[tuple[int, set[str]]]] = {}  # (file, pin) -> (line, owner classes)
+    # (file, pin) -> (line, table column, owner classes)
+    lines: dict[tuple[str, str], list[tuple[int, str | None, set[str]]]] = {}
     for f in findings:
         if f.status == OK and f.ref.origin == "inline" and f.ref.target.isupper() and f.pin in by_pin:
             owners = {e.parent for e in by_pin[f.pin].find_symbol(f.ref.target) if e.kind == "attribute"}
             key = (f.ref.file, f.ref.paragraph, f.pin)
             classes[key] = classes[key] & owners if key in classes else owners  # the class they all belong to
-            lines.setdefault((f.ref.file, f.pin), []).append((f.ref.line, owners))
+            lines.setdefault((f.ref.file, f.pin), []).append((f.ref.line, f.ref.column, owners))
             if f.ref.target in by_pin[f.pin].env_map:
                 heads.setdefault(key, set()).add(f.ref.target.split("_", 1)[0])
     out = []
@@ -824,7 +825,9 @@ def _enum_siblings(findings: list[Finding], pins: Sequence[PinView]) -> list[Fin
         else:
             # Listed in items of their own (`1. 若状态是 WAITING_FOR_REMOTE_KVS ...`, `2. 若状态是
             # WAITING_FOR_FSM ...`): the names on the lines right next to it are its siblings.
-            near = [o for at, o in lines.get((f.ref.file, f.pin or ""), []) if 0 < abs(at - f.ref.line) <= _SIBLING_LINES]
+            # In a table, the rows' cells of one column only (`MEAN` in a row's description is no
+            # sibling of the next row's `API_KEY`).
+            near = [o for at, column, o in lines.get((f.ref.file, f.pin or ""), []) if 0 < abs(at - f.ref.line) <= _SIBLING_LINES and column == f.ref.column]
             owners = set.intersection(*near) if near else set()
             # Members of an enumeration, a class (a module's constants, `TP_SIZE`, are no family).
             pin = by_pin.get(f.pin or "")

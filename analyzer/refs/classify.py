@@ -102,6 +102,8 @@ CAPS_WORDS = frozenset(
 )
 # Files at a repository's root that no wheel contains.
 REPO_ROOT_FILES = frozenset({"setup.py", "CMakeLists.txt", "pyproject.toml", "setup.cfg", "MANIFEST.in", "Dockerfile", "Makefile", "requirements.txt", "use_existing_torch.py"})
+# `Dockerfile.rocm`, `cpu.Dockerfile`: a platform's image recipe, a file of the repository, never a dotted name.
+DOCKERFILE_RE = re.compile(r"(?:Dockerfile|Containerfile)(?:\.[\w-]+)*|[\w-]+\.(?:Dockerfile|dockerfile)")
 # Source files a bare name may cite (`scheduler.py`); documents and data (`README.md`,
 # `generation_config.json`) are not the projects' code.
 CODE_FILE_EXTENSIONS = (".py", ".pyi", ".cu", ".cuh", ".cpp", ".cc", ".h", ".hpp", ".rs", ".proto")
@@ -336,8 +338,8 @@ _TEMPLATE_CALL_RE = re.compile(rf"^(?P<name>{_IDENT})<[^<>]*(?:<[^<>]*>[^<>]*)*>
 
 
 def classify_symbol(text: str) -> Classified | None:
-    if _DATA_FILE_RE.search(text) or text in REPO_ROOT_FILES:
-        return None  # `CMakeLists.txt`, `README.md`, `Makefile`: a file's name, not a symbol
+    if _DATA_FILE_RE.search(text) or text in REPO_ROOT_FILES or DOCKERFILE_RE.fullmatch(text):
+        return None  # `CMakeLists.txt`, `README.md`, `Makefile`, `Dockerfile.cpu`: a file's name, not a symbol
     template = _TEMPLATE_CALL_RE.match(text)
     if template is not None:
         name = template.group("name")

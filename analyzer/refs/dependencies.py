@@ -11,6 +11,7 @@ once per pin (never imported), and cached beside the pin's view.
 from __future__ import annotations
 
 import ast
+import collections
 import functools
 import importlib.util
 import keyword
@@ -42,6 +43,22 @@ TYPING_NAMES = frozenset(n for n in dir(typing) if not n.startswith("_") and n[0
 _CLASS_MODULES = ("queue", "threading", "collections", "concurrent.futures", "asyncio", "multiprocessing", "enum", "contextlib", "weakref")
 
 
+def _module_trees(module: str) -> list[ast.Module]:
+    """The parsed source files of one standard-library module (every file of a package), read
+    as text from this interpreter's library, never imported; unreadable files are left out."""
+    spec = importlib.util.find_spec(module)
+    origin = Path(spec.origin) if spec is not None and spec.origin else None
+    if origin is None:
+        return []
+    trees = []
+    for file in sorted(origin.parent.glob("*.py")) if origin.name == "__init__.py" else [origin]:
+        try:
+            trees.append(ast.parse(file.read_text(encoding="utf-8")))
+        except (OSError, SyntaxError, ValueError):
+            continue
+    return trees
+
+
 @functools.cache
 def stdlib_classes() -> dict[str, str]:
     """Public class name (or capitalised function's) -> the standard-library module that defines
@@ -49,21 +66,45 @@ def stdlib_classes() -> dict[str, str]:
     `queue`'s before `asyncio`'s)."""
     out: dict[str, str] = {}
     for module in _CLASS_MODULES:
-        spec = importlib.util.find_spec(module)
-        origin = Path(spec.origin) if spec is not None and spec.origin else None
-        if origin is None:
-            continue
-        files = sorted(origin.parent.glob("*.py")) if origin.name == "__init__.py" else [origin]
-        for file in files:
-            try:
-                tree = ast.parse(file.read_text(encoding="utf-8"))
-            except (OSError, SyntaxError, ValueError):
-                continue
+        for tree in _module_trees(module):
             # (Also under a top-level `if`: `multiprocessing.connection.Pipe` is per platform.)
             for node in [*tree.body, *(n for top in tree.body if isinstance(top, ast.If) for n in [*top.body, *top.orelse])]:
                 # (`multiprocessing.Pipe`, a function named like a class, is written like one.)
                 if isinstance(node, ast.ClassDef | ast.FunctionDef) and node.name[:1].isupper():
                     out.setdefault(node.name, module)
+    return out
+
+
+# Classes whose methods a serving loop calls by name (`loop.run_in_executor(...)`,
+# `self.cache.move_to_end(key)`): module -> class, read from this interpreter's sources.
+_METHOD_CLASSES = {
+    "asyncio.events": ("AbstractEventLoop",),
+    "collections": ("OrderedDict", "Counter"),
+    "queue": ("Queue",),
+    "threading": ("Thread", "Event", "Condition"),
+    "concurrent.futures._base": ("Future", "Executor"),
+}
+
+
+# Methods of the built-in containers an attribute may hold (`self.models.update(...)`).
+CONTAINER_METHODS = frozenset(n for kind in (dict, list, set) for n in dir(kind) if not n.startswith("_"))
+
+
+@functools.cache
+def stdlib_methods() -> dict[str, str]:
+    """Public method name -> `module.Class` of the standard library (and of the built-in
+    containers) that defines it; the text's bare `move_to_end()` is `OrderedDict`'s where the pin
+    never defines such a name."""
+    out: dict[str, str] = {}
+    for kind in (dict, list, set, str, bytes, collections.deque):
+        out.update((n, kind.__name__) for n in dir(kind) if not n.startswith("_"))
+    for module, classes in _METHOD_CLASSES.items():
+        for tree in _module_trees(module):
+            for node in tree.body:
+                if isinstance(node, ast.ClassDef) and node.name in classes:
+                    for item in node.body:
+                        if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and not item.name.startswith("_"):
+                            out.setdefault(item.name, f"{module.split('.')[0]}.{node.name}")
     return out
 
 

@@ -14,6 +14,7 @@ import collections.abc
 import contextlib
 import functools
 import io
+import itertools
 import posixpath
 import re
 import tokenize
@@ -128,12 +129,15 @@ _SCRIPT_SPAN_RE = re.compile(r"`([\w./-]+\.(?:py|sh))`|(?:<|\]\()[^\s>)]*?([\w.-
 # runs from the folder they stand in (a README's own folder, the author's), as in a `bash` block.
 _RUN_SCRIPT_RE = re.compile(r"^\s*(?:\$\s*)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:python3?|uv\s+run\s+python3?)(?:\s+-u)?\s+([\w.-]+\.py)(?=\s|$)")
 _HEADING_LINE_RE = re.compile(r"#{1,6}\s")
+_TOP_HEADING_RE = re.compile(r"#{1,2}\s")  # a `#` or `##` heading: a top section of the document
 _LISTING_LINE_RE = re.compile(r"\s*(?:\||[-*+]\s|\d+[.)]\s)")
 _SENTENCE_END_RE = re.compile(r"[.!?。！？](?:\s|$)|\n\s*\n")
 _NEW_NAME_RE = re.compile(r"\b(?:define|create|write|implement|add|name|call)\s+(?:a|an|your|the)?\s*(?:new|own|custom)\s*$", re.IGNORECASE)
 # "defining our model in a file called `llama_wrapper.py`", "save it as `my_model.py`": the reader's
 # new file, named by the sentence that has the reader make it.
 _NEW_FILE_RE = re.compile(r"\b(?:(?:a|new|your|own)\s+(?:new\s+)?(?:file|script)\s+(?:called|named)|(?:create|save\s+(?:it\s+)?(?:as|to|in))(?:\s+a\s+(?:new\s+)?file)?)\s*$", re.IGNORECASE)
+# The word after a code span that makes it a folder's name (`local_storage` directory, `results` 目录).
+_FOLDER_WORD_RE = re.compile(r"\s*(?:directory|directories|folder|folders|dir)\b|\s*(?:目录|文件夹)", re.IGNORECASE)
 _INLINE_AUTOREF_RE = re.compile(r"\[([^\]\n]+)\]\[((?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)\]")
 _CODE_AUTOREF_TAIL_RE = re.compile(r"\]\[((?:vllm|sglang)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)\]")
 # In text blocks: `a.b.c(`, `Foo.bar`, paths, and class names of two humps or more.
@@ -225,7 +229,18 @@ _REPO_FILES_RE = re.compile(r"(?<![\w/.-])(?:(?:vllm|sglang)/)?(?:csrc|tests|exa
 _BUILD_HEADING_RE = re.compile(r"\bbuild(?:ing)?\b|\bCMake\b|\bcompil|\btests?\b|\btesting\b|\bbenchmarks?\b|\bCI\b", re.IGNORECASE)
 # A section on the repository's example or benchmark scripts ("# LMCache Examples"): its bare
 # script names are files of those folders, which no wheel holds.
-_SCRIPTS_HEADING_RE = re.compile(r"\bexamples\b|\bbenchmarks\b", re.IGNORECASE)
+_SCRIPTS_HEADING_RE = re.compile(r"\bexamples\b|\bbenchmarks\b|\bscripts\b", re.IGNORECASE)
+
+
+# The lead of an example's README, before its first section: "This example builds upon ...". (Not "this
+# directory": the package's own folders have READMEs too, `vllm/grpc/README.md`.)
+_EXAMPLE_LEAD_RE = re.compile(r"\bth(?:is|ese) examples?\b", re.IGNORECASE)
+
+
+def _example_readme(lines: list[str]) -> bool:
+    """The document's lead (up to its first `##` heading) says it is an example folder's README."""
+    lead = list(itertools.takewhile(lambda line: not line.startswith("##"), lines))
+    return any(_EXAMPLE_LEAD_RE.search(line) for line in lead if not line.startswith(("#", "<!--")))
 
 
 _SITE_RE = re.compile(r"^https?://(?:www\.)?(?P<host>[^/#?]+)(?:/(?P<owner>[^/#?]+)/(?P<repo>[^/#?]+))?")
@@ -428,6 +443,9 @@ class _Walker:
     list_program: str | None = None
     # The open list's introducing sentence names repository files (`kernels in `sgl-kernel/`:`).
     list_repo: bool = False
+    # The document is an example folder's README ("This example contains scripts ..."): its bare
+    # script names are that folder's files, as under a heading on the repository's examples.
+    example_readme: bool = False
     # (heading level, class) for each class a snippet wrote out (`class ReqToTokenPool:`) under a
     # heading that names it: the class the section's later bare methods belong to (`_named_owner`).
     section_classes: list[tuple[int, str]] = field(default_factory=list)
@@ -490,7 +508,7 @@ class _Walker:
         other = (other_system(heading_texts[0]) if heading_texts else None) or self.facts.subject
         title = f"the document is about {other}" if other else None
         repo_context = bool(_REPO_FILES_RE.search(paragraph)) or self.list_repo or any(_BUILD_HEADING_RE.search(h) for h in heading_texts)
-        scripts_section = any(_SCRIPTS_HEADING_RE.search(h) for h in heading_texts)
+        scripts_section = self.example_readme or any(_SCRIPTS_HEADING_RE.search(h) for h in heading_texts)
         metrics = self._about_metrics()
         for p in map(self._escaped, pending):
             length = len(p.text) if p.origin == "inline" else 0
@@ -650,6 +668,10 @@ class _Walker:
                     spans = [replace(p, found=replace(p.found, tentative=True)) if p.found.kind == SYMBOL else p for p in spans]
                 if _NEW_FILE_RE.search(plain[-60:]):
                     spans = [p for p in spans if not (p.found.kind == PATH and "/" not in p.found.target)]
+                if at >= 0 and _FOLDER_WORD_RE.match(token.content, at + len(text) + 2):
+                    # "saving the KV state to the `local_storage` directory": a folder's name
+                    # without its path (the reader's, an example's), not a Python name.
+                    spans = [p for p in spans if not (p.found.kind == SYMBOL and "." not in p.found.target)]
                 # `a: T`、`b: T`: an item listing several typed fields gives each the list's class.
                 leading = not plain.strip() or (
                     _TYPED_FIELD_RE.fullmatch(text.strip()) is not None
@@ -2422,6 +2444,46 @@ def _listed_with_request_fields(refs: list[Reference], leads: dict[str, list[tup
     return out
 
 
+def _top_sections(lines: list[str]) -> list[int]:
+    """Per line, the number of the `#`/`##` section it sits in (headings inside code blocks are not)."""
+    out, number, fenced = [], 0, False
+    for line in lines:
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and _TOP_HEADING_RE.match(line):
+            number += 1
+        out.append(number)
+    return out
+
+
+def _repository_script(command: str) -> bool:
+    """`benchmark/kernels/quantization/tune.py`: a script under a folder of the repository, not a
+    module of a package (`vllm/...`, `python/sglang/...`)."""
+    top, slash, _ = command.partition("/")
+    return command.endswith(".py") and bool(slash) and top not in {"vllm", "sglang", "python", "sgl_kernel", "."}
+
+
+def _other_programs_listings(refs: list[Reference], lines: list[str], foreign: set[str]) -> list[Reference]:
+    """Options listed alone (table rows, list items) in a section whose listed flags the document
+    passes to another program more often than to the projects' commands (`lmcache server
+    --l1-size-gb`, `python -m benchmark.autotune.tune_server_args --save-server-logs`): that
+    program's options table, whose flags are the projects' only where a pin has them."""
+    section = _top_sections(lines)
+
+    def listed(r: Reference) -> bool:
+        return r.kind == FLAG and not r.command and r.origin == "inline" and 0 < r.line <= len(lines) and bool(_LISTING_LINE_RE.match(lines[r.line - 1]))
+
+    # A script of no project (`python benchmark/kernels/tune.py --N 5120`) is another program too.
+    scripts = {r.target for r in refs if r.kind == FLAG and r.command and _repository_script(r.command)}
+    foreign = foreign | scripts
+    given = {r.target for r in refs if r.kind == FLAG and r.command} - scripts  # passed to the projects' commands
+    groups: dict[int, set[str]] = {}
+    for r in filter(listed, refs):
+        groups.setdefault(section[r.line - 1], set()).add(r.target)
+    theirs = {number for number, flags in groups.items() if len(flags & foreign) > len(flags & given)}
+    return [replace(r, tentative=True) if listed(r) and section[r.line - 1] in theirs else r for r in refs]
+
+
 def extract_references(file: str, source: str, parser: MarkdownIt | None = None) -> list[Reference]:
     """All references in one Markdown document, in source order."""
     parser = parser or markdown_parser()
@@ -2431,6 +2493,7 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
         shift[line] = shift.get(line, 0) + cut
     tokens = parser.parse(text)
     walker = _Walker(file, text.splitlines(), document_facts(source, tokens))
+    walker.example_readme = _example_readme(walker.lines)
     heading_level = 0
     lead: tuple[list[str], str] | None = None  # code spans and text of the last paragraph outside lists
     owners: list[tuple[str, bool, bool] | None] = []  # per open list
@@ -2523,6 +2586,7 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
             walker.code_block(token, about[0] if about else _heading_class(walker.headings), lead[1] if lead else None)
             lead = None
     refs = _listed_with_request_fields(walker.refs, walker.leads)
+    refs = _other_programs_listings(refs, walker.lines, walker.facts.foreign_flags)
     if shift:
         refs = [replace(r, col=r.col + shift.get(r.line, 0)) if r.col >= 0 else r for r in refs]
     refs.sort(key=lambda r: (r.line, r.col))

@@ -32,15 +32,18 @@ from pathlib import Path
 
 from analyzer.refs.classify import FOR_PROJECT_RE, OTHER_SYSTEMS_RE, PROJECT_RE
 from analyzer.refs.dependencies import (
+    CONTAINER_METHODS,
     FORMAT,
     STDLIB_MODULES,
     TYPING_NAMES,
     Dependencies,
     load_or_collect,
     stdlib_classes,
+    stdlib_methods,
 )
 from analyzer.refs.models import BROKEN, FLAG, NOT_CHECKABLE, SYMBOL, Finding, Reference
 from analyzer.refs.pinview import PinView
+from analyzer.refs.resolve import find_symbol
 from analyzer.refs.suggest import History
 
 _LEADING_NAME_RE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
@@ -107,7 +110,7 @@ def not_project(findings: list[Finding], pins: Sequence[PinView], histories: dic
         if f.ref.kind == FLAG:
             note = _another_programs_flag(f) or _prefixed_passthrough(f, pin)
         elif f.ref.kind == SYMBOL:
-            note = _evidence(f, pin, history.old if history is not None else None, f.past is not None) or _standard_library(f, pin)
+            note = _evidence(f, pin, history.old if history is not None else None, f.past is not None) or _standard_library(f, pin) or _standard_method(f, pin)
         else:
             continue
         if note:
@@ -149,6 +152,24 @@ def _standard_library(f: Finding, pin: PinView) -> str | None:
     if source is None or source.split(".", 1)[0] not in STDLIB_MODULES:
         return None
     return f"{pin.pin}'s sources import `{name}` from `{source}`, the standard library, and never define it: the name is Python's"
+
+
+def _standard_method(f: Finding, pin: PinView) -> str | None:
+    """`move_to_end()`, `run_in_executor(self._executor, ...)` written bare: a method of a class
+    of Python's own (`OrderedDict`, the asyncio event loop), where neither the pin nor a past
+    release of the project defines anything of that name."""
+    name = f.ref.target
+    if f.past is not None:
+        return None
+    holder, _, method = name.rpartition(".")
+    if holder and method in CONTAINER_METHODS and find_symbol(holder, pin)[0] and f.ref.text.lstrip("`").startswith(holder.split(".", 1)[0]):
+        # `ModelRegistry.models.update(...)`: the attribute exists, and what it holds (a dict)
+        # has the method.
+        return f"`{holder}` is {pin.pin}'s; `{method}` is a method of the built-in container it holds"
+    if holder or not name.islower() or _defines(pin, name):
+        return None
+    owner = stdlib_methods().get(name)
+    return f"`{name}` is a method of Python's `{owner}`, and {pin.pin} never defines it" if owner else None
 
 
 def _defines(view: PinView | None, name: str) -> bool:
@@ -341,7 +362,7 @@ _PROGRAMS_RE = re.compile(
     re.IGNORECASE,
 )
 # "started with", "run it with": the flag is handed to the program named just before.
-_HANDED_RE = re.compile(r"\b(?:with|without|using|passing|pass|add|adding)\b[^.;]*$", re.IGNORECASE)
+_HANDED_RE = re.compile(r"\b(?:with|without|using|use|passing|pass|add|adding)\b[^.;]*$", re.IGNORECASE)
 _SENTENCE_END_RE = re.compile(r"[.;!?](?=\s|$)|[。；！？]")
 # "the `--cap-add=...` flag to the Docker command", "`--gpus` in your docker run line": the
 # program a sentence hands a flag to, named after it as the command that takes it (no code span

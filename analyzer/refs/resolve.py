@@ -139,6 +139,10 @@ def _resolve_bare_file(ref: Reference, pin: PinView) -> Finding:
         # Named as pytest collects test modules: the repository's suites sit outside the package
         # (`tests/`, `test/`), and a wheel holds the package only, so its absence says nothing.
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"a test module; the project's test suites lie outside the package, and the wheel {pin.pin} holds the package only (a git pin does)")
+    if pin.kind == "release" and "-" in name.rsplit(".", 1)[0] and name.endswith(".py"):
+        # `compare-json-results.py`: no module can be imported under a name with `-`, so no
+        # package holds one (none of the pinned wheels does); a script of the repository.
+        return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"a script's name (`-` cannot be in a module's name); the wheel {pin.pin} holds the package only (a git pin does)")
     if pin.kind == "release" and ref.scripts_section:
         # A script of a section on the repository's examples or benchmarks
         # (`cpu_offload_lmcache_v1.py` under "LMCache Examples"): those folders are no wheel's.
@@ -729,11 +733,19 @@ def through_instance(finding: Finding, pin: PinView) -> Finding:
         # `all_token_ids.gpu`: the pin makes its `all_token_ids` a `StagedWriteTensor`, which has
         # `gpu`; what the object is called does not outweigh what the code makes it.
         return Finding(ref, pin.pin, OK, note=f"the pin's `{instance}` is a `{declared}`, which has `{member}`")
+    if tried and member in _MODULE_PARAMETERS:
+        # `qkv_proj.weight`: the layer's parameter, which torch registers when the layer is built
+        # (`nn.Linear.weight`, a `QKVParallelLinear`'s `create_weights`), not a name the index sees.
+        return Finding(ref, pin.pin, NOT_CHECKABLE, note=f"`{member}` of `{instance}` is a parameter a torch module registers at run time, which static analysis does not see")
     if tried:
         where = ", ".join(f"`{short_name(e, pin)}`" for e in defs[:2]) or "elsewhere"
         shown = ", ".join(f"`{n}`" for n in dict.fromkeys(tried))
         return Finding(ref, pin.pin, BROKEN, note=f"no class named like `{instance}` ({shown}, ...) has `{member}` in {pin.pin} (only {where})")
     return finding
+
+
+# The parameters every torch layer registers at run time (`register_parameter`).
+_MODULE_PARAMETERS = frozenset({"weight", "bias"})
 
 
 def resolve_member(ref: Reference, pin: PinView) -> Finding:

@@ -226,7 +226,7 @@ def _command_refs(
     rest = tokens[i + 1 :]
     command: str | None = None
     framework: str | None = None
-    if tokens[i].text.startswith("--") and default is not None:
+    if _LONG_FLAG_RE.match(tokens[i].text) and default is not None:
         # A fragment of options (`--observability-config '{...}'`): more options for the
         # command the passage runs.
         command, framework = default
@@ -308,7 +308,7 @@ def _command_refs(
     if seen is not None:
         seen.append((tokens[0].line, command, framework, server))
     for k, tok in enumerate(rest):
-        if tok.text.startswith("--") and len(tok.text) > 2:
+        if _LONG_FLAG_RE.match(tok.text):
             flag, eq, value = tok.text.partition("=")
             if not eq and k + 1 < len(rest) and not rest[k + 1].text.startswith("-"):
                 value = rest[k + 1].text
@@ -363,6 +363,11 @@ def shell_refs(snippet: str, default: tuple[str, str | None] | None = None) -> l
         refs.extend(_comment_flags(snippet, commands))
     refs.sort(key=lambda r: (r.line, r.col))
     return refs
+
+
+# A long option has a letter or digit after its dashes (not a rule `------` of a program's printed output;
+# `----dist-init-addr`, an author's slip, is still an option).
+_LONG_FLAG_RE = re.compile(r"--+[A-Za-z0-9]")
 
 
 def foreign_flags(snippet: str) -> set[str]:
