@@ -344,6 +344,14 @@ def _check_reference(
         named = _named_object_findings(ref, candidates, histories)
         if named is not None or ref.only_named:
             return named or []
+    if ref.kind == ENV and ref.doc_defined:
+        # `export VLLM_IMAGE=...` read back as `"$VLLM_IMAGE"`: the document's own variable, unless
+        # a pin reads it (`SGLANG_HICACHE_MOONCAKE_CONFIG_PATH`, set for SGLang and used by the script too).
+        found = [resolve(ref, pin) for pin in candidates]
+        if any(f.status == OK for f in found):
+            return found
+        note = f"the document's own shell variable: it assigns `{ref.target}` and reads it back as `${ref.target}`"
+        return [Finding(ref, f.pin, NOT_CHECKABLE, note=note) for f in found]
     if ref.doc_defined or ref.scope:
         # Named by the document's own snippet: a citation only if the snippet mirrors the
         # project's code (the project defines the name too); else the author's invention.
@@ -546,6 +554,14 @@ def _receiver_member(ref: Reference, pin: PinView) -> Finding | None:
     if built is not None:
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=built)
     names = _listed(c.last for c in classes)
+    obj = ref.named_object or ref.text.strip("`").split(".", 1)[0]
+    if (ref.named_object or ref.free_receiver) and ref.text.strip("`").startswith("self.") and pin.reads_member(obj, member):
+        # `self.forward_metadata.decode_wrappers`: a quoted class's own field, whose name says less
+        # than the pin's code, which has that member on a field of that name (FlashInfer's
+        # `DecodeMetadata`, not the `ForwardMetadata` of another backend). Not a parameter's
+        # (`forward_batch.token_to_kv_pool`, written onto a `ForwardBatch` by one worker, is gone
+        # from the class the reader is shown).
+        return Finding(ref, pin.pin, OK, note=f"{pin.pin}'s code reads `{obj}.{member}`, on an object named like it ({names} lacks it)")
     how = "is named after" if ref.named_object or ref.free_receiver else "is declared with"
     f = Finding(ref, pin.pin, BROKEN, note=f"`{member}` is not a member of {names} (the class `{ref.named_object or ref.text.split('.', 1)[0]}` {how}) in {pin.pin}, nor written as `self.{member}` in it or its bases")
     home = _through_a_field(classes, member, pin)

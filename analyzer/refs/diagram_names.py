@@ -16,6 +16,8 @@ _GRAPH_RE = re.compile(r"\s*(?:graph|flowchart)\b")
 _STATE_RE = re.compile(r"\s*stateDiagram(?:-v2)?\b")
 # A node with its label: `Id[...]`, `Id["..."]`, `Id(...)`, `Id((...))`, `Id{...}`, `Id>...]`.
 _NODE_RE = re.compile(r"(?<![\w.\"'])([A-Za-z_]\w*)\s*(?:\[\[|\[\(|\(\(|\[|\(|\{\{|\{|>)\s*\"?([^\]\)\}\"]*)")
+# A subgraph with a title: `subgraph Id["title"]`, `subgraph Id [title]`.
+_SUBGRAPH_RE = re.compile(r"\s*subgraph\s+([A-Za-z_]\w*)\s*\[\s*\"?([^\]\"]*)")
 # The name a label starts with (`Scheduler.schedule` in `Scheduler.schedule()`); may be empty.
 _LEAD_NAME_RE = re.compile(r"[\w.]*")
 # States: the names on each side of a transition, and `state X` declarations.
@@ -29,6 +31,13 @@ def diagram_names(lines: Sequence[str]) -> set[str]:
     out: set[str] = set()
     if _GRAPH_RE.match(first):
         for line in lines[1:]:
+            if m := _SUBGRAPH_RE.match(line):
+                # `subgraph SamplerForward["Sampler.forward() flow"]`: a titled subgraph's id is the
+                # author's handle, as a labelled node's is (an untitled one shows its id as the title).
+                lead = m2.group(0) if (m2 := _LEAD_NAME_RE.match(m.group(2).strip())) else ""
+                if m.group(2).strip() and lead.split(".", 1)[0] != m.group(1):
+                    out.add(m.group(1))
+                continue
             if line.lstrip().startswith(("subgraph", "classDef", "class ", "style ", "click ", "%%")):
                 continue
             pos = 0

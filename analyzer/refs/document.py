@@ -57,6 +57,8 @@ _NAMED_LIST_RE = re.compile(
 )
 # A paragraph that opens with a class's name in bold, alone or with its file (`**InputBatch（`x.py:91`）**`).
 _BOLD_CLASS_LEAD_RE = re.compile(r"\*\*(_*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*)\s*(?:[（(][^）)]*[）)])?\s*\*\*")
+# `export VLLM_IMAGE="..."`, `SGLANG_PID=$(pgrep ...)`: a shell variable assigned at a line's start.
+_SHELL_ASSIGN_RE = re.compile(r"^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)=", re.MULTILINE)
 _KEY_RE = re.compile(r"""["']([A-Za-z_][A-Za-z0-9_]*)["']\s*:""")
 
 
@@ -101,6 +103,7 @@ class DocFacts:
     # Keys of the `extra_body` dicts its snippets send (`extra_body={"guided_json": ...}`): fields
     # of the server's request classes, wherever the prose names them too.
     request_keys: set[str] = field(default_factory=set)
+    shell_vars: set[str] = field(default_factory=set)  # variables its shell blocks assign and read back (`$VLLM_IMAGE`)
     # A keyword its Python snippets pass to a call, and the first callee it is passed to
     # (`calculate_kv_scales` -> `LLM`): whose setting a settings line of that name is.
     passed: dict[str, str] = field(default_factory=dict)
@@ -532,6 +535,7 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
     lead: str | None = None  # the paragraph before the next block
     made_by: list[tuple[str, int, str]] = []  # (variable, line, root of the callable that made it)
     foreign_roots: set[str] = set()  # packages other than the projects its snippets import from
+    shell_text: list[str] = []
     for i, token in enumerate(tokens):
         if token.type == "inline" and i and tokens[i - 1].type == "paragraph_open":
             lead = token.content
@@ -543,6 +547,7 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
             facts.foreign_flags |= foreign_flags(token.content)
         if lang in SHELL_LANGS:
             facts.local_names |= foreign_words(token.content)
+            shell_text.append(token.content)
         if lang in {"json", "jsonc", "yaml", "yml"} | PYTHON_LANGS:
             facts.local_names.update(_KEY_RE.findall(token.content))
         else:
@@ -635,6 +640,8 @@ def document_facts(source: str, tokens: list[Token]) -> DocFacts:
             facts.held[attr] = f"{holder}.{attr}"
     facts.subject = _imported_subject(source, foreign_roots, bool(facts.imported))
     facts.held_from_self = self_held - otherwise
+    shell = "\n".join(shell_text)
+    facts.shell_vars = {name for name in _SHELL_ASSIGN_RE.findall(shell) if re.search(rf"\$\{{?{name}\b", shell)}
     return facts
 
 

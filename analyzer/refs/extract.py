@@ -107,7 +107,7 @@ from analyzer.refs.listing import (
     field_listing,
     tree_outline,
 )
-from analyzer.refs.models import FLAG, METRIC, PATH, REQUEST, SYMBOL, Reference
+from analyzer.refs.models import ENV, FLAG, METRIC, PATH, REQUEST, SYMBOL, Reference
 from analyzer.refs.named_objects import named_attributes
 from analyzer.refs.prose_code import bare_names, in_formula, in_quotient, names_only, prose_names
 from analyzer.refs.receivers import receivers
@@ -145,8 +145,10 @@ _TEXT_CALL_RE = re.compile(r"(?<![\w.$/-])((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_
 # `cur_size=4` inside a diagram message's parentheses (not `==`).
 _MESSAGE_KEYWORD_RE = re.compile(r"(?<![\w.])([a-z_][a-z0-9_]*)\s*=(?!=)")
 _TEXT_DOTTED_RE = re.compile(r"(?<![\w.$/-])(_*[A-Z][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?![\w(])")
+# (Not an image and its tag, `vllm/vllm-openai:v0.19.1`, `lmsysorg/sglang:latest`.)
 _TEXT_PATH_RE = re.compile(
     r"(?<![\w./-])((?:[A-Za-z0-9_.-]+/)+[A-Za-z0-9_.-]*|[A-Za-z0-9_-]+\.(?:py|cu|cuh|cpp|cc|h|hpp|rs))(?::\d+(?:-\d+)?)?(?![\w/])"
+    r"(?![\w.-]*:(?:v\d[\w.+-]*|latest|nightly|dev|main|stable)\b)"
 )
 # A Python error's class: `'Foo' object has no attribute`, `<class 'pkg.Foo'>`.
 _ERROR_CLASS_RE = re.compile(r"(?:^|[\s(<])'(?:[A-Za-z_][\w]*\.)*(_*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*)'(?= object\b|>)")
@@ -1157,7 +1159,9 @@ class _Walker:
                 col = self._col(line, ref.text) if ref.col >= 0 else -1
                 reason = f"command {ref.command}" if ref.command else "text"
                 found = Classified(ref.kind, ref.target, ref.framework, reason)
-                pending.append(_Pending(line, col, ref.text, found, 0, "fence", ref.command, flag_value=ref.value))
+                # (`export VLLM_IMAGE=...` then `--image "$VLLM_IMAGE"`: the document's own variable.)
+                own = ref.kind == ENV and ref.target in self.facts.shell_vars
+                pending.append(_Pending(line, col, ref.text, found, 0, "fence", ref.command, flag_value=ref.value, doc_defined=own))
         if lang in SHELL_LANGS:
             taken = {(p.line, p.text) for p in pending}
             for index, raw in enumerate(content.splitlines()):

@@ -25,6 +25,18 @@ _PACKAGES = ("vllm", "sglang")
 _SUFFIX_RE = re.compile(r"\.(?:py|pyi|md|txt|json|ya?ml|toml|cfg|ini|sh|cu|cuh|cc|cpp|h|hpp|rs|com|org|io|ai|net|html?)$")
 
 
+# TeX math in a Markdown text (`$(\\text{num\\_query\\_tiles}, \\text{num\\_heads})$`): pandoc's rule,
+# an opening `$` before a non-space, a closing `$` after one and before no digit (`$5 and $10`
+# is money), and a TeX command or a sub/superscript group inside (`$VLLM_PORT` is a variable).
+_MATH_RE = re.compile(r"\$\$.+?\$\$|(?<![\\$])\$(?=\S)([^$\n]{1,500}?)(?<=\S)\$(?!\d)", re.DOTALL)
+_TEX_RE = re.compile(r"\\[A-Za-z]+|[_^]\{")
+
+
+def blank_math(text: str) -> str:
+    """The text with its TeX formulas blanked (offsets kept): their words are the formula's."""
+    return _MATH_RE.sub(lambda m: " " * len(m.group(0)) if _TEX_RE.search(m.group(0)) else m.group(0), text)
+
+
 @dataclass(frozen=True, slots=True)
 class ProseName:
     start: int  # offset in the text
@@ -36,7 +48,7 @@ def prose_names(text: str) -> list[ProseName]:
     """The code-shaped names of a run of prose (the caller reads only paragraphs that hold CJK
     text, `has_cjk`)."""
     out = []
-    masked = blank_cjk(text)
+    masked = blank_math(blank_cjk(text))
     for m in _CAPS_RE.finditer(masked):
         # `WAITING_FOR_FSM`: a constant or an enumeration's member, never a word of the sentence;
         # judged as one in code font is (by the names listed with it, `check._enum_siblings`).
@@ -67,7 +79,7 @@ def bare_names(text: str) -> list[ProseName]:
     `通过 _validate_token_prompt 验证`). Unlike `prose_names`, the shape alone does not make one a
     name of the code (`增加 user_id 字段`): the caller judges one only where the document or a pin
     vouches for it."""
-    masked = blank_cjk(text)
+    masked = blank_math(blank_cjk(text))
     return [ProseName(m.start(1), m.group(1) + (m.group(2) or ""), m.group(1)) for m in _BARE_RE.finditer(masked)]
 
 

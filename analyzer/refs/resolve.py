@@ -213,6 +213,11 @@ def _resolve_written_path(ref: Reference, pin: PinView) -> Finding:
         if tails:
             note = f"written without its top folders; {len(tails)} matches" if len(tails) > 1 else "written without its top folders"
             return Finding(ref, pin.pin, OK, resolved_at=tails[0], note=note)
+    if path is None and (inner := _inside_checkout(ref.target, pin)) is not None:
+        # `target/vllm/vllm/x.py`, `third_party/vllm/vllm/distributed/`: under some folder of the
+        # author's, a checkout; judged there before any of its folders is looked for by name
+        # (`third_party/` is also a folder of vLLM's package).
+        return _in_checkout(ref, inner, pin)
     if path is None and ref.target.endswith(".py") and "/" in ref.target:
         # `ops/triton_flash_attention.py`: written from inside the package (its top folders left
         # out); the folder is there, the module is not.
@@ -234,8 +239,6 @@ def _resolve_written_path(ref: Reference, pin: PinView) -> Finding:
     if path is None and pin.kind == "git" and pin.has_path(ref.target.strip("/").split("/", 1)[0]):
         # `csrc/...`, `sgl-router/src/...`: the pin holds that folder, not this file.
         return Finding(ref, pin.pin, BROKEN, note=f"no such file or folder in {pin.pin}")
-    if path is None and (inner := _inside_checkout(ref.target, pin)) is not None:
-        return _in_checkout(ref, inner, pin)  # `target/vllm/vllm/x.py`: under some folder of the author's
     if path is None:
         first = ref.target.lstrip("/").removeprefix(pin.layout_prefix).split("/", 1)[0]
         in_repo_only = first in REPO_ONLY_DIRS.get(pin.project, ()) or ref.target.split("/", 1)[0] in REPO_ONLY_DIRS.get(pin.project, ())

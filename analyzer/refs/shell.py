@@ -266,8 +266,11 @@ def _command_refs(
         while rest and rest[0].text in {"run", "python", "python3"}:
             rest = rest[1:]
         if program == "torchrun":
-            # torchrun's own options (`--nproc-per-node 2`) come before `-m module` or the script.
+            # torchrun's own options (`--nproc-per-node 2`) come before `-m module` or the script;
+            # they are another program's, whatever it runs.
             while rest and rest[0].text != "-m" and not rest[0].text.endswith(".py"):
+                if foreign is not None and rest[0].text.startswith("--") and len(rest[0].text) > 2:
+                    foreign.add(rest[0].text.split("=", 1)[0])
                 rest = rest[1:]
         if len(rest) >= 2 and rest[0].text == "-m":
             module_tok = rest[1]
