@@ -554,8 +554,8 @@ def _receiver_member(ref: Reference, pin: PinView) -> Finding | None:
     if built is not None:
         return Finding(ref, pin.pin, NOT_CHECKABLE, note=built)
     names = _listed(c.last for c in classes)
-    obj = ref.named_object or ref.text.strip("`").split(".", 1)[0]
-    if (ref.named_object or ref.free_receiver) and ref.text.strip("`").startswith("self.") and pin.reads_member(obj, member):
+    obj = ref.named_object
+    if obj and ref.text.strip("`").startswith("self.") and pin.reads_member(obj, member):
         # `self.forward_metadata.decode_wrappers`: a quoted class's own field, whose name says less
         # than the pin's code, which has that member on a field of that name (FlashInfer's
         # `DecodeMetadata`, not the `ForwardMetadata` of another backend). Not a parameter's

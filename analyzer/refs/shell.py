@@ -269,7 +269,7 @@ def _command_refs(
             # torchrun's own options (`--nproc-per-node 2`) come before `-m module` or the script;
             # they are another program's, whatever it runs.
             while rest and rest[0].text != "-m" and not rest[0].text.endswith(".py"):
-                if foreign is not None and rest[0].text.startswith("--") and len(rest[0].text) > 2:
+                if foreign is not None and _LONG_FLAG_RE.match(rest[0].text):
                     foreign.add(rest[0].text.split("=", 1)[0])
                 rest = rest[1:]
         if len(rest) >= 2 and rest[0].text == "-m":
