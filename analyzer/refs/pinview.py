@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sqlite3
 import tempfile
 from collections import defaultdict
@@ -43,12 +42,20 @@ def is_native(path: str) -> bool:
     return path.lower().endswith(_NATIVE_SUFFIXES)
 
 
-_LAST_WORD_RE = re.compile(r"[A-Z]?[a-z0-9]*$")
+_LOWER_OR_DIGIT = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+_UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
 def _last_word(name: str) -> str:
-    m = _LAST_WORD_RE.search(name)
-    return (m.group(0) if m and m.group(0) else name).lower()
+    """The last CamelCase word, lower-cased (`DecodeCudaGraphRunner` -> `runner`); the name itself
+    when it ends in none. Scanned from the end: a regex anchored at `$` tries every start, and
+    this runs once per defined name."""
+    i = len(name)
+    while i and name[i - 1] in _LOWER_OR_DIGIT:
+        i -= 1
+    if i and name[i - 1] in _UPPER:
+        i -= 1
+    return (name[i:] or name).lower()
 
 
 @dataclass(frozen=True, slots=True)

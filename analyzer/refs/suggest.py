@@ -7,6 +7,7 @@ a boolean spelling change, SGLang's `deprecated_name`, then the closest names.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -1193,11 +1194,13 @@ def _folded_into_config(flag: str, pool: dict[str, str | None], pin: PinView) ->
     return [Suggestion(option, 0.7, f"`{member}` of `{cls_name}`, which {option} takes", pool[option])]
 
 
-def _flag_words(flag: str) -> list[str]:
-    return [w.rstrip("s") for w in flag.lstrip("-").lower().replace("_", "-").split("-") if w]
+@functools.lru_cache(maxsize=8192)
+def _flag_words(flag: str) -> tuple[str, ...]:
+    # Cached: a broken flag is compared with every option of its parser, for each such flag.
+    return tuple(w.rstrip("s") for w in flag.lstrip("-").lower().replace("_", "-").split("-") if w)
 
 
-def _same_words(a: list[str], b: list[str]) -> bool:
+def _same_words(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     """At least three quarters of each flag's words (`_flag_words`) appear in the other
     (compounds split or joined: `cuda-graph` is `cudagraph`), and the order differs."""
     if len(a) < 3 or len(b) < 3:
