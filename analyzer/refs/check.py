@@ -22,6 +22,7 @@ from analyzer.refs.generated import field_type, foreign_type
 from analyzer.refs.gone_fragments import gone_class_of_fragment
 from analyzer.refs.gone_module_imports import imported_from_gone_modules
 from analyzer.refs.held_parts import member_of_a_held_part
+from analyzer.refs.kernel_package import kernel_package_names
 from analyzer.refs.lineage import Lineage, PastName, past_names, version_key
 from analyzer.refs.lineage import short_name as lineage_short_name
 from analyzer.refs.mirrored_envs import mirrored_envs
@@ -886,7 +887,7 @@ def check_references(
     findings = not_project(unjudged(findings, pins, histories, lineages), pins, histories)
     findings = readers_modules(findings, written_modules(checked, {pkg for p in pins for pkg in p.packages}))
     findings = imported_from_gone_modules(_passed_through(findings), pins)
-    findings = _scripts_flags(moved_within_the_documents_folder(findings, pins, lineages or {}), pins)
+    findings = kernel_package_names(_scripts_flags(moved_within_the_documents_folder(findings, pins, lineages or {}), pins), pins)
     # Last: it reads the final verdicts (members of a gone class are settled by the passes above).
     keywords: dict[str, set[str]] = {}
     for ref, _ in checked:

@@ -60,6 +60,21 @@ FOREIGN_NAMES = frozenset(
         # C library and POSIX calls a text names beside the projects' own (`shm_open` before `shm_unlink`).
         "shm_open", "shm_unlink", "munmap", "ftruncate", "dlopen", "dlsym", "ioctl", "memcpy", "memset", "posix_memalign",
     }
+) | frozenset(
+    {
+        # Kubernetes' own vocabulary in deployment pages (resource kinds, volume access modes, pod
+        # states) and that of the operators they deploy with (LeaderWorkerSet, KEDA, Karpenter,
+        # KubeRay, KServe, the Gateway API's inference extension). Compound words only: a plain
+        # `Deployment` or `Service` may be a project's class.
+        "StatefulSet", "DaemonSet", "ReplicaSet", "CronJob", "PersistentVolumeClaim", "PersistentVolume", "StorageClass",
+        "ConfigMap", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "RoleBinding", "NetworkPolicy",
+        "HorizontalPodAutoscaler", "PodDisruptionBudget", "CustomResourceDefinition", "PriorityClass", "ResourceQuota",
+        "ReadWriteOnce", "ReadWriteMany", "ReadOnlyMany", "ReadWriteOncePod", "ImagePullBackOff", "CrashLoopBackOff",
+        "ErrImagePull", "OOMKilled", "ContainerCreating", "NodePort", "ClusterIP", "LeaderWorkerSet", "ScaledObject",
+        "TriggerAuthentication", "NodePool", "NodeClaim", "EC2NodeClass", "RayCluster", "RayService", "RayJob",
+        "InferenceService", "ServingRuntime", "HTTPRoute", "InferencePool", "InferenceModel", "InferenceObjective",
+        "ServiceMonitor", "PodMonitor",
+    }
 )
 # Python builtins called in snippets (`len(x)`, `print(y)`): never a citation.
 BUILTINS = frozenset(

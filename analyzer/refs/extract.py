@@ -84,6 +84,7 @@ from analyzer.refs.document import (
 )
 from analyzer.refs.framework import decide, mentions
 from analyzer.refs.heading_names import heading_class
+from analyzer.refs.kernel_package import KERNEL_PACKAGE_RE
 from analyzer.refs.layout import (
     blank_cjk,
     flow_steps,
@@ -461,6 +462,9 @@ class _Walker:
     # (heading level, file name) for each section a location line opened (`**文件位置**: `x.py``):
     # the file its later snippets quote, past subheadings and prose (`quoted_file`).
     section_files: list[tuple[int, str]] = field(default_factory=list)
+    # Heading levels of the open sections whose text so far names sgl-kernel, SGLang's kernel
+    # package (`kernel_package.py`); 0 for the document's lead. A subsection is inside them.
+    kernel_sections: list[int] = field(default_factory=list)
     # The last paragraph of prose read (a table's caption: "Table 4. vLLM metrics ... /metrics").
     last_paragraph: str = ""
     # The class the current section's heading names alone in code font (`_section_owner`), for
@@ -2265,9 +2269,21 @@ class _Walker:
         self.last_paragraph = ""
         self.section_classes = [(lvl, name) for lvl, name in self.section_classes if lvl < level]
         self.section_files = [(lvl, name) for lvl, name in self.section_files if lvl < level]
+        self.kernel_sections = [lvl for lvl in self.kernel_sections if lvl < level]
         self.heading_owners = [(lvl, name) for lvl, name in self.heading_owners if lvl <= level]
         if (m := _HEADING_METHOD_RE.search(text)) is not None:
             self.heading_owners.append((level, m.group(1)))
+
+    def kernel_package_named(self, text: str) -> None:
+        """The open section names sgl-kernel (in this paragraph, item, cell or heading): its
+        references from here on are marked (`Reference.kernel_package`)."""
+        if KERNEL_PACKAGE_RE.search(text):
+            self.kernel_sections.append(self.headings[-1][0] if self.headings else 0)
+
+    def mark_kernel_package(self, start: int) -> None:
+        """The references made since `start` are in a section about sgl-kernel, where it is one."""
+        if self.kernel_sections:
+            self.refs[start:] = [r if r.framework == "vllm" else replace(r, kernel_package=True) for r in self.refs[start:]]
 
     def _about_metrics(self) -> bool:
         """Whether the passage is about the server's metrics (its headings, its last paragraph)."""
@@ -2555,8 +2571,11 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
         elif token.type == "inline":
             if heading_level:
                 walker.heading(heading_level, token.content)
+                walker.kernel_package_named(token.content)
                 heading_level = 0
+                before = len(walker.refs)
                 walker.inline(token)
+                walker.mark_kernel_package(before)
                 walker.heading_class(token)
                 lead = None
                 continue
@@ -2572,9 +2591,11 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
             if section is not None:
                 owner = (section, False, False)
             before = len(walker.refs)
+            walker.kernel_package_named(token.content)
             if in_paragraph and cell is None:
                 walker.last_paragraph = token.content  # its own names' passage, then the next block's lead
             codes = walker.inline(token, owner, lists[-1] if lists and item_start else None, cell)
+            walker.mark_kernel_package(before)
             if section is not None:
                 # The section's class's own fields: judged on it where the pin has it (`owner_section`).
                 # (`self.graph_runner` in that column too: the class's, not a name judged by spelling alone.)
@@ -2587,7 +2608,9 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
             item_start = False
         elif token.type in {"fence", "code_block"}:
             about = lead_owner(*lead) if lead else None
+            before = len(walker.refs)
             walker.code_block(token, about[0] if about else _heading_class(walker.headings), lead[1] if lead else None)
+            walker.mark_kernel_package(before)
             lead = None
     refs = _listed_with_request_fields(walker.refs, walker.leads)
     refs = _other_programs_listings(refs, walker.lines, walker.facts.foreign_flags)

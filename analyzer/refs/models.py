@@ -93,6 +93,9 @@ class Reference:
     # The paragraph cites files only a repository holds (`csrc/x.cu`, `setup.py`), or its section
     # is about the build: a name there that a wheel lacks may live in those files.
     repo_context: bool = False
+    # Its section says it is about sgl-kernel, SGLang's kernel package (`kernel_package.py`): a
+    # name the wheel lacks there is that package's.
+    kernel_package: bool = False
     # A heading above says the section is about the repository's examples or benchmarks ("# LMCache
     # Examples"): a bare script name there is a file of those folders, which no wheel holds.
     scripts_section: bool = False

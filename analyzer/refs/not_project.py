@@ -110,7 +110,12 @@ def not_project(findings: list[Finding], pins: Sequence[PinView], histories: dic
         if f.ref.kind == FLAG:
             note = _another_programs_flag(f) or _prefixed_passthrough(f, pin)
         elif f.ref.kind == SYMBOL:
-            note = _evidence(f, pin, history.old if history is not None else None, f.past is not None) or _standard_library(f, pin) or _standard_method(f, pin)
+            note = (
+                _evidence(f, pin, history.old if history is not None else None, f.past is not None)
+                or _standard_library(f, pin)
+                or _standard_method(f, pin)
+                or _model_family_config(f, pin)
+            )
         else:
             continue
         if note:
@@ -170,6 +175,26 @@ def _standard_method(f: Finding, pin: PinView) -> str | None:
         return None
     owner = stdlib_methods().get(name)
     return f"`{name}` is a method of Python's `{owner}`, and {pin.pin} never defines it" if owner else None
+
+
+_FAMILY_CONFIG_RE = re.compile(r"([A-Z][A-Za-z0-9]*?)Config")
+# What Hugging Face's transformers names a family's models beside its `<Family>Config`.
+_FAMILY_MODELS = ("ForCausalLM", "ForConditionalGeneration", "Model")
+
+
+def _model_family_config(f: Finding, pin: PinView) -> str | None:
+    """`GlmMoeDsaConfig.__init__` where the pin has `GlmMoeDsaForCausalLM` and never spells
+    `GlmMoeDsaConfig`: transformers' configuration class of that model family (each family's is
+    `<Family>Config`), which the project's model reads and does not define. (A config the pin
+    imports is settled by `_evidence`; one a past release of the project defined is a removed one.)"""
+    root = f.ref.target.split(".", 1)[0]
+    m = _FAMILY_CONFIG_RE.fullmatch(root)
+    if f.past is not None or m is None or _defines(pin, root) or pin.mentions(root) is not False:
+        return None
+    model = next((m.group(1) + kind for kind in _FAMILY_MODELS if _defines(pin, m.group(1) + kind)), None)
+    if model is None:
+        return None
+    return f"`{root}` is the configuration class Hugging Face's transformers gives the `{m.group(1)}` models ({pin.pin} defines `{model}`, never `{root}`)"
 
 
 def _defines(view: PinView | None, name: str) -> bool:

@@ -21,7 +21,10 @@ _GONE_AFTER_RE = re.compile(
     r"|^`?(?:\s+[\w-]+){0,3}\s+(?:was|were)\s+\W*(?:removed|deleted)\b"
     r"|^`?(?:\s+[\w-]+){0,3}\s+no\s+longer\s+exists?\b"
     # "The `--rope-scaling` parameter used in older versions of vLLM is no longer supported."
-    r"|^`?(?:\s+[\w-]+){0,8}\s+(?:is|are)\s+no\s+longer\s+(?:supported|available)\b",
+    r"|^`?(?:\s+[\w-]+){0,8}\s+(?:is|are)\s+no\s+longer\s+(?:supported|available)\b"
+    # "老版本的 `dummy_hf` 在 0.28.0 已被移除": 已 ("already") makes it a statement of absence; a
+    # plain 被移除 ("is removed from the tree") describes what the code does.
+    r"|^`?[^。；！？`]{0,20}?已(?:经)?被?(?:移除|删除|删掉|去掉)|^`?[^。；！？`]{0,20}?不再存在",
     re.IGNORECASE,
 )
 # Right before the name: "the former `X`", "there is no (separate) `X`".
