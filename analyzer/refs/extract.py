@@ -132,6 +132,10 @@ _RUN_SCRIPT_RE = re.compile(r"^\s*(?:\$\s*)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:pytho
 _HEADING_LINE_RE = re.compile(r"#{1,6}\s")
 _TOP_HEADING_RE = re.compile(r"#{1,2}\s")  # a `#` or `##` heading: a top section of the document
 _LISTING_LINE_RE = re.compile(r"\s*(?:\||[-*+]\s|\d+[.)]\s)")
+# A line of an options listing in a text block, as a script's `--help` prints it: the flag, a gap,
+# what it does (`--qps               Target queries per second (required)`).
+# (One space where the flag is long and its description starts a sentence: `--audio-sample-rate Sample rate`.)
+_HELP_LINE_RE = re.compile(r"\s*-{1,2}[A-Za-z][\w-]*(?:[ =][A-Z_<>\[\]]+)?(?: {2,}\S|\t\S| [A-Z][a-z])")
 _SENTENCE_END_RE = re.compile(r"[.!?。！？](?:\s|$)|\n\s*\n")
 _NEW_NAME_RE = re.compile(r"\b(?:define|create|write|implement|add|name|call)\s+(?:a|an|your|the)?\s*(?:new|own|custom)\s*$", re.IGNORECASE)
 # "defining our model in a file called `llama_wrapper.py`", "save it as `my_model.py`": the reader's
@@ -449,6 +453,9 @@ class _Walker:
     # The document is an example folder's README ("This example contains scripts ..."): its bare
     # script names are that folder's files, as under a heading on the repository's examples.
     example_readme: bool = False
+    # Scripts the document runs by their bare names (`python bench_encoder.py ...` in a block,
+    # `_run_scripts`): files of the folder the reader stands in, wherever the document names them.
+    run_scripts: frozenset[str] = frozenset()
     # (heading level, class) for each class a snippet wrote out (`class ReqToTokenPool:`) under a
     # heading that names it: the class the section's later bare methods belong to (`_named_owner`).
     section_classes: list[tuple[int, str]] = field(default_factory=list)
@@ -518,6 +525,10 @@ class _Walker:
         metrics = self._about_metrics()
         for p in map(self._escaped, pending):
             length = len(p.text) if p.origin == "inline" else 0
+            if p.found.kind == PATH and p.found.bare_file and p.found.target in self.run_scripts:
+                # `bench_encoder.py` listed under "## Files" of a README whose blocks run it: the
+                # README's own folder's script, as where it is run (no package holds it).
+                continue
             if metrics and p.found.kind == SYMBOL and _EXPORTER_METRIC_RE.fullmatch(p.found.target):
                 # `http_requests_total`, `process_resident_memory_bytes` in a table of what `/metrics`
                 # serves: the Prometheus client's and the HTTP instrumentator's own metrics.
@@ -2476,6 +2487,17 @@ def _top_sections(lines: list[str]) -> list[int]:
     return out
 
 
+def _run_scripts(lines: list[str]) -> frozenset[str]:
+    """Scripts a code block of the document runs by their bare names (`python bench_encoder.py`)."""
+    out, fenced = set(), False
+    for line in lines:
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif fenced and (m := _RUN_SCRIPT_RE.match(line)):
+            out.add(m.group(1))
+    return frozenset(out)
+
+
 def _repository_script(command: str) -> bool:
     """`benchmark/kernels/quantization/tune.py`: a script under a folder of the repository, not a
     module of a package (`vllm/...`, `python/sglang/...`)."""
@@ -2484,19 +2506,25 @@ def _repository_script(command: str) -> bool:
 
 
 def _other_programs_listings(refs: list[Reference], lines: list[str], foreign: set[str]) -> list[Reference]:
-    """Options listed alone (table rows, list items) in a section whose listed flags the document
+    """Options listed alone (table rows, list items, a text block's help lines) in a section whose listed flags the document
     passes to another program more often than to the projects' commands (`lmcache server
     --l1-size-gb`, `python -m benchmark.autotune.tune_server_args --save-server-logs`): that
     program's options table, whose flags are the projects' only where a pin has them."""
     section = _top_sections(lines)
 
     def listed(r: Reference) -> bool:
-        return r.kind == FLAG and not r.command and r.origin == "inline" and 0 < r.line <= len(lines) and bool(_LISTING_LINE_RE.match(lines[r.line - 1]))
+        if r.kind != FLAG or not 0 < r.line <= len(lines):
+            return False
+        line = lines[r.line - 1]
+        if r.origin == "inline":
+            return not r.command and bool(_LISTING_LINE_RE.match(line))
+        # A help line starts with its flag: no command on it, whatever the block's last one was.
+        return r.origin == "fence" and bool(_HELP_LINE_RE.match(line))
 
     # A script of no project (`python benchmark/kernels/tune.py --N 5120`) is another program too.
     scripts = {r.target for r in refs if r.kind == FLAG and r.command and _repository_script(r.command)}
     foreign = foreign | scripts
-    given = {r.target for r in refs if r.kind == FLAG and r.command} - scripts  # passed to the projects' commands
+    given = {r.target for r in refs if r.kind == FLAG and r.command and not listed(r)} - scripts  # passed to the projects' commands
     groups: dict[int, set[str]] = {}
     for r in filter(listed, refs):
         groups.setdefault(section[r.line - 1], set()).add(r.target)
@@ -2514,6 +2542,7 @@ def extract_references(file: str, source: str, parser: MarkdownIt | None = None)
     tokens = parser.parse(text)
     walker = _Walker(file, text.splitlines(), document_facts(source, tokens))
     walker.example_readme = _example_readme(walker.lines)
+    walker.run_scripts = _run_scripts(walker.lines)
     heading_level = 0
     lead: tuple[list[str], str] | None = None  # code spans and text of the last paragraph outside lists
     owners: list[tuple[str, bool, bool] | None] = []  # per open list

@@ -1,14 +1,17 @@
 """Forms from the false alarms of held-out 184-189 (labelled blind at the start of the session): a
 section about sgl-kernel, SGLang's kernel package, quoting that package's names; Kubernetes' own
 vocabulary in a deployment page; transformers' configuration class of a model family the pin
-serves; a name a Chinese sentence says was removed."""
+serves; a name a Chinese sentence says was removed; a benchmark README's scripts and the options
+listing of its script."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from analyzer.refs.lineage import PastName
 from analyzer.refs.models import BROKEN, NOT_CHECKABLE, OK
+from analyzer.refs.pinview import FlagEntry
 
 from .fakes import findings_by_place, source_view, statuses_at
 
@@ -93,3 +96,44 @@ def test_a_chinese_sentence_says_the_name_was_removed(tmp_path: Path) -> None:
     assert statuses_at(found, 3, "dummy_hf_loader") == [NOT_CHECKABLE]
     # 被移除 without 已 ("is removed from the queue") says what the code does, not that the name is gone.
     assert statuses_at(found, 5, "free_dummy_blocks") == [BROKEN]
+
+
+_SERVER = {
+    "sglang/__init__.py": "",
+    "sglang/launch_server.py": "def main():\n    pass\n",
+}
+
+
+def test_a_benchmark_readmes_scripts_and_their_options_listing(tmp_path: Path) -> None:
+    bare = source_view(tmp_path, _SERVER, "sglang@0.5.20")
+    view = replace(bare, flags=[FlagEntry("--model-path", (), "model_path", "sglang/srt/server_args.py:1"), FlagEntry("--port", (), "port", "sglang/srt/server_args.py:2")])
+    doc = (
+        "# Encoder Benchmark\n\n"
+        "## Files\n\n"
+        "- `bench_encoder.py` - QPS-based benchmark script\n\n"  # 5
+        "## Usage\n\n"
+        "```bash\n"
+        "python -m sglang.launch_server --model-path Qwen/Qwen3-VL-8B-Instruct --port 30000\n"
+        "python bench_encoder.py --encoder-url http://localhost:30000 --qps 20 --duration 60\n"
+        "```\n\n"
+        "## Common Options\n\n"
+        "```\n"
+        "--encoder-url       Encoder server URL (required)\n"  # 17
+        "--qps               Target queries per second (required)\n"  # 18
+        "--duration          Test duration in seconds (default: 60)\n"
+        "--audio-sample-rate Sample rate of random audio in Hz\n"  # 20
+        "```\n\n"
+        "## Server options\n\n"
+        "```\n"
+        "--model-path        The model\n"
+        "--max-num-seqz      Misspelled\n"  # 27
+        "```\n"
+    )
+    found = findings_by_place(doc, view)
+    # A script the document's blocks run by its bare name: the reader's folder's, here too.
+    assert BROKEN not in statuses_at(found, 5, "bench_encoder.py")
+    # The script's own options, listed as its --help prints them: the script's, not the server's.
+    for line, flag in ((17, "--encoder-url"), (18, "--qps"), (20, "--audio-sample-rate")):
+        assert BROKEN not in statuses_at(found, line, flag), flag
+    # A listing of the server's options is still the server's.
+    assert statuses_at(found, 27, "--max-num-seqz") == [BROKEN]
