@@ -2506,10 +2506,11 @@ def _repository_script(command: str) -> bool:
 
 
 def _other_programs_listings(refs: list[Reference], lines: list[str], foreign: set[str]) -> list[Reference]:
-    """Options listed alone (table rows, list items, a text block's help lines) in a section whose listed flags the document
-    passes to another program more often than to the projects' commands (`lmcache server
-    --l1-size-gb`, `python -m benchmark.autotune.tune_server_args --save-server-logs`): that
-    program's options table, whose flags are the projects' only where a pin has them."""
+    """Options listed alone (table rows, list items, a text block's help lines) in a section
+    whose listed flags the document passes to another program more often than to the projects'
+    commands (`lmcache server --l1-size-gb`, `python -m benchmark.autotune.tune_server_args
+    --save-server-logs`, `python bench_encoder.py --qps 20`): that program's options table, whose
+    flags are the projects' only where a pin has them."""
     section = _top_sections(lines)
 
     def listed(r: Reference) -> bool:

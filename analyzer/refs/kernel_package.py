@@ -26,6 +26,8 @@ KERNEL_PACKAGE_RE = re.compile(r"(?<![\w-])sgl[-_]kernel(?![\w-])")
 
 
 def kernel_package_names(findings: list[Finding], pins: Sequence[PinView]) -> list[Finding]:
+    """Broken findings on a wheel pin of sglang, in a section about sgl-kernel, whose name that
+    wheel does not define (a symbol's last part) or whose bare file it lacks: not-checkable."""
     by_pin = {p.pin: p for p in pins}
     for f in findings:
         ref, pin = f.ref, by_pin.get(f.pin or "")
